@@ -1,0 +1,1 @@
+"""Engram agent runtime (plain Python, no Qt)."""

@@ -1,0 +1,1 @@
+"""Engram core: memory store, retrieval, graph, observer (plain Python, no Qt)."""
