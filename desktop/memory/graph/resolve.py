@@ -35,6 +35,7 @@ _TEST_NAME = re.compile(
 _TEST_DIRS = frozenset({"tests", "test", "__tests__"})
 _JS_EXTS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
 _MAX_REEXPORT_DEPTH = 3
+_RUST_STD = frozenset({"std", "core", "alloc"})
 
 
 def is_test_file(rel_path: str) -> bool:
@@ -211,8 +212,12 @@ def _rust_import(index: SymbolIndex, rel: str, imp: RawImport, scope: _Scope, de
         elif index.rust_module(root, (head,)):
             base = segs
         else:
-            scope.externals.setdefault(head, imp.line)
-            return
+            # Integration tests name their own crate like an external one.
+            crate = index.rust_crate_of_outsider(rel) if head not in _RUST_STD else None
+            if crate is None or not segs:
+                scope.externals.setdefault(head, imp.line)
+                return
+            root, base = crate, segs[1:]
     for name, local in imp.names:
         full = (*base, name)
         module = index.rust_module(root, full) if name != "*" else None

@@ -145,7 +145,7 @@ class SymbolIndex:
         go_dirs = {d for d, fs in dir_files.items() if any(x.endswith(".go") for x in fs)}
         return {"dir_files": dir_files, "py_modules": py_modules, "rust_modules": rust_modules,
                 "rust_file_mod": rust_file_mod, "java_classes": java_classes,
-                "package_files": package_files, "go_dirs": go_dirs}
+                "package_files": package_files, "go_dirs": go_dirs, "rust_roots": rust_roots}
 
     def dir_files(self, directory: str) -> list[str]:
         """Return the known files directly inside ``directory`` (sorted)."""
@@ -163,6 +163,21 @@ class SymbolIndex:
         """Return (crate root dir, module path) of a Rust file."""
         got = self._maps()["rust_file_mod"].get(rel_path)  # type: ignore[attr-defined]
         return got if got is not None else (parent_dir(rel_path), ())
+
+    def rust_crate_of_outsider(self, rel_path: str) -> str | None:
+        """For files outside every crate's src (tests/, benches/, examples/), return the
+        crate root they link against: the nearest ancestor's ``src`` with lib.rs/main.rs."""
+        roots: set[str] = self._maps()["rust_roots"]  # type: ignore[assignment]
+        d = parent_dir(rel_path)
+        if any(d == r or d.startswith(r + "/") for r in roots):
+            return None
+        while True:
+            cand = f"{d}/src" if d else "src"
+            if cand in roots:
+                return cand
+            if not d:
+                return None
+            d = parent_dir(d)
 
     def java_class(self, fqcn: str) -> str | None:
         """Return the file declaring the top-level Java class ``fqcn``."""
