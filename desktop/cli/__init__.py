@@ -1,0 +1,1 @@
+"""The `engram` command line: a client of the same core as the GUI."""

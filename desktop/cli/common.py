@@ -1,0 +1,78 @@
+"""Shared plumbing of the `engram` command: options, output, errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from desktop.composition import Engram, ProjectServices
+from desktop.memory.types import Memory
+from desktop.settings import Settings
+
+
+class CliError(Exception):
+    """A failure reported as one line on stderr with a non-zero exit code."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = code
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """Options every subcommand takes."""
+    parser.add_argument("--project", type=Path, default=None,
+                        help="project folder (default: the current directory)")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="where Engram keeps its databases (default: the user-data folder)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def engram_from(args: argparse.Namespace) -> Engram:
+    """The composition root configured from command-line options."""
+    settings = Settings.load(args.data_dir) if args.data_dir else Settings.load()
+    return Engram(settings)
+
+
+@contextmanager
+def open_project(args: argparse.Namespace) -> Iterator[ProjectServices]:
+    """Open the project named by --project (or the current directory) and close it afterwards."""
+    app = engram_from(args)
+    project = app.open_project(args.project or Path.cwd(), remember=False)
+    try:
+        yield project
+    finally:
+        project.close()
+
+
+def emit(args: argparse.Namespace, data: Any, human: Callable[[], str] | str) -> None:
+    """Print JSON with --json, otherwise the human-readable text."""
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+    else:
+        text = human() if callable(human) else human
+        if text:
+            sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
+
+
+def memory_json(m: Memory, **extra: Any) -> dict[str, Any]:
+    """The compact JSON view of a memory in command output (external_id always echoed)."""
+    data = {"id": m.id, "external_id": m.external_id, "type": m.type, "content": m.content,
+            "confidence": round(m.confidence, 4), "scope": m.scope, "source": m.source,
+            "status": m.status.value, "pinned": m.pinned, "tags": m.tags,
+            "related_files": m.related_files, "created_at": m.created_at}
+    data.update(extra)
+    return data
+
+
+def memory_line(m: Memory) -> str:
+    """One line of human output."""
+    flags = ("📌" if m.pinned else "") + ("" if m.status.value == "active" else f" [{m.status.value}]")
+    text = " ".join(m.content.split())
+    if len(text) > 100:
+        text = text[:99] + "…"
+    return f"#{m.id:<6} {m.type:<16} {text}{flags}"

@@ -1,0 +1,155 @@
+"""`engram add | list | get | forget | pin | import | export`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from desktop.cli.common import CliError, add_common, emit, memory_json, memory_line, open_project
+from desktop.memory.lifecycle.portable import export_json, import_jsonl, memory_to_record
+from desktop.memory.store.memory_ops import NewMemory
+from desktop.memory.store.rows import MemoryQuery
+from desktop.memory.types import MemoryScope, MemoryType
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the memory subcommands to the parser."""
+    p = sub.add_parser("add", help="add a memory")
+    add_common(p)
+    p.add_argument("text")
+    p.add_argument("--type", default=MemoryType.NOTE.value, choices=[t.value for t in MemoryType])
+    p.add_argument("--scope", default=MemoryScope.GLOBAL.value, choices=[s.value for s in MemoryScope])
+    p.add_argument("--file", action="append", default=[], help="a related file (repeatable)")
+    p.add_argument("--tag", action="append", default=[])
+    p.add_argument("--pin", action="store_true")
+    p.set_defaults(func=cmd_add)
+
+    p = sub.add_parser("list", help="list memories")
+    add_common(p)
+    p.add_argument("--type", action="append", default=[])
+    p.add_argument("--scope", action="append", default=[])
+    p.add_argument("--source", action="append", default=[])
+    p.add_argument("--status", action="append", default=[])
+    p.add_argument("--file", action="append", default=[])
+    p.add_argument("--text", default=None)
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--offset", type=int, default=0)
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("get", help="show one memory with its history")
+    add_common(p)
+    p.add_argument("id", type=int)
+    p.set_defaults(func=cmd_get)
+
+    p = sub.add_parser("forget", help="forget a memory (--hard deletes it for good)")
+    add_common(p)
+    p.add_argument("id", type=int)
+    p.add_argument("--hard", action="store_true", help="emergency delete: no trace left")
+    p.add_argument("--reason", default=None)
+    p.set_defaults(func=cmd_forget)
+
+    p = sub.add_parser("pin", help="pin a memory (--off to unpin)")
+    add_common(p)
+    p.add_argument("id", type=int)
+    p.add_argument("--off", action="store_true")
+    p.set_defaults(func=cmd_pin)
+
+    p = sub.add_parser("import", help="import memories (JSON Lines: one memory per line)")
+    add_common(p)
+    p.add_argument("file", type=Path)
+    p.add_argument("--format", default="jsonl", choices=["jsonl"])
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("export", help="export memories")
+    add_common(p)
+    p.add_argument("--format", default="json", choices=["json"])
+    p.add_argument("--output", "-o", type=Path, default=None)
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    """engram add."""
+    with open_project(args) as project:
+        item = NewMemory(content=args.text, type=args.type, scope=args.scope, related_files=args.file,
+                         tags=args.tag, pinned=args.pin, source="user_taught", user_verified=True)
+        result = project.memories.add(item, actor="cli").result()
+        memory = project.memories.get(result.id)
+    emit(args, memory_json(memory, created=result.created),
+         f"{'Added' if result.created else 'Already known, reinforced'} memory #{result.id}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """engram list."""
+    query = MemoryQuery(types=args.type, scopes=args.scope, sources=args.source, statuses=args.status,
+                        files=args.file, text=args.text)
+    with open_project(args) as project:
+        items = project.memories.list(query, limit=args.limit, offset=args.offset)
+        total = project.memories.count(query)
+    emit(args, {"total": total, "memories": [memory_json(m) for m in items]},
+         lambda: "\n".join([memory_line(m) for m in items] + [f"({len(items)} of {total})"]))
+    return 0
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    """engram get."""
+    with open_project(args) as project:
+        memory = project.memories.get(args.id)
+        history = project.memories.history(args.id)
+    record = memory_to_record(memory)
+    record["history"] = history
+    emit(args, record, lambda: json.dumps(record, indent=2, ensure_ascii=False))
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    """engram forget [--hard]."""
+    with open_project(args) as project:
+        if args.hard:
+            from desktop.memory.lifecycle.emergency import emergency_delete
+
+            emergency_delete(project, [args.id], reason=args.reason or "emergency delete from CLI")
+            word = "Deleted for good"
+        else:
+            project.memories.forget(args.id, reason=args.reason, actor="cli").result()
+            word = "Forgot"
+    emit(args, {"id": args.id, "hard": args.hard}, f"{word} memory #{args.id}")
+    return 0
+
+
+def cmd_pin(args: argparse.Namespace) -> int:
+    """engram pin."""
+    with open_project(args) as project:
+        project.memories.pin(args.id, not args.off, actor="cli").result()
+    emit(args, {"id": args.id, "pinned": not args.off}, f"{'Unpinned' if args.off else 'Pinned'} #{args.id}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """engram import FILE."""
+    if not args.file.is_file():
+        raise CliError(f"no such file: {args.file}")
+    with open_project(args) as project:
+        report = import_jsonl(project.memories, args.file)
+    data = {"added": report.added, "unchanged": report.unchanged, "ids": report.ids,
+            "rejected": [{"line": n, "reason": r} for n, r in report.rejected]}
+    emit(args, data, f"Imported {report.added} new, {report.unchanged} already known, "
+                     f"{len(report.rejected)} rejected")
+    if report.rejected:
+        n, reason = report.rejected[0]
+        raise CliError(f"{len(report.rejected)} line(s) rejected; line {n}: {reason}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """engram export."""
+    with open_project(args) as project:
+        if args.output:
+            with args.output.open("w", encoding="utf-8") as fh:
+                n = export_json(project.memories, fh)
+            sys.stderr.write(f"Exported {n} memories to {args.output}\n")
+        else:
+            export_json(project.memories, sys.stdout)
+    return 0

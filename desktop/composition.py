@@ -1,0 +1,64 @@
+"""The one composition root: builds every service from Settings.
+
+GUI, CLI and MCP server all start here. Nothing else reads global configuration;
+services get what they need through their constructors.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from desktop.memory.projects import ProjectInfo, ProjectRegistry
+from desktop.memory.service import MemoryService
+from desktop.memory.store.database import Database
+from desktop.memory.store.writer import Clock, utc_now
+from desktop.settings import Settings
+
+log = logging.getLogger("engram.app")
+
+
+@dataclass
+class ProjectServices:
+    """Everything that belongs to one open project."""
+
+    info: ProjectInfo
+    db: Database
+    memories: MemoryService
+    settings: Settings
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def close(self) -> None:
+        """Stop background work and close the database (queued writes are flushed)."""
+        for name, svc in reversed(list(self.extras.items())):
+            closer = getattr(svc, "close", None)
+            if callable(closer):
+                try:
+                    closer()
+                except Exception:
+                    log.exception("closing %s failed", name)
+        self.db.close()
+
+
+class Engram:
+    """Application-level container: settings, the project registry, open projects."""
+
+    def __init__(self, settings: Settings | None = None, *, clock: Clock = utc_now) -> None:
+        self.settings = settings or Settings.load()
+        self.clock = clock
+        self.registry = ProjectRegistry(self.settings.data_dir)
+
+    def open_project(self, folder: Path | str, *, remember: bool = True) -> ProjectServices:
+        """Open (creating if needed) the database of the project in `folder`.
+
+        Raises CorruptDatabaseError, NewerDatabaseError, ReadOnlyLocationError as
+        known errors; the caller decides how to word them.
+        """
+        info = self.registry.prepare(folder)
+        db = Database(info.db_path, clock=self.clock).open()
+        if remember:
+            self.registry.remember(info.root)
+        log.info("opened project %s (%s)", info.name, info.db_path)
+        return ProjectServices(info=info, db=db, memories=MemoryService(db), settings=self.settings)

@@ -1,0 +1,1 @@
+"""Memory lifecycle: portability, decay, pruning, conflicts, staleness."""

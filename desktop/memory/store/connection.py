@@ -1,0 +1,150 @@
+"""Opening SQLite connections the way Engram needs them.
+
+apsw is used instead of the stdlib module because it can load extensions on
+Linux, macOS and Windows wheels alike (the stdlib build here cannot), which
+sqlite-vec needs. Every connection gets the same pragmas, sqlite-vec and the SQL
+functions the FTS triggers call, so any connection may fire those triggers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import apsw
+import sqlite_vec
+
+from desktop.memory.store.errors import (
+    CorruptDatabaseError,
+    DatabaseBusyError,
+    DiskFullError,
+    ReadOnlyLocationError,
+    StoreError,
+)
+
+log = logging.getLogger("engram.store")
+
+BUSY_TIMEOUT_MS = 10_000
+SQLITE_HEADER = b"SQLite format 3\x00"
+# "ENGR" - lets `file` and Engram itself recognise its own databases.
+APPLICATION_ID = 0x454E4752
+
+T = TypeVar("T")
+
+
+def _fts_text(content: str | None, tags: str | None, files: str | None) -> str:
+    """Text indexed by FTS5: content plus tags and files, with identifiers split."""
+    from desktop.memory.text.tokens import expand_code_terms
+
+    parts = [content or ""]
+    for blob in (tags, files):
+        if blob:
+            try:
+                parts.extend(str(v) for v in json.loads(blob))
+            except (ValueError, TypeError):
+                parts.append(blob)
+    return expand_code_terms("\n".join(parts))
+
+
+def check_header(path: Path) -> None:
+    """Refuse a file that exists but is not an SQLite database, before SQLite touches it."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(16)
+    except FileNotFoundError:
+        return
+    except PermissionError as exc:
+        raise ReadOnlyLocationError(f"Cannot read {path}: permission denied.") from exc
+    if head and head != SQLITE_HEADER:
+        raise CorruptDatabaseError(str(path), "not an SQLite database (bad header)")
+
+
+def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connection:
+    """Open one connection with WAL, busy timeout, foreign keys, sqlite-vec and Engram's functions.
+
+    `readonly` connections still open the file read-write (WAL readers need the
+    shared-memory file) but set `query_only`, so they can never start a write.
+    """
+    target = str(path)
+    if target != ":memory:":
+        check_header(Path(target))
+    flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    try:
+        conn = apsw.Connection(target, flags=flags)
+    except apsw.CantOpenError as exc:
+        parent = Path(target).parent
+        if not os.access(parent, os.W_OK):
+            raise ReadOnlyLocationError(f"Cannot create the database in {parent}: the folder is read-only.") from exc
+        raise StoreError(f"Cannot open {target}: {exc}") from exc
+    try:
+        conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+        conn.create_scalar_function("engram_fts_text", _fts_text, 3, deterministic=True)
+        _apply_pragmas(conn, readonly=readonly)
+    except apsw.Error as exc:
+        conn.close()
+        raise translate_error(exc, target) from exc
+    return conn
+
+
+def _apply_pragmas(conn: apsw.Connection, *, readonly: bool) -> None:
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA cache_size = -32000")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    conn.execute("PRAGMA mmap_size = 268435456")
+    if readonly:
+        conn.execute("PRAGMA query_only = 1")
+        # Touch the schema so a damaged file fails here, not in the middle of a view.
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        return
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
+    if str(mode).lower() not in ("wal", "memory"):
+        log.warning("journal_mode is %s, not WAL", mode)
+    # NORMAL in WAL mode survives a process crash (only power loss can drop the
+    # last commits), and keeps commits fast.
+    conn.execute("PRAGMA synchronous = NORMAL")
+    # Overwrite deleted content in pages already being written, at no extra I/O,
+    # so forgotten text does not linger in free space.
+    conn.execute("PRAGMA secure_delete = FAST")
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+
+def translate_error(exc: BaseException, where: str = "") -> BaseException:
+    """Map an apsw exception to Engram's known errors; unknown ones pass through as bugs."""
+    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
+        return CorruptDatabaseError(where or "database", str(exc))
+    if isinstance(exc, apsw.FullError):
+        return DiskFullError("The disk is full; the change was not saved.")
+    if isinstance(exc, (apsw.ReadOnlyError, apsw.PermissionsError)):
+        return ReadOnlyLocationError(f"The database {where} is read-only; the change was not saved.")
+    if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
+        return DatabaseBusyError("Another Engram process kept the database busy; try again.")
+    if isinstance(exc, apsw.IOError):
+        text = str(exc).lower()
+        if "full" in text:
+            return DiskFullError("The disk is full; the change was not saved.")
+        return StoreError(f"Disk I/O error on {where}: {exc}")
+    return exc
+
+
+def guarded(fn: Callable[[], T], where: str = "") -> T:
+    """Run `fn`, turning apsw errors into Engram's known errors."""
+    try:
+        return fn()
+    except apsw.Error as exc:
+        raise translate_error(exc, where) from exc
+
+
+def rows_as_dicts(cursor: Any) -> list[dict[str, Any]]:
+    """Fetch every row of an apsw cursor as a dict keyed by column name."""
+    rows = cursor.fetchall()
+    if not rows:
+        return []
+    names = [d[0] for d in cursor.getdescription()]
+    return [dict(zip(names, r, strict=True)) for r in rows]

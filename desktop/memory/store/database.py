@@ -1,0 +1,39 @@
+"""One project's database: its writer thread and its read pool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from desktop.memory.store.reader import ReadPool
+from desktop.memory.store.writer import Clock, Writer, utc_now
+
+
+class Database:
+    """Opens a project database for writing (one writer thread) and reading (per-thread connections)."""
+
+    def __init__(self, path: Path | str, *, clock: Clock = utc_now) -> None:
+        self.path = Path(path)
+        self.clock = clock
+        self.writer = Writer(self.path, clock=clock)
+        self.reads = ReadPool(self.path)
+
+    def open(self) -> Database:
+        """Start the writer (integrity check, migrations). Raises known errors on a bad file."""
+        self.writer.start()
+        return self
+
+    @property
+    def project_id(self) -> str:
+        """The permanent id stored in the database."""
+        return self.writer.project_id
+
+    def close(self) -> None:
+        """Flush queued writes and close every connection."""
+        self.writer.close()
+        self.reads.close()
+
+    def __enter__(self) -> Database:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,387 @@
+"""Typed write operations on memories. Each runs inside the writer thread.
+
+The secret scanner runs here, inside the op, because the writer is the one
+door to the database file: nothing reaches a page, the WAL or the audit log
+without passing through it. Agent-derived text is stored redacted; a memory a
+person typed that contains a secret is refused with the span shown.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from desktop.memory.privacy.secrets import redact, scan
+from desktop.memory.store.errors import NotFoundError, SecretRefusedError, ValidationError
+from desktop.memory.store.rows import fingerprint, to_column
+from desktop.memory.store.writer import Tx, WriteOp
+from desktop.memory.types import (
+    DEFAULT_HALF_LIFE_DAYS,
+    MAX_CONTENT_CHARS,
+    MemoryScope,
+    MemorySource,
+    MemoryType,
+)
+
+_TYPES = {t.value for t in MemoryType}
+_SCOPES = {s.value for s in MemoryScope}
+_SOURCES = {s.value for s in MemorySource}
+EDITABLE = {"content", "type", "confidence", "tags", "related_files", "related_modules", "scope",
+            "citation_text", "needs_review", "user_verified", "metadata", "decay_half_life_days",
+            "relations", "stale_at", "candidate", "code_anchors", "commit_sha", "external_id"}
+REINFORCE_STEP = 0.05
+CONFIDENCE_CAP = 0.95
+
+
+def _check_text(value: str, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(f"{what} must be text.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError(f"{what} is not valid UTF-8 text.") from exc
+    return value
+
+
+def _excerpt(text: str, start: int, end: int) -> str:
+    # Show where the secret is without echoing it whole.
+    secret = text[start:end]
+    masked = secret[:4] + "…" if len(secret) > 8 else "…"
+    return text[max(0, start - 20):start] + masked + text[end:end + 20]
+
+
+def guard_text(text: str, *, user_taught: bool) -> str:
+    """Refuse (user-taught) or redact (agent-derived) secrets in `text`."""
+    if user_taught:
+        found = scan(text)
+        if found:
+            f = found[0]
+            raise SecretRefusedError(f.kind, f.start, f.end, _excerpt(text, f.start, f.end))
+        return text
+    return redact(text)[0]
+
+
+def _guard_json(value: Any, *, user_taught: bool) -> Any:
+    if value is None:
+        return None
+    dumped = json.dumps(value, ensure_ascii=False)
+    guarded = guard_text(dumped, user_taught=user_taught)
+    return value if guarded == dumped else json.loads(guarded) if _is_json(guarded) else value
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass
+class NewMemory:
+    """A memory to add. Only `content` is required."""
+
+    content: str
+    type: str = MemoryType.NOTE.value
+    confidence: float = 0.8
+    tags: list[str] = field(default_factory=list)
+    related_files: list[str] = field(default_factory=list)
+    related_modules: list[str] = field(default_factory=list)
+    scope: str = MemoryScope.GLOBAL.value
+    source: str = MemorySource.USER_TAUGHT.value
+    session_id: str | None = None
+    commit_sha: str | None = None
+    provenance_session_ids: list[str] = field(default_factory=list)
+    provenance: list[dict[str, Any]] = field(default_factory=list)
+    relations: list[dict[str, Any]] = field(default_factory=list)
+    work_unit_ref: dict[str, Any] | None = None
+    methodology: str | None = None
+    target_node_id: str | None = None
+    impacted_node_ids: list[str] = field(default_factory=list)
+    decay_half_life_days: float | None = None
+    needs_review: bool = False
+    user_verified: bool = False
+    citation_text: str | None = None
+    pinned: bool = False
+    candidate: bool = False
+    chunk_type: str | None = None
+    chunk_start_line: int | None = None
+    chunk_end_line: int | None = None
+    context_prefix: str | None = None
+    embedding_model_id: str | None = None
+    external_id: str | None = None
+    code_anchors: dict[str, str] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created_at: str | None = None
+
+    def validate(self) -> None:
+        """Reject bad input before it is queued (size, encoding, vocabulary)."""
+        _check_text(self.content, "Content")
+        if not self.content.strip():
+            raise ValidationError("A memory cannot be empty.")
+        if len(self.content) > MAX_CONTENT_CHARS:
+            raise ValidationError(
+                f"A memory is limited to {MAX_CONTENT_CHARS} characters ({len(self.content)} given).")
+        if self.type not in _TYPES:
+            raise ValidationError(f"Unknown memory type '{self.type}'.")
+        if self.scope not in _SCOPES:
+            raise ValidationError(f"Unknown scope '{self.scope}'.")
+        if self.source not in _SOURCES:
+            raise ValidationError(f"Unknown source '{self.source}'.")
+        if not 0.0 <= float(self.confidence) <= 1.0:
+            raise ValidationError("Confidence must be between 0 and 1.")
+        for name in ("tags", "related_files", "related_modules"):
+            values = getattr(self, name)
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                raise ValidationError(f"{name} must be a list of text.")
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """Outcome of one add: the id, and False in `created` when it reinforced a duplicate."""
+
+    id: int
+    created: bool
+    redacted: bool = False
+
+
+class AddMemories(WriteOp[list[AddResult]]):
+    """Add memories; a duplicate (same fingerprint) reinforces the live one instead."""
+
+    name: ClassVar[str] = "add_memories"
+
+    def __init__(self, items: list[NewMemory], *, actor: str = "user", reason: str | None = None) -> None:
+        for item in items:
+            item.validate()
+        self.items = items
+        self.actor = actor
+        self.reason = reason
+
+    def apply(self, tx: Tx) -> list[AddResult]:
+        """Insert (or reinforce) each memory, audit first."""
+        results = [self._add_one(tx, item) for item in self.items]
+        added = [r.id for r in results if r.created]
+        if added:
+            tx.changed("memory", "added", added)
+        updated = [r.id for r in results if not r.created]
+        if updated:
+            tx.changed("memory", "updated", updated)
+        return results
+
+    def _add_one(self, tx: Tx, item: NewMemory) -> AddResult:
+        user_taught = item.source == MemorySource.USER_TAUGHT.value
+        content = guard_text(item.content, user_taught=user_taught)
+        citation = guard_text(item.citation_text, user_taught=user_taught) if item.citation_text else None
+        provenance = _guard_json(item.provenance, user_taught=False)
+        tags = [guard_text(t, user_taught=user_taught) for t in item.tags]
+        fp = fingerprint(content)
+        if item.external_id:
+            # Re-importing a record another tool already gave us is a no-op, not a reinforcement.
+            known = tx.execute("SELECT id FROM memories WHERE external_id = ? AND deprecated = 0",
+                               (item.external_id,)).fetchall()
+            if known:
+                return AddResult(int(known[0][0]), False)
+        existing = tx.execute(
+            "SELECT id, confidence, tags, related_files, related_modules, provenance_session_ids, provenance "
+            "FROM memories WHERE fingerprint = ? AND deprecated = 0", (fp,)).fetchall()
+        if existing:
+            return self._reinforce(tx, existing[0], item, tags, provenance)
+        half_life = item.decay_half_life_days
+        if half_life is None:
+            half_life = DEFAULT_HALF_LIFE_DAYS.get(item.type)
+        created = item.created_at or tx.now
+        tx.audit("add", None, actor=self.actor, reason=self.reason,
+                 detail={"type": item.type, "source": item.source, "excerpt": content[:200]})
+        audit_id = tx.conn.last_insert_rowid()
+        values = {
+            "type": item.type, "content": content, "confidence": float(item.confidence),
+            "tags": tags, "related_files": item.related_files, "related_modules": item.related_modules,
+            "scope": item.scope, "source": item.source, "session_id": item.session_id,
+            "commit_sha": item.commit_sha, "provenance_session_ids": item.provenance_session_ids,
+            "provenance": provenance, "relations": item.relations, "work_unit_ref": item.work_unit_ref,
+            "methodology": item.methodology, "target_node_id": item.target_node_id,
+            "impacted_node_ids": item.impacted_node_ids, "decay_half_life_days": half_life,
+            "needs_review": item.needs_review, "user_verified": item.user_verified,
+            "citation_text": citation, "pinned": item.pinned, "candidate": item.candidate,
+            "created_at": created, "updated_at": tx.now, "last_accessed_at": created,
+            "project_id": tx.project_id, "chunk_type": item.chunk_type,
+            "chunk_start_line": item.chunk_start_line, "chunk_end_line": item.chunk_end_line,
+            "context_prefix": item.context_prefix, "embedding_model_id": item.embedding_model_id,
+            "fingerprint": fp, "external_id": item.external_id, "code_anchors": item.code_anchors,
+            "metadata": item.metadata,
+        }
+        cols = list(values)
+        tx.execute(f"INSERT INTO memories({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
+                   [to_column(c, values[c]) for c in cols])
+        mid = tx.conn.last_insert_rowid()
+        tx.execute("UPDATE audit_log SET memory_id = ? WHERE id = ?", (mid, audit_id))
+        return AddResult(mid, True, content != item.content)
+
+    def _reinforce(self, tx: Tx, row: tuple[Any, ...], item: NewMemory, tags: list[str],
+                   provenance: list[dict[str, Any]]) -> AddResult:
+        mid, conf, old_tags, old_files, old_mods, old_sessions, old_prov = row
+
+        def merge(old: str, new: list[Any]) -> list[Any]:
+            out = json.loads(old)
+            out.extend(v for v in new if v not in out)
+            return out
+
+        new_conf = min(CONFIDENCE_CAP, max(float(conf), float(item.confidence)) + REINFORCE_STEP)
+        tx.audit("reinforce", mid, actor=self.actor, reason=self.reason or "duplicate added",
+                 detail={"confidence": [conf, new_conf], "source": item.source})
+        tx.execute(
+            "UPDATE memories SET confidence=?, tags=?, related_files=?, related_modules=?,"
+            " provenance_session_ids=?, provenance=?, updated_at=? WHERE id=?",
+            (new_conf, json.dumps(merge(old_tags, tags)), json.dumps(merge(old_files, item.related_files)),
+             json.dumps(merge(old_mods, item.related_modules)),
+             json.dumps(merge(old_sessions, item.provenance_session_ids)),
+             json.dumps(merge(old_prov, provenance)[-20:], ensure_ascii=False), tx.now, mid))
+        return AddResult(int(mid), False)
+
+
+def _load(tx: Tx, memory_id: int) -> dict[str, Any]:
+    cur = tx.execute("SELECT * FROM memories WHERE id = ?", (memory_id,))
+    row = cur.fetchall()
+    if not row:
+        raise NotFoundError(f"Memory #{memory_id} does not exist.")
+    names = [d[0] for d in cur.getdescription()]
+    return dict(zip(names, row[0], strict=True))
+
+
+class EditMemory(WriteOp[int]):
+    """Change some fields of a memory; the audit log keeps old and new values (the edit history)."""
+
+    name: ClassVar[str] = "edit_memory"
+
+    def __init__(self, memory_id: int, changes: dict[str, Any], *, actor: str = "user",
+                 reason: str | None = None) -> None:
+        unknown = set(changes) - EDITABLE
+        if unknown:
+            raise ValidationError(f"These fields cannot be edited: {', '.join(sorted(unknown))}.")
+        if "content" in changes:
+            probe = NewMemory(content=changes["content"])
+            probe.validate()
+        if "type" in changes and changes["type"] not in _TYPES:
+            raise ValidationError(f"Unknown memory type '{changes['type']}'.")
+        if "scope" in changes and changes["scope"] not in _SCOPES:
+            raise ValidationError(f"Unknown scope '{changes['scope']}'.")
+        self.memory_id = memory_id
+        self.changes = changes
+        self.actor = actor
+        self.reason = reason
+
+    def apply(self, tx: Tx) -> int:
+        """Apply the changes, audit first."""
+        row = _load(tx, self.memory_id)
+        user = self.actor == "user"
+        new = dict(self.changes)
+        for key in ("content", "citation_text"):
+            if isinstance(new.get(key), str):
+                new[key] = guard_text(new[key], user_taught=user)
+        diff: dict[str, list[Any]] = {}
+        for key, value in new.items():
+            encoded = to_column(key, value)
+            if row.get(key) != encoded:
+                diff[key] = [row.get(key), encoded]
+        if not diff:
+            return self.memory_id
+        if "content" in diff:
+            fp = fingerprint(new["content"])
+            clash = tx.execute("SELECT id FROM memories WHERE fingerprint=? AND deprecated=0 AND id<>?",
+                               (fp, self.memory_id)).fetchall()
+            if clash:
+                raise ValidationError(f"Memory #{clash[0][0]} already says this.")
+            diff["fingerprint"] = [row["fingerprint"], fp]
+        tx.audit("edit", self.memory_id, actor=self.actor, reason=self.reason,
+                 detail={"changes": {k: v for k, v in diff.items() if k != "fingerprint"}})
+        sets = ", ".join(f"{k} = ?" for k in diff)
+        tx.execute(f"UPDATE memories SET {sets}, updated_at = ? WHERE id = ?",
+                   [v[1] for v in diff.values()] + [tx.now, self.memory_id])
+        tx.changed("memory", "updated", [self.memory_id])
+        return self.memory_id
+
+
+class SetFlag(WriteOp[int]):
+    """Pin/unpin, deprecate, forget (soft) or restore a memory."""
+
+    name: ClassVar[str] = "set_flag"
+    ACTIONS = ("pin", "unpin", "deprecate", "forget", "restore", "verify")
+
+    def __init__(self, memory_id: int, action: str, *, actor: str = "user", reason: str | None = None) -> None:
+        if action not in self.ACTIONS:
+            raise ValidationError(f"Unknown action '{action}'.")
+        self.memory_id = memory_id
+        self.action = action
+        self.actor = actor
+        self.reason = reason
+
+    def apply(self, tx: Tx) -> int:
+        """Audit, then flip the flag."""
+        row = _load(tx, self.memory_id)
+        tx.audit(self.action, self.memory_id, actor=self.actor, reason=self.reason)
+        a = self.action
+        if a in ("pin", "unpin"):
+            tx.execute("UPDATE memories SET pinned=?, updated_at=? WHERE id=?",
+                       (1 if a == "pin" else 0, tx.now, self.memory_id))
+        elif a == "verify":
+            tx.execute("UPDATE memories SET user_verified=1, needs_review=0, candidate=0, updated_at=? "
+                       "WHERE id=?", (tx.now, self.memory_id))
+        elif a in ("deprecate", "forget"):
+            tx.execute("UPDATE memories SET deprecated=1, deprecated_at=?, deprecated_reason=?, updated_at=? "
+                       "WHERE id=?", (tx.now, "forgotten" if a == "forget" else (self.reason or "deprecated"),
+                                      tx.now, self.memory_id))
+        else:
+            clash = tx.execute("SELECT id FROM memories WHERE fingerprint=? AND deprecated=0 AND id<>?",
+                               (row["fingerprint"], self.memory_id)).fetchall()
+            if clash:
+                raise ValidationError(f"Memory #{clash[0][0]} already says this.")
+            tx.execute("UPDATE memories SET deprecated=0, deprecated_at=NULL, deprecated_reason=NULL,"
+                       " updated_at=? WHERE id=?", (tx.now, self.memory_id))
+        tx.changed("memory", "updated", [self.memory_id])
+        return self.memory_id
+
+
+class HardDelete(WriteOp[int]):
+    """Remove memories for good: row, FTS tokens, vectors, file/module links, audit text."""
+
+    name: ClassVar[str] = "hard_delete"
+
+    def __init__(self, memory_ids: list[int], *, actor: str = "user", reason: str | None = None) -> None:
+        self.memory_ids = list(memory_ids)
+        self.actor = actor
+        self.reason = reason
+
+    def apply(self, tx: Tx) -> int:
+        """Audit (without content), scrub earlier audit text, delete."""
+        deleted = []
+        for mid in self.memory_ids:
+            if not tx.execute("SELECT 1 FROM memories WHERE id=?", (mid,)).fetchall():
+                continue
+            # The earlier entries' text would otherwise outlive the memory.
+            tx.execute("UPDATE audit_log SET detail='{\"scrubbed\": true}' WHERE memory_id=?", (mid,))
+            tx.audit("hard_delete", mid, actor=self.actor, reason=self.reason)
+            tx.execute("DELETE FROM memories WHERE id=?", (mid,))
+            deleted.append(mid)
+        if deleted:
+            tx.changed("memory", "deleted", deleted)
+        return len(deleted)
+
+
+class RecordAccess(WriteOp[int]):
+    """Count that memories were injected or shown to an agent (a trust signal)."""
+
+    name: ClassVar[str] = "record_access"
+
+    def __init__(self, memory_ids: list[int]) -> None:
+        self.memory_ids = sorted(set(memory_ids))
+
+    def apply(self, tx: Tx) -> int:
+        """Bump access_count and last_accessed_at."""
+        if not self.memory_ids:
+            return 0
+        marks = ",".join("?" * len(self.memory_ids))
+        tx.execute(f"UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
+                   f"WHERE id IN ({marks})", [tx.now, *self.memory_ids])
+        tx.changed("memory", "accessed", self.memory_ids)
+        return len(self.memory_ids)

@@ -1,0 +1,347 @@
+"""SQL of each named migration.
+
+Migrations are append-only: a released one is never edited, a change is a new
+entry at the end of `MIGRATIONS`. Names, not numbers, identify them in the
+ledger, so a database that has a name this build does not know was written by a
+newer Engram and is refused.
+"""
+
+from __future__ import annotations
+
+CORE_MEMORIES = """
+CREATE TABLE project_meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE memories (
+  id                     INTEGER PRIMARY KEY AUTOINCREMENT,
+  type                   TEXT NOT NULL,
+  content                TEXT NOT NULL,
+  confidence             REAL NOT NULL DEFAULT 0.8,
+  tags                   TEXT NOT NULL DEFAULT '[]',
+  related_files          TEXT NOT NULL DEFAULT '[]',
+  related_modules        TEXT NOT NULL DEFAULT '[]',
+  scope                  TEXT NOT NULL DEFAULT 'global',
+  source                 TEXT NOT NULL DEFAULT 'agent_explicit',
+  session_id             TEXT,
+  commit_sha             TEXT,
+  provenance_session_ids TEXT NOT NULL DEFAULT '[]',
+  provenance             TEXT NOT NULL DEFAULT '[]',
+  relations              TEXT NOT NULL DEFAULT '[]',
+  work_unit_ref          TEXT,
+  methodology            TEXT,
+  target_node_id         TEXT,
+  impacted_node_ids      TEXT NOT NULL DEFAULT '[]',
+  decay_half_life_days   REAL,
+  needs_review           INTEGER NOT NULL DEFAULT 0,
+  user_verified          INTEGER NOT NULL DEFAULT 0,
+  citation_text          TEXT,
+  pinned                 INTEGER NOT NULL DEFAULT 0,
+  deprecated             INTEGER NOT NULL DEFAULT 0,
+  deprecated_at          TEXT,
+  deprecated_reason      TEXT,
+  stale_at               TEXT,
+  candidate              INTEGER NOT NULL DEFAULT 0,
+  created_at             TEXT NOT NULL,
+  updated_at             TEXT NOT NULL,
+  last_accessed_at       TEXT NOT NULL,
+  access_count           INTEGER NOT NULL DEFAULT 0,
+  project_id             TEXT NOT NULL,
+  trust_level_scope      TEXT NOT NULL DEFAULT 'personal',
+  chunk_type             TEXT,
+  chunk_start_line       INTEGER,
+  chunk_end_line         INTEGER,
+  context_prefix         TEXT,
+  embedding_model_id     TEXT,
+  fingerprint            TEXT NOT NULL,
+  external_id            TEXT,
+  code_anchors           TEXT NOT NULL DEFAULT '{}',
+  metadata               TEXT NOT NULL DEFAULT '{}'
+);
+
+CREATE INDEX idx_memories_type_live     ON memories(deprecated, type, id);
+CREATE INDEX idx_memories_scope         ON memories(scope, id);
+CREATE INDEX idx_memories_source        ON memories(source, id);
+CREATE INDEX idx_memories_needs_review  ON memories(needs_review) WHERE needs_review = 1;
+CREATE INDEX idx_memories_pinned        ON memories(pinned) WHERE pinned = 1;
+CREATE INDEX idx_memories_confidence    ON memories(confidence DESC);
+CREATE INDEX idx_memories_last_accessed ON memories(last_accessed_at DESC);
+CREATE INDEX idx_memories_external_id   ON memories(external_id) WHERE external_id IS NOT NULL;
+-- Fingerprint dedup: one live memory per normalised content.
+CREATE UNIQUE INDEX idx_memories_fingerprint_live ON memories(fingerprint) WHERE deprecated = 0;
+
+-- Side tables so "memories about this file/module" is an index lookup, not a
+-- JSON scan of every row. Kept in sync by triggers.
+CREATE TABLE memory_files (
+  memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  file_path TEXT NOT NULL,
+  PRIMARY KEY (file_path, memory_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_memory_files_memory ON memory_files(memory_id);
+
+CREATE TABLE memory_modules (
+  memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  module    TEXT NOT NULL,
+  PRIMARY KEY (module, memory_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_memory_modules_memory ON memory_modules(memory_id);
+
+-- Contentless FTS5: the index holds tokens, not a second copy of the text, and
+-- contentless_delete lets a hard delete remove a row's tokens.
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+  body, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
+);
+
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+  INSERT INTO memories_fts(rowid, body)
+    VALUES (new.id, engram_fts_text(new.content, new.tags, new.related_files));
+  INSERT OR IGNORE INTO memory_files(memory_id, file_path)
+    SELECT new.id, value FROM json_each(new.related_files);
+  INSERT OR IGNORE INTO memory_modules(memory_id, module)
+    SELECT new.id, value FROM json_each(new.related_modules);
+END;
+
+CREATE TRIGGER memories_au_text AFTER UPDATE OF content, tags, related_files ON memories BEGIN
+  DELETE FROM memories_fts WHERE rowid = old.id;
+  INSERT INTO memories_fts(rowid, body)
+    VALUES (new.id, engram_fts_text(new.content, new.tags, new.related_files));
+  DELETE FROM memory_files WHERE memory_id = old.id;
+  INSERT OR IGNORE INTO memory_files(memory_id, file_path)
+    SELECT new.id, value FROM json_each(new.related_files);
+END;
+
+CREATE TRIGGER memories_au_modules AFTER UPDATE OF related_modules ON memories BEGIN
+  DELETE FROM memory_modules WHERE memory_id = old.id;
+  INSERT OR IGNORE INTO memory_modules(memory_id, module)
+    SELECT new.id, value FROM json_each(new.related_modules);
+END;
+
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+  DELETE FROM memories_fts WHERE rowid = old.id;
+END;
+
+-- Journal-first audit log: the entry is written before the mutation, in the
+-- same transaction, so a change without its explanation cannot exist.
+CREATE TABLE audit_log (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  at         TEXT NOT NULL,
+  actor      TEXT NOT NULL,
+  action     TEXT NOT NULL,
+  memory_id  INTEGER,
+  reason     TEXT,
+  detail     TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX idx_audit_memory ON audit_log(memory_id, id);
+CREATE INDEX idx_audit_at ON audit_log(at);
+"""
+
+VECTORS = """
+-- One vec0 table per (model, dims): vectors of different models live in
+-- different tables and so can never be compared by mistake.
+CREATE TABLE vector_spaces (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  model_id    TEXT NOT NULL,
+  dims        INTEGER NOT NULL,
+  table_name  TEXT NOT NULL UNIQUE,
+  created_at  TEXT NOT NULL,
+  active      INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (model_id, dims)
+);
+
+CREATE TABLE embedding_cache (
+  key        TEXT PRIMARY KEY,
+  embedding  BLOB NOT NULL,
+  model_id   TEXT NOT NULL,
+  dims       INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX idx_embedding_cache_expires ON embedding_cache(expires_at);
+
+-- A model switch re-embeds in the background; its progress survives a restart.
+CREATE TABLE embedding_jobs (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  model_id     TEXT NOT NULL,
+  dims         INTEGER NOT NULL,
+  started_at   TEXT NOT NULL,
+  finished_at  TEXT,
+  last_memory_id INTEGER NOT NULL DEFAULT 0,
+  done_count   INTEGER NOT NULL DEFAULT 0,
+  total_count  INTEGER NOT NULL DEFAULT 0,
+  state        TEXT NOT NULL DEFAULT 'running'
+);
+"""
+
+OBSERVER = """
+CREATE TABLE observer_file_nodes (
+  file_path         TEXT PRIMARY KEY,
+  project_id        TEXT NOT NULL,
+  access_count      INTEGER NOT NULL DEFAULT 0,
+  last_accessed_at  TEXT NOT NULL,
+  session_count     INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE observer_co_access_edges (
+  file_a              TEXT NOT NULL,
+  file_b              TEXT NOT NULL,
+  project_id          TEXT NOT NULL,
+  weight              REAL NOT NULL DEFAULT 0.0,
+  raw_count           INTEGER NOT NULL DEFAULT 0,
+  session_count       INTEGER NOT NULL DEFAULT 0,
+  avg_time_delta_ms   REAL,
+  directional         INTEGER NOT NULL DEFAULT 0,
+  task_type_breakdown TEXT NOT NULL DEFAULT '{}',
+  last_observed_at    TEXT NOT NULL,
+  promoted_at         TEXT,
+  PRIMARY KEY (file_a, file_b, project_id)
+);
+CREATE INDEX idx_co_access_b ON observer_co_access_edges(file_b);
+CREATE INDEX idx_co_access_weight ON observer_co_access_edges(weight DESC);
+
+CREATE TABLE observer_error_patterns (
+  id                TEXT PRIMARY KEY,
+  project_id        TEXT NOT NULL,
+  tool_name         TEXT NOT NULL,
+  error_fingerprint TEXT NOT NULL,
+  error_message     TEXT NOT NULL,
+  occurrence_count  INTEGER NOT NULL DEFAULT 1,
+  last_seen_at      TEXT NOT NULL,
+  resolved_how      TEXT,
+  sessions          TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX idx_error_patterns_fp ON observer_error_patterns(error_fingerprint);
+
+CREATE TABLE observer_module_session_counts (
+  module      TEXT NOT NULL,
+  project_id  TEXT NOT NULL,
+  count       INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (module, project_id)
+);
+
+CREATE TABLE observer_synthesis_log (
+  module             TEXT NOT NULL,
+  project_id         TEXT NOT NULL,
+  trigger_count      INTEGER NOT NULL,
+  synthesized_at     INTEGER NOT NULL,
+  memories_generated INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (module, project_id, trigger_count)
+);
+
+-- Sessions seen (own agent and imported transcripts) with their A/B group and metrics.
+CREATE TABLE session_metrics (
+  session_id        TEXT PRIMARY KEY,
+  agent             TEXT NOT NULL,
+  started_at        TEXT,
+  ended_at          TEXT,
+  outcome           TEXT,
+  ab_group          TEXT,
+  session_type      TEXT,
+  metrics           TEXT NOT NULL DEFAULT '{}'
+);
+
+-- Transcripts already imported, so re-importing never duplicates anything.
+CREATE TABLE imported_transcripts (
+  path        TEXT PRIMARY KEY,
+  agent       TEXT NOT NULL,
+  size        INTEGER NOT NULL,
+  mtime       REAL NOT NULL,
+  event_count INTEGER NOT NULL,
+  imported_at TEXT NOT NULL,
+  content_hash TEXT
+);
+
+-- Checkpointed scratchpads, restored after a crash.
+CREATE TABLE scratchpad_checkpoints (
+  session_id TEXT PRIMARY KEY,
+  saved_at   TEXT NOT NULL,
+  state      BLOB NOT NULL
+);
+"""
+
+GRAPH = """
+CREATE TABLE graph_nodes (
+  id              TEXT PRIMARY KEY,
+  project_id      TEXT NOT NULL,
+  type            TEXT NOT NULL,
+  label           TEXT NOT NULL,
+  file_path       TEXT,
+  language        TEXT,
+  start_line      INTEGER,
+  end_line        INTEGER,
+  layer           INTEGER NOT NULL DEFAULT 1,
+  source          TEXT NOT NULL DEFAULT 'ast',
+  confidence      TEXT NOT NULL DEFAULT 'inferred',
+  metadata        TEXT NOT NULL DEFAULT '{}',
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL,
+  stale_at        INTEGER,
+  associated_memory_ids TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX idx_gn_type  ON graph_nodes(type);
+CREATE INDEX idx_gn_label ON graph_nodes(label);
+CREATE INDEX idx_gn_file  ON graph_nodes(file_path) WHERE file_path IS NOT NULL;
+
+CREATE TABLE graph_edges (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  project_id  TEXT NOT NULL,
+  from_id     TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+  to_id       TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+  type        TEXT NOT NULL,
+  layer       INTEGER NOT NULL DEFAULT 1,
+  weight      REAL NOT NULL DEFAULT 1.0,
+  source      TEXT NOT NULL DEFAULT 'ast',
+  confidence  REAL NOT NULL DEFAULT 1.0,
+  metadata    TEXT NOT NULL DEFAULT '{}',
+  origin_file TEXT,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL,
+  stale_at    INTEGER
+);
+CREATE INDEX idx_ge_from ON graph_edges(from_id, type) WHERE stale_at IS NULL;
+CREATE INDEX idx_ge_to   ON graph_edges(to_id, type)   WHERE stale_at IS NULL;
+CREATE INDEX idx_ge_origin ON graph_edges(origin_file);
+CREATE INDEX idx_ge_stale ON graph_edges(stale_at) WHERE stale_at IS NOT NULL;
+
+CREATE TABLE graph_closure (
+  ancestor_id   TEXT NOT NULL,
+  descendant_id TEXT NOT NULL,
+  depth         INTEGER NOT NULL,
+  path          TEXT NOT NULL,
+  edge_types    TEXT NOT NULL,
+  total_weight  REAL NOT NULL,
+  PRIMARY KEY (ancestor_id, descendant_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_gc_descendant ON graph_closure(descendant_id, depth);
+
+CREATE TABLE graph_index_state (
+  project_id       TEXT PRIMARY KEY,
+  last_indexed_at  INTEGER NOT NULL,
+  last_commit_sha  TEXT,
+  node_count       INTEGER NOT NULL DEFAULT 0,
+  edge_count       INTEGER NOT NULL DEFAULT 0,
+  stale_edge_count INTEGER NOT NULL DEFAULT 0,
+  index_version    INTEGER NOT NULL DEFAULT 1
+);
+
+-- Per-file state of the live indexer: content hash lets later runs skip unchanged files.
+CREATE TABLE graph_files (
+  file_path    TEXT PRIMARY KEY,
+  content_hash TEXT NOT NULL,
+  size         INTEGER NOT NULL,
+  mtime        REAL NOT NULL,
+  language     TEXT,
+  module       TEXT,
+  indexed_at   INTEGER NOT NULL,
+  status       TEXT NOT NULL DEFAULT 'ok',
+  skip_reason  TEXT
+);
+CREATE INDEX idx_graph_files_module ON graph_files(module);
+"""
+
+# (name, sql). Append only.
+MIGRATIONS: list[tuple[str, str]] = [
+    ("0001_core_memories", CORE_MEMORIES),
+    ("0002_vectors_and_embedding_cache", VECTORS),
+    ("0003_observer", OBSERVER),
+    ("0004_code_graph", GRAPH),
+]

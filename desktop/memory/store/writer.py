@@ -1,0 +1,362 @@
+"""The one writer thread.
+
+Every database write in an Engram process is a `WriteOp` submitted here. The
+thread drains the queue, runs the ops it finds in one short `BEGIN IMMEDIATE`
+transaction (a savepoint per op, so one failing op never undoes its
+neighbours), commits, and only then resolves each op's future: a resolved
+future means the write is durable. Listeners then get a `ChangeSet` saying what
+changed, so views refresh only that. Group commit is what lets thousands of
+small writes a second through without any caller holding a transaction.
+"""
+
+from __future__ import annotations
+
+import abc
+import itertools
+import json
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+import apsw
+
+from desktop.memory.store.connection import open_connection, translate_error
+from desktop.memory.store.errors import CorruptDatabaseError, WriterClosedError
+from desktop.memory.store.migrations import migrate, project_id
+
+log = logging.getLogger("engram.store.writer")
+
+T = TypeVar("T")
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    """The default clock."""
+    return datetime.now(UTC)
+
+
+def iso(dt: datetime) -> str:
+    """Timestamps are stored as ISO 8601 UTC with milliseconds and a Z (julianday() reads them)."""
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One kind of change to one entity kind: which ids were added, updated or deleted."""
+
+    entity: str
+    action: str
+    ids: frozenset[Any] = frozenset()
+
+
+@dataclass
+class ChangeSet:
+    """Everything one committed transaction changed."""
+
+    changes: list[Change] = field(default_factory=list)
+
+    def touches(self, entity: str) -> bool:
+        """True when anything of `entity` changed."""
+        return any(c.entity == entity for c in self.changes)
+
+    def ids(self, entity: str, action: str | None = None) -> set[Any]:
+        """Ids of `entity` changed (optionally only by `action`)."""
+        out: set[Any] = set()
+        for c in self.changes:
+            if c.entity == entity and (action is None or c.action == action):
+                out |= c.ids
+        return out
+
+
+class Tx:
+    """What an op sees while it runs: the connection, the clock, and change/audit recording."""
+
+    def __init__(self, conn: apsw.Connection, now: datetime, project: str) -> None:
+        self.conn = conn
+        self.now_dt = now
+        self.now = iso(now)
+        self.project_id = project
+        self.changes: list[Change] = []
+
+    def execute(self, sql: str, params: Any = ()) -> apsw.Cursor:
+        """Run one statement inside the current transaction."""
+        return self.conn.execute(sql, params)
+
+    def changed(self, entity: str, action: str, ids: Any = ()) -> None:
+        """Record that ids of `entity` were added/updated/deleted (published after commit)."""
+        self.changes.append(Change(entity, action, frozenset(ids)))
+
+    def audit(self, action: str, memory_id: int | None, *, actor: str,
+              reason: str | None = None, detail: dict[str, Any] | None = None) -> None:
+        """Journal-first: write the audit entry before the mutation it explains."""
+        self.conn.execute(
+            "INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) VALUES (?,?,?,?,?,?)",
+            (self.now, actor, action, memory_id, reason, json.dumps(detail or {}, ensure_ascii=False)))
+        self.changes.append(Change("audit", "added", frozenset()))
+
+
+class WriteOp(abc.ABC, Generic[T]):
+    """A named, typed write. `apply` runs in the writer thread inside a savepoint."""
+
+    name: ClassVar[str] = "write"
+
+    @abc.abstractmethod
+    def apply(self, tx: Tx) -> T:
+        """Perform the write; return the op's answer."""
+
+
+class MaintenanceOp(WriteOp[T]):
+    """A write that must run outside a transaction (VACUUM, WAL checkpoint).
+
+    The writer runs it alone, after the ops queued before it have committed.
+    """
+
+    outside_transaction: ClassVar[bool] = True
+
+
+class FnOp(WriteOp[T]):
+    """A write given as a function of the transaction (for small, local writes)."""
+
+    def __init__(self, name: str, fn: Callable[[Tx], T]) -> None:
+        self.name = name  # type: ignore[misc]
+        self.fn = fn
+
+    def apply(self, tx: Tx) -> T:
+        """Call the function."""
+        return self.fn(tx)
+
+
+@dataclass
+class _Item:
+    op: WriteOp[Any]
+    future: Future[Any]
+
+
+_STOP = object()
+
+
+class Writer:
+    """Owns the only write connection of the process and the thread that uses it."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, path: Path | str, *, clock: Clock = utc_now, max_batch: int = 512) -> None:
+        self.path = str(path)
+        self.clock = clock
+        self.max_batch = max_batch
+        self.project_id = ""
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._listeners: list[Callable[[ChangeSet], None]] = []
+        self._listeners_lock = threading.Lock()
+        self._closed = threading.Event()
+        self._ready: Future[None] = Future()
+        self._thread = threading.Thread(
+            target=self._run, name=f"engram-writer-{next(self._ids)}", daemon=True)
+
+    # -- lifecycle -----------------------------------------------------------
+    def start(self, timeout: float | None = 60) -> None:
+        """Open the database, apply migrations, and start serving. Open errors are raised here."""
+        self._thread.start()
+        self._ready.result(timeout)
+
+    def close(self, timeout: float | None = 30) -> None:
+        """Finish queued writes, checkpoint the WAL and close the connection."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        self._queue.put(_STOP)
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        """True while writes are accepted."""
+        return self._thread.is_alive() and not self._closed.is_set()
+
+    # -- API -----------------------------------------------------------------
+    def submit(self, op: WriteOp[T]) -> Future[T]:
+        """Queue a write; the future resolves after its transaction commits."""
+        fut: Future[T] = Future()
+        if self._closed.is_set():
+            fut.set_exception(WriterClosedError("The memory store is closed."))
+            return fut
+        self._queue.put(_Item(op, fut))
+        return fut
+
+    def run(self, op: WriteOp[T], timeout: float | None = 60) -> T:
+        """Submit and wait (for command-line and background callers, never the GUI thread)."""
+        return self.submit(op).result(timeout)
+
+    def subscribe(self, listener: Callable[[ChangeSet], None]) -> Callable[[], None]:
+        """Call `listener` (in the writer thread) after each commit; returns an unsubscribe function."""
+        with self._listeners_lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._listeners_lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+        return unsubscribe
+
+    # -- thread --------------------------------------------------------------
+    def _run(self) -> None:
+        try:
+            conn = open_connection(self.path)
+        except BaseException as exc:  # surfaced to start()
+            self._ready.set_exception(exc)
+            return
+        try:
+            try:
+                self._check_integrity(conn)
+                migrate(conn, self.path)
+                self.project_id = project_id(conn)
+            except apsw.Error as exc:
+                raise translate_error(exc, self.path) from exc
+        except BaseException as exc:
+            conn.close()
+            self._ready.set_exception(exc)
+            return
+        self._ready.set_result(None)
+        try:
+            self._serve(conn)
+        finally:
+            self._shutdown(conn)
+
+    def _check_integrity(self, conn: apsw.Connection) -> None:
+        rows = conn.execute("PRAGMA quick_check(1)").fetchall()
+        if rows and rows[0][0] != "ok":
+            raise CorruptDatabaseError(self.path, str(rows[0][0]))
+
+    def _serve(self, conn: apsw.Connection) -> None:
+        while True:
+            first = self._queue.get()
+            if first is _STOP:
+                self._drain_after_stop(conn)
+                return
+            batch = [first]
+            stop_after = False
+            while len(batch) < self.max_batch:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is _STOP:
+                    stop_after = True
+                    break
+                batch.append(nxt)
+            self._dispatch(conn, batch)
+            if stop_after:
+                self._drain_after_stop(conn)
+                return
+
+    def _drain_after_stop(self, conn: apsw.Connection) -> None:
+        rest: list[_Item] = []
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is not _STOP:
+                rest.append(item)
+        if rest:
+            self._dispatch(conn, rest)
+
+    def _dispatch(self, conn: apsw.Connection, batch: list[_Item]) -> None:
+        pending: list[_Item] = []
+        for item in batch:
+            if getattr(item.op, "outside_transaction", False):
+                self._run_batch(conn, pending)
+                pending = []
+                self._run_maintenance(conn, item)
+            else:
+                pending.append(item)
+        self._run_batch(conn, pending)
+
+    def _run_maintenance(self, conn: apsw.Connection, item: _Item) -> None:
+        if not item.future.set_running_or_notify_cancel():
+            return
+        tx = Tx(conn, self.clock(), self.project_id)
+        try:
+            result = item.op.apply(tx)
+        except BaseException as exc:
+            err = translate_error(exc, self.path) if isinstance(exc, apsw.Error) else exc
+            if not isinstance(err, Exception):
+                raise
+            item.future.set_exception(err)
+            return
+        item.future.set_result(result)
+        if tx.changes:
+            self._publish(ChangeSet(tx.changes))
+
+    def _run_batch(self, conn: apsw.Connection, batch: list[_Item]) -> None:
+        if not batch:
+            return
+        live = [it for it in batch if it.future.set_running_or_notify_cancel()]
+        if not live:
+            return
+        tx = Tx(conn, self.clock(), self.project_id)
+        outcomes: list[tuple[_Item, bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except apsw.Error as exc:
+            err = translate_error(exc, self.path)
+            for it in live:
+                it.future.set_exception(err)
+            return
+        for it in live:
+            mark = len(tx.changes)
+            conn.execute("SAVEPOINT op")
+            try:
+                result = it.op.apply(tx)
+                conn.execute("RELEASE op")
+                outcomes.append((it, True, result))
+            except BaseException as exc:  # one op's failure must not undo the others
+                conn.execute("ROLLBACK TO op")
+                conn.execute("RELEASE op")
+                del tx.changes[mark:]
+                err = translate_error(exc, self.path) if isinstance(exc, apsw.Error) else exc
+                if not isinstance(err, Exception):
+                    raise
+                outcomes.append((it, False, err))
+        try:
+            conn.execute("COMMIT")
+        except apsw.Error as exc:
+            err = translate_error(exc, self.path)
+            log.error("commit failed, %d writes not saved: %s", len(live), exc)
+            try:
+                conn.execute("ROLLBACK")
+            except apsw.Error:
+                pass
+            for it in live:
+                it.future.set_exception(err)
+            return
+        for it, ok, value in outcomes:
+            if ok:
+                it.future.set_result(value)
+            else:
+                it.future.set_exception(value)
+        if tx.changes:
+            self._publish(ChangeSet(tx.changes))
+
+    def _publish(self, changes: ChangeSet) -> None:
+        with self._listeners_lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(changes)
+            except Exception:  # a broken view must never stop the writer
+                log.exception("change listener failed")
+
+    def _shutdown(self, conn: apsw.Connection) -> None:
+        try:
+            conn.execute("PRAGMA optimize")
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except apsw.Error as exc:
+            log.warning("checkpoint at close failed: %s", exc)
+        conn.close()

@@ -1,0 +1,1 @@
+"""PySide6 user interface. Only this package imports Qt."""

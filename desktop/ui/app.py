@@ -1,0 +1,70 @@
+"""Starting the GUI: QApplication, translations, the qasync event loop, the main window."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+from PySide6.QtCore import QLibraryInfo, QLocale, QTranslator
+from PySide6.QtWidgets import QApplication
+
+from desktop import APP_NAME, ORG_NAME, __version__
+from desktop.composition import Engram
+from desktop.paths import resource_path
+from desktop.settings import Settings
+
+log = logging.getLogger("engram.ui")
+
+
+def install_translators(app: QApplication, language: str) -> list[QTranslator]:
+    """Load Engram's and Qt's own translations for `language` ("system" follows the OS)."""
+    locale = QLocale.system() if language in ("", "system") else QLocale(language)
+    loaded = []
+    ours = QTranslator(app)
+    if ours.load(locale, "engram", "_", str(resource_path("i18n"))):
+        app.installTranslator(ours)
+        loaded.append(ours)
+    qt = QTranslator(app)
+    if qt.load(locale, "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+        app.installTranslator(qt)
+        loaded.append(qt)
+    return loaded
+
+
+def create_app(argv: Sequence[str]) -> QApplication:
+    """The QApplication with Engram's identity set."""
+    app = QApplication.instance() or QApplication(list(argv))
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName(ORG_NAME)
+    app.setApplicationVersion(__version__)
+    return app  # type: ignore[return-value]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the desktop app until its window closes."""
+    import qasync
+
+    from desktop.ui.main_window import MainWindow
+
+    argv = list(sys.argv if argv is None else argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = Settings.load()
+    app = create_app(argv)
+    install_translators(app, settings.language)
+    engram = Engram(settings)
+    window = MainWindow(engram)
+    window.show()
+    project_args = [a for a in argv[1:] if not a.startswith("-")]
+    if project_args:
+        from pathlib import Path
+
+        window.open_project(Path(project_args[0]))
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    app_close = asyncio.Event()
+    app.aboutToQuit.connect(app_close.set)
+    with loop:
+        loop.run_until_complete(app_close.wait())
+    return 0

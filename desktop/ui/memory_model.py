@@ -1,0 +1,226 @@
+"""A table model over up to hundreds of thousands of memories that never loads them all.
+
+The model holds only the ordered list of matching ids (a few hundred KB at
+100,000 rows) and a bounded cache of rows. Rows are fetched in pages, on a pool
+thread, when the view first asks for them; until then the row shows a
+placeholder. Writer change notices refresh only the ids that changed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor, QFont
+
+from desktop.memory.service import MemoryService
+from desktop.memory.store.rows import MemoryQuery
+from desktop.memory.store.writer import ChangeSet
+from desktop.memory.types import Memory
+from desktop.ui.tasks import Tasks
+
+log = logging.getLogger("engram.ui.model")
+
+PAGE = 200
+CACHE_ROWS = 5000
+MemoryRole = Qt.ItemDataRole.UserRole + 1
+IdRole = Qt.ItemDataRole.UserRole + 2
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class MemoryListModel(QAbstractTableModel):
+    """Columns: id, type, content, confidence, status."""
+
+    loaded = Signal(int)  # number of matching memories, after each (re)load of ids
+
+    COLUMNS = ("id", "type", "content", "confidence", "status")
+
+    def __init__(self, service: MemoryService, tasks: Tasks, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.service = service
+        self.tasks = tasks
+        self.query = MemoryQuery()
+        self.order = "recent"
+        self._ids: list[int] = []
+        self._row_of: dict[int, int] = {}
+        self._cache: OrderedDict[int, Memory] = OrderedDict()
+        self._pending_pages: set[int] = set()
+        self._generation = 0
+
+    # -- loading ------------------------------------------------------------------
+    def set_query(self, query: MemoryQuery, order: str | None = None) -> None:
+        """Show the memories matching `query` (ids load in the background)."""
+        self.query = query
+        if order:
+            self.order = order
+        self.reload()
+
+    def reload(self) -> None:
+        """Re-read the id list (after adds/deletes or a new filter)."""
+        self._generation += 1
+        generation = self._generation
+        query, order = self.query, self.order
+        self.tasks.run(lambda: self.service.list_ids(query, order=order),
+                       lambda ids: self._ids_loaded(generation, ids), self._failed)
+
+    def _ids_loaded(self, generation: int, ids: list[int]) -> None:
+        if generation != self._generation:
+            return  # a newer filter superseded this answer
+        self.beginResetModel()
+        self._ids = ids
+        self._row_of = {mid: row for row, mid in enumerate(ids)}
+        self._pending_pages.clear()
+        self.endResetModel()
+        self.loaded.emit(len(ids))
+
+    def _failed(self, exc: BaseException) -> None:
+        log.error("loading memories failed: %s", exc)
+
+    def _request_page(self, row: int) -> None:
+        page = row // PAGE
+        if page in self._pending_pages:
+            return
+        self._pending_pages.add(page)
+        ids = self._ids[page * PAGE:(page + 1) * PAGE]
+        generation = self._generation
+        self.tasks.run(lambda: self.service.get_many(ids),
+                       lambda found: self._page_loaded(generation, page, found), self._failed)
+
+    def _page_loaded(self, generation: int, page: int, found: dict[int, Memory]) -> None:
+        self._pending_pages.discard(page)
+        if generation != self._generation:
+            return
+        self._store(found)
+        first, last = page * PAGE, min(len(self._ids), (page + 1) * PAGE) - 1
+        if last >= first:
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(self.COLUMNS) - 1))
+
+    def _store(self, found: dict[int, Memory]) -> None:
+        for mid, memory in found.items():
+            self._cache[mid] = memory
+            self._cache.move_to_end(mid)
+        while len(self._cache) > CACHE_ROWS:
+            self._cache.popitem(last=False)
+
+    def apply_changes(self, changes: ChangeSet) -> None:
+        """Refresh only what a committed write changed."""
+        if changes.ids("memory", "added") or changes.ids("memory", "deleted") or \
+                changes.ids("memory", "scrubbed") or (changes.touches("memory") and not any(
+                    c.ids for c in changes.changes if c.entity == "memory")):
+            self.reload()
+        updated = changes.ids("memory", "updated") & set(self._row_of)
+        if updated:
+            ids = sorted(updated)
+            generation = self._generation
+            self.tasks.run(lambda: self.service.get_many(ids),
+                           lambda found: self._rows_refreshed(generation, found), self._failed)
+
+    def _rows_refreshed(self, generation: int, found: dict[int, Memory]) -> None:
+        if generation != self._generation:
+            return
+        self._store(found)
+        for mid in found:
+            row = self._row_of.get(mid)
+            if row is not None:
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.COLUMNS) - 1))
+
+    # -- Qt model -------------------------------------------------------------------
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        """Matching memories (not the loaded ones)."""
+        return 0 if parent.isValid() else len(self._ids)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        """Fixed columns."""
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def memory_at(self, row: int) -> Memory | None:
+        """The cached memory of a row, or None while its page loads."""
+        if not 0 <= row < len(self._ids):
+            return None
+        return self._cache.get(self._ids[row])
+
+    def id_at(self, row: int) -> int | None:
+        """The id of a row (always known)."""
+        return self._ids[row] if 0 <= row < len(self._ids) else None
+
+    def row_of(self, memory_id: int) -> int | None:
+        """The row showing a memory, if it matches the current filter."""
+        return self._row_of.get(memory_id)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """Cell contents; a placeholder (and a page request) while the row loads."""
+        if not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        mid = self._ids[row]
+        if role == IdRole:
+            return mid
+        memory = self._cache.get(mid)
+        if memory is None:
+            self._request_page(row)
+            if role == Qt.ItemDataRole.DisplayRole:
+                return f"#{mid}" if col == 0 else ("…" if col == 2 else "")
+            return None
+        if role == MemoryRole:
+            return memory
+        column = self.COLUMNS[col]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(memory, column)
+        if role == Qt.ItemDataRole.ToolTipRole and column == "content":
+            return memory.content[:600]
+        if role == Qt.ItemDataRole.FontRole and memory.pinned and column == "content":
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.ForegroundRole and memory.status.value != "active":
+            return QColor(130, 130, 130)
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in ("id", "confidence"):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def _display(self, m: Memory, column: str) -> str:
+        if column == "id":
+            return f"#{m.id}"
+        if column == "type":
+            return type_label(m.type)
+        if column == "content":
+            text = " ".join(m.content.split())
+            return ("📌 " if m.pinned else "") + (text[:240] + "…" if len(text) > 240 else text)
+        if column == "confidence":
+            return f"{m.confidence:.2f}"
+        return status_label(m.status.value)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """Column titles."""
+        if orientation != Qt.Orientation.Horizontal or role != Qt.ItemDataRole.DisplayRole:
+            return None
+        return [self.tr("#"), self.tr("Type"), self.tr("Memory"), self.tr("Confidence"),
+                self.tr("Status")][section]
+
+
+def type_label(value: str) -> str:
+    """Translated name of a memory type."""
+    from PySide6.QtCore import QCoreApplication
+
+    names = {
+        "gotcha": "Gotcha", "decision": "Decision", "preference": "Preference", "pattern": "Pattern",
+        "requirement": "Requirement", "error_pattern": "Error pattern", "module_insight": "Module insight",
+        "prefetch_pattern": "Prefetch pattern", "work_state": "Work state",
+        "causal_dependency": "Causal dependency", "task_calibration": "Task calibration",
+        "e2e_observation": "E2E observation", "dead_end": "Dead end", "work_unit_outcome": "Work outcome",
+        "workflow_recipe": "Workflow recipe", "context_cost": "Context cost", "code": "Code", "note": "Note",
+    }
+    return QCoreApplication.translate("MemoryTypes", names.get(value, value))
+
+
+def status_label(value: str) -> str:
+    """Translated name of a memory status."""
+    from PySide6.QtCore import QCoreApplication
+
+    names = {"active": "Active", "needs_review": "Needs review", "stale": "Stale",
+             "deprecated": "Forgotten", "candidate": "Candidate"}
+    return QCoreApplication.translate("MemoryStatus", names.get(value, value))

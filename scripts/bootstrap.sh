@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what Engram needs on a Debian/Ubuntu machine: the system libraries Qt
+# loads, Xvfb for headless runs, a virtualenv with Engram and its dependencies.
+# Safe to run any number of times: each step is skipped when already done.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+APT_PACKAGES=(libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libglib2.0-0 libdbus-1-3
+  xvfb xauth libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
+  libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxcb-xinerama0 git fonts-dejavu-core)
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "engram: installing system packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  echo "engram: creating virtualenv in .venv"
+  "$PY" -m venv .venv
+fi
+# Reinstall only when the dependency list changed.
+stamp=".venv/.engram-deps-$(sha256sum pyproject.toml | cut -c1-16)-${ENGRAM_EXTRAS:-dev}"
+if [ ! -f "$stamp" ]; then
+  echo "engram: installing Python dependencies"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".[${ENGRAM_EXTRAS:-dev}]"
+  rm -f .venv/.engram-deps-*
+  touch "$stamp"
+fi
+# Compiled translations are build products; make them from the sources in i18n/.
+.venv/bin/python -m desktop.ui.i18n_build >/dev/null 2>&1 || true
