@@ -1,0 +1,140 @@
+"""Find the transcripts other agents wrote about one project.
+
+Where each agent keeps them:
+
+* Claude Code: ``~/.claude/projects/<slug>/<session>.jsonl`` where the slug is the
+  absolute project path with every non-alphanumeric character (``/``, ``.``, ...)
+  turned into ``-``. Subagent files under ``<session>/subagents/`` are imported with
+  their session and are not listed separately.
+* Codex: ``$CODEX_HOME`` or ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``; the
+  project is only named inside, by the first record's ``session_meta.cwd``.
+* Gemini CLI: ``~/.gemini/tmp/<sha256 of the project path>/chats/session-*.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop.memory.observer.gemini import project_hash
+
+logger = logging.getLogger("engram.observer")
+
+# session_meta can embed long instructions; the first line is read up to this size.
+_META_LIMIT = 4_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptRef:
+    """One transcript file found on disk, with what ``import_any`` will treat it as."""
+
+    path: Path
+    agent: str  # claude-code | codex | gemini-cli
+    format: str  # claude-code-jsonl | codex-rollout | gemini-chat
+    size: int
+    mtime: float
+
+
+def _project_paths(project_dir: Path) -> list[str]:
+    """The project path as written (absolute) and resolved (symlinks followed)."""
+    absolute = os.path.abspath(os.path.expanduser(str(project_dir)))
+    forms = [absolute]
+    try:
+        resolved = str(Path(absolute).resolve())
+    except OSError:
+        resolved = absolute
+    if resolved != absolute:
+        forms.append(resolved)
+    return forms
+
+
+def claude_slugs(project_dir: Path) -> list[str]:
+    """Candidate ``~/.claude/projects`` folder names for a project.
+
+    The documented rule replaces ``/`` and ``.``; Claude Code actually replaces every
+    non-alphanumeric character, so both spellings are tried (they usually agree).
+    """
+    slugs: dict[str, None] = {}
+    for path in _project_paths(project_dir):
+        slugs.setdefault(re.sub(r"[/.]", "-", path), None)
+        slugs.setdefault(re.sub(r"[^A-Za-z0-9]", "-", path), None)
+    return list(slugs)
+
+
+def _ref(path: Path, agent: str, fmt: str) -> TranscriptRef | None:
+    try:
+        st = path.stat()
+    except OSError:  # vanished between listing and stat: not an error, just gone
+        return None
+    return TranscriptRef(path, agent, fmt, st.st_size, st.st_mtime)
+
+
+def _codex_cwd(path: Path) -> str | None:
+    """The cwd in a rollout file's first record, or None if unreadable."""
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(_META_LIMIT)
+        record = json.loads(first.decode("utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    payload = record.get("payload") if record.get("type") == "session_meta" else record
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    return cwd if isinstance(cwd, str) else None
+
+
+def _inside(cwd: str, projects: list[str]) -> bool:
+    """True when a session ran in the project or one of its subfolders."""
+    norm = os.path.normpath(cwd)
+    return any(norm == p or norm.startswith(p.rstrip(os.sep) + os.sep) for p in projects)
+
+
+def _safe_glob(folder: Path, pattern: str) -> list[Path]:
+    try:
+        return sorted(folder.glob(pattern)) if folder.is_dir() else []
+    except OSError:
+        return []
+
+
+def find_transcripts(project_dir: Path, home: Path | None = None) -> list[TranscriptRef]:
+    """List every Claude Code, Codex and Gemini CLI transcript about ``project_dir``.
+
+    ``home`` replaces the user's home folder (tests; ``$CODEX_HOME`` is honoured only
+    when ``home`` is not given). Sorted by modification time, oldest first, so
+    sessions can be replayed in the order they happened.
+    """
+    base = home if home is not None else Path.home()
+    projects = _project_paths(Path(project_dir))
+    refs: list[TranscriptRef] = []
+
+    for slug in claude_slugs(Path(project_dir)):
+        for path in _safe_glob(base / ".claude" / "projects" / slug, "*.jsonl"):
+            ref = _ref(path, "claude-code", "claude-code-jsonl")
+            if ref:
+                refs.append(ref)
+
+    codex_home = Path(os.environ["CODEX_HOME"]) if home is None and os.environ.get("CODEX_HOME") \
+        else base / ".codex"
+    for path in _safe_glob(codex_home / "sessions", "**/rollout-*.jsonl"):
+        cwd = _codex_cwd(path)
+        if cwd and _inside(cwd, projects):
+            ref = _ref(path, "codex", "codex-rollout")
+            if ref:
+                refs.append(ref)
+
+    hashes = {project_hash(p) for p in projects}
+    for digest in sorted(hashes):
+        for path in _safe_glob(base / ".gemini" / "tmp" / digest / "chats", "session-*.json"):
+            ref = _ref(path, "gemini-cli", "gemini-chat")
+            if ref:
+                refs.append(ref)
+
+    unique = list({r.path: r for r in refs}.values())  # a path found via two slugs once
+    unique.sort(key=lambda r: (r.mtime, str(r.path)))
+    logger.debug("found %d transcripts for %s", len(unique), projects[0])
+    return unique
