@@ -119,7 +119,8 @@ class OllamaEmbeddingProvider:
         names = [m.model or "" for m in listed.models]
         if any(_same_model(name, self.model) for name in names):
             return True
-        logger.info("ollama at %s is up but model %s is not pulled", self.host, self.model)
+        # debug, not info: the UI may poll available() every few seconds.
+        logger.debug("ollama at %s is up but model %s is not pulled", self.host, self.model)
         return False
 
     def embed(self, texts: Sequence[str]) -> FloatMatrix:
