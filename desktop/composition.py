@@ -62,3 +62,13 @@ class Engram:
             self.registry.remember(info.root)
         log.info("opened project %s (%s)", info.name, info.db_path)
         return ProjectServices(info=info, db=db, memories=MemoryService(db), settings=self.settings)
+
+
+def build_graph_service(project: ProjectServices, **options: Any) -> Any:
+    """The project's code-graph service (indexer, watcher, impact queries), created on first use.
+
+    Kept in ``project.extras['graph']`` so closing the project stops its watcher.
+    """
+    from desktop.memory.graph.service import build_graph_service as build
+
+    return build(project, **options)

@@ -338,10 +338,18 @@ CREATE TABLE graph_files (
 CREATE INDEX idx_graph_files_module ON graph_files(module);
 """
 
+# Raw facts the resolver needs about a file that the node table does not hold (its
+# import statements, package): lets a later run or the watcher rebuild the symbol
+# index from the database instead of re-parsing every unchanged file.
+GRAPH_FILE_FACTS = """
+ALTER TABLE graph_files ADD COLUMN facts TEXT;
+"""
+
 # (name, sql). Append only.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core_memories", CORE_MEMORIES),
     ("0002_vectors_and_embedding_cache", VECTORS),
     ("0003_observer", OBSERVER),
     ("0004_code_graph", GRAPH),
+    ("0005_graph_file_facts", GRAPH_FILE_FACTS),
 ]

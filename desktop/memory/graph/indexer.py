@@ -1,0 +1,385 @@
+"""The project indexer: walk, parse, resolve, store, close, detect modules, chunk.
+
+Parsing happens in the calling (worker) thread; the writer thread only receives
+ready-made rows in batches (``BATCH`` files per op), submitted without waiting so
+SQLite commits while the next batch parses. Files are stored in two steps because an
+edge needs both its endpoints: first every changed file's nodes (records marked
+``pending``), then its resolved edges. A file becomes ``ok``/``partial`` only when the
+run finishes, so a cancelled run is simply redone next time. The first run (or one
+touching many files) builds the closure in one pass at the end; small runs keep it
+incrementally inside each op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from desktop.memory.graph import facts as factlib
+from desktop.memory.graph.chunking import chunk_file
+from desktop.memory.graph.closure import DEFAULT_DEPTH, adjacency_from_rows, full_closure
+from desktop.memory.graph.code_memories import StoreChunks
+from desktop.memory.graph.communities import detect_modules
+from desktop.memory.graph.extract import extract_file
+from desktop.memory.graph.model import CodeChunk, FileExtraction
+from desktop.memory.graph.resolve import SymbolIndex, resolve_file
+from desktop.memory.graph.store import (
+    FileGraph,
+    FileRecord,
+    ReplaceClosure,
+    ReplaceFiles,
+    StoreModules,
+    UpdateIndexState,
+)
+from desktop.memory.graph.walk import MAX_FILE_BYTES, IgnoreRules, classify, walk
+from desktop.memory.store.database import Database
+from desktop.memory.store.writer import FnOp, Tx
+
+log = logging.getLogger("engram.graph")
+
+BATCH = 50
+CLOSURE_BATCH = 20_000
+FULL_CLOSURE_FRACTION = 0.2  # above this share of changed files, rebuild the closure in one pass
+_CLOSURE_FLAG = "graph_closure_complete"
+
+
+@dataclass
+class IndexProgress:
+    """One progress report: phase (scan, parse, resolve, modules, chunks, closure), counts, file."""
+
+    phase: str
+    done: int
+    total: int
+    current: str = ""
+
+
+@dataclass
+class IndexReport:
+    """What a run did."""
+
+    indexed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)
+    partial: int = 0
+    unsupported: int = 0
+    chunks: int = 0
+    modules: int = 0
+    closure_rows: int = 0
+    seconds: float = 0.0
+    cancelled: bool = False
+
+    def skip(self, path: str, reason: str) -> None:
+        """Count one skipped file or folder."""
+        key = reason.split(":", 1)[0]
+        self.skipped[key] = self.skipped.get(key, 0) + 1
+        self.skipped_files.append((path, reason))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready summary."""
+        return {"indexed": self.indexed, "unchanged": self.unchanged, "deleted": self.deleted,
+                "partial": self.partial, "skipped": self.skipped, "unsupported": self.unsupported,
+                "chunks": self.chunks, "modules": self.modules, "closure_rows": self.closure_rows,
+                "seconds": round(self.seconds, 3), "cancelled": self.cancelled,
+                "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped_files[:200]]}
+
+
+@dataclass
+class _Parsed:
+    path: str
+    extraction: FileExtraction
+    record: FileRecord
+    chunks: list[CodeChunk]
+    is_new: bool = False
+    shape_changed: bool = True
+
+
+Progress = Callable[[IndexProgress], None]
+
+
+class ProjectIndexer:
+    """Indexes one project folder into its database; keeps the symbol index for later updates."""
+
+    def __init__(self, db: Database, root: Path | str, *, depth: int = DEFAULT_DEPTH, chunks: bool = True,
+                 user_modules: dict[str, str] | None = None) -> None:
+        self.db = db
+        self.root = Path(root).resolve()
+        self.depth = depth
+        self.chunks = chunks
+        self.user_modules = user_modules  # path prefix -> module name, when the user defined modules
+        self.rules = IgnoreRules(self.root)
+        self.index: SymbolIndex | None = None
+        self._lock = threading.Lock()  # one run at a time (CLI, first index, watcher)
+
+    # -- reading ---------------------------------------------------------------
+    def read(self, rel: str) -> tuple[bytes | None, str | None, float]:
+        """Return (bytes, skip reason, mtime); never raises for a file that vanished or is odd."""
+        p = self.root / rel
+        try:
+            st = p.stat()
+            if not p.is_file():
+                return None, "unreadable: not a regular file", 0.0
+            if st.st_size > MAX_FILE_BYTES:
+                return None, "too large", st.st_mtime
+            with p.open("rb") as fh:
+                data = fh.read(MAX_FILE_BYTES + 1)
+        except FileNotFoundError:
+            return None, "deleted", 0.0
+        except (OSError, RuntimeError) as exc:  # permissions, symlink loops, FIFOs gone odd
+            return None, f"unreadable: {getattr(exc, 'strerror', None) or exc}", 0.0
+        why = classify(rel, data)
+        return (None if why else data), why, st.st_mtime
+
+    def parse(self, rel: str, data: bytes, mtime: float, module: str | None) -> _Parsed:
+        """Extract and chunk one file (pure CPU; called in the worker thread)."""
+        ex = extract_file(rel, data)
+        chunks = chunk_file(rel, data, ex) if self.chunks else []
+        rec = FileRecord(rel, hashlib.blake2b(data, digest_size=16).hexdigest(), len(data), mtime,
+                         ex.language, module, "pending", "syntax errors" if ex.had_errors else None,
+                         factlib.dump(ex))
+        return _Parsed(rel, ex, rec, chunks)
+
+    # -- state -----------------------------------------------------------------
+    def _known(self) -> dict[str, tuple[str, str, str | None]]:
+        conn = self.db.reads.conn()
+        return {p: (h, s, m) for p, h, s, m in conn.execute(
+            "SELECT file_path, content_hash, status, module FROM graph_files")}
+
+    def load_index(self) -> SymbolIndex:
+        """The symbol index of the stored project (built from the database, no parsing)."""
+        if self.index is None:
+            self.index = factlib.load_index(self.db.reads.conn())
+        return self.index
+
+    def _flag(self, value: str) -> Future[Any]:
+        def set_flag(tx: Tx) -> None:
+            tx.execute("INSERT INTO project_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE"
+                       " SET value=excluded.value", (_CLOSURE_FLAG, value))
+        return self.db.writer.submit(FnOp("graph_closure_flag", set_flag))
+
+    def _closure_complete(self) -> bool:
+        rows = self.db.reads.conn().execute("SELECT value FROM project_meta WHERE key=?",
+                                            (_CLOSURE_FLAG,)).fetchall()
+        return not rows or rows[0][0] == "1"
+
+    # -- the run ---------------------------------------------------------------
+    def run(self, progress: Progress | None = None, cancel: threading.Event | None = None, *,
+            force: bool = False, paths: set[str] | None = None, deleted: set[str] | None = None) -> IndexReport:
+        """Index the project (``paths``/``deleted`` given: only those, as the watcher does)."""
+        with self._lock:
+            return self._run(progress or (lambda p: None), cancel or threading.Event(), force,
+                             paths, deleted or set())
+
+    def _run(self, progress: Progress, cancel: threading.Event, force: bool,
+             paths: set[str] | None, gone: set[str]) -> IndexReport:
+        t0 = time.perf_counter()
+        report = IndexReport()
+        progress(IndexProgress("scan", 0, 0))
+        known = self._known()
+        if paths is None:
+            found = walk(self.root, self.rules)
+            candidates = found.files
+            report.unsupported = found.unsupported
+            for p, why in found.ignored:
+                report.skip(p, why)
+            gone = gone | {p for p in known if p not in set(candidates)}
+        else:
+            candidates = sorted(p for p in paths if not self.rules.reason(p, False))
+            gone = gone | {p for p in paths if p not in candidates and p in known}
+        index = self.load_index() if known and not force else SymbolIndex()
+        if force or not known:
+            self.index = index
+        cold = force or not known
+        rebuild = cold or not self._closure_complete()
+        parsed: list[_Parsed] = []
+        skipped: list[FileRecord] = []
+        futures: list[Future[Any]] = []
+        batch: list[FileGraph] = []
+        for i, rel in enumerate(candidates):
+            if cancel.is_set():
+                report.cancelled = True
+                break
+            progress(IndexProgress("parse", i, len(candidates), rel))
+            data, why, mtime = self.read(rel)
+            if data is None:
+                if why == "deleted":
+                    gone.add(rel)
+                    continue
+                report.skip(rel, why or "unreadable")
+                log.info("skipped %s: %s", rel, why)
+                skipped.append(FileRecord(rel, "", 0, mtime, None, None, "skipped", why))
+                if rel in known and known[rel][1] != "skipped":
+                    gone.add(rel)
+                continue
+            prev = known.get(rel)
+            digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+            if not force and prev is not None and prev[0] == digest and prev[1] in ("ok", "partial"):
+                report.unchanged += 1
+                continue
+            try:
+                item = self.parse(rel, data, mtime, prev[2] if prev else None)
+            except Exception:  # a parser bug must cost one file, not the run
+                log.exception("failed to parse %s", rel)
+                report.skip(rel, "parse error")
+                continue
+            before = factlib.shape(index, rel)
+            index.update(rel, item.extraction)
+            item.shape_changed = prev is None or before != factlib.shape(index, rel)
+            item.is_new = prev is None
+            parsed.append(item)
+            batch.append(FileGraph(rel, item.extraction.nodes, None, item.record))
+            if len(batch) >= BATCH:
+                futures.append(self.db.writer.submit(ReplaceFiles(batch, closure=not rebuild, depth=self.depth)))
+                batch = []
+        for rel in gone:
+            index.remove(rel)
+        total_files = max(1, len(index.files))
+        rebuild = rebuild or (len(parsed) + len(gone)) / total_files > FULL_CLOSURE_FRACTION
+        if rebuild:
+            futures.append(self._flag("0"))
+        # Nodes of changed files and deletions first: later edges may point at any of them.
+        futures.append(self.db.writer.submit(ReplaceFiles(batch, sorted(gone), skipped=skipped,
+                                                          closure=not rebuild, depth=self.depth)))
+        report.deleted = len(gone)
+        _wait(futures)
+        if report.cancelled:
+            report.seconds = time.perf_counter() - t0
+            return report
+        self._resolve(parsed, gone, index, rebuild, cold, progress)
+        modules = self._modules(parsed, gone, cold or rebuild, progress)
+        report.modules = len(set(modules.values())) if modules else 0
+        report.chunks = self._store_chunks(parsed, modules, progress)
+        if rebuild:
+            report.closure_rows = self.rebuild_closure(progress)
+        self._finish(parsed)
+        report.indexed = len(parsed)
+        report.partial = sum(1 for p in parsed if p.extraction.had_errors)
+        report.seconds = time.perf_counter() - t0
+        log.info("indexed %d files (%d unchanged, %d skipped, %d deleted) in %.2fs", report.indexed,
+                 report.unchanged, sum(report.skipped.values()), report.deleted, report.seconds)
+        return report
+
+    def _dependents(self, changed: list[_Parsed], gone: set[str], index: SymbolIndex) -> set[str]:
+        """Files whose resolved edges may change because these files' symbols or paths changed."""
+        conn = self.db.reads.conn()
+        out: set[str] = set()
+        targets = [p.path for p in changed if p.shape_changed] + sorted(gone)
+        for path in targets:
+            out.update(r[0] for r in conn.execute(
+                "SELECT DISTINCT e.origin_file FROM graph_nodes n JOIN graph_edges e ON e.to_id = n.id"
+                " WHERE n.file_path = ? AND e.origin_file IS NOT NULL", (path,)))
+        new_paths = [p.path for p in changed if p.is_new] + sorted(gone)
+        out |= factlib.files_importing(index, new_paths)
+        return out - {p.path for p in changed} - gone
+
+    def _resolve(self, parsed: list[_Parsed], gone: set[str], index: SymbolIndex, rebuild: bool,
+                 cold: bool, progress: Progress) -> None:
+        """Store resolved edges of changed files and re-resolve their dependents."""
+        extra = set() if cold else self._dependents(parsed, gone, index)
+        work: list[tuple[str, FileExtraction]] = [(p.path, p.extraction) for p in parsed]
+        for rel in sorted(extra):
+            data, _, _ = self.read(rel)
+            if data is not None:
+                work.append((rel, extract_file(rel, data)))
+        futures: list[Future[Any]] = []
+        batch: list[FileGraph] = []
+        for i, (rel, ex) in enumerate(work):
+            if i % 25 == 0:
+                progress(IndexProgress("resolve", i, len(work), rel))
+            edges = list(ex.edges) + resolve_file(rel, ex, index)
+            batch.append(FileGraph(rel, None, edges))
+            if len(batch) >= BATCH:
+                futures.append(self.db.writer.submit(ReplaceFiles(batch, closure=not rebuild, depth=self.depth)))
+                batch = []
+        if batch:
+            futures.append(self.db.writer.submit(ReplaceFiles(batch, closure=not rebuild, depth=self.depth)))
+        _wait(futures)
+
+    def _modules(self, parsed: list[_Parsed], gone: set[str], full: bool, progress: Progress) -> dict[str, str]:
+        """Module of each file: the user's prefixes, else Louvain (full runs) or the folder's majority."""
+        conn = self.db.reads.conn()
+        files = [r[0] for r in conn.execute("SELECT file_path FROM graph_files WHERE status<>'skipped'")]
+        progress(IndexProgress("modules", 0, len(files)))
+        if self.user_modules:
+            modules = {f: _user_module(f, self.user_modules) for f in files}
+        elif full:
+            edges = conn.execute(
+                "SELECT substr(from_id, 6), substr(to_id, 6) FROM graph_edges WHERE type='imports'"
+                " AND stale_at IS NULL AND from_id LIKE 'file:%' AND to_id LIKE 'file:%'").fetchall()
+            modules = detect_modules(edges, files)
+        else:
+            modules = factlib.guess_modules(conn, [p.path for p in parsed if p.record.module is None])
+        if modules:
+            self.db.writer.run(StoreModules(modules, source="user" if self.user_modules else "louvain"), None)
+        for p in parsed:
+            if p.path in modules:
+                p.record = FileRecord(**{**p.record.__dict__, "module": modules[p.path]})
+        return modules
+
+    def _store_chunks(self, parsed: list[_Parsed], modules: dict[str, str], progress: Progress) -> int:
+        if not self.chunks:
+            return 0
+        futures: list[Future[tuple[int, int]]] = []
+        for i in range(0, len(parsed), BATCH):
+            progress(IndexProgress("chunks", i, len(parsed), parsed[i].path))
+            part = {p.path: (p.record.module, p.chunks) for p in parsed[i:i + BATCH]}
+            futures.append(self.db.writer.submit(StoreChunks(part)))
+        return sum(f.result()[0] for f in futures)
+
+    def rebuild_closure(self, progress: Progress | None = None) -> int:
+        """Compute the whole closure here (not in the writer) and write it in batches."""
+        conn = self.db.reads.conn()
+        adj = adjacency_from_rows(conn.execute(
+            "SELECT from_id, to_id, type, weight FROM graph_edges WHERE stale_at IS NULL").fetchall())
+        futures: list[Future[int]] = []
+        rows: list[Any] = []
+        first = True
+        total = 0
+        for row in full_closure(adj, self.depth):
+            rows.append(row)
+            if len(rows) >= CLOSURE_BATCH:
+                futures.append(self.db.writer.submit(ReplaceClosure(rows, clear=first)))
+                first, total, rows = False, total + len(rows), []
+                if progress:
+                    progress(IndexProgress("closure", total, 0))
+        futures.append(self.db.writer.submit(ReplaceClosure(rows, clear=first)))
+        total += len(rows)
+        futures.append(self._flag("1"))
+        _wait(futures)
+        return total
+
+    def _finish(self, parsed: list[_Parsed]) -> None:
+        final = [("partial" if p.extraction.had_errors else "ok", p.path) for p in parsed]
+
+        def finish(tx: Tx) -> int:
+            tx.conn.executemany("UPDATE graph_files SET status=? WHERE file_path=?", final)
+            return len(final)
+        self.db.writer.run(FnOp("graph_finish_files", finish), None)
+        self.db.writer.run(UpdateIndexState(), None)
+
+
+def _user_module(path: str, prefixes: dict[str, str]) -> str:
+    best = max((p for p in prefixes if path == p or path.startswith(p.rstrip("/") + "/")), key=len, default=None)
+    return prefixes[best] if best is not None else (path.split("/", 1)[0] if "/" in path else ".")
+
+
+def _wait(futures: list[Future[Any]]) -> None:
+    """Wait for submitted writes; the first failure is raised after all have settled."""
+    error: BaseException | None = None
+    for f in futures:
+        exc = f.exception()
+        if exc is not None and error is None:
+            error = exc
+    if error is not None:
+        raise error
+
+
+__all__ = ["IndexProgress", "IndexReport", "ProjectIndexer"]
