@@ -132,6 +132,8 @@ class ProjectIndexer:
             with p.open("rb") as fh:
                 data = fh.read(MAX_FILE_BYTES + 1)
         except FileNotFoundError:
+            if p.is_symlink():
+                return None, "unreadable: dangling symlink", 0.0
             return None, "deleted", 0.0
         except (OSError, RuntimeError) as exc:  # permissions, symlink loops, FIFOs gone odd
             return None, f"unreadable: {getattr(exc, 'strerror', None) or exc}", 0.0
@@ -198,6 +200,10 @@ class ProjectIndexer:
         if force or not known:
             self.index = index
         cold = force or not known
+        # A file whose edges were marked stale is re-indexed even when its bytes are back to
+        # what was indexed (touch, undo): otherwise its edges would stay invisible.
+        stale_files = {r[0] for r in self.db.reads.conn().execute(
+            "SELECT DISTINCT origin_file FROM graph_edges WHERE stale_at IS NOT NULL")}
         rebuild = cold or not self._closure_complete()
         parsed: list[_Parsed] = []
         skipped: list[FileRecord] = []
@@ -221,7 +227,8 @@ class ProjectIndexer:
                 continue
             prev = known.get(rel)
             digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-            if not force and prev is not None and prev[0] == digest and prev[1] in ("ok", "partial"):
+            if not force and prev is not None and prev[0] == digest and prev[1] in ("ok", "partial") \
+                    and rel not in stale_files:
                 report.unchanged += 1
                 continue
             try:

@@ -164,8 +164,10 @@ class GraphService:
 
 
 def _summary(result: dict[str, Any]) -> str:
-    parts = [f"{len(lv['files'])} file(s), {len(lv['symbols'])} symbol(s) at depth {lv['depth']}"
-             for lv in result["levels"]]
+    parts = []
+    for lv in result["levels"]:
+        names = ", ".join(lv["files"][:5]) + (f" and {len(lv['files']) - 5} more" if len(lv["files"]) > 5 else "")
+        parts.append(f"depth {lv['depth']}: {names or 'no files'} ({len(lv['symbols'])} symbol(s))")
     head = f"Changing {result['target']} may affect {result['total_files']} file(s)"
     return head + (": " + "; ".join(parts) if parts else " (nothing depends on it)") + "."
 

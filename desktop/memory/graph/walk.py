@@ -67,15 +67,15 @@ class IgnoreRules:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._specs: dict[str, pathspec.PathSpec | None] = {}
+        self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
 
-    def _spec(self, rel_dir: str) -> pathspec.PathSpec | None:
+    def _spec(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
         if rel_dir not in self._specs:
             spec = None
             gi = self.root / rel_dir / ".gitignore" if rel_dir else self.root / ".gitignore"
             try:
                 lines = gi.read_text(encoding="utf-8", errors="replace").splitlines()
-                spec = pathspec.PathSpec.from_lines("gitwildmatch", lines)
+                spec = pathspec.GitIgnoreSpec.from_lines(lines)
             except OSError:
                 spec = None
             self._specs[rel_dir] = spec
