@@ -72,3 +72,32 @@ def build_graph_service(project: ProjectServices, **options: Any) -> Any:
     from desktop.memory.graph.service import build_graph_service as build
 
     return build(project, **options)
+
+
+def observer_for(project: ProjectServices, *, embedder: Any | None = None) -> Any:
+    """The project's transcript ingestor (created once, kept in ``project.extras["observer"]``).
+
+    Novelty uses ``embedder`` if given, else the configured embedding provider, else
+    (no model installed) a hashing embedder so near-duplicates are still caught.
+    """
+    known = project.extras.get("observer")
+    if known is not None:
+        return known
+    from desktop.memory.observer.ingest import Ingestor
+    from desktop.memory.observer.novelty import HashingEmbedder, Novelty
+    from desktop.memory.observer.promotion import Promoter
+
+    if embedder is None:
+        try:
+            from desktop.memory.embedding.detect import detect_provider
+
+            provider = detect_provider(project.settings)
+            embedder = provider if provider.available() else HashingEmbedder()
+        except Exception:  # the observer must work without an embedding model
+            log.warning("no embedding provider for novelty; using the hashing embedder")
+            embedder = HashingEmbedder()
+    ingestor = Ingestor(project.db, Promoter(project.db, novelty=Novelty(embedder)),
+                        project_dir=project.info.root)
+    project.extras["observer"] = ingestor
+    return ingestor
+

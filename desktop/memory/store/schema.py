@@ -345,6 +345,56 @@ GRAPH_FILE_FACTS = """
 ALTER TABLE graph_files ADD COLUMN facts TEXT;
 """
 
+# Cross-session learning state of the observer (issue 5): which events were already
+# learned from (idempotent re-import), searches, tool sequences, prompt-term to file
+# associations for prefetch, and per-signal session counts for the frequency filter.
+OBSERVER_LEARNING = """
+ALTER TABLE observer_file_nodes ADD COLUMN read_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE observer_file_nodes ADD COLUMN edit_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE observer_file_nodes ADD COLUMN early_session_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE observer_file_nodes ADD COLUMN module TEXT;
+ALTER TABLE observer_error_patterns ADD COLUMN resolved_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE observer_error_patterns ADD COLUMN fix_files TEXT NOT NULL DEFAULT '[]';
+
+CREATE TABLE observer_seen_events (
+  event_key  TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX idx_seen_events_session ON observer_seen_events(session_id);
+
+CREATE TABLE observer_search_patterns (
+  pattern        TEXT PRIMARY KEY,
+  project_id     TEXT NOT NULL,
+  count          INTEGER NOT NULL DEFAULT 0,
+  session_count  INTEGER NOT NULL DEFAULT 0,
+  last_seen_at   TEXT NOT NULL
+);
+
+CREATE TABLE observer_sequences (
+  sequence       TEXT PRIMARY KEY,
+  project_id     TEXT NOT NULL,
+  session_count  INTEGER NOT NULL DEFAULT 0,
+  success_count  INTEGER NOT NULL DEFAULT 0,
+  last_seen_at   TEXT NOT NULL
+);
+
+CREATE TABLE observer_term_files (
+  term           TEXT NOT NULL,
+  file_path      TEXT NOT NULL,
+  weight         REAL NOT NULL DEFAULT 0.0,
+  session_count  INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (term, file_path)
+) WITHOUT ROWID;
+
+CREATE TABLE observer_signal_counts (
+  signal_key     TEXT PRIMARY KEY,
+  kind           TEXT NOT NULL,
+  session_count  INTEGER NOT NULL DEFAULT 0,
+  last_session   TEXT,
+  memory_id      INTEGER
+);
+"""
+
 # (name, sql). Append only.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core_memories", CORE_MEMORIES),
@@ -352,4 +402,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0003_observer", OBSERVER),
     ("0004_code_graph", GRAPH),
     ("0005_graph_file_facts", GRAPH_FILE_FACTS),
+    ("0006_observer_learning", OBSERVER_LEARNING),
 ]

@@ -1,0 +1,298 @@
+"""Promotion at session end: from a session digest to memories, in one write.
+
+Pipeline (reference design section 5): session-type gate, validation (failed
+sessions only yield dead ends), frequency (each signal class needs its minimum
+number of sessions; a parallel quorum needs one), rendering by template (or an
+optional LLM writer, off by default), trust gate (after a web lookup, or text
+from tool output that reads like an instruction: needs review, confidence x
+0.7), scoring, cap; then novelty (cosine > 0.88 to a live memory reinforces it).
+All reads and the single embedding batch happen first; then ONE WriteOp writes
+the memories through AddMemories (same code path, same redaction) together with
+the cross-session tables, so a session's learning is committed atomically.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final
+
+from desktop.memory.observer import cross_session as xs
+from desktop.memory.observer.observer import SessionDigest
+from desktop.memory.observer.signals import (
+    CO_ACCESS,
+    DEAD_END,
+    ERROR_RETRY,
+    EXPLICIT,
+    FILE_ACCESS,
+    MIN_SIGNAL_VALUE,
+    REPEATED_GREP,
+    SELF_CORRECTION,
+    SEQUENCE,
+    SIGNAL_SPECS,
+    Signal,
+    excerpt,
+)
+from desktop.memory.observer.synthesis import SynthesisPlan, plan_synthesis
+from desktop.memory.observer.templates import Rendered, looks_like_instruction, render
+from desktop.memory.store.memory_ops import AddMemories, AddResult, NewMemory
+from desktop.memory.store.writer import Tx, WriteOp
+from desktop.memory.types import MemoryScope, MemorySource
+
+logger = logging.getLogger("engram.observer")
+
+TAINT_FACTOR: Final = 0.7
+
+
+@dataclass(frozen=True)
+class Gate:
+    """How many memories a session type may promote, and from which signal classes."""
+
+    cap: int
+    kinds: frozenset[str] | None  # None: every class
+
+
+SESSION_GATES: Final[dict[str, Gate]] = {
+    "build": Gate(20, None),
+    "insights": Gate(5, frozenset({CO_ACCESS, SELF_CORRECTION, REPEATED_GREP})),
+    "roadmap": Gate(3, frozenset({EXPLICIT})),
+    "terminal": Gate(3, frozenset({ERROR_RETRY, SEQUENCE})),
+    "changelog": Gate(0, frozenset()),
+    "spec_creation": Gate(3, frozenset({FILE_ACCESS, REPEATED_GREP})),
+    "pr_review": Gate(8, frozenset({ERROR_RETRY, SELF_CORRECTION})),
+    # Sessions of installed tools (Claude Code, Codex, Gemini CLI) are not in the
+    # design's pipeline table: treated as unreviewed coding sessions.
+    "interactive": Gate(10, None),
+    "headless": Gate(8, None),
+    "subagent": Gate(5, None),
+    "compaction": Gate(5, None),
+}
+DEFAULT_GATE: Final = Gate(5, None)
+
+
+@dataclass
+class Candidate:
+    """A signal on its way to becoming a memory."""
+
+    signal: Signal
+    rendered: Rendered
+    priority: float
+    confidence: float
+    sessions: int
+    needs_review: bool = False
+    drop_reason: str | None = None
+
+
+@dataclass
+class PromotionResult:
+    """What one session's promotion did."""
+
+    session_id: str
+    added: list[int] = field(default_factory=list)
+    reinforced: list[int] = field(default_factory=list)
+    considered: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def _error_signals(digest: SessionDigest) -> list[Signal]:
+    """Every error of the session as an error_retry signal keyed by fingerprint (counted per session)."""
+    known = {s.key for s in digest.signals}
+    out = []
+    for err in digest.errors:
+        key = f"{ERROR_RETRY}:{err['fingerprint']}"
+        if key not in known:
+            out.append(Signal(ERROR_RETRY, key, err["first_step"], list(err.get("fix_files", [])),
+                              {"fingerprint": err["fingerprint"], "tool": err["tool"]},
+                              [excerpt(err["message"], 120)], tainted=digest.external_step is not None
+                              and err["first_step"] > digest.external_step))
+    return out
+
+
+def build_candidates(digest: SessionDigest, prior: dict[str, int], *, failed: bool) -> list[Candidate]:
+    """Apply validation, frequency, rendering, trust and scoring; then the gate and its cap (pure)."""
+    gate = SESSION_GATES.get(digest.session_type, DEFAULT_GATE)
+    errors = {e["fingerprint"]: e for e in digest.errors}
+    out: list[Candidate] = []
+    for sig in [*digest.signals, *_error_signals(digest)]:
+        spec = SIGNAL_SPECS[sig.kind]
+        cand = Candidate(sig, Rendered("note", ""), spec.score, 0.0, prior.get(sig.key, 0) + 1)
+        out.append(cand)
+        if failed and sig.kind not in (DEAD_END, EXPLICIT):
+            cand.drop_reason = "validation"
+            continue
+        if gate.kinds is not None and sig.kind not in gate.kinds and sig.kind not in (EXPLICIT, DEAD_END):
+            cand.drop_reason = "gate"
+            continue
+        need = int(sig.data.get("min_sessions", spec.min_sessions))
+        if sig.kind in digest.early and sig.count >= 3:
+            need = 1  # an early-promotion trigger fired: strong evidence within one session
+        if cand.sessions < need:
+            cand.drop_reason = "frequency"
+            continue
+        rendered = render(sig, errors.get(sig.data.get("fingerprint", "")))
+        if rendered is None or not rendered.content.strip():
+            cand.drop_reason = "no_template"
+            continue
+        cand.rendered = rendered
+        tainted = sig.tainted or (rendered.from_tool_output and looks_like_instruction(rendered.content))
+        base = 0.85 if sig.kind == EXPLICIT else min(0.9, 0.3 + 0.4 * spec.score + 0.05 * min(cand.sessions - 1, 4))
+        cand.priority = spec.score + (0.05 if sig.kind in digest.early else 0.0)
+        if sig.data.get("quorum"):
+            base = min(0.95, base + 0.1)
+        cand.confidence = base * (TAINT_FACTOR if tainted else 1.0)
+        cand.needs_review = tainted
+        if tainted:
+            cand.priority *= TAINT_FACTOR
+        if cand.priority < MIN_SIGNAL_VALUE:
+            cand.drop_reason = "score"
+    live = sorted((c for c in out if c.drop_reason is None), key=lambda c: (-c.priority, -c.sessions))
+    for c in live[gate.cap:]:
+        c.drop_reason = "cap"
+    return out
+
+
+def to_new_memory(c: Candidate, digest: SessionDigest) -> NewMemory:
+    """The NewMemory for a candidate, with its provenance (session, steps, evidence)."""
+    sig = c.signal
+    explicit = sig.kind == EXPLICIT
+    prov = {"session_id": digest.session_id, "agent": digest.agent, "signal": sig.kind,
+            "steps": [sig.step], "evidence": [excerpt(e, 200) for e in sig.evidence[:3]]}
+    return NewMemory(
+        content=c.rendered.content, type=c.rendered.type, confidence=round(c.confidence, 4),
+        tags=["observer", sig.kind], related_files=c.rendered.files[:8],
+        scope=MemoryScope.GLOBAL.value,
+        source=MemorySource.AGENT_EXPLICIT.value if explicit else MemorySource.OBSERVER_INFERRED.value,
+        session_id=digest.session_id, provenance_session_ids=[digest.session_id], provenance=[prov],
+        needs_review=c.needs_review, metadata={"signal": sig.kind, "signal_key": sig.key[:300],
+                                               "sessions": c.sessions})
+
+
+class PromoteSession(WriteOp[PromotionResult]):
+    """The one write of a session: memories (via AddMemories) plus every observer table."""
+
+    name: ClassVar[str] = "observer_promote_session"
+
+    def __init__(self, digest: SessionDigest, items: list[NewMemory], keys: list[str], *,
+                 signal_keys: list[str], first_time: bool, event_keys: list[str],
+                 synthesis: SynthesisPlan | None = None) -> None:
+        """Validate the memories now (outside the writer thread)."""
+        self.digest = digest
+        self.add = AddMemories(items, actor="observer", reason="learned from a session") if items else None
+        self.keys = keys
+        self.signal_keys = signal_keys
+        self.first_time = first_time
+        self.event_keys = event_keys
+        self.synthesis = synthesis
+
+    def apply(self, tx: Tx) -> PromotionResult:
+        """Write memories, cross-session state, seen event keys; drop the session's checkpoint."""
+        res = PromotionResult(self.digest.session_id)
+        results: list[AddResult] = self.add.apply(tx) if self.add else []
+        for r in results:
+            (res.added if r.created else res.reinforced).append(r.id)
+        xs.apply_session(tx, self.digest, signal_keys=self.signal_keys, first_time=self.first_time)
+        for key, r in zip(self.keys, results, strict=False):
+            if key:
+                tx.execute("UPDATE observer_signal_counts SET memory_id = ? WHERE signal_key = ?", (r.id, key))
+        for key in self.event_keys:
+            tx.execute("INSERT OR IGNORE INTO observer_seen_events(event_key, session_id) VALUES (?,?)",
+                       (key, self.digest.session_id))
+        if self.synthesis is not None:
+            for module, trigger, produced in self.synthesis.log:
+                tx.execute("INSERT OR IGNORE INTO observer_synthesis_log(module, project_id, trigger_count,"
+                           " synthesized_at, memories_generated) VALUES (?,?,?,?,?)",
+                           (module, tx.project_id, trigger, int(tx.now_dt.timestamp()), produced))
+        tx.execute("DELETE FROM scratchpad_checkpoints WHERE session_id = ?", (self.digest.session_id,))
+        return res
+
+
+class Promoter:
+    """Runs the promotion pipeline for finished sessions of one project database."""
+
+    def __init__(self, db: Any, *, novelty: Any | None = None, llm: Any | None = None,
+                 synthesis_llm: Any | None = None) -> None:
+        """``novelty`` is a :class:`Novelty` (None: exact duplicates only); LLMs are optional."""
+        self.db = db
+        self.novelty = novelty
+        self.llm = llm
+        self.synthesis_llm = synthesis_llm
+
+    def promote(self, digest: SessionDigest, *, event_keys: list[str] | None = None,
+                wait: bool = True) -> PromotionResult | Any:
+        """Promote one finished session. Returns the result (or the future with ``wait=False``)."""
+        t0 = time.perf_counter()
+        conn = self.db.reads.conn()
+        first_time = not xs.session_known(conn, digest.session_id)
+        sigs = [*digest.signals, *_error_signals(digest)]
+        signal_keys = [s.key for s in sigs]
+        prior = xs.signal_session_counts(conn, signal_keys) if first_time else {}
+        if not first_time:  # a grown transcript: counts already include this session
+            prior = {k: max(0, v - 1) for k, v in xs.signal_session_counts(conn, signal_keys).items()}
+        failed = digest.outcome in ("failure", "abandoned")
+        cands = build_candidates(digest, prior, failed=failed)
+        chosen = [c for c in cands if c.drop_reason is None]
+        synth = plan_synthesis(conn, digest, first_time=first_time, llm=self.synthesis_llm)
+        t1 = time.perf_counter()
+        items = [to_new_memory(c, digest) for c in chosen]
+        keys = [c.signal.key for c in chosen]
+        if self.llm is not None and items:
+            self._llm_rewrite(chosen, items)
+        items.extend(synth.memories)
+        keys.extend("" for _ in synth.memories)
+        items, keys, reinforced_by_novelty = self._novelty(conn, items, keys)
+        t2 = time.perf_counter()
+        op = PromoteSession(digest, items, keys, signal_keys=signal_keys if first_time else [],
+                            first_time=first_time, event_keys=event_keys or [], synthesis=synth)
+        fut = self.db.writer.submit(op)
+        if not wait:
+            return fut
+        res: PromotionResult = fut.result(120)
+        res.considered = len(cands)
+        res.dropped = Counter(c.drop_reason for c in cands if c.drop_reason)
+        res.dropped["novelty_reinforced"] = reinforced_by_novelty
+        res.timings_ms = {"filter": (t1 - t0) * 1000, "novelty": (t2 - t1) * 1000,
+                          "write": (time.perf_counter() - t2) * 1000}
+        return res
+
+    def _llm_rewrite(self, chosen: list[Candidate], items: list[NewMemory]) -> None:
+        """One LLM call for the whole session (design: at most one per session)."""
+        try:
+            texts = self.llm.write([{"kind": c.signal.kind, "data": c.signal.data, "draft": it.content}
+                                    for c, it in zip(chosen, items, strict=True)])
+            for it, text in zip(items, texts, strict=False):
+                if isinstance(text, str) and text.strip():
+                    it.content = text.strip()[:2000]
+        except Exception:
+            logger.exception("LLM memory writer failed; keeping template text")
+
+    def _novelty(self, conn: Any, items: list[NewMemory], keys: list[str]
+                 ) -> tuple[list[NewMemory], list[str], int]:
+        """Replace near-duplicates by the existing memory's text (AddMemories then reinforces it)."""
+        if self.novelty is None or not items:
+            return items, keys, 0
+        types = sorted({it.type for it in items})
+        existing: list[tuple[int, str]] = []
+        for t in types:
+            existing.extend((int(i), str(c)) for i, c in conn.execute(
+                "SELECT id, content FROM memories WHERE type = ? AND deprecated = 0 ORDER BY id DESC LIMIT 400",
+                (t,)))
+        by_id = dict(existing)
+        matches = self.novelty.match([it.content for it in items], existing)
+        kept: list[NewMemory] = []
+        kept_keys: list[str] = []
+        folded = 0
+        for it, key, m in zip(items, keys, matches, strict=True):
+            if m is None:
+                kept.append(it)
+                kept_keys.append(key)
+            elif m >= 0:
+                it.content = by_id[m]  # same fingerprint: the store reinforces the live memory
+                kept.append(it)
+                kept_keys.append(key)
+                folded += 1
+            else:
+                folded += 1  # repeats another candidate of this session: one memory is enough
+        return kept, kept_keys, folded
