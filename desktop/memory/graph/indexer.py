@@ -100,6 +100,7 @@ class _Parsed:
     chunks: list[CodeChunk]
     is_new: bool = False
     shape_changed: bool = True
+    added: set[str] = field(default_factory=set)
 
 
 Progress = Callable[[IndexProgress], None]
@@ -239,7 +240,12 @@ class ProjectIndexer:
                 continue
             before = factlib.shape(index, rel)
             index.update(rel, item.extraction)
-            item.shape_changed = prev is None or before != factlib.shape(index, rel)
+            after = factlib.shape(index, rel)
+            item.shape_changed = prev is None or before != after
+            if prev is not None and before[1:] == after[1:] and set(before[0]) <= set(after[0]):
+                # Only new symbols: just files that name one of them can resolve differently.
+                item.added = {q for q, _ in after[0]} - {q for q, _ in before[0]}
+                item.shape_changed = False
             item.is_new = prev is None
             parsed.append(item)
             batch.append(FileGraph(rel, item.extraction.nodes, None, item.record))
@@ -266,7 +272,7 @@ class ProjectIndexer:
         report.chunks = self._store_chunks(parsed, modules, progress)
         if rebuild:
             report.closure_rows = self.rebuild_closure(progress)
-        self._finish(parsed)
+        self._finish(parsed, full=paths is None)
         report.indexed = len(parsed)
         report.partial = sum(1 for p in parsed if p.extraction.had_errors)
         report.seconds = time.perf_counter() - t0
@@ -285,6 +291,10 @@ class ProjectIndexer:
                 " WHERE n.file_path = ? AND e.origin_file IS NOT NULL", (path,)))
         new_paths = [p.path for p in changed if p.is_new] + sorted(gone)
         out |= factlib.files_importing(index, new_paths)
+        added = set().union(*(p.added for p in changed)) if changed else set()
+        if added:
+            out |= {f for f, imps in index.imports.items()
+                    if any(n in added or n == "*" for imp in imps for n, _ in imp.names)}
         return out - {p.path for p in changed} - gone
 
     def _resolve(self, parsed: list[_Parsed], gone: set[str], index: SymbolIndex, rebuild: bool,
@@ -363,14 +373,14 @@ class ProjectIndexer:
         _wait(futures)
         return total
 
-    def _finish(self, parsed: list[_Parsed]) -> None:
+    def _finish(self, parsed: list[_Parsed], *, full: bool) -> None:
         final = [("partial" if p.extraction.had_errors else "ok", p.path) for p in parsed]
 
         def finish(tx: Tx) -> int:
             tx.conn.executemany("UPDATE graph_files SET status=? WHERE file_path=?", final)
             return len(final)
         self.db.writer.run(FnOp("graph_finish_files", finish), None)
-        self.db.writer.run(UpdateIndexState(), None)
+        self.db.writer.run(UpdateIndexState(collect=full), None)
 
 
 def _user_module(path: str, prefixes: dict[str, str]) -> str:

@@ -393,10 +393,14 @@ class UpdateIndexState(WriteOp[IndexState]):
 
     name: ClassVar[str] = "graph_update_state"
 
+    def __init__(self, *, collect: bool = True) -> None:
+        self.collect = collect
+
     def apply(self, tx: Tx) -> IndexState:
-        """Count nodes and edges; remove ext: nodes nothing points at any more."""
-        tx.execute("DELETE FROM graph_nodes WHERE id LIKE 'ext:%' AND NOT EXISTS"
-                   " (SELECT 1 FROM graph_edges e WHERE e.to_id = graph_nodes.id)")
+        """Count nodes and edges; on full runs remove ext: nodes nothing points at any more."""
+        if self.collect:  # a scan of every external node: full runs only, never on a live edit
+            tx.execute("DELETE FROM graph_nodes WHERE id LIKE 'ext:%' AND NOT EXISTS"
+                       " (SELECT 1 FROM graph_edges e WHERE e.to_id = graph_nodes.id AND e.stale_at IS NULL)")
         nodes = tx.execute("SELECT count(*) FROM graph_nodes").fetchall()[0][0]
         edges = tx.execute("SELECT count(*) FROM graph_edges WHERE stale_at IS NULL").fetchall()[0][0]
         stale = tx.execute("SELECT count(*) FROM graph_edges WHERE stale_at IS NOT NULL").fetchall()[0][0]
