@@ -3,7 +3,7 @@
 The score blends five learned signals, each normalised to 0..1:
 
 * frequency: share of past sessions that needed the file;
-* recency: how recently it was needed (half-life in days, relative to the newest);
+* recency: how recently it was needed (half-life counted in sessions);
 * prompt terms: how strongly the prompt's words were associated with the file in
   past sessions (learned from first prompts), weighted by how rare each word is;
 * path match: the prompt's words in the file's own path, and files named outright;
@@ -15,6 +15,7 @@ a file that is always opened together with a strongly predicted one rises too.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 import re
@@ -27,11 +28,13 @@ from desktop.memory.observer.cross_session import path_terms, prompt_terms
 logger = logging.getLogger("engram.observer")
 
 WEIGHTS: Final[dict[str, float]] = {
-    "frequency": 0.25, "recency": 0.20, "terms": 0.35, "path": 0.15, "memories": 0.05,
+    "frequency": 0.20, "recency": 0.40, "terms": 0.30, "path": 0.10, "memories": 0.05,
 }
-CO_ACCESS_SHARE: Final = 0.25
+# Tuned on BookMinder: spreading score to co-access neighbours displaced better
+# candidates there, so it is a small tie-breaker rather than a driver.
+CO_ACCESS_SHARE: Final = 0.02
 SEEDS: Final = 5
-RECENCY_HALF_LIFE_DAYS: Final = 3.0
+RECENCY_HALF_LIFE_SESSIONS: Final = 2.0
 _MENTION: Final = re.compile(r"[@`'\"]?([\w./-]+\.\w{1,8})\b")
 
 
@@ -49,6 +52,11 @@ def _parse_ts(text: str) -> float:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except (ValueError, AttributeError):
         return 0.0
+
+
+def _sessions_after(ends: list[float], t: float) -> int:
+    """How many learned sessions ended after time ``t`` (ends sorted)."""
+    return len(ends) - bisect.bisect_right(ends, t + 1e-3)
 
 
 def _norm(values: dict[str, float]) -> dict[str, float]:
@@ -72,7 +80,11 @@ def prefetch_plan(conn: Any, prompt: str, k: int = 10, *, exclude_missing_under:
     stamps = {p: _parse_ts(t) for p, _, t in nodes}
     newest = max(stamps.values())
     freq = {p: n / total for p, n, _ in nodes}
-    recency = {p: 0.5 ** ((newest - t) / 86400 / RECENCY_HALF_LIFE_DAYS) for p, t in stamps.items()}
+    # Recency counts sessions, not days: a project touched once a month and one touched
+    # hourly should both treat "the last session" as recent.
+    ends = sorted(_parse_ts(r[0]) for r in conn.execute("SELECT ended_at FROM session_metrics"))
+    recency = {p: 0.5 ** (_sessions_after(ends, t) / RECENCY_HALF_LIFE_SESSIONS) for p, t in stamps.items()}
+    del newest
     terms = prompt_terms(prompt)
     term_score = _term_scores(conn, terms, total)
     path_score: dict[str, float] = {}

@@ -102,7 +102,7 @@ class Signal:
 
 # Anchored at the start of a sentence: "actually" mid-sentence is usually not a correction.
 SELF_CORRECTION_PATTERNS: Final = tuple(re.compile(p, re.I) for p in (
-    r"I was wrong about (.+?)[.;,] (.+?) is actually",
+    r"I was wrong about (.+)",
     r"Let me reconsider[.:]? (.+)",
     r"Actually,? (.+?) (?:not|instead of|rather than) (.+)",
     r"I initially thought (.+?) but (.+)",
