@@ -12,7 +12,7 @@ import logging
 from collections import OrderedDict
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont
 
 from desktop.memory.service import MemoryService
@@ -49,6 +49,10 @@ class MemoryListModel(QAbstractTableModel):
         self._cache: OrderedDict[int, Memory] = OrderedDict()
         self._pending_pages: set[int] = set()
         self._generation = 0
+        self._reload_timer = QTimer(self)
+        self._reload_timer.setSingleShot(True)
+        self._reload_timer.setInterval(150)
+        self._reload_timer.timeout.connect(self.reload)
 
     # -- loading ------------------------------------------------------------------
     def set_query(self, query: MemoryQuery, order: str | None = None) -> None:
@@ -106,11 +110,15 @@ class MemoryListModel(QAbstractTableModel):
             self._cache.popitem(last=False)
 
     def apply_changes(self, changes: ChangeSet) -> None:
-        """Refresh only what a committed write changed."""
-        if changes.ids("memory", "added") or changes.ids("memory", "deleted") or \
-                changes.ids("memory", "scrubbed") or (changes.touches("memory") and not any(
-                    c.ids for c in changes.changes if c.entity == "memory")):
-            self.reload()
+        """Refresh only what a committed write changed.
+
+        Adds, deletes and edits can change which ids match the filter, so the id list
+        is re-read, coalesced by a short timer so an import of thousands of rows costs
+        a handful of reloads, not one per commit. Edited rows are re-fetched by id.
+        """
+        structural = {c.action for c in changes.changes if c.entity == "memory"} - {"accessed"}
+        if structural:
+            self._reload_timer.start()
         updated = changes.ids("memory", "updated") & set(self._row_of)
         if updated:
             ids = sorted(updated)

@@ -1,6 +1,6 @@
 """Getting work off the GUI thread and answers back onto it.
 
-`Tasks.run(fn, done, failed)` runs `fn` on a pool thread; `Tasks.watch(future,
+`Tasks.run(fn, done, failed)` runs `fn` on a (Python) pool thread; `Tasks.watch(future,
 done, failed)` waits for a writer future. Either way the callbacks run on the
 GUI thread: a worker emits a signal of a GUI-thread QObject, and Qt queues the
 slot call onto the thread that object lives in. (Connecting a worker signal to a
@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
 log = logging.getLogger("engram.ui.tasks")
 
@@ -22,39 +23,45 @@ Done = Callable[[Any], None]
 Failed = Callable[[BaseException], None]
 
 
-class _Job(QRunnable):
-    def __init__(self, fn: Callable[[], Any], report: Callable[[Any, BaseException | None], None]) -> None:
-        super().__init__()
-        self.fn = fn
-        self.report = report
-        self.setAutoDelete(True)
-
-    def run(self) -> None:
-        try:
-            result = self.fn()
-        except BaseException as exc:  # delivered to the GUI thread
-            self.report(None, exc)
-            return
-        self.report(result, None)
+@dataclass
+class _Answer:
+    done: Done | None
+    failed: Failed | None
+    result: Any
+    error: BaseException | None
 
 
 class Tasks(QObject):
     """Runs callables and watches futures; answers on the GUI thread."""
 
-    _answer = Signal(object, object, object, object)  # done, failed, result, error
+    # One object per answer: PySide6 6.12 mis-counts references when None travels
+    # as a separate `object` signal argument, so everything rides in one _Answer.
+    _answer = Signal(object)
 
-    def __init__(self, parent: QObject | None = None, *, max_threads: int = 2) -> None:
+    def __init__(self, parent: QObject | None = None, *, max_threads: int = 2, name: str = "engram-ui") -> None:
         super().__init__(parent)
-        # Reads get a pool of their own so a slow query never queues behind parsing.
-        self.pool = QThreadPool(self)
-        self.pool.setMaxThreadCount(max_threads)
+        # Python threads, not QThreadPool: each pool thread keeps its own SQLite read
+        # connection in a threading.local, and Qt's foreign threads drop Python
+        # thread-locals after every call (which crashed apsw on deallocation).
+        self.pool = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix=name)
         self._answer.connect(self._deliver)
         self.pending = 0
+        self._inflight: set[Future[Any]] = set()
 
     def run(self, fn: Callable[[], Any], done: Done | None = None, failed: Failed | None = None) -> None:
         """Run `fn` on a pool thread."""
         self.pending += 1
-        self.pool.start(_Job(fn, lambda r, e: self._answer.emit(done, failed, r, e)))
+
+        def job() -> None:
+            try:
+                result = fn()
+            except BaseException as exc:  # delivered to the GUI thread
+                self._answer.emit(_Answer(done, failed, None, exc))
+                return
+            self._answer.emit(_Answer(done, failed, result, None))
+        fut = self.pool.submit(job)
+        self._inflight.add(fut)
+        fut.add_done_callback(self._inflight.discard)
 
     def watch(self, future: Future[Any], done: Done | None = None, failed: Failed | None = None) -> None:
         """Call back on the GUI thread when a writer future resolves."""
@@ -62,12 +69,13 @@ class Tasks(QObject):
 
         def finished(f: Future[Any]) -> None:
             exc = f.exception()
-            self._answer.emit(done, failed, None if exc else f.result(), exc)
+            self._answer.emit(_Answer(done, failed, None if exc else f.result(), exc))
         future.add_done_callback(finished)
 
-    @Slot(object, object, object, object)
-    def _deliver(self, done: Done | None, failed: Failed | None, result: Any, error: Any) -> None:
+    @Slot(object)
+    def _deliver(self, answer: _Answer) -> None:
         self.pending -= 1
+        done, failed, result, error = answer.done, answer.failed, answer.result, answer.error
         if error is not None:
             if failed is not None:
                 failed(error)
@@ -78,8 +86,13 @@ class Tasks(QObject):
             done(result)
 
     def wait_idle(self, msecs: int = 30_000) -> bool:
-        """Wait for pool threads (shutdown and tests only)."""
-        return bool(self.pool.waitForDone(msecs))
+        """Wait for queued pool jobs (shutdown and tests only)."""
+        _done, not_done = wait(list(self._inflight), timeout=msecs / 1000)
+        return not not_done
+
+    def shutdown(self) -> None:
+        """Stop the pool threads (at application exit)."""
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 class ChangeRelay(QObject):

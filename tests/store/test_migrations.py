@@ -61,7 +61,8 @@ def test_vec0_loads_on_every_connection(db: Database) -> None:
     version = db.reads.conn().execute("SELECT vec_version()").fetchall()[0][0]
     assert version.startswith("v")
     conn = db.reads.conn()
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS probe(x)")  # temp objects are allowed read-only
+    with pytest.raises(apsw.ReadOnlyError):  # read connections can never start a write
+        conn.execute("INSERT INTO project_meta(key, value) VALUES ('x', 'y')")
     rows = conn.execute("SELECT vec_distance_cosine(vec_f32('[1,0]'), vec_f32('[0,1]'))").fetchall()
     assert rows[0][0] == pytest.approx(1.0)
 

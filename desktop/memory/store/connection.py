@@ -112,7 +112,6 @@ def _apply_pragmas(conn: apsw.Connection, *, readonly: bool) -> None:
     # Overwrite deleted content in pages already being written, at no extra I/O,
     # so forgotten text does not linger in free space.
     conn.execute("PRAGMA secure_delete = FAST")
-    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
 
 def translate_error(exc: BaseException, where: str = "") -> BaseException:
@@ -143,8 +142,8 @@ def guarded(fn: Callable[[], T], where: str = "") -> T:
 
 def rows_as_dicts(cursor: Any) -> list[dict[str, Any]]:
     """Fetch every row of an apsw cursor as a dict keyed by column name."""
-    rows = cursor.fetchall()
-    if not rows:
+    try:
+        names = [d[0] for d in cursor.getdescription()]
+    except apsw.ExecutionCompleteError:  # no rows: the statement already finished
         return []
-    names = [d[0] for d in cursor.getdescription()]
-    return [dict(zip(names, r, strict=True)) for r in rows]
+    return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from desktop.memory.privacy.secrets import redact, scan
+from desktop.memory.store.connection import rows_as_dicts
 from desktop.memory.store.errors import NotFoundError, SecretRefusedError, ValidationError
 from desktop.memory.store.rows import fingerprint, to_column
 from desktop.memory.store.writer import Tx, WriteOp
@@ -241,12 +242,10 @@ class AddMemories(WriteOp[list[AddResult]]):
 
 
 def _load(tx: Tx, memory_id: int) -> dict[str, Any]:
-    cur = tx.execute("SELECT * FROM memories WHERE id = ?", (memory_id,))
-    row = cur.fetchall()
-    if not row:
+    rows = rows_as_dicts(tx.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)))
+    if not rows:
         raise NotFoundError(f"Memory #{memory_id} does not exist.")
-    names = [d[0] for d in cur.getdescription()]
-    return dict(zip(names, row[0], strict=True))
+    return rows[0]
 
 
 class EditMemory(WriteOp[int]):

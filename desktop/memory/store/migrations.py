@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 import apsw
 
 from desktop import __version__
+from desktop.memory.store.connection import APPLICATION_ID
 from desktop.memory.store.errors import NewerDatabaseError
 from desktop.memory.store.schema import MIGRATIONS
 
@@ -62,6 +63,10 @@ def migrate(conn: apsw.Connection, path: str,
             check_not_newer(conn, path, migrations)
             already = conn.execute(f"SELECT 1 FROM {LEDGER} WHERE name=?", (name,)).fetchall()
             if not already:
+                if not done:
+                    # Mark the file as Engram's (written only when migrating, so a
+                    # refused database stays byte-for-byte untouched).
+                    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 conn.execute(sql)
                 conn.execute(
                     f"INSERT INTO {LEDGER}(name, applied_at, app_version) VALUES (?,?,?)",

@@ -300,6 +300,17 @@ class Writer:
         live = [it for it in batch if it.future.set_running_or_notify_cancel()]
         if not live:
             return
+        try:
+            self._run_transaction(conn, live)
+        except BaseException as exc:  # the writer must outlive any single batch
+            log.exception("write batch failed unexpectedly")
+            self._rollback_quietly(conn)
+            err = translate_error(exc, self.path) if isinstance(exc, apsw.Error) else exc
+            for it in live:
+                if not it.future.done():
+                    it.future.set_exception(err if isinstance(err, Exception) else RuntimeError(str(err)))
+
+    def _run_transaction(self, conn: apsw.Connection, live: list[_Item]) -> None:
         tx = Tx(conn, self.clock(), self.project_id)
         outcomes: list[tuple[_Item, bool, Any]] = []
         try:
@@ -317,22 +328,26 @@ class Writer:
                 conn.execute("RELEASE op")
                 outcomes.append((it, True, result))
             except BaseException as exc:  # one op's failure must not undo the others
-                conn.execute("ROLLBACK TO op")
-                conn.execute("RELEASE op")
-                del tx.changes[mark:]
                 err = translate_error(exc, self.path) if isinstance(exc, apsw.Error) else exc
                 if not isinstance(err, Exception):
                     raise
+                if conn.getautocommit():
+                    # SQLite itself rolled the whole transaction back (disk full, I/O
+                    # error): the ops before this one are gone too, so none succeeded.
+                    log.error("transaction rolled back by SQLite: %s", exc)
+                    for other in live:
+                        other.future.set_exception(err)
+                    return
+                conn.execute("ROLLBACK TO op")
+                conn.execute("RELEASE op")
+                del tx.changes[mark:]
                 outcomes.append((it, False, err))
         try:
             conn.execute("COMMIT")
         except apsw.Error as exc:
             err = translate_error(exc, self.path)
             log.error("commit failed, %d writes not saved: %s", len(live), exc)
-            try:
-                conn.execute("ROLLBACK")
-            except apsw.Error:
-                pass
+            self._rollback_quietly(conn)
             for it in live:
                 it.future.set_exception(err)
             return
@@ -343,6 +358,14 @@ class Writer:
                 it.future.set_exception(value)
         if tx.changes:
             self._publish(ChangeSet(tx.changes))
+
+    @staticmethod
+    def _rollback_quietly(conn: apsw.Connection) -> None:
+        if not conn.getautocommit():
+            try:
+                conn.execute("ROLLBACK")
+            except apsw.Error:
+                pass
 
     def _publish(self, changes: ChangeSet) -> None:
         with self._listeners_lock:
