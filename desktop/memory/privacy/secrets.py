@@ -1,0 +1,329 @@
+"""Secret scanner used at the database write boundary and again on export/injection.
+
+Two layers of detection:
+
+1. Known credential formats (provider prefixes, PEM blocks, JWTs, passwords in
+   connection strings, ``password = "..."`` style assignments).  These are precise
+   and carry a stable ``kind`` code the UI can word.
+2. A Shannon-entropy check for long random-looking tokens.  It is deliberately
+   conservative: a token must mix upper case, lower case and digits, look random
+   (many character-class switches, short camel-case "words") and must not sit in a
+   context that is known to hold hashes (lock-file integrity strings, ``sha256:``
+   digests, go.sum ``h1:`` hashes, ``data:...;base64,`` payloads).  Hex-only and
+   lower-case-only tokens are never flagged by entropy alone: those are git SHAs,
+   UUIDs and content hashes, and flagging them would make the scanner useless
+   (see ``entropy.py``).
+
+Every regex is compiled at import, uses bounded or unambiguous quantifiers (no
+nested repetition), so scanning is linear in the input size.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from desktop.memory.privacy.entropy import high_entropy_spans
+
+__all__ = ["SecretFinding", "contains_secret", "redact", "scan"]
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    """One secret found in a text: a stable ``kind`` code and the ``[start, end)`` span."""
+
+    kind: str
+    start: int
+    end: int
+
+
+# A validator receives the match and returns the (start, end) span to redact, or
+# None when the match turns out not to be a secret.
+_Validator = Callable[[re.Match[str]], tuple[int, int] | None]
+
+_B64URL = r"A-Za-z0-9_\-"
+
+
+def _whole(m: re.Match[str]) -> tuple[int, int] | None:
+    return m.span()
+
+
+def _group(name: str) -> _Validator:
+    def span(m: re.Match[str]) -> tuple[int, int] | None:
+        if m.group(name) is None or _is_placeholder(m.group(name)):
+            return None
+        return m.span(name)
+
+    return span
+
+
+def _mixed(m: re.Match[str]) -> tuple[int, int] | None:
+    # Prefix-only formats (sk-, glpat-) also match hyphenated words such as
+    # "sk-learn-pipeline-config"; real keys always contain a digit.
+    body = m.group("body")
+    if not any(c.isdigit() for c in body) or not any(c.isalpha() for c in body):
+        return None
+    return m.span()
+
+
+# (kind, priority, regex, validator).  Lower priority wins an overlap, so the
+# specific provider formats beat generic assignments, which beat entropy.
+_KNOWN: list[tuple[str, int, re.Pattern[str], _Validator]] = [
+    (
+        "private_key",
+        0,
+        # Full block when the END line is present, else header plus base64 lines
+        # (a truncated key pasted into a chat is still a key).
+        re.compile(
+            r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[\s\S]{0,16000}?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+            r"|(?:(?:\r?\n|(?:\\r)?\\n)[ \t]*[A-Za-z0-9+/=:\- ]{0,200})*)"
+        ),
+        _whole,
+    ),
+    ("anthropic_key", 1, re.compile(rf"sk-ant-(?P<body>[{_B64URL}]{{32,200}})"), _mixed),
+    (
+        "openai_key",
+        2,
+        re.compile(rf"sk-(?:proj-|svcacct-|admin-|None-)?(?P<body>[{_B64URL}]{{20,250}})"),
+        _mixed,
+    ),
+    ("github_token", 1, re.compile(r"gh[pousr]_[A-Za-z0-9]{36,255}\b"), _whole),
+    ("github_token", 1, re.compile(r"github_pat_[A-Za-z0-9_]{22,255}\b"), _whole),
+    ("gitlab_token", 1, re.compile(rf"glpat-(?P<body>[{_B64URL}]{{20,64}})"), _mixed),
+    (
+        "aws_access_key",
+        1,
+        re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        _whole,
+    ),
+    (
+        "aws_secret_key",
+        1,
+        re.compile(
+            r"(?i:aws_?secret_?(?:access_?)?key)[\"']?[ \t]*(?:=|:|=>)[ \t]*[\"']?"
+            r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+        ),
+        _group("secret"),
+    ),
+    ("google_api_key", 1, re.compile(rf"AIza[{_B64URL}]{{35}}(?![{_B64URL}])"), _whole),
+    ("slack_token", 1, re.compile(r"xox[abposr]-[A-Za-z0-9\-]{10,250}"), _whole),
+    ("slack_token", 1, re.compile(r"xapp-\d-[A-Za-z0-9\-]{10,250}"), _whole),
+    (
+        "slack_webhook",
+        0,
+        re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/\-]{20,200}"),
+        _whole,
+    ),
+    ("stripe_key", 1, re.compile(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,250}"), _whole),
+    ("stripe_key", 1, re.compile(r"pk_live_[A-Za-z0-9]{16,250}"), _whole),
+    ("npm_token", 1, re.compile(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), _whole),
+    ("twilio_key", 1, re.compile(r"SK[0-9a-f]{32}(?![A-Za-z0-9])"), _whole),
+    (
+        "sendgrid_key",
+        1,
+        re.compile(rf"SG\.[{_B64URL}]{{22}}\.[{_B64URL}]{{43}}(?![{_B64URL}])"),
+        _whole,
+    ),
+    (
+        "jwt",
+        1,
+        re.compile(rf"eyJ[{_B64URL}]{{8,4000}}\.eyJ[{_B64URL}]{{4,8000}}\.[{_B64URL}]{{0,2000}}"),
+        _whole,
+    ),
+    (
+        "connection_string",
+        2,
+        # scheme://user:password@host — only the password is redacted, so the
+        # memory still says which database and which user.
+        re.compile(
+            r"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@'\"<>]{0,128}:"
+            r"(?P<secret>[^\s@/'\"<>]{1,256})@(?=[A-Za-z0-9\[])"
+        ),
+        _group("secret"),
+    ),
+    (
+        "auth_header",
+        2,
+        re.compile(
+            r"(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?i:bearer|basic|token)[ \t]+"
+            r"(?P<secret>[A-Za-z0-9._~+/\-]{8,4000}=*)"
+        ),
+        _group("secret"),
+    ),
+]
+
+# ---------------------------------------------------------------------------
+# Assignments: password = "...", api_key: ..., TOKEN=..., "secret": "..."
+# ---------------------------------------------------------------------------
+
+# Matched against text.lower() (same offsets) because a case-insensitive
+# alternation is ~5x slower in the re engine; values are read from the original.
+_ASSIGN_KEYWORDS = (
+    r"(?P<kw>password|passwd|pwd|pass|secret|token|credentials?|"
+    r"(?:api|access|secret|private|signing|encryption|master|client)[_\-]?key)"
+)
+_ASSIGN_REST = (
+    r"[\"']?[ \t]*"
+    r"(?P<op>=>|:=|(?::[ \t]*(?:str|bytes|string|String))?[ \t]*=(?!=)|:(?!:))[ \t]*"
+    r"(?:\"(?P<dq>[^\"\\\n]{1,256})\"|'(?P<sq>[^'\\\n]{1,256})'|`(?P<bq>[^`\\\n]{1,256})`"
+    r"|(?P<bare>[^\s\"'`,;(){}\[\]<>#]{1,256}))"
+)
+_ASSIGN = re.compile(_ASSIGN_KEYWORDS + _ASSIGN_REST)
+_ASSIGN_ANYCASE = re.compile(f"(?i:{_ASSIGN_KEYWORDS}){_ASSIGN_REST}")
+
+_PLACEHOLDER_WORDS_TEXT = (
+    "none null nil true false undefined changeme change_me password passwd secret token example "
+    "placeholder redacted required optional string str bytes bool int env default empty hidden masked "
+    "todo fixme dummy test "
+)
+_PLACEHOLDER_WORDS = frozenset(_PLACEHOLDER_WORDS_TEXT.split())
+_REFERENCE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# Two or more words joined by case or separators; each iteration must start with a
+# separator or capital, so the pattern is unambiguous (no backtracking blow-up).
+_IDENT_WORDS = re.compile(r"[A-Za-z][a-z]*(?:(?:[_.\-][A-Za-z]|[A-Z])[a-z]*)+")
+
+
+def _is_placeholder(value: str) -> bool:
+    """True for templated, masked or already-redacted values, which are not secrets."""
+    v = value.strip().lower()
+    if not v or v in _PLACEHOLDER_WORDS:
+        return True
+    if v[0] in "$%{<[*#" or v.startswith(("your", "arn:")):
+        # ${VAR}, $VAR, %(name)s, {{ secrets.X }}, <token>, [REDACTED:kind], ****, #fff
+        return True
+    return "xxxx" in v or "***" in v or "..." in v or "\u2026" in v or v.strip("x*.-_#") == ""
+
+
+_PASSWORD_KEYWORDS = frozenset(("password", "passwd", "pwd", "pass", "credential", "credentials"))
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _plausible_value(value: str, keyword: str) -> bool:
+    """Whether a literal on the right of a secret-named key can be a secret."""
+    has_digit = any(c.isdigit() for c in value)
+    if not has_digit and _IDENT_WORDS.fullmatch(value.lower() if value.isupper() else value):
+        return False  # "password_hash", "X-Access-Token", "PUBLIC_KEY_OR_PASSWORD"
+    if set(value) <= _HEX and len(value) < 20:
+        return False  # short hex: ids, checksums, colour values
+    if keyword.lower() in _PASSWORD_KEYWORDS:
+        return True  # human passwords can be plain words
+    # Tokens and keys are machine-made: they have digits or are long and mixed.
+    return has_digit or (len(value) >= 16 and not value.islower() and not value.isupper())
+
+
+def _assignment(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """Span of the secret value of a ``key = value`` match on ``text``, or None."""
+    kw_start = m.start("kw")
+    # The keyword must end the key and start at a word boundary (or a camel-case
+    # boundary as in "dbPassword"): "compass = 1" and "bypass: x" are not secrets.
+    if kw_start > 0:
+        prev = text[kw_start - 1]
+        if prev.isalpha() and not (prev.islower() and text[kw_start].isupper()):
+            return None
+        if prev.isdigit():
+            return None
+    for name in ("dq", "sq", "bq"):
+        if m.group(name) is not None:
+            value = text[m.start(name) : m.end(name)]
+            if len(value) < 6 or _is_placeholder(value) or " " in value or "\t" in value:
+                return None
+            return m.span(name) if _plausible_value(value, m.group("kw")) else None
+    end = m.end("bare")
+    value = text[m.start("bare") : end]
+    if len(value) < 6 or _is_placeholder(value):
+        return None
+    if end < len(text) and text[end] in "([":  # getpass(), os.environ["X"]
+        return None
+    if value.startswith(("/", "./", "~/", "http://", "https://")) or "://" in value:
+        return None
+    if _REFERENCE.fullmatch(value):
+        # An identifier on the right is a variable in code (password = password)...
+        key_start = kw_start
+        while key_start > 0 and (text[key_start - 1].isalnum() or text[key_start - 1] == "_"):
+            key_start -= 1
+        key = text[key_start : m.end("kw")]
+        op_start, op_end = m.span("op")
+        env_style = (
+            key.isupper() and m.group("op") == "=" and text[op_start - 1] != " " and text[op_end : op_end + 1] != " "
+        )
+        # ...unless it is an env-file line (API_KEY=abc) or plainly not a word.
+        if not env_style and ("." in value or not any(c.isdigit() for c in value)):
+            return None
+    return m.span("bare") if _plausible_value(value, m.group("kw")) else None
+
+
+# ---------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------
+
+
+def scan(text: str) -> list[SecretFinding]:
+    """Find secrets in ``text``; findings are non-overlapping and sorted by start.
+
+    Specific formats win over generic assignments, which win over the entropy
+    check, so ``OPENAI_API_KEY=sk-...`` is reported once, as ``openai_key``.
+    """
+    if not text:
+        return []
+    candidates: list[tuple[int, int, int, str]] = []  # (priority, start, -end, kind)
+    for kind, priority, pattern, validate in _KNOWN:
+        for m in pattern.finditer(text):
+            # Patterns start with a literal (fast search) instead of \b, so the
+            # word boundary is checked here: "mask_live_..." is not a Stripe key.
+            if m.start() > 0 and (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_"):
+                continue
+            span = validate(m)
+            if span is not None and span[1] > span[0]:
+                candidates.append((priority, span[0], -span[1], kind))
+    lowered = text.lower()
+    # A few characters (e.g. U+0130) change length when lower-cased; fall back then.
+    same_offsets = len(lowered) == len(text)
+    assignments = _ASSIGN.finditer(lowered) if same_offsets else _ASSIGN_ANYCASE.finditer(text)
+    for m in assignments:
+        span = _assignment(m, text)
+        if span is not None:
+            candidates.append((5, span[0], -span[1], "password_assignment"))
+    for start, end in high_entropy_spans(text):
+        candidates.append((9, start, -end, "high_entropy"))
+
+    candidates.sort()
+    starts: list[int] = []
+    accepted: list[SecretFinding] = []  # kept sorted by start
+    for _priority, start, neg_end, kind in candidates:
+        end = -neg_end
+        i = bisect_left(starts, start)
+        if i > 0 and accepted[i - 1].end > start:
+            continue
+        if i < len(accepted) and accepted[i].start < end:
+            continue
+        starts.insert(i, start)
+        accepted.insert(i, SecretFinding(kind, start, end))
+    return accepted
+
+
+def redact(text: str) -> tuple[str, list[SecretFinding]]:
+    """Replace every finding with ``[REDACTED:<kind>]`` and return the new text and findings.
+
+    Connection strings and assignments only lose their secret part, so
+    ``postgres://app:[REDACTED:connection_string]@db/prod`` still says where it points.
+    Redacting already-redacted text is a no-op.
+    """
+    findings = scan(text)
+    if not findings:
+        return text, findings
+    out: list[str] = []
+    pos = 0
+    for f in findings:
+        out.append(text[pos : f.start])
+        out.append(f"[REDACTED:{f.kind}]")
+        pos = f.end
+    out.append(text[pos:])
+    return "".join(out), findings
+
+
+def contains_secret(text: str) -> bool:
+    """True when ``scan(text)`` would report at least one finding."""
+    return bool(scan(text))
