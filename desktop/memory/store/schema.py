@@ -395,6 +395,22 @@ CREATE TABLE observer_signal_counts (
 );
 """
 
+# Memory lifecycle (issue 8): uses since the last correction drive the access-count
+# trust signal; an edit of the content is a correction and resets it (a trigger, so
+# every writer gets it). Partial indexes keep the idle pruning pass set-based and fast.
+LIFECYCLE = """
+ALTER TABLE memories ADD COLUMN uses_since_correction INTEGER NOT NULL DEFAULT 0;
+
+CREATE TRIGGER memories_au_correction AFTER UPDATE OF content ON memories
+WHEN new.content IS NOT old.content BEGIN
+  UPDATE memories SET uses_since_correction = 0 WHERE id = new.id;
+END;
+
+CREATE INDEX idx_memories_deprecated_at ON memories(deprecated_at) WHERE deprecated = 1;
+CREATE INDEX idx_memories_candidate ON memories(candidate) WHERE candidate = 1;
+CREATE INDEX idx_memories_anchored ON memories(id) WHERE code_anchors <> '{}' AND deprecated = 0;
+"""
+
 # (name, sql). Append only.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core_memories", CORE_MEMORIES),
@@ -403,4 +419,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0004_code_graph", GRAPH),
     ("0005_graph_file_facts", GRAPH_FILE_FACTS),
     ("0006_observer_learning", OBSERVER_LEARNING),
+    ("0007_memory_lifecycle", LIFECYCLE),
 ]
