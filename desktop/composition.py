@@ -83,9 +83,9 @@ def observer_for(project: ProjectServices, *, embedder: Any | None = None) -> An
     known = project.extras.get("observer")
     if known is not None:
         return known
+    from desktop.memory.lifecycle.control import gated_promoter
     from desktop.memory.observer.ingest import Ingestor
     from desktop.memory.observer.novelty import HashingEmbedder, Novelty
-    from desktop.memory.observer.promotion import Promoter
 
     if embedder is None:
         try:
@@ -96,7 +96,9 @@ def observer_for(project: ProjectServices, *, embedder: Any | None = None) -> An
         except Exception:  # the observer must work without an embedding model
             log.warning("no embedding provider for novelty; using the hashing embedder")
             embedder = HashingEmbedder()
-    ingestor = Ingestor(project.db, Promoter(project.db, novelty=Novelty(embedder)),
+    # The lifecycle gate honours the project's auto-memory opt-out and quarantines
+    # auto-promoted memories as candidates until an agent uses them.
+    ingestor = Ingestor(project.db, gated_promoter(project.db, novelty=Novelty(embedder)),
                         project_dir=project.info.root)
     project.extras["observer"] = ingestor
     return ingestor

@@ -1,0 +1,163 @@
+"""Reinforcement from use: access counts, cited/flagged feedback, candidate quarantine.
+
+* Every use (injection, a memory shown to an agent) bumps ``access_count``,
+  ``uses_since_correction`` and ``last_accessed_at`` (which resets decay).
+* Each 5th use without a correction adds 0.05 confidence, capped at 0.95 (a
+  memory already above the cap is never lowered). After 10 uncorrected uses the
+  review flag clears. A content edit is a correction (a trigger resets the count).
+* A use confirms an auto-promoted candidate: the quarantine ends.
+* Feedback: a cited memory that helped is strengthened (+0.05, cap 0.95); a
+  flagged one is weakened (-0.1, floor 0.05), its uncorrected-use count resets and
+  it is marked for review.
+
+Every automatic change writes an audit row (actor ``engram``) with its reason,
+set-based, in the same op as the change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from desktop.memory.store.writer import Tx, WriteOp
+
+ACTOR = "engram"
+REINFORCE_EVERY = 5
+REVIEW_CLEARS_AFTER = 10
+STEP = 0.05
+CAP = 0.95
+FLAG_PENALTY = 0.10
+FLOOR = 0.05
+_CITATION = re.compile(r"\[Memory #(\d+)\b")
+
+
+def cited_ids(text: str) -> list[int]:
+    """Ids of the memories an agent cited in `text` (``[Memory #12: ...]``), in order, unique."""
+    seen: dict[int, None] = {}
+    for m in _CITATION.finditer(text or ""):
+        seen.setdefault(int(m.group(1)), None)
+    return list(seen)
+
+
+@dataclass
+class FeedbackReport:
+    """What one feedback op changed."""
+
+    used: int = 0
+    reinforced: list[int] = field(default_factory=list)
+    review_cleared: list[int] = field(default_factory=list)
+    confirmed: list[int] = field(default_factory=list)
+    helped: list[int] = field(default_factory=list)
+    flagged: list[int] = field(default_factory=list)
+
+
+def _temp(tx: Tx, name: str, ids: Iterable[int]) -> int:
+    tx.execute(f"CREATE TEMP TABLE IF NOT EXISTS {name}(id INTEGER PRIMARY KEY)")
+    tx.execute(f"DELETE FROM temp.{name}")
+    rows = [(int(i),) for i in set(ids)]
+    tx.conn.executemany(f"INSERT INTO temp.{name}(id) VALUES (?)", rows)
+    return len(rows)
+
+
+def _ids(tx: Tx, sql: str, params: Any = ()) -> list[int]:
+    return [int(r[0]) for r in tx.execute(sql, params)]
+
+
+class RecordUse(WriteOp[FeedbackReport]):
+    """Memories were used (injected/shown); some helped (cited), some were flagged wrong."""
+
+    name: ClassVar[str] = "record_use"
+
+    def __init__(self, used: Iterable[int] = (), *, helped: Iterable[int] = (),
+                 flagged: Iterable[int] = (), actor: str = ACTOR, reason: str | None = None) -> None:
+        self.flagged = sorted(set(flagged))
+        self.helped = sorted(set(helped) - set(self.flagged))
+        # Citing or flagging a memory means it was used.
+        self.used = sorted(set(used) | set(self.helped) | set(self.flagged))
+        self.actor = actor
+        self.reason = reason
+
+    def apply(self, tx: Tx) -> FeedbackReport:
+        """Count uses, then apply the reinforcement, confirmation and feedback rules."""
+        rep = FeedbackReport()
+        if not self.used:
+            return rep
+        rep.used = _temp(tx, "_used", self.used)
+        live = "id IN (SELECT id FROM temp._used) AND deprecated = 0"
+        tx.execute(f"UPDATE memories SET access_count = access_count + 1, "
+                   f"uses_since_correction = uses_since_correction + 1, last_accessed_at = ? WHERE {live}",
+                   (tx.now,))
+        # Flagged memories are corrections, not uncorrected uses: handled below.
+        _temp(tx, "_flagged", self.flagged)
+        not_flagged = "AND id NOT IN (SELECT id FROM temp._flagged)"
+        rep.reinforced = _ids(tx, f"SELECT id FROM memories WHERE {live} {not_flagged} "
+                                  f"AND uses_since_correction % {REINFORCE_EVERY} = 0 AND confidence < {CAP}")
+        if rep.reinforced:
+            self._audit_set(tx, "reinforce", rep.reinforced,
+                            f"printf('Used %d times without correction: confidence %.2f -> %.2f.', "
+                            f"uses_since_correction, confidence, min({CAP}, confidence + {STEP}))")
+            self._update(tx, rep.reinforced, f"confidence = min({CAP}, confidence + {STEP})")
+        rep.review_cleared = _ids(tx, f"SELECT id FROM memories WHERE {live} {not_flagged} AND needs_review = 1 "
+                                      f"AND uses_since_correction >= {REVIEW_CLEARS_AFTER}")
+        if rep.review_cleared:
+            self._audit_set(tx, "review_cleared", rep.review_cleared,
+                            "printf('Used %d times without correction: review flag cleared.', "
+                            "uses_since_correction)")
+            self._update(tx, rep.review_cleared, "needs_review = 0")
+        rep.confirmed = _ids(tx, f"SELECT id FROM memories WHERE {live} {not_flagged} AND candidate = 1")
+        if rep.confirmed:
+            self._audit_set(tx, "confirm", rep.confirmed,
+                            "'Candidate used by an agent without correction: quarantine ended.'")
+            self._update(tx, rep.confirmed, "candidate = 0")
+        if self.helped:
+            rep.helped = self.helped
+            self._audit_set(tx, "feedback", self.helped,
+                            f"printf('Cited and helped: confidence %.2f -> %.2f.', confidence, "
+                            f"max(confidence, min({CAP}, confidence + {STEP})))")
+            self._update(tx, self.helped, f"confidence = max(confidence, min({CAP}, confidence + {STEP}))")
+        if self.flagged:
+            rep.flagged = self.flagged
+            self._audit_set(tx, "feedback", self.flagged,
+                            f"printf('Flagged as wrong: confidence %.2f -> %.2f, needs review.', confidence, "
+                            f"max({FLOOR}, confidence - {FLAG_PENALTY}))")
+            self._update(tx, self.flagged, f"confidence = max({FLOOR}, confidence - {FLAG_PENALTY}), "
+                                           "needs_review = 1, uses_since_correction = 0")
+        tx.changed("memory", "accessed", self.used)
+        changed = set(rep.reinforced) | set(rep.review_cleared) | set(rep.confirmed) | set(self.helped) \
+            | set(self.flagged)
+        if changed:
+            tx.changed("memory", "updated", changed)
+        return rep
+
+    def _audit_set(self, tx: Tx, action: str, ids: list[int], reason_sql: str) -> None:
+        _temp(tx, "_fb", ids)
+        extra = f" ({self.reason})" if self.reason else ""
+        tx.execute(f"INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) "
+                   f"SELECT ?, ?, ?, id, {reason_sql} || ?, json_object('confidence', confidence, "
+                   f"'access_count', access_count) FROM memories WHERE id IN (SELECT id FROM temp._fb)",
+                   (tx.now, self.actor, action, extra))
+        tx.changed("audit", "added")
+
+    def _update(self, tx: Tx, ids: list[int], sets: str) -> None:
+        _temp(tx, "_fb", ids)
+        tx.execute(f"UPDATE memories SET {sets}, updated_at = ? WHERE id IN (SELECT id FROM temp._fb)",
+                   (tx.now,))
+
+
+def record_use(db: Any, used: Iterable[int], *, answer_text: str | None = None,
+               flagged: Iterable[int] = ()) -> Future[FeedbackReport]:
+    """Record that `used` memories were injected; those cited in `answer_text` helped.
+
+    The agent runtime calls this after a turn; it returns at once with the op's future.
+    """
+    helped = cited_ids(answer_text) if answer_text else []
+    return db.writer.submit(RecordUse(used, helped=helped, flagged=flagged))
+
+
+def flag_wrong(db: Any, memory_id: int, *, reason: str | None = None, actor: str = "user"
+               ) -> Future[FeedbackReport]:
+    """A person (or agent) said a memory was wrong: weaken it and mark it for review."""
+    return db.writer.submit(RecordUse((), flagged=[memory_id], actor=actor, reason=reason))
