@@ -1,0 +1,110 @@
+"""Per-agent formatting of injected memory and recognition of citations.
+
+Design 001 section 15: XML for Claude (``<project_memory>``), Markdown with
+headers for Gemini, plain text for everyone else. Every memory carries its id so
+the agent can cite it as ``[Memory #<id>: ...]``; citations found in the agent's
+output are counted as uses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from xml.sax.saxutils import escape, quoteattr
+
+from desktop.memory.text.tokens import count_tokens
+from desktop.memory.types import Memory
+
+CITATION_RE = re.compile(r"\[Memory #(\d+)(?::[^\]\n]{0,200})?\]")
+CITATION_HINT = ("When a memory below helps you, cite it inline as [Memory #<id>: <few words>]. "
+                 "Memories can be stale: trust the code when they disagree.")
+_TAGS = {"dead_end": "AVOID", "error_pattern": "KNOWN ERROR", "gotcha": "GOTCHA"}
+
+
+@dataclass
+class Section:
+    """A titled group of memories or free-text lines to inject."""
+
+    title: str
+    memories: list[Memory] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    conflicts: set[int] = field(default_factory=set)
+
+
+def citations(text: str) -> list[int]:
+    """Memory ids cited in ``text``, in order of first appearance."""
+    seen: dict[int, None] = {}
+    for m in CITATION_RE.finditer(text):
+        seen.setdefault(int(m.group(1)), None)
+    return list(seen)
+
+
+def _label(m: Memory, conflicts: set[int]) -> str:
+    tag = _TAGS.get(m.type, m.type.upper().replace("_", " "))
+    flag = " [⚠ CONFLICT]" if m.id in conflicts else ""
+    return f"{tag}{flag}"
+
+
+def _one_line(text: str, limit: int = 600) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render(sections: Iterable[Section], fmt: str, *, heading: str = "Project memory",
+           hint: bool = True) -> str:
+    """Render sections in ``fmt`` ("xml" | "markdown" | "plain"); empty sections are left out."""
+    secs = [s for s in sections if s.memories or s.lines]
+    if not secs:
+        return ""
+    if fmt == "xml":
+        parts = ["<project_memory>"]
+        if hint:
+            parts.append(f"<instructions>{escape(CITATION_HINT)}</instructions>")
+        for s in secs:
+            parts.append(f"<section name={quoteattr(s.title)}>")
+            for m in s.memories:
+                conflict = ' conflict="true"' if m.id in s.conflicts else ""
+                files = f" files={quoteattr(','.join(m.related_files[:3]))}" if m.related_files else ""
+                parts.append(f'<memory id="{m.id}" type="{m.type}"{conflict}{files}>'
+                             f"{escape(_one_line(m.content))}</memory>")
+            parts += [f"<item>{escape(line)}</item>" for line in s.lines]
+            parts.append("</section>")
+        parts.append("</project_memory>")
+        return "\n".join(parts)
+    if fmt == "markdown":
+        parts = [f"## {heading}"]
+        if hint:
+            parts.append(f"_{CITATION_HINT}_")
+        for s in secs:
+            parts.append(f"### {s.title}")
+            parts += [f"- **{_label(m, s.conflicts)}** [#{m.id}] {_one_line(m.content)}" for m in s.memories]
+            parts += [f"- {line}" for line in s.lines]
+        return "\n".join(parts)
+    parts = [heading.upper()]
+    if hint:
+        parts.append(CITATION_HINT)
+    for s in secs:
+        parts.append(f"{s.title}:")
+        parts += [f"- #{m.id} [{_label(m, s.conflicts)}] {_one_line(m.content)}" for m in s.memories]
+        parts += [f"- {line}" for line in s.lines]
+    return "\n".join(parts)
+
+
+def conflict_lines(pairs: list[tuple[Memory, Memory]]) -> list[str]:
+    """The design's conflict marker, one line per pair."""
+    return [f'[⚠ CONFLICT] Memory #{a.id} says "{_one_line(a.content, 120)}" but Memory #{b.id} says '
+            f'"{_one_line(b.content, 120)}". Verify which is current.' for a, b in pairs]
+
+
+def fit(memories: list[Memory], budget: int) -> list[Memory]:
+    """The longest prefix of ``memories`` whose texts fit in ``budget`` tokens."""
+    out: list[Memory] = []
+    used = 0
+    for m in memories:
+        cost = count_tokens(_one_line(m.content)) + 8  # id, type and markup
+        if used + cost > budget:
+            break
+        out.append(m)
+        used += cost
+    return out

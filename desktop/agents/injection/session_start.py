@@ -1,0 +1,153 @@
+"""T1 (session start) and T2 (prefetch plan): what the agent knows before its first step.
+
+T1 goes into the system prompt: the always-inject tier (pinned, then critical;
+capped), global and module memories, workflow recipes, work state, and any
+contradicting pair flagged as a conflict. T2 goes into the first user message:
+files read in >= 80% ("always") / >= 50% ("frequently") of past sessions, at
+most 12 files and at most the prefetch budget (25% of the context window).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from desktop.agents.errors import PathOutsideProject
+from desktop.agents.injection.budget import Allocation, fast_tokens
+from desktop.agents.injection.formatting import Section, conflict_lines, fit, render
+from desktop.agents.tools.confine import ProjectRoot
+from desktop.memory.text.tokens import count_tokens
+
+log = logging.getLogger("engram.agents")
+
+ALWAYS_SHARE = 0.8
+FREQUENT_SHARE = 0.5
+MAX_PREFETCH_FILES = 12
+MAX_ALWAYS_INJECT = 5
+
+
+@dataclass
+class PrefetchedFile:
+    """One file loaded into the first message."""
+
+    path: str
+    share: float
+    kind: str  # always | frequently
+    tokens: int
+    truncated: bool
+
+
+@dataclass
+class PrefetchPlan:
+    """The T2 plan: the files and the text that carries them."""
+
+    files: list[PrefetchedFile] = field(default_factory=list)
+    text: str = ""
+    tokens: int = 0
+
+    @property
+    def paths(self) -> list[str]:
+        """Project-relative paths of the prefetched files."""
+        return [f.path for f in self.files]
+
+
+@dataclass
+class StartContext:
+    """Everything injected before the first step."""
+
+    system_text: str = ""
+    memory_ids: list[int] = field(default_factory=list)
+    conflicts: list[tuple[int, int]] = field(default_factory=list)
+    prefetch: PrefetchPlan = field(default_factory=PrefetchPlan)
+    tokens_t1: int = 0
+    modules: list[str] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+
+
+def modules_of(paths: list[str]) -> list[str]:
+    """Module names a file list suggests: its top folders and parent folders."""
+    out: dict[str, None] = {}
+    for p in paths:
+        parts = PurePosixPath(p).parts
+        if len(parts) > 1:
+            out.setdefault(parts[0], None)
+            out.setdefault("/".join(parts[:-1]), None)
+    return list(out)
+
+
+def build_prefetch(memory: Any, task: str, root: ProjectRoot, budget_tokens: int, *,
+                   exclude: set[str] | None = None) -> PrefetchPlan:
+    """Choose and read the prefetch files within ``budget_tokens``."""
+    plan = PrefetchPlan()
+    candidates = [(p, s) for p, s in memory.prefetch_candidates(task) if s >= FREQUENT_SHARE
+                  and p not in (exclude or set())]
+    # always-read files first, then frequent ones; within a class by share (stable)
+    candidates.sort(key=lambda ps: (0 if ps[1] >= ALWAYS_SHARE else 1, -ps[1]))
+    blocks: list[str] = []
+    used = 0
+    for path, share in candidates:
+        if len(plan.files) >= MAX_PREFETCH_FILES or used >= budget_tokens:
+            break
+        try:
+            real = root.resolve(path)
+            if not real.is_file():
+                continue
+            text = real.read_text(encoding="utf-8", errors="replace")
+        except (PathOutsideProject, OSError):
+            continue
+        cost = fast_tokens(text)
+        truncated = False
+        if used + cost > budget_tokens:
+            room = budget_tokens - used
+            if room < 200:  # a sliver of a file helps nobody
+                continue
+            text = text[: room * 4]
+            cost, truncated = fast_tokens(text), True
+        kind = "always" if share >= ALWAYS_SHARE else "frequently"
+        head = f"=== {path} (read in {share:.0%} of past sessions{', truncated' if truncated else ''}) ==="
+        blocks.append(f"{head}\n{text}")
+        plan.files.append(PrefetchedFile(path, share, kind, cost, truncated))
+        used += cost
+    if blocks:
+        plan.text = ("Files past sessions on this project almost always needed, already loaded for you "
+                     "(no need to Read them again):\n\n" + "\n\n".join(blocks))
+        plan.tokens = used + 30
+    return plan
+
+
+def build_start_context(memory: Any, task: str, root: ProjectRoot, fmt: str, alloc: Allocation, *,
+                        prefetch: bool = True) -> StartContext:
+    """T1 and (with ``prefetch``) T2 for a session on ``task``."""
+    started = time.perf_counter()
+    ctx = StartContext()
+    if prefetch:
+        ctx.prefetch = build_prefetch(memory, task, root, alloc.prefetch)
+    candidates = memory.prefetch_candidates(task) if not prefetch else []
+    ctx.modules = modules_of(ctx.prefetch.paths or [p for p, _ in candidates])
+    always = fit(memory.always_inject(MAX_ALWAYS_INJECT), alloc.always_inject)
+    seen = {m.id for m in always}
+    relevant = [m for m in memory.search(task, limit=8) if m.id not in seen] if task.strip() else []
+    seen |= {m.id for m in relevant}
+    scoped = [m for m in memory.scoped(ctx.modules, 8) if m.id not in seen]
+    general = fit(relevant + scoped, alloc.retrieval)
+    seen = {m.id for m in always} | {m.id for m in general}
+    work = fit([m for m in memory.work_state(3) if m.id not in seen], alloc.work_state)
+    recipes = memory.workflow_recipes(task, 2)
+    pairs = memory.conflicts(always + general + work)
+    flagged = {m.id for pair in pairs for m in pair}
+    sections = [
+        Section("Always remember", always, conflicts=flagged),
+        Section("Relevant to this task", general, conflicts=flagged),
+        Section("Where the last session stopped", work, conflicts=flagged),
+        Section("Workflow recipes that worked here", lines=recipes),
+        Section("Conflicting memories", lines=conflict_lines(pairs)),
+    ]
+    ctx.system_text = render(sections, fmt)
+    ctx.memory_ids = [m.id for m in always + general + work]
+    ctx.conflicts = [(a.id, b.id) for a, b in pairs]
+    ctx.tokens_t1 = count_tokens(ctx.system_text) if ctx.system_text else 0
+    ctx.elapsed_ms = (time.perf_counter() - started) * 1000
+    return ctx

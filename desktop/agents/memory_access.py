@@ -1,0 +1,322 @@
+"""The agent runtime's one door to memory: a small protocol and its store-backed implementation.
+
+Everything the agent loop, the memory tools, the injection tiers and the MCP
+server need from memory goes through :class:`MemoryAccess`. The implementation
+uses the retrieval facade (``project.extras["search"]``) when the project has one
+and falls back to FTS5 over the ``memories`` table when it does not, so the
+agents work before, and keep working after, retrieval lands.
+
+:class:`TimedMemoryAccess` wraps any implementation so that every call gives up
+after 3 s (design: the agent carries on without memory rather than stall).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import logging
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar, Protocol, TypeVar
+
+from desktop.memory.store.connection import rows_as_dicts
+from desktop.memory.store.rows import MemoryQuery, row_to_memory
+from desktop.memory.types import Memory, MemoryType
+
+log = logging.getLogger("engram.agents")
+
+T = TypeVar("T")
+MEMORY_TIMEOUT_S = 3.0
+GOTCHA_TYPES = (MemoryType.GOTCHA.value, MemoryType.DEAD_END.value, MemoryType.ERROR_PATTERN.value)
+CRITICAL_TYPES = (MemoryType.GOTCHA.value, MemoryType.DEAD_END.value, MemoryType.REQUIREMENT.value,
+                  MemoryType.DECISION.value)
+_INJECTABLE = "deprecated = 0 AND candidate = 0 AND stale_at IS NULL AND type <> 'code'"
+
+
+class MemoryAccess(Protocol):
+    """What the agent runtime needs from memory. Every method is a read except record_access."""
+
+    def search(self, query: str, *, limit: int = 8, types: Iterable[str] = ()) -> list[Memory]:
+        """Memories relevant to ``query``, best first."""
+        ...
+
+    def always_inject(self, limit: int = 5) -> list[Memory]:
+        """Pinned memories, then critical ones (verified, high-confidence gotchas/decisions)."""
+        ...
+
+    def scoped(self, modules: Iterable[str], limit: int = 8) -> list[Memory]:
+        """Global memories plus module memories of ``modules``."""
+        ...
+
+    def gotchas_for(self, files: Iterable[str], *, exclude: set[int] | None = None, limit: int = 4,
+                    min_confidence: float = 0.65) -> list[Memory]:
+        """Gotchas, dead ends and error patterns attached to ``files``."""
+        ...
+
+    def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None) -> Memory | None:
+        """A memory that already answers a Grep/Glob for ``pattern``, if any."""
+        ...
+
+    def workflow_recipes(self, task: str, limit: int = 3) -> list[str]:
+        """Workflow recipes for a task like ``task`` (memories first, then learned sequences)."""
+        ...
+
+    def work_state(self, limit: int = 3) -> list[Memory]:
+        """The most recent work-state memories (where the last session stopped)."""
+        ...
+
+    def conflicts(self, memories: list[Memory]) -> list[tuple[Memory, Memory]]:
+        """Pairs among ``memories`` that contradict each other."""
+        ...
+
+    def prefetch_candidates(self, task: str) -> list[tuple[str, float]]:
+        """(file, share of past sessions that read it) for files read in >= 50% of sessions."""
+        ...
+
+    def calibration_factor(self, task: str) -> float:
+        """How much longer than planned tasks here run (1.0 = as planned)."""
+        ...
+
+    def analyze_impact(self, target: str, depth: int = 3) -> dict[str, Any]:
+        """What depends on ``target`` in the code graph."""
+        ...
+
+    def record_access(self, memory_ids: Iterable[int]) -> None:
+        """Count memories as used (cited or injected)."""
+        ...
+
+
+def _fts_or(query: str) -> str | None:
+    from desktop.memory.text.tokens import fts_match_query
+
+    return fts_match_query(query, "or")
+
+
+class StoreMemoryAccess:
+    """MemoryAccess over one open project (ProjectServices)."""
+
+    def __init__(self, project: Any, *, graph: Any | None = None) -> None:
+        """``graph``: a GraphService; built lazily through the composition root when None."""
+        self.project = project
+        self.db = project.db
+        self._graph = graph
+
+    # -- helpers -------------------------------------------------------------------
+    def _conn(self) -> Any:
+        return self.db.reads.conn()
+
+    def _select(self, where: str, params: list[Any], order: str, limit: int) -> list[Memory]:
+        sql = f"SELECT * FROM memories WHERE {where} ORDER BY {order} LIMIT ?"
+        return [row_to_memory(r) for r in rows_as_dicts(self._conn().execute(sql, [*params, limit]))]
+
+    def _facade(self) -> Any | None:
+        extras = getattr(self.project, "extras", {})
+        return extras.get("search") or extras.get("retrieval")
+
+    # -- protocol ------------------------------------------------------------------
+    def search(self, query: str, *, limit: int = 8, types: Iterable[str] = ()) -> list[Memory]:
+        """Retrieval facade when present; otherwise BM25 over FTS5 (OR of the query terms)."""
+        types = list(types)
+        facade = self._facade()
+        if facade is not None and hasattr(facade, "search"):
+            try:
+                return self._from_facade(facade, query, limit, types)
+            except Exception:  # a retrieval bug must not take the agent's memory away
+                log.exception("retrieval facade failed; falling back to FTS")
+        match = _fts_or(query)
+        if match is None:
+            return []
+        where = f"m.{_INJECTABLE.replace(' AND ', ' AND m.')} AND memories_fts MATCH ?"
+        params: list[Any] = [match]
+        if types:
+            where += f" AND m.type IN ({','.join('?' * len(types))})"
+            params += types
+        sql = (f"SELECT m.* FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid WHERE {where}"
+               f" ORDER BY bm25(memories_fts) LIMIT ?")
+        return [row_to_memory(r) for r in rows_as_dicts(self._conn().execute(sql, [*params, limit]))]
+
+    def _from_facade(self, facade: Any, query: str, limit: int, types: list[str]) -> list[Memory]:
+        try:
+            results = facade.search(query, limit=limit, types=types or None)
+        except TypeError:
+            results = facade.search(query, limit=limit)
+        items = getattr(results, "items", None) or getattr(results, "results", None) or results
+        out: list[Memory] = []
+        missing: list[int] = []
+        for item in list(items)[:limit]:
+            mem = item if isinstance(item, Memory) else getattr(item, "memory", None)
+            if isinstance(mem, Memory):
+                out.append(mem)
+            else:
+                mid = getattr(item, "id", None) or getattr(item, "memory_id", None)
+                if isinstance(item, dict):
+                    mid = item.get("id") or item.get("memory_id")
+                if isinstance(mid, int):
+                    missing.append(mid)
+        if missing:
+            found = self.project.memories.get_many(missing)
+            out += [found[i] for i in missing if i in found]
+        return [m for m in out if not types or m.type in types]
+
+    def always_inject(self, limit: int = 5) -> list[Memory]:
+        """Pinned first (newest first), then critical ones, at most ``limit``."""
+        pinned = self._select("deprecated = 0 AND pinned = 1", [], "id DESC", limit)
+        if len(pinned) >= limit:
+            return pinned
+        marks = ",".join("?" * len(CRITICAL_TYPES))
+        critical = self._select(
+            f"{_INJECTABLE} AND pinned = 0 AND (tags LIKE '%\"critical\"%' OR (user_verified = 1 AND "
+            f"confidence >= 0.9 AND type IN ({marks})))", list(CRITICAL_TYPES),
+            "confidence DESC, id DESC", limit - len(pinned))
+        return pinned + critical
+
+    def scoped(self, modules: Iterable[str], limit: int = 8) -> list[Memory]:
+        """Global decisions/preferences/requirements, then module insights of ``modules``."""
+        mods = list(dict.fromkeys(modules))
+        out = self._select(f"{_INJECTABLE} AND pinned = 0 AND scope = 'global' AND type IN "
+                           f"('decision','preference','requirement','pattern','note')", [],
+                           "confidence DESC, id DESC", max(1, limit // 2))
+        if mods:
+            marks = ",".join("?" * len(mods))
+            out += self._select(f"{_INJECTABLE} AND pinned = 0 AND id IN (SELECT memory_id FROM memory_modules"
+                                f" WHERE module IN ({marks}))", mods, "confidence DESC, id DESC",
+                                limit - len(out))
+        return out[:limit]
+
+    def gotchas_for(self, files: Iterable[str], *, exclude: set[int] | None = None, limit: int = 4,
+                    min_confidence: float = 0.65) -> list[Memory]:
+        """Indexed lookup through memory_files; cheap at 100,000 memories."""
+        paths = [f for f in dict.fromkeys(files) if f]
+        if not paths:
+            return []
+        skip = sorted(exclude or ())[:500]
+        where = (f"{_INJECTABLE} AND confidence >= ? AND type IN ({','.join('?' * len(GOTCHA_TYPES))})"
+                 f" AND id IN (SELECT memory_id FROM memory_files WHERE file_path IN ({','.join('?' * len(paths))}))")
+        params: list[Any] = [min_confidence, *GOTCHA_TYPES, *paths]
+        if skip:
+            where += f" AND id NOT IN ({','.join('?' * len(skip))})"
+            params += skip
+        # dead ends first: re-entering a known dead end is the costliest mistake
+        return self._select(where, params, "CASE type WHEN 'dead_end' THEN 0 ELSE 1 END, confidence DESC",
+                            limit)
+
+    def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None) -> Memory | None:
+        """The best memory whose text contains every term of the search pattern."""
+        terms = [t for t in re.split(r"[^\w]+", pattern) if len(t) >= 3]
+        if not terms:
+            return None
+        q = MemoryQuery(text=" ".join(terms[:6]), min_confidence=0.6)
+        where, params = q.where()
+        skip = sorted(exclude or ())[:500]
+        if skip:
+            where += f" AND id NOT IN ({','.join('?' * len(skip))})"
+            params += skip
+        found = self._select(f"{where} AND candidate = 0 AND type <> 'code'", params, "confidence DESC", 1)
+        return found[0] if found else None
+
+    def workflow_recipes(self, task: str, limit: int = 3) -> list[str]:
+        """Recipe memories matching the task, then learned tool sequences."""
+        mems = self.search(task, limit=limit, types=[MemoryType.WORKFLOW_RECIPE.value]) if task.strip() else []
+        if not mems:
+            mems = self._select(f"{_INJECTABLE} AND type = 'workflow_recipe'", [], "confidence DESC", limit)
+        out = [m.content for m in mems]
+        if len(out) < limit:
+            from desktop.memory.observer.cross_session import recipes
+
+            for r in recipes(self._conn())[: limit - len(out)]:
+                out.append(f"{' > '.join(r['steps'])} (worked in {r['sessions']} sessions, "
+                           f"{r['success_rate']:.0%} success)")
+        return out[:limit]
+
+    def work_state(self, limit: int = 3) -> list[Memory]:
+        """Newest work-state memories."""
+        return self._select(f"{_INJECTABLE} AND type = 'work_state'", [], "id DESC", limit)
+
+    def conflicts(self, memories: list[Memory]) -> list[tuple[Memory, Memory]]:
+        """The lifecycle conflict detector when it exists, else keyword opposition pairs."""
+        from desktop.agents.injection.conflicts import find_conflicts
+
+        return find_conflicts(memories)
+
+    def prefetch_candidates(self, task: str) -> list[tuple[str, float]]:
+        """Files by share of past sessions that read them (>= 50%), best first."""
+        conn = self._conn()
+        total = int(conn.execute("SELECT count(*) FROM session_metrics").fetchall()[0][0])
+        if total < 2:
+            return []
+        rows = conn.execute("SELECT file_path, session_count, read_count FROM observer_file_nodes"
+                            " WHERE session_count * 2 >= ? ORDER BY session_count DESC, read_count DESC,"
+                            " file_path LIMIT 64", (total,)).fetchall()
+        return [(str(p), min(1.0, int(n) / total)) for p, n, _ in rows]
+
+    def calibration_factor(self, task: str) -> float:
+        """From task-calibration memories: their stated factor, or 1.5 for an overrun note."""
+        mems = self._select(f"{_INJECTABLE} AND type = 'task_calibration'", [], "confidence DESC", 5)
+        best = 1.0
+        for m in mems:
+            meta = m.metadata or {}
+            factor = meta.get("factor") or meta.get("calibration_factor")
+            if factor is None and meta.get("planned") and meta.get("actual"):
+                factor = float(meta["actual"]) / float(meta["planned"])
+            if factor is None:
+                hit = re.search(r"(\d+(?:\.\d+)?)\s*x\b", m.content)
+                factor = float(hit.group(1)) if hit else (1.5 if "more steps" in m.content else None)
+            if factor:
+                best = max(best, float(factor))
+        return best
+
+    def analyze_impact(self, target: str, depth: int = 3) -> dict[str, Any]:
+        """Through the project's GraphService (built on first use)."""
+        if self._graph is None:
+            from desktop.composition import build_graph_service
+
+            self._graph = build_graph_service(self.project)
+        return dict(self._graph.analyze_impact(target, depth))
+
+    def record_access(self, memory_ids: Iterable[int]) -> None:
+        """Queued on the writer; never waited for on the agent's hot path."""
+        ids = sorted(set(memory_ids))
+        if ids:
+            self.project.memories.record_access(ids)
+
+
+class TimedMemoryAccess:
+    """Wraps a MemoryAccess: each call gives up after ``timeout`` s and returns a neutral answer."""
+
+    _DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
+        "search": list, "always_inject": list, "scoped": list, "gotchas_for": list,
+        "known_for_pattern": lambda: None, "workflow_recipes": list, "work_state": list,
+        "conflicts": list, "prefetch_candidates": list, "calibration_factor": lambda: 1.0,
+        "analyze_impact": lambda: {"error": "memory_timeout", "message": "The code graph did not answer in time."},
+        "record_access": lambda: None,
+    }
+
+    def __init__(self, inner: Any, *, timeout: float = MEMORY_TIMEOUT_S, workers: int = 4) -> None:
+        """``inner`` is any MemoryAccess."""
+        self.inner = inner
+        self.timeout = timeout
+        self.timeouts = 0
+        self.failures = 0
+        self._pool = cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="engram-memory")
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self.inner, name)
+        if name not in self._DEFAULTS:
+            return target
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            fut = self._pool.submit(target, *args, **kwargs)
+            try:
+                return fut.result(self.timeout)
+            except cf.TimeoutError:
+                self.timeouts += 1
+                log.warning("memory call %s timed out after %.1f s; carrying on without memory", name,
+                            self.timeout)
+            except Exception:
+                self.failures += 1
+                log.exception("memory call %s failed; carrying on without memory", name)
+            return self._DEFAULTS[name]()
+        return call
+
+    def close(self) -> None:
+        """Stop the worker threads (calls still running finish in the background)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)

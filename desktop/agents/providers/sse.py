@@ -1,0 +1,88 @@
+"""Server-sent events over httpx, with provider errors mapped to stable codes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+
+from desktop.agents.errors import (
+    ModelNotFound,
+    ProviderAuthError,
+    ProviderBadResponse,
+    ProviderHTTPError,
+    ProviderStreamBroken,
+    ProviderUnavailable,
+)
+
+
+def iter_sse(response: httpx.Response) -> Iterator[tuple[str, str]]:
+    """Yield (event, data) pairs of an SSE body; ``event`` is "" when the server names none."""
+    event, data = "", []
+    for line in response.iter_lines():
+        if not line:
+            if data:
+                yield event, "\n".join(data)
+            event, data = "", []
+            continue
+        if line.startswith(":"):
+            continue  # a comment / keep-alive
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            event = value
+        elif field == "data":
+            data.append(value)
+    if data:
+        yield event, "\n".join(data)
+
+
+def parse_json(data: str, who: str) -> dict[str, Any]:
+    """One SSE data payload as a JSON object, or ProviderBadResponse."""
+    try:
+        value = json.loads(data)
+    except ValueError as exc:
+        raise ProviderBadResponse(f"{who} streamed something that is not JSON.", detail=data[:200]) from exc
+    if not isinstance(value, dict):
+        raise ProviderBadResponse(f"{who} streamed a JSON value that is not an object.", detail=data[:200])
+    return value
+
+
+def raise_for_status(response: httpx.Response, who: str, model: str) -> None:
+    """Map an HTTP failure status to the known error it means."""
+    if response.status_code < 400:
+        return
+    try:
+        body = response.read().decode("utf-8", "replace")[:500]
+    except httpx.HTTPError:
+        body = ""
+    if response.status_code in (401, 403):
+        raise ProviderAuthError(f"{who} refused the API key (HTTP {response.status_code}).", detail=body)
+    if response.status_code == 404:
+        raise ModelNotFound(f"{who} has no model {model!r} (or the URL is wrong).", detail=body)
+    raise ProviderHTTPError(f"{who} answered HTTP {response.status_code}.", status=response.status_code,
+                            detail=body)
+
+
+@contextmanager
+def streaming(client: httpx.Client, url: str, payload: dict[str, Any], headers: dict[str, str],
+              who: str, model: str) -> Iterator[httpx.Response]:
+    """POST ``payload`` and yield the streaming response; transport failures become known errors."""
+    try:
+        with client.stream("POST", url, json=payload, headers=headers) as response:
+            raise_for_status(response, who, model)
+            try:
+                yield response
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.StreamError) as exc:
+                raise ProviderStreamBroken(f"{who} closed the connection mid-answer.", detail=str(exc)) from exc
+            except httpx.TimeoutException as exc:
+                raise ProviderStreamBroken(f"{who} stopped answering mid-stream.", detail=str(exc)) from exc
+    except httpx.ConnectError as exc:
+        raise ProviderUnavailable(f"{who} is not reachable at {url}.", detail=str(exc)) from exc
+    except httpx.TimeoutException as exc:
+        raise ProviderUnavailable(f"{who} did not answer in time.", detail=str(exc)) from exc
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        raise ProviderStreamBroken(f"{who} closed the connection.", detail=str(exc)) from exc
