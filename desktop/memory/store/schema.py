@@ -432,6 +432,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0005_graph_file_facts", GRAPH_FILE_FACTS),
     ("0006_observer_learning", OBSERVER_LEARNING),
     ("0007_memory_lifecycle", LIFECYCLE),
-    ("0008_memory_created_index", LIFECYCLE_CREATED_INDEX),
     ("0008_retrieval_session_index", RETRIEVAL),
+    ("0009_memory_created_index", LIFECYCLE_CREATED_INDEX),
 ]
