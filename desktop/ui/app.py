@@ -18,10 +18,20 @@ from desktop.settings import Settings
 log = logging.getLogger("engram.ui")
 
 
+_installed: list[QTranslator] = []
+
+
 def install_translators(app: QApplication, language: str) -> list[QTranslator]:
-    """Load Engram's and Qt's own translations for `language` ("system" follows the OS)."""
+    """Load Engram's and Qt's own translations for `language` ("system" follows the OS).
+
+    Translators installed before are removed first, so switching language at run
+    time replaces them instead of stacking them.
+    """
+    for old in _installed:
+        app.removeTranslator(old)
+    _installed.clear()
     locale = QLocale.system() if language in ("", "system") else QLocale(language)
-    loaded = []
+    loaded: list[QTranslator] = []
     ours = QTranslator(app)
     if ours.load(locale, "engram", "_", str(resource_path("i18n"))):
         app.installTranslator(ours)
@@ -30,6 +40,9 @@ def install_translators(app: QApplication, language: str) -> list[QTranslator]:
     if qt.load(locale, "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
         app.installTranslator(qt)
         loaded.append(qt)
+    _installed.extend(loaded)
+    if not loaded or ours not in loaded:
+        log.info("no Engram translation for %s; using English", locale.name())
     return loaded
 
 
@@ -39,6 +52,14 @@ def create_app(argv: Sequence[str]) -> QApplication:
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(ORG_NAME)
     app.setApplicationVersion(__version__)
+    from desktop.ui.theme import app_icon, apply_theme
+
+    app.setWindowIcon(app_icon())  # type: ignore[union-attr]
+    apply_theme(app)  # type: ignore[arg-type]
+    # Follow the system when it switches between light and dark while Engram runs.
+    hints = app.styleHints()  # type: ignore[union-attr]
+    if hasattr(hints, "colorSchemeChanged"):
+        hints.colorSchemeChanged.connect(lambda _scheme: apply_theme(app))  # type: ignore[arg-type]
     return app  # type: ignore[return-value]
 
 

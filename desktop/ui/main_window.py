@@ -1,13 +1,15 @@
-"""The main window: project switcher, the workspace, and the memory panel (Ctrl/Cmd+Shift+M)."""
+"""The main window: project switcher, the agent session, and the memory panel (Ctrl/Cmd+Shift+M)."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QComboBox,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -17,17 +19,24 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QStackedWidget,
+    QToolBar,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop import APP_NAME, __version__
-from desktop.composition import Engram, ProjectServices
+from desktop.composition import Engram, ProjectServices, build_graph_service
 from desktop.memory.projects import move_aside_corrupt
 from desktop.memory.store.errors import CorruptDatabaseError
+from desktop.memory.store.writer import ChangeSet
+from desktop.ui.adapters.prefs import ProjectPrefs, load_prefs
+from desktop.ui.flows import Flows
 from desktop.ui.memory_panel import MemoryBrowser
 from desktop.ui.messages import describe_error
+from desktop.ui.panel.panel import MemoryPanel
+from desktop.ui.session.view import SessionView
 from desktop.ui.tasks import ChangeRelay, Tasks
+from desktop.ui.theme import app_icon, icon
 
 log = logging.getLogger("engram.ui")
 
@@ -40,12 +49,11 @@ class WelcomePage(QWidget):
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
-        self.window_ = window
         title = QLabel(f"<h1>{APP_NAME}</h1>")
         blurb = QLabel(self.tr("Long-term memory of your codebase for AI coding agents.\n"
                                "Open a project folder to start."))
         blurb.setWordWrap(True)
-        self.open_button = QPushButton(self.tr("&Open a project folder…"))
+        self.open_button = QPushButton(icon("folder"), self.tr("&Open a project folder…"))
         self.open_button.setObjectName("openProject")
         self.open_button.clicked.connect(window.choose_project)
         self.recent = QListWidget()
@@ -69,36 +77,56 @@ class WelcomePage(QWidget):
 
 
 class MainWindow(QMainWindow):
-    """Top-level window. Owns the open project and the background task runner."""
+    """Top-level window. Owns the open project, its views and the background task runner."""
 
-    def __init__(self, engram: Engram) -> None:
+    def __init__(self, engram: Engram, *, onboarding: bool = True) -> None:
         super().__init__()
         self.engram = engram
+        self.auto_onboarding = onboarding
         self.project: ProjectServices | None = None
-        self.tasks = Tasks(self)
+        self.graph: Any | None = None
+        self.prefs = ProjectPrefs()
+        self.panel: MemoryPanel | None = None
+        self.browser: MemoryBrowser | None = None
+        self.session: SessionView | None = None
+        self.tasks = Tasks(self, max_threads=4)
         self.relay = ChangeRelay(self)
-        self._unsubscribe = None
-        self.setWindowTitle(APP_NAME)
-        self.resize(1280, 800)
+        self.flows = Flows(self)
+        self._unsubscribe: Any = None
+        self._pending: list[ChangeSet] = []
+        self._coalesce = QTimer(self)
+        self._coalesce.setSingleShot(True)
+        self._coalesce.setInterval(60)
+        self._coalesce.timeout.connect(self._dispatch_changes)
+        self.setWindowIcon(app_icon())
+        self.resize(1360, 840)
 
         self.stack = QStackedWidget()
         self.welcome = WelcomePage(self)
-        self.workspace = QLabel()
+        self.workspace = QWidget()
         self.workspace.setObjectName("workspace")
-        self.workspace.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.workspace.setWordWrap(True)
+        self.workspace_layout = QVBoxLayout(self.workspace)
+        self.workspace_layout.setContentsMargins(0, 0, 0, 0)
         self.stack.addWidget(self.welcome)
         self.stack.addWidget(self.workspace)
         self.setCentralWidget(self.stack)
 
-        self.memory_dock = QDockWidget(self.tr("Memory"), self)
+        self.memory_dock = QDockWidget(self)
         self.memory_dock.setObjectName("memoryPanel")
         self.memory_dock.setAllowedAreas(Qt.DockWidgetArea.RightDockWidgetArea | Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.memory_dock.setMinimumWidth(520)
+        self.memory_dock.setMinimumWidth(560)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
         self.memory_dock.hide()
-        self.browser: MemoryBrowser | None = None
+        self.memory_dock.visibilityChanged.connect(lambda v: self.panel_action.setChecked(v))
 
+        self.toolbar = QToolBar()
+        self.toolbar.setObjectName("mainToolbar")
+        self.toolbar.setMovable(False)
+        self.addToolBar(self.toolbar)
+        self.switcher = QComboBox()
+        self.switcher.setObjectName("projectSwitcher")
+        self.switcher.setMinimumWidth(240)
+        self.switcher.activated.connect(self._switch_chosen)
         self._build_menus()
         # An application-wide shortcut works from any widget or dialog of the app.
         self.panel_shortcut = QShortcut(QKeySequence(MEMORY_PANEL_SHORTCUT), self)
@@ -106,34 +134,67 @@ class MainWindow(QMainWindow):
         self.panel_shortcut.activated.connect(self.toggle_memory_panel)
         self.relay.changed.connect(self._on_changes)
         self.welcome.refresh(self.engram.registry.recent())
+        self._fill_switcher()
+        self._retitle()
         self.statusBar().showMessage(self.tr("Open a project to begin."))
 
+    # -- menus and toolbar -----------------------------------------------------------------
+    def _action(self, text: str, slot: Any, *, icon_name: str = "", shortcut: Any = None, tip: str = "") -> QAction:
+        action = QAction(icon(icon_name) if icon_name else QIcon(), text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
+        action.triggered.connect(lambda _c=False: slot())
+        return action
+
     def _build_menus(self) -> None:
+        self.menuBar().clear()
+        self.toolbar.clear()
         file_menu = self.menuBar().addMenu(self.tr("&File"))
-        open_action = QAction(self.tr("&Open Project…"), self)
-        open_action.setShortcut(QKeySequence.StandardKey.Open)
-        open_action.triggered.connect(self.choose_project)
-        file_menu.addAction(open_action)
+        file_menu.addAction(self._action(self.tr("&Open Project…"), self.choose_project, icon_name="folder",
+                                         shortcut=QKeySequence.StandardKey.Open))
         self.recent_menu = file_menu.addMenu(self.tr("Open &Recent"))
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addAction(self._action(self.tr("&Settings…"), self.flows.settings, icon_name="settings",
+                                         shortcut=QKeySequence.StandardKey.Preferences))
         file_menu.addSeparator()
-        quit_action = QAction(self.tr("&Quit"), self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        file_menu.addAction(quit_action)
+        file_menu.addAction(self._action(self.tr("&Quit"), self.close, shortcut=QKeySequence.StandardKey.Quit))
+        project_menu = self.menuBar().addMenu(self.tr("&Project"))
+        self.teach_action = self._action(self.tr("&Teach Engram…"), self.flows.teach, icon_name="teach",
+                                         shortcut="Ctrl+T", tip=self.tr("Write down something agents should know"))
+        self.review_action = self._action(self.tr("&Review Memories…"), self.flows.review_pending,
+                                          icon_name="check", shortcut="Ctrl+R",
+                                          tip=self.tr("Confirm or forget memories that wait for review"))
+        self.conflicts_action = self._action(self.tr("Resolve &Conflicts…"), self.flows.resolve_conflicts,
+                                             icon_name="shield", tip=self.tr("Decide between memories that disagree"))
+        self.onboarding_action = self._action(self.tr("&Get to Know This Project…"), self.flows.start_onboarding,
+                                              icon_name="import",
+                                              tip=self.tr("Index the code and import agent rule files"))
+        for a in (self.teach_action, self.review_action, self.conflicts_action, self.onboarding_action):
+            project_menu.addAction(a)
         view_menu = self.menuBar().addMenu(self.tr("&View"))
-        self.panel_action = QAction(self.tr("&Memory Panel"), self)
+        self.panel_action = QAction(icon("memory"), self.tr("&Memory Panel"), self)
         self.panel_action.setCheckable(True)
-        # Shown in the menu; the QShortcut above does the work so it fires app-wide.
+        self.panel_action.setToolTip(self.tr("Show or hide the memory panel (%1)").replace(
+            "%1", QKeySequence(MEMORY_PANEL_SHORTCUT).toString(QKeySequence.SequenceFormat.NativeText)))
+        # Shown in the menu; the QShortcut does the work so it fires app-wide.
         self.panel_action.setShortcut(QKeySequence(MEMORY_PANEL_SHORTCUT))
         self.panel_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.panel_action.triggered.connect(self.toggle_memory_panel)
         view_menu.addAction(self.panel_action)
+        view_menu.addAction(self._action(self.tr("Last Session &Summary…"), self.flows.show_summary))
         help_menu = self.menuBar().addMenu(self.tr("&Help"))
-        about = QAction(self.tr("&About Engram"), self)
-        about.triggered.connect(lambda: QMessageBox.about(
-            self, APP_NAME, self.tr("Engram %1\nLong-term memory for AI coding agents.").replace("%1", __version__)))
-        help_menu.addAction(about)
+        help_menu.addAction(self._action(self.tr("&About Engram"), lambda: QMessageBox.about(
+            self, APP_NAME, self.tr("Engram %1\nLong-term memory for AI coding agents.").replace("%1", __version__))))
+        self.switcher.setToolTip(self.tr("Switch project"))
+        self.toolbar.addWidget(self.switcher)
+        self.toolbar.addSeparator()
+        for a in (self.teach_action, self.review_action, self.conflicts_action, self.panel_action):
+            self.toolbar.addAction(a)
+        self.toolbar.addAction(self._action(self.tr("Settings"), self.flows.settings, icon_name="settings",
+                                            tip=self.tr("Models, keys, data, language, trust")))
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -141,7 +202,35 @@ class MainWindow(QMainWindow):
             action = self.recent_menu.addAction(str(path))
             action.triggered.connect(lambda _=False, p=path: self.open_project(p))
 
-    # -- projects ----------------------------------------------------------------------
+    def _fill_switcher(self) -> None:
+        self.switcher.blockSignals(True)
+        self.switcher.clear()
+        current = self.project.info.root if self.project else None
+        for path in self.engram.registry.recent():
+            self.switcher.addItem(icon("folder"), path.name, str(path))
+            self.switcher.setItemData(self.switcher.count() - 1, str(path), Qt.ItemDataRole.ToolTipRole)
+            if current is not None and Path(path) == Path(current):
+                self.switcher.setCurrentIndex(self.switcher.count() - 1)
+        if current is None:
+            self.switcher.insertItem(0, self.tr("No project open"), None)
+            self.switcher.setCurrentIndex(0)
+        self.switcher.addItem(self.tr("Open another folder…"), "__open__")
+        self.switcher.blockSignals(False)
+
+    def _switch_chosen(self, index: int) -> None:
+        data = self.switcher.itemData(index)
+        if data == "__open__":
+            self._fill_switcher()
+            self.choose_project()
+        elif data and (self.project is None or Path(data) != Path(self.project.info.root)):
+            self.open_project(Path(data))
+
+    def _retitle(self) -> None:
+        self.memory_dock.setWindowTitle(self.tr("Memory"))
+        name = self.project.info.name if self.project else None
+        self.setWindowTitle(f"{name} — {APP_NAME}" if name else APP_NAME)
+
+    # -- projects ----------------------------------------------------------------------------
     def choose_project(self) -> None:
         """Ask for a folder and open it."""
         folder = QFileDialog.getExistingDirectory(self, self.tr("Open a project folder"), str(Path.home()))
@@ -149,10 +238,18 @@ class MainWindow(QMainWindow):
             self.open_project(Path(folder))
 
     def open_project(self, folder: Path) -> None:
-        """Open a project in the background (migrations and checks never block the window)."""
+        """Open a project in the background (migrations, graph set-up and preferences never block the window)."""
         self.statusBar().showMessage(self.tr("Opening %1…").replace("%1", str(folder)))
-        self.tasks.run(lambda: self.engram.open_project(folder), self._project_opened,
-                       lambda exc: self._open_failed(folder, exc))
+
+        def work() -> tuple[ProjectServices, Any, ProjectPrefs]:
+            project = self.engram.open_project(folder)
+            try:
+                graph = build_graph_service(project)
+            except Exception:  # the app works without a code graph
+                log.exception("code graph unavailable")
+                graph = None
+            return project, graph, load_prefs(project.db)
+        self.tasks.run(work, self._project_opened, lambda exc: self._open_failed(folder, exc))
 
     def _open_failed(self, folder: Path, exc: BaseException) -> None:
         self.statusBar().clearMessage()
@@ -169,21 +266,47 @@ class MainWindow(QMainWindow):
             return
         QMessageBox.critical(self, self.tr("Cannot open project"), describe_error(exc))
 
-    def _project_opened(self, project: ProjectServices) -> None:
+    def _project_opened(self, opened: tuple[ProjectServices, Any, ProjectPrefs]) -> None:
         self.close_project()
-        self.project = project
-        self._unsubscribe = project.db.writer.subscribe(self.relay.listener)
-        self.browser = MemoryBrowser(project, self.tasks, self)
-        self.browser.status_message.connect(lambda text: self.statusBar().showMessage(text, 4000))
-        self.memory_dock.setWidget(self.browser)
-        self.workspace.setText(self.tr("<h2>%1</h2><p>%2</p><p>Press %3 to show or hide the memory panel.</p>")
-                               .replace("%1", project.info.name).replace("%2", str(project.info.root))
-                               .replace("%3", QKeySequence(MEMORY_PANEL_SHORTCUT).toString(
-                                   QKeySequence.SequenceFormat.NativeText)))
+        self.project, self.graph, self.prefs = opened
+        self._unsubscribe = self.project.db.writer.subscribe(self.relay.listener)
+        self._build_views()
         self.stack.setCurrentWidget(self.workspace)
-        self.setWindowTitle(f"{project.info.name} — {APP_NAME}")
+        self._retitle()
+        self._fill_switcher()
+        self.welcome.refresh(self.engram.registry.recent())
         self.set_memory_panel_visible(True)
-        self.statusBar().showMessage(self.tr("Opened %1").replace("%1", project.info.name), 4000)
+        self.statusBar().showMessage(self.tr("Opened %1").replace("%1", self.project.info.name), 4000)
+        if self.auto_onboarding and not self.prefs.onboarding_done:
+            self.flows.start_onboarding()
+
+    def _build_views(self) -> None:
+        project = self.project
+        assert project is not None
+        self.panel = MemoryPanel(project, self.tasks, self.graph, self)
+        self.browser = self.panel.browser
+        self.panel.correct_requested.connect(self.flows.correct)
+        self.panel.status_message.connect(lambda text: self.statusBar().showMessage(text, 4000))
+        self.memory_dock.setWidget(self.panel)
+        self.session = SessionView(project, lambda: self.prefs, lambda: self.graph, self.workspace)
+        self.session.teach_requested.connect(self.flows.teach)
+        self.session.correct_requested.connect(self.flows.correct)
+        self.session.open_memory.connect(self.open_memory)
+        self.session.remember.connect(self.flows.remember)
+        self.session.session_finished.connect(self.flows.session_finished)
+        self.workspace_layout.addWidget(self.session)
+
+    def _drop_views(self) -> None:
+        if self.session is not None:
+            self.session.shutdown()
+            self.workspace_layout.removeWidget(self.session)
+            self.session.deleteLater()
+            self.session = None
+        self.memory_dock.setWidget(QWidget())
+        if self.panel is not None:
+            self.panel.deleteLater()
+            self.panel = None
+            self.browser = None
 
     def close_project(self) -> None:
         """Close the open project (queued writes are flushed first)."""
@@ -191,20 +314,58 @@ class MainWindow(QMainWindow):
             return
         if self._unsubscribe:
             self._unsubscribe()
-        self.memory_dock.setWidget(QWidget())
-        if self.browser:
-            self.browser.deleteLater()
-            self.browser = None
+            self._unsubscribe = None
+        self._drop_views()
         self.tasks.wait_idle()
         self.project.close()
         self.project = None
+        self.graph = None
+        self.stack.setCurrentWidget(self.welcome)
+        self._retitle()
 
+    def open_memory(self, memory_id: int) -> None:
+        """Show one memory in the panel's browser."""
+        self.set_memory_panel_visible(True)
+        if self.panel is not None:
+            self.panel.open_memory(memory_id)
+
+    # -- change notices (coalesced) -----------------------------------------------------------
     @Slot(object)
     def _on_changes(self, changes: object) -> None:
-        if self.browser is not None:
-            self.browser.on_changes(changes)  # type: ignore[arg-type]
+        self._pending.append(changes)  # type: ignore[arg-type]
+        if not self._coalesce.isActive():
+            self._coalesce.start()
 
-    # -- memory panel --------------------------------------------------------------------
+    def _dispatch_changes(self) -> None:
+        merged = ChangeSet([c for cs in self._pending for c in cs.changes])
+        self._pending = []
+        if self.panel is not None:
+            self.panel.on_changes(merged)
+
+    # -- language --------------------------------------------------------------------------------
+    def switch_language(self, language: str) -> None:
+        """Install the new translators and rebuild the visible UI in that language."""
+        from PySide6.QtWidgets import QApplication
+
+        from desktop.ui.app import install_translators
+
+        install_translators(QApplication.instance(), language)  # type: ignore[arg-type]
+        self._build_menus()
+        self.welcome.deleteLater()
+        self.welcome = WelcomePage(self)
+        self.stack.insertWidget(0, self.welcome)
+        self.welcome.refresh(self.engram.registry.recent())
+        if self.project is not None:
+            self._drop_views()
+            self._build_views()
+        else:
+            self.stack.setCurrentWidget(self.welcome)
+        self._fill_switcher()
+        self._retitle()
+        self.statusBar().showMessage(self.tr("Language changed. Dialogs already open keep the old language "
+                                             "until reopened."), 6000)
+
+    # -- memory panel ----------------------------------------------------------------------------
     def toggle_memory_panel(self) -> None:
         """Show or hide the memory panel (Ctrl+Shift+M, Cmd+Shift+M on macOS)."""
         self.set_memory_panel_visible(not self.memory_dock.isVisible())
@@ -213,7 +374,8 @@ class MainWindow(QMainWindow):
         """Show/hide the panel and keep the menu check in step."""
         self.memory_dock.setVisible(visible)
         self.panel_action.setChecked(visible)
-        if visible and self.browser is not None:
+        if visible and self.browser is not None and self.panel is not None \
+                and self.panel.currentWidget() is self.browser:
             self.browser.search.setFocus()
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -13,12 +13,13 @@ from collections import OrderedDict
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QFont, QGuiApplication, QPalette
 
 from desktop.memory.service import MemoryService
 from desktop.memory.store.rows import MemoryQuery
 from desktop.memory.store.writer import ChangeSet
 from desktop.memory.types import Memory
+from desktop.ui.labels import status_label, type_label
 from desktop.ui.tasks import Tasks
 
 log = logging.getLogger("engram.ui.model")
@@ -150,6 +151,11 @@ class MemoryListModel(QAbstractTableModel):
             return None
         return self._cache.get(self._ids[row])
 
+    def ensure_loaded(self, row: int) -> None:
+        """Fetch the page of `row` if it is not cached (views that are not painted never ask)."""
+        if 0 <= row < len(self._ids) and self._ids[row] not in self._cache:
+            self._request_page(row)
+
     def id_at(self, row: int) -> int | None:
         """The id of a row (always known)."""
         return self._ids[row] if 0 <= row < len(self._ids) else None
@@ -184,7 +190,7 @@ class MemoryListModel(QAbstractTableModel):
             font.setBold(True)
             return font
         if role == Qt.ItemDataRole.ForegroundRole and memory.status.value != "active":
-            return QColor(130, 130, 130)
+            return QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText)
         if role == Qt.ItemDataRole.TextAlignmentRole and column in ("id", "confidence"):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -210,25 +216,4 @@ class MemoryListModel(QAbstractTableModel):
                 self.tr("Status")][section]
 
 
-def type_label(value: str) -> str:
-    """Translated name of a memory type."""
-    from PySide6.QtCore import QCoreApplication
-
-    names = {
-        "gotcha": "Gotcha", "decision": "Decision", "preference": "Preference", "pattern": "Pattern",
-        "requirement": "Requirement", "error_pattern": "Error pattern", "module_insight": "Module insight",
-        "prefetch_pattern": "Prefetch pattern", "work_state": "Work state",
-        "causal_dependency": "Causal dependency", "task_calibration": "Task calibration",
-        "e2e_observation": "E2E observation", "dead_end": "Dead end", "work_unit_outcome": "Work outcome",
-        "workflow_recipe": "Workflow recipe", "context_cost": "Context cost", "code": "Code", "note": "Note",
-    }
-    return QCoreApplication.translate("MemoryTypes", names.get(value, value))
-
-
-def status_label(value: str) -> str:
-    """Translated name of a memory status."""
-    from PySide6.QtCore import QCoreApplication
-
-    names = {"active": "Active", "needs_review": "Needs review", "stale": "Stale",
-             "deprecated": "Forgotten", "candidate": "Candidate"}
-    return QCoreApplication.translate("MemoryStatus", names.get(value, value))
+__all__ = ["MemoryListModel", "MemoryRole", "IdRole", "status_label", "type_label"]

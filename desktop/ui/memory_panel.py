@@ -1,9 +1,8 @@
-"""The memory panel: search, filter and browse memories; add, edit, pin and forget them."""
+"""The memory browser: search and filter memories; provenance, "why retrieved", history; add/edit/pin/forget."""
 
 from __future__ import annotations
 
 import html
-import json
 import logging
 from typing import Any
 
@@ -29,11 +28,16 @@ from desktop.memory.store.errors import ValidationError
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.rows import MemoryQuery
 from desktop.memory.store.writer import ChangeSet
-from desktop.memory.types import Memory, MemoryStatus, MemoryType
+from desktop.memory.types import Memory, MemoryScope, MemorySource, MemoryStatus, MemoryType
+from desktop.ui.adapters import retrieval
+from desktop.ui.adapters.lifecycle import supersession_chain
 from desktop.ui.memory_editor import MemoryEditor
-from desktop.ui.memory_model import MemoryListModel, status_label, type_label
+from desktop.ui.labels import scope_label, source_label, status_label, type_label
+from desktop.ui.memory_model import MemoryListModel
 from desktop.ui.messages import describe_error
+from desktop.ui.panel.detail import render_detail
 from desktop.ui.tasks import Tasks
+from desktop.ui.theme import icon
 
 log = logging.getLogger("engram.ui.panel")
 
@@ -42,12 +46,14 @@ class MemoryBrowser(QWidget):
     """Search box, filters, the memory table and a detail pane with provenance and history."""
 
     status_message = Signal(str)
+    correct_requested = Signal(int)
 
     def __init__(self, project: ProjectServices, tasks: Tasks, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project
         self.tasks = tasks
         self.model = MemoryListModel(project.memories, tasks, self)
+        self._want: int | None = None
 
         self.search = QLineEdit()
         self.search.setObjectName("memorySearch")
@@ -63,6 +69,20 @@ class MemoryBrowser(QWidget):
         self.status_filter.addItem(self.tr("Not forgotten"), None)
         for s in MemoryStatus:
             self.status_filter.addItem(status_label(s.value), s.value)
+        self.scope_filter = QComboBox()
+        self.scope_filter.setObjectName("scopeFilter")
+        self.scope_filter.addItem(self.tr("All scopes"), None)
+        for sc in MemoryScope:
+            self.scope_filter.addItem(scope_label(sc.value), sc.value)
+        self.source_filter = QComboBox()
+        self.source_filter.setObjectName("sourceFilter")
+        self.source_filter.addItem(self.tr("All sources"), None)
+        for so in MemorySource:
+            self.source_filter.addItem(source_label(so.value), so.value)
+        for combo, tip in ((self.type_filter, self.tr("Filter by type")), (self.status_filter, self.tr("Filter by status")),
+                           (self.scope_filter, self.tr("Filter by scope")),
+                           (self.source_filter, self.tr("Filter by where the memory came from"))):
+            combo.setToolTip(tip)
         self.count_label = QLabel()
 
         self.table = QTableView()
@@ -87,6 +107,13 @@ class MemoryBrowser(QWidget):
         self.edit_button = QPushButton(self.tr("&Edit…"))
         self.pin_button = QPushButton(self.tr("&Pin"))
         self.forget_button = QPushButton(self.tr("&Forget"))
+        self.flag_button = QPushButton(icon("flag"), self.tr("Flag &wrong…"))
+        self.flag_button.setObjectName("flagWrong")
+        self.flag_button.setToolTip(self.tr("Correct this memory: outdated, partly wrong, not applicable or incorrect"))
+        self.add_button.setIcon(icon("teach"))
+        self.pin_button.setIcon(icon("pin"))
+        self.forget_button.setIcon(icon("forget"))
+        self.edit_button.setIcon(icon("edit"))
         self.add_button.setToolTip(self.tr("Teach Engram something agents should know"))
         self.pin_button.setToolTip(self.tr("Pinned memories are always given to agents and never fade"))
         self.forget_button.setToolTip(self.tr("Agents will no longer see this memory"))
@@ -95,8 +122,12 @@ class MemoryBrowser(QWidget):
         filters.addWidget(self.search, 1)
         filters.addWidget(self.type_filter)
         filters.addWidget(self.status_filter)
+        filters2 = QHBoxLayout()
+        filters2.addWidget(self.scope_filter)
+        filters2.addWidget(self.source_filter)
+        filters2.addStretch(1)
         actions = QHBoxLayout()
-        for b in (self.add_button, self.edit_button, self.pin_button, self.forget_button):
+        for b in (self.add_button, self.edit_button, self.pin_button, self.forget_button, self.flag_button):
             actions.addWidget(b)
         actions.addStretch(1)
         actions.addWidget(self.count_label)
@@ -107,6 +138,7 @@ class MemoryBrowser(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(filters)
+        layout.addLayout(filters2)
         layout.addLayout(actions)
         layout.addWidget(split, 1)
 
@@ -117,6 +149,11 @@ class MemoryBrowser(QWidget):
         self.search.textChanged.connect(self._debounce.start)
         self.type_filter.currentIndexChanged.connect(self.apply_filters)
         self.status_filter.currentIndexChanged.connect(self.apply_filters)
+        self.scope_filter.currentIndexChanged.connect(self.apply_filters)
+        self.source_filter.currentIndexChanged.connect(self.apply_filters)
+        self.flag_button.clicked.connect(self._flag_selected)
+        self.detail.anchorClicked.connect(lambda url: self.show_memory(int(url.toString().split(":")[1]))
+                                          if url.toString().startswith("memory:") else None)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
         self.model.loaded.connect(self._loaded)
         self.model.dataChanged.connect(lambda *_: self._show_selected())
@@ -133,8 +170,10 @@ class MemoryBrowser(QWidget):
         """The filter the controls describe."""
         t = self.type_filter.currentData()
         s = self.status_filter.currentData()
-        return MemoryQuery(types=[t] if t else [], statuses=[s] if s else [],
-                           text=self.search.text().strip() or None)
+        sc = self.scope_filter.currentData()
+        so = self.source_filter.currentData()
+        return MemoryQuery(types=[t] if t else [], statuses=[s] if s else [], scopes=[sc] if sc else [],
+                           sources=[so] if so else [], text=self.search.text().strip() or None)
 
     def apply_filters(self) -> None:
         """Reload the list for the current controls."""
@@ -142,6 +181,9 @@ class MemoryBrowser(QWidget):
 
     def _loaded(self, count: int) -> None:
         self.count_label.setText(self.tr("%n memories", "", count))
+        want, self._want = self._want, None
+        if want is not None and self.model.row_of(want) is not None:
+            self.table.selectRow(self.model.row_of(want))  # type: ignore[arg-type]
         self._show_selected()
 
     def on_changes(self, changes: ChangeSet) -> None:
@@ -152,7 +194,12 @@ class MemoryBrowser(QWidget):
     def selected(self) -> Memory | None:
         """The selected memory (None when nothing is selected or it is still loading)."""
         rows = self.table.selectionModel().selectedRows()
-        return self.model.memory_at(rows[0].row()) if rows else None
+        if not rows:
+            return None
+        memory = self.model.memory_at(rows[0].row())
+        if memory is None:
+            self.model.ensure_loaded(rows[0].row())  # a hidden table never asked for the page
+        return memory
 
     def _selection_changed(self, _sel: QItemSelection, _old: QItemSelection) -> None:
         self._show_selected()
@@ -164,42 +211,46 @@ class MemoryBrowser(QWidget):
             self.detail.setHtml("<p style='color:gray'>" + html.escape(
                 self.tr("Select a memory to see where it came from.")) + "</p>")
             return
-        mid = memory.id
-        self.tasks.run(lambda: self.project.memories.history(mid),
-                       lambda hist: self._render_detail(memory, hist))
+        project, query = self.project, self.search.text().strip()
 
-    def _render_detail(self, m: Memory, history: list[dict[str, Any]]) -> None:
+        def gather() -> tuple[Any, Any, Any]:
+            hit = retrieval.explain(project, memory, query) if query else None
+            return project.memories.history(memory.id), hit, supersession_chain(project, memory)
+        self.tasks.run(gather, lambda got: self._render_detail(memory, query, *got))
+
+    def _render_detail(self, m: Memory, query: str, history: list[dict[str, Any]], hit: Any,
+                       chain: list[Memory]) -> None:
         current = self.selected()
         if current is None or current.id != m.id:
             return
-        e = html.escape
-        rows = [
-            (self.tr("Type"), type_label(m.type)), (self.tr("Status"), status_label(m.status.value)),
-            (self.tr("Confidence"), f"{m.confidence:.2f}"), (self.tr("Source"), m.source),
-            (self.tr("Scope"), m.scope), (self.tr("Files"), ", ".join(m.related_files) or "—"),
-            (self.tr("Tags"), ", ".join(m.tags) or "—"), (self.tr("Created"), m.created_at),
-            (self.tr("Used"), self.tr("%n time(s)", "", m.access_count)),
-            (self.tr("Sessions"), ", ".join(m.provenance_session_ids) or (m.session_id or "—")),
-            (self.tr("Commit"), m.commit_sha or "—"),
-        ]
-        parts = [f"<h3>{e(m.citation())}</h3><p>{e(m.content).replace(chr(10), '<br>')}</p><table>"]
-        parts += [f"<tr><td><b>{e(k)}</b></td><td>{e(str(v))}</td></tr>" for k, v in rows]
-        parts.append("</table>")
-        if m.provenance:
-            parts.append(f"<h4>{e(self.tr('Why this exists'))}</h4><ul>")
-            for p in m.provenance[:10]:
-                parts.append(f"<li>{e(json.dumps(p, ensure_ascii=False)[:300])}</li>")
-            parts.append("</ul>")
-        parts.append(f"<h4>{e(self.tr('History'))}</h4><ul>")
-        for h in history:
-            reason = f" — {h['reason']}" if h.get("reason") else ""
-            parts.append(f"<li>{e(h['at'])}: <b>{e(h['action'])}</b> ({e(h['actor'])}){e(reason)}</li>")
-        parts.append("</ul>")
-        self.detail.setHtml("".join(parts))
+        self.detail.setHtml(render_detail(m, history, hit, query, chain))
+
+    def show_memory(self, memory_id: int) -> None:
+        """Select a memory (clearing filters if it is hidden by them)."""
+        row = self.model.row_of(memory_id)
+        if row is None:
+            # Hidden by the filters: show everything (forgotten too), then select it once loaded.
+            for combo in (self.type_filter, self.status_filter, self.scope_filter, self.source_filter):
+                combo.blockSignals(True)
+                combo.setCurrentIndex(0)
+                combo.blockSignals(False)
+            self.search.blockSignals(True)
+            self.search.clear()
+            self.search.blockSignals(False)
+            self._want = memory_id
+            self.model.set_query(MemoryQuery(statuses=[s.value for s in MemoryStatus]))
+            return
+        self.table.selectRow(row)
+        self.table.scrollTo(self.model.index(row, 0))
+
+    def _flag_selected(self) -> None:
+        m = self.selected()
+        if m is not None:
+            self.correct_requested.emit(m.id)
 
     def _update_buttons(self) -> None:
         m = self.selected()
-        for b in (self.edit_button, self.pin_button, self.forget_button):
+        for b in (self.edit_button, self.pin_button, self.forget_button, self.flag_button):
             b.setEnabled(m is not None)
         self.pin_button.setText(self.tr("Un&pin") if m and m.pinned else self.tr("&Pin"))
         forgotten = m is not None and m.deprecated

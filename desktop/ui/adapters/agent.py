@@ -1,0 +1,169 @@
+"""The agent session seen from the UI: a stream of SessionEvents from a runtime.
+
+The real runtime (desktop.agents, being built) is used when it offers a
+``run_session`` entry point; the built-in scripted provider always works offline,
+with no LLM: it recalls memories for the prompt, "calls" tools (memory search and
+the code graph's impact analysis), streams an answer that cites what it used, and
+proposes what it learned according to the project's write policy.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.memory.store.memory_ops import NewMemory
+from desktop.ui.adapters import retrieval
+from desktop.ui.adapters.prefs import ProjectPrefs
+from desktop.ui.trust import level
+
+log = logging.getLogger("engram.ui")
+
+CITATION = re.compile(r"\[Memory #(\d+):\s*([^\]]*)\]")
+PROVIDERS = ("scripted", "ollama", "openai", "anthropic")
+
+
+@dataclass
+class SessionEvent:
+    """One thing that happened in a session.
+
+    kind: status | injected | tool_call | tool_result | text | learned | done | error
+    """
+
+    kind: str
+    text: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+Emit = Callable[[SessionEvent], None]
+
+
+@dataclass
+class SessionRequest:
+    """What to run: the project, the user's prompt, the provider and the project's preferences."""
+
+    project: Any
+    prompt: str
+    provider: str = "scripted"
+    prefs: ProjectPrefs = field(default_factory=ProjectPrefs)
+    graph: Any | None = None
+    delay: float = 0.015  # pause between streamed chunks, so the stream is visible
+
+
+def runtime_available(provider: str) -> bool:
+    """True when `provider` can run here (the scripted one always can)."""
+    if provider == "scripted":
+        return True
+    try:
+        agents = importlib.import_module("desktop.agents.session")
+    except ImportError:
+        return False
+    return callable(getattr(agents, "run_session", None))
+
+
+def run(request: SessionRequest, emit: Emit, cancel: threading.Event) -> None:
+    """Run one session to the end in the calling (worker) thread, emitting events."""
+    if request.provider != "scripted" and runtime_available(request.provider):
+        agents = importlib.import_module("desktop.agents.session")
+        agents.run_session(request, emit, cancel)  # the runtime speaks SessionEvent
+        return
+    ScriptedSession(request).run(emit, cancel)
+
+
+class ScriptedSession:
+    """A deterministic, offline agent for demos and tests."""
+
+    def __init__(self, request: SessionRequest) -> None:
+        self.r = request
+        self.session_id = "ui-" + uuid.uuid4().hex[:10]
+
+    def _sleep(self, cancel: threading.Event) -> bool:
+        return cancel.wait(self.r.delay) if self.r.delay else cancel.is_set()
+
+    def run(self, emit: Emit, cancel: threading.Event) -> None:
+        """Recall, call tools, stream a cited answer, propose what was learned."""
+        started = time.perf_counter()
+        prompt = self.r.prompt.strip()
+        threshold = level(self.r.prefs.trust_level).min_confidence
+        emit(SessionEvent("status", "recall"))
+        hits = [h for h in retrieval.search(self.r.project, prompt, limit=12)
+                if h.memory.confidence > threshold or h.memory.pinned][:8]
+        emit(SessionEvent("injected", data={"ids": [h.memory.id for h in hits], "threshold": threshold,
+                                            "types": {h.memory.id: h.memory.type for h in hits}}))
+        emit(SessionEvent("tool_call", "search_memory", {"arguments": {"query": prompt}}))
+        emit(SessionEvent("tool_result", "search_memory",
+                          {"result": [{"id": h.memory.id, "score": h.score} for h in hits]}))
+        target = next((f for h in hits for f in h.memory.related_files), None)
+        if target and self.r.graph is not None:
+            emit(SessionEvent("tool_call", "analyze_impact", {"arguments": {"target": target}}))
+            try:
+                impact = self.r.graph.analyze_impact(target)
+            except Exception as exc:  # a graph still indexing must not end the session
+                impact = {"error": "graph_unavailable", "message": str(exc)}
+            emit(SessionEvent("tool_result", "analyze_impact", {"result": impact}))
+        if cancel.is_set():
+            emit(SessionEvent("done", data=self._metrics(hits, [], started, cancelled=True)))
+            return
+        for chunk in self._answer(prompt, hits):
+            if self._sleep(cancel):
+                emit(SessionEvent("done", data=self._metrics(hits, [], started, cancelled=True)))
+                return
+            emit(SessionEvent("text", chunk))
+        learned = self._learn(prompt, hits)
+        if learned:
+            emit(SessionEvent("learned", data={"ids": learned}))
+        emit(SessionEvent("done", data=self._metrics(hits, learned, started)))
+
+    def _answer(self, prompt: str, hits: list[retrieval.Hit]) -> list[str]:
+        lines = [f"Working on: {prompt}\n\n"]
+        if not hits:
+            lines.append("I found nothing in memory about this, so I will explore the code from scratch.\n")
+        else:
+            lines.append("Here is what memory already tells me:\n")
+            for h in hits:
+                lines.append(f"- {h.memory.citation()} ")
+                lines.append(("this path was tried before and abandoned, so I will avoid it.\n"
+                              if h.memory.type == "dead_end" else "I will follow this.\n"))
+        lines.append("\nPlan: make the change, run the tests, and note anything new I learn.\n")
+        # Stream word by word, never splitting a citation (the view renders it as a chip).
+        out: list[str] = []
+        for line in lines:
+            out += re.findall(r"\[Memory #\d+:[^\]]*\]|\S+\s*|\s+", line)
+        return out
+
+    def _learn(self, prompt: str, hits: list[retrieval.Hit]) -> list[int]:
+        policy = self.r.prefs.write_policy
+        if policy in ("off", "read_only") or not self.r.prefs.auto_memory or not prompt:
+            return []
+        files = sorted({f for h in hits for f in h.memory.related_files})[:3]
+        items = [NewMemory(content=f"Session outcome for “{prompt[:120]}”: the change touched "
+                                   f"{', '.join(files) or 'no known files'}.",
+                           type="work_unit_outcome", source="agent_explicit", confidence=0.6,
+                           related_files=files, session_id=self.session_id,
+                           provenance_session_ids=[self.session_id],
+                           provenance=[{"kind": "session", "session": self.session_id, "prompt": prompt[:200]}],
+                           candidate=policy == "confirm_each", needs_review=True)]
+        results = self.r.project.memories.add_many(items, actor="agent", reason="learned in session").result()
+        return [res.id for res in results]
+
+    def _metrics(self, hits: list[retrieval.Hit], learned: list[int], started: float, *,
+                 cancelled: bool = False) -> dict[str, Any]:
+        used = [h.memory for h in hits]
+        # Tokens the agent did not spend rediscovering: each memory stands in for roughly
+        # the reading it summarises (design: ~3x its own length), minus its injected cost.
+        saved = max(0, retrieval.tokens_of(used) * 3 - retrieval.tokens_of(used))
+        return {"session_id": self.session_id, "used": [m.id for m in used], "learned": learned,
+                "tokens_saved": saved, "seconds": round(time.perf_counter() - started, 2),
+                "cancelled": cancelled}
+
+
+def citations_in(text: str) -> list[tuple[int, str]]:
+    """(memory id, brief) of every `[Memory #ID: brief]` citation in `text`."""
+    return [(int(m.group(1)), m.group(2)) for m in CITATION.finditer(text)]

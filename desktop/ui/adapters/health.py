@@ -1,0 +1,114 @@
+"""Numbers behind the health dashboard, computed on a pool thread in one pass of reads.
+
+Health score (0-100) follows the design: average confidence x module coverage x
+review activity, softened so a young project with no code graph yet is not scored 0.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+log = logging.getLogger("engram.ui")
+
+COVERAGE_LEVELS = ("unknown", "shallow", "partial", "mapped")
+
+
+@dataclass
+class ModuleCoverage:
+    """One module's memory count and coverage level."""
+
+    name: str
+    files: int
+    memories: int
+    level: str
+
+    @property
+    def fraction(self) -> float:
+        """Bar length 0-1."""
+        return COVERAGE_LEVELS.index(self.level) / 3
+
+
+@dataclass
+class Health:
+    """Everything the dashboard shows."""
+
+    total: int = 0
+    active_30d: int = 0
+    needs_review: int = 0
+    stale: int = 0
+    pinned: int = 0
+    avg_confidence: float = 0.0
+    score: int = 0
+    by_type: dict[str, int] = field(default_factory=dict)
+    daily: list[int] = field(default_factory=list)          # additions per day, oldest first (14 days)
+    modules: list[ModuleCoverage] = field(default_factory=list)
+    activity: list[dict[str, Any]] = field(default_factory=list)
+    attention: list[dict[str, Any]] = field(default_factory=list)
+
+
+def coverage_level(count: int) -> str:
+    """unknown (0) / shallow (1-2) / partial (3-5) / mapped (6+) memories about a module."""
+    return "unknown" if count == 0 else "shallow" if count < 3 else "partial" if count < 6 else "mapped"
+
+
+def compute_health(project: Any, *, now: datetime | None = None, days: int = 14) -> Health:
+    """Read the dashboard numbers (pool thread)."""
+    conn = project.db.reads.conn()
+    now = now or datetime.now(UTC)
+    h = Health()
+    live = "deprecated=0 AND type<>'code'"
+    h.total, h.pinned, avg = conn.execute(
+        f"SELECT count(*), coalesce(sum(pinned),0), coalesce(avg(confidence),0) FROM memories WHERE {live}"
+    ).fetchall()[0]
+    h.avg_confidence = float(avg)
+    since = (now - timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%S")
+    h.active_30d = conn.execute(f"SELECT count(*) FROM memories WHERE {live} AND (last_accessed_at>=? "
+                                "OR created_at>=?)", (since, since)).fetchall()[0][0]
+    h.needs_review = conn.execute(f"SELECT count(*) FROM memories WHERE {live} AND (needs_review=1 "
+                                  "OR candidate=1)").fetchall()[0][0]
+    h.stale = conn.execute(f"SELECT count(*) FROM memories WHERE {live} AND stale_at IS NOT NULL"
+                           ).fetchall()[0][0]
+    h.by_type = {t: n for t, n in conn.execute(
+        f"SELECT type, count(*) FROM memories WHERE {live} GROUP BY type ORDER BY 2 DESC")}
+    start = (now - timedelta(days=days - 1)).date()
+    per_day = dict(conn.execute("SELECT substr(created_at,1,10), count(*) FROM memories "
+                                "WHERE created_at>=? AND type<>'code' GROUP BY 1", (start.isoformat(),)))
+    h.daily = [int(per_day.get((start + timedelta(days=i)).isoformat(), 0)) for i in range(days)]
+    h.modules = _modules(project, conn)
+    h.activity = project.memories.audit_log(limit=30)
+    h.attention = [{"id": i, "content": c, "why": "stale" if s else "review"} for i, c, s in conn.execute(
+        f"SELECT id, content, stale_at FROM memories WHERE {live} AND (stale_at IS NOT NULL OR needs_review=1"
+        " OR candidate=1) ORDER BY stale_at IS NULL, id DESC LIMIT 20")]
+    h.score = health_score(h)
+    return h
+
+
+def _modules(project: Any, conn: Any) -> list[ModuleCoverage]:
+    files: dict[str, int] = {m: n for m, n in conn.execute(
+        "SELECT coalesce(module,'.'), count(*) FROM graph_files WHERE status<>'skipped' GROUP BY 1")}
+    if not files:
+        return []
+    counts: dict[str, int] = {m: n for m, n in conn.execute(
+        "SELECT mm.module, count(*) FROM memory_modules mm JOIN memories m ON m.id = mm.memory_id "
+        "WHERE m.deprecated=0 AND m.type<>'code' GROUP BY 1")}
+    # Memories that name files count for the module those files belong to.
+    for module, n in conn.execute(
+            "SELECT coalesce(f.module,'.'), count(DISTINCT mf.memory_id) FROM memory_files mf JOIN graph_files f "
+            "ON f.file_path = mf.file_path JOIN memories m ON m.id = mf.memory_id "
+            "WHERE m.deprecated=0 AND m.type<>'code' GROUP BY 1"):
+        counts[module] = counts.get(module, 0) + n
+    return sorted((ModuleCoverage(m, n, counts.get(m, 0), coverage_level(counts.get(m, 0)))
+                   for m, n in files.items()), key=lambda c: (-c.memories, c.name))
+
+
+def health_score(h: Health) -> int:
+    """0-100: confidence x coverage x review activity, each kept above a floor."""
+    if h.total == 0:
+        return 0
+    coverage = (sum(m.fraction for m in h.modules) / len(h.modules)) if h.modules else 0.5
+    reviewed = 1.0 - min(1.0, (h.needs_review + h.stale) / max(1, h.total))
+    value = h.avg_confidence * (0.4 + 0.6 * coverage) * (0.5 + 0.5 * reviewed)
+    return max(0, min(100, round(value * 100)))

@@ -1,0 +1,251 @@
+"""The flows that cross views: teach, correct, session end, conflicts, review, settings, import/export.
+
+Owned by the main window; every read runs on a pool thread, every write goes
+through the writer, and answers come back on the GUI thread through Tasks.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QMessageBox
+
+from desktop.memory.store.errors import ValidationError
+from desktop.memory.types import Memory
+from desktop.ui import trust
+from desktop.ui.adapters import lifecycle, portable
+from desktop.ui.adapters.prefs import save_prefs
+from desktop.ui.dialogs.conflicts import ConflictsDialog
+from desktop.ui.dialogs.correction import CorrectionDialog
+from desktop.ui.dialogs.onboarding import Onboarding
+from desktop.ui.dialogs.settings import SettingsDialog
+from desktop.ui.dialogs.summary import SessionSummary, apply_decisions
+from desktop.ui.dialogs.teach import remember_now, taught_memory, teach_dialog
+from desktop.ui.dialogs.trust import offer_regression
+from desktop.ui.messages import describe_error
+
+if TYPE_CHECKING:
+    from desktop.ui.main_window import MainWindow
+
+log = logging.getLogger("engram.ui")
+
+
+class Flows(QObject):
+    """Dialog flows for the open project of `window`."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.w = window
+        self.flags_this_session = 0
+        self.summary: SessionSummary | None = None
+        self.last_summary: tuple[list[Memory], list[Memory], int] | None = None
+        self.onboarding: Onboarding | None = None
+        self.conflicts: ConflictsDialog | None = None
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _status(self, text: str) -> None:
+        self.w.statusBar().showMessage(text, 5000)
+
+    def _failed(self, exc: BaseException) -> None:
+        QMessageBox.warning(self.w, self.tr("Not saved"), describe_error(exc))
+
+    def _watch(self, make: Any, success: str) -> bool:
+        try:
+            future = make()
+        except (ValidationError, ValueError) as exc:
+            self._failed(exc)
+            return False
+        self.w.tasks.watch(future, lambda _r: self._status(success), self._failed)
+        return True
+
+    def save_prefs(self) -> None:
+        """Store the project's preferences through the writer."""
+        if self.w.project is not None:
+            self.w.tasks.watch(save_prefs(self.w.project.db, self.w.prefs), None, self._failed)
+
+    # -- teach -------------------------------------------------------------------------------
+    def teach(self, text: str = "", files: list[str] | None = None) -> None:
+        """Open the teach dialog pre-filled, and save what the user writes."""
+        if self.w.project is None:
+            return
+        dialog = teach_dialog(self.w, text, files)
+        if not dialog.exec():
+            return
+        item = taught_memory(dialog.values())
+        project = self.w.project
+        self._watch(lambda: project.memories.add(item, actor="user"), self.tr("Memory saved"))
+
+    def remember(self, text: str) -> None:
+        """`/remember TEXT`: saved at once."""
+        if self.w.project is not None:
+            project = self.w.project
+            self._watch(lambda: remember_now(project, text), self.tr("Remembered: %1").replace("%1", text[:60]))
+
+    # -- correct -----------------------------------------------------------------------------
+    def correct(self, memory_id: int) -> None:
+        """Fetch the memory (pool thread), then open the correction dialog."""
+        if self.w.project is None:
+            return
+        project = self.w.project
+        self.w.tasks.run(lambda: project.memories.get(memory_id), self._correct_memory, self._failed)
+
+    def _correct_memory(self, memory: Memory) -> None:
+        dialog = CorrectionDialog(memory, self.w)
+        if not dialog.exec():
+            return
+        project = self.w.project
+        kind, text = dialog.kind(), dialog.correction_text()
+        if self._watch(lambda: lifecycle.apply_correction(project, memory, kind, text), self.tr("Correction saved")):
+            self.flags_this_session += 1
+            self.w.prefs.corrected += 1
+            if trust.should_offer_regression(self.w.prefs, self.flags_this_session):
+                offer_regression(self.w, self.w.prefs, self.flags_this_session)
+            self.save_prefs()
+
+    # -- session end -------------------------------------------------------------------------
+    def session_finished(self, metrics: dict[str, Any]) -> None:
+        """Count the session, credit tokens saved, and show the summary the trust rules allow."""
+        w = self.w
+        if w.project is None or metrics.get("error"):
+            return
+        w.prefs.sessions += 1
+        if w.panel is not None:
+            w.panel.dashboard.add_tokens_saved(int(metrics.get("tokens_saved", 0)))
+        used, learned = list(metrics.get("used", [])), list(metrics.get("learned", []))
+        w.prefs.suggested += len(learned)
+        self.save_prefs()
+        project = w.project
+        self.w.tasks.run(lambda: project.memories.get_many(used + learned),
+                         lambda found: self._summarise(metrics, [found[i] for i in used if i in found],
+                                                       [found[i] for i in learned if i in found]))
+
+    def _summarise(self, metrics: dict[str, Any], used: list[Memory], learned: list[Memory]) -> None:
+        tokens = int(metrics.get("tokens_saved", 0))
+        self.last_summary = (used, learned, tokens)
+        mode = trust.summary_mode(self.w.prefs, len(learned))
+        if mode in ("hidden", "quiet"):
+            self._status(self.tr("Session finished. Its summary is in View ▸ Last Session Summary."))
+            return
+        self.show_summary(mode)
+
+    def show_summary(self, mode: str = "full") -> None:
+        """Open the (non-blocking) summary of the last session."""
+        if self.last_summary is None:
+            self._status(self.tr("No session has finished yet."))
+            return
+        used, learned, tokens = self.last_summary
+        self.summary = SessionSummary(used, learned, tokens, mode=mode, parent=self.w)
+        self.summary.correct_requested.connect(self.correct)
+        self.summary.finished.connect(lambda _r, d=self.summary, ls=learned: self._summary_closed(d, ls))
+        self.summary.open()
+
+    def _summary_closed(self, dialog: SessionSummary, learned: list[Memory]) -> None:
+        prefs = self.w.prefs
+        decisions = dialog.decisions()
+        prefs.summary_dismiss_streak = 0 if dialog.interacted else prefs.summary_dismiss_streak + 1
+        prefs.confirmed += sum(1 for d, _t in decisions.values() if d in ("ok", "edit"))
+        if self.w.project is not None and decisions:
+            for f in apply_decisions(self.w.project, {m.id: m for m in learned}, decisions):
+                self.w.tasks.watch(f, None, self._failed)
+        self.flags_this_session = 0
+        self.save_prefs()
+        self.summary = None
+
+    # -- conflicts and review ------------------------------------------------------------------
+    def resolve_conflicts(self) -> None:
+        """Find conflicting memories (pool thread) and show them."""
+        if self.w.project is None:
+            return
+        project = self.w.project
+        self.w.tasks.run(lambda: lifecycle.find_conflicts(project), self._show_conflicts, self._failed)
+
+    def _show_conflicts(self, conflicts: list[lifecycle.Conflict]) -> None:
+        self.conflicts = ConflictsDialog(conflicts, self.w)
+        project = self.w.project
+        self.conflicts.resolve.connect(lambda c, choice: self._watch(
+            lambda: lifecycle.resolve_conflict(project, c, choice), self.tr("Conflict resolved")))
+        self.conflicts.open()
+
+    def review_pending(self) -> None:
+        """Card-at-a-time review of memories that need it."""
+        if self.w.project is None:
+            return
+        from desktop.memory.store.rows import MemoryQuery
+
+        project = self.w.project
+        self.w.tasks.run(lambda: project.memories.list(MemoryQuery(statuses=["needs_review", "candidate"]),
+                                                       limit=200), self._review)
+
+    def _review(self, memories: list[Memory]) -> None:
+        if not memories:
+            self._status(self.tr("Nothing waits for review."))
+            return
+        self.onboarding = Onboarding(self.w.project, self.w.tasks, None, llm_configured=True, parent=self.w)
+        self.onboarding.review(memories)
+        self.onboarding.open()
+
+    def start_onboarding(self) -> None:
+        """The first-run flow (also available from the Project menu)."""
+        w = self.w
+        if w.project is None:
+            return
+        llm = w.engram.settings.llm_provider != "none"
+        self.onboarding = Onboarding(w.project, w.tasks, w.graph, llm_configured=llm, parent=w)
+        self.onboarding.finished_onboarding.connect(self._onboarded)
+        self.onboarding.show()
+        self.onboarding.start()
+
+    def _onboarded(self) -> None:
+        if not self.w.prefs.onboarding_done:
+            self.w.prefs.onboarding_done = True
+            self.save_prefs()
+
+    # -- settings, import, export -----------------------------------------------------------
+    def settings(self) -> SettingsDialog:
+        """Open Settings; apply and save what changed when accepted."""
+        from desktop.memory import secrets_store
+
+        w = self.w
+        dialog = SettingsDialog(w.engram.settings, w.prefs if w.project is not None else None, w)
+        w.tasks.run(secrets_store.keyring_available, dialog.set_keyring_available)
+        dialog.save_key.connect(lambda provider, key: w.tasks.run(
+            lambda: secrets_store.set_api_key(provider, key),
+            lambda _r: self._status(self.tr("API key saved in the system keyring")), self._failed))
+        dialog.export_requested.connect(self.export_to)
+        dialog.import_requested.connect(lambda path: self.import_from(Path(path)))
+        dialog.delete_all_requested.connect(self.delete_everything)
+        if dialog.exec():
+            language_changed = dialog.apply_to(w.engram.settings)
+            settings = w.engram.settings
+            w.tasks.run(settings.save, None, self._failed)
+            if dialog.trust_panel is not None:
+                self.save_prefs()
+            if language_changed:
+                w.switch_language(settings.language)
+        return dialog
+
+    def export_to(self, fmt: str, path: str) -> None:
+        """Export on a pool thread."""
+        project = self.w.project
+        if project is not None:
+            self.w.tasks.run(lambda: portable.export_file(project, Path(path), fmt),
+                             lambda n: self._status(self.tr("%n memories exported", "", n)), self._failed)
+
+    def import_from(self, path: Path) -> None:
+        """Parse and write an import file on a pool thread (batches through the writer)."""
+        project = self.w.project
+        if project is None:
+            return
+        self._status(self.tr("Importing %1…").replace("%1", path.name))
+        self.w.tasks.run(lambda: portable.add_in_batches(project, portable.read_import_file(path)),
+                         lambda n: self._status(self.tr("%n memories imported", "", n)), self._failed)
+
+    def delete_everything(self) -> None:
+        """Delete every memory of the project for good (pool thread)."""
+        project = self.w.project
+        if project is not None:
+            self.w.tasks.run(lambda: portable.delete_everything(project),
+                             lambda n: self._status(self.tr("%n memories deleted", "", n)), self._failed)

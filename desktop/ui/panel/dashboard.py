@@ -1,0 +1,160 @@
+"""The health dashboard: totals, activity, review load, tokens saved, health score, coverage, feed."""
+
+from __future__ import annotations
+
+import html
+import logging
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.ui.adapters.health import Health, compute_health
+from desktop.ui.labels import action_label, type_label
+from desktop.ui.panel.charts import HBars, ScoreRing, Sparkline
+from desktop.ui.tasks import Tasks
+
+log = logging.getLogger("engram.ui.panel")
+
+
+
+def coverage_word(level: str) -> str:
+    """Translated coverage level."""
+    words = {"unknown": QCoreApplication.translate("Dashboard", "unknown"),
+             "shallow": QCoreApplication.translate("Dashboard", "shallow"),
+             "partial": QCoreApplication.translate("Dashboard", "partial"),
+             "mapped": QCoreApplication.translate("Dashboard", "mapped")}
+    return words.get(level, level)
+
+
+class StatTile(QFrame):
+    """A number with a caption."""
+
+    def __init__(self, title: str, tip: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("statTile")
+        self.setToolTip(tip)
+        self.value = QLabel("–")
+        self.value.setObjectName("statValue")
+        caption = QLabel(title)
+        caption.setObjectName("statTitle")
+        caption.setWordWrap(True)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(10, 6, 10, 6)
+        col.addWidget(self.value)
+        col.addWidget(caption)
+
+
+class Dashboard(QScrollArea):
+    """Reads its numbers on a pool thread; refreshes (coalesced) after writes."""
+
+    open_memory = Signal(int)
+
+    def __init__(self, project: Any, tasks: Tasks, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.project = project
+        self.tasks = tasks
+        self.tokens_saved = 0
+        self.health: Health | None = None
+        self.setWidgetResizable(True)
+        body = QWidget()
+        self.setWidget(body)
+        self.total = StatTile(self.tr("memories"), self.tr("Everything agents may be given (forgotten ones excluded)"))
+        self.active = StatTile(self.tr("active in the last 30 days"), self.tr("Used or created in the last 30 days"))
+        self.review = StatTile(self.tr("need review"), self.tr("New or flagged memories waiting for your OK"))
+        self.saved = StatTile(self.tr("tokens saved this session"),
+                              self.tr("Discovery the agents did not have to repeat, this app session"))
+        tiles = QGridLayout()
+        for i, t in enumerate((self.total, self.active, self.review, self.saved)):
+            tiles.addWidget(t, i // 2, i % 2)
+        self.ring = ScoreRing()
+        self.ring.setToolTip(self.tr("Health score: average confidence × module coverage × review activity"))
+        self.score_text = QLabel()
+        self.score_text.setWordWrap(True)
+        head = QHBoxLayout()
+        head.addWidget(self.ring)
+        head.addWidget(self.score_text, 1)
+        self.spark = Sparkline()
+        self.spark.setToolTip(self.tr("Memories added per day over the last two weeks"))
+        self.types = HBars()
+        self.coverage = HBars()
+        self.coverage_note = QLabel()
+        self.coverage_note.setWordWrap(True)
+        self.attention = QListWidget()
+        self.attention.setObjectName("needsAttention")
+        self.attention.setMaximumHeight(150)
+        self.attention.itemActivated.connect(lambda it: self.open_memory.emit(int(it.data(Qt.ItemDataRole.UserRole))))
+        self.activity = QListWidget()
+        self.activity.setObjectName("activityFeed")
+        self.activity.setMaximumHeight(180)
+        col = QVBoxLayout(body)
+        col.addLayout(head)
+        col.addLayout(tiles)
+        for title, w in ((self.tr("Added per day"), self.spark), (self.tr("By type"), self.types),
+                         (self.tr("Module coverage"), self.coverage), ("", self.coverage_note),
+                         (self.tr("Needs attention"), self.attention), (self.tr("Recent activity"), self.activity)):
+            if title:
+                col.addWidget(QLabel(f"<b>{html.escape(title)}</b>"))
+            col.addWidget(w)
+        col.addStretch(1)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(400)
+        self._timer.timeout.connect(self.refresh)
+
+    def schedule_refresh(self) -> None:
+        """Refresh soon; many change notices in a row cost one refresh."""
+        self._timer.start()
+
+    def refresh(self) -> None:
+        """Recompute on a pool thread."""
+        project = self.project
+        self.tasks.run(lambda: compute_health(project), self._show, lambda e: log.warning("health: %s", e))
+
+    def add_tokens_saved(self, tokens: int) -> None:
+        """Count tokens a finished session saved."""
+        self.tokens_saved += max(0, int(tokens))
+        self.saved.value.setText(f"{self.tokens_saved:,}")
+
+    def _show(self, h: Health) -> None:
+        self.health = h
+        self.total.value.setText(f"{h.total:,}")
+        self.active.value.setText(f"{h.active_30d:,}")
+        self.review.value.setText(f"{h.needs_review:,}")
+        self.saved.value.setText(f"{self.tokens_saved:,}")
+        self.ring.set_value(h.score)
+        self.score_text.setText(
+            "<b>" + html.escape(self.tr("Health %1 / 100").replace("%1", str(h.score))) + "</b><br>" +
+            html.escape(self.tr("Average confidence %1 · %2 stale · %3 pinned").replace(
+                "%1", f"{h.avg_confidence:.2f}").replace("%2", str(h.stale)).replace("%3", str(h.pinned))))
+        self.spark.set_values(h.daily)
+        top = max(h.by_type.values(), default=1)
+        self.types.set_rows([(type_label(t), n / top, str(n)) for t, n in list(h.by_type.items())[:8]])
+        self.coverage.set_rows([(m.name, m.fraction, f"{coverage_word(m.level)} ({m.memories})")
+                                for m in h.modules[:12]])
+        self.coverage_note.setText("" if h.modules else self.tr("Module coverage appears once the code is indexed."))
+        self.coverage_note.setVisible(not h.modules)
+        self.attention.clear()
+        for a in h.attention:
+            why = self.tr("stale") if a["why"] == "stale" else self.tr("needs review")
+            item = QListWidgetItem(f"#{a['id']} · {why} · {' '.join(a['content'].split())[:90]}")
+            item.setData(Qt.ItemDataRole.UserRole, a["id"])
+            self.attention.addItem(item)
+        if not h.attention:
+            self.attention.addItem(self.tr("Nothing needs your attention."))
+        self.activity.clear()
+        for e in h.activity:
+            who = {"user": self.tr("you"), "agent": self.tr("an agent"), "import": self.tr("an import")}.get(
+                e["actor"], e["actor"])
+            self.activity.addItem(f"{e['at'][:16].replace('T', ' ')} · {who} · {action_label(e['action'])}"
+                                  + (f" #{e['memory_id']}" if e.get("memory_id") else ""))

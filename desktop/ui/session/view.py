@@ -1,0 +1,302 @@
+"""The agent session view: choose a provider, start and stop, watch the answer stream in.
+
+Citations become amber chips (red for dead ends) with a flag button; tool calls are
+folded into a tree; `/remember TEXT` teaches a memory; selected output or a file
+(right-click) can be taught; a prompt starting "Actually…" offers a correction.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QDir, QPoint, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileSystemModel,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTextBrowser,
+    QTreeView,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.composition import ProjectServices
+from desktop.ui.adapters import agent
+from desktop.ui.adapters.agent import SessionEvent, SessionRequest
+from desktop.ui.adapters.prefs import ProjectPrefs
+from desktop.ui.session.citations import CitationBar, chip_html
+from desktop.ui.session.runner import SessionRunner
+from desktop.ui.theme import icon
+
+log = logging.getLogger("engram.ui.session")
+
+ACTUALLY = re.compile(r"^\s*(actually|en fait|no,|non,)\b", re.IGNORECASE)
+REMEMBER = re.compile(r"^\s*/remember\s+(.+)$", re.IGNORECASE | re.DOTALL)
+
+
+class SessionView(QWidget):
+    """One project's agent session: provider, prompt, streaming output, citations, tool calls."""
+
+    teach_requested = Signal(str, list)     # text, related files
+    correct_requested = Signal(int)          # memory id
+    open_memory = Signal(int)
+    remember = Signal(str)                   # /remember TEXT
+    session_finished = Signal(dict)          # metrics of the session that ended
+
+    def __init__(self, project: ProjectServices, prefs: Callable[[], ProjectPrefs],
+                 graph: Callable[[], Any], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.project = project
+        self._prefs = prefs
+        self._graph = graph
+        self.runner = SessionRunner(self)
+        self.runner.event.connect(self.on_event)
+        self.runner.running_changed.connect(self._running_changed)
+        self.types: dict[int, str] = {}
+        self._pending = ""
+        self.metrics: dict[str, Any] = {}
+
+        self.provider = QComboBox()
+        self.provider.setObjectName("providerChoice")
+        self.provider.setToolTip(self.tr("Which model runs the agent. The scripted agent works offline."))
+        names = {"scripted": self.tr("Scripted demo agent (offline)"), "ollama": self.tr("Ollama (local)"),
+                 "openai": self.tr("OpenAI-compatible"), "anthropic": self.tr("Anthropic")}
+        for key in agent.PROVIDERS:
+            self.provider.addItem(names[key], key)
+            if not agent.runtime_available(key):
+                item = self.provider.model().item(self.provider.count() - 1)  # type: ignore[attr-defined]
+                item.setEnabled(False)
+                item.setToolTip(self.tr("Needs the agent runtime and a configured model (Settings)."))
+        self.start_button = QPushButton(icon("play"), self.tr("&Start"))
+        self.start_button.setObjectName("startSession")
+        self.start_button.setToolTip(self.tr("Run the agent on the task (Ctrl+Enter)"))
+        self.stop_button = QPushButton(icon("stop"), self.tr("S&top"))
+        self.stop_button.setObjectName("stopSession")
+        self.stop_button.setToolTip(self.tr("Stop the agent after its current step"))
+        self.stop_button.setEnabled(False)
+        self.state = QLabel(self.tr("Ready"))
+        top = QHBoxLayout()
+        top.addWidget(QLabel(self.tr("&Provider:"), buddy=self.provider))
+        top.addWidget(self.provider)
+        top.addWidget(self.start_button)
+        top.addWidget(self.stop_button)
+        top.addStretch(1)
+        top.addWidget(self.state)
+
+        self.files = QTreeView()
+        self.files.setObjectName("fileTree")
+        self.fs = QFileSystemModel(self)
+        self.fs.setFilter(QDir.Filter.AllDirs | QDir.Filter.Files | QDir.Filter.NoDotAndDotDot)
+        self.fs.setRootPath(str(project.info.root))
+        self.files.setModel(self.fs)
+        self.files.setRootIndex(self.fs.index(str(project.info.root)))
+        for col in (1, 2, 3):
+            self.files.hideColumn(col)
+        self.files.setHeaderHidden(True)
+        self.files.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.files.customContextMenuRequested.connect(self._file_menu)
+        self.files.setToolTip(self.tr("Right-click a file to teach Engram something about it"))
+
+        self.output = QTextBrowser()
+        self.output.setObjectName("sessionOutput")
+        self.output.setOpenLinks(False)
+        self.output.anchorClicked.connect(lambda url: self._link(url.toString()))
+        self.output.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.output.customContextMenuRequested.connect(self._output_menu)
+        self.output.setPlaceholderText(self.tr("The agent's answer streams here. Memories it cites "
+                                               "appear as chips you can flag."))
+        self.chips = CitationBar()
+        self.chips.flag_clicked.connect(self.correct_requested)
+        self.chips.open_clicked.connect(self.open_memory)
+        self.tools = QTreeWidget()
+        self.tools.setObjectName("toolCalls")
+        self.tools.setHeaderLabels([self.tr("Tool calls")])
+        self.tools.setMaximumHeight(130)
+        self.tools.setToolTip(self.tr("Tools the agent called; unfold one to see its arguments and result"))
+
+        self.banner = QFrame()
+        self.banner.setObjectName("banner")
+        self.banner_label = QLabel(self.tr("Sounds like a correction. Create a correction memory?"))
+        self.banner_teach = QPushButton(self.tr("Create &correction…"))
+        self.banner_close = QPushButton(self.tr("Dismiss"))
+        row = QHBoxLayout(self.banner)
+        row.addWidget(self.banner_label, 1)
+        row.addWidget(self.banner_teach)
+        row.addWidget(self.banner_close)
+        self.banner.hide()
+        self.banner_teach.clicked.connect(self._teach_from_banner)
+        self.banner_close.clicked.connect(self.banner.hide)
+
+        self.input = QPlainTextEdit()
+        self.input.setObjectName("sessionInput")
+        self.input.setTabChangesFocus(True)
+        self.input.setMaximumHeight(90)
+        self.input.setPlaceholderText(self.tr("Describe a task, then Ctrl+Enter. “/remember TEXT” teaches "
+                                              "a memory right away."))
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.addWidget(self.output, 1)
+        rl.addWidget(self.chips)
+        rl.addWidget(self.tools)
+        rl.addWidget(self.banner)
+        rl.addWidget(self.input)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.files)
+        split.addWidget(right)
+        split.setSizes([220, 760])
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(split, 1)
+
+        self.start_button.clicked.connect(self.submit)
+        self.stop_button.clicked.connect(self.runner.stop)
+        run = QShortcut(QKeySequence("Ctrl+Return"), self.input)
+        run.activated.connect(self.submit)
+        self.input.textChanged.connect(self._check_actually)
+
+    # -- input -----------------------------------------------------------------------------
+    def submit(self) -> None:
+        """Run the typed prompt, or teach when it is `/remember TEXT`."""
+        text = self.input.toPlainText().strip()
+        if not text:
+            return
+        taught = REMEMBER.match(text)
+        if taught:
+            self.remember.emit(taught.group(1).strip())
+            self.input.clear()
+            return
+        self.start(text)
+
+    def start(self, prompt: str) -> bool:
+        """Start a session on `prompt` with the chosen provider."""
+        request = SessionRequest(self.project, prompt, self.provider.currentData(), self._prefs(), self._graph())
+        if not self.runner.start(request):
+            return False
+        self.output.clear()
+        self.chips.clear()
+        self.tools.clear()
+        self.types.clear()
+        self._pending = ""
+        self.metrics = {}
+        self.output.append(f"<p><b>{html.escape(self.tr('You'))}:</b> {html.escape(prompt)}</p>")
+        self.input.clear()
+        return True
+
+    def _check_actually(self) -> None:
+        if ACTUALLY.match(self.input.toPlainText()):
+            self.banner.show()
+
+    def _teach_from_banner(self) -> None:
+        self.banner.hide()
+        self.teach_requested.emit(self.input.toPlainText().strip(), [])
+
+    # -- events ----------------------------------------------------------------------------
+    def on_event(self, ev: SessionEvent) -> None:
+        """Show one session event (GUI thread)."""
+        if ev.kind == "status":
+            self.state.setText(self.tr("Recalling memories…"))
+        elif ev.kind == "injected":
+            self.types.update({int(k): v for k, v in ev.data.get("types", {}).items()})
+            self.state.setText(self.tr("%n memories given to the agent", "", len(ev.data.get("ids", []))))
+        elif ev.kind == "tool_call":
+            item = QTreeWidgetItem([self.tr("Called %1").replace("%1", ev.text)])
+            item.addChild(QTreeWidgetItem([json.dumps(ev.data.get("arguments", {}), ensure_ascii=False)[:400]]))
+            self.tools.addTopLevelItem(item)
+        elif ev.kind == "tool_result":
+            top = self.tools.topLevelItem(self.tools.topLevelItemCount() - 1)
+            if top is not None:
+                top.addChild(QTreeWidgetItem([json.dumps(ev.data.get("result"), ensure_ascii=False,
+                                                         default=str)[:600]]))
+        elif ev.kind == "text":
+            self._stream(ev.text)
+        elif ev.kind == "error":
+            self.output.append(f"<p><b>{html.escape(self.tr('The session failed:'))}</b> "
+                               f"{html.escape(ev.text)}</p>")
+        elif ev.kind == "done":
+            self._stream("", flush=True)
+            self.metrics = dict(ev.data)
+            self.state.setText(self.tr("Stopped") if ev.data.get("cancelled") else self.tr("Finished"))
+            self.session_finished.emit(self.metrics)
+
+    def _stream(self, chunk: str, *, flush: bool = False) -> None:
+        # Hold back an unfinished "[Memory #…" so a citation split across chunks still becomes a chip.
+        self._pending += chunk
+        cut = len(self._pending)
+        open_at = self._pending.rfind("[")
+        if not flush and open_at > self._pending.rfind("]"):
+            cut = open_at
+        ready, self._pending = self._pending[:cut], self._pending[cut:]
+        if not ready:
+            return
+        parts, last = [], 0
+        for m in agent.CITATION.finditer(ready):
+            parts.append(html.escape(ready[last:m.start()]))
+            mid, brief = int(m.group(1)), m.group(2)
+            dead = self.types.get(mid) == "dead_end"
+            parts.append(chip_html(mid, brief, dead))
+            self.chips.add(mid, brief, dead_end=dead)
+            last = m.end()
+        parts.append(html.escape(ready[last:]))
+        cursor = self.output.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertHtml("".join(parts).replace("\n", "<br>"))
+        self.output.setTextCursor(cursor)
+
+    def _running_changed(self, running: bool) -> None:
+        self.start_button.setEnabled(not running)
+        self.stop_button.setEnabled(running)
+        self.provider.setEnabled(not running)
+        if running:
+            self.state.setText(self.tr("Running…"))
+
+    def _link(self, url: str) -> None:
+        if url.startswith("memory:"):
+            self.open_memory.emit(int(url.split(":", 1)[1]))
+
+    # -- teach from output or files -----------------------------------------------------------
+    def _output_menu(self, pos: QPoint) -> None:
+        menu = self.output.createStandardContextMenu()
+        selected = self.output.textCursor().selectedText().replace("\u2029", "\n").strip()
+        teach = menu.addAction(icon("teach"), self.tr("Teach Engram this…"))
+        teach.setEnabled(bool(selected))
+        teach.triggered.connect(lambda: self.teach_requested.emit(selected, []))
+        menu.exec(self.output.mapToGlobal(pos))
+
+    def file_path_at(self, index: Any) -> str:
+        """Project-relative path of a file-tree index."""
+        full = Path(self.fs.filePath(index))
+        try:
+            return str(full.relative_to(self.project.info.root))
+        except ValueError:
+            return str(full)
+
+    def _file_menu(self, pos: QPoint) -> None:
+        index = self.files.indexAt(pos)
+        if not index.isValid():
+            return
+        rel = self.file_path_at(index)
+        menu = QMenu(self)
+        action = menu.addAction(icon("teach"), self.tr("Teach Engram about %1…").replace("%1", rel))
+        action.triggered.connect(lambda: self.teach_requested.emit("", [rel]))
+        menu.exec(self.files.viewport().mapToGlobal(pos))
+
+    def shutdown(self) -> None:
+        """Stop a running session and wait for its thread (project closing)."""
+        self.runner.stop()
+        self.runner.wait(10)
