@@ -1,19 +1,22 @@
-"""Memories as portable records: JSON export and JSON Lines import without loss."""
+"""Memories as portable records: complete JSON export, JSON restore and JSON Lines import."""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any
 
+import apsw
+
 from desktop import __version__
+from desktop.memory.lifecycle.redaction import redact_record
 from desktop.memory.service import MemoryService
 from desktop.memory.store.errors import EngramError, ValidationError
 from desktop.memory.store.memory_ops import NewMemory
-from desktop.memory.store.rows import MemoryQuery
+from desktop.memory.store.rows import BOOL_FIELDS, JSON_DICT_FIELDS, JSON_LIST_FIELDS, row_to_memory
 from desktop.memory.types import Memory, MemorySource
 
 log = logging.getLogger("engram.lifecycle")
@@ -23,6 +26,7 @@ _NEW_FIELDS = {f.name for f in fields(NewMemory)}
 _DB_ONLY = {"id", "fingerprint", "updated_at", "last_accessed_at", "access_count", "project_id",
             "deprecated", "deprecated_at", "stale_at"}
 BATCH = 500
+FORMAT_VERSION = 2
 
 
 def memory_to_record(memory: Memory) -> dict[str, Any]:
@@ -129,23 +133,80 @@ def import_jsonl(service: MemoryService, path: Path, *, actor: str = "import") -
     return report
 
 
-def export_json(service: MemoryService, out: IO[str], *, include_deprecated: bool = True) -> int:
-    """Write every memory as one JSON document; returns how many."""
-    statuses = ["active", "needs_review", "stale", "candidate"] + (["deprecated"] if include_deprecated else [])
-    ids = service.list_ids(MemoryQuery(statuses=statuses), order="oldest")
-    header = {"format": "engram-memories", "version": 1, "engram_version": __version__}
+def export_json(service: MemoryService, out: IO[str], *, include_deprecated: bool = True,
+                redact_output: bool = True) -> int:
+    """Write every memory, every column, as one JSON document; returns how many.
+
+    Rows are streamed from one read cursor (no 100,000-object list in memory) and
+    every text field passes the secret scanner again on the way out.
+    """
+    conn = service.db.reads.conn()
+    where = "" if include_deprecated else " WHERE deprecated = 0"
+    header = {"format": "engram-memories", "version": FORMAT_VERSION, "engram_version": __version__,
+              "project_id": service.db.project_id}
     out.write(json.dumps(header)[:-1] + ', "memories": [\n')
-    first = True
-    for chunk in _chunks(ids, 1000):
-        found = service.get_many(chunk)
-        for mid in chunk:
-            if mid in found:
-                out.write(("" if first else ",\n") + json.dumps(memory_to_record(found[mid]), ensure_ascii=False))
-                first = False
+    cur = conn.execute(f"SELECT * FROM memories{where} ORDER BY id")
+    try:
+        names = [d[0] for d in cur.getdescription()]
+    except apsw.ExecutionCompleteError:  # empty table
+        names = []
+    n = 0
+    for row in cur if names else ():
+        record = row_to_record(dict(zip(names, row, strict=True)))
+        if redact_output:
+            redact_record(record)
+        out.write(("" if n == 0 else ",\n") + json.dumps(record, ensure_ascii=False))
+        n += 1
     out.write("\n]}\n")
-    return len(ids)
+    return n
 
 
-def _chunks(items: list[int], size: int) -> Iterable[list[int]]:
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
+def row_to_record(row: dict[str, Any]) -> dict[str, Any]:
+    """A raw ``memories`` row as an export record: JSON columns decoded, flags as booleans, status added."""
+    record: dict[str, Any] = {}
+    for key, value in row.items():
+        if key in JSON_LIST_FIELDS:
+            value = json.loads(value) if value else []
+        elif key in JSON_DICT_FIELDS:
+            value = json.loads(value) if value else {}
+        elif key == "work_unit_ref":
+            value = json.loads(value) if value else None
+        elif key in BOOL_FIELDS:
+            value = bool(value)
+        record[key] = value
+    record["status"] = row_to_memory(row).status.value
+    return record
+
+
+def read_json_export(path: Path) -> list[dict[str, Any]]:
+    """The records of an Engram JSON export (or of a bare JSON list of records)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ValidationError(f"{path.name} is not valid JSON ({exc.__class__.__name__}).") from exc
+    records = doc.get("memories") if isinstance(doc, dict) else doc
+    if not isinstance(records, list):
+        raise ValidationError(f"{path.name} is not an Engram memory export.")
+    return records
+
+
+def import_json(service: MemoryService, path: Path, *, actor: str = "import") -> ImportReport:
+    """Restore an Engram JSON export (or JSON Lines of full records) without loss.
+
+    Every field comes back: flags, timestamps, counters, provenance and relations.
+    Original ids are kept when free, otherwise relations are remapped to the new ids.
+    """
+    from desktop.memory.lifecycle.restore import restore_records
+
+    if path.suffix.lower() == ".jsonl":
+        records: list[Any] = []
+        rejected: list[tuple[int, str]] = []
+        for number, value in iter_jsonl(path):
+            if isinstance(value, Exception):
+                rejected.append((number, str(value)))
+            else:
+                records.append(value)
+        report = restore_records(service.db, records, actor=actor, source=path.name)
+        report.rejected = rejected + report.rejected
+        return report
+    return restore_records(service.db, read_json_export(path), actor=actor, source=path.name)

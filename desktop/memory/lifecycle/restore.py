@@ -1,0 +1,208 @@
+"""Restore full memory records (an Engram export) with every field intact.
+
+`AddMemories` is the door for *new* knowledge: it resets flags, timestamps and
+counters. A restore must not: pinned, deprecated, stale, counters, timestamps,
+provenance and relations come back exactly. Text still passes the secret guard
+(redacted, as for any imported source), the fingerprint is recomputed from the
+stored text, and a record whose live duplicate already exists is left alone, so
+importing the same export twice changes nothing.
+
+Ids are kept when free in the target database; otherwise the row gets a new id
+and, after all batches, ``relations`` that pointed at the old id are remapped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, ClassVar
+
+from desktop.memory.lifecycle.portable import ImportReport
+from desktop.memory.store.errors import EngramError, ValidationError
+from desktop.memory.store.memory_ops import guard_text
+from desktop.memory.store.rows import BOOL_FIELDS, JSON_DICT_FIELDS, JSON_LIST_FIELDS, fingerprint
+from desktop.memory.store.writer import Tx, WriteOp
+from desktop.memory.types import MemoryScope, MemorySource, MemoryType
+
+log = logging.getLogger("engram.lifecycle")
+
+BATCH = 2000
+_TYPES = {t.value for t in MemoryType}
+_SCOPES = {s.value for s in MemoryScope}
+_SOURCES = {s.value for s in MemorySource}
+# Columns the target database owns.
+_SKIP = {"project_id", "fingerprint", "status"}
+
+
+def _encode(key: str, value: Any) -> Any:
+    if key in JSON_LIST_FIELDS:
+        return json.dumps(value if value is not None else [], ensure_ascii=False)
+    if key in JSON_DICT_FIELDS:
+        return json.dumps(value if value is not None else {}, ensure_ascii=False)
+    if key == "work_unit_ref":
+        return None if value is None else json.dumps(value, ensure_ascii=False)
+    if key in BOOL_FIELDS:
+        return 1 if value else 0
+    return value
+
+
+def normalise_record(record: Any, columns: list[str], now: str) -> dict[str, Any]:
+    """Validate one record and turn it into column values (unknown keys go to metadata)."""
+    if not isinstance(record, dict):
+        raise ValidationError("A record must be a JSON object.")
+    content = record.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise ValidationError("The record has no 'content'.")
+    if record.get("type", "note") not in _TYPES:
+        raise ValidationError(f"Unknown memory type '{record.get('type')}'.")
+    if record.get("scope", "global") not in _SCOPES:
+        raise ValidationError(f"Unknown scope '{record.get('scope')}'.")
+    if record.get("source", "imported") not in _SOURCES:
+        raise ValidationError(f"Unknown source '{record.get('source')}'.")
+    known = set(columns)
+    values = {k: _encode(k, v) for k, v in record.items() if k in known and k not in _SKIP}
+    extra = {k: v for k, v in record.items() if k not in known and k not in _SKIP}
+    if extra:
+        meta = json.loads(values.get("metadata") or "{}")
+        meta["imported_fields"] = extra
+        values["metadata"] = json.dumps(meta, ensure_ascii=False)
+    values.setdefault("type", "note")
+    values.setdefault("source", MemorySource.IMPORTED.value)
+    for stamp in ("created_at", "updated_at", "last_accessed_at"):
+        values.setdefault(stamp, values.get("created_at") or now)
+    if values.get("external_id") is not None:
+        values["external_id"] = str(values["external_id"])
+    return values
+
+
+class RestoreMemories(WriteOp[list[tuple[int, int, bool]]]):
+    """Insert full records; returns (original id or -1, id in this database, created)."""
+
+    name: ClassVar[str] = "restore_memories"
+
+    def __init__(self, records: list[dict[str, Any]], *, actor: str = "import", reason: str | None = None) -> None:
+        self.records = records
+        self.actor = actor
+        self.reason = reason
+
+    def apply(self, tx: Tx) -> list[tuple[int, int, bool]]:
+        """Guard text, skip live duplicates, keep free ids, audit set-wise."""
+        out: list[tuple[int, int, bool]] = []
+        audit: list[tuple[Any, ...]] = []
+        added: list[int] = []
+        for values in self.records:
+            row = dict(values)
+            orig = int(row.pop("id")) if isinstance(row.get("id"), int) else -1
+            row["content"] = guard_text(row["content"], user_taught=False)
+            if isinstance(row.get("citation_text"), str):
+                row["citation_text"] = guard_text(row["citation_text"], user_taught=False)
+            fp = fingerprint(row["content"])
+            # The same record imported before (any status): same text, same birth.
+            same = tx.execute("SELECT id FROM memories WHERE fingerprint = ? AND created_at = ?",
+                              (fp, row.get("created_at"))).fetchall()
+            if same:
+                out.append((orig, int(same[0][0]), False))
+                continue
+            if not row.get("deprecated"):
+                hit = tx.execute("SELECT id FROM memories WHERE fingerprint = ? AND deprecated = 0", (fp,)).fetchall()
+                if not hit and row.get("external_id"):
+                    hit = tx.execute("SELECT id FROM memories WHERE external_id = ? AND deprecated = 0",
+                                     (row["external_id"],)).fetchall()
+                if hit:
+                    out.append((orig, int(hit[0][0]), False))
+                    continue
+            if orig > 0 and not tx.execute("SELECT 1 FROM memories WHERE id = ?", (orig,)).fetchall():
+                row["id"] = orig
+            row["fingerprint"] = fp
+            row["project_id"] = tx.project_id
+            cols = list(row)
+            tx.execute(f"INSERT INTO memories({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
+                       [row[c] for c in cols])
+            mid = tx.conn.last_insert_rowid()
+            audit.append((tx.now, self.actor, "import", mid, self.reason,
+                          json.dumps({"restored": True, "original_id": orig if orig > 0 else None})))
+            out.append((orig, mid, True))
+            added.append(mid)
+        if audit:
+            # The audit rows go in with the rows, in the same savepoint: one cannot exist without the other.
+            tx.conn.executemany("INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) "
+                                "VALUES (?,?,?,?,?,?)", audit)
+            tx.changed("memory", "added", added)
+            tx.changed("audit", "added")
+        return out
+
+
+class RemapRelations(WriteOp[int]):
+    """Point relations of restored memories at the ids their targets got here."""
+
+    name: ClassVar[str] = "remap_relations"
+
+    def __init__(self, ids: list[int], mapping: dict[int, int]) -> None:
+        self.ids = ids
+        self.mapping = mapping
+
+    def apply(self, tx: Tx) -> int:
+        """Rewrite each affected relations list."""
+        changed = 0
+        for mid in self.ids:
+            rows = tx.execute("SELECT relations FROM memories WHERE id = ?", (mid,)).fetchall()
+            rels = json.loads(rows[0][0] or "[]") if rows else []
+            new = [{**r, "id": self.mapping.get(r.get("id"), r.get("id"))} if isinstance(r, dict) else r
+                   for r in rels]
+            if new != rels:
+                tx.execute("UPDATE memories SET relations = ? WHERE id = ?", (json.dumps(new, ensure_ascii=False), mid))
+                changed += 1
+        if changed:
+            tx.changed("memory", "updated", self.ids)
+        return changed
+
+
+def restore_records(db: Any, records: list[Any], *, actor: str = "import", source: str = "") -> ImportReport:
+    """Restore records in batches (one transaction each); bad records are reported, good ones kept."""
+    columns = [str(r[1]) for r in db.reads.conn().execute("PRAGMA table_info(memories)")]
+    now = db.clock().isoformat()
+    report = ImportReport()
+    mapping: dict[int, int] = {}
+    created: list[int] = []
+    batch: list[dict[str, Any]] = []
+    numbers: list[int] = []
+
+    def flush() -> None:
+        if not batch:
+            return
+        try:
+            results = db.writer.run(RestoreMemories(list(batch), actor=actor, reason=f"import {source}"), 600)
+        except EngramError:
+            results = []
+            for number, one in zip(numbers, batch, strict=True):
+                try:
+                    results += db.writer.run(RestoreMemories([one], actor=actor, reason=f"import {source}"))
+                except EngramError as exc:
+                    report.rejected.append((number, str(exc)))
+        for orig, mid, made in results:
+            report.ids.append(mid)
+            if orig > 0:
+                mapping[orig] = mid
+            if made:
+                report.added += 1
+                created.append(mid)
+            else:
+                report.unchanged += 1
+        batch.clear()
+        numbers.clear()
+
+    for number, record in enumerate(records, start=1):
+        try:
+            batch.append(normalise_record(record, columns, now))
+            numbers.append(number)
+        except ValidationError as exc:
+            report.rejected.append((number, str(exc)))
+        if len(batch) >= BATCH:
+            flush()
+    flush()
+    moved = {o: n for o, n in mapping.items() if o != n}
+    if moved and created:
+        db.writer.run(RemapRelations(created, moved), 600)
+    log.info("restored %d memories (%d unchanged, %d rejected) from %s",
+             report.added, report.unchanged, len(report.rejected), source)
+    return report
