@@ -1,0 +1,92 @@
+"""`engram mcp` (serve memory over MCP / print client config) and `engram run` (a headless session)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from desktop.cli.common import CliError, add_common, emit, open_project
+
+log = logging.getLogger("engram.agents")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the agent subcommands."""
+    p = sub.add_parser("mcp", help="serve this project's memory over MCP (stdio)")
+    add_common(p)
+    p.add_argument("--print-config", action="store_true", help="print the client configuration and exit")
+    p.add_argument("--client", default="all", choices=["all", "claude-code", "cursor", "codex"])
+    p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser("run", help="run Engram's own agent on a task (headless)")
+    add_common(p)
+    p.add_argument("task")
+    p.add_argument("--provider", default="ollama", choices=["ollama", "openai", "anthropic", "scripted"])
+    p.add_argument("--model", default="")
+    p.add_argument("--host", default=None, help="Ollama host or OpenAI-compatible base URL")
+    p.add_argument("--script", type=Path, default=None, help="turns for --provider scripted (JSON)")
+    p.add_argument("--max-steps", type=int, default=40)
+    p.add_argument("--group", default=None, choices=["control", "passive", "full"])
+    p.add_argument("--allow-writes", action="store_true")
+    p.add_argument("--allow-commands", action="store_true")
+    p.set_defaults(func=cmd_run)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve MCP on stdio, or print the configuration snippets."""
+    from desktop.agents.mcp_server import client_config, serve
+
+    project = (args.project or Path.cwd()).resolve()
+    if args.print_config:
+        sys.stdout.write(json.dumps(client_config(project, args.client), indent=2) + "\n")
+        return 0
+    # stdout is the protocol channel: make sure logging never writes there
+    logging.getLogger().handlers = [logging.StreamHandler(sys.stderr)]
+    serve(project, data_dir=args.data_dir)
+    return 0
+
+
+def _stderr_event(event: Any) -> None:
+    """Human-readable progress on stderr (stdout keeps the summary clean)."""
+    if event.kind == "text":
+        return
+    detail = {k: v for k, v in event.data.items() if k not in ("content", "output", "metrics")}
+    sys.stderr.write(f"[{event.kind} step {event.step}] {json.dumps(detail, default=str)[:300]}\n")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """A headless session; exit 0 on success, 1 otherwise."""
+    from desktop.agents.errors import AgentError
+    from desktop.agents.providers import make_provider
+    from desktop.agents.session import AgentSession
+    from desktop.agents.session_types import SessionConfig
+    from desktop.agents.tools.registry import ApprovalPolicy
+
+    with open_project(args) as project:
+        options: dict[str, Any] = {}
+        if args.provider == "scripted":
+            if args.script is None:
+                raise CliError("--provider scripted needs --script FILE")
+            options["script"] = args.script
+        if args.host and args.provider == "ollama":
+            options["host"] = args.host
+        if args.host and args.provider == "openai":
+            options["base_url"] = args.host
+        try:
+            provider = make_provider(args.provider, model=args.model, settings=project.settings, **options)
+        except AgentError as exc:
+            raise CliError(f"{exc.code}: {exc}", 2) from exc
+        config = SessionConfig(task=args.task, provider=provider, max_steps=args.max_steps, ab_group=args.group,
+                               approval=ApprovalPolicy(allow_writes=args.allow_writes,
+                                                       allow_commands=args.allow_commands),
+                               session_type="headless")
+        try:
+            result = AgentSession(project, config, on_event=_stderr_event).run()
+        finally:
+            provider.close()
+        emit(args, result.as_dict(), lambda: f"{result.outcome}: {result.final_text or result.error_message or ''}")
+        return 0 if result.outcome == "success" else 1
