@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from desktop.cli.common import CliError, add_common, emit, memory_json, memory_line, open_project
-from desktop.memory.lifecycle.portable import export_json, import_jsonl, memory_to_record
+from desktop.memory.lifecycle.importers import FORMATS as IMPORT_FORMATS
+from desktop.memory.lifecycle.portable import export_json, memory_to_record
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.rows import MemoryQuery
 from desktop.memory.types import MemoryScope, MemoryType
@@ -56,16 +57,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--off", action="store_true")
     p.set_defaults(func=cmd_pin)
 
-    p = sub.add_parser("import", help="import memories (JSON Lines: one memory per line)")
+    p = sub.add_parser("import", help="import memories: Engram JSON/JSONL/Markdown, CLAUDE.md, AGENTS.md, "
+                                      "Claude Code MEMORY.md, Cline memory-bank/, Cursor rules, Copilot")
     add_common(p)
-    p.add_argument("file", type=Path)
-    p.add_argument("--format", default="jsonl", choices=["jsonl"])
+    p.add_argument("file", type=Path, help="a file, or a folder (memory-bank/, .cursor/rules/)")
+    p.add_argument("--format", default=None, choices=list(IMPORT_FORMATS),
+                   help="default: guessed from the name")
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("export", help="export memories")
     add_common(p)
-    p.add_argument("--format", default="json", choices=["json"])
-    p.add_argument("--output", "-o", type=Path, default=None)
+    p.add_argument("--format", default="json", choices=["json", "markdown", "claude-md", "agents-md"])
+    p.add_argument("--output", "-o", type=Path, default=None,
+                   help="file to write (claude-md/agents-md: only Engram's block in it is replaced)")
+    p.add_argument("--limit", type=int, default=200, help="claude-md/agents-md: at most this many memories")
     p.set_defaults(func=cmd_export)
 
 
@@ -128,11 +133,13 @@ def cmd_pin(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """engram import FILE."""
-    if not args.file.is_file():
+    """engram import FILE [--format ...]."""
+    from desktop.memory.lifecycle.importers import import_path
+
+    if not args.file.exists():
         raise CliError(f"no such file: {args.file}")
     with open_project(args) as project:
-        report = import_jsonl(project.memories, args.file)
+        report = import_path(project.memories, args.file, args.format)
     data = {"added": report.added, "unchanged": report.unchanged, "ids": report.ids,
             "rejected": [{"line": n, "reason": r} for n, r in report.rejected]}
     emit(args, data, f"Imported {report.added} new, {report.unchanged} already known, "
@@ -144,12 +151,28 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """engram export."""
+    """engram export [--format json|markdown|claude-md|agents-md] [-o FILE]."""
+    from desktop.memory.lifecycle.formats import export_markdown, managed_block, write_managed_block
+
     with open_project(args) as project:
-        if args.output:
-            with args.output.open("w", encoding="utf-8") as fh:
-                n = export_json(project.memories, fh)
-            sys.stderr.write(f"Exported {n} memories to {args.output}\n")
+        if args.format == "json":
+            if args.output:
+                with args.output.open("w", encoding="utf-8") as fh:
+                    n = export_json(project.memories, fh)
+                sys.stderr.write(f"Exported {n} memories to {args.output}\n")
+            else:
+                export_json(project.memories, sys.stdout)
+            return 0
+        if args.format == "markdown":
+            text = export_markdown(project.db, project_name=project.info.name)
         else:
-            export_json(project.memories, sys.stdout)
+            text = managed_block(project.db, limit=args.limit)
+    if args.output is None:
+        sys.stdout.write(text)
+    elif args.format == "markdown":
+        args.output.write_text(text, encoding="utf-8")
+        sys.stderr.write(f"Exported Markdown to {args.output}\n")
+    else:
+        changed = write_managed_block(args.output, text)
+        sys.stderr.write(f"{'Updated' if changed else 'Unchanged'}: Engram block in {args.output}\n")
     return 0
