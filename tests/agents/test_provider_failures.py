@@ -32,7 +32,7 @@ def test_provider_dies_mid_session(project: Any, fake_ollama: Any) -> None:
     assert result.outcome == "failure"
     assert result.error_code == "provider_stream_broken"
     assert result.steps == 2
-    assert [e for e in events if e.kind == "error"][0].data["code"] == "provider_stream_broken"
+    assert next(e for e in events if e.kind == "error").data["code"] == "provider_stream_broken"
     assert events[-1].kind == "finished"
     # observations kept: the session was promoted and its metrics stored with outcome failure
     assert _outcome_row(project, result.session_id) == "failure"

@@ -60,7 +60,7 @@ def test_full_session_every_tier_fires(project: Any, fake_ollama: Any) -> None:
     # T3: gotchas appended to the Read result
     t3 = injections(events, "t3")
     assert len(t3) == 1 and len(t3[0].data["memory_ids"]) == 3
-    tool_msg = [m for m in server.messages(1) if m["role"] == "tool"][0]["content"]
+    tool_msg = next(m for m in server.messages(1) if m["role"] == "tool")["content"]
     assert "payments gotcha" in tool_msg
     # T4 trigger 1 before step 2: the two gotchas T3 did not show
     t4 = injections(events, "t4")
@@ -103,7 +103,7 @@ def test_passive_group_only_session_start(project: Any, fake_ollama: Any) -> Non
     add(project, "payments gotcha", type="gotcha", related_files=["core/payments.py"], confidence=0.9)
     server = fake_ollama(lambda b, n: [tool_turn(("Read", {"file_path": "core/payments.py"})),
                                        text_turn("ok")][min(n, 1)])
-    result, events = run(project, server, group="passive")
+    _result, events = run(project, server, group="passive")
     assert {e.data["tier"] for e in injections(events)} == {"t1"}
     assert "payments gotcha" not in all_text(server.messages(1))
 
@@ -126,10 +126,10 @@ def test_conflicting_memories_flagged(project: Any, fake_ollama: Any) -> None:
     b = add(project, "Never use bcrypt for passwords in auth.py; argon2 replaced it", type="decision",
             pinned=True, related_files=["auth.py"])
     server = fake_ollama(lambda b_, n: text_turn("ok"))
-    result, events = run(project, server)
+    _result, events = run(project, server)
     system = server.messages(0)[0]["content"]
     assert "CONFLICT" in system and f"#{a}" in system and f"#{b}" in system
-    assert [e for e in events if e.kind == "started"][0].data["conflicts"]
+    assert next(e for e in events if e.kind == "started").data["conflicts"]
 
 
 def test_xml_format_for_claude_models(project: Any, fake_ollama: Any) -> None:
