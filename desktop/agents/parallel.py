@@ -1,0 +1,64 @@
+"""Several sessions at once, each with its own isolated scratchpad, merged at the end.
+
+Children run on their own threads with ``promote=False``; when all have ended,
+their scratchpads are merged with the quorum rule (an observation two children
+made independently needs one session instead of the usual minimum; a file edited
+by two children becomes a parallel-conflict signal) into the parent's digest,
+and every session is promoted in one pass.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import replace
+from typing import Any
+
+from desktop.agents.session import AgentSession, EventSink
+from desktop.agents.session_types import SessionConfig, SessionResult
+from desktop.memory.observer.events import SessionEnd, SessionStart
+from desktop.memory.observer.observer import Observer
+from desktop.memory.observer.scratchpad import merge_parallel
+
+log = logging.getLogger("engram.agents")
+
+
+def run_parallel(project: Any, configs: list[SessionConfig], *, on_event: EventSink | None = None,
+                 parent_session_id: str | None = None, timeout: float | None = None) -> tuple[str, list[SessionResult]]:
+    """Run every config concurrently as children of one parent session; returns (parent id, results)."""
+    parent = parent_session_id or f"engram-group-{uuid.uuid4().hex[:10]}"
+    sessions: list[AgentSession] = []
+    for i, cfg in enumerate(configs):
+        child = replace(cfg, parent_session_id=parent, promote=False, session_type="subagent",
+                        session_id=cfg.session_id or f"{parent}:agent-{i}")
+        sessions.append(AgentSession(project, child, on_event=on_event))
+    for s in sessions:
+        s.start()
+    results = [s.wait(timeout) or SessionResult(s.session_id, "abandoned", 0, error_code="timeout")
+               for s in sessions]
+    _merge_and_promote(project, parent, sessions, results)
+    return parent, results
+
+
+def _merge_and_promote(project: Any, parent: str, sessions: list[AgentSession], results: list[SessionResult]) -> None:
+    from desktop.composition import observer_for
+
+    ingestor = observer_for(project)
+    observers = [s.observer for s in sessions if s.observer is not None]
+    root = Observer(parent)
+    now = time.time()
+    root.observe(SessionStart(parent, "engram", str(project.info.root), None, "parallel", now))
+    outcome = "success" if all(r.outcome == "success" for r in results) else "failure"
+    root.observe(SessionEnd(parent, outcome, time.time()))
+    digest = root.finalize(outcome)
+    for merged in merge_parallel([o.sp for o in observers]):
+        if merged.quorum >= 2 or merged.signal.kind == "parallel_conflict":
+            merged.signal.data["min_sessions"] = merged.min_sessions
+            digest.signals.append(merged.signal)
+    try:
+        ingestor.promoter.promote(digest)
+        for obs, res in zip(observers, results, strict=False):
+            ingestor.promoter.promote(obs.finalize(res.outcome))
+    except Exception:
+        log.exception("promoting parallel group %s failed", parent)
