@@ -58,23 +58,72 @@ class SessionRequest:
 
 
 def runtime_available(provider: str) -> bool:
-    """True when `provider` can run here (the scripted one always can)."""
+    """True when `provider` can run here (the built-in scripted demo always can)."""
     if provider == "scripted":
         return True
     try:
-        agents = importlib.import_module("desktop.agents.session")
+        importlib.import_module("desktop.agents.session")
+        importlib.import_module("desktop.agents.providers")
     except ImportError:
         return False
-    return callable(getattr(agents, "run_session", None))
+    return True
 
 
 def run(request: SessionRequest, emit: Emit, cancel: threading.Event) -> None:
     """Run one session to the end in the calling (worker) thread, emitting events."""
     if request.provider != "scripted" and runtime_available(request.provider):
-        agents = importlib.import_module("desktop.agents.session")
-        agents.run_session(request, emit, cancel)  # the runtime speaks SessionEvent
+        run_agent_session(request, emit, cancel)
         return
     ScriptedSession(request).run(emit, cancel)
+
+
+def run_agent_session(request: SessionRequest, emit: Emit, cancel: threading.Event) -> None:
+    """Run desktop.agents.AgentSession with a real provider, translating its events for the view."""
+    from desktop.agents import session_types as st
+    from desktop.agents.providers import make_provider
+    from desktop.agents.session import AgentSession
+
+    project = request.project
+    started = time.perf_counter()
+    provider = make_provider(request.provider, settings=project.settings,
+                             model=getattr(project.settings, "llm_model", "") or "")
+    injected: list[int] = []
+
+    def translate(e: Any) -> None:
+        d = e.data
+        if e.kind == st.STARTED:
+            emit(SessionEvent("status", "recall"))
+        elif e.kind == st.INJECTION:
+            ids = [int(i) for i in d.get("memory_ids", [])]
+            injected.extend(i for i in ids if i not in injected)
+            found = project.memories.get_many(ids)
+            emit(SessionEvent("injected", data={"ids": ids, "types": {i: m.type for i, m in found.items()}}))
+        elif e.kind == st.TEXT:
+            emit(SessionEvent("text", str(d.get("delta", ""))))
+        elif e.kind == st.TOOL_CALL:
+            emit(SessionEvent("tool_call", str(d.get("tool", "")), {"arguments": d.get("arguments", {})}))
+        elif e.kind == st.TOOL_RESULT:
+            emit(SessionEvent("tool_result", str(d.get("tool", "")), {"result": str(d.get("output", ""))[:2000]}))
+        elif e.kind == st.ERROR:
+            emit(SessionEvent("error", str(d.get("message", "")), {"code": d.get("code")}))
+
+    session = AgentSession(project, st.SessionConfig(task=request.prompt, provider=provider), on_event=translate)
+    thread = session.start()
+    while thread.is_alive():
+        if cancel.wait(0.1):
+            session.cancel()
+            break
+    result = session.wait(60)
+    metrics = (result.metrics if result else {}) or {}
+    cited = [int(i) for i in metrics.get("citations", []) if str(i).isdigit()]
+    conn = project.db.reads.conn()
+    learned = [r[0] for r in conn.execute("SELECT id FROM memories WHERE session_id=? AND type<>'code'",
+                                          (session.session_id,))]
+    used = project.memories.get_many(cited or injected)
+    saved = max(0, retrieval.tokens_of(list(used.values())) * 2)
+    emit(SessionEvent("done", data={"session_id": session.session_id, "used": list(used), "learned": learned,
+                                    "tokens_saved": saved, "seconds": round(time.perf_counter() - started, 2),
+                                    "cancelled": cancel.is_set(), "error": bool(result and result.error_code)}))
 
 
 class ScriptedSession:
@@ -94,7 +143,7 @@ class ScriptedSession:
         threshold = level(self.r.prefs.trust_level).min_confidence
         emit(SessionEvent("status", "recall"))
         hits = [h for h in retrieval.search(self.r.project, prompt, limit=12)
-                if h.memory.confidence > threshold or h.memory.pinned][:8]
+                if h.memory.type != "code" and (h.memory.confidence > threshold or h.memory.pinned)][:8]
         emit(SessionEvent("injected", data={"ids": [h.memory.id for h in hits], "threshold": threshold,
                                             "types": {h.memory.id: h.memory.type for h in hits}}))
         emit(SessionEvent("tool_call", "search_memory", {"arguments": {"query": prompt}}))

@@ -115,7 +115,7 @@ def find_conflicts(project: Any, limit: int = 50) -> list[Conflict]:
     out: list[Conflict] = []
     for m in mems.values():
         for rel in m.relations:
-            if rel.get("type") not in ("conflicts_with", "contradicts"):
+            if rel.get("type") not in ("conflicts_with", "contradicts") or rel.get("resolved"):
                 continue
             other_id = int(rel.get("id", 0))
             pair = (min(m.id, other_id), max(m.id, other_id))
@@ -137,6 +137,12 @@ def _without_conflict(m: Memory, other: int) -> list[dict[str, Any]]:
 
 def resolve_conflict(project: Any, conflict: Conflict, choice: str) -> Future[Any]:
     """keep_new / keep_old / keep_both; the loser is deprecated with a superseded-by link."""
+    try:  # the core's op records the choice on both sides and supersedes the loser in one write
+        from desktop.memory.lifecycle.conflict_store import ResolveConflict
+
+        return project.db.writer.submit(ResolveConflict(conflict.new.id, conflict.old.id, choice))
+    except ImportError:
+        pass
     svc = project.memories
     old, new = conflict.old, conflict.new
     old_rel, new_rel = _without_conflict(old, new.id), _without_conflict(new, old.id)

@@ -169,11 +169,6 @@ def export_file(project: Any, out: Path, fmt: str) -> int:
 
 def delete_everything(project: Any) -> int:
     """Hard-delete every memory of the project and scrub the file (pool thread)."""
-    from desktop.memory.lifecycle.emergency import emergency_delete
+    from desktop.memory.lifecycle.control import delete_all
 
-    ids = project.memories.list_ids(MemoryQuery(statuses=[s for s in
-                                                          ("active", "needs_review", "stale", "deprecated",
-                                                           "candidate")]))
-    if not ids:
-        return 0
-    return emergency_delete(project, ids, reason="delete everything (settings)")
+    return int(delete_all(project, actor="user", reason="delete everything (settings)"))

@@ -46,7 +46,9 @@ class ProjectPrefs:
     def rows(self) -> list[tuple[str, str]]:
         """The key/value rows this object is stored as."""
         data = asdict(self)
-        out = [(k, json.dumps(data.pop(k))) for k in PLAIN_KEYS]
+        # auto_memory is shared with desktop.memory.lifecycle.control, which reads "on"/"off".
+        out = [(k, ("on" if data.pop(k) else "off") if k == "auto_memory" else json.dumps(data.pop(k)))
+               for k in PLAIN_KEYS]
         out.append((STATE_KEY, json.dumps(data)))
         return out
 
@@ -64,7 +66,9 @@ def load_prefs(db: Any) -> ProjectPrefs:
         values.update({k: v for k, v in state.items() if k in known})
         for key in PLAIN_KEYS:
             if key in rows:
-                values[key] = json.loads(rows[key])
+                raw = rows[key]
+                values[key] = (str(raw).strip('"').lower() not in ("off", "false")) if key == "auto_memory" \
+                    else json.loads(raw)
     except ValueError:
         log.warning("ignoring unreadable project preferences")
     prefs = ProjectPrefs(**values)

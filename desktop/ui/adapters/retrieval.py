@@ -34,6 +34,7 @@ class Hit:
     memory: Memory
     score: float
     parts: dict[str, float] = field(default_factory=dict)
+    multipliers: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -45,11 +46,36 @@ class Answer:
     used_llm: bool = False
 
 
+USE_FACADE = True  # tests of the fallback ranker switch this off
+
+
 def _facade() -> Any | None:
+    if not USE_FACADE:
+        return None
     try:
         return importlib.import_module("desktop.memory.retrieval")
     except ImportError:
         return None
+
+
+def _from_facade(project: Any, text: str, limit: int) -> list[Hit] | None:
+    """Search through the core's SearchService with explanations; None when it is unavailable."""
+    facade = _facade()
+    build = getattr(facade, "build_search_service", None) if facade else None
+    if build is None or not text.strip():
+        return None
+    try:
+        service = build(project)
+        response = service.search(text, limit=limit, explain=True)
+    except Exception:  # a facade still being built must not break the panel
+        log.exception("retrieval facade failed; using the local ranker")
+        return None
+    hits = []
+    for r in response.results:
+        ex = r.explanation
+        parts = {**{k: float(v) for k, v in ex.partial.items()}, **{k: float(v) for k, v in ex.boosts.items()}}
+        hits.append(Hit(r.memory, float(r.score), parts, {k: float(v) for k, v in ex.multipliers.items()}))
+    return hits
 
 
 def _age_days(stamp: str, now: datetime) -> float:
@@ -72,13 +98,9 @@ def _overlap(terms: set[str], content: str) -> float:
 
 def search(project: Any, text: str, *, limit: int = 20) -> list[Hit]:
     """Ranked memories for `text`, each with a score breakdown (pool thread)."""
-    facade = _facade()
-    explain = getattr(facade, "search_explained", None) if facade else None
-    if callable(explain):
-        try:
-            return [Hit(r.memory, float(r.score), dict(r.parts)) for r in explain(project, text, limit=limit)]
-        except Exception:  # a facade still being built must not break the panel
-            log.exception("retrieval facade failed; using the local ranker")
+    found = _from_facade(project, text, limit)
+    if found is not None:
+        return found
     query = MemoryQuery(text=text.strip() or None, statuses=["active", "needs_review"])
     memories = project.memories.list(query, limit=max(limit * 3, 30),
                                      order="confidence" if text.strip() else "recent")
@@ -108,17 +130,41 @@ def explain(project: Any, memory: Memory, text: str) -> Hit | None:
 
 
 def ask(project: Any, question: str, *, llm: Any | None = None, limit: int = 8) -> Answer:
-    """Answer a question from memory; with no LLM, the ranked memories and their citations."""
-    facade = _facade()
-    asker = getattr(facade, "ask", None) if facade else None
-    if callable(asker) and llm is not None:
-        try:
-            result = asker(project, question, llm=llm)
-            return Answer(result.text, [Hit(h.memory, h.score, dict(h.parts)) for h in result.hits], True)
-        except Exception:
-            log.exception("Ask Memory facade failed; showing ranked memories")
+    """Answer a question from memory; with no LLM, the ranked memories and their citations.
+
+    With a provider (desktop.agents Provider), the model writes a short answer that
+    cites memories as [Memory #ID: brief]; the ranked hits are shown under it.
+    """
     hits = search(project, question, limit=limit)
-    return Answer("", hits, False)
+    if llm is None or not hits:
+        return Answer("", hits, False)
+    from desktop.agents.messages import ChatMessage
+
+    context = "\n".join(f"{h.memory.citation()} {h.memory.content}" for h in hits)
+    messages = [ChatMessage("system", "Answer from the project memories below only. Cite each memory you use "
+                                      "exactly as [Memory #ID: brief]. Say so when they do not answer.\n\n"
+                                      + context),
+                ChatMessage("user", question)]
+    try:
+        turn = llm.chat(messages, [])
+    except Exception as exc:  # the ranked memories are still an answer
+        log.warning("Ask Memory model call failed: %s", exc)
+        return Answer("", hits, False)
+    return Answer(turn.text.strip(), hits, True)
+
+
+def llm_from_settings(settings: Any) -> Any | None:
+    """The chat provider chosen in Settings, or None (no model, no key, runtime absent). Pool thread."""
+    name = getattr(settings, "llm_provider", "none")
+    if name in ("", "none"):
+        return None
+    try:
+        from desktop.agents.providers import make_provider
+
+        return make_provider(name, settings=settings, model=getattr(settings, "llm_model", "") or "")
+    except Exception as exc:
+        log.info("no chat model for Ask Memory: %s", exc)
+        return None
 
 
 def tokens_of(memories: list[Memory]) -> int:

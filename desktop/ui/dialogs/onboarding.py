@@ -79,7 +79,7 @@ class Onboarding(QDialog):
     def _index_page(self) -> QWidget:
         page = QWidget()
         col = QVBoxLayout(page)
-        col.addWidget(QLabel(f"<h2>{html.escape(self.tr('Getting to know your project'))}</h2>"))
+        col.addWidget(QLabel("<h2>" + html.escape(self.tr("Getting to know your project")) + "</h2>"))
         self.bar = QProgressBar()
         self.bar.setObjectName("indexProgress")
         self.bar.setRange(0, 0)

@@ -175,7 +175,7 @@ class SettingsDialog(QDialog):
         for w in (where, open_folder, hint):
             col.addWidget(w)
         col.addSpacing(12)
-        col.addWidget(QLabel(f"<b>{self.tr('Export and import')}</b>"))
+        col.addWidget(QLabel("<b>" + self.tr("Export and import") + "</b>"))
         col.addLayout(row)
         col.addSpacing(12)
         col.addWidget(delete)

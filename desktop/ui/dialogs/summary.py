@@ -12,7 +12,7 @@ import html
 from concurrent.futures import Future
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QFrame,
@@ -40,9 +40,11 @@ class LearnedRow(QFrame):
         self.setObjectName("card")
         self.memory = memory
         self.decision = ""  # "", "ok", "edit", "forget"
+        where = ", ".join(memory.related_files[:2]) or self.tr("global")
         head = QLabel(f"<b>{index}/{total}</b>&nbsp;&nbsp;<b>{html.escape(type_label(memory.type).upper())}</b>"
-                      f"&nbsp;&nbsp;{html.escape(', '.join(memory.related_files[:2]) or self.tr('global'))}")
-        self.text = QLabel(html.escape(memory.content))
+                      f"&nbsp;&nbsp;{html.escape(where)}")
+        self.text = QLabel(memory.content)
+        self.text.setTextFormat(Qt.TextFormat.PlainText)
         self.text.setWordWrap(True)
         self.editor = QPlainTextEdit(memory.content)
         self.editor.setTabChangesFocus(True)
@@ -97,15 +99,16 @@ class SessionSummary(QDialog):
         self.rows: list[LearnedRow] = []
         body = QWidget()
         col = QVBoxLayout(body)
-        col.addWidget(QLabel(f"<h2>{html.escape(title or self.tr('Session complete'))}</h2>"))
+        col.addWidget(QLabel("<h2>" + html.escape(title or self.tr("Session complete")) + "</h2>"))
         col.addWidget(QLabel(self.tr("Memory saved about %1 tokens of discovery this session")
                              .replace("%1", f"{tokens_saved:,}")))
-        col.addWidget(QLabel(f"<h3>{html.escape(self.tr('What the agent remembered'))}</h3>"))
+        col.addWidget(QLabel("<h3>" + html.escape(self.tr("What the agent remembered")) + "</h3>"))
         if not used:
             col.addWidget(QLabel(self.tr("No memory was used.")))
         for m in used:
             row = QHBoxLayout()
-            label = QLabel(html.escape(m.citation()))
+            label = QLabel(m.citation())
+            label.setTextFormat(Qt.TextFormat.PlainText)
             label.setWordWrap(True)
             flag = QPushButton(icon("flag"), self.tr("Flag"))
             flag.setToolTip(self.tr("This memory was wrong — correct it"))

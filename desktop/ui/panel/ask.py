@@ -57,9 +57,14 @@ class AskMemory(QWidget):
         q = self.question.text().strip()
         if not q:
             return
-        self.view.setHtml(f"<p>{html.escape(self.tr('Searching memory…'))}</p>")
-        project, llm = self.project, self.llm
-        self.tasks.run(lambda: retrieval.ask(project, q, llm=llm), self._show,
+        self.view.setHtml("<p>" + html.escape(self.tr("Searching memory…")) + "</p>")
+        project = self.project
+        llm = self.llm
+
+        def work() -> Answer:
+            model = llm if llm is not None else retrieval.llm_from_settings(project.settings)
+            return retrieval.ask(project, q, llm=model)
+        self.tasks.run(work, self._show,
                        lambda e: self.view.setPlainText(str(e)))
 
     def _show(self, answer: Answer) -> None:
@@ -71,14 +76,15 @@ class AskMemory(QWidget):
         if answer.text:
             parts.append(f"<p>{html.escape(answer.text)}</p>")
         if not answer.hits:
-            parts.append(f"<p>{html.escape(self.tr('Memory has nothing on this yet.'))}</p>")
+            parts.append("<p>" + html.escape(self.tr("Memory has nothing on this yet.")) + "</p>")
+        score_word = self.tr("score")
         parts.append("<ol>")
         for h in answer.hits:
             m = h.memory
             why = ", ".join(f"{score_label(k)} {v:.2f}" for k, v in sorted(h.parts.items(), key=lambda kv: -kv[1])
                             if v > 0)
             parts.append(f"<li>{chip_html(m.id, type_label(m.type), m.type == 'dead_end')} "
-                         f"{html.escape(m.content[:400])}<br><small>{html.escape(self.tr('score'))} "
+                         f"{html.escape(m.content[:400])}<br><small>{html.escape(score_word)} "
                          f"{h.score:.2f} — {html.escape(why)}</small></li>")
         parts.append("</ol>")
         self.view.setHtml("".join(parts))

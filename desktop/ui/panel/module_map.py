@@ -191,3 +191,4 @@ class ModuleMap(QWidget):
                 top.addChild(QTreeWidgetItem([f, ""]))
             self.impact.addTopLevelItem(top)
             top.setExpanded(True)
+        self.impact.resizeColumnToContents(0)

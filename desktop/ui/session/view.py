@@ -194,7 +194,9 @@ class SessionView(QWidget):
         self.types.clear()
         self._pending = ""
         self.metrics = {}
-        self.output.append(f"<p><b>{html.escape(self.tr('You'))}:</b> {html.escape(prompt)}</p>")
+        you = self.tr("You")
+        self.output.append(f"<p><b>{html.escape(you)}:</b> {html.escape(prompt)}</p>")
+        self.output.append("")  # the answer streams into its own paragraph
         self.input.clear()
         return True
 
@@ -226,7 +228,8 @@ class SessionView(QWidget):
         elif ev.kind == "text":
             self._stream(ev.text)
         elif ev.kind == "error":
-            self.output.append(f"<p><b>{html.escape(self.tr('The session failed:'))}</b> "
+            failed = self.tr("The session failed:")
+            self.output.append(f"<p><b>{html.escape(failed)}</b> "
                                f"{html.escape(ev.text)}</p>")
         elif ev.kind == "done":
             self._stream("", flush=True)
