@@ -34,10 +34,11 @@ from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.writer import FnOp
 from desktop.settings import Settings
 
-WORDS = ("writer thread commit transaction sqlite index vector memory retrieval fusion graph closure "
+_VOCAB = ("writer thread commit transaction sqlite index vector memory retrieval fusion graph closure "
          "migration ledger settings keyring provider token batch cache embedding decision gotcha module "
          "function class import pytest fixture timeout retry backoff jitter socket request response schema "
-         "column trigger checkpoint reader payment invoice parser config").split()
+         "column trigger checkpoint reader payment invoice parser config")
+WORDS = _VOCAB.split()
 TYPES = ["gotcha", "dead_end", "error_pattern", "decision", "pattern", "note", "module_insight", "preference",
          "requirement", "work_state", "workflow_recipe"]
 
