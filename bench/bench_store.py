@@ -22,15 +22,31 @@ from desktop.memory.store.database import Database
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.rows import MemoryQuery
 
-WORDS = ("auth token session cache redis migration schema router handler config build test deploy "
-         "docker queue worker retry timeout parser index graph vector embed memory agent prompt file "
-         "module import export logger error exception null pointer async await thread lock").split()
+def _vocabulary(limit: int = 5000) -> tuple[list[str], list[int]]:
+    """Words with their real frequencies, taken from the Python standard library's own source.
+
+    Memories and queries are sampled from this Zipf-like distribution, so search
+    selectivity resembles real text rather than a 40-word toy vocabulary.
+    """
+    import collections
+    import re
+    import sysconfig
+
+    counts: collections.Counter[str] = collections.Counter()
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for path in sorted(stdlib.glob("*.py"))[:120]:
+        counts.update(w.lower() for w in re.findall(r"[A-Za-z]{3,}", path.read_text(errors="replace")))
+    common = counts.most_common(limit)
+    return [w for w, _ in common], [c for _, c in common]
+
+
+WORDS, WEIGHTS = _vocabulary()
 TYPES = ["gotcha", "decision", "error_pattern", "dead_end", "workflow_recipe", "pattern", "module_insight"]
 
 
 def make_memory(rng: random.Random, i: int) -> NewMemory:
     """A realistic-looking memory with files, tags and a type."""
-    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(12, 40)))
+    words = " ".join(rng.choices(WORDS, WEIGHTS, k=rng.randint(12, 40)))
     files = [f"src/{rng.choice(WORDS)}/{rng.choice(WORDS)}_{rng.randint(0, 300)}.py" for _ in range(rng.randint(0, 3))]
     return NewMemory(content=f"{words} (#{i})", type=rng.choice(TYPES), source="agent_explicit",
                      related_files=files, tags=[rng.choice(WORDS)], needs_review=rng.random() < 0.05,
@@ -71,7 +87,8 @@ def latency_rows(svc: MemoryService, n: int) -> list[list[object]]:
         "filter type=gotcha": lambda: svc.list(MemoryQuery(types=["gotcha"]), limit=50),
         "filter status=needs_review": lambda: svc.list(MemoryQuery(statuses=["needs_review"]), limit=50),
         "filter by file": lambda: svc.list(MemoryQuery(files=[rng.choice(files)]), limit=50),
-        "text search (FTS)": lambda: svc.list(MemoryQuery(text=f"{rng.choice(WORDS)} {rng.choice(WORDS)}"), limit=50),
+        "text search (FTS), 2 words": lambda: svc.list(
+            MemoryQuery(text=" ".join(rng.choices(WORDS, WEIGHTS, k=2))), limit=50),
         "count (all live)": lambda: svc.count(),
         "all ids (browser model)": lambda: svc.list_ids(),
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -50,6 +51,21 @@ def _fts_text(content: str | None, tags: str | None, files: str | None) -> str:
     return expand_code_terms("\n".join(parts))
 
 
+def vec0_path() -> str:
+    """Path of the sqlite-vec loadable library (without suffix; SQLite adds .so/.dylib/.dll).
+
+    In a PyInstaller build the library is collected to ``<_MEIPASS>/sqlite_vec/``
+    (see packaging/engram.spec); looking there first keeps the frozen app from
+    depending on where ``sqlite_vec.__file__`` happens to point inside the archive.
+    """
+    bundle = getattr(sys, "_MEIPASS", None)
+    if getattr(sys, "frozen", False) and bundle:
+        frozen = Path(bundle) / "sqlite_vec" / "vec0"
+        if any(frozen.with_suffix(ext).exists() for ext in (".so", ".dylib", ".dll")):
+            return str(frozen)
+    return str(sqlite_vec.loadable_path())
+
+
 def check_header(path: Path) -> None:
     """Refuse a file that exists but is not an SQLite database, before SQLite touches it."""
     try:
@@ -83,7 +99,7 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
     try:
         conn.setbusytimeout(BUSY_TIMEOUT_MS)
         conn.enable_load_extension(True)
-        conn.load_extension(sqlite_vec.loadable_path())
+        conn.load_extension(vec0_path())
         conn.enable_load_extension(False)
         conn.create_scalar_function("engram_fts_text", _fts_text, 3, deterministic=True)
         _apply_pragmas(conn, readonly=readonly)

@@ -174,8 +174,11 @@ class AddMemories(WriteOp[list[AddResult]]):
         user_taught = item.source == MemorySource.USER_TAUGHT.value
         content = guard_text(item.content, user_taught=user_taught)
         citation = guard_text(item.citation_text, user_taught=user_taught) if item.citation_text else None
-        provenance = _guard_json(item.provenance, user_taught=False)
-        tags = [guard_text(t, user_taught=user_taught) for t in item.tags]
+        provenance = _guard_json(item.provenance, user_taught=False) if item.provenance else []
+        # One scan over all tags; per-tag work only when something was found.
+        tags = item.tags
+        if tags and scan("\n".join(tags)):
+            tags = [guard_text(t, user_taught=user_taught) for t in tags]
         fp = fingerprint(content)
         if item.external_id:
             # Re-importing a record another tool already gave us is a no-op, not a reinforcement.
@@ -192,9 +195,13 @@ class AddMemories(WriteOp[list[AddResult]]):
         if half_life is None:
             half_life = DEFAULT_HALF_LIFE_DAYS.get(item.type)
         created = item.created_at or tx.now
-        tx.audit("add", None, actor=self.actor, reason=self.reason,
-                 detail={"type": item.type, "source": item.source, "excerpt": content[:200]})
-        audit_id = tx.conn.last_insert_rowid()
+        # Journal first: the entry names the id the row is about to get (AUTOINCREMENT
+        # hands out sqlite_sequence + 1), so no second statement has to patch it.
+        tx.execute(
+            "INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) VALUES (?,?,?,"
+            "(SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name='memories'), 0) + 1),?,?)",
+            (tx.now, self.actor, "add", self.reason,
+             json.dumps({"type": item.type, "source": item.source, "excerpt": content[:200]}, ensure_ascii=False)))
         values = {
             "type": item.type, "content": content, "confidence": float(item.confidence),
             "tags": tags, "related_files": item.related_files, "related_modules": item.related_modules,
@@ -216,7 +223,6 @@ class AddMemories(WriteOp[list[AddResult]]):
         tx.execute(f"INSERT INTO memories({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
                    [to_column(c, values[c]) for c in cols])
         mid = tx.conn.last_insert_rowid()
-        tx.execute("UPDATE audit_log SET memory_id = ? WHERE id = ?", (mid, audit_id))
         return AddResult(mid, True, content != item.content)
 
     def _reinforce(self, tx: Tx, row: tuple[Any, ...], item: NewMemory, tags: list[str],

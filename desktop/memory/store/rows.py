@@ -51,6 +51,8 @@ def row_to_memory(row: dict[str, Any]) -> Memory:
 def to_column(name: str, value: Any) -> Any:
     """Encode one Memory field for its column."""
     if name in JSON_LIST_FIELDS or name in JSON_DICT_FIELDS or name == "work_unit_ref":
+        if not value and value is not None:
+            return "[]" if name in JSON_LIST_FIELDS else "{}"
         return None if value is None and name == "work_unit_ref" else json.dumps(
             value if value is not None else ([] if name in JSON_LIST_FIELDS else {}), ensure_ascii=False)
     if name in BOOL_FIELDS:

@@ -60,6 +60,7 @@ CREATE TABLE memories (
   metadata               TEXT NOT NULL DEFAULT '{}'
 );
 
+CREATE INDEX idx_memories_live_id       ON memories(deprecated, id);
 CREATE INDEX idx_memories_type_live     ON memories(deprecated, type, id);
 CREATE INDEX idx_memories_scope         ON memories(scope, id);
 CREATE INDEX idx_memories_source        ON memories(source, id);
