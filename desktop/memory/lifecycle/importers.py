@@ -99,6 +99,9 @@ def parse_markdown(text: str) -> list[ParsedItem]:
 
     for line in text.splitlines():
         if _FENCE.match(line):
+            if not fence and not cur and items and items[-1].heading == heading and not items[-1].meta:
+                # A code block after a blank line illustrates the item before it.
+                cur.extend([items.pop().content, ""])
             fence = not fence
             cur.append(line)
             continue
