@@ -1,0 +1,94 @@
+"""The candidate set of one search, light memory rows for scoring, and the filters.
+
+Scoring needs only a dozen columns of a few hundred candidates; full
+``Memory`` objects (every JSON column decoded) are built only for the results
+returned, which keeps fusion within a couple of milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from desktop.memory.retrieval.types import Explanation, SearchRequest
+from desktop.memory.store.connection import rows_as_dicts
+from desktop.memory.store.rows import row_to_memory
+from desktop.memory.types import Memory
+
+__all__ = ["CandidateSet", "load_light", "passes_filters"]
+
+_LIGHT = ("id, type, source, confidence, pinned, scope, last_accessed_at, created_at, access_count, "
+          "decay_half_life_days, stale_at, related_files, related_modules, session_id")
+
+
+class CandidateSet:
+    """Everything found for one query: per-path rankings, raw scores, relevance and explanations."""
+
+    def __init__(self, paths: dict[str, list[tuple[int, float]]]) -> None:
+        """``paths`` maps a path name to its (memory id, raw score) list, best first."""
+        self.paths = {name: hits for name, hits in paths.items() if hits}
+        self._ranks = {name: {mid: i + 1 for i, (mid, _s) in enumerate(hits)} for name, hits in self.paths.items()}
+        self.raw: dict[str, dict[int, float]] = {}
+        self.relevance: dict[int, float] = {}
+        self.explanations: dict[int, Explanation] = {}
+
+    def add_path(self, name: str, hits: list[tuple[int, float]]) -> None:
+        """Add a late path (HyDE)."""
+        if hits:
+            self.paths[name] = hits
+            self._ranks[name] = {mid: i + 1 for i, (mid, _s) in enumerate(hits)}
+
+    def rank(self, path: str, memory_id: int) -> int:
+        """1-based rank of the memory in ``path`` (0 when that path did not find it)."""
+        return self._ranks.get(path, {}).get(memory_id, 0)
+
+    @staticmethod
+    def contents(conn: Any, ids: list[int]) -> dict[int, str]:
+        """The content of each memory (for the reranker)."""
+        if not ids:
+            return {}
+        rows = conn.execute(f"SELECT id, content FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)
+        return {int(i): str(c) for i, c in rows}
+
+    @staticmethod
+    def full_memories(conn: Any, ids: list[int]) -> dict[int, Memory]:
+        """Complete Memory objects of the returned results."""
+        if not ids:
+            return {}
+        cur = conn.execute(f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)
+        return {int(r["id"]): row_to_memory(r) for r in rows_as_dicts(cur)}
+
+
+def load_light(conn: Any, ids: list[int]) -> dict[int, Memory]:
+    """Live (not deprecated) candidates with just the columns scoring and filters need."""
+    out: dict[int, Memory] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        rows = conn.execute(f"SELECT {_LIGHT} FROM memories WHERE deprecated = 0 AND id IN "
+                            f"({','.join('?' * len(chunk))})", chunk)
+        for (mid, typ, source, conf, pinned, scope, accessed, created, count, half, stale, files, mods,
+             session) in rows:
+            out[int(mid)] = Memory(
+                id=int(mid), type=typ, content="", source=source, confidence=float(conf), pinned=bool(pinned),
+                scope=scope, last_accessed_at=accessed, created_at=created, access_count=int(count),
+                decay_half_life_days=half, stale_at=stale,
+                related_files=json.loads(files) if files and files != "[]" else [],
+                related_modules=json.loads(mods) if mods and mods != "[]" else [], session_id=session)
+    return out
+
+
+def passes_filters(conn: Any, memory: Memory, req: SearchRequest, light: dict[int, Memory]) -> bool:
+    """Whether a (live) memory satisfies the request's filters."""
+    if memory.id in req.exclude_ids:
+        return False
+    if req.types and memory.type not in req.types:
+        return False
+    if req.scope and memory.scope not in req.scope:
+        return False
+    if req.min_confidence is not None and memory.confidence < req.min_confidence:
+        return False
+    if req.files:
+        wanted = {f.replace("\\", "/") for f in req.files}
+        if not any(f.replace("\\", "/") in wanted for f in memory.related_files):
+            return False
+    return not (req.modules and not set(req.modules) & set(memory.related_modules))

@@ -1,0 +1,125 @@
+"""The three candidate paths (BM25, dense, graph) and the session-neighbour lookup.
+
+Each path returns ``[(memory_id, raw_score)]`` best first and never raises for
+an empty or missing table: an unavailable path simply contributes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from desktop.memory.text.tokens import fts_match_query
+
+__all__ = ["bm25_for_ids", "bm25_path", "graph_files", "graph_path", "session_neighbours"]
+
+log = logging.getLogger("engram.retrieval")
+
+
+def bm25_path(conn: Any, query: str, k: int) -> tuple[list[tuple[int, float]], str | None]:
+    """Top-``k`` memories by FTS5 BM25 (higher is better) and the MATCH expression used.
+
+    The MATCH is an OR of the query's code-aware terms (identifiers split into
+    parts, stopwords dropped, every term quoted so user text is never syntax),
+    so ``verify jwt`` finds ``verifyJwt``, ``verify_jwt`` and ``auth/verify/jwt.ts``.
+    """
+    match = fts_match_query(query, "or")
+    if match is None:
+        return [], None
+    rows = conn.execute("SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ? "
+                        "ORDER BY rank LIMIT ?", (match, k)).fetchall()
+    # FTS5's bm25() is negative, more negative = better; flip so bigger is better everywhere.
+    return [(int(r), -float(s)) for r, s in rows], match
+
+
+def bm25_for_ids(conn: Any, match: str | None, ids: Sequence[int]) -> dict[int, float]:
+    """BM25 of specific memories (candidates found by other paths) for the same MATCH."""
+    if match is None or not ids:
+        return {}
+    out: dict[int, float] = {}
+    for i in range(0, len(ids), 200):
+        chunk = [int(x) for x in ids[i:i + 200]]
+        rows = conn.execute(f"SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ? "
+                            f"AND rowid IN ({','.join(map(str, chunk))})", (match,)).fetchall()
+        out.update({int(r): -float(s) for r, s in rows})
+    return out
+
+
+def _table_exists(conn: Any, name: str) -> bool:
+    return bool(conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchall())
+
+
+def graph_files(conn: Any, touched: Sequence[str], graph: Any | None, *, limit: int = 30) -> dict[str, float]:
+    """Files near the ``touched`` ones with a closeness score in (0, 1]; touched files score 1.
+
+    Sources: observer co-access edges (files used together in past sessions)
+    and code-graph neighbours (imports/calls within one hop). Empty tables give {}.
+    """
+    touched = [f for f in dict.fromkeys(touched) if f]
+    if not touched:
+        return {}
+    scores: dict[str, float] = dict.fromkeys(touched, 1.0)
+    if _table_exists(conn, "observer_co_access_edges"):
+        marks = ",".join("?" * len(touched))
+        rows = conn.execute(
+            f"SELECT file_a, file_b, weight FROM observer_co_access_edges WHERE (file_a IN ({marks}) "
+            f"OR file_b IN ({marks})) AND weight > 0 ORDER BY weight DESC LIMIT ?",
+            [*touched, *touched, limit]).fetchall()
+        top = max((float(w) for _a, _b, w in rows), default=0.0) or 1.0
+        for a, b, w in rows:
+            for other in (a, b):
+                if other not in touched:
+                    scores[other] = max(scores.get(other, 0.0), 0.8 * float(w) / top)
+    if graph is not None:
+        try:
+            near = graph.neighbours(touched, depth=1)
+        except Exception as exc:  # a graph that is being rebuilt must not break search
+            log.debug("graph neighbours unavailable: %s", exc)
+            near = []
+        top = max((float(n["score"]) for n in near), default=0.0) or 1.0
+        for n in near[:limit]:
+            f = n["file"]
+            if f not in touched:
+                scores[f] = max(scores.get(f, 0.0), 0.7 * float(n["score"]) / top)
+    return scores
+
+
+def graph_path(conn: Any, files: dict[str, float], k: int) -> list[tuple[int, float]]:
+    """Memories linked (``memory_files``) to the scored files, best file score first."""
+    if not files:
+        return []
+    names = list(files)
+    best: dict[int, float] = {}
+    for i in range(0, len(names), 400):
+        chunk = names[i:i + 400]
+        for mid, path in conn.execute(
+                f"SELECT memory_id, file_path FROM memory_files WHERE file_path IN ({','.join('?' * len(chunk))})",
+                chunk):
+            score = files.get(path, 0.0)
+            if score > best.get(int(mid), 0.0):
+                best[int(mid)] = score
+    ranked = sorted(best.items(), key=lambda kv: (-kv[1], -kv[0]))
+    return ranked[:k]
+
+
+def session_neighbours(conn: Any, ids: Sequence[int]) -> dict[int, list[int]]:
+    """For each memory, the memories written just before and after it in the same session.
+
+    A memory's meaning often sits in its neighbours (an answer right after the
+    question, a fix right after the error), so the pipeline lets neighbours
+    lend each other a share of their relevance.
+    """
+    if not ids:
+        return {}
+    out: dict[int, list[int]] = {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(f"SELECT id, session_id FROM memories WHERE id IN ({marks}) AND session_id IS NOT NULL",
+                        list(ids)).fetchall()
+    for mid, session in rows:
+        near = conn.execute(
+            "SELECT (SELECT max(id) FROM memories WHERE session_id = ?1 AND id < ?2 AND deprecated = 0), "
+            "(SELECT min(id) FROM memories WHERE session_id = ?1 AND id > ?2 AND deprecated = 0)",
+            (session, mid)).fetchall()[0]
+        out[int(mid)] = [int(n) for n in near if n is not None]
+    return out

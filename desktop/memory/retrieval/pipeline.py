@@ -1,0 +1,259 @@
+"""The retrieval pipeline: candidates -> fusion and scoring -> (rerank) -> (HyDE) -> packing.
+
+Stage 1 runs BM25 and the graph path in SQL while the query is embedded on a
+worker thread (onnxruntime and SQLite both release the GIL), then the dense
+path. Stage 2 fuses normalised scores with query-type weights, lends session
+neighbours a share of each other's relevance, applies phase / trust /
+confidence / usage multipliers and the graph neighbourhood boost. Optional
+LLM stages run only when configured and only within the SLO.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from desktop.memory.retrieval import paths as P
+from desktop.memory.retrieval.candidates import CandidateSet, load_light, passes_filters
+from desktop.memory.retrieval.fusion import context_boost, neighbourhood_boost, normalise, rrf, score_fusion
+from desktop.memory.retrieval.llm_stages import HydeWriter, Reranker, StageUnavailable
+from desktop.memory.retrieval.packing import pack
+from desktop.memory.retrieval.slo import SloMonitor
+from desktop.memory.retrieval.types import Explanation, SearchRequest, SearchResponse, SearchResult
+from desktop.memory.retrieval.weights import PATH_WEIGHTS, RRF_WEIGHTS, detect_query_type, quality_multipliers
+from desktop.memory.store.database import Database
+
+__all__ = ["RetrievalPipeline"]
+
+log = logging.getLogger("engram.retrieval")
+
+WELL_SCORED = 0.5   # relevance (0..1) a result needs to count as "scores well" for HyDE
+RERANK_TOP = 20
+
+
+class RetrievalPipeline:
+    """Hybrid search over one project's memories. Thread-safe; reads only (access is recorded via ops)."""
+
+    def __init__(self, db: Database, embeddings: Any | None = None, *, graph: Any | None = None,
+                 reranker: Reranker | None = None, hyde: HydeWriter | None = None,
+                 slo: SloMonitor | None = None, clock: Any = None, embed_timeout_s: float = 2.0) -> None:
+        """``embeddings`` is an EmbeddingService (None: no dense path); ``graph`` a GraphQueries-like
+        object with ``neighbours(files, depth)``; ``clock`` returns the current aware datetime."""
+        self.db = db
+        self.embeddings = embeddings
+        self.graph = graph
+        self.reranker = reranker
+        self.hyde = hyde
+        self.slo = slo or SloMonitor()
+        self.clock = clock or db.clock
+        self.embed_timeout_s = embed_timeout_s
+        self.prf_weight = 0.0
+        self.prf_docs = 3
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-search")
+
+    def close(self) -> None:
+        """Stop the worker threads."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- stage 1 -----------------------------------------------------------------------
+    def _start_embedding(self, query: str) -> Future[np.ndarray] | None:
+        emb = self.embeddings
+        if emb is None or emb.space is None:
+            return None
+        return self._pool.submit(emb.embed_query, query)
+
+    def _dense(self, fut: Future[np.ndarray] | None, k: int, resp: SearchResponse
+               ) -> tuple[np.ndarray | None, list[tuple[int, float]]]:
+        if fut is None:
+            resp.skipped["dense"] = "no embedding model available"
+            return None, []
+        try:
+            qvec = fut.result(timeout=self.embed_timeout_s)
+        except FutureTimeout:
+            resp.skipped["dense"] = "query embedding timed out"
+            return None, []
+        except Exception as exc:  # a provider failure skips the path, never the search
+            resp.skipped["dense"] = f"query embedding failed: {getattr(exc, 'code', type(exc).__name__)}"
+            return None, []
+        hits, method = self.embeddings.search(qvec, k)
+        resp.timings["dense_method_" + method] = 0.0
+        return qvec, hits
+
+    # -- the search --------------------------------------------------------------------
+    def search(self, query: str, *, limit: int = 10, types: list[str] | None = None,
+               files: list[str] | None = None, modules: list[str] | None = None,
+               scope: list[str] | str | None = None, min_confidence: float | None = None,
+               exclude_ids: tuple[int, ...] | list[int] = (), phase: str | None = None,
+               touched_files: tuple[str, ...] | list[str] = (), mode: str = "reactive",
+               explain: bool = False, pack_tokens: int | None = None) -> SearchResponse:
+        """Search; see :class:`SearchRequest` for the parameters. ``pack_tokens`` also packs the results
+        (proactive searches pack with the phase's budget by default)."""
+        req = SearchRequest(query, limit, types, files, modules, [scope] if isinstance(scope, str) else scope,
+                            min_confidence, tuple(exclude_ids), phase, tuple(touched_files), mode, explain)
+        req.validate()
+        started = time.perf_counter()
+        limits = self.slo.limits()
+        resp = SearchResponse(results=[], degraded=self.slo.degraded)
+        qtype = detect_query_type(query)
+        resp.query_type = qtype
+        filtered = bool(types or files or modules or scope or min_confidence is not None or exclude_ids)
+        k = limits.candidates * (3 if filtered else 1)
+        fut = self._start_embedding(query)
+        conn = self.db.reads.conn()
+        t = time.perf_counter()
+        bm25, match = P.bm25_path(conn, query, k)
+        near_files = P.graph_files(conn, req.touched_files, self.graph)
+        graph = P.graph_path(conn, near_files, k)
+        resp.timings["bm25_graph"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        qvec, dense = self._dense(fut, k, resp)
+        resp.timings["dense"] = (time.perf_counter() - t) * 1000
+        paths = {"bm25": bm25, "dense": dense, "graph": graph}
+        t = time.perf_counter()
+        cands = CandidateSet(paths)
+        ranked = self._score(conn, req, cands, match, qvec, qtype, limits.neighbours)
+        resp.timings["fusion"] = (time.perf_counter() - t) * 1000
+        if self.hyde is not None and mode == "reactive" and limits.hyde and qvec is not None:
+            good = sum(1 for mid, _s in ranked[:10] if cands.relevance.get(mid, 0.0) >= WELL_SCORED)
+            if good < 3:
+                ranked = self._with_hyde(conn, req, cands, match, qvec, qtype, limits.neighbours, ranked, resp)
+        if self.reranker is not None and limits.rerank and len(ranked) > 1:
+            ranked = self._rerank(conn, query, ranked, cands, resp)
+        t = time.perf_counter()
+        top = ranked[:limit]
+        full = cands.full_memories(conn, [mid for mid, _s in top])
+        resp.results = [SearchResult(full[mid], score, cands.explanations[mid]) for mid, score in top
+                        if mid in full]
+        for r in resp.results:
+            r.explanation.query_type = qtype
+        if pack_tokens is not None or mode == "proactive":
+            resp.packed = pack(resp.results, pack_tokens, phase)
+        resp.timings["finish"] = (time.perf_counter() - t) * 1000
+        total = (time.perf_counter() - started) * 1000
+        resp.timings["total"] = total
+        self.slo.record(total)
+        return resp
+
+    # -- stage 2 -----------------------------------------------------------------------
+    def _score(self, conn: Any, req: SearchRequest, cands: CandidateSet, match: str | None,
+               qvec: np.ndarray | None, qtype: str, n_neighbours: int) -> list[tuple[int, float]]:
+        """Fuse, boost and weigh every candidate; returns (id, score) best first (filters applied)."""
+        rrf_scores = rrf(cands.paths, RRF_WEIGHTS[qtype])
+        seeds = sorted(rrf_scores, key=lambda m: -rrf_scores[m])[:n_neighbours]
+        neighbours = P.session_neighbours(conn, seeds)
+        ids = set(rrf_scores) | {n for near in neighbours.values() for n in near}
+        dense_raw = dict(cands.paths.get("dense", []))
+        if qvec is not None and self.embeddings is not None:
+            missing = [m for m in ids if m not in dense_raw]
+            dense_raw.update(self.embeddings.similarities(qvec, missing))
+        bm25_raw = dict(cands.paths.get("bm25", []))
+        bm25_raw.update(P.bm25_for_ids(conn, match, [m for m in ids if m not in bm25_raw]))
+        cands.raw = {"bm25": bm25_raw, "dense": dense_raw, "graph": dict(cands.paths.get("graph", []))}
+        for name in ("hyde",):
+            if name in cands.paths:
+                cands.raw[name] = dict(cands.paths[name])
+        norm = {p: normalise(p, {m: s for m, s in raw.items() if m in ids}) for p, raw in cands.raw.items()}
+        weights = dict(PATH_WEIGHTS[qtype])
+        if "hyde" in norm:
+            weights["hyde"] = weights["dense"]
+        relevance, partials = score_fusion(norm, weights, ids)
+        if self.prf_weight > 0 and qvec is not None and self.embeddings is not None and "dense" in norm:
+            # Pseudo-relevance feedback (Rocchio): move the query vector towards the best fused
+            # candidates, then re-score every candidate densely with it.
+            top = sorted(relevance, key=lambda m: -relevance[m])[:self.prf_docs]
+            vecs = self.embeddings.vectors(top)
+            if vecs:
+                q2 = qvec + self.prf_weight * np.mean(list(vecs.values()), axis=0)
+                q2 = q2 / (np.linalg.norm(q2) or 1.0)
+                prf_raw = self.embeddings.similarities(q2, list(ids))
+                cands.raw["dense"] = prf_raw
+                norm["dense"] = normalise("dense", prf_raw)
+                relevance, partials = score_fusion(norm, weights, ids)
+        cands.relevance = relevance
+        boost = context_boost(relevance, neighbours)
+        light = load_light(conn, list(ids))
+        now: datetime = self.clock()
+        scored: list[tuple[int, float]] = []
+        for mid in ids:
+            mem = light.get(mid)
+            if mem is None or not passes_filters(conn, mem, req, light):
+                continue
+            mult = quality_multipliers(mem, req.phase, now)
+            base = relevance.get(mid, 0.0) + boost.get(mid, 0.0)
+            if base <= 0.0:  # below this query's typical candidate on every path: noise, not a result
+                continue
+            score = base
+            for v in mult.values():
+                score *= v
+            ex = Explanation(paths={p: cands.rank(p, mid) for p in cands.paths if cands.rank(p, mid)},
+                             raw={p: raw[mid] for p, raw in cands.raw.items() if mid in raw},
+                             partial=partials.get(mid, {}), rrf=rrf_scores.get(mid, 0.0),
+                             relevance=relevance.get(mid, 0.0), multipliers=mult)
+            if boost.get(mid):
+                ex.boosts["session_context"] = boost[mid]
+            if mid not in rrf_scores:
+                ex.notes.append("added as a session neighbour of a candidate")
+            cands.explanations[mid] = ex
+            scored.append((mid, score))
+        scored.sort(key=lambda x: (-x[1], x[0]))
+        return self._graph_boost(conn, scored, light, cands)
+
+    def _graph_boost(self, conn: Any, scored: list[tuple[int, float]], light: dict[int, Any],
+                     cands: CandidateSet) -> list[tuple[int, float]]:
+        """Candidates 11-50 whose files neighbour the top-10's files move up (design stage 2b)."""
+        top_files = [f for mid, _s in scored[:10] for f in light[mid].related_files]
+        if not top_files:
+            return scored
+        near = set(P.graph_files(conn, top_files, self.graph)) - set(top_files)
+        files_of = {mid: light[mid].related_files for mid, _s in scored[10:50]}
+        boost = neighbourhood_boost(scored, files_of, near)
+        if not boost:
+            return scored
+        out = []
+        for mid, s in scored:
+            if mid in boost:
+                cands.explanations[mid].boosts["graph_neighbourhood"] = boost[mid]
+                s += boost[mid]
+            out.append((mid, s))
+        out.sort(key=lambda x: (-x[1], x[0]))
+        return out
+
+    # -- optional LLM stages -----------------------------------------------------------
+    def _with_hyde(self, conn: Any, req: SearchRequest, cands: CandidateSet, match: str | None,
+                   qvec: np.ndarray, qtype: str, n_neighbours: int, ranked: list[tuple[int, float]],
+                   resp: SearchResponse) -> list[tuple[int, float]]:
+        t = time.perf_counter()
+        try:
+            passage = self.hyde.write(req.query)  # type: ignore[union-attr]
+            hvec = self.embeddings.embed_query(passage)  # type: ignore[union-attr]
+        except (StageUnavailable, Exception) as exc:  # optional stage
+            resp.skipped["hyde"] = str(exc)[:200]
+            return ranked
+        hits, _method = self.embeddings.search(hvec, len(cands.paths.get("dense", [])) or 30)  # type: ignore
+        cands.add_path("hyde", hits)
+        resp.timings["hyde"] = (time.perf_counter() - t) * 1000
+        return self._score(conn, req, cands, match, qvec, qtype, n_neighbours)
+
+    def _rerank(self, conn: Any, query: str, ranked: list[tuple[int, float]], cands: CandidateSet,
+                resp: SearchResponse) -> list[tuple[int, float]]:
+        t = time.perf_counter()
+        head = ranked[:RERANK_TOP]
+        texts = cands.contents(conn, [mid for mid, _s in head])
+        try:
+            order = self.reranker.rerank(query, [texts.get(mid, "") for mid, _s in head])  # type: ignore
+        except (StageUnavailable, Exception) as exc:  # optional stage
+            resp.skipped["rerank"] = str(exc)[:200]
+            return ranked
+        order += [i for i in range(len(head)) if i not in order]
+        scores = [s for _m, s in head]  # keep the score scale; only the order changes
+        out = [(head[i][0], scores[pos]) for pos, i in enumerate(order)]
+        for pos, (mid, _s) in enumerate(out):
+            cands.explanations[mid].boosts["rerank_position"] = float(pos + 1)
+        resp.timings["rerank"] = (time.perf_counter() - t) * 1000
+        return out + ranked[RERANK_TOP:]
