@@ -564,11 +564,14 @@ def run(argv: Sequence[str] | None = None) -> int:
 
     from PySide6.QtGui import QIcon
 
+    from desktop import APP_ID
     from desktop.paths import resource_path
     from desktop.ui.app import create_app, main
 
     # Created here (main() reuses it) so the icon and the probe are in place first.
     app = create_app(argv)
+    # Wayland matches windows to their desktop entry by this name (engram.desktop).
+    app.setDesktopFileName(APP_ID)
     icon = resource_path("icons", "engram.png")
     if icon.exists():
         app.setWindowIcon(QIcon(str(icon)))
