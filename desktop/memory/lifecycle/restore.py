@@ -34,14 +34,18 @@ _SOURCES = {s.value for s in MemorySource}
 _SKIP = {"project_id", "fingerprint", "status"}
 
 
+_LIST, _DICT, _BOOL = frozenset(JSON_LIST_FIELDS), frozenset(JSON_DICT_FIELDS), frozenset(BOOL_FIELDS)
+
+
 def _encode(key: str, value: Any) -> Any:
-    if key in JSON_LIST_FIELDS:
-        return json.dumps(value if value is not None else [], ensure_ascii=False)
-    if key in JSON_DICT_FIELDS:
-        return json.dumps(value if value is not None else {}, ensure_ascii=False)
+    # Most JSON columns are empty: skip json.dumps for them (100,000-row restores).
+    if key in _LIST:
+        return json.dumps(value, ensure_ascii=False) if value else "[]"
+    if key in _DICT:
+        return json.dumps(value, ensure_ascii=False) if value else "{}"
     if key == "work_unit_ref":
         return None if value is None else json.dumps(value, ensure_ascii=False)
-    if key in BOOL_FIELDS:
+    if key in _BOOL:
         return 1 if value else 0
     return value
 
@@ -90,35 +94,39 @@ class RestoreMemories(WriteOp[list[tuple[int, int, bool]]]):
         out: list[tuple[int, int, bool]] = []
         audit: list[tuple[Any, ...]] = []
         added: list[int] = []
+        rows = []
         for values in self.records:
             row = dict(values)
-            orig = int(row.pop("id")) if isinstance(row.get("id"), int) else -1
+            row["_orig"] = int(row.pop("id")) if isinstance(row.get("id"), int) else -1
             row["content"] = guard_text(row["content"], user_taught=False)
             if isinstance(row.get("citation_text"), str):
                 row["citation_text"] = guard_text(row["citation_text"], user_taught=False)
-            fp = fingerprint(row["content"])
+            row["fingerprint"] = fingerprint(row["content"])
+            rows.append(row)
+        # What the database already holds, looked up once per batch rather than per row.
+        same, live, ext, taken = self._known(tx, rows)
+        for row in rows:
+            orig, fp = row.pop("_orig"), row["fingerprint"]
             # The same record imported before (any status): same text, same birth.
-            same = tx.execute("SELECT id FROM memories WHERE fingerprint = ? AND created_at = ?",
-                              (fp, row.get("created_at"))).fetchall()
-            if same:
-                out.append((orig, int(same[0][0]), False))
+            hit = same.get((fp, row.get("created_at")))
+            if hit is None and not row.get("deprecated"):
+                hit = live.get(fp) or (ext.get(row["external_id"]) if row.get("external_id") else None)
+            if hit is not None:
+                out.append((orig, hit, False))
                 continue
-            if not row.get("deprecated"):
-                hit = tx.execute("SELECT id FROM memories WHERE fingerprint = ? AND deprecated = 0", (fp,)).fetchall()
-                if not hit and row.get("external_id"):
-                    hit = tx.execute("SELECT id FROM memories WHERE external_id = ? AND deprecated = 0",
-                                     (row["external_id"],)).fetchall()
-                if hit:
-                    out.append((orig, int(hit[0][0]), False))
-                    continue
-            if orig > 0 and not tx.execute("SELECT 1 FROM memories WHERE id = ?", (orig,)).fetchall():
+            if orig > 0 and orig not in taken:
                 row["id"] = orig
-            row["fingerprint"] = fp
             row["project_id"] = tx.project_id
             cols = list(row)
             tx.execute(f"INSERT INTO memories({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
                        [row[c] for c in cols])
             mid = tx.conn.last_insert_rowid()
+            taken.add(mid)
+            same[(fp, row.get("created_at"))] = mid
+            if not row.get("deprecated"):
+                live[fp] = mid
+                if row.get("external_id"):
+                    ext[row["external_id"]] = mid
             audit.append((tx.now, self.actor, "import", mid, self.reason,
                           json.dumps({"restored": True, "original_id": orig if orig > 0 else None})))
             out.append((orig, mid, True))
@@ -130,6 +138,36 @@ class RestoreMemories(WriteOp[list[tuple[int, int, bool]]]):
             tx.changed("memory", "added", added)
             tx.changed("audit", "added")
         return out
+
+
+    @staticmethod
+    def _known(tx: Tx, rows: list[dict[str, Any]]
+               ) -> tuple[dict[tuple[str, Any], int], dict[str, int], dict[str, int], set[int]]:
+        same: dict[tuple[str, Any], int] = {}
+        live: dict[str, int] = {}
+        ext: dict[str, int] = {}
+        taken: set[int] = set()
+
+        def chunks(values: list[Any]) -> Any:
+            values = list(dict.fromkeys(v for v in values if v is not None))
+            for i in range(0, len(values), 500):
+                part = values[i:i + 500]
+                yield part, ",".join("?" * len(part))
+        for part, marks in chunks([r.get("created_at") for r in rows]):
+            for mid, fp, created in tx.execute(
+                    f"SELECT id, fingerprint, created_at FROM memories WHERE created_at IN ({marks})", part):
+                same[(fp, created)] = int(mid)
+        for part, marks in chunks([r["fingerprint"] for r in rows]):
+            for mid, fp in tx.execute(
+                    f"SELECT id, fingerprint FROM memories WHERE deprecated = 0 AND fingerprint IN ({marks})", part):
+                live[fp] = int(mid)
+        for part, marks in chunks([r.get("external_id") for r in rows]):
+            for mid, eid in tx.execute(
+                    f"SELECT id, external_id FROM memories WHERE deprecated = 0 AND external_id IN ({marks})", part):
+                ext[eid] = int(mid)
+        for part, marks in chunks([r["_orig"] for r in rows if r["_orig"] > 0]):
+            taken |= {int(r[0]) for r in tx.execute(f"SELECT id FROM memories WHERE id IN ({marks})", part)}
+        return same, live, ext, taken
 
 
 class RemapRelations(WriteOp[int]):
@@ -167,14 +205,15 @@ def restore_records(db: Any, records: list[Any], *, actor: str = "import", sourc
     batch: list[dict[str, Any]] = []
     numbers: list[int] = []
 
-    def flush() -> None:
-        if not batch:
-            return
+    pending: list[tuple[Any, list[dict[str, Any]], list[int]]] = []
+
+    def settle(fut: Any, rows: list[dict[str, Any]], nums: list[int]) -> None:
         try:
-            results = db.writer.run(RestoreMemories(list(batch), actor=actor, reason=f"import {source}"), 600)
+            results = fut.result(600)
         except EngramError:
+            # One bad record fails its batch; redo it one by one so the good ones are kept.
             results = []
-            for number, one in zip(numbers, batch, strict=True):
+            for number, one in zip(nums, rows, strict=True):
                 try:
                     results += db.writer.run(RestoreMemories([one], actor=actor, reason=f"import {source}"))
                 except EngramError as exc:
@@ -188,8 +227,16 @@ def restore_records(db: Any, records: list[Any], *, actor: str = "import", sourc
                 created.append(mid)
             else:
                 report.unchanged += 1
-        batch.clear()
-        numbers.clear()
+
+    def flush() -> None:
+        # Submit without waiting: the next batch is prepared while the writer inserts this one.
+        if batch:
+            fut = db.writer.submit(RestoreMemories(list(batch), actor=actor, reason=f"import {source}"))
+            pending.append((fut, list(batch), list(numbers)))
+            batch.clear()
+            numbers.clear()
+        while len(pending) > 2:
+            settle(*pending.pop(0))
 
     for number, record in enumerate(records, start=1):
         try:
@@ -200,6 +247,8 @@ def restore_records(db: Any, records: list[Any], *, actor: str = "import", sourc
         if len(batch) >= BATCH:
             flush()
     flush()
+    while pending:
+        settle(*pending.pop(0))
     moved = {o: n for o, n in mapping.items() if o != n}
     if moved and created:
         db.writer.run(RemapRelations(created, moved), 600)
