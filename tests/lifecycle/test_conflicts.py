@@ -109,3 +109,19 @@ def test_keep_both_and_keep_old(cdb, svc) -> None:  # type: ignore[no-untyped-de
     assert svc.get(d).deprecated and not svc.get(c).deprecated and supersession_chain(cdb, d) == [d, c]
     with pytest.raises(Exception, match="Resolution"):
         resolve_conflict(cdb, d, c, "flip_a_coin")
+
+
+def test_watcher_detects_conflicts_on_write(cdb, svc) -> None:  # type: ignore[no-untyped-def]
+    from desktop.memory.lifecycle.watch import ConflictWatcher
+
+    seen: list = []
+    watcher = ConflictWatcher(cdb, on_conflicts=seen.extend).start()
+    try:
+        first = svc.add("Always squash merge pull requests").result().id
+        second = svc.add("Never squash merge pull requests").result().id
+        svc.add("Never squash merge pull requests in the docs repo", source="imported").result()
+        assert watcher.wait_idle()
+        assert [(c.a, c.b) for c in seen] == [(second, first)]
+        assert conflict_groups(cdb, [first])[0].ids == [first, second]
+    finally:
+        watcher.close()
