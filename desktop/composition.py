@@ -74,6 +74,17 @@ def build_graph_service(project: ProjectServices, **options: Any) -> Any:
     return build(project, **options)
 
 
+def build_search_service(project: ProjectServices, **options: Any) -> Any:
+    """The project's SearchService (hybrid retrieval), created once and kept in ``project.extras['search']``.
+
+    Starts the background embedding indexer unless ``start_indexer=False``; closing the
+    project stops it. Options: ``provider``, ``start_indexer``, ``reranker``, ``hyde``, ``slo``.
+    """
+    from desktop.memory.retrieval.service import build_search_service as build
+
+    return build(project, **options)
+
+
 def observer_for(project: ProjectServices, *, embedder: Any | None = None) -> Any:
     """The project's transcript ingestor (created once, kept in ``project.extras["observer"]``).
 
@@ -103,3 +114,14 @@ def observer_for(project: ProjectServices, *, embedder: Any | None = None) -> An
     project.extras["observer"] = ingestor
     return ingestor
 
+
+
+def lifecycle_for(project: ProjectServices, *, embed: Any | None = None) -> Any:
+    """The project's conflict watcher (detection on write), kept in ``project.extras["lifecycle"]``.
+
+    Pruning is not a service: the GUI's idle timer calls
+    ``desktop.memory.lifecycle.pruning.prune_when_idle(project.db)``.
+    """
+    from desktop.memory.lifecycle.watch import lifecycle_for as build
+
+    return build(project, embed=embed)
