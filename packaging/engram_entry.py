@@ -33,6 +33,7 @@ import glob  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
+import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -187,6 +188,8 @@ def report_fatal(message: str, log_name: str = "startup-error.log") -> None:
     # itself is what failed, so it cannot show this message.
     if sys.stdin is not None and sys.stdin.isatty():
         return
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        return  # no desktop to show a dialog on
     for tool, args in (("zenity", ["--error", "--no-wrap", "--title=Engram", f"--text={message}"]),
                        ("kdialog", ["--title", "Engram", "--error", message]),
                        ("xmessage", ["-center", message])):
@@ -210,8 +213,9 @@ def check_qt_can_start() -> int | None:
         import PySide6.QtWidgets  # noqa: F401
     except (ImportError, OSError) as exc:
         package = package_for_soname(str(exc))
-        name = str(exc).split(":", 1)[0]
-        missing = {name: package} if package else {name: "(see details)"}
+        found = re.search(r"lib[\w.+-]+?\.so[\d.]*", str(exc))
+        name = found.group(0) if found else "a system library"
+        missing = {name: package or "(the package that provides it)"}
         report_fatal(missing_library_message(missing, str(exc)))
         return EXIT_MISSING_LIBRARY
     return None
@@ -220,11 +224,11 @@ def check_qt_can_start() -> int | None:
 # --------------------------------------------------------------------------------------
 # Start-up probes (bench/bench_bundle.py)
 # --------------------------------------------------------------------------------------
-def rss_bytes() -> int:
-    """Resident memory of this process (Linux /proc; 0 when unknown)."""
+def rss_bytes(field: str = "VmRSS") -> int:
+    """Resident memory of this process (`VmHWM` for the peak), from Linux /proc; 0 when unknown."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) * 1024
     except OSError:
         pass
@@ -237,8 +241,12 @@ def emit_probe(**values: Any) -> None:
     sys.stdout.flush()
 
 
-def install_probe(app: Any, spec: str) -> None:
-    """Watch for the first shown main window and then run the probe `spec` (window | idle:SECONDS)."""
+def install_probe(app: Any, spec: str, *, expect_project: bool = False) -> None:
+    """Watch for the first shown main window and then run the probe `spec` (window | idle:SECONDS).
+
+    With `expect_project` (a folder was given on the command line) the idle probe
+    first waits until the window has opened it, so the memory use includes it.
+    """
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QMainWindow
 
@@ -267,7 +275,7 @@ def install_probe(app: Any, spec: str) -> None:
 
         def wait_for_project() -> None:
             opened = getattr(window, "project", None) is not None
-            if opened or time.perf_counter() - started > 120:
+            if opened or not expect_project or time.perf_counter() - started > 120:
                 emit_probe(event="project_open", opened=opened,
                            seconds=round(time.perf_counter() - _T0, 4))
                 QTimer.singleShot(int(idle_seconds * 1000), report_idle)
@@ -275,7 +283,8 @@ def install_probe(app: Any, spec: str) -> None:
                 QTimer.singleShot(100, wait_for_project)
 
         def report_idle() -> None:
-            emit_probe(event="idle", rss_bytes=rss_bytes(), seconds=round(time.perf_counter() - _T0, 4))
+            emit_probe(event="idle", rss_bytes=rss_bytes(), peak_rss_bytes=rss_bytes("VmHWM"),
+                       seconds=round(time.perf_counter() - _T0, 4))
             window.close()
 
         wait_for_project()
@@ -577,7 +586,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         app.setWindowIcon(QIcon(str(icon)))
     probe = os.environ.get(PROBE_ENV, "")
     if probe:
-        install_probe(app, probe)
+        install_probe(app, probe, expect_project=any(not a.startswith("-") for a in argv[1:]))
     return main(argv)
 
 
