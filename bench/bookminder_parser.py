@@ -13,7 +13,7 @@ replay order is right. Lossy by nature; good enough to replay behaviour.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -45,6 +45,11 @@ _BANNER = ("Welcome to Claude Code", "Tips for getting started")
 _GEMINI_ERROR = re.compile(r"Traceback|Error:|command not found|FAILED|Exit Code: [1-9]|No such file", re.I)
 _KV_PATH = re.compile(r'(?:file_path|path|notebook_path)\s*:\s*"?([^",)]+)"?')
 _PATTERN = re.compile(r'pattern\s*:\s*"((?:[^"\\]|\\.)*)"')
+# Early Claude Code builds printed the turn's cost at the right edge of the tool line.
+_COST_SUFFIX = re.compile(r"\s{2,}Cost: \$[\d.]+ \([\d.]+s\)\s*$")
+# After /compact, Claude Code clears the screen and reprints a banner: same session.
+_COMPACTED = ("Compacted. ctrl+r", "Previous Conversation Compacted")
+_COMPACT_WINDOW = 40
 
 
 @dataclass
@@ -91,6 +96,13 @@ class _Builder:
         return cid
 
     def result(self, cid: str, tool: str, output: str, is_error: bool, line_no: int) -> None:
+        if is_error and "EISDIR" in output[:200]:
+            # A "read" of a directory touched no file: drop its path from the call.
+            for k in range(len(self.events) - 1, -1, -1):
+                ev = self.events[k]
+                if isinstance(ev, ToolCall) and ev.call_id == cid:
+                    self.events[k] = replace(ev, file_paths=())
+                    break
         self.events.append(ToolResult(self.sid, self.step, cid, tool, output[:20000], is_error, None,
                                       self.ts(line_no)))
         self.events.append(StepComplete(self.sid, self.step, self.ts(line_no)))
@@ -122,9 +134,11 @@ def _claude_args(tool: str, inner: str) -> dict[str, object]:
 def _gemini_args(tool: str, rest: str) -> dict[str, object]:
     if tool in ("Read", "Edit", "Write"):
         ticks = re.findall(r"`([^`]+)`", rest)
-        if ticks and tool == "Read":
-            return {"file_path": ticks[0], "paths": ticks}
-        rest = re.sub(r"^Writing to ", "", rest)
+        if tool == "Read" and (ticks or rest.startswith("Will attempt")):
+            # ReadManyFiles: only complete, literal file patterns (no folders, globs or cut-off paths).
+            files = [t for t in ticks if not t.endswith(("/", "…")) and "*" not in t]
+            return {"file_path": files[0], "paths": files} if files else {}
+        rest = re.sub(r"^(Writing to |No file changes to )", "", rest)
         return {"file_path": rest.split(":")[0].split(" ")[0]}
     if tool == "Bash":
         return {"command": re.sub(r"\s*\([^()]*\)\s*$", "", rest)}
@@ -142,8 +156,9 @@ def parse_day(path: Path) -> list[ParsedSession]:
     cur = _Builder(day, 1, "gemini-cli" if gemini_day else "claude-code", 0)
     i, n = 0, len(lines)
     while i < n:
-        line = lines[i]
-        if any(b in line for b in _BANNER) and len(cur.events) > 1:
+        line = _COST_SUFFIX.sub("", lines[i])
+        if (any(b in line for b in _BANNER) and len(cur.events) > 1
+                and not any(c in ln for ln in lines[max(0, i - _COMPACT_WINDOW):i] for c in _COMPACTED)):
             sessions.append(cur.finish(i))
             cur = _Builder(day, len(sessions) + 1, "gemini-cli" if "Tips" in line else "claude-code", i)
         if line.startswith("> ") and not line.startswith("> ⏺"):
@@ -197,7 +212,30 @@ def parse_day(path: Path) -> list[ParsedSession]:
         i += 1
     if len(cur.events) > 1:
         sessions.append(cur.finish(n))
-    return [s for s in sessions if any(isinstance(e, ToolCall) for e in s.events)]
+    return _drop_rerenders([s for s in sessions if any(isinstance(e, ToolCall) for e in s.events)])
+
+
+def _opening(s: ParsedSession, calls: int = 5) -> tuple[str, tuple[tuple[str, tuple[str, ...], str], ...]]:
+    prompt = next((e.text for e in s.events if isinstance(e, UserMessage) and e.text.strip()), "")
+    first = tuple((e.tool, e.file_paths, str(e.args.get("command") or e.args.get("pattern") or ""))
+                  for e in s.events if isinstance(e, ToolCall))[:calls]
+    return prompt.strip(), first
+
+
+def _drop_rerenders(sessions: list[ParsedSession]) -> list[ParsedSession]:
+    """Claude Code reprints the whole conversation (banner included) when the terminal
+    is resized; a copy then holds the same session twice. A "session" that opens with
+    the same prompt and the same first tool calls as an earlier one of the same day is
+    such a rendering: keep the longer of the two, in the first one's place."""
+    out: list[ParsedSession] = []
+    for s in sessions:
+        opening = _opening(s)
+        twin = next((k for k, o in enumerate(out) if o.agent == s.agent and _opening(o) == opening), None)
+        if twin is None:
+            out.append(s)
+        elif len(s.events) >= len(out[twin].events):
+            out[twin] = s
+    return out
 
 
 def parse_all(folder: Path) -> list[ParsedSession]:

@@ -123,6 +123,10 @@ def apply_session(tx: Tx, digest: SessionDigest, *, signal_keys: Iterable[str] =
             " early_session_count = early_session_count + excluded.early_session_count,"
             " module = excluded.module",
             (path, pid, f["reads"] + f["edits"], now, inc, f["reads"], f["edits"], early, mod))
+        # Per-session membership: prefetch's session-counted recency and work state.
+        tx.execute("INSERT INTO observer_session_files(session_id, file_path, edited) VALUES (?,?,?)"
+                   " ON CONFLICT(session_id, file_path) DO UPDATE SET edited = max(edited, excluded.edited)",
+                   (digest.session_id, path, 1 if f["edits"] or f["created"] else 0))
         st.files += 1
     pairs = sorted(digest.pairs, key=lambda p: -p[2])[:MAX_PAIRS_PER_SESSION]
     for a, b, count, _step_delta, directional in pairs:

@@ -1,41 +1,61 @@
 """Which files should a new session read first? Ranked from everything learned so far.
 
-The score blends five learned signals, each normalised to 0..1:
+The score is a small, interpretable model of "will the next session need file f":
 
-* frequency: share of past sessions that needed the file;
-* recency: how recently it was needed (half-life counted in sessions);
-* prompt terms: how strongly the prompt's words were associated with the file in
-  past sessions (learned from first prompts), weighted by how rare each word is;
-* path match: the prompt's words in the file's own path, and files named outright;
-* memories: files attached to memories whose text shares the prompt's words.
+* a frequency estimate that mixes a short-term and a long-term view: the share of
+  recent sessions that needed f, each weighted ``0.5 ** (sessions_ago / half_life)``
+  (sessions are counted, not days, so a project touched monthly and one touched
+  hourly both treat "the last session" as recent), blended with the plain share of
+  all sessions that needed f (``short_share`` decides the mix); both are in 0..1;
+* work state: files edited (or created) by the last session that touched files are
+  likely continued, so they get a bonus;
+* prompt evidence: files named outright in the prompt get a bonus, and prompt words
+  learned (TF-IDF weighted) to co-occur with files in earlier first prompts add a
+  normalised 0..1 share.
 
-The top few then spread a share of their score to their co-access neighbours, so
-a file that is always opened together with a strongly predicted one rises too.
+Five parameters (:class:`PrefetchParams`) in all; the defaults are the grid point
+``bench/bench_learning.py`` chose on the first half of the BookMinder replay only (it
+reports the held-out half separately). There, the work-state and prompt-term weights
+came out as 0 (BookMinder's first prompts are mostly "/hi" or empty); they stay
+available for projects whose prompts carry more. Learned state is read once into :class:`PrefetchFeatures` so that
+ranking with other parameters costs no further queries.
 """
 
 from __future__ import annotations
 
-import bisect
 import logging
 import math
+import os
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Final
 
-from desktop.memory.observer.cross_session import path_terms, prompt_terms
+from desktop.memory.observer.cross_session import prompt_terms
 
 logger = logging.getLogger("engram.observer")
 
-WEIGHTS: Final[dict[str, float]] = {
-    "frequency": 0.20, "recency": 0.40, "terms": 0.30, "path": 0.10, "memories": 0.05,
-}
-# Tuned on BookMinder: spreading score to co-access neighbours displaced better
-# candidates there, so it is a small tie-breaker rather than a driver.
-CO_ACCESS_SHARE: Final = 0.02
-SEEDS: Final = 5
-RECENCY_HALF_LIFE_SESSIONS: Final = 2.0
+RECENT_SESSIONS: Final = 500
+"""How many of the newest sessions the short-term estimate looks at (older ones weigh ~0)."""
 _MENTION: Final = re.compile(r"[@`'\"]?([\w./-]+\.\w{1,8})\b")
+
+
+@dataclass(frozen=True)
+class PrefetchParams:
+    """The whole scoring model: five numbers, no per-file or per-project cases."""
+
+    half_life: float = 2.0
+    """Sessions after which a past need counts half in the short-term estimate."""
+    short_share: float = 0.7
+    """Weight of the decayed (short-term) share against the all-time share (0..1)."""
+    mention: float = 0.2
+    """Bonus for a file named outright in the prompt."""
+    last_edit: float = 0.0
+    """Bonus for a file edited or created by the last session that touched files."""
+    terms: float = 0.0
+    """Weight of the learned prompt-term association (normalised to 0..1)."""
+
+
+DEFAULT_PARAMS: Final = PrefetchParams()
 
 
 @dataclass
@@ -47,85 +67,132 @@ class PrefetchItem:
     parts: dict[str, float] = field(default_factory=dict)
 
 
-def _parse_ts(text: str) -> float:
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except (ValueError, AttributeError):
+@dataclass
+class PrefetchFeatures:
+    """Everything the ranking needs, read from the database once per prompt."""
+
+    total_sessions: int
+    session_counts: dict[str, int]
+    """All-time number of sessions that needed each file."""
+    ages: dict[str, list[int]]
+    """For each file, how many sessions ago it was needed (0 = the newest session)."""
+    recent_sessions: int
+    """How many sessions the ``ages`` cover."""
+    last_edited: set[str]
+    mentioned: set[str]
+    terms: dict[str, float]
+    """Prompt-term association, normalised to 0..1."""
+
+
+def decayed_share(ages: list[int], horizon: int, half_life: float) -> float:
+    """Exponentially weighted share of the last ``horizon`` sessions that needed a file.
+
+    ``ages`` are sessions-ago values (0 = newest); the result is in 0..1 and equals
+    the plain share when ``half_life`` is very large.
+    """
+    if horizon <= 0 or not ages:
         return 0.0
+    decay = 0.5 ** (1.0 / max(half_life, 1e-6))
+    norm = (1 - decay ** horizon) / (1 - decay) if decay < 1 else float(horizon)
+    return min(1.0, sum(decay ** a for a in ages) / norm)
 
 
-def _sessions_after(ends: list[float], t: float) -> int:
-    """How many learned sessions ended after time ``t`` (ends sorted)."""
-    return len(ends) - bisect.bisect_right(ends, t + 1e-3)
+def mentioned_files(prompt: str, files: Any) -> set[str]:
+    """Known files the prompt names outright (full path or a path suffix such as ``cli.py``)."""
+    names = {m.group(1).lstrip("./@") for m in _MENTION.finditer(prompt)}
+    names.discard("")
+    if not names:
+        return set()
+    return {p for p in files if any(p == m or p.endswith("/" + m) for m in names)}
 
 
-def _norm(values: dict[str, float]) -> dict[str, float]:
-    top = max(values.values(), default=0.0)
-    return {k: v / top for k, v in values.items()} if top > 0 else {}
+def prefetch_features(conn: Any, prompt: str) -> PrefetchFeatures | None:
+    """Read the learned state relevant to ``prompt``; None when nothing is learned yet."""
+    nodes = conn.execute("SELECT file_path, session_count FROM observer_file_nodes"
+                         " WHERE session_count > 0").fetchall()
+    if not nodes:
+        return None
+    counts = {p: int(n) for p, n in nodes}
+    total = max(1, int(conn.execute("SELECT count(*) FROM session_metrics").fetchall()[0][0]))
+    recent = [r[0] for r in conn.execute("SELECT session_id FROM session_metrics"
+                                         " ORDER BY ended_at DESC, rowid DESC LIMIT ?", (RECENT_SESSIONS,))]
+    age_of = {sid: i for i, sid in enumerate(recent)}
+    ages: dict[str, list[int]] = {}
+    edited_by: dict[int, set[str]] = {}
+    for sid, path, edited in conn.execute(
+            "SELECT sf.session_id, sf.file_path, sf.edited FROM observer_session_files sf"
+            " JOIN (SELECT session_id FROM session_metrics ORDER BY ended_at DESC, rowid DESC LIMIT ?) r"
+            " ON r.session_id = sf.session_id", (RECENT_SESSIONS,)):
+        age = age_of[sid]
+        ages.setdefault(path, []).append(age)
+        if edited:
+            edited_by.setdefault(age, set()).add(path)
+        else:
+            edited_by.setdefault(age, set())
+    # Work state: the newest session that touched any file (chat-only sessions carry none).
+    last_edited = edited_by[min(edited_by)] if edited_by else set()
+    terms = _term_scores(conn, prompt_terms(prompt), total)
+    top = max(terms.values(), default=0.0)
+    return PrefetchFeatures(
+        total_sessions=total, session_counts=counts, ages=ages, recent_sessions=len(recent),
+        last_edited=last_edited & counts.keys(), mentioned=mentioned_files(prompt, counts),
+        terms={p: v / top for p, v in terms.items() if p in counts} if top > 0 else {})
 
 
-def prefetch_plan(conn: Any, prompt: str, k: int = 10, *, exclude_missing_under: str | None = None
-                  ) -> list[PrefetchItem]:
+def score_parts(features: PrefetchFeatures, params: PrefetchParams = DEFAULT_PARAMS
+                ) -> dict[str, dict[str, float]]:
+    """Each component's weighted contribution per file (the score is their sum)."""
+    f, p = features, params
+    lam = min(1.0, max(0.0, p.short_share))
+    parts: dict[str, dict[str, float]] = {"recent": {}, "frequency": {}, "work_state": {}, "mention": {},
+                                          "terms": {}}
+    for path, n in f.session_counts.items():
+        short = decayed_share(f.ages.get(path, []), f.recent_sessions, p.half_life)
+        if short:
+            parts["recent"][path] = lam * short
+        parts["frequency"][path] = (1 - lam) * n / (f.total_sessions + 2)  # +2: a smoothed share
+    for path in f.last_edited:
+        parts["work_state"][path] = p.last_edit
+    for path in f.mentioned:
+        parts["mention"][path] = p.mention
+    for path, v in f.terms.items():
+        parts["terms"][path] = p.terms * v
+    return parts
+
+
+def rank(features: PrefetchFeatures | None, params: PrefetchParams = DEFAULT_PARAMS, k: int = 10, *,
+         exclude_missing_under: str | None = None) -> list[PrefetchItem]:
+    """The ``k`` best files under ``params``, best first (ties by path, so stable)."""
+    if features is None:
+        return []
+    parts = score_parts(features, params)
+    scores: dict[str, float] = {}
+    for values in parts.values():
+        for path, v in values.items():
+            scores[path] = scores.get(path, 0.0) + v
+    out: list[PrefetchItem] = []
+    for path, s in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])):
+        if exclude_missing_under is not None and not os.path.exists(os.path.join(exclude_missing_under, path)):
+            continue
+        out.append(PrefetchItem(path, round(s, 4), {n: round(v.get(path, 0.0), 3) for n, v in parts.items()}))
+        if len(out) >= k:
+            break
+    return out
+
+
+def prefetch_plan(conn: Any, prompt: str, k: int = 10, *, exclude_missing_under: str | None = None,
+                  params: PrefetchParams = DEFAULT_PARAMS) -> list[PrefetchItem]:
     """The ``k`` files a new session on ``prompt`` should read first, best first.
 
     ``conn`` is a read connection of the project database. With
     ``exclude_missing_under`` (the project folder), files that no longer exist are
     skipped.
     """
-    nodes = conn.execute("SELECT file_path, session_count, last_accessed_at FROM observer_file_nodes"
-                         " WHERE session_count > 0").fetchall()
-    if not nodes:
-        return []
-    total = max(1, int(conn.execute("SELECT count(*) FROM session_metrics").fetchall()[0][0]))
-    stamps = {p: _parse_ts(t) for p, _, t in nodes}
-    newest = max(stamps.values())
-    freq = {p: n / total for p, n, _ in nodes}
-    # Recency counts sessions, not days: a project touched once a month and one touched
-    # hourly should both treat "the last session" as recent.
-    ends = sorted(_parse_ts(r[0]) for r in conn.execute("SELECT ended_at FROM session_metrics"))
-    recency = {p: 0.5 ** (_sessions_after(ends, t) / RECENCY_HALF_LIFE_SESSIONS) for p, t in stamps.items()}
-    del newest
-    terms = prompt_terms(prompt)
-    term_score = _term_scores(conn, terms, total)
-    path_score: dict[str, float] = {}
-    mentioned = {m.group(1).lstrip("./@") for m in _MENTION.finditer(prompt)}
-    if terms or mentioned:
-        tset = set(terms)
-        for p in freq:
-            pt = path_terms(p)
-            hit = len(tset & pt) / max(1, min(len(tset), 4)) if tset else 0.0
-            if any(p == m or p.endswith("/" + m) for m in mentioned):
-                hit += 2.0
-            if hit:
-                path_score[p] = hit
-    mem_score = _memory_scores(conn, terms)
-    parts = {"frequency": _norm(freq), "recency": recency, "terms": _norm(term_score),
-             "path": _norm(path_score), "memories": _norm(mem_score)}
-    scores: dict[str, float] = {}
-    for name, values in parts.items():
-        w = WEIGHTS[name]
-        for p, v in values.items():
-            if p in freq:
-                scores[p] = scores.get(p, 0.0) + w * v
-    co = _co_access(conn, sorted(scores, key=scores.get, reverse=True)[:SEEDS], scores)  # type: ignore[arg-type]
-    for p, v in co.items():
-        if p in freq:
-            scores[p] = scores.get(p, 0.0) + v
-    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-    out: list[PrefetchItem] = []
-    for p, s in ranked:
-        if exclude_missing_under is not None:
-            import os
-            if not os.path.exists(os.path.join(exclude_missing_under, p)):
-                continue
-        out.append(PrefetchItem(p, round(s, 4), {n: round(v.get(p, 0.0), 3) for n, v in parts.items()}
-                                | {"co_access": round(co.get(p, 0.0), 3)}))
-        if len(out) >= k:
-            break
-    return out
+    return rank(prefetch_features(conn, prompt), params, k, exclude_missing_under=exclude_missing_under)
 
 
 def _term_scores(conn: Any, terms: list[str], total: int) -> dict[str, float]:
+    """Prompt words -> files, learned from earlier first prompts, IDF-weighted per word."""
     if not terms:
         return {}
     out: dict[str, float] = {}
@@ -141,35 +208,4 @@ def _term_scores(conn: Any, terms: list[str], total: int) -> dict[str, float]:
         mass = sum(w for _, w, _ in items)
         for path, w, _ in items:
             out[path] = out.get(path, 0.0) + idf * w / mass
-    return out
-
-
-def _memory_scores(conn: Any, terms: list[str]) -> dict[str, float]:
-    if not terms:
-        return {}
-    out: dict[str, float] = {}
-    rows = conn.execute("SELECT content, related_files FROM memories WHERE deprecated = 0"
-                        " AND related_files <> '[]' ORDER BY id DESC LIMIT 2000").fetchall()
-    import json
-    tset = set(terms)
-    for content, files in rows:
-        hits = len(tset & set(prompt_terms(content, 60)))
-        if hits:
-            for p in json.loads(files or "[]"):
-                out[p] = out.get(p, 0.0) + hits
-    return out
-
-
-def _co_access(conn: Any, seeds: list[str], scores: dict[str, float]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    if not seeds:
-        return out
-    top = conn.execute("SELECT max(weight) FROM observer_co_access_edges").fetchall()[0][0] or 1.0
-    for seed in seeds:
-        base = scores.get(seed, 0.0) * CO_ACCESS_SHARE
-        for a, b, w in conn.execute("SELECT file_a, file_b, weight FROM observer_co_access_edges"
-                                    " WHERE file_a = ? OR file_b = ? ORDER BY weight DESC LIMIT 20", (seed, seed)):
-            other = b if a == seed else a
-            if other not in seeds:
-                out[other] = out.get(other, 0.0) + base * float(w) / float(top)
     return out

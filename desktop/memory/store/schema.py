@@ -412,16 +412,21 @@ CREATE INDEX idx_memories_candidate ON memories(candidate) WHERE candidate = 1;
 CREATE INDEX idx_memories_anchored ON memories(id) WHERE code_anchors <> '{}' AND deprecated = 0;
 """
 
-# Retrieval (issue 3): the session-neighbour lookup of the pipeline asks for the
-# memory written just before/after another in the same session.
-RETRIEVAL = """
-CREATE INDEX idx_memories_session ON memories(session_id, id) WHERE session_id IS NOT NULL;
-"""
-
 # Restores look a record up by its birth time (idempotent re-import of an export,
 # deprecated rows included, which the live-fingerprint index does not cover).
 LIFECYCLE_CREATED_INDEX = """
 CREATE INDEX idx_memories_created_at ON memories(created_at);
+"""
+
+# Observer (issue 5): which files each learned session touched, so prefetch can weigh
+# them by how many sessions ago they were needed and read the last session's work state.
+OBSERVER_SESSION_FILES = """
+CREATE TABLE observer_session_files (
+  session_id TEXT NOT NULL,
+  file_path  TEXT NOT NULL,
+  edited     INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (session_id, file_path)
+) WITHOUT ROWID;
 """
 
 # (name, sql). Append only.
@@ -433,6 +438,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0005_graph_file_facts", GRAPH_FILE_FACTS),
     ("0006_observer_learning", OBSERVER_LEARNING),
     ("0007_memory_lifecycle", LIFECYCLE),
-    ("0008_retrieval_session_index", RETRIEVAL),
     ("0009_memory_created_index", LIFECYCLE_CREATED_INDEX),
+    ("0010_observer_session_files", OBSERVER_SESSION_FILES),
 ]
