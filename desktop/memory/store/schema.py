@@ -412,6 +412,12 @@ CREATE INDEX idx_memories_candidate ON memories(candidate) WHERE candidate = 1;
 CREATE INDEX idx_memories_anchored ON memories(id) WHERE code_anchors <> '{}' AND deprecated = 0;
 """
 
+# Retrieval (issue 3): the session-neighbour lookup of the pipeline asks for the
+# memory written just before/after another in the same session.
+RETRIEVAL = """
+CREATE INDEX idx_memories_session ON memories(session_id, id) WHERE session_id IS NOT NULL;
+"""
+
 # Restores look a record up by its birth time (idempotent re-import of an export,
 # deprecated rows included, which the live-fingerprint index does not cover).
 LIFECYCLE_CREATED_INDEX = """
@@ -438,6 +444,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0005_graph_file_facts", GRAPH_FILE_FACTS),
     ("0006_observer_learning", OBSERVER_LEARNING),
     ("0007_memory_lifecycle", LIFECYCLE),
+    ("0008_retrieval_session_index", RETRIEVAL),
     ("0009_memory_created_index", LIFECYCLE_CREATED_INDEX),
     ("0010_observer_session_files", OBSERVER_SESSION_FILES),
 ]
