@@ -12,7 +12,7 @@ from typing import Any
 
 from desktop.memory.text.tokens import fts_match_query
 
-__all__ = ["bm25_for_ids", "bm25_path", "graph_files", "graph_path", "session_neighbours"]
+__all__ = ["bm25_path", "graph_files", "graph_path", "session_neighbours"]
 
 log = logging.getLogger("engram.retrieval")
 
@@ -31,19 +31,6 @@ def bm25_path(conn: Any, query: str, k: int) -> tuple[list[tuple[int, float]], s
                         "ORDER BY rank LIMIT ?", (match, k)).fetchall()
     # FTS5's bm25() is negative, more negative = better; flip so bigger is better everywhere.
     return [(int(r), -float(s)) for r, s in rows], match
-
-
-def bm25_for_ids(conn: Any, match: str | None, ids: Sequence[int]) -> dict[int, float]:
-    """BM25 of specific memories (candidates found by other paths) for the same MATCH."""
-    if match is None or not ids:
-        return {}
-    out: dict[int, float] = {}
-    for i in range(0, len(ids), 200):
-        chunk = [int(x) for x in ids[i:i + 200]]
-        rows = conn.execute(f"SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ? "
-                            f"AND rowid IN ({','.join(map(str, chunk))})", (match,)).fetchall()
-        out.update({int(r): -float(s) for r, s in rows})
-    return out
 
 
 def _table_exists(conn: Any, name: str) -> bool:
@@ -103,23 +90,36 @@ def graph_path(conn: Any, files: dict[str, float], k: int) -> list[tuple[int, fl
     return ranked[:k]
 
 
-def session_neighbours(conn: Any, ids: Sequence[int]) -> dict[int, list[int]]:
-    """For each memory, the memories written just before and after it in the same session.
+def session_neighbours(conn: Any, ids: Sequence[int], window: int = 3) -> dict[int, list[int]]:
+    """For each memory, the live memories written just before and after it in the same session.
 
     A memory's meaning often sits in its neighbours (an answer right after the
     question, a fix right after the error), so the pipeline lets neighbours
-    lend each other a share of their relevance.
+    lend each other a share of their relevance. Looked up by primary key within
+    ``window`` ids either side (one query for all candidates): sessions write
+    their memories in runs, and a neighbour further away than that is rarely context.
     """
     if not ids:
         return {}
+    probe = sorted({int(i) + d for i in ids for d in range(-window, window + 1)} - {0})
+    session: dict[int, str] = {}
+    for i in range(0, len(probe), 900):
+        chunk = probe[i:i + 900]
+        for mid, sid in conn.execute(f"SELECT id, session_id FROM memories WHERE id IN "
+                                     f"({','.join(map(str, chunk))}) AND deprecated = 0 AND session_id IS NOT NULL"):
+            session[int(mid)] = sid
     out: dict[int, list[int]] = {}
-    marks = ",".join("?" * len(ids))
-    rows = conn.execute(f"SELECT id, session_id FROM memories WHERE id IN ({marks}) AND session_id IS NOT NULL",
-                        list(ids)).fetchall()
-    for mid, session in rows:
-        near = conn.execute(
-            "SELECT (SELECT max(id) FROM memories WHERE session_id = ?1 AND id < ?2 AND deprecated = 0), "
-            "(SELECT min(id) FROM memories WHERE session_id = ?1 AND id > ?2 AND deprecated = 0)",
-            (session, mid)).fetchall()[0]
-        out[int(mid)] = [int(n) for n in near if n is not None]
+    for mid in ids:
+        sid = session.get(int(mid))
+        if sid is None:
+            continue
+        near = []
+        for step in (-1, 1):
+            for d in range(1, window + 1):
+                other = int(mid) + step * d
+                if session.get(other) == sid:
+                    near.append(other)
+                    break
+        if near:
+            out[int(mid)] = near
     return out

@@ -22,14 +22,14 @@ log = logging.getLogger("engram.retrieval")
 class Limits:
     """How much work one search may do."""
 
-    candidates: int = 100      # per path
+    candidates: int = 50       # per path
     rerank: bool = True
     hyde: bool = True
-    neighbours: int = 30       # candidates whose session neighbours are looked up
+    neighbours: int = 20       # candidates whose session neighbours are looked up
 
 
 NORMAL = Limits()
-DEGRADED = Limits(candidates=30, rerank=False, hyde=False, neighbours=10)
+DEGRADED = Limits(candidates=20, rerank=False, hyde=False, neighbours=5)
 
 
 class SloMonitor:
