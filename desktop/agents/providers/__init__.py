@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from desktop.agents.errors import MissingApiKey, NoSecureStore, UnknownProvider
+from desktop.agents.errors import AgentError, MissingApiKey, NoSecureStore, UnknownProvider
 from desktop.agents.messages import Provider
 
 log = logging.getLogger("engram.agents")
@@ -42,8 +42,8 @@ def make_provider(name: str, *, model: str = "", settings: Any | None = None,
 
         base = options.pop("base_url", None) or (settings.openai_base_url if settings else
                                                    "https://api.openai.com/v1")
-        key = api_key if api_key is not None else _optional_key("openai", base)
-        return OpenAICompatProvider(model or "gpt-4o-mini", base_url=base, api_key=key, **options)
+        key, why = (api_key, None) if api_key is not None else _optional_key("openai", base)
+        return OpenAICompatProvider(model or "gpt-4o-mini", base_url=base, api_key=key, key_error=why, **options)
     if name == "anthropic":
         from desktop.agents.providers.anthropic_provider import AnthropicProvider
 
@@ -59,12 +59,15 @@ def make_provider(name: str, *, model: str = "", settings: Any | None = None,
     raise UnknownProvider(f"Unknown provider {name!r}; choose one of {', '.join(PROVIDERS)}.")
 
 
-def _optional_key(service: str, base_url: str) -> str | None:
-    """OpenAI-compatible local servers (LM Studio, vLLM) need no key; api.openai.com does."""
+def _optional_key(service: str, base_url: str) -> tuple[str | None, AgentError | None]:
+    """OpenAI-compatible local servers (LM Studio, vLLM) need no key; api.openai.com does.
+
+    Returns the key, or None and why there is none (reported if the server asks for a key).
+    """
     try:
-        return api_key_for(service)
-    except (MissingApiKey, NoSecureStore):
+        return api_key_for(service), None
+    except (MissingApiKey, NoSecureStore) as exc:
         if "api.openai.com" in base_url:
             raise
-        log.info("no %s key stored; calling %s without one", service, base_url)
-        return None
+        log.info("no %s key (%s); calling %s without one", service, exc.code, base_url)
+        return None, exc

@@ -18,10 +18,29 @@ from desktop.agents.errors import (
     ProviderUnavailable,
 )
 
+#: The field names of the SSE format; any other line is not an event stream.
+_SSE_FIELDS = frozenset({"event", "data", "id", "retry"})
 
-def iter_sse(response: httpx.Response) -> Iterator[tuple[str, str]]:
-    """Yield (event, data) pairs of an SSE body; ``event`` is "" when the server names none."""
-    event, data = "", []
+
+class ProviderRateLimited(ProviderHTTPError):
+    """The provider throttled the request (HTTP 429); ``retry_after`` in seconds when it said."""
+
+    code = "provider_rate_limited"
+
+    def __init__(self, message: str, *, retry_after: str | None = None, detail: str | None = None) -> None:
+        super().__init__(message, status=429, detail=detail)
+        self.retry_after = retry_after
+
+
+def iter_sse(response: httpx.Response, junk: list[str] | None = None) -> Iterator[tuple[str, str]]:
+    """Yield (event, data) pairs of an SSE body; ``event`` is "" when the server names none.
+
+    Lines that are not SSE fields (an HTML error page, a JSON document) are skipped as
+    the format says, and collected in ``junk`` when given so callers can tell garbage
+    from a stream that merely ended early.
+    """
+    event: str = ""
+    data: list[str] = []
     for line in response.iter_lines():
         if not line:
             if data:
@@ -31,6 +50,8 @@ def iter_sse(response: httpx.Response) -> Iterator[tuple[str, str]]:
         if line.startswith(":"):
             continue  # a comment / keep-alive
         field, _, value = line.partition(":")
+        if junk is not None and field not in _SSE_FIELDS and len(junk) < 20:
+            junk.append(line[:200])
         value = value[1:] if value.startswith(" ") else value
         if field == "event":
             event = value
@@ -61,10 +82,40 @@ def raise_for_status(response: httpx.Response, who: str, model: str) -> None:
         body = ""
     if response.status_code in (401, 403):
         raise ProviderAuthError(f"{who} refused the API key (HTTP {response.status_code}).", detail=body)
+    if response.status_code == 429:
+        wait = response.headers.get("retry-after")
+        hint = f" Try again in {wait} s." if wait else " Try again later."
+        raise ProviderRateLimited(f"{who} is rate limiting requests (HTTP 429).{hint}", retry_after=wait,
+                                  detail=body)
     if response.status_code == 404:
         raise ModelNotFound(f"{who} has no model {model!r} (or the URL is wrong).", detail=body)
     raise ProviderHTTPError(f"{who} answered HTTP {response.status_code}.", status=response.status_code,
                             detail=body)
+
+
+def is_json_body(response: httpx.Response) -> bool:
+    """True when the server answered a JSON document instead of an event stream."""
+    return response.headers.get("content-type", "").split(";")[0].strip().lower() == "application/json"
+
+
+def not_a_stream(who: str, junk: list[str]) -> ProviderBadResponse:
+    """The error of a 200 answer whose body is not an event stream."""
+    return ProviderBadResponse(f"{who} answered something that is not an event stream.",
+                               detail="\n".join(junk)[:300])
+
+
+def get_json(client: httpx.Client, url: str, headers: dict[str, str], who: str) -> dict[str, Any]:
+    """GET ``url`` and return its JSON object; failures become known errors."""
+    try:
+        response = client.get(url, headers=headers)
+    except httpx.ConnectError as exc:
+        raise ProviderUnavailable(f"{who} is not reachable at {url}.", detail=str(exc)) from exc
+    except httpx.TimeoutException as exc:
+        raise ProviderUnavailable(f"{who} did not answer in time.", detail=str(exc)) from exc
+    except httpx.HTTPError as exc:
+        raise ProviderStreamBroken(f"{who} closed the connection.", detail=str(exc)) from exc
+    raise_for_status(response, who, "")
+    return parse_json(response.text, who)
 
 
 @contextmanager
