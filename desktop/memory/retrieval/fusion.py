@@ -17,6 +17,8 @@ from collections.abc import Iterable
 __all__ = ["RRF_K", "context_boost", "neighbourhood_boost", "normalise", "rrf", "score_fusion"]
 
 RRF_K = 60
+# Fewer scores than this and z-normalisation is meaningless; max-scaling is used instead.
+MIN_Z_SAMPLES = 10
 # Share of its best session neighbour's relevance a memory receives.
 CONTEXT_SHARE = 0.3
 # Design value: boosted = score + 0.3 * neighbour_count / 10 (relative to the top score here).
@@ -40,11 +42,18 @@ def normalise(name: str, scores: dict[int, float]) -> dict[int, float]:
     query's typical candidate it is), clipped at 0 and divided by the best. This
     puts BM25 (unbounded, query-dependent) and cosine (bounded, compressed) on
     one scale without tuning per query type; on LoCoMo it beat max-scaling and
-    min-max-scaling by 1-2 points of nDCG@10. ``name`` is kept for explanations.
+    min-max-scaling by about half a point of nDCG@10. With fewer than
+    ``MIN_Z_SAMPLES`` scores (tiny projects) it scales by the best score instead.
+    ``name`` is kept for explanations.
     """
     if not scores:
         return {}
     values = list(scores.values())
+    if len(values) < MIN_Z_SAMPLES:
+        # Too few to estimate what "typical" looks like (two candidates would become +1/-1):
+        # scale by the best instead, so every real match stays in.
+        top = max(values)
+        return {m: max(0.0, s) / top for m, s in scores.items()} if top > 0 else dict.fromkeys(scores, 0.0)
     mean = sum(values) / len(values)
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
     if sd <= 1e-12:

@@ -163,7 +163,9 @@ class RetrievalPipeline:
         norm = {p: normalise(p, {m: s for m, s in raw.items() if m in ids}) for p, raw in cands.raw.items()}
         weights = dict(PATH_WEIGHTS[qtype])
         if "hyde" in norm:
-            weights["hyde"] = weights["dense"]
+            # HyDE replaces the dense query (the design's secondary dense search) rather than adding a vote.
+            weights["hyde"] = weights.pop("dense")
+            norm.pop("dense", None)
         relevance, partials = score_fusion(norm, weights, ids)
         if self.prf_weight > 0 and qvec is not None and self.embeddings is not None and "dense" in norm:
             # Pseudo-relevance feedback (Rocchio): move the query vector towards the best fused
