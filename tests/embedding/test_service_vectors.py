@@ -172,3 +172,26 @@ def test_vector_index_binary_pass_matches_exact_search():
     assert np.mean(recall) > 0.9
     exact.remove(ids[:10])
     assert len(exact) == 4990 and not exact.has(1)
+
+
+def test_sqlite_vec_knn_before_the_mirror_is_loaded(tmp_path, monkeypatch):
+    import desktop.memory.embedding.service as service_module
+
+    db = _db(tmp_path)
+    ms = MemoryService(db)
+    ms.add_many([NewMemory(content=f"alpha beta {w}") for w in ("gamma", "delta", "omega", "kappa")]).result()
+    EmbeddingService(db, Tiny()).sync()
+    cold = EmbeddingService(db, Tiny())
+    cold.open_space()
+    assert not cold.index_loaded
+    q = cold.embed_query("alpha beta omega")
+    hits, method = cold.search(q, 2)
+    assert method == "sqlite-vec" and len(hits) == 2
+    monkeypatch.setattr(service_module, "BINARY_FIRST_PASS_ABOVE", 1)
+    coarse, method2 = cold.search(q, 2)
+    assert method2 == "sqlite-vec-binary" and coarse[0][0] == hits[0][0]
+    cold.load_index()
+    warm, method3 = cold.search(q, 2)
+    assert method3 == "exact" and [m for m, _ in warm] == [m for m, _ in hits]
+    assert warm[0][1] == pytest.approx(hits[0][1], abs=1e-5)
+    db.close()

@@ -41,6 +41,8 @@ __all__ = ["EmbeddingService", "memory_embedding_text"]
 log = logging.getLogger("engram.embedding")
 
 DEFAULT_BATCH = 64
+# Above this many vectors, search starts with a Hamming pass over sign bits and re-scores exactly.
+BINARY_FIRST_PASS_ABOVE = 20_000
 _QUERY_LRU = 512
 
 
@@ -286,7 +288,7 @@ class EmbeddingService:
     def _sqlite_vec_search(self, space: Space, query: np.ndarray, k: int) -> tuple[list[tuple[int, float]], str]:
         conn = self.db.reads.conn()
         blob = np.ascontiguousarray(query, dtype=np.float32).tobytes()
-        large = conn.execute(f"SELECT count(*) FROM {space.table}_rowids").fetchall()[0][0] > 20_000
+        large = conn.execute(f"SELECT count(*) FROM {space.table}_rowids").fetchall()[0][0] > BINARY_FIRST_PASS_ABOVE
         if not large:
             rows = conn.execute(f"SELECT rowid, distance FROM {space.table} WHERE embedding MATCH ? AND k = ? "
                                 f"ORDER BY distance", (blob, k)).fetchall()

@@ -82,7 +82,7 @@ class RetrievalPipeline:
             resp.skipped["dense"] = f"query embedding failed: {getattr(exc, 'code', type(exc).__name__)}"
             return None, []
         hits, method = self.embeddings.search(qvec, k)
-        resp.timings["dense_method_" + method] = 0.0
+        resp.dense_method = method
         return qvec, hits
 
     # -- the search --------------------------------------------------------------------

@@ -129,6 +129,7 @@ class SearchResponse:
     timings: dict[str, float] = field(default_factory=dict)
     query_type: str = ""
     skipped: dict[str, str] = field(default_factory=dict)  # stage -> why it was skipped
+    dense_method: str = ""  # "exact", "binary" (first pass + exact re-scoring), "sqlite-vec", ...
 
     @property
     def ids(self) -> list[int]:
@@ -139,4 +140,4 @@ class SearchResponse:
         """JSON view of the whole answer."""
         return {"results": [r.to_dict(explain=explain) for r in self.results], "degraded": self.degraded,
                 "query_type": self.query_type, "timings_ms": {k: round(v, 2) for k, v in self.timings.items()},
-                "skipped": self.skipped}
+                "skipped": self.skipped, "dense_method": self.dense_method}
