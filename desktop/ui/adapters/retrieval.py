@@ -96,14 +96,25 @@ def _overlap(terms: set[str], content: str) -> float:
     return sum(1 for t in terms if t in words or any(w.startswith(t) for w in words)) / len(terms)
 
 
+def _candidates(project: Any, text: str, n: int) -> list[Memory]:
+    """Memories sharing any word with `text` (FTS5, OR of the terms), or the newest when no text."""
+    from desktop.memory.text.tokens import fts_match_query
+
+    match = fts_match_query(text, "or") if text.strip() else None
+    if not match:
+        return project.memories.list(MemoryQuery(statuses=["active", "needs_review"]), limit=n)
+    ids = [r[0] for r in project.db.reads.conn().execute(
+        "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?", (match, n * 2))]
+    found = project.memories.get_many(ids)
+    return [found[i] for i in ids if i in found and not found[i].deprecated][:n]
+
+
 def search(project: Any, text: str, *, limit: int = 20) -> list[Hit]:
     """Ranked memories for `text`, each with a score breakdown (pool thread)."""
     found = _from_facade(project, text, limit)
     if found is not None:
         return found
-    query = MemoryQuery(text=text.strip() or None, statuses=["active", "needs_review"])
-    memories = project.memories.list(query, limit=max(limit * 3, 30),
-                                     order="confidence" if text.strip() else "recent")
+    memories = _candidates(project, text, max(limit * 3, 30))
     terms = {t for t in _words(text) if len(t) > 1}
     now = datetime.now(UTC)
     hits = []
