@@ -560,9 +560,26 @@ def _new_engram() -> Any:
 # --------------------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------------------
+def enable_fault_dumps() -> None:
+    """With ENGRAM_DEBUG set: tracebacks of every thread on a crash, and on SIGUSR1 (a hang).
+
+    A frozen app ignores PYTHONFAULTHANDLER, and a hang in a worker thread shows
+    nothing otherwise: ``kill -USR1 <pid>`` prints where each thread is.
+    """
+    if not os.environ.get("ENGRAM_DEBUG") or sys.stderr is None:
+        return
+    import faulthandler
+    import signal
+
+    faulthandler.enable(all_threads=True)
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Start the app (or the smoke test) with the checks above."""
     argv = list(sys.argv if argv is None else argv)
+    enable_fault_dumps()
     level = logging.DEBUG if os.environ.get("ENGRAM_DEBUG") else logging.INFO
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if "--smoke-test" in argv[1:]:
