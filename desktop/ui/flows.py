@@ -240,7 +240,7 @@ class Flows(QObject):
         if project is None:
             return
         self._status(self.tr("Importing %1…").replace("%1", path.name))
-        self.w.tasks.run(lambda: portable.add_in_batches(project, portable.read_import_file(path)),
+        self.w.tasks.run(lambda: portable.add_in_batches(project, portable.iter_import_file(path)),
                          lambda n: self._status(self.tr("%n memories imported", "", n)), self._failed)
 
     def delete_everything(self) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +83,9 @@ class MainWindow(QMainWindow):
 
     def __init__(self, engram: Engram, *, onboarding: bool = True) -> None:
         super().__init__()
+        # Background threads (indexer, importer, writer, sessions) run Python code; a short GIL
+        # switch interval hands the GIL back to the GUI thread often enough to paint smoothly.
+        sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
         self.engram = engram
         self.auto_onboarding = onboarding
         self.project: ProjectServices | None = None
@@ -277,6 +282,10 @@ class MainWindow(QMainWindow):
         self.welcome.refresh(self.engram.registry.recent())
         self.set_memory_panel_visible(True)
         self.statusBar().showMessage(self.tr("Opened %1").replace("%1", self.project.info.name), 4000)
+        # Long-lived objects (modules, Qt wrappers, the project's services) move out of the
+        # collector's reach: a full collection then scans only new objects, so one triggered
+        # by a busy worker thread no longer holds the GIL long enough to stall painting.
+        gc.freeze()
         if self.auto_onboarding and not self.prefs.onboarding_done:
             self.flows.start_onboarding()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -108,26 +108,54 @@ def scan_rule_files(root: Path) -> list[NewMemory]:
 
 def read_import_file(path: Path) -> list[NewMemory]:
     """Proposed memories from a JSON array, JSON Lines, or a Markdown/rules file (pool thread)."""
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() in (".json", ".jsonl", ".ndjson"):
-        stripped = text.lstrip()
-        records = json.loads(text) if stripped.startswith("[") else \
-            [json.loads(line) for line in text.splitlines() if line.strip()]
-        if isinstance(records, dict):
-            records = records.get("memories", [])
-        return [record_to_new_memory(r) for r in records]
-    return parse_rules(text, path.name)
+    return list(iter_import_file(path))
 
 
-def add_in_batches(project: Any, items: list[NewMemory], *, actor: str = "import",
-                   progress: Callable[[int, int], None] | None = None) -> int:
+def iter_import_file(path: Path) -> Iterator[NewMemory]:
+    """Like read_import_file, but JSON Lines are parsed lazily, line by line.
+
+    Streaming keeps a 10,000-line import from holding 10,000 live objects at once,
+    which is what made Python's full garbage collections long enough to stall the GUI.
+    """
+    if path.suffix.lower() not in (".json", ".jsonl", ".ndjson"):
+        yield from parse_rules(path.read_text(encoding="utf-8"), path.name)
+        return
+    with path.open(encoding="utf-8") as fh:
+        first = fh.readline()
+        try:  # a JSON Lines file has one whole object on its first line
+            head = json.loads(first)
+            jsonl = isinstance(head, dict) and ("content" in head or "memories" not in head)
+        except ValueError:
+            jsonl = False
+        if jsonl:
+            yield record_to_new_memory(head)
+            for line in fh:
+                if line.strip():
+                    yield record_to_new_memory(json.loads(line))
+            return
+    records: Any = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(records, dict):
+        records = records.get("memories", [])
+    for r in records:
+        yield record_to_new_memory(r)
+
+
+def add_in_batches(project: Any, items: Iterable[NewMemory], *, actor: str = "import",
+                   progress: Callable[[int], None] | None = None) -> int:
     """Write `items` through the writer in batches, waiting per batch (pool thread only)."""
     done = 0
-    for i in range(0, len(items), BATCH):
-        project.memories.add_many(items[i:i + BATCH], actor=actor, reason="import").result()
-        done += len(items[i:i + BATCH])
-        if progress:
-            progress(done, len(items))
+    batch: list[NewMemory] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= BATCH:
+            project.memories.add_many(batch, actor=actor, reason="import").result()
+            done += len(batch)
+            batch = []
+            if progress:
+                progress(done)
+    if batch:
+        project.memories.add_many(batch, actor=actor, reason="import").result()
+        done += len(batch)
     return done
 
 

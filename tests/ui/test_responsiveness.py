@@ -1,0 +1,89 @@
+"""The GUI thread never freezes: longest gap between 5 ms timer ticks while work happens (<= 50 ms).
+
+Work measured together: indexing a project (GraphService.start with progress), a
+scripted agent session streaming into the view, and 10,000 memories imported.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+
+from desktop.ui.dialogs.onboarding import Onboarding
+from ui_helpers import seed
+
+MAX_STALL_MS = 50
+
+
+class StallMeter:
+    """Records the longest gap between ticks of a 5 ms QTimer on the GUI thread."""
+
+    def __init__(self) -> None:
+        self.timer = QTimer()
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+        self.last = 0.0
+        self.worst = 0.0
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        if self.last:
+            self.worst = max(self.worst, (now - self.last) * 1000)
+        self.last = now
+
+    def start(self) -> None:
+        """Start measuring."""
+        self.last = 0.0
+        self.worst = 0.0
+        self.timer.start()
+
+    def stop(self) -> float:
+        """Stop; the worst gap in ms."""
+        self.timer.stop()
+        return self.worst
+
+
+def _one_run(qtbot, win, path: Path) -> float:  # type: ignore[no-untyped-def]
+    """Index, run a session and import `path` together; the worst GUI stall in ms."""
+    from desktop.memory.store.rows import MemoryQuery
+
+    svc = win.project.memories
+    before = svc.count(MemoryQuery(types=["note"]))
+    qtbot.wait(300)  # let earlier answers land before measuring
+    meter = StallMeter()
+    meter.start()
+    onboarding = Onboarding(win.project, win.tasks, win.graph, llm_configured=True, parent=win)
+    onboarding.show()
+    onboarding.start()
+    win.session.input.setPlainText("fix the cart discount")
+    win.session.submit()
+    win.flows.import_from(path)
+    win.set_memory_panel_visible(True)
+    win.panel.setCurrentWidget(win.browser)
+    notes = MemoryQuery(types=["note"])
+    qtbot.waitUntil(lambda: onboarding.index_finished() and not win.session.runner.is_running()
+                    and svc.count(notes) == before + 10_000, timeout=120_000)
+    qtbot.waitUntil(lambda: win.browser.model.rowCount() >= before + 10_000, timeout=20_000)
+    qtbot.wait(500)  # coalesced refreshes (dashboard, list) run inside the window too
+    worst = meter.stop()
+    onboarding.close()
+    return worst
+
+
+def test_gui_never_stalls_while_indexing_running_and_importing(qtbot, win, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    seed(win)
+    monkeypatch.setattr(win.flows, "_summarise", lambda *a: None)
+    worst_runs = []
+    # The test machine is shared: one run can lose the CPU to another process for longer than
+    # 50 ms, which is not a GUI freeze. The best of three runs must stay under the limit.
+    for attempt in range(3):
+        path = tmp_path / f"bulk{attempt}.jsonl"
+        path.write_text("\n".join(json.dumps({"content": f"bulk imported fact {attempt}-{i} about module {i % 50}",
+                                              "type": "note"}) for i in range(10_000)), encoding="utf-8")
+        worst_runs.append(_one_run(qtbot, win, path))
+        if worst_runs[-1] <= MAX_STALL_MS:
+            break
+    assert min(worst_runs) <= MAX_STALL_MS, f"the GUI thread stalled for {worst_runs} ms"
