@@ -241,11 +241,13 @@ def emit_probe(**values: Any) -> None:
     sys.stdout.flush()
 
 
-def install_probe(app: Any, spec: str, *, expect_project: bool = False) -> None:
+def install_probe(app: Any, spec: str, *, expect_project: bool = False,
+                  report: Callable[..., None] = emit_probe) -> None:
     """Watch for the first shown main window and then run the probe `spec` (window | idle:SECONDS).
 
     With `expect_project` (a folder was given on the command line) the idle probe
     first waits until the window has opened it, so the memory use includes it.
+    Each event goes to `report` (by default a probe line on stdout).
     """
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QMainWindow
@@ -267,7 +269,7 @@ def install_probe(app: Any, spec: str, *, expect_project: bool = False) -> None:
             return False
 
     def shown(window: QMainWindow) -> None:
-        emit_probe(event="first_window", seconds=round(time.perf_counter() - _T0, 4))
+        report(event="first_window", seconds=round(time.perf_counter() - _T0, 4))
         if idle_seconds is None:
             window.close()
             return
@@ -276,14 +278,14 @@ def install_probe(app: Any, spec: str, *, expect_project: bool = False) -> None:
         def wait_for_project() -> None:
             opened = getattr(window, "project", None) is not None
             if opened or not expect_project or time.perf_counter() - started > 120:
-                emit_probe(event="project_open", opened=opened,
+                report(event="project_open", opened=opened,
                            seconds=round(time.perf_counter() - _T0, 4))
                 QTimer.singleShot(int(idle_seconds * 1000), report_idle)
             else:
                 QTimer.singleShot(100, wait_for_project)
 
         def report_idle() -> None:
-            emit_probe(event="idle", rss_bytes=rss_bytes(), peak_rss_bytes=rss_bytes("VmHWM"),
+            report(event="idle", rss_bytes=rss_bytes(), peak_rss_bytes=rss_bytes("VmHWM"),
                        seconds=round(time.perf_counter() - _T0, 4))
             window.close()
 
@@ -513,39 +515,32 @@ def _gui_checks(report: SmokeReport, app: Any, project_dir: Path, state: dict[st
     def main_window() -> str:
         from PySide6.QtGui import QIcon
 
-        from desktop.ui.main_window import MainWindow
+        from desktop.ui.app import main
 
-        if "project" in state:  # hand the database over to the window
+        if "project" in state:  # hand the database over to the app
             state.pop("project").close()
         icon = QIcon(str(resource_path("icons", "engram.png")))
         assert not icon.isNull(), "icons/engram.png is missing from the bundle"
         app.setWindowIcon(icon)
-        window = MainWindow(state.get("engram") or _new_engram())
-        window.show()
-        app.processEvents()
-        assert window.isVisible(), "the main window did not show"
-        window.open_project(project_dir)
-        deadline = time.perf_counter() + 60
-        while getattr(window, "project", None) is None and time.perf_counter() < deadline:
-            app.processEvents()
-            time.sleep(0.02)
-        opened = getattr(window, "project", None) is not None
-        title = window.windowTitle()
-        window.close()
-        app.processEvents()
-        assert opened, "the window did not open the project within 60 s"
-        return f"shown and closed; title {title!r}"
+        # The real start-up path: desktop.ui.app.main() with its qasync event loop,
+        # opening the project from the command line; the probe closes the window
+        # once the project is open, which quits the app.
+        events: dict[str, dict[str, Any]] = {}
+        install_probe(app, "idle:0.5", expect_project=True,
+                      report=lambda **values: events.__setitem__(str(values["event"]), values))
+        state["exit_code"] = main([sys.argv[0], str(project_dir)])
+        assert "first_window" in events, "the main window never showed"
+        opened = events.get("project_open", {}).get("opened")
+        assert opened, f"the window did not open the project ({events.get('project_open')})"
+        return (f"shown {events['first_window']['seconds']:.2f} s after start, project opened at "
+                f"{events['project_open']['seconds']:.2f} s, window closed")
 
     report.run("main_window", main_window)
 
     def clean_quit() -> str:
-        from PySide6.QtCore import QTimer
-
-        # A real event-loop turn: quit() from inside exec() must return 0.
-        QTimer.singleShot(0, app.quit)
-        code = app.exec()
-        assert code == 0, f"event loop exited with {code}"
-        return "event loop exited with 0"
+        code = state.get("exit_code")
+        assert code == 0, f"desktop.ui.app.main() returned {code}"
+        return "the event loop ended and main() returned 0"
 
     report.run("clean_quit", clean_quit)
 
