@@ -8,7 +8,7 @@ time so a language switch takes effect on the next paint.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QT_TRANSLATE_NOOP
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
 TYPE_NAMES: dict[str, str] = {
     "gotcha": QT_TRANSLATE_NOOP("MemoryTypes", "Gotcha"),

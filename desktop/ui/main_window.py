@@ -128,10 +128,6 @@ class MainWindow(QMainWindow):
         self.toolbar.setObjectName("mainToolbar")
         self.toolbar.setMovable(False)
         self.addToolBar(self.toolbar)
-        self.switcher = QComboBox()
-        self.switcher.setObjectName("projectSwitcher")
-        self.switcher.setMinimumWidth(240)
-        self.switcher.activated.connect(self._switch_chosen)
         self._build_menus()
         # An application-wide shortcut works from any widget or dialog of the app.
         self.panel_shortcut = QShortcut(QKeySequence(MEMORY_PANEL_SHORTCUT), self)
@@ -193,6 +189,11 @@ class MainWindow(QMainWindow):
         help_menu = self.menuBar().addMenu(self.tr("&Help"))
         help_menu.addAction(self._action(self.tr("&About Engram"), lambda: QMessageBox.about(
             self, APP_NAME, self.tr("Engram %1\nLong-term memory for AI coding agents.").replace("%1", __version__))))
+        # toolbar.clear() deleted the previous switcher, so each (re)build makes a new one.
+        self.switcher = QComboBox()
+        self.switcher.setObjectName("projectSwitcher")
+        self.switcher.setMinimumWidth(240)
+        self.switcher.activated.connect(self._switch_chosen)
         self.switcher.setToolTip(self.tr("Switch project"))
         self.toolbar.addWidget(self.switcher)
         self.toolbar.addSeparator()
@@ -309,10 +310,15 @@ class MainWindow(QMainWindow):
         if self.session is not None:
             self.session.shutdown()
             self.workspace_layout.removeWidget(self.session)
+            # Hide and unparent now: a deferred delete waits for the event loop to come round.
+            self.session.hide()
+            self.session.setParent(None)
             self.session.deleteLater()
             self.session = None
         self.memory_dock.setWidget(QWidget())
         if self.panel is not None:
+            self.panel.hide()
+            self.panel.setParent(None)
             self.panel.deleteLater()
             self.panel = None
             self.browser = None
@@ -360,6 +366,7 @@ class MainWindow(QMainWindow):
 
         install_translators(QApplication.instance(), language)  # type: ignore[arg-type]
         self._build_menus()
+        self.stack.removeWidget(self.welcome)
         self.welcome.deleteLater()
         self.welcome = WelcomePage(self)
         self.stack.insertWidget(0, self.welcome)

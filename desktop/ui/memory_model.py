@@ -216,4 +216,4 @@ class MemoryListModel(QAbstractTableModel):
                 self.tr("Status")][section]
 
 
-__all__ = ["MemoryListModel", "MemoryRole", "IdRole", "status_label", "type_label"]
+__all__ = ["IdRole", "MemoryListModel", "MemoryRole", "status_label", "type_label"]

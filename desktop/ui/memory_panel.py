@@ -31,8 +31,8 @@ from desktop.memory.store.writer import ChangeSet
 from desktop.memory.types import Memory, MemoryScope, MemorySource, MemoryStatus, MemoryType
 from desktop.ui.adapters import retrieval
 from desktop.ui.adapters.lifecycle import supersession_chain
-from desktop.ui.memory_editor import MemoryEditor
 from desktop.ui.labels import scope_label, source_label, status_label, type_label
+from desktop.ui.memory_editor import MemoryEditor
 from desktop.ui.memory_model import MemoryListModel
 from desktop.ui.messages import describe_error
 from desktop.ui.panel.detail import render_detail
@@ -79,7 +79,8 @@ class MemoryBrowser(QWidget):
         self.source_filter.addItem(self.tr("All sources"), None)
         for so in MemorySource:
             self.source_filter.addItem(source_label(so.value), so.value)
-        for combo, tip in ((self.type_filter, self.tr("Filter by type")), (self.status_filter, self.tr("Filter by status")),
+        for combo, tip in ((self.type_filter, self.tr("Filter by type")),
+                           (self.status_filter, self.tr("Filter by status")),
                            (self.scope_filter, self.tr("Filter by scope")),
                            (self.source_filter, self.tr("Filter by where the memory came from"))):
             combo.setToolTip(tip)
@@ -134,7 +135,7 @@ class MemoryBrowser(QWidget):
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(self.detail)
-        split.setSizes([420, 220])
+        split.setSizes([300, 340])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(filters)

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from PySide6.QtCore import QCoreApplication  # noqa: E402
 from PySide6.QtGui import QColor, QPalette  # noqa: E402
-from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
+from PySide6.QtWidgets import QWidget  # noqa: E402
 
 log = logging.getLogger("engram.ui.screenshots")
 
@@ -161,7 +161,8 @@ def main() -> int:
     panel.setCurrentWidget(panel.browser)
     win.browser.search.setText("cart discount")
     settle(0.8)
-    win.browser.table.selectRow(0)
+    wait(lambda: win.browser.model.row_of(1) is not None, 10)
+    win.browser.table.selectRow(win.browser.model.row_of(1) or 0)
     wait(lambda: "Provenance" in win.browser.detail.toPlainText(), 30)
     shot(win, "browser")
     panel.setCurrentWidget(panel.ask)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMessageBox
+from ui_helpers import seed
 
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.ui import trust
@@ -15,7 +16,6 @@ from desktop.ui.dialogs.conflicts import ConflictsDialog
 from desktop.ui.dialogs.correction import CorrectionDialog
 from desktop.ui.dialogs.settings import SettingsDialog
 from desktop.ui.dialogs.trust import TrustPanel, offer_regression
-from ui_helpers import seed
 
 
 def _correct(qtbot, win, monkeypatch, memory_id: int, kind: str, text: str = "") -> None:  # type: ignore[no-untyped-def]
@@ -116,12 +116,15 @@ def test_trust_levels_thresholds_and_advancement(qtbot) -> None:  # type: ignore
 
 
 def test_raising_to_autonomous_needs_acknowledgement(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    prefs = ProjectPrefs(trust_level=2)
+    prefs = ProjectPrefs(trust_level=3)
     panel = TrustPanel(prefs)
     qtbot.addWidget(panel)
+    standard = TrustPanel(ProjectPrefs(trust_level=2))
+    qtbot.addWidget(standard)
+    assert not standard.level_radios[3].isEnabled()  # Autonomous only from Confident
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.No)
     panel.level_radios[3].click()
-    assert prefs.trust_level == 2 and panel.level_radios[1].isChecked()
+    assert prefs.trust_level == 3 and panel.level_radios[2].isChecked()
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     panel.level_radios[3].click()
     assert prefs.trust_level == 4

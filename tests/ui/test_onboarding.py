@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from ui_helpers import seed
 
 from desktop.memory.store.rows import MemoryQuery
 from desktop.ui.adapters.portable import classify_rule, find_rule_files, parse_rules
 from desktop.ui.dialogs.onboarding import Onboarding
-from ui_helpers import seed
 
 
 def test_rule_files_found_and_typed(tmp_path: Path) -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from ui_helpers import seed
+
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.ui.adapters.health import coverage_level, health_score
 from desktop.ui.panel.charts import HBars, ScoreRing, Sparkline
-from ui_helpers import seed
 
 
 def _index(qtbot, win) -> None:  # type: ignore[no-untyped-def]

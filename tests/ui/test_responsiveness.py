@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
+from ui_helpers import seed
 
 from desktop.ui.dialogs.onboarding import Onboarding
-from ui_helpers import seed
 
 MAX_STALL_MS = 50
 

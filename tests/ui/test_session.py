@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
+from ui_helpers import seed
 
 from desktop.ui.adapters.agent import citations_in
 from desktop.ui.dialogs.correction import CorrectionDialog
 from desktop.ui.memory_editor import MemoryEditor
 from desktop.ui.session.citations import FOLD_AFTER, CitationBar
-
-from ui_helpers import seed
 
 
 def _run(qtbot, win, prompt: str) -> None:  # type: ignore[no-untyped-def]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from ui_helpers import seed
+
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.ui import trust
 from desktop.ui.adapters.prefs import ProjectPrefs
-from ui_helpers import seed
 
 
 def _learned(win, n: int = 3) -> list[int]:  # type: ignore[no-untyped-def]
@@ -24,7 +25,8 @@ def test_summary_ok_edit_forget_and_save_all(qtbot, win) -> None:  # type: ignor
     _finish(qtbot, win, used, learned)
     qtbot.waitUntil(lambda: win.flows.summary is not None, timeout=5000)
     dialog = win.flows.summary
-    assert len(dialog.rows) == 4 and "1,200" in "".join(w.text() for w in dialog.findChildren(type(dialog.rows[0].text)))
+    labels = dialog.findChildren(type(dialog.rows[0].text))
+    assert len(dialog.rows) == 4 and "1,200" in "".join(w.text() for w in labels)
     dialog.rows[0].ok.click()
     dialog.rows[1].edit.click()
     dialog.rows[1].editor.setPlainText("learned fact, reworded by the user")
@@ -79,7 +81,7 @@ def test_level_three_shows_only_memories_needing_review(qtbot, win) -> None:  # 
     win.prefs.trust_level = 3
     learned = _learned(win, 2)
     done = win.project.memories.add(NewMemory(content="already verified knowledge", type="note")).result().id
-    _finish(qtbot, win, [], learned + [done])
+    _finish(qtbot, win, [], [*learned, done])
     qtbot.waitUntil(lambda: win.flows.summary is not None, timeout=5000)
     assert {r.memory.id for r in win.flows.summary.rows} == set(learned)
 

@@ -178,8 +178,8 @@ class ScriptedSession:
             lines.append("Here is what memory already tells me:\n")
             for h in hits:
                 lines.append(f"- {h.memory.citation()} ")
-                lines.append(("this path was tried before and abandoned, so I will avoid it.\n"
-                              if h.memory.type == "dead_end" else "I will follow this.\n"))
+                lines.append("this path was tried before and abandoned, so I will avoid it.\n"
+                              if h.memory.type == "dead_end" else "I will follow this.\n")
         lines.append("\nPlan: make the change, run the tests, and note anything new I learn.\n")
         # Stream word by word, never splitting a citation (the view renders it as a chip).
         out: list[str] = []

@@ -50,7 +50,7 @@ def _chain(futures: list[Future[Any]]) -> Future[list[Any]]:
 
 def _relations(m: Memory, kind: str, other: int) -> list[dict[str, Any]]:
     kept = [r for r in m.relations if not (r.get("type") == kind and r.get("id") == other)]
-    return kept + [{"type": kind, "id": other}]
+    return [*kept, {"type": kind, "id": other}]
 
 
 def _replacement(old: Memory, text: str, kind: str) -> NewMemory:
@@ -147,17 +147,17 @@ def resolve_conflict(project: Any, conflict: Conflict, choice: str) -> Future[An
     old, new = conflict.old, conflict.new
     old_rel, new_rel = _without_conflict(old, new.id), _without_conflict(new, old.id)
     if choice == "keep_both":
-        return _chain([svc.edit(old.id, {"relations": old_rel + [{"type": "coexists", "id": new.id}]},
+        return _chain([svc.edit(old.id, {"relations": [*old_rel, {"type": "coexists", "id": new.id}]},
                                 reason="conflict: keep both"),
-                       svc.edit(new.id, {"relations": new_rel + [{"type": "coexists", "id": old.id}]},
+                       svc.edit(new.id, {"relations": [*new_rel, {"type": "coexists", "id": old.id}]},
                                 reason="conflict: keep both"),
                        svc.verify(old.id), svc.verify(new.id)])
     keep, drop, keep_rel, drop_rel = (new, old, new_rel, old_rel) if choice == "keep_new" else \
         (old, new, old_rel, new_rel)
     return _chain([
-        svc.edit(drop.id, {"relations": drop_rel + [{"type": "superseded_by", "id": keep.id}]},
+        svc.edit(drop.id, {"relations": [*drop_rel, {"type": "superseded_by", "id": keep.id}]},
                  reason=f"conflict: {choice.replace('_', ' ')}"),
-        svc.edit(keep.id, {"relations": keep_rel + [{"type": "supersedes", "id": drop.id}]},
+        svc.edit(keep.id, {"relations": [*keep_rel, {"type": "supersedes", "id": drop.id}]},
                  reason=f"conflict: {choice.replace('_', ' ')}"),
         svc.deprecate(drop.id, reason=f"superseded by #{keep.id}"),
         svc.verify(keep.id),

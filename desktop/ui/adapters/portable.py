@@ -70,7 +70,7 @@ def parse_rules(text: str, source: str) -> list[NewMemory]:
                                tags=tags, provenance=[{"kind": "rule_file", "file": source}],
                                metadata={"rule_file": source}))
 
-    for line in text.splitlines() + [""]:
+    for line in [*text.splitlines(), ""]:
         stripped = line.strip()
         if stripped.startswith("#") or stripped.startswith("---") or stripped.startswith("```"):
             if paragraph:

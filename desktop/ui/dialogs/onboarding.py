@@ -145,6 +145,7 @@ class Onboarding(QDialog):
         self.rules_list = QListWidget()
         self.rules_list.setObjectName("ruleList")
         self.rules_list.setToolTip(self.tr("Untick a rule to leave it out"))
+        self.rules_list.setWordWrap(True)
         self.import_button = QPushButton(self.tr("&Import selected"))
         self.import_button.setObjectName("importRules")
         self.skip_button = QPushButton(self.tr("&Skip"))
@@ -272,7 +273,7 @@ class Onboarding(QDialog):
         self.finished_onboarding.emit()
         self.accept()
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+    def closeEvent(self, event: Any) -> None:
         """Closing early still counts as onboarded; indexing continues in the background."""
         self._poll.stop()
         self.finished_onboarding.emit()

@@ -101,10 +101,12 @@ class TrustPanel(QWidget):
     def _describe(self) -> None:
         p = self.prefs
         self.level_help.setText(trust.level_description(p.trust_level))
-        # Higher levels are reachable only when earned (or, for 3 and 4, by explicit opt-in).
+        # Lower levels are always open (regression is the user's call); the next level opens when
+        # earned, and Autonomous only from Confident, by explicit opt-in.
         for radio in self.level_radios:
             n = self.level_group.id(radio)
-            radio.setEnabled(n <= p.trust_level or n >= 3 or (n == p.trust_level + 1 and trust.can_advance(p)))
+            radio.setEnabled(n <= p.trust_level or (n == p.trust_level + 1 and trust.can_advance(p))
+                             or (n == 4 and p.trust_level == 3))
         if p.trust_level == 1:
             text = self.tr("To reach Standard: 3 sessions (%1 so far) and half of the new memories "
                            "confirmed (%2% so far).").replace("%1", str(p.sessions)).replace(

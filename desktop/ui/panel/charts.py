@@ -31,11 +31,11 @@ class ScoreRing(QWidget):
         self.setAccessibleDescription(str(self.value))
         self.update()
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
+    def sizeHint(self) -> QSize:
         """Square."""
         return QSize(96, 96)
 
-    def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802
+    def paintEvent(self, _event: QPaintEvent) -> None:
         """Track, arc, number."""
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -70,7 +70,7 @@ class Sparkline(QWidget):
         self.values = list(values)
         self.update()
 
-    def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802
+    def paintEvent(self, _event: QPaintEvent) -> None:
         """Area under the line, then the line."""
         if len(self.values) < 2:
             return
@@ -112,16 +112,17 @@ class HBars(QWidget):
         self.setToolTip("\n".join(f"{label}: {caption}" for label, _f, caption in rows))
         self.update()
 
-    def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802
+    def paintEvent(self, _event: QPaintEvent) -> None:
         """Label column, bar track, filled part, caption."""
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         text = self.palette().color(QPalette.ColorRole.WindowText)
         track = self.palette().color(QPalette.ColorRole.Midlight)
         label_w = min(180, self.width() // 3)
-        caption_w = 90
-        bar_w = max(20, self.width() - label_w - caption_w - 12)
         metrics = p.fontMetrics()
+        # Captions are translated ("mapped (7)", "cartographié (7)"): size the column to the widest.
+        caption_w = max([60] + [metrics.horizontalAdvance(c) + 8 for _l, _f, c in self.rows])
+        bar_w = max(20, self.width() - label_w - caption_w - 12)
         for i, (label, frac, caption) in enumerate(self.rows):
             y = 2 + i * self.ROW
             p.setPen(text)

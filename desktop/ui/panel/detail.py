@@ -14,40 +14,55 @@ from desktop.ui.labels import action_label, scope_label, score_label, source_lab
 from desktop.ui.theme import accent, css
 
 
-
 def _bar(value: float, top: float) -> str:
-    width = int(160 * (value / top if top else 0))
+    # Rich text has no reliable fixed-width boxes; a run of tinted spaces draws the bar.
+    cells = max(1, round(24 * (value / top if top else 0)))
     colour = css(accent("amber"))
-    return (f"<table cellspacing=0 cellpadding=0><tr><td style='background:{colour}' width={max(2, width)}>"
-            f"&nbsp;</td><td>&nbsp;{value:.2f}</td></tr></table>")
+    return f"<span style='background:{colour}'>{'&nbsp;' * cells}</span>&nbsp;{value:.2f}"
 
 
-def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, query: str,
-                  chain: list[Memory]) -> str:
+def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, query: str, chain: list[Memory]) -> str:
     """HTML for one memory."""
     e = html.escape
     words = {
         "provenance": QCoreApplication.translate("MemoryDetail", "Provenance"),
         "why": QCoreApplication.translate("MemoryDetail", "Why this exists"),
         "why_retrieved": QCoreApplication.translate("MemoryDetail", "Why was this retrieved for “%1”?"),
-        "no_rank": QCoreApplication.translate("MemoryDetail", "It matches the filters but would not rank among "
-                                                              "the top results."),
+        "no_rank": QCoreApplication.translate(
+            "MemoryDetail", "It matches the filters but would not rank among the top results."
+        ),
         "total": QCoreApplication.translate("MemoryDetail", "Total"),
         "superseded": QCoreApplication.translate("MemoryDetail", "Superseded by"),
         "history": QCoreApplication.translate("MemoryDetail", "History"),
     }
     rows = [
-        (QCoreApplication.translate("MemoryDetail", "Type"), type_label(m.type)), (QCoreApplication.translate("MemoryDetail", "Status"), status_label(m.status.value)),
-        (QCoreApplication.translate("MemoryDetail", "Confidence"), f"{m.confidence:.2f}" + (" · " + QCoreApplication.translate("MemoryDetail", "verified by you") if m.user_verified else "")),
-        (QCoreApplication.translate("MemoryDetail", "Source"), source_label(m.source)), (QCoreApplication.translate("MemoryDetail", "Scope"), scope_label(m.scope)),
-        (QCoreApplication.translate("MemoryDetail", "Files"), ", ".join(m.related_files) or "—"), (QCoreApplication.translate("MemoryDetail", "Modules"), ", ".join(m.related_modules) or "—"),
-        (QCoreApplication.translate("MemoryDetail", "Tags"), ", ".join(m.tags) or "—"), (QCoreApplication.translate("MemoryDetail", "Created"), m.created_at[:19].replace("T", " ")),
-        (QCoreApplication.translate("MemoryDetail", "Used"), QCoreApplication.translate("MemoryDetail", "%n time(s)", "", m.access_count)),
-        (QCoreApplication.translate("MemoryDetail", "Sessions"), ", ".join(m.provenance_session_ids) or (m.session_id or "—")),
+        (QCoreApplication.translate("MemoryDetail", "Type"), type_label(m.type)),
+        (QCoreApplication.translate("MemoryDetail", "Status"), status_label(m.status.value)),
+        (
+            QCoreApplication.translate("MemoryDetail", "Confidence"),
+            f"{m.confidence:.2f}"
+            + (" · " + QCoreApplication.translate("MemoryDetail", "verified by you") if m.user_verified else ""),
+        ),
+        (QCoreApplication.translate("MemoryDetail", "Source"), source_label(m.source)),
+        (QCoreApplication.translate("MemoryDetail", "Scope"), scope_label(m.scope)),
+        (QCoreApplication.translate("MemoryDetail", "Files"), ", ".join(m.related_files) or "—"),
+        (QCoreApplication.translate("MemoryDetail", "Modules"), ", ".join(m.related_modules) or "—"),
+        (QCoreApplication.translate("MemoryDetail", "Tags"), ", ".join(m.tags) or "—"),
+        (QCoreApplication.translate("MemoryDetail", "Created"), m.created_at[:19].replace("T", " ")),
+        (
+            QCoreApplication.translate("MemoryDetail", "Used"),
+            QCoreApplication.translate("MemoryDetail", "%n time(s)", "", m.access_count),
+        ),
+        (
+            QCoreApplication.translate("MemoryDetail", "Sessions"),
+            ", ".join(m.provenance_session_ids) or (m.session_id or "—"),
+        ),
         (QCoreApplication.translate("MemoryDetail", "Commit"), m.commit_sha or "—"),
     ]
-    parts = [f"<h3>{e(m.citation())}</h3><p>{e(m.content).replace(chr(10), '<br>')}</p>",
-             f"<h4>{e(words['provenance'])}</h4><table>"]
+    parts = [
+        f"<h3>{e(m.citation())}</h3><p>{e(m.content).replace(chr(10), '<br>')}</p>",
+        f"<h4>{e(words['provenance'])}</h4><table>",
+    ]
     parts += [f"<tr><td><b>{e(k)}</b>&nbsp;&nbsp;</td><td>{e(str(v))}</td></tr>" for k, v in rows]
     parts.append("</table>")
     if m.provenance:
@@ -74,9 +89,14 @@ def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, que
     parts.append(f"<h4>{e(words['history'])}</h4><ul>")
     for h in history:
         reason = f" — {h['reason']}" if h.get("reason") else ""
-        who = {"user": QCoreApplication.translate("MemoryDetail", "you"), "agent": QCoreApplication.translate("MemoryDetail", "an agent"), "import": QCoreApplication.translate("MemoryDetail", "an import")}.get(h["actor"], h["actor"])
-        parts.append(f"<li>{e(h['at'][:19].replace('T', ' '))}: <b>{e(action_label(h['action']))}</b> "
-                     f"({e(who)}){e(reason)}")
+        who = {
+            "user": QCoreApplication.translate("MemoryDetail", "you"),
+            "agent": QCoreApplication.translate("MemoryDetail", "an agent"),
+            "import": QCoreApplication.translate("MemoryDetail", "an import"),
+        }.get(h["actor"], h["actor"])
+        parts.append(
+            f"<li>{e(h['at'][:19].replace('T', ' '))}: <b>{e(action_label(h['action']))}</b> ({e(who)}){e(reason)}"
+        )
         changes = (h.get("detail") or {}).get("changes") or {}
         if "content" in changes:
             old, new = changes["content"]

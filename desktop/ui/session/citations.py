@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QRect, QSize, Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -35,7 +36,7 @@ class FlowLayout(QLayout):
         self.setSpacing(spacing)
         self.setContentsMargins(0, 0, 0, 0)
 
-    def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 - Qt API
+    def addItem(self, item: QLayoutItem) -> None:
         """Qt: append an item."""
         self._items.append(item)
 
@@ -43,32 +44,32 @@ class FlowLayout(QLayout):
         """Qt: number of items."""
         return len(self._items)
 
-    def itemAt(self, index: int) -> QLayoutItem | None:  # noqa: N802
+    def itemAt(self, index: int) -> QLayoutItem | None:
         """Qt: item at index."""
         return self._items[index] if 0 <= index < len(self._items) else None
 
-    def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802
+    def takeAt(self, index: int) -> QLayoutItem | None:
         """Qt: remove and return an item."""
         return self._items.pop(index) if 0 <= index < len(self._items) else None
 
-    def hasHeightForWidth(self) -> bool:  # noqa: N802
+    def hasHeightForWidth(self) -> bool:
         """Height depends on the width (wrapping)."""
         return True
 
-    def heightForWidth(self, width: int) -> int:  # noqa: N802
+    def heightForWidth(self, width: int) -> int:
         """Height needed at `width`."""
         return self._place(QRect(0, 0, width, 0), apply=False)
 
-    def setGeometry(self, rect: QRect) -> None:  # noqa: N802
+    def setGeometry(self, rect: QRect) -> None:
         """Qt: place the items."""
         super().setGeometry(rect)
         self._place(rect, apply=True)
 
-    def sizeHint(self) -> QSize:  # noqa: N802
+    def sizeHint(self) -> QSize:
         """Qt: preferred size."""
         return self.minimumSize()
 
-    def minimumSize(self) -> QSize:  # noqa: N802
+    def minimumSize(self) -> QSize:
         """Qt: the widest item."""
         size = QSize()
         for item in self._items:
@@ -103,7 +104,9 @@ class CitationChip(QFrame):
         self.dead_end = dead_end
         self.setObjectName("citationChip")
         self.setProperty("deadEnd", dead_end)
-        self.label = QLabel(f"<a href='open' style='text-decoration:none'>#{memory_id}</a> · {html.escape(brief)}")
+        link = css(self.palette().color(QPalette.ColorRole.WindowText))
+        self.label = QLabel(f"<a href='open' style='text-decoration:none; color:{link}'><b>#{memory_id}</b></a>"
+                            f" · {html.escape(brief)}")
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.label.linkActivated.connect(lambda _l: self.open_clicked.emit(self.memory_id))
         self.flag = QToolButton()
