@@ -15,6 +15,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import logging
 import re
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Protocol, TypeVar
 
@@ -22,6 +23,7 @@ from desktop.memory.store.connection import rows_as_dicts
 from desktop.memory.store.rows import MemoryQuery, row_to_memory
 from desktop.memory.types import Memory, MemoryType
 
+_FACADE_LOCK = threading.Lock()
 log = logging.getLogger("engram.agents")
 
 T = TypeVar("T")
@@ -99,6 +101,8 @@ class StoreMemoryAccess:
         self.project = project
         self.db = project.db
         self._graph = graph
+        self._builder: threading.Thread | None = None
+        self._facade_ready = threading.Event()
 
     # -- helpers -------------------------------------------------------------------
     def _conn(self) -> Any:
@@ -109,8 +113,46 @@ class StoreMemoryAccess:
         return [row_to_memory(r) for r in rows_as_dicts(self._conn().execute(sql, [*params, limit]))]
 
     def _facade(self) -> Any | None:
-        extras = getattr(self.project, "extras", {})
-        return extras.get("search") or extras.get("retrieval")
+        extras = getattr(self.project, "extras", None)
+        if extras is None:
+            return None
+        facade = extras.get("search") or extras.get("retrieval")
+        if facade is None:
+            self.prewarm()
+        return facade
+
+    def prewarm(self) -> None:
+        """Start building the hybrid search service in the background (idempotent).
+
+        Sessions, the MCP server and `engram run` deserve search by meaning, not only
+        keywords, but loading the model and catching up on vectors takes seconds: until
+        it is ready, searches fall back to keywords instead of blocking the agent.
+        """
+        extras = getattr(self.project, "extras", None)
+        with _FACADE_LOCK:
+            if extras is None or extras.get("search") is not None or self._builder is not None:
+                return
+            self._builder = threading.Thread(target=self._build_facade, name="engram-search-build", daemon=True)
+            self._builder.start()
+
+    def _build_facade(self) -> None:
+        try:
+            from desktop.composition import build_search_service
+
+            facade = build_search_service(self.project)
+            if not self.project.db.writer.running:  # the project closed while we were building
+                facade.close()
+                return
+            facade.sync_vectors(timeout_s=30.0)
+        except Exception:  # no model, no vectors: keywords still work
+            log.exception("could not start the search service; using keyword search")
+        finally:
+            self._facade_ready.set()
+
+    def wait_ready(self, timeout: float = 60.0) -> bool:
+        """Wait until the hybrid search is built (tests, and callers that can afford to wait)."""
+        self.prewarm()
+        return self._facade_ready.wait(timeout)
 
     # -- protocol ------------------------------------------------------------------
     def search(self, query: str, *, limit: int = 8, types: Iterable[str] = ()) -> list[Memory]:
@@ -139,7 +181,11 @@ class StoreMemoryAccess:
             results = facade.search(query, limit=limit, types=types or None)
         except TypeError:
             results = facade.search(query, limit=limit)
-        items = getattr(results, "items", None) or getattr(results, "results", None) or results
+        items = getattr(results, "results", None)
+        if items is None:
+            items = getattr(results, "items", None)
+        if items is None:
+            items = results
         out: list[Memory] = []
         missing: list[int] = []
         for item in list(items)[:limit]:
