@@ -161,6 +161,7 @@ class AddMemories(WriteOp[list[AddResult]]):
 
     def apply(self, tx: Tx) -> list[AddResult]:
         """Insert (or reinforce) each memory, audit first."""
+        self._prefetch_known(tx)
         results = [self._add_one(tx, item) for item in self.items]
         added = [r.id for r in results if r.created]
         if added:
@@ -172,25 +173,26 @@ class AddMemories(WriteOp[list[AddResult]]):
 
     def _add_one(self, tx: Tx, item: NewMemory) -> AddResult:
         user_taught = item.source == MemorySource.USER_TAUGHT.value
-        content = guard_text(item.content, user_taught=user_taught)
+        # One scan over content and tags together (the common, clean case); part by
+        # part only when something was found, so each part is refused or redacted alone.
+        tags = item.tags
+        if scan(item.content + ("\n" + "\n".join(tags) if tags else "")):
+            content = guard_text(item.content, user_taught=user_taught)
+            tags = [guard_text(t, user_taught=user_taught) for t in tags]
+        else:
+            content = item.content
         citation = guard_text(item.citation_text, user_taught=user_taught) if item.citation_text else None
         provenance = _guard_json(item.provenance, user_taught=False) if item.provenance else []
-        # One scan over all tags; per-tag work only when something was found.
-        tags = item.tags
-        if tags and scan("\n".join(tags)):
-            tags = [guard_text(t, user_taught=user_taught) for t in tags]
         fp = fingerprint(content)
-        if item.external_id:
+        if item.external_id and item.external_id in self._known_external:
             # Re-importing a record another tool already gave us is a no-op, not a reinforcement.
-            known = tx.execute("SELECT id FROM memories WHERE external_id = ? AND deprecated = 0",
-                               (item.external_id,)).fetchall()
-            if known:
-                return AddResult(int(known[0][0]), False)
-        existing = tx.execute(
-            "SELECT id, confidence, tags, related_files, related_modules, provenance_session_ids, provenance "
-            "FROM memories WHERE fingerprint = ? AND deprecated = 0", (fp,)).fetchall()
-        if existing:
-            return self._reinforce(tx, existing[0], item, tags, provenance)
+            return AddResult(self._known_external[item.external_id], False)
+        if fp in self._known_fingerprints or content != item.content:
+            existing = tx.execute(
+                "SELECT id, confidence, tags, related_files, related_modules, provenance_session_ids, provenance "
+                "FROM memories WHERE fingerprint = ? AND deprecated = 0", (fp,)).fetchall()
+            if existing:
+                return self._reinforce(tx, existing[0], item, tags, provenance)
         half_life = item.decay_half_life_days
         if half_life is None:
             half_life = DEFAULT_HALF_LIFE_DAYS.get(item.type)
@@ -223,7 +225,33 @@ class AddMemories(WriteOp[list[AddResult]]):
         tx.execute(f"INSERT INTO memories({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
                    [to_column(c, values[c]) for c in cols])
         mid = tx.conn.last_insert_rowid()
+        # Later items of the same batch must see this one (dedup within a batch).
+        self._known_fingerprints.add(fp)
+        if item.external_id:
+            self._known_external[item.external_id] = mid
         return AddResult(mid, True, content != item.content)
+
+    def _prefetch_known(self, tx: Tx) -> None:
+        """Which fingerprints and external ids of this batch already exist: one query per 500 items.
+
+        Fingerprints are computed on the raw content here; redaction can only change a
+        fingerprint when a secret was present, and those rare items fall back to the
+        per-item lookup because their redacted fingerprint is checked again below.
+        """
+        self._known_fingerprints: set[str] = set()
+        self._known_external: dict[str, int] = {}
+        prints = list({fingerprint(i.content) for i in self.items})
+        externals = list({i.external_id for i in self.items if i.external_id})
+        for start in range(0, len(prints), 500):
+            chunk = prints[start:start + 500]
+            rows = tx.execute(f"SELECT fingerprint FROM memories WHERE deprecated = 0 AND fingerprint IN "
+                              f"({','.join('?' * len(chunk))})", chunk).fetchall()
+            self._known_fingerprints.update(r[0] for r in rows)
+        for start in range(0, len(externals), 500):
+            chunk = externals[start:start + 500]
+            rows = tx.execute(f"SELECT external_id, id FROM memories WHERE deprecated = 0 AND external_id IN "
+                              f"({','.join('?' * len(chunk))})", chunk).fetchall()
+            self._known_external.update({str(e): int(i) for e, i in rows})
 
     def _reinforce(self, tx: Tx, row: tuple[Any, ...], item: NewMemory, tags: list[str],
                    provenance: list[dict[str, Any]]) -> AddResult:
