@@ -21,7 +21,7 @@ from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.store.errors import EngramError, ValidationError
 from desktop.memory.store.memory_ops import guard_text
 from desktop.memory.store.rows import BOOL_FIELDS, JSON_DICT_FIELDS, JSON_LIST_FIELDS, fingerprint
-from desktop.memory.store.writer import Tx, WriteOp
+from desktop.memory.store.writer import MaintenanceOp, Tx, WriteOp
 from desktop.memory.types import MemoryScope, MemorySource, MemoryType
 
 log = logging.getLogger("engram.lifecycle")
@@ -170,6 +170,34 @@ class RestoreMemories(WriteOp[list[tuple[int, int, bool]]]):
         return same, live, ext, taken
 
 
+class BulkRestore(MaintenanceOp[list[tuple[int, int, bool]]]):
+    """`RestoreMemories` in its own transaction, without the writer's per-op savepoint.
+
+    A savepoint makes SQLite copy every page first touched inside it to a
+    sub-journal; a 2,000-row restore touches pages all over the FTS and the
+    indexes, so the copy cost grows with the database. Still one transaction,
+    still in the writer thread, rolled back whole on any error.
+    """
+
+    name: ClassVar[str] = "bulk_restore"
+
+    def __init__(self, inner: RestoreMemories) -> None:
+        self.inner = inner
+
+    def apply(self, tx: Tx) -> list[tuple[int, int, bool]]:
+        """BEGIN IMMEDIATE, restore, COMMIT (ROLLBACK on failure)."""
+        tx.conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = self.inner.apply(tx)
+        except BaseException:
+            if not tx.conn.getautocommit():
+                tx.conn.execute("ROLLBACK")
+            tx.changes.clear()
+            raise
+        tx.conn.execute("COMMIT")
+        return result
+
+
 class RemapRelations(WriteOp[int]):
     """Point relations of restored memories at the ids their targets got here."""
 
@@ -229,13 +257,14 @@ def restore_records(db: Any, records: list[Any], *, actor: str = "import", sourc
                 report.unchanged += 1
 
     def flush() -> None:
-        # Submit without waiting: the next batch is prepared while the writer inserts this one.
+        # Wait for each batch: preparing the next one meanwhile would fight the writer
+        # thread for the GIL on every FTS trigger call and make the whole import slower.
         if batch:
-            fut = db.writer.submit(RestoreMemories(list(batch), actor=actor, reason=f"import {source}"))
+            fut = db.writer.submit(BulkRestore(RestoreMemories(list(batch), actor=actor, reason=f"import {source}")))
             pending.append((fut, list(batch), list(numbers)))
             batch.clear()
             numbers.clear()
-        while len(pending) > 2:
+        while pending:
             settle(*pending.pop(0))
 
     for number, record in enumerate(records, start=1):
