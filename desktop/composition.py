@@ -122,6 +122,6 @@ def lifecycle_for(project: ProjectServices, *, embed: Any | None = None) -> Any:
     Pruning is not a service: the GUI's idle timer calls
     ``desktop.memory.lifecycle.pruning.prune_when_idle(project.db)``.
     """
-    from desktop.memory.lifecycle.watch import lifecycle_for as build
+    from desktop.memory.lifecycle.conflict_store import lifecycle_for as build
 
     return build(project, embed=embed)

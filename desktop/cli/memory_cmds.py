@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from desktop.cli.common import CliError, add_common, emit, memory_json, memory_line, open_project
-from desktop.memory.lifecycle.importers import FORMATS as IMPORT_FORMATS
+from desktop.memory.lifecycle.formats import FORMATS as IMPORT_FORMATS
 from desktop.memory.lifecycle.portable import export_json, memory_to_record
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.rows import MemoryQuery
@@ -134,7 +134,7 @@ def cmd_pin(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """engram import FILE [--format ...]."""
-    from desktop.memory.lifecycle.importers import import_path
+    from desktop.memory.lifecycle.formats import import_path
 
     if not args.file.exists():
         raise CliError(f"no such file: {args.file}")

@@ -112,7 +112,7 @@ def test_keep_both_and_keep_old(cdb, svc) -> None:  # type: ignore[no-untyped-de
 
 
 def test_watcher_detects_conflicts_on_write(cdb, svc) -> None:  # type: ignore[no-untyped-def]
-    from desktop.memory.lifecycle.watch import ConflictWatcher
+    from desktop.memory.lifecycle.conflict_store import ConflictWatcher
 
     seen: list = []
     watcher = ConflictWatcher(cdb, on_conflicts=seen.extend).start()

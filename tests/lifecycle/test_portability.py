@@ -8,8 +8,14 @@ from pathlib import Path
 
 from desktop.memory.lifecycle.conflict_store import check_on_write, resolve_conflict
 from desktop.memory.lifecycle.feedback import RecordUse
-from desktop.memory.lifecycle.formats import export_markdown, managed_block, write_managed_block
-from desktop.memory.lifecycle.importers import detect_format, import_path, parse_markdown
+from desktop.memory.lifecycle.formats import (
+    detect_format,
+    export_markdown,
+    import_path,
+    managed_block,
+    parse_markdown,
+    write_managed_block,
+)
 from desktop.memory.lifecycle.portable import export_json, import_json
 from desktop.memory.lifecycle.redaction import redact_for_output
 from desktop.memory.service import MemoryService

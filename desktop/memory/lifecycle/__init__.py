@@ -8,9 +8,9 @@ Public entry points (plain Python, no Qt):
 - ``feedback.record_use(db, used, answer_text=...)``, ``feedback.flag_wrong(db, id)``.
 - ``staleness.anchor_memory``, ``staleness.check_staleness``, ``staleness.injection_policy``.
 - ``conflicts.detect_conflicts`` / ``texts_conflict``; ``conflict_store.check_on_write``,
-  ``conflict_groups``, ``resolve_conflict``, ``supersession_chain``; ``watch.ConflictWatcher``.
+  ``conflict_groups``, ``resolve_conflict``, ``supersession_chain``; ``conflict_store.ConflictWatcher``.
 - ``redaction.redact_for_output``; ``emergency.emergency_delete``; ``control.delete_all``,
   ``control.auto_memory_enabled`` / ``set_auto_memory``.
 - ``portable.export_json`` / ``import_json``; ``formats.export_markdown`` / ``managed_block``;
-  ``importers.import_path``; ``audit.read_audit`` / ``export_audit``.
+  ``formats.import_path``; ``audit.read_audit`` / ``export_audit``.
 """

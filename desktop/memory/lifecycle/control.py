@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
-from desktop.memory.lifecycle.purge import fill_temp, purge_temp
+from desktop.memory.lifecycle.emergency import fill_temp, purge_temp
 from desktop.memory.store.writer import FnOp, Tx, WriteOp
 from desktop.memory.types import MemorySource
 

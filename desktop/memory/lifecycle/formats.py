@@ -1,4 +1,4 @@
-"""Human-readable exports: Markdown, and a managed block for CLAUDE.md / AGENTS.md.
+"""Markdown formats: readable export, the CLAUDE.md / AGENTS.md block, and imports of other tools.
 
 Both carry a small ``<!-- engram {...} -->`` comment after each memory (its id,
 type, tags, files, pinned) so the file can be imported back without guessing;
@@ -9,16 +9,21 @@ rest of a file the user maintains. Every text passes the secret scanner again.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from desktop.memory.lifecycle.decay import DECAYED_SQL
+from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.lifecycle.redaction import redact_for_output
-from desktop.memory.types import MemoryType
+from desktop.memory.store.errors import EngramError, ValidationError
+from desktop.memory.store.memory_ops import NewMemory
+from desktop.memory.types import MAX_CONTENT_CHARS, MemorySource, MemoryType
 
 log = logging.getLogger("engram.lifecycle")
 
@@ -132,3 +137,228 @@ def extract_managed_block(text: str) -> str | None:
     if b and e and e.start() > b.end():
         return text[b.end():e.start()]
     return None
+
+
+# -- import ---------------------------------------------------------------------------
+# Formats: Engram JSON / JSON Lines (portable.py), Engram Markdown, CLAUDE.md / AGENTS.md
+# (the Engram block if present, else the whole file), Claude Code's MEMORY.md, Cline's
+# memory-bank/ folder, Cursor's .cursor/rules/*.mdc and .cursorrules, and
+# .github/copilot-instructions.md. Markdown is cut into memories by list items and
+# paragraphs; headings give the type ("Decisions" -> decision) and a tag. Each memory
+# gets an external_id of tool, file and text hash, so importing a file again changes
+# nothing. Imported text is redacted by the store's secret guard (source "imported").
+
+FORMATS = ("json", "jsonl", "markdown", "claude-md", "agents-md", "claude-memory", "cline", "cursor", "copilot")
+_BULLET = re.compile(r"^( {0,3})(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
+_FLAGS = re.compile(r"^(?:📌\s*)?(?:\(may be outdated\)\s*)?")
+_HEADING_TYPES = [
+    (re.compile(r"decision|architecture|adr", re.I), MemoryType.DECISION.value),
+    (re.compile(r"requirement|must|constraint|rule", re.I), MemoryType.REQUIREMENT.value),
+    (re.compile(r"preference|style|convention|guideline", re.I), MemoryType.PREFERENCE.value),
+    (re.compile(r"gotcha|pitfall|warning|caveat|don't|avoid", re.I), MemoryType.GOTCHA.value),
+    (re.compile(r"error", re.I), MemoryType.ERROR_PATTERN.value),
+    (re.compile(r"pattern", re.I), MemoryType.PATTERN.value),
+    (re.compile(r"workflow|command|build|test|deploy|recipe|how to", re.I), MemoryType.WORKFLOW_RECIPE.value),
+    (re.compile(r"progress|current|active|in progress|todo|next", re.I), MemoryType.WORK_STATE.value),
+]
+_CLINE_TYPES = {"projectbrief": MemoryType.REQUIREMENT.value, "productcontext": MemoryType.NOTE.value,
+                "activecontext": MemoryType.WORK_STATE.value, "systempatterns": MemoryType.PATTERN.value,
+                "techcontext": MemoryType.DECISION.value, "progress": MemoryType.WORK_STATE.value}
+
+
+@dataclass
+class ParsedItem:
+    """One memory cut out of a Markdown file."""
+
+    content: str
+    heading: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, str], str]:
+    """YAML-ish ``---`` front matter as flat key/values (enough for .mdc), and the body."""
+    if not text.startswith("---"):
+        return {}, text
+    end = text.find("\n---", 3)
+    if end < 0:
+        return {}, text
+    meta: dict[str, str] = {}
+    for line in text[3:end].splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            meta[key.strip()] = value.strip().strip("'\"")
+    return meta, text[end + 4:].lstrip("\n")
+
+
+def parse_markdown(text: str) -> list[ParsedItem]:
+    """Cut Markdown into items: each top-level list item and each paragraph is one."""
+    items: list[ParsedItem] = []
+    heading = ""
+    cur: list[str] = []
+    fence = False
+
+    def flush() -> None:
+        if cur:
+            body = "\n".join(cur).strip()
+            meta: dict[str, Any] = {}
+            m = META_RX.search(body)
+            if m:
+                try:
+                    meta = json.loads(m.group(1))
+                except ValueError:
+                    meta = {}
+                body = body[:m.start()].rstrip()
+            body = _FLAGS.sub("", body).strip()
+            if len(body) >= 3:
+                items.append(ParsedItem(body, heading, meta))
+            cur.clear()
+
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            if not fence and not cur and items and items[-1].heading == heading and not items[-1].meta:
+                # A code block after a blank line illustrates the item before it.
+                cur.extend([items.pop().content, ""])
+            fence = not fence
+            cur.append(line)
+            continue
+        if fence:
+            cur.append(line)
+            continue
+        h = _HEADING.match(line)
+        if h:
+            flush()
+            heading = h.group(2).strip()
+            continue
+        if not line.strip():
+            flush()
+            continue
+        if _COMMENT.match(line) and not META_RX.search(line):
+            continue
+        b = _BULLET.match(line)
+        if b and len(b.group(1)) <= 1:
+            flush()
+            cur.append(b.group(2))
+        else:
+            cur.append(line.strip() if not cur else line.rstrip()[2:] if line.startswith("  ") else line.strip())
+    flush()
+    return items
+
+
+def type_for_heading(heading: str, default: str = MemoryType.NOTE.value) -> str:
+    """The memory type a heading suggests ("Gotchas" -> gotcha), else `default`."""
+    for rx, mtype in _HEADING_TYPES:
+        if rx.search(heading):
+            return mtype
+    return default
+
+
+def _to_new(item: ParsedItem, *, tool: str, origin: str, default_type: str, tags: list[str],
+            pinned: bool = False, metadata: dict[str, Any] | None = None) -> NewMemory:
+    meta = item.meta
+    mtype = meta.get("type") if meta.get("type") in {t.value for t in MemoryType} else \
+        type_for_heading(item.heading, default_type)
+    topic = [re.sub(r"[^\w-]+", "-", item.heading.lower()).strip("-")[:40]] if item.heading else []
+    digest = hashlib.sha1(item.content.encode("utf-8")).hexdigest()[:12]
+    return NewMemory(
+        content=item.content[:MAX_CONTENT_CHARS], type=mtype, source=MemorySource.IMPORTED.value,
+        tags=list(dict.fromkeys([*tags, *[t for t in meta.get("tags", []) if isinstance(t, str)], *topic])),
+        related_files=[f for f in meta.get("files", []) if isinstance(f, str)],
+        pinned=bool(meta.get("pinned", pinned)), external_id=f"{tool}:{origin}:{digest}",
+        metadata={"imported_from": {"tool": tool, "file": origin, "heading": item.heading,
+                                    "original_id": meta.get("id")}, **(metadata or {})})
+
+
+def collect(path: Path, fmt: str) -> list[NewMemory]:
+    """Every memory a file (or folder) of format `fmt` holds, not yet saved."""
+    out: list[NewMemory] = []
+    if fmt in ("markdown", "claude-md", "agents-md", "claude-memory", "copilot"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        block = extract_managed_block(text) if fmt in ("claude-md", "agents-md", "markdown") else None
+        parsed = parse_markdown(block if block is not None else text)
+        if any(item.meta for item in parsed):
+            # An Engram export: only the memories, not its title and intro lines.
+            parsed = [item for item in parsed if item.meta]
+        for item in parsed:
+            out.append(_to_new(item, tool=fmt, origin=path.name, default_type=MemoryType.NOTE.value, tags=[fmt]))
+    elif fmt == "cline":
+        folder = path if path.is_dir() else path.parent
+        for md in sorted(folder.rglob("*.md")):
+            default = _CLINE_TYPES.get(md.stem.lower().replace("-", "").replace("_", ""), MemoryType.NOTE.value)
+            rel = md.relative_to(folder).as_posix()
+            for item in parse_markdown(md.read_text(encoding="utf-8", errors="replace")):
+                out.append(_to_new(item, tool="cline", origin=rel, default_type=default, tags=["cline", md.stem]))
+    elif fmt == "cursor":
+        files = sorted(path.rglob("*.mdc")) if path.is_dir() else [path]
+        for f in files:
+            front, body = split_frontmatter(f.read_text(encoding="utf-8", errors="replace"))
+            always = front.get("alwaysApply", "").lower() == "true"
+            extra = {"cursor_rule": {k: v for k, v in front.items() if v}} if front else {}
+            for item in parse_markdown(body):
+                out.append(_to_new(item, tool="cursor", origin=f.name, default_type=MemoryType.PREFERENCE.value,
+                                   tags=["cursor", f.stem], pinned=always, metadata=extra))
+    else:
+        raise ValidationError(f"Unknown import format '{fmt}'.")
+    return out
+
+
+def detect_format(path: Path) -> str:
+    """Guess the format from the name: memory-bank/ -> cline, .mdc -> cursor, CLAUDE.md -> claude-md, ..."""
+    name = path.name.lower()
+    if path.is_dir():
+        if name == "memory-bank" or (path / "memory-bank").is_dir():
+            return "cline"
+        if name == "rules" or (path / ".cursor" / "rules").is_dir() or any(path.glob("*.mdc")):
+            return "cursor"
+        raise ValidationError(f"Cannot tell what {path} holds; pass --format.")
+    table = {"claude.md": "claude-md", "agents.md": "agents-md", "memory.md": "claude-memory",
+             ".cursorrules": "cursor", "copilot-instructions.md": "copilot"}
+    if name in table:
+        return table[name]
+    suffix = path.suffix.lower()
+    if suffix == ".mdc":
+        return "cursor"
+    if suffix in (".json", ".jsonl"):
+        return suffix[1:]
+    if path.parent.name.lower() == "memory-bank":
+        return "cline"
+    return "markdown"
+
+
+def import_path(service: Any, path: Path, fmt: str | None = None, *, actor: str = "import") -> ImportReport:
+    """Import a file or folder in `fmt` (detected when None); the one entry point the CLI uses."""
+    from desktop.memory.lifecycle.portable import import_json, import_jsonl
+
+    path = Path(path)
+    if not path.exists():
+        raise ValidationError(f"No such file or folder: {path}")
+    fmt = fmt or detect_format(path)
+    if fmt == "cline" and path.is_dir() and (path / "memory-bank").is_dir():
+        path = path / "memory-bank"
+    if fmt == "cursor" and path.is_dir() and (path / ".cursor" / "rules").is_dir():
+        path = path / ".cursor" / "rules"
+    if fmt == "json":
+        return import_json(service, path, actor=actor)
+    if fmt == "jsonl":
+        return import_jsonl(service, path, actor=actor)
+    items = collect(path, fmt)
+    report = ImportReport()
+    for i in range(0, len(items), 500):
+        chunk = items[i:i + 500]
+        try:
+            results = service.add_many(chunk, actor=actor, reason=f"import {fmt} {path.name}").result()
+        except EngramError:
+            results = []
+            for n, one in enumerate(chunk, start=i + 1):
+                try:
+                    results.append(service.add_many([one], actor=actor).result()[0])
+                except EngramError as exc:
+                    report.rejected.append((n, str(exc)))
+        for r in results:
+            report.ids.append(r.id)
+            report.added += int(r.created)
+            report.unchanged += int(not r.created)
+    log.info("imported %s (%s): %d new, %d known", path, fmt, report.added, report.unchanged)
+    return report

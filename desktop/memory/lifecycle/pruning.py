@@ -29,8 +29,8 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from desktop.memory.lifecycle.decay import DECAYED_SQL, SOFT_DEPRECATE_HALF_LIVES
-from desktop.memory.lifecycle.purge import fill_temp, live_count, purge_temp
-from desktop.memory.store.writer import Tx, WriteOp, iso
+from desktop.memory.lifecycle.emergency import fill_temp, in_own_transaction, live_count, purge_temp
+from desktop.memory.store.writer import MaintenanceOp, Tx, iso
 from desktop.memory.types import MemoryType
 
 log = logging.getLogger("engram.lifecycle")
@@ -152,8 +152,12 @@ WHERE deprecated = 1 AND user_verified = 0 AND pinned = 0
 """
 
 
-class PruneOp(WriteOp[PruneReport]):
-    """One pruning pass; with `dry_run` nothing changes and the report says what would."""
+class PruneOp(MaintenanceOp[PruneReport]):
+    """One pruning pass; with `dry_run` nothing changes and the report says what would.
+
+    A MaintenanceOp running its own single transaction (see `in_own_transaction`):
+    the first pass over a large store changes tens of thousands of rows at once.
+    """
 
     name: ClassVar[str] = "prune"
 
@@ -165,7 +169,10 @@ class PruneOp(WriteOp[PruneReport]):
         self.sample = sample
 
     def apply(self, tx: Tx) -> PruneReport:
-        """Select every rule's ids, audit them set-based, apply (unless dry run)."""
+        """Select every rule's ids, audit them set-based, apply (unless dry run); one transaction."""
+        return in_own_transaction(tx, self._pass)
+
+    def _pass(self, tx: Tx) -> PruneReport:
         t0 = time.perf_counter()
         cfg = self.config
         now = iso(self.now) if self.now is not None else tx.now

@@ -17,6 +17,7 @@ import json
 import logging
 from typing import Any, ClassVar
 
+from desktop.memory.lifecycle.emergency import in_own_transaction
 from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.store.errors import EngramError, ValidationError
 from desktop.memory.store.memory_ops import guard_text
@@ -186,16 +187,7 @@ class BulkRestore(MaintenanceOp[list[tuple[int, int, bool]]]):
 
     def apply(self, tx: Tx) -> list[tuple[int, int, bool]]:
         """BEGIN IMMEDIATE, restore, COMMIT (ROLLBACK on failure)."""
-        tx.conn.execute("BEGIN IMMEDIATE")
-        try:
-            result = self.inner.apply(tx)
-        except BaseException:
-            if not tx.conn.getautocommit():
-                tx.conn.execute("ROLLBACK")
-            tx.changes.clear()
-            raise
-        tx.conn.execute("COMMIT")
-        return result
+        return in_own_transaction(tx, self.inner.apply)
 
 
 class RemapRelations(WriteOp[int]):
