@@ -128,30 +128,47 @@ def quality_tables(rows: list[dict[str, Any]]) -> str:
 
 
 # -- speed ----------------------------------------------------------------------------------
-_AREAS = ["auth", "billing", "search", "sync", "upload", "cache", "queue", "report", "invoice", "session",
-          "profile", "export", "import", "notify", "payment", "audit", "schema", "router", "worker", "config"]
-_THINGS = ["token", "retry", "timeout", "migration", "index", "lock", "batch", "handler", "client", "parser",
-           "validator", "serializer", "scheduler", "pool", "webhook", "cursor", "snapshot", "quota", "flag", "hook"]
-_VERBS = ["always call", "never call", "wrap", "memoise", "await", "close", "flush", "validate", "log", "retry"]
-_WHY = ["or the connection leaks", "because the API rate-limits at 50 rps", "since tests run in parallel",
-        "otherwise the UI thread blocks", "as the legacy client expects UTC", "or CI fails on Windows paths",
-        "because the vendor SDK is not thread-safe", "to keep p95 under 200 ms", "or duplicate rows appear",
-        "since the schema changed in v3"]
+def _vocabulary(limit: int = 5000) -> tuple[list[str], list[int]]:
+    """Words with their real frequencies, from the Python standard library's own source (as bench_store).
+
+    Memories and queries sample this Zipf-like distribution, so BM25 selectivity
+    resembles real text: a few words match a third of the corpus, most match a handful.
+    """
+    import collections
+    import re
+    import sysconfig
+
+    counts: collections.Counter[str] = collections.Counter()
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for path in sorted(stdlib.glob("*.py"))[:120]:
+        counts.update(w.lower() for w in re.findall(r"[A-Za-z]{3,}", path.read_text(errors="replace")))
+    common = counts.most_common(limit)
+    return [w for w, _ in common], [c for _, c in common]
+
+
+_WORDS, _WEIGHTS = _vocabulary()
 _TYPES = ["gotcha", "decision", "pattern", "error_pattern", "module_insight", "note", "dead_end", "requirement"]
 
 
+def _memory_text(rnd: Any, i: int) -> tuple[str, str, str]:
+    """One developer memory: Zipf prose (12-40 words) around an identifier and a file path."""
+    words = rnd.choices(_WORDS, _WEIGHTS, k=rnd.randint(12, 40))
+    area, a, b = rnd.choice(_WORDS[:400]), rnd.choice(_WORDS), rnd.choice(_WORDS)
+    ident = f"{a}{b.capitalize()}"
+    path = f"src/{area}/{a}_{b}.py"
+    cut = rnd.randint(3, len(words) - 3)
+    text = f"{' '.join(words[:cut])} {ident}() in {path} {' '.join(words[cut:])} (#{i})"
+    return text, path, area
+
+
 def synthetic(n: int, seed: int = 7) -> list[NewMemory]:
-    """``n`` distinct developer memories (identifiers, paths, reasons), deterministic."""
+    """``n`` distinct developer memories with a realistic (Zipf, ~5,000-word) vocabulary, deterministic."""
     import random
 
     rnd = random.Random(seed)
     out: list[NewMemory] = []
     for i in range(n):
-        area, thing, other = rnd.choice(_AREAS), rnd.choice(_THINGS), rnd.choice(_THINGS)
-        ident = f"{thing}{other.capitalize()}"
-        path = f"src/{area}/{thing}_{other}.py"
-        text = (f"{rnd.choice(_VERBS).capitalize()} {ident}() in {path} {rnd.choice(_WHY)}; "
-                f"{area} {other} #{i}")
+        text, path, area = _memory_text(rnd, i)
         out.append(NewMemory(content=text, type=rnd.choice(_TYPES), related_files=[path],
                              related_modules=[area], source=rnd.choice(["agent_explicit", "observer_inferred"]),
                              session_id=f"s{i // 40}"))
@@ -159,18 +176,21 @@ def synthetic(n: int, seed: int = 7) -> list[NewMemory]:
 
 
 def queries(n: int, seed: int = 11) -> list[str]:
-    """Distinct queries mixing identifiers, paths and plain questions (never repeated: no LRU hits)."""
+    """Distinct queries (never repeated: no LRU hits): a few words of a memory-like text mixed with
+    other vocabulary, sometimes an identifier or a path, in a developer's phrasing."""
     import random
 
     rnd = random.Random(seed)
     out: list[str] = []
     while len(out) < n:
-        area, thing, other = rnd.choice(_AREAS), rnd.choice(_THINGS), rnd.choice(_THINGS)
-        q = rnd.choice([f"why does the {area} {thing} time out", f"{thing}{other.capitalize()} {area}",
-                        f"src/{area}/{thing}_{other}.py", f"how do we {rnd.choice(_VERBS)} the {thing} in {area}",
-                        f"{area} {thing} {other} {len(out)}"])
-        q = f"{q} ({len(out)})"
-        out.append(q)
+        text, path, _area = _memory_text(rnd, 0)
+        words = [w for w in text.split() if w.isalpha()]
+        picked = rnd.sample(words, min(len(words), rnd.randint(2, 4)))
+        picked += rnd.choices(_WORDS, _WEIGHTS, k=rnd.randint(0, 2))
+        ident = text.split("()")[0].split()[-1]
+        q = rnd.choice([f"why does the {' '.join(picked)} fail", f"{ident} {' '.join(picked[:2])}",
+                        f"{path}", f"how do we {' '.join(picked)}", " ".join(picked)])
+        out.append(f"{q} ({len(out)})")
     return out
 
 

@@ -144,3 +144,10 @@ def test_corrupt_model_file_is_model_missing(tmp_path: Path) -> None:
     with pytest.raises(EmbeddingError) as info:
         LocalMiniLMProvider(model_path=bad).embed(["hello"])
     assert info.value.code == "model_missing"
+
+
+def test_parallel_batches_give_the_same_vectors(local_provider: LocalMiniLMProvider) -> None:
+    texts = [f"parallel batch {i} " + "token " * (i % 11) for i in range(40)]
+    serial = LocalMiniLMProvider(batch_size=4, parallel_batches=1).embed(texts)
+    parallel = LocalMiniLMProvider(batch_size=4, parallel_batches=2).embed(texts)
+    np.testing.assert_allclose(parallel, serial, atol=1e-6)

@@ -113,7 +113,7 @@ def _local(settings: Mapping[str, Any]) -> LocalMiniLMProvider:
     return LocalMiniLMProvider(
         _text(settings, "local_model_path"),
         _text(settings, "local_tokenizer_path"),
-        intra_op_threads=_int(settings, "embedding_threads") or 2,
+        intra_op_threads=_int(settings, "embedding_threads") or 1,
     )
 
 

@@ -40,7 +40,7 @@ __all__ = ["EmbeddingService", "memory_embedding_text"]
 
 log = logging.getLogger("engram.embedding")
 
-DEFAULT_BATCH = 64
+DEFAULT_BATCH = 128
 # Above this many vectors, search starts with a Hamming pass over sign bits and re-scores exactly.
 BINARY_FIRST_PASS_ABOVE = 20_000
 _QUERY_LRU = 512
@@ -201,21 +201,37 @@ class EmbeddingService:
         keys = [cache_key(t, self.model_id, space.dims) for t in texts]
         pending = [(r["id"], t, k) for r, t, k in zip(rows, texts, keys, strict=True)
                    if self._keys.get(r["id"]) != k]
+        # Batches of similar length pad little; a job's resume point is the highest id of ``ids``
+        # and is written with the last batch only, so the order of batches does not matter.
+        pending.sort(key=lambda p: len(p[1]))
         written = 0
+        in_flight: tuple[Any, list[tuple[int, str, np.ndarray]], np.ndarray] | None = None
         for start in range(0, len(pending), self.batch_size):
             batch = pending[start:start + self.batch_size]
             vecs, fresh = self.embed_texts([t for _m, t, _k in batch])
             items = [(mid, key, vecs[i]) for i, (mid, _t, key) in enumerate(batch)]
-            last = max(ids) if job is not None and start + self.batch_size >= len(pending) else \
-                (batch[-1][0] if job is not None else 0)
+            last = max(ids) if job is not None and start + self.batch_size >= len(pending) else 0
             op = WriteVectors(space, items, fresh, job_id=job["id"] if job else None, job_last_id=last,
                               now_s=self._now_s())
-            written += self.db.writer.run(op)
-            if index is not None:
-                index.upsert([m for m, _k, _v in items], vecs)
-            self._keys.update({m: k for m, k, _v in items})
+            # The writer commits this batch while the next one is embedded; the mirror follows
+            # only committed vectors.
+            future = self.db.writer.submit(op)
+            if in_flight is not None:
+                written += self._settle(index, *in_flight)
+            in_flight = (future, items, vecs)
+        if in_flight is not None:
+            written += self._settle(index, *in_flight)
         if job is not None and not pending:
             self.db.writer.run(WriteVectors(space, [], job_id=job["id"], job_last_id=max(ids)))
+        return written
+
+    def _settle(self, index: VectorIndex | None, future: Any, items: list[tuple[int, str, np.ndarray]],
+                vecs: np.ndarray) -> int:
+        """Wait for one submitted batch's commit, then mirror it; returns how many were written."""
+        written = int(future.result(timeout=60))
+        if index is not None:
+            index.upsert([m for m, _k, _v in items], vecs)
+        self._keys.update({m: k for m, k, _v in items})
         return written
 
     def forget(self, ids: Sequence[int]) -> None:

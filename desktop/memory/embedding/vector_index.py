@@ -31,6 +31,17 @@ OVERSAMPLE = 8
 _MIN_CAPACITY = 1024
 
 
+def _dot(mat: np.ndarray, vec: np.ndarray) -> np.ndarray:
+    """``mat @ vec`` on the calling thread.
+
+    ``@`` goes to OpenBLAS, which splits even a 10,000 x 384 product across its
+    threads; on a busy 2-core machine one of them is often not scheduled and the
+    product that takes 0.15 ms stalls for 10+ ms (p95). ``einsum``'s own SIMD loop
+    never leaves the thread: 0.5 ms at 10,000 vectors, with no stalls.
+    """
+    return np.einsum("ij,j->i", mat, vec)
+
+
 class VectorIndex:
     """Unit vectors by memory id with exact or binary-then-exact top-k search. Thread-safe."""
 
@@ -125,7 +136,7 @@ class VectorIndex:
             pairs = [(int(m), self._slot[int(m)]) for m in ids if int(m) in self._slot]
             if not pairs:
                 return {}
-            sims = self._vecs[[s for _m, s in pairs]] @ query.astype(np.float32)
+            sims = _dot(self._vecs[[s for _m, s in pairs]], np.asarray(query, dtype=np.float32).reshape(self.dims))
         return {m: float(v) for (m, _s), v in zip(pairs, sims, strict=True)}
 
     def search(self, query: np.ndarray, k: int) -> tuple[list[tuple[int, float]], str]:
@@ -138,7 +149,7 @@ class VectorIndex:
             live = len(self._slot)
             if live <= self.exact_limit:
                 method = "exact"
-                sims = self._vecs[:n] @ q
+                sims = _dot(self._vecs[:n], q)
                 sims[~self._alive[:n]] = -2.0
                 cand = np.arange(n)
             else:
@@ -148,7 +159,7 @@ class VectorIndex:
                 dist[~self._alive[:n]] = self.dims + 1
                 m = min(n, max(k * self.oversample, 200))
                 cand = np.argpartition(dist, m - 1)[:m] if m < n else np.arange(n)
-                sims = self._vecs[cand] @ q
+                sims = _dot(self._vecs[cand], q)
                 sims[~self._alive[cand]] = -2.0
             kk = min(k, len(cand))
             top = np.argpartition(-sims, kk - 1)[:kk] if kk < len(cand) else np.arange(len(cand))

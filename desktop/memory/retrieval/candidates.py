@@ -8,6 +8,8 @@ returned, which keeps fusion within a couple of milliseconds.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from desktop.memory.retrieval.types import Explanation, SearchRequest
@@ -15,7 +17,7 @@ from desktop.memory.store.connection import rows_as_dicts
 from desktop.memory.store.rows import row_to_memory
 from desktop.memory.types import Memory
 
-__all__ = ["CandidateSet", "load_light", "passes_filters"]
+__all__ = ["CandidateSet", "LightMemory", "load_light", "passes_filters", "related_files"]
 
 _LIGHT = ("id, type, source, confidence, pinned, scope, last_accessed_at, created_at, access_count, "
           "decay_half_life_days, stale_at, related_files, related_modules, session_id")
@@ -31,6 +33,21 @@ class CandidateSet:
         self.raw: dict[str, dict[int, float]] = {}
         self.relevance: dict[int, float] = {}
         self.explanations: dict[int, Explanation] = {}
+        self._explain: Callable[[int], Explanation] | None = None
+        self.light: dict[int, Memory] = {}  # scoring rows read early (absent id: not live or not read)
+
+    def explain_with(self, build: Callable[[int], Explanation]) -> None:
+        """Set how a scored candidate's explanation is built (lazily; forgets earlier ones)."""
+        self._explain = build
+        self.explanations = {}
+
+    def explanation(self, memory_id: int) -> Explanation:
+        """The candidate's explanation, built on first use."""
+        ex = self.explanations.get(memory_id)
+        if ex is None:
+            ex = self._explain(memory_id) if self._explain is not None else Explanation()
+            self.explanations[memory_id] = ex
+        return ex
 
     def add_path(self, name: str, hits: list[tuple[int, float]]) -> None:
         """Add a late path (HyDE)."""
@@ -59,21 +76,53 @@ class CandidateSet:
         return {int(r["id"]): row_to_memory(r) for r in rows_as_dicts(cur)}
 
 
-def load_light(conn: Any, ids: list[int]) -> dict[int, Memory]:
-    """Live (not deprecated) candidates with just the columns scoring and filters need."""
+@dataclass
+class LightMemory(Memory):
+    """A candidate with only the scoring columns; its JSON lists are decoded on first use."""
+
+    files_json: str = "[]"
+    modules_json: str = "[]"
+
+
+def related_files(memory: Memory) -> list[str]:
+    """The memory's related files, decoding a light candidate's JSON once."""
+    raw = getattr(memory, "files_json", "[]")
+    if not memory.related_files and raw and raw != "[]":
+        memory.related_files = json.loads(raw)
+        memory.files_json = "[]"  # type: ignore[attr-defined]
+    return memory.related_files
+
+
+def _related_modules(memory: Memory) -> list[str]:
+    raw = getattr(memory, "modules_json", "[]")
+    if not memory.related_modules and raw and raw != "[]":
+        memory.related_modules = json.loads(raw)
+        memory.modules_json = "[]"  # type: ignore[attr-defined]
+    return memory.related_modules
+
+
+def load_light(conn: Any, ids: list[int], *, decode: bool = True) -> dict[int, Memory]:
+    """Live (not deprecated) candidates with just the columns scoring and filters need.
+
+    With ``decode=False`` the JSON lists stay undecoded until :func:`related_files` asks
+    (most candidates are scored and dropped without anyone looking at their files).
+    """
     out: dict[int, Memory] = {}
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
         rows = conn.execute(f"SELECT {_LIGHT} FROM memories WHERE deprecated = 0 AND id IN "
-                            f"({','.join('?' * len(chunk))})", chunk)
+                            f"({','.join(map(str, map(int, chunk)))})")
         for (mid, typ, source, conf, pinned, scope, accessed, created, count, half, stale, files, mods,
              session) in rows:
-            out[int(mid)] = Memory(
+            mem = LightMemory(
                 id=int(mid), type=typ, content="", source=source, confidence=float(conf), pinned=bool(pinned),
                 scope=scope, last_accessed_at=accessed, created_at=created, access_count=int(count),
-                decay_half_life_days=half, stale_at=stale,
-                related_files=json.loads(files) if files and files != "[]" else [],
-                related_modules=json.loads(mods) if mods and mods != "[]" else [], session_id=session)
+                decay_half_life_days=half, stale_at=stale, session_id=session,
+                files_json=files or "[]", modules_json=mods or "[]")
+            if decode:
+                related_files(mem)
+                _related_modules(mem)
+            out[int(mid)] = mem
     return out
 
 
@@ -89,6 +138,6 @@ def passes_filters(conn: Any, memory: Memory, req: SearchRequest, light: dict[in
         return False
     if req.files:
         wanted = {f.replace("\\", "/") for f in req.files}
-        if not any(f.replace("\\", "/") in wanted for f in memory.related_files):
+        if not any(f.replace("\\", "/") in wanted for f in related_files(memory)):
             return False
-    return not (req.modules and not set(req.modules) & set(memory.related_modules))
+    return not (req.modules and not set(req.modules) & set(_related_modules(memory)))

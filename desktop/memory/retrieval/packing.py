@@ -19,6 +19,7 @@ safe side of an LLM's budget. Without the tokenizer file, the estimate is used.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -58,11 +59,81 @@ def _load_tokenizer() -> Any:
 
 
 def token_counts(texts: Sequence[str]) -> list[int]:
-    """Token counts of ``texts`` by the bundled real tokenizer (estimate if it is missing)."""
+    """Token counts of ``texts`` by the bundled real tokenizer (estimate if it is missing).
+
+    ASCII text is counted word by word with remembered word counts (:func:`_wordpiece_count`,
+    identical to the tokenizer's and ~10x faster); other text goes through the tokenizer.
+    """
     tok = _load_tokenizer()
     if tok is None:
         return [count_tokens(t) for t in texts]
-    return [len(e.ids) for e in tok.encode_batch(list(texts), add_special_tokens=False)]
+    out = [_wordpiece_count(tok, t) for t in texts]
+    todo = [i for i, n in enumerate(out) if n is None]
+    if todo:
+        if len(todo) >= _PARALLEL_FROM:
+            fresh = [len(e.ids) for e in tok.encode_batch([texts[i] for i in todo], add_special_tokens=False)]
+        else:
+            # encode_batch hands work to a thread pool; for a few short texts, waking its
+            # threads on a busy 2-core machine costs more than encoding them in turn.
+            fresh = [len(tok.encode(texts[i], add_special_tokens=False).ids) for i in todo]
+        for i, n in zip(todo, fresh, strict=True):
+            out[i] = n
+    return [int(n or 0) for n in out]
+
+
+# BERT's pre-tokenizer splits at whitespace and makes every punctuation character a piece of its
+# own; in printable ASCII everything that is not a letter, digit or space is punctuation to it.
+_ASCII_PIECES = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
+# Characters where str.split() and BERT disagree about whitespace (BERT deletes control
+# characters, joining their neighbours): such texts go to the tokenizer whole.
+_SPLIT_DISAGREE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029]")
+_CHUNK_CACHE = 65536
+_PARALLEL_FROM = 64
+_chunk_counts: dict[str, int] = {}
+_specials: tuple[str, ...] | None = None
+
+
+def _special_tokens(tok: Any) -> tuple[str, ...]:
+    """The tokenizer's added tokens ([CLS], [PAD], ...), lower-cased; read once."""
+    global _specials
+    if _specials is None:
+        try:
+            _specials = tuple(t.content.lower() for t in tok.get_added_tokens_decoder().values())
+        except Exception:  # an unknown tokenizer build: never take the fast path
+            _specials = ("",)
+    return _specials
+
+
+def _chunk_count(tok: Any, chunk: str) -> int:
+    """Tokens of one whitespace-free chunk: WordPiece per piece for plain ASCII, else the tokenizer."""
+    lowered = chunk.lower()
+    if chunk.isascii() and not any(s in lowered for s in _special_tokens(tok)):
+        model = tok.model
+        return sum(len(model.tokenize(p)) for p in _ASCII_PIECES.findall(lowered))
+    return len(tok.encode(chunk, add_special_tokens=False).ids)
+
+
+def _wordpiece_count(tok: Any, text: str) -> int | None:
+    """The tokenizer's count for ``text``, summed over its whitespace-separated chunks.
+
+    Normalisation and pre-tokenization never cross whitespace, so the count of a
+    text is the sum of its chunks' counts; each distinct chunk is counted once and
+    remembered (a project's vocabulary is small), which makes packing ~10x faster
+    than re-tokenising every result. None for the rare text with characters that
+    BERT and Python split differently (the caller then asks the tokenizer).
+    """
+    if _SPLIT_DISAGREE.search(text):
+        return None
+    n = 0
+    for chunk in text.split():
+        c = _chunk_counts.get(chunk)
+        if c is None:
+            c = _chunk_count(tok, chunk)
+            if len(_chunk_counts) >= _CHUNK_CACHE:
+                _chunk_counts.clear()
+            _chunk_counts[chunk] = c
+        n += c
+    return n
 
 DEFAULT_BUDGET = 2000
 PACKING: dict[str, tuple[int, dict[str, float]]] = {
@@ -110,15 +181,16 @@ def _merge(results: Sequence[SearchResult]) -> list[_Block]:
         file = m.related_files[0] if m.related_files else None
         lines = (m.chunk_start_line, m.chunk_end_line) if m.chunk_start_line and m.chunk_end_line else None
         merged = False
+        mine = _norm(m.content)
         for b in blocks:
             if lines and b.lines and b.file == file and lines[0] <= b.lines[1] and b.lines[0] <= lines[1]:
                 b.lines = (min(b.lines[0], lines[0]), max(b.lines[1], lines[1]))
-                if _norm(m.content) not in _norm("\n".join(b.parts)):
+                if mine not in _norm("\n".join(b.parts)):
                     b.parts.append(m.content.strip())
                 b.memories.append(m)
                 merged = True
                 break
-            mine, theirs = _norm(m.content), _norm("\n".join(b.parts))
+            theirs = _norm("\n".join(b.parts))
             if mine and (mine in theirs or theirs in mine):
                 if len(mine) > len(theirs):
                     b.parts = [m.content.strip()]
@@ -135,14 +207,14 @@ def pack(results: Sequence[SearchResult], budget_tokens: int | None = None, phas
     phase_budget, allocation = PACKING.get(phase or "", (DEFAULT_BUDGET, {"other": 1.0}))
     budget = int(budget_tokens if budget_tokens is not None else phase_budget)
     blocks = _merge(results)
-    counted = token_counts([b.text() for b in blocks])
-    costs = {id(b): n + 1 for b, n in zip(blocks, counted, strict=True)}
-    names = list({b.file for b in blocks})
-    header_cost = {f: n + 1 for f, n in zip(names, token_counts([f"## {f or _GENERAL}" for f in names]),
-                                            strict=True)}
+    names = list({b.file: None for b in blocks})
+    counted = token_counts([b.text() for b in blocks] + [f"## {f or _GENERAL}" for f in names])
+    costs = {id(b): n + 1 for b, n in zip(blocks, counted, strict=False)}
+    header_cost = {f: n + 1 for f, n in zip(names, counted[len(blocks):], strict=True)}
     quota = {t: share * budget for t, share in allocation.items()}
 
     chosen: list[_Block] = []
+    taken: set[int] = set()  # by identity: _Block equality would compare whole memories
     used = 0
     files: set[str | None] = set()
 
@@ -152,7 +224,7 @@ def pack(results: Sequence[SearchResult], budget_tokens: int | None = None, phas
     # Pass 1: each type within its share; pass 2: leftovers in score order.
     for strict in (True, False):
         for b in blocks:
-            if b in chosen:
+            if id(b) in taken:
                 continue
             c = cost_of(b)
             if used + c > budget:
@@ -163,6 +235,7 @@ def pack(results: Sequence[SearchResult], budget_tokens: int | None = None, phas
                     continue
                 quota[key] -= c
             chosen.append(b)
+            taken.add(id(b))
             files.add(b.file)
             used += c
     chosen.sort(key=lambda b: b.rank)
@@ -179,8 +252,13 @@ def pack(results: Sequence[SearchResult], budget_tokens: int | None = None, phas
             items.append(PackedItem([m.id for m in b.memories], text, costs[id(b)] - 1, file, b.type))
         sections.append("\n".join(lines))
     text = "\n\n".join(sections)
-    tokens = token_counts([text])[0] if text else 0
-    while tokens > budget and items:  # the sum of the pieces may differ; the whole text is the truth
+    if _load_tokenizer() is not None:
+        # WordPiece splits at whitespace first, so pieces joined by newlines cost exactly the
+        # sum of their counts: no second pass over the whole text.
+        tokens = sum(i.tokens for i in items) + sum(header_cost[f] - 1 for f in groups)
+    else:
+        tokens = token_counts([text])[0] if text else 0
+    while tokens > budget and items:  # the estimate of the whole may exceed the sum of the pieces
         last = items.pop()
         text = text[: text.rfind(last.text)].rstrip()
         tokens = token_counts([text])[0] if text else 0

@@ -12,7 +12,7 @@ from typing import Any
 
 from desktop.memory.text.tokens import fts_match_query
 
-__all__ = ["bm25_path", "graph_files", "graph_path", "session_neighbours"]
+__all__ = ["bm25_path", "graph_available", "graph_files", "graph_path", "session_neighbours"]
 
 log = logging.getLogger("engram.retrieval")
 
@@ -35,6 +35,19 @@ def bm25_path(conn: Any, query: str, k: int) -> tuple[list[tuple[int, float]], s
 
 def _table_exists(conn: Any, name: str) -> bool:
     return bool(conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchall())
+
+
+def _has_rows(conn: Any, table: str) -> bool:
+    """True when ``table`` exists and holds at least one row (two index probes)."""
+    return _table_exists(conn, table) and bool(conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall())
+
+
+def graph_available(conn: Any, graph: Any | None) -> bool:
+    """Whether any graph source (co-access edges, code-graph closure) has data: a fresh project's
+    empty tables let the graph path and boost be skipped without building any query."""
+    if _has_rows(conn, "observer_co_access_edges"):
+        return True
+    return graph is not None and (_has_rows(conn, "graph_closure") or _has_rows(conn, "graph_edges"))
 
 
 def graph_files(conn: Any, touched: Sequence[str], graph: Any | None, *, limit: int = 30) -> dict[str, float]:

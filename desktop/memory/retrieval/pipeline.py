@@ -1,11 +1,14 @@
 """The retrieval pipeline: candidates -> fusion and scoring -> (rerank) -> (HyDE) -> packing.
 
-Stage 1 runs BM25 and the graph path in SQL while the query is embedded on a
-worker thread (onnxruntime and SQLite both release the GIL), then the dense
-path. Stage 2 fuses normalised scores with query-type weights, lends session
-neighbours a share of each other's relevance, applies phase / trust /
-confidence / usage multipliers and the graph neighbourhood boost. Optional
-LLM stages run only when configured and only within the SLO.
+Stage 1 runs BM25 (with a postings budget, see :mod:`.lexical`) and the graph
+path in SQL while the query is embedded on a worker thread (onnxruntime and
+SQLite both release the GIL), reading the lexical candidates' scoring rows in
+that wait, then the dense path. Stage 2 fuses normalised scores with
+query-type weights, adds the session neighbours of the best *fused* candidates
+and lends them a share of each other's relevance, applies phase / trust /
+confidence / usage multipliers and the graph neighbourhood boost. Full rows
+and explanations are built only for what is returned. Optional LLM stages run
+only when configured and only within the SLO.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from desktop.memory.retrieval import paths as P
-from desktop.memory.retrieval.candidates import CandidateSet, load_light, passes_filters
+from desktop.memory.retrieval.candidates import CandidateSet, load_light, passes_filters, related_files
 from desktop.memory.retrieval.fusion import context_boost, neighbourhood_boost, normalise, rrf, score_fusion
+from desktop.memory.retrieval.lexical import LexicalSearch
 from desktop.memory.retrieval.llm_stages import HydeWriter, Reranker, StageUnavailable
 from desktop.memory.retrieval.packing import pack
 from desktop.memory.retrieval.slo import SloMonitor
@@ -35,6 +39,7 @@ log = logging.getLogger("engram.retrieval")
 
 WELL_SCORED = 0.5   # relevance (0..1) a result needs to count as "scores well" for HyDE
 RERANK_TOP = 20
+GRAPH_WINDOW = 50  # candidates 11..50 may receive the graph neighbourhood boost
 
 
 class RetrievalPipeline:
@@ -53,8 +58,7 @@ class RetrievalPipeline:
         self.slo = slo or SloMonitor()
         self.clock = clock or db.clock
         self.embed_timeout_s = embed_timeout_s
-        self.prf_weight = 0.0
-        self.prf_docs = 3
+        self.lexical = LexicalSearch()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-search")
 
     def close(self) -> None:
@@ -107,9 +111,12 @@ class RetrievalPipeline:
         fut = self._start_embedding(query)
         conn = self.db.reads.conn()
         t = time.perf_counter()
-        bm25, match = P.bm25_path(conn, query, k)
+        bm25, match = self.lexical.search(conn, query, k)
         near_files = P.graph_files(conn, req.touched_files, self.graph)
         graph = P.graph_path(conn, near_files, k)
+        decode = bool(req.files or req.modules)
+        # While the query is still being embedded, read the lexical candidates' scoring rows.
+        early = load_light(conn, [m for m, _s in bm25], decode=decode) if fut is not None and not fut.done() else {}
         resp.timings["bm25_graph"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         qvec, dense = self._dense(fut, k, resp)
@@ -117,6 +124,7 @@ class RetrievalPipeline:
         paths = {"bm25": bm25, "dense": dense, "graph": graph}
         t = time.perf_counter()
         cands = CandidateSet(paths)
+        cands.light = early
         ranked = self._score(conn, req, cands, match, qvec, qtype, limits.neighbours)
         resp.timings["fusion"] = (time.perf_counter() - t) * 1000
         if self.hyde is not None and mode == "reactive" and limits.hyde and qvec is not None:
@@ -128,7 +136,7 @@ class RetrievalPipeline:
         t = time.perf_counter()
         top = ranked[:limit]
         full = cands.full_memories(conn, [mid for mid, _s in top])
-        resp.results = [SearchResult(full[mid], score, cands.explanations[mid]) for mid, score in top
+        resp.results = [SearchResult(full[mid], score, cands.explanation(mid)) for mid, score in top
                         if mid in full]
         for r in resp.results:
             r.explanation.query_type = qtype
@@ -145,84 +153,94 @@ class RetrievalPipeline:
                qvec: np.ndarray | None, qtype: str, n_neighbours: int) -> list[tuple[int, float]]:
         """Fuse, boost and weigh every candidate; returns (id, score) best first (filters applied)."""
         rrf_scores = rrf(cands.paths, RRF_WEIGHTS[qtype])
-        seeds = sorted(rrf_scores, key=lambda m: -rrf_scores[m])[:n_neighbours]
-        neighbours = P.session_neighbours(conn, seeds)
-        ids = set(rrf_scores) | {n for near in neighbours.values() for n in near}
         dense_raw = dict(cands.paths.get("dense", []))
-        if qvec is not None and self.embeddings is not None:
-            missing = [m for m in ids if m not in dense_raw]
-            dense_raw.update(self.embeddings.similarities(qvec, missing))
         # Candidates BM25 did not rank lie below its k-th score; scoring them individually
         # (MATCH ... AND rowid IN) re-runs the whole match and cost 5x the rest of the
         # search while changing LoCoMo nDCG@10 by 0.003, so they count as 0 here.
-        bm25_raw = dict(cands.paths.get("bm25", []))
-        cands.raw = {"bm25": bm25_raw, "dense": dense_raw, "graph": dict(cands.paths.get("graph", []))}
-        for name in ("hyde",):
-            if name in cands.paths:
-                cands.raw[name] = dict(cands.paths[name])
-        norm = {p: normalise(p, {m: s for m, s in raw.items() if m in ids}) for p, raw in cands.raw.items()}
+        cands.raw = {"bm25": dict(cands.paths.get("bm25", [])), "dense": dense_raw,
+                     "graph": dict(cands.paths.get("graph", []))}
+        if "hyde" in cands.paths:
+            cands.raw["hyde"] = dict(cands.paths["hyde"])
         weights = dict(PATH_WEIGHTS[qtype])
-        if "hyde" in norm:
+        if "hyde" in cands.raw:
             # HyDE replaces the dense query (the design's secondary dense search) rather than adding a vote.
             weights["hyde"] = weights.pop("dense")
-            norm.pop("dense", None)
-        relevance, partials = score_fusion(norm, weights, ids)
-        if self.prf_weight > 0 and qvec is not None and self.embeddings is not None and "dense" in norm:
-            # Pseudo-relevance feedback (Rocchio): move the query vector towards the best fused
-            # candidates, then re-score every candidate densely with it.
-            top = sorted(relevance, key=lambda m: -relevance[m])[:self.prf_docs]
-            vecs = self.embeddings.vectors(top)
-            if vecs:
-                q2 = qvec + self.prf_weight * np.mean(list(vecs.values()), axis=0)
-                q2 = q2 / (np.linalg.norm(q2) or 1.0)
-                prf_raw = self.embeddings.similarities(q2, list(ids))
-                cands.raw["dense"] = prf_raw
-                norm["dense"] = normalise("dense", prf_raw)
-                relevance, partials = score_fusion(norm, weights, ids)
+        ids = set(rrf_scores)
+        relevance, partials = self._fuse(cands, ids, qvec, weights)
+        # The session neighbours of the best fused candidates join the set (an answer sits right
+        # after the question it answers, a fix right after its error); then fuse again over all.
+        seeds = sorted(relevance, key=lambda m: (-relevance[m], m))[:n_neighbours]
+        neighbours = P.session_neighbours(conn, seeds)
+        extra = {n for near in neighbours.values() for n in near} - ids
+        if extra:
+            ids |= extra
+            relevance, partials = self._fuse(cands, ids, qvec, weights)
         cands.relevance = relevance
         boost = context_boost(relevance, neighbours)
-        light = load_light(conn, list(ids))
+        base = {mid: relevance.get(mid, 0.0) + boost.get(mid, 0.0) for mid in ids}
+        # Below this query's typical candidate on every path: noise, not a result (and not loaded).
+        wanted = [mid for mid, b in base.items() if b > 0.0]
+        light = {mid: cands.light[mid] for mid in wanted if mid in cands.light}
+        light.update(load_light(conn, [mid for mid in wanted if mid not in light and mid not in cands.light],
+                                decode=bool(req.files or req.modules)))
         now: datetime = self.clock()
         scored: list[tuple[int, float]] = []
-        for mid in ids:
-            mem = light.get(mid)
-            if mem is None or not passes_filters(conn, mem, req, light):
+        mults: dict[int, dict[str, float]] = {}
+        for mid, mem in light.items():
+            if not passes_filters(conn, mem, req, light):
                 continue
             mult = quality_multipliers(mem, req.phase, now)
-            base = relevance.get(mid, 0.0) + boost.get(mid, 0.0)
-            if base <= 0.0:  # below this query's typical candidate on every path: noise, not a result
-                continue
-            score = base
+            score = base[mid]
             for v in mult.values():
                 score *= v
+            mults[mid] = mult
+            scored.append((mid, score))
+        scored.sort(key=lambda x: (-x[1], x[0]))
+
+        def explain(mid: int) -> Explanation:
             ex = Explanation(paths={p: cands.rank(p, mid) for p in cands.paths if cands.rank(p, mid)},
                              raw={p: raw[mid] for p, raw in cands.raw.items() if mid in raw},
                              partial=partials.get(mid, {}), rrf=rrf_scores.get(mid, 0.0),
-                             relevance=relevance.get(mid, 0.0), multipliers=mult)
+                             relevance=relevance.get(mid, 0.0), multipliers=mults[mid])
             if boost.get(mid):
                 ex.boosts["session_context"] = boost[mid]
             if mid not in rrf_scores:
                 ex.notes.append("added as a session neighbour of a candidate")
-            cands.explanations[mid] = ex
-            scored.append((mid, score))
-        scored.sort(key=lambda x: (-x[1], x[0]))
+            return ex
+
+        # Explanations are built only for what is returned, reranked or boosted.
+        cands.explain_with(explain)
         return self._graph_boost(conn, scored, light, cands)
+
+    def _fuse(self, cands: CandidateSet, ids: set[int], qvec: np.ndarray | None, weights: dict[str, float]
+              ) -> tuple[dict[int, float], dict[int, dict[str, float]]]:
+        """Dense-score the candidates no dense hit covered, normalise each path over ``ids``, fuse."""
+        dense_raw = cands.raw["dense"]
+        if qvec is not None and self.embeddings is not None:
+            missing = [m for m in ids if m not in dense_raw]
+            if missing:
+                dense_raw.update(self.embeddings.similarities(qvec, missing))
+        norm = {p: normalise(p, {m: s for m, s in raw.items() if m in ids}) for p, raw in cands.raw.items()
+                if p in weights}
+        return score_fusion(norm, weights, ids)
 
     def _graph_boost(self, conn: Any, scored: list[tuple[int, float]], light: dict[int, Any],
                      cands: CandidateSet) -> list[tuple[int, float]]:
         """Candidates 11-50 whose files neighbour the top-10's files move up (design stage 2b)."""
-        top_files = [f for mid, _s in scored[:10] for f in light[mid].related_files]
-        if not top_files:
+        top_files = [f for mid, _s in scored[:10] for f in related_files(light[mid])]
+        if not top_files or not P.graph_available(conn, self.graph):
             return scored
         near = set(P.graph_files(conn, top_files, self.graph)) - set(top_files)
-        files_of = {mid: light[mid].related_files for mid, _s in scored[10:50]}
+        if not near:
+            return scored
+        files_of = {mid: related_files(light[mid]) for mid, _s in scored[10:GRAPH_WINDOW]}
         boost = neighbourhood_boost(scored, files_of, near)
         if not boost:
             return scored
         out = []
         for mid, s in scored:
             if mid in boost:
-                cands.explanations[mid].boosts["graph_neighbourhood"] = boost[mid]
+                cands.explanation(mid).boosts["graph_neighbourhood"] = boost[mid]
                 s += boost[mid]
             out.append((mid, s))
         out.sort(key=lambda x: (-x[1], x[0]))
@@ -258,6 +276,6 @@ class RetrievalPipeline:
         scores = [s for _m, s in head]  # keep the score scale; only the order changes
         out = [(head[i][0], scores[pos]) for pos, i in enumerate(order)]
         for pos, (mid, _s) in enumerate(out):
-            cands.explanations[mid].boosts["rerank_position"] = float(pos + 1)
+            cands.explanation(mid).boosts["rerank_position"] = float(pos + 1)
         resp.timings["rerank"] = (time.perf_counter() - t) * 1000
         return out + ranked[RERANK_TOP:]

@@ -7,6 +7,7 @@ relevant memory under a loosely relevant but "trusted" one.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from datetime import UTC, datetime
@@ -74,8 +75,12 @@ def detect_query_type(query: str, *, recent_tools: tuple[str, ...] = ()) -> str:
     return "semantic"
 
 
+@functools.lru_cache(maxsize=65536)
 def parse_time(value: str | None) -> datetime | None:
-    """Parse the store's ISO timestamps (``...Z``); None when absent or malformed."""
+    """Parse the store's ISO timestamps (``...Z``); None when absent or malformed.
+
+    Cached: the same memories' timestamps are parsed for query after query.
+    """
     if not value:
         return None
     try:
