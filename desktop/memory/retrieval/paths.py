@@ -27,8 +27,8 @@ def bm25_path(conn: Any, query: str, k: int) -> tuple[list[tuple[int, float]], s
     match = fts_match_query(query, "or")
     if match is None:
         return [], None
-    rows = conn.execute("SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ? "
-                        "ORDER BY rank LIMIT ?", (match, k)).fetchall()
+    rows = conn.execute("SELECT rowid, bm25(memories_fts) AS score FROM memories_fts "
+                        "WHERE memories_fts MATCH ? ORDER BY score LIMIT ?", (match, k)).fetchall()
     # FTS5's bm25() is negative, more negative = better; flip so bigger is better everywhere.
     return [(int(r), -float(s)) for r, s in rows], match
 
