@@ -72,6 +72,9 @@ def metrics(ranked: list[str], evidence: set[str]) -> dict[str, float]:
     return out
 
 
+INGEST: list[tuple[str, int, float]] = []  # (corpus, memories, seconds) of each timed ingest
+
+
 def run_quality(provider: LocalMiniLMProvider, workdir: Path) -> list[dict[str, Any]]:
     """Ask every category 1-4 question of each conversation to the four systems."""
     data = json.loads(LOCOMO.read_text(encoding="utf-8"))
@@ -79,9 +82,12 @@ def run_quality(provider: LocalMiniLMProvider, workdir: Path) -> list[dict[str, 
     for conv in data:
         db = Database(workdir / f"{conv['sample_id']}.db").open()
         ms = MemoryService(db)
-        ms.add_many(turns_of(conv), actor="bench").result()
+        t = time.perf_counter()
+        turns = turns_of(conv)
+        ms.add_many(turns, actor="bench").result()
         emb = EmbeddingService(db, provider)
         emb.sync()
+        INGEST.append((f"LoCoMo {conv['sample_id']} turns", len(turns), time.perf_counter() - t))
         pipe = RetrievalPipeline(db, emb)
         conn = db.reads.conn()
         ext = dict(conn.execute("SELECT id, external_id FROM memories").fetchall())
@@ -211,6 +217,7 @@ def build_scale(provider: LocalMiniLMProvider, path: Path, size: int, real: int 
         ms.add_many(items[i:i + 500], actor="bench").result()
     emb.sync()
     ingest = real / (time.perf_counter() - t)
+    INGEST.append((f"synthetic Zipf memories ({size:,} run)", real, real / ingest))
     for i in range(real, size, 5000):
         ms.add_many(items[i:i + 5000], actor="bench").result()
     conn = db.reads.conn()
@@ -253,7 +260,9 @@ def run_speed(provider: LocalMiniLMProvider, workdir: Path, sizes: list[int]) ->
         pipe.close()
         db.close()
         np  # noqa: B018
-    out = "**Search latency, end to end (ms; query embedding + BM25 + dense + graph + fusion + packing)**\n\n"
+    out = ("**Search latency, end to end (ms; query embedding + BM25 + dense + graph + fusion + packing; "
+           "synthetic memories: 12-40 words from a 5,000-word Zipf vocabulary of the Python standard library "
+           "around an identifier and a path, ~100 WordPiece tokens with the context prefix)**\n\n")
     out += table(["memories", "p50", "p95", "ingest with embedding (mem/s)", "build (s)", "degraded"], rows)
     out += "\n\n**LanceDB (dense only, same vectors, query embedding included; ms)**\n\n"
     out += table(["memories", "p50", "p95", "load (s)"], lance_rows)
@@ -285,6 +294,21 @@ def lance_latency(emb: EmbeddingService, path: Path, qs: list[str]) -> list[floa
     return [percentile(lat, 50), percentile(lat, 95), load]
 
 
+def ingest_table() -> str:
+    """Markdown: every timed ingest (add + embed with the real model + vector writes)."""
+    body = [[name, n, secs, n / secs] for name, n, secs in INGEST]
+    return "**Ingest with embedding (bundled MiniLM, real model)**\n\n" + table(
+        ["corpus", "memories", "seconds", "memories/s"], body)
+
+
+def load() -> str:
+    """The 1/5/15-minute load averages (the machine is shared with other jobs)."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "n/a"
+
+
 def main() -> int:
     """Run the selected parts and print Markdown tables."""
     ap = argparse.ArgumentParser()
@@ -295,6 +319,7 @@ def main() -> int:
     provider = LocalMiniLMProvider()
     provider.warm_up()
     workdir = Path(tempfile.mkdtemp(prefix="engram-bench-retrieval-"))
+    print(f"(load average at start: {load()})\n")
     try:
         if not args.speed_only:
             t = time.perf_counter()
@@ -303,6 +328,8 @@ def main() -> int:
             print(f"\n(quality run: {time.perf_counter() - t:.0f} s)\n")
         if not args.quality_only:
             print(run_speed(provider, workdir, [int(s) for s in args.sizes.split(",") if s]))
+        print("\n" + ingest_table())
+        print(f"\n(load average at end: {load()})")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0

@@ -166,8 +166,9 @@ class EmbeddingService:
             if hit is not None:
                 self._queries.move_to_end(text)
                 return hit
-        with self._embed_lock:
-            vec = self.provider.embed([text])[0]
+        # Not behind the bulk-embedding lock: a search must not wait for an indexer batch (seconds);
+        # inference sessions are thread-safe, the query just shares the cores for a few ms.
+        vec = self.provider.embed([text])[0]
         with self._lock:
             self._queries[text] = vec
             while len(self._queries) > _QUERY_LRU:
