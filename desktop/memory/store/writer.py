@@ -311,53 +311,70 @@ class Writer:
                     it.future.set_exception(err if isinstance(err, Exception) else RuntimeError(str(err)))
 
     def _run_transaction(self, conn: apsw.Connection, live: list[_Item]) -> None:
+        """Run the batch optimistically in one transaction; on an op's failure, retry without it.
+
+        Savepoints would isolate ops too, but SQLite journals the original of every
+        page an op touches inside one, which halved bulk-insert speed. Failures are
+        rare, so instead the whole transaction is rolled back, the failing op gets its
+        error, and the others run again (ops are pure functions of the database).
+        """
+        pending = list(live)
+        failures = 0
+        while pending:
+            if failures >= 3:
+                # Pathological batch: stop retrying as a group, one op per transaction.
+                for it in pending:
+                    self._attempt(conn, [it])
+                return
+            failed = self._attempt(conn, pending)
+            if failed is None:
+                return
+            failures += 1
+            pending = [it for it in pending if it is not failed]
+
+    def _attempt(self, conn: apsw.Connection, batch: list[_Item]) -> _Item | None:
+        """One transaction over `batch`. Returns the op that failed (already answered), else None."""
         tx = Tx(conn, self.clock(), self.project_id)
-        outcomes: list[tuple[_Item, bool, Any]] = []
+        results: list[Any] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
         except apsw.Error as exc:
             err = translate_error(exc, self.path)
-            for it in live:
+            for it in batch:
                 it.future.set_exception(err)
-            return
-        for it in live:
-            mark = len(tx.changes)
-            conn.execute("SAVEPOINT op")
+            return None
+        for it in batch:
             try:
-                result = it.op.apply(tx)
-                conn.execute("RELEASE op")
-                outcomes.append((it, True, result))
-            except BaseException as exc:  # one op's failure must not undo the others
+                results.append(it.op.apply(tx))
+            except BaseException as exc:
                 err = translate_error(exc, self.path) if isinstance(exc, apsw.Error) else exc
                 if not isinstance(err, Exception):
                     raise
-                if conn.getautocommit():
-                    # SQLite itself rolled the whole transaction back (disk full, I/O
-                    # error): the ops before this one are gone too, so none succeeded.
+                sqlite_rolled_back = conn.getautocommit()
+                self._rollback_quietly(conn)
+                if sqlite_rolled_back or isinstance(exc, (apsw.FullError, apsw.IOError)):
+                    # SQLite itself abandoned the transaction (disk full, I/O error):
+                    # retrying the others would only fail the same way.
                     log.error("transaction rolled back by SQLite: %s", exc)
-                    for other in live:
+                    for other in batch:
                         other.future.set_exception(err)
-                    return
-                conn.execute("ROLLBACK TO op")
-                conn.execute("RELEASE op")
-                del tx.changes[mark:]
-                outcomes.append((it, False, err))
+                    return None
+                it.future.set_exception(err)
+                return it
         try:
             conn.execute("COMMIT")
         except apsw.Error as exc:
             err = translate_error(exc, self.path)
-            log.error("commit failed, %d writes not saved: %s", len(live), exc)
+            log.error("commit failed, %d writes not saved: %s", len(batch), exc)
             self._rollback_quietly(conn)
-            for it in live:
+            for it in batch:
                 it.future.set_exception(err)
-            return
-        for it, ok, value in outcomes:
-            if ok:
-                it.future.set_result(value)
-            else:
-                it.future.set_exception(value)
+            return None
+        for it, value in zip(batch, results, strict=True):
+            it.future.set_result(value)
         if tx.changes:
             self._publish(ChangeSet(tx.changes))
+        return None
 
     @staticmethod
     def _rollback_quietly(conn: apsw.Connection) -> None:
