@@ -22,6 +22,7 @@ from desktop.memory.store.database import Database
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.rows import MemoryQuery
 
+
 def _vocabulary(limit: int = 5000) -> tuple[list[str], list[int]]:
     """Words with their real frequencies, taken from the Python standard library's own source.
 
