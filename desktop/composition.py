@@ -125,3 +125,59 @@ def lifecycle_for(project: ProjectServices, *, embed: Any | None = None) -> Any:
     from desktop.memory.lifecycle.conflict_store import lifecycle_for as build
 
     return build(project, embed=embed)
+
+
+def start_project_services(project: ProjectServices, *, learn_from_transcripts: bool = True,
+                           home: Path | None = None) -> dict[str, Any]:
+    """Everything an open project runs in the background, each part optional.
+
+    Conflict detection on write, the hybrid search with its embedding indexer, and
+    learning from the agents already installed: past Claude Code / Codex / Gemini
+    sessions of this project are imported once, then new and growing transcripts are
+    watched. Slow (seconds): call it off the GUI thread. Returns what started.
+    """
+    started: dict[str, Any] = {}
+    for name, start in (("conflicts", lambda: lifecycle_for(project)),
+                        ("search", lambda: build_search_service(project))):
+        try:
+            started[name] = start()
+        except Exception:  # each service is optional; the app works without it
+            log.exception("could not start %s", name)
+    if learn_from_transcripts:
+        started.update(_learn_from_installed_agents(project, home))
+    return started
+
+
+def _learn_from_installed_agents(project: ProjectServices, home: Path | None) -> dict[str, Any]:
+    from desktop.memory.lifecycle.control import auto_memory_enabled
+    from desktop.memory.observer.watcher import TranscriptWatcher, watch_roots
+
+    if not auto_memory_enabled(project.db):
+        return {}
+    out: dict[str, Any] = {}
+    try:
+        ingestor = observer_for(project)
+        out["imported"] = ingestor.ingest_project(home)
+        if "transcript_watcher" not in project.extras:
+            watcher = TranscriptWatcher(ingestor, watch_roots(project.info.root, home))
+            watcher.start()
+            project.extras["transcript_watcher"] = watcher
+        out["watcher"] = project.extras["transcript_watcher"]
+    except Exception:
+        log.exception("learning from installed agents' transcripts failed")
+    return out
+
+
+def idle_maintenance(project: ProjectServices) -> dict[str, Any]:
+    """Work for when the app is idle: pruning (at most once a day) and the staleness check against the code."""
+    from desktop.memory.lifecycle.pruning import prune_when_idle
+    from desktop.memory.lifecycle.staleness import check_staleness
+
+    out: dict[str, Any] = {}
+    try:
+        future = prune_when_idle(project.db)
+        out["pruned"] = future.result() if future is not None else None
+        out["staleness"] = check_staleness(project.db, project.info.root)
+    except Exception:
+        log.exception("idle maintenance failed")
+    return out

@@ -1,2297 +1,2305 @@
 <?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1" language="en_US">
-  <context>
+<context>
     <name>AskMemory</name>
     <message>
-      <location filename="../desktop/ui/panel/ask.py" line="35" />
-      <source>Ask what the project's memory knows, e.g. “how do we run migrations?”</source>
-      <translation>Ask what the project's memory knows, e.g. “how do we run migrations?”</translation>
+        <location filename="../desktop/ui/panel/ask.py" line="35"/>
+        <source>Ask what the project&apos;s memory knows, e.g. “how do we run migrations?”</source>
+        <translation>Ask what the project&apos;s memory knows, e.g. “how do we run migrations?”</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/ask.py" line="37" />
-      <source>As&amp;k</source>
-      <translation>As&amp;k</translation>
+        <location filename="../desktop/ui/panel/ask.py" line="37"/>
+        <source>As&amp;k</source>
+        <translation>As&amp;k</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/ask.py" line="60" />
-      <source>Searching memory…</source>
-      <translation>Searching memory…</translation>
+        <location filename="../desktop/ui/panel/ask.py" line="60"/>
+        <source>Searching memory…</source>
+        <translation>Searching memory…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/ask.py" line="73" />
-      <source>No language model is set up, so here are the memories that answer best, ranked, with their citations. Choose a model in Settings for written answers.</source>
-      <translation>No language model is set up, so here are the memories that answer best, ranked, with their citations. Choose a model in Settings for written answers.</translation>
+        <location filename="../desktop/ui/panel/ask.py" line="73"/>
+        <source>No language model is set up, so here are the memories that answer best, ranked, with their citations. Choose a model in Settings for written answers.</source>
+        <translation>No language model is set up, so here are the memories that answer best, ranked, with their citations. Choose a model in Settings for written answers.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/ask.py" line="79" />
-      <source>Memory has nothing on this yet.</source>
-      <translation>Memory has nothing on this yet.</translation>
+        <location filename="../desktop/ui/panel/ask.py" line="79"/>
+        <source>Memory has nothing on this yet.</source>
+        <translation>Memory has nothing on this yet.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/ask.py" line="80" />
-      <source>score</source>
-      <translation>score</translation>
+        <location filename="../desktop/ui/panel/ask.py" line="80"/>
+        <source>score</source>
+        <translation>score</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>AuditActions</name>
     <message>
-      <location filename="../desktop/ui/labels.py" line="62" />
-      <source>added</source>
-      <translation>added</translation>
+        <location filename="../desktop/ui/labels.py" line="62"/>
+        <source>added</source>
+        <translation>added</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="63" />
-      <source>edited</source>
-      <translation>edited</translation>
+        <location filename="../desktop/ui/labels.py" line="63"/>
+        <source>edited</source>
+        <translation>edited</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="64" />
-      <source>pinned</source>
-      <translation>pinned</translation>
+        <location filename="../desktop/ui/labels.py" line="64"/>
+        <source>pinned</source>
+        <translation>pinned</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="65" />
-      <source>unpinned</source>
-      <translation>unpinned</translation>
+        <location filename="../desktop/ui/labels.py" line="65"/>
+        <source>unpinned</source>
+        <translation>unpinned</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="66" />
-      <source>confirmed</source>
-      <translation>confirmed</translation>
+        <location filename="../desktop/ui/labels.py" line="66"/>
+        <source>confirmed</source>
+        <translation>confirmed</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="67" />
-      <source>deprecated</source>
-      <translation>deprecated</translation>
+        <location filename="../desktop/ui/labels.py" line="67"/>
+        <source>deprecated</source>
+        <translation>deprecated</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="68" />
-      <source>forgotten</source>
-      <translation>forgotten</translation>
+        <location filename="../desktop/ui/labels.py" line="68"/>
+        <source>forgotten</source>
+        <translation>forgotten</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="69" />
-      <source>restored</source>
-      <translation>restored</translation>
+        <location filename="../desktop/ui/labels.py" line="69"/>
+        <source>restored</source>
+        <translation>restored</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="70" />
-      <source>deleted</source>
-      <translation>deleted</translation>
+        <location filename="../desktop/ui/labels.py" line="70"/>
+        <source>deleted</source>
+        <translation>deleted</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="71" />
-      <source>promoted</source>
-      <translation>promoted</translation>
+        <location filename="../desktop/ui/labels.py" line="71"/>
+        <source>promoted</source>
+        <translation>promoted</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="72" />
-      <source>evicted</source>
-      <translation>evicted</translation>
+        <location filename="../desktop/ui/labels.py" line="72"/>
+        <source>evicted</source>
+        <translation>evicted</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="73" />
-      <source>reinforced</source>
-      <translation>reinforced</translation>
+        <location filename="../desktop/ui/labels.py" line="73"/>
+        <source>reinforced</source>
+        <translation>reinforced</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>CitationBar</name>
     <message>
-      <location filename="../desktop/ui/session/citations.py" line="172" />
-      <source>Hide memories</source>
-      <translation>Hide memories</translation>
+        <location filename="../desktop/ui/session/citations.py" line="175"/>
+        <source>Hide memories</source>
+        <translation>Hide memories</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/session/citations.py" line="173" />
-      <source>Used %n memories</source>
-      <translation>
-        <numerusform>Used %n memory</numerusform>
-        <numerusform>Used %n memories</numerusform>
-      </translation>
+        <location filename="../desktop/ui/session/citations.py" line="176"/>
+        <source>Used %n memories</source>
+        <translation>
+            <numerusform>Used %n memory</numerusform>
+            <numerusform>Used %n memories</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/citations.py" line="174" />
-      <source>Show every memory this answer cited</source>
-      <translation>Show every memory this answer cited</translation>
+        <location filename="../desktop/ui/session/citations.py" line="177"/>
+        <source>Show every memory this answer cited</source>
+        <translation>Show every memory this answer cited</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>CitationChip</name>
     <message>
-      <location filename="../desktop/ui/session/citations.py" line="112" />
-      <source>This memory is wrong — correct it</source>
-      <translation>This memory is wrong — correct it</translation>
+        <location filename="../desktop/ui/session/citations.py" line="115"/>
+        <source>This memory is wrong — correct it</source>
+        <translation>This memory is wrong — correct it</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/citations.py" line="113" />
-      <source>Flag memory #%1 as wrong</source>
-      <translation>Flag memory #%1 as wrong</translation>
+        <location filename="../desktop/ui/session/citations.py" line="116"/>
+        <source>Flag memory #%1 as wrong</source>
+        <translation>Flag memory #%1 as wrong</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/citations.py" line="115" />
-      <source>Dead end: an approach tried before and abandoned</source>
-      <translation>Dead end: an approach tried before and abandoned</translation>
+        <location filename="../desktop/ui/session/citations.py" line="118"/>
+        <source>Dead end: an approach tried before and abandoned</source>
+        <translation>Dead end: an approach tried before and abandoned</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/citations.py" line="116" />
-      <source>Memory the agent used</source>
-      <translation>Memory the agent used</translation>
+        <location filename="../desktop/ui/session/citations.py" line="119"/>
+        <source>Memory the agent used</source>
+        <translation>Memory the agent used</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>ConflictCard</name>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="34" />
-      <source>Older</source>
-      <translation>Older</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="34"/>
+        <source>Older</source>
+        <translation>Older</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="34" />
-      <source>Newer</source>
-      <translation>Newer</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="34"/>
+        <source>Newer</source>
+        <translation>Newer</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="41" />
-      <source>Keep &amp;new</source>
-      <translation>Keep &amp;new</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="41"/>
+        <source>Keep &amp;new</source>
+        <translation>Keep &amp;new</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="41" />
-      <source>The newer memory replaces the older one</source>
-      <translation>The newer memory replaces the older one</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="41"/>
+        <source>The newer memory replaces the older one</source>
+        <translation>The newer memory replaces the older one</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="42" />
-      <source>Keep &amp;old</source>
-      <translation>Keep &amp;old</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="42"/>
+        <source>Keep &amp;old</source>
+        <translation>Keep &amp;old</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="42" />
-      <source>The older memory stays; the newer one is retired</source>
-      <translation>The older memory stays; the newer one is retired</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="42"/>
+        <source>The older memory stays; the newer one is retired</source>
+        <translation>The older memory stays; the newer one is retired</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="43" />
-      <source>Keep &amp;both</source>
-      <translation>Keep &amp;both</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="43"/>
+        <source>Keep &amp;both</source>
+        <translation>Keep &amp;both</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="43" />
-      <source>Both are right (for different cases)</source>
-      <translation>Both are right (for different cases)</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="43"/>
+        <source>Both are right (for different cases)</source>
+        <translation>Both are right (for different cases)</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>ConflictsDialog</name>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="59" />
-      <source>Conflicting memories</source>
-      <translation>Conflicting memories</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="59"/>
+        <source>Conflicting memories</source>
+        <translation>Conflicting memories</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="64" />
-      <source>No conflicting memories. Nothing to decide.</source>
-      <translation>No conflicting memories. Nothing to decide.</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="64"/>
+        <source>No conflicting memories. Nothing to decide.</source>
+        <translation>No conflicting memories. Nothing to decide.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="79" />
-      <source>Two memories disagree. Decide which one agents should believe.</source>
-      <translation>Two memories disagree. Decide which one agents should believe.</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="79"/>
+        <source>Two memories disagree. Decide which one agents should believe.</source>
+        <translation>Two memories disagree. Decide which one agents should believe.</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>CorrectionDialog</name>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="26" />
-      <source>&amp;Outdated — we fixed this</source>
-      <translation>&amp;Outdated — we fixed this</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="26"/>
+        <source>&amp;Outdated — we fixed this</source>
+        <translation>&amp;Outdated — we fixed this</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="27" />
-      <source>The memory is retired. If you describe how it is now, that becomes a new memory that replaces it.</source>
-      <translation>The memory is retired. If you describe how it is now, that becomes a new memory that replaces it.</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="27"/>
+        <source>The memory is retired. If you describe how it is now, that becomes a new memory that replaces it.</source>
+        <translation>The memory is retired. If you describe how it is now, that becomes a new memory that replaces it.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="29" />
-      <source>&amp;Partially wrong — let me refine it</source>
-      <translation>&amp;Partially wrong — let me refine it</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="29"/>
+        <source>&amp;Partially wrong — let me refine it</source>
+        <translation>&amp;Partially wrong — let me refine it</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="30" />
-      <source>Edit the text below. The memory keeps its history, so the old version stays visible.</source>
-      <translation>Edit the text below. The memory keeps its history, so the old version stays visible.</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="30"/>
+        <source>Edit the text below. The memory keeps its history, so the old version stays visible.</source>
+        <translation>Edit the text below. The memory keeps its history, so the old version stays visible.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="32" />
-      <source>&amp;Doesn't apply to this project</source>
-      <translation>&amp;Doesn't apply to this project</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="32"/>
+        <source>&amp;Doesn&apos;t apply to this project</source>
+        <translation>&amp;Doesn&apos;t apply to this project</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="33" />
-      <source>The memory is marked not applicable and is never given to agents in this project again.</source>
-      <translation>The memory is marked not applicable and is never given to agents in this project again.</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="33"/>
+        <source>The memory is marked not applicable and is never given to agents in this project again.</source>
+        <translation>The memory is marked not applicable and is never given to agents in this project again.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="35" />
-      <source>&amp;Incorrect information</source>
-      <translation>&amp;Incorrect information</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="35"/>
+        <source>&amp;Incorrect information</source>
+        <translation>&amp;Incorrect information</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="36" />
-      <source>The memory is retired and your correction (required) replaces it.</source>
-      <translation>The memory is retired and your correction (required) replaces it.</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="36"/>
+        <source>The memory is retired and your correction (required) replaces it.</source>
+        <translation>The memory is retired and your correction (required) replaces it.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="46" />
-      <source>Correct memory #%1</source>
-      <translation>Correct memory #%1</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="46"/>
+        <source>Correct memory #%1</source>
+        <translation>Correct memory #%1</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="54" />
-      <source>What is wrong with this memory?</source>
-      <translation>What is wrong with this memory?</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="54"/>
+        <source>What is wrong with this memory?</source>
+        <translation>What is wrong with this memory?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="71" />
-      <source>Apply correction</source>
-      <translation>Apply correction</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="71"/>
+        <source>Apply correction</source>
+        <translation>Apply correction</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="95" />
-      <source>How is it now? (optional)</source>
-      <translation>How is it now? (optional)</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="95"/>
+        <source>How is it now? (optional)</source>
+        <translation>How is it now? (optional)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="98" />
-      <source>What is correct? (required)</source>
-      <translation>What is correct? (required)</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="98"/>
+        <source>What is correct? (required)</source>
+        <translation>What is correct? (required)</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>Dashboard</name>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="33" />
-      <source>unknown</source>
-      <translation>unknown</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="33"/>
+        <source>unknown</source>
+        <translation>unknown</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="34" />
-      <source>shallow</source>
-      <translation>shallow</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="34"/>
+        <source>shallow</source>
+        <translation>shallow</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="35" />
-      <source>partial</source>
-      <translation>partial</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="35"/>
+        <source>partial</source>
+        <translation>partial</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="36" />
-      <source>mapped</source>
-      <translation>mapped</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="36"/>
+        <source>mapped</source>
+        <translation>mapped</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="72" />
-      <source>memories</source>
-      <translation>memories</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="72"/>
+        <source>memories</source>
+        <translation>memories</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="72" />
-      <source>Everything agents may be given (forgotten ones excluded)</source>
-      <translation>Everything agents may be given (forgotten ones excluded)</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="72"/>
+        <source>Everything agents may be given (forgotten ones excluded)</source>
+        <translation>Everything agents may be given (forgotten ones excluded)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="73" />
-      <source>active in the last 30 days</source>
-      <translation>active in the last 30 days</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <source>active in the last 30 days</source>
+        <translation>active in the last 30 days</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="73" />
-      <source>Used or created in the last 30 days</source>
-      <translation>Used or created in the last 30 days</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <source>Used or created in the last 30 days</source>
+        <translation>Used or created in the last 30 days</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="74" />
-      <source>need review</source>
-      <translation>need review</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
+        <source>need review</source>
+        <translation>need review</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="74" />
-      <source>New or flagged memories waiting for your OK</source>
-      <translation>New or flagged memories waiting for your OK</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
+        <source>New or flagged memories waiting for your OK</source>
+        <translation>New or flagged memories waiting for your OK</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="75" />
-      <source>tokens saved this session</source>
-      <translation>tokens saved this session</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
+        <source>tokens saved this session</source>
+        <translation>tokens saved this session</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="76" />
-      <source>Discovery the agents did not have to repeat, this app session</source>
-      <translation>Discovery the agents did not have to repeat, this app session</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
+        <source>Discovery the agents did not have to repeat, this app session</source>
+        <translation>Discovery the agents did not have to repeat, this app session</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="81" />
-      <source>Health score: average confidence × module coverage × review activity</source>
-      <translation>Health score: average confidence × module coverage × review activity</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="81"/>
+        <source>Health score: average confidence × module coverage × review activity</source>
+        <translation>Health score: average confidence × module coverage × review activity</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="88" />
-      <source>Memories added per day over the last two weeks</source>
-      <translation>Memories added per day over the last two weeks</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="88"/>
+        <source>Memories added per day over the last two weeks</source>
+        <translation>Memories added per day over the last two weeks</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="103" />
-      <source>Added per day</source>
-      <translation>Added per day</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="103"/>
+        <source>Added per day</source>
+        <translation>Added per day</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="103" />
-      <source>By type</source>
-      <translation>By type</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="103"/>
+        <source>By type</source>
+        <translation>By type</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="104" />
-      <source>Module coverage</source>
-      <translation>Module coverage</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="104"/>
+        <source>Module coverage</source>
+        <translation>Module coverage</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="105" />
-      <source>Needs attention</source>
-      <translation>Needs attention</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="105"/>
+        <source>Needs attention</source>
+        <translation>Needs attention</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="105" />
-      <source>Recent activity</source>
-      <translation>Recent activity</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="105"/>
+        <source>Recent activity</source>
+        <translation>Recent activity</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="137" />
-      <source>Health %1 / 100</source>
-      <translation>Health %1 / 100</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="137"/>
+        <source>Health %1 / 100</source>
+        <translation>Health %1 / 100</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="138" />
-      <source>Average confidence %1 · %2 stale · %3 pinned</source>
-      <translation>Average confidence %1 · %2 stale · %3 pinned</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="138"/>
+        <source>Average confidence %1 · %2 stale · %3 pinned</source>
+        <translation>Average confidence %1 · %2 stale · %3 pinned</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="145" />
-      <source>Module coverage appears once the code is indexed.</source>
-      <translation>Module coverage appears once the code is indexed.</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="145"/>
+        <source>Module coverage appears once the code is indexed.</source>
+        <translation>Module coverage appears once the code is indexed.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="149" />
-      <source>stale</source>
-      <translation>stale</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="149"/>
+        <source>stale</source>
+        <translation>stale</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="149" />
-      <source>needs review</source>
-      <translation>needs review</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="149"/>
+        <source>needs review</source>
+        <translation>needs review</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="154" />
-      <source>Nothing needs your attention.</source>
-      <translation>Nothing needs your attention.</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="154"/>
+        <source>Nothing needs your attention.</source>
+        <translation>Nothing needs your attention.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="157" />
-      <source>you</source>
-      <translation>you</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="157"/>
+        <source>you</source>
+        <translation>you</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="157" />
-      <source>an agent</source>
-      <translation>an agent</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="157"/>
+        <source>an agent</source>
+        <translation>an agent</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="157" />
-      <source>an import</source>
-      <translation>an import</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="157"/>
+        <source>an import</source>
+        <translation>an import</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>Flows</name>
     <message>
-      <location filename="../desktop/ui/flows.py" line="53" />
-      <source>Not saved</source>
-      <translation>Not saved</translation>
+        <location filename="../desktop/ui/flows.py" line="53"/>
+        <source>Not saved</source>
+        <translation>Not saved</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="79" />
-      <source>Memory saved</source>
-      <translation>Memory saved</translation>
+        <location filename="../desktop/ui/flows.py" line="79"/>
+        <source>Memory saved</source>
+        <translation>Memory saved</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="85" />
-      <source>Remembered: %1</source>
-      <translation>Remembered: %1</translation>
+        <location filename="../desktop/ui/flows.py" line="85"/>
+        <source>Remembered: %1</source>
+        <translation>Remembered: %1</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="101" />
-      <source>Correction saved</source>
-      <translation>Correction saved</translation>
+        <location filename="../desktop/ui/flows.py" line="101"/>
+        <source>Correction saved</source>
+        <translation>Correction saved</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="130" />
-      <source>Session finished. Its summary is in View ▸ Last Session Summary.</source>
-      <translation>Session finished. Its summary is in View ▸ Last Session Summary.</translation>
+        <location filename="../desktop/ui/flows.py" line="130"/>
+        <source>Session finished. Its summary is in View ▸ Last Session Summary.</source>
+        <translation>Session finished. Its summary is in View ▸ Last Session Summary.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="137" />
-      <source>No session has finished yet.</source>
-      <translation>No session has finished yet.</translation>
+        <location filename="../desktop/ui/flows.py" line="137"/>
+        <source>No session has finished yet.</source>
+        <translation>No session has finished yet.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="169" />
-      <source>Conflict resolved</source>
-      <translation>Conflict resolved</translation>
+        <location filename="../desktop/ui/flows.py" line="169"/>
+        <source>Conflict resolved</source>
+        <translation>Conflict resolved</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="184" />
-      <source>Nothing waits for review.</source>
-      <translation>Nothing waits for review.</translation>
+        <location filename="../desktop/ui/flows.py" line="184"/>
+        <source>Nothing waits for review.</source>
+        <translation>Nothing waits for review.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="216" />
-      <source>API key saved in the system keyring</source>
-      <translation>API key saved in the system keyring</translation>
+        <location filename="../desktop/ui/flows.py" line="216"/>
+        <source>API key saved in the system keyring</source>
+        <translation>API key saved in the system keyring</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/flows.py" line="235" />
-      <source>%n memories exported</source>
-      <translation>
-        <numerusform>%n memory exported</numerusform>
-        <numerusform>%n memories exported</numerusform>
-      </translation>
+        <location filename="../desktop/ui/flows.py" line="235"/>
+        <source>%n memories exported</source>
+        <translation>
+            <numerusform>%n memory exported</numerusform>
+            <numerusform>%n memories exported</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="242" />
-      <source>Importing %1…</source>
-      <translation>Importing %1…</translation>
+        <location filename="../desktop/ui/flows.py" line="242"/>
+        <source>Importing %1…</source>
+        <translation>Importing %1…</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/flows.py" line="244" />
-      <source>%n memories imported</source>
-      <translation>
-        <numerusform>%n memory imported</numerusform>
-        <numerusform>%n memories imported</numerusform>
-      </translation>
+        <location filename="../desktop/ui/flows.py" line="244"/>
+        <source>%n memories imported</source>
+        <translation>
+            <numerusform>%n memory imported</numerusform>
+            <numerusform>%n memories imported</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/flows.py" line="251" />
-      <source>%n memories deleted</source>
-      <translation>
-        <numerusform>%n memory deleted</numerusform>
-        <numerusform>%n memories deleted</numerusform>
-      </translation>
+        <location filename="../desktop/ui/flows.py" line="251"/>
+        <source>%n memories deleted</source>
+        <translation>
+            <numerusform>%n memory deleted</numerusform>
+            <numerusform>%n memories deleted</numerusform>
+        </translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>LearnedRow</name>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="43" />
-      <source>global</source>
-      <translation>global</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="43"/>
+        <source>global</source>
+        <translation>global</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="53" />
-      <source>OK</source>
-      <translation>OK</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="53"/>
+        <source>OK</source>
+        <translation>OK</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="55" />
-      <source>Right: keep it and raise its confidence</source>
-      <translation>Right: keep it and raise its confidence</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="55"/>
+        <source>Right: keep it and raise its confidence</source>
+        <translation>Right: keep it and raise its confidence</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="56" />
-      <source>Edit</source>
-      <translation>Edit</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="56"/>
+        <source>Edit</source>
+        <translation>Edit</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="58" />
-      <source>Almost right: fix the wording</source>
-      <translation>Almost right: fix the wording</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="58"/>
+        <source>Almost right: fix the wording</source>
+        <translation>Almost right: fix the wording</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="59" />
-      <source>Forget</source>
-      <translation>Forget</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="59"/>
+        <source>Forget</source>
+        <translation>Forget</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="61" />
-      <source>Wrong or useless: agents will not see it</source>
-      <translation>Wrong or useless: agents will not see it</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="61"/>
+        <source>Wrong or useless: agents will not see it</source>
+        <translation>Wrong or useless: agents will not see it</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MainWindow</name>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="139" />
-      <source>Open a project to begin.</source>
-      <translation>Open a project to begin.</translation>
+        <location filename="../desktop/ui/main_window.py" line="154"/>
+        <source>Open a project to begin.</source>
+        <translation>Open a project to begin.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="155" />
-      <source>&amp;File</source>
-      <translation>&amp;File</translation>
+        <location filename="../desktop/ui/main_window.py" line="170"/>
+        <source>&amp;File</source>
+        <translation>&amp;File</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="156" />
-      <source>&amp;Open Project…</source>
-      <translation>&amp;Open Project…</translation>
+        <location filename="../desktop/ui/main_window.py" line="171"/>
+        <source>&amp;Open Project…</source>
+        <translation>&amp;Open Project…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="158" />
-      <source>Open &amp;Recent</source>
-      <translation>Open &amp;Recent</translation>
+        <location filename="../desktop/ui/main_window.py" line="173"/>
+        <source>Open &amp;Recent</source>
+        <translation>Open &amp;Recent</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="160" />
-      <source>&amp;Settings…</source>
-      <translation>&amp;Settings…</translation>
+        <location filename="../desktop/ui/main_window.py" line="175"/>
+        <source>&amp;Settings…</source>
+        <translation>&amp;Settings…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="163" />
-      <source>&amp;Quit</source>
-      <translation>&amp;Quit</translation>
+        <location filename="../desktop/ui/main_window.py" line="178"/>
+        <source>&amp;Quit</source>
+        <translation>&amp;Quit</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="164" />
-      <source>&amp;Project</source>
-      <translation>&amp;Project</translation>
+        <location filename="../desktop/ui/main_window.py" line="179"/>
+        <source>&amp;Project</source>
+        <translation>&amp;Project</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="165" />
-      <source>&amp;Teach Engram…</source>
-      <translation>&amp;Teach Engram…</translation>
+        <location filename="../desktop/ui/main_window.py" line="180"/>
+        <source>&amp;Teach Engram…</source>
+        <translation>&amp;Teach Engram…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="166" />
-      <source>Write down something agents should know</source>
-      <translation>Write down something agents should know</translation>
+        <location filename="../desktop/ui/main_window.py" line="181"/>
+        <source>Write down something agents should know</source>
+        <translation>Write down something agents should know</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="167" />
-      <source>&amp;Review Memories…</source>
-      <translation>&amp;Review Memories…</translation>
+        <location filename="../desktop/ui/main_window.py" line="182"/>
+        <source>&amp;Review Memories…</source>
+        <translation>&amp;Review Memories…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="169" />
-      <source>Confirm or forget memories that wait for review</source>
-      <translation>Confirm or forget memories that wait for review</translation>
+        <location filename="../desktop/ui/main_window.py" line="184"/>
+        <source>Confirm or forget memories that wait for review</source>
+        <translation>Confirm or forget memories that wait for review</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="170" />
-      <source>Resolve &amp;Conflicts…</source>
-      <translation>Resolve &amp;Conflicts…</translation>
+        <location filename="../desktop/ui/main_window.py" line="185"/>
+        <source>Resolve &amp;Conflicts…</source>
+        <translation>Resolve &amp;Conflicts…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="171" />
-      <source>Decide between memories that disagree</source>
-      <translation>Decide between memories that disagree</translation>
+        <location filename="../desktop/ui/main_window.py" line="186"/>
+        <source>Decide between memories that disagree</source>
+        <translation>Decide between memories that disagree</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="172" />
-      <source>&amp;Get to Know This Project…</source>
-      <translation>&amp;Get to Know This Project…</translation>
+        <location filename="../desktop/ui/main_window.py" line="187"/>
+        <source>&amp;Get to Know This Project…</source>
+        <translation>&amp;Get to Know This Project…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="174" />
-      <source>Index the code and import agent rule files</source>
-      <translation>Index the code and import agent rule files</translation>
+        <location filename="../desktop/ui/main_window.py" line="189"/>
+        <source>Index the code and import agent rule files</source>
+        <translation>Index the code and import agent rule files</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="177" />
-      <source>&amp;View</source>
-      <translation>&amp;View</translation>
+        <location filename="../desktop/ui/main_window.py" line="192"/>
+        <source>&amp;View</source>
+        <translation>&amp;View</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="178" />
-      <source>&amp;Memory Panel</source>
-      <translation>&amp;Memory Panel</translation>
+        <location filename="../desktop/ui/main_window.py" line="193"/>
+        <source>&amp;Memory Panel</source>
+        <translation>&amp;Memory Panel</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="180" />
-      <source>Show or hide the memory panel (%1)</source>
-      <translation>Show or hide the memory panel (%1)</translation>
+        <location filename="../desktop/ui/main_window.py" line="195"/>
+        <source>Show or hide the memory panel (%1)</source>
+        <translation>Show or hide the memory panel (%1)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="187" />
-      <source>Last Session &amp;Summary…</source>
-      <translation>Last Session &amp;Summary…</translation>
+        <location filename="../desktop/ui/main_window.py" line="202"/>
+        <source>Last Session &amp;Summary…</source>
+        <translation>Last Session &amp;Summary…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="188" />
-      <source>&amp;Help</source>
-      <translation>&amp;Help</translation>
+        <location filename="../desktop/ui/main_window.py" line="203"/>
+        <source>&amp;Help</source>
+        <translation>&amp;Help</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="189" />
-      <source>&amp;About Engram</source>
-      <translation>&amp;About Engram</translation>
+        <location filename="../desktop/ui/main_window.py" line="204"/>
+        <source>&amp;About Engram</source>
+        <translation>&amp;About Engram</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="190" />
-      <source>Engram %1
+        <location filename="../desktop/ui/main_window.py" line="205"/>
+        <source>Engram %1
 Long-term memory for AI coding agents.</source>
-      <translation>Engram %1
+        <translation>Engram %1
 Long-term memory for AI coding agents.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="191" />
-      <source>Switch project</source>
-      <translation>Switch project</translation>
+        <location filename="../desktop/ui/main_window.py" line="211"/>
+        <source>Switch project</source>
+        <translation>Switch project</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="196" />
-      <source>Settings</source>
-      <translation>Settings</translation>
+        <location filename="../desktop/ui/main_window.py" line="216"/>
+        <source>Settings</source>
+        <translation>Settings</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="197" />
-      <source>Models, keys, data, language, trust</source>
-      <translation>Models, keys, data, language, trust</translation>
+        <location filename="../desktop/ui/main_window.py" line="217"/>
+        <source>Models, keys, data, language, trust</source>
+        <translation>Models, keys, data, language, trust</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="215" />
-      <source>No project open</source>
-      <translation>No project open</translation>
+        <location filename="../desktop/ui/main_window.py" line="235"/>
+        <source>No project open</source>
+        <translation>No project open</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="217" />
-      <source>Open another folder…</source>
-      <translation>Open another folder…</translation>
+        <location filename="../desktop/ui/main_window.py" line="237"/>
+        <source>Open another folder…</source>
+        <translation>Open another folder…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="229" />
-      <source>Memory</source>
-      <translation>Memory</translation>
+        <location filename="../desktop/ui/main_window.py" line="249"/>
+        <source>Memory</source>
+        <translation>Memory</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="236" />
-      <source>Open a project folder</source>
-      <translation>Open a project folder</translation>
+        <location filename="../desktop/ui/main_window.py" line="256"/>
+        <source>Open a project folder</source>
+        <translation>Open a project folder</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="242" />
-      <source>Opening %1…</source>
-      <translation>Opening %1…</translation>
+        <location filename="../desktop/ui/main_window.py" line="262"/>
+        <source>Opening %1…</source>
+        <translation>Opening %1…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="258" />
-      <source>Damaged memory</source>
-      <translation>Damaged memory</translation>
+        <location filename="../desktop/ui/main_window.py" line="278"/>
+        <source>Damaged memory</source>
+        <translation>Damaged memory</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="260" />
-      <source>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</source>
-      <translation>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</translation>
+        <location filename="../desktop/ui/main_window.py" line="280"/>
+        <source>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</source>
+        <translation>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="264" />
-      <source>Damaged file kept as %1</source>
-      <translation>Damaged file kept as %1</translation>
+        <location filename="../desktop/ui/main_window.py" line="284"/>
+        <source>Damaged file kept as %1</source>
+        <translation>Damaged file kept as %1</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="267" />
-      <source>Cannot open project</source>
-      <translation>Cannot open project</translation>
+        <location filename="../desktop/ui/main_window.py" line="287"/>
+        <source>Cannot open project</source>
+        <translation>Cannot open project</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="279" />
-      <source>Opened %1</source>
-      <translation>Opened %1</translation>
+        <location filename="../desktop/ui/main_window.py" line="299"/>
+        <source>Opened %1</source>
+        <translation>Opened %1</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/main_window.py" line="317"/>
+        <source>Learned %n memories from past agent sessions</source>
+        <translation>
+            <numerusform>Learned %n memory from past agent sessions</numerusform>
+            <numerusform>Learned %n memories from past agent sessions</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="365" />
-      <source>Language changed. Dialogs already open keep the old language until reopened.</source>
-      <translation>Language changed. Dialogs already open keep the old language until reopened.</translation>
+        <location filename="../desktop/ui/main_window.py" line="413"/>
+        <source>Language changed. Dialogs already open keep the old language until reopened.</source>
+        <translation>Language changed. Dialogs already open keep the old language until reopened.</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryBrowser</name>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="60" />
-      <source>Search memories…</source>
-      <translation>Search memories…</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="60"/>
+        <source>Search memories…</source>
+        <translation>Search memories…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="64" />
-      <source>All types</source>
-      <translation>All types</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="64"/>
+        <source>All types</source>
+        <translation>All types</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="69" />
-      <source>Not forgotten</source>
-      <translation>Not forgotten</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="69"/>
+        <source>Not forgotten</source>
+        <translation>Not forgotten</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="74" />
-      <source>All scopes</source>
-      <translation>All scopes</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="74"/>
+        <source>All scopes</source>
+        <translation>All scopes</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="79" />
-      <source>All sources</source>
-      <translation>All sources</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="79"/>
+        <source>All sources</source>
+        <translation>All sources</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="82" />
-      <source>Filter by type</source>
-      <translation>Filter by type</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="82"/>
+        <source>Filter by type</source>
+        <translation>Filter by type</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="82" />
-      <source>Filter by status</source>
-      <translation>Filter by status</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="83"/>
+        <source>Filter by status</source>
+        <translation>Filter by status</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="83" />
-      <source>Filter by scope</source>
-      <translation>Filter by scope</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="84"/>
+        <source>Filter by scope</source>
+        <translation>Filter by scope</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="84" />
-      <source>Filter by where the memory came from</source>
-      <translation>Filter by where the memory came from</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="85"/>
+        <source>Filter by where the memory came from</source>
+        <translation>Filter by where the memory came from</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="106" />
-      <source>&amp;Add…</source>
-      <translation>&amp;Add…</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="107"/>
+        <source>&amp;Add…</source>
+        <translation>&amp;Add…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="107" />
-      <source>&amp;Edit…</source>
-      <translation>&amp;Edit…</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="108"/>
+        <source>&amp;Edit…</source>
+        <translation>&amp;Edit…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="108" />
-      <location filename="../desktop/ui/memory_panel.py" line="255" />
-      <source>&amp;Pin</source>
-      <translation>&amp;Pin</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="109"/>
+        <location filename="../desktop/ui/memory_panel.py" line="256"/>
+        <source>&amp;Pin</source>
+        <translation>&amp;Pin</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="109" />
-      <location filename="../desktop/ui/memory_panel.py" line="257" />
-      <source>&amp;Forget</source>
-      <translation>&amp;Forget</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="110"/>
+        <location filename="../desktop/ui/memory_panel.py" line="258"/>
+        <source>&amp;Forget</source>
+        <translation>&amp;Forget</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="110" />
-      <source>Flag &amp;wrong…</source>
-      <translation>Flag &amp;wrong…</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="111"/>
+        <source>Flag &amp;wrong…</source>
+        <translation>Flag &amp;wrong…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="112" />
-      <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
-      <translation>Correct this memory: outdated, partly wrong, not applicable or incorrect</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="113"/>
+        <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
+        <translation>Correct this memory: outdated, partly wrong, not applicable or incorrect</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="117" />
-      <source>Teach Engram something agents should know</source>
-      <translation>Teach Engram something agents should know</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="118"/>
+        <source>Teach Engram something agents should know</source>
+        <translation>Teach Engram something agents should know</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="118" />
-      <source>Pinned memories are always given to agents and never fade</source>
-      <translation>Pinned memories are always given to agents and never fade</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="119"/>
+        <source>Pinned memories are always given to agents and never fade</source>
+        <translation>Pinned memories are always given to agents and never fade</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="119" />
-      <source>Agents will no longer see this memory</source>
-      <translation>Agents will no longer see this memory</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="120"/>
+        <source>Agents will no longer see this memory</source>
+        <translation>Agents will no longer see this memory</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/memory_panel.py" line="183" />
-      <source>%n memories</source>
-      <translation>
-        <numerusform>%n memory</numerusform>
-        <numerusform>%n memories</numerusform>
-      </translation>
+        <location filename="../desktop/ui/memory_panel.py" line="184"/>
+        <source>%n memories</source>
+        <translation>
+            <numerusform>%n memory</numerusform>
+            <numerusform>%n memories</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="212" />
-      <source>Select a memory to see where it came from.</source>
-      <translation>Select a memory to see where it came from.</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="213"/>
+        <source>Select a memory to see where it came from.</source>
+        <translation>Select a memory to see where it came from.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="255" />
-      <source>Un&amp;pin</source>
-      <translation>Un&amp;pin</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="256"/>
+        <source>Un&amp;pin</source>
+        <translation>Un&amp;pin</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="257" />
-      <source>&amp;Restore</source>
-      <translation>&amp;Restore</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="258"/>
+        <source>&amp;Restore</source>
+        <translation>&amp;Restore</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="264" />
-      <location filename="../desktop/ui/memory_panel.py" line="269" />
-      <source>Not saved</source>
-      <translation>Not saved</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="265"/>
+        <location filename="../desktop/ui/memory_panel.py" line="270"/>
+        <source>Not saved</source>
+        <translation>Not saved</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="280" />
-      <source>Memory saved</source>
-      <translation>Memory saved</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="281"/>
+        <source>Memory saved</source>
+        <translation>Memory saved</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="291" />
-      <source>Memory updated</source>
-      <translation>Memory updated</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="292"/>
+        <source>Memory updated</source>
+        <translation>Memory updated</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="298" />
-      <source>Unpinned</source>
-      <translation>Unpinned</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="299"/>
+        <source>Unpinned</source>
+        <translation>Unpinned</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="298" />
-      <source>Pinned</source>
-      <translation>Pinned</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="299"/>
+        <source>Pinned</source>
+        <translation>Pinned</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="306" />
-      <source>Memory restored</source>
-      <translation>Memory restored</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="307"/>
+        <source>Memory restored</source>
+        <translation>Memory restored</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="309" />
-      <source>Memory forgotten</source>
-      <translation>Memory forgotten</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="310"/>
+        <source>Memory forgotten</source>
+        <translation>Memory forgotten</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryDetail</name>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="30" />
-      <source>Provenance</source>
-      <translation>Provenance</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="28"/>
+        <source>Provenance</source>
+        <translation>Provenance</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="31" />
-      <source>Why this exists</source>
-      <translation>Why this exists</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="29"/>
+        <source>Why this exists</source>
+        <translation>Why this exists</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="32" />
-      <source>Why was this retrieved for “%1”?</source>
-      <translation>Why was this retrieved for “%1”?</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="30"/>
+        <source>Why was this retrieved for “%1”?</source>
+        <translation>Why was this retrieved for “%1”?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="33" />
-      <source>It matches the filters but would not rank among the top results.</source>
-      <translation>It matches the filters but would not rank among the top results.</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="31"/>
+        <source>It matches the filters but would not rank among the top results.</source>
+        <translation>It matches the filters but would not rank among the top results.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="35" />
-      <source>Total</source>
-      <translation>Total</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="34"/>
+        <source>Total</source>
+        <translation>Total</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="36" />
-      <source>Superseded by</source>
-      <translation>Superseded by</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="35"/>
+        <source>Superseded by</source>
+        <translation>Superseded by</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="37" />
-      <source>History</source>
-      <translation>History</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="36"/>
+        <source>History</source>
+        <translation>History</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="40" />
-      <source>Type</source>
-      <translation>Type</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="39"/>
+        <source>Type</source>
+        <translation>Type</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="40" />
-      <source>Status</source>
-      <translation>Status</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="40"/>
+        <source>Status</source>
+        <translation>Status</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="41" />
-      <source>Confidence</source>
-      <translation>Confidence</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="42"/>
+        <source>Confidence</source>
+        <translation>Confidence</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="41" />
-      <source>verified by you</source>
-      <translation>verified by you</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="44"/>
+        <source>verified by you</source>
+        <translation>verified by you</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="42" />
-      <source>Source</source>
-      <translation>Source</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="46"/>
+        <source>Source</source>
+        <translation>Source</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="42" />
-      <source>Scope</source>
-      <translation>Scope</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="47"/>
+        <source>Scope</source>
+        <translation>Scope</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="43" />
-      <source>Files</source>
-      <translation>Files</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="48"/>
+        <source>Files</source>
+        <translation>Files</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="43" />
-      <source>Modules</source>
-      <translation>Modules</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="49"/>
+        <source>Modules</source>
+        <translation>Modules</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="44" />
-      <source>Tags</source>
-      <translation>Tags</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="50"/>
+        <source>Tags</source>
+        <translation>Tags</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="44" />
-      <source>Created</source>
-      <translation>Created</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="51"/>
+        <source>Created</source>
+        <translation>Created</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="45" />
-      <source>Used</source>
-      <translation>Used</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="53"/>
+        <source>Used</source>
+        <translation>Used</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="46" />
-      <source>Sessions</source>
-      <translation>Sessions</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="57"/>
+        <source>Sessions</source>
+        <translation>Sessions</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="47" />
-      <source>Commit</source>
-      <translation>Commit</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="60"/>
+        <source>Commit</source>
+        <translation>Commit</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="77" />
-      <source>you</source>
-      <translation>you</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="93"/>
+        <source>you</source>
+        <translation>you</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="77" />
-      <source>an agent</source>
-      <translation>an agent</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="94"/>
+        <source>an agent</source>
+        <translation>an agent</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="77" />
-      <source>an import</source>
-      <translation>an import</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="95"/>
+        <source>an import</source>
+        <translation>an import</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryEditor</name>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="28" />
-      <source>Edit memory</source>
-      <translation>Edit memory</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="28"/>
+        <source>Edit memory</source>
+        <translation>Edit memory</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="28" />
-      <source>Teach Engram</source>
-      <translation>Teach Engram</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="28"/>
+        <source>Teach Engram</source>
+        <translation>Teach Engram</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="31" />
-      <source>What should agents know? e.g. “Run migrations with make migrate, never with alembic directly.”</source>
-      <translation>What should agents know? e.g. “Run migrations with make migrate, never with alembic directly.”</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="31"/>
+        <source>What should agents know? e.g. “Run migrations with make migrate, never with alembic directly.”</source>
+        <translation>What should agents know? e.g. “Run migrations with make migrate, never with alembic directly.”</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="38" />
-      <source>Whole project</source>
-      <translation>Whole project</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="38"/>
+        <source>Whole project</source>
+        <translation>Whole project</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="39" />
-      <source>One module</source>
-      <translation>One module</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="39"/>
+        <source>One module</source>
+        <translation>One module</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="40" />
-      <source>This task</source>
-      <translation>This task</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="40"/>
+        <source>This task</source>
+        <translation>This task</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="41" />
-      <source>This session</source>
-      <translation>This session</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="41"/>
+        <source>This session</source>
+        <translation>This session</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="44" />
-      <source>src/auth/tokens.ts, src/auth/session.ts</source>
-      <translation>src/auth/tokens.ts, src/auth/session.ts</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="44"/>
+        <source>src/auth/tokens.ts, src/auth/session.ts</source>
+        <translation>src/auth/tokens.ts, src/auth/session.ts</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="46" />
-      <source>security, build</source>
-      <translation>security, build</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="46"/>
+        <source>security, build</source>
+        <translation>security, build</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="53" />
-      <source>&amp;Memory</source>
-      <translation>&amp;Memory</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="53"/>
+        <source>&amp;Memory</source>
+        <translation>&amp;Memory</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="54" />
-      <source>&amp;Type</source>
-      <translation>&amp;Type</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="54"/>
+        <source>&amp;Type</source>
+        <translation>&amp;Type</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="55" />
-      <source>&amp;Applies to</source>
-      <translation>&amp;Applies to</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="55"/>
+        <source>&amp;Applies to</source>
+        <translation>&amp;Applies to</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="56" />
-      <source>Related &amp;files</source>
-      <translation>Related &amp;files</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="56"/>
+        <source>Related &amp;files</source>
+        <translation>Related &amp;files</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="57" />
-      <source>Ta&amp;gs</source>
-      <translation>Ta&amp;gs</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="57"/>
+        <source>Ta&amp;gs</source>
+        <translation>Ta&amp;gs</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="58" />
-      <source>&amp;Confidence</source>
-      <translation>&amp;Confidence</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="58"/>
+        <source>&amp;Confidence</source>
+        <translation>&amp;Confidence</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/memory_editor.py" line="88" />
-      <source>A memory needs some text (at most %n characters).</source>
-      <translation>
-        <numerusform>A memory needs some text (at most %n character).</numerusform>
-        <numerusform>A memory needs some text (at most %n characters).</numerusform>
-      </translation>
+        <location filename="../desktop/ui/memory_editor.py" line="88"/>
+        <source>A memory needs some text (at most %n characters).</source>
+        <translation>
+            <numerusform>A memory needs some text (at most %n character).</numerusform>
+            <numerusform>A memory needs some text (at most %n characters).</numerusform>
+        </translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryListModel</name>
     <message>
-      <location filename="../desktop/ui/memory_model.py" line="215" />
-      <source>#</source>
-      <translation>#</translation>
+        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <source>#</source>
+        <translation>#</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_model.py" line="215" />
-      <source>Type</source>
-      <translation>Type</translation>
+        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <source>Type</source>
+        <translation>Type</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_model.py" line="215" />
-      <source>Memory</source>
-      <translation>Memory</translation>
+        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <source>Memory</source>
+        <translation>Memory</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_model.py" line="215" />
-      <source>Confidence</source>
-      <translation>Confidence</translation>
+        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <source>Confidence</source>
+        <translation>Confidence</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_model.py" line="216" />
-      <source>Status</source>
-      <translation>Status</translation>
+        <location filename="../desktop/ui/memory_model.py" line="216"/>
+        <source>Status</source>
+        <translation>Status</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryPanel</name>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="35" />
-      <source>&amp;Health</source>
-      <translation>&amp;Health</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="35"/>
+        <source>&amp;Health</source>
+        <translation>&amp;Health</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="36" />
-      <source>Module &amp;map</source>
-      <translation>Module &amp;map</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="36"/>
+        <source>Module &amp;map</source>
+        <translation>Module &amp;map</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="37" />
-      <source>&amp;Browse</source>
-      <translation>&amp;Browse</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="37"/>
+        <source>&amp;Browse</source>
+        <translation>&amp;Browse</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="38" />
-      <source>As&amp;k Memory</source>
-      <translation>As&amp;k Memory</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="38"/>
+        <source>As&amp;k Memory</source>
+        <translation>As&amp;k Memory</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="39" />
-      <source>How healthy this project's memory is</source>
-      <translation>How healthy this project's memory is</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="39"/>
+        <source>How healthy this project&apos;s memory is</source>
+        <translation>How healthy this project&apos;s memory is</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="40" />
-      <source>Modules of the code, their dependencies and what memory knows about them</source>
-      <translation>Modules of the code, their dependencies and what memory knows about them</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="40"/>
+        <source>Modules of the code, their dependencies and what memory knows about them</source>
+        <translation>Modules of the code, their dependencies and what memory knows about them</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="41" />
-      <source>Search, filter and correct memories</source>
-      <translation>Search, filter and correct memories</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="41"/>
+        <source>Search, filter and correct memories</source>
+        <translation>Search, filter and correct memories</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="42" />
-      <source>Ask a question; the answer cites memories</source>
-      <translation>Ask a question; the answer cites memories</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="42"/>
+        <source>Ask a question; the answer cites memories</source>
+        <translation>Ask a question; the answer cites memories</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryScopes</name>
     <message>
-      <location filename="../desktop/ui/labels.py" line="55" />
-      <source>Whole project</source>
-      <translation>Whole project</translation>
+        <location filename="../desktop/ui/labels.py" line="55"/>
+        <source>Whole project</source>
+        <translation>Whole project</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="56" />
-      <source>One module</source>
-      <translation>One module</translation>
+        <location filename="../desktop/ui/labels.py" line="56"/>
+        <source>One module</source>
+        <translation>One module</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="57" />
-      <source>This task</source>
-      <translation>This task</translation>
+        <location filename="../desktop/ui/labels.py" line="57"/>
+        <source>This task</source>
+        <translation>This task</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="58" />
-      <source>This session</source>
-      <translation>This session</translation>
+        <location filename="../desktop/ui/labels.py" line="58"/>
+        <source>This session</source>
+        <translation>This session</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemorySources</name>
     <message>
-      <location filename="../desktop/ui/labels.py" line="43" />
-      <source>Agent (explicit)</source>
-      <translation>Agent (explicit)</translation>
+        <location filename="../desktop/ui/labels.py" line="43"/>
+        <source>Agent (explicit)</source>
+        <translation>Agent (explicit)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="44" />
-      <source>Observer (inferred)</source>
-      <translation>Observer (inferred)</translation>
+        <location filename="../desktop/ui/labels.py" line="44"/>
+        <source>Observer (inferred)</source>
+        <translation>Observer (inferred)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="45" />
-      <source>QA (automatic)</source>
-      <translation>QA (automatic)</translation>
+        <location filename="../desktop/ui/labels.py" line="45"/>
+        <source>QA (automatic)</source>
+        <translation>QA (automatic)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="46" />
-      <source>MCP (automatic)</source>
-      <translation>MCP (automatic)</translation>
+        <location filename="../desktop/ui/labels.py" line="46"/>
+        <source>MCP (automatic)</source>
+        <translation>MCP (automatic)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="47" />
-      <source>Commit (automatic)</source>
-      <translation>Commit (automatic)</translation>
+        <location filename="../desktop/ui/labels.py" line="47"/>
+        <source>Commit (automatic)</source>
+        <translation>Commit (automatic)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="48" />
-      <source>Taught by you</source>
-      <translation>Taught by you</translation>
+        <location filename="../desktop/ui/labels.py" line="48"/>
+        <source>Taught by you</source>
+        <translation>Taught by you</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="49" />
-      <source>Imported</source>
-      <translation>Imported</translation>
+        <location filename="../desktop/ui/labels.py" line="49"/>
+        <source>Imported</source>
+        <translation>Imported</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="50" />
-      <source>Code index</source>
-      <translation>Code index</translation>
+        <location filename="../desktop/ui/labels.py" line="50"/>
+        <source>Code index</source>
+        <translation>Code index</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="51" />
-      <source>Your correction</source>
-      <translation>Your correction</translation>
+        <location filename="../desktop/ui/labels.py" line="51"/>
+        <source>Your correction</source>
+        <translation>Your correction</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryStatus</name>
     <message>
-      <location filename="../desktop/ui/labels.py" line="35" />
-      <source>Active</source>
-      <translation>Active</translation>
+        <location filename="../desktop/ui/labels.py" line="35"/>
+        <source>Active</source>
+        <translation>Active</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="36" />
-      <source>Needs review</source>
-      <translation>Needs review</translation>
+        <location filename="../desktop/ui/labels.py" line="36"/>
+        <source>Needs review</source>
+        <translation>Needs review</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="37" />
-      <source>Stale</source>
-      <translation>Stale</translation>
+        <location filename="../desktop/ui/labels.py" line="37"/>
+        <source>Stale</source>
+        <translation>Stale</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="38" />
-      <source>Forgotten</source>
-      <translation>Forgotten</translation>
+        <location filename="../desktop/ui/labels.py" line="38"/>
+        <source>Forgotten</source>
+        <translation>Forgotten</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="39" />
-      <source>Candidate</source>
-      <translation>Candidate</translation>
+        <location filename="../desktop/ui/labels.py" line="39"/>
+        <source>Candidate</source>
+        <translation>Candidate</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryTypes</name>
     <message>
-      <location filename="../desktop/ui/labels.py" line="14" />
-      <source>Gotcha</source>
-      <translation>Gotcha</translation>
+        <location filename="../desktop/ui/labels.py" line="14"/>
+        <source>Gotcha</source>
+        <translation>Gotcha</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="15" />
-      <source>Decision</source>
-      <translation>Decision</translation>
+        <location filename="../desktop/ui/labels.py" line="15"/>
+        <source>Decision</source>
+        <translation>Decision</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="16" />
-      <source>Preference</source>
-      <translation>Preference</translation>
+        <location filename="../desktop/ui/labels.py" line="16"/>
+        <source>Preference</source>
+        <translation>Preference</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="17" />
-      <source>Pattern</source>
-      <translation>Pattern</translation>
+        <location filename="../desktop/ui/labels.py" line="17"/>
+        <source>Pattern</source>
+        <translation>Pattern</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="18" />
-      <source>Requirement</source>
-      <translation>Requirement</translation>
+        <location filename="../desktop/ui/labels.py" line="18"/>
+        <source>Requirement</source>
+        <translation>Requirement</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="19" />
-      <source>Error pattern</source>
-      <translation>Error pattern</translation>
+        <location filename="../desktop/ui/labels.py" line="19"/>
+        <source>Error pattern</source>
+        <translation>Error pattern</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="20" />
-      <source>Module insight</source>
-      <translation>Module insight</translation>
+        <location filename="../desktop/ui/labels.py" line="20"/>
+        <source>Module insight</source>
+        <translation>Module insight</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="21" />
-      <source>Prefetch pattern</source>
-      <translation>Prefetch pattern</translation>
+        <location filename="../desktop/ui/labels.py" line="21"/>
+        <source>Prefetch pattern</source>
+        <translation>Prefetch pattern</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="22" />
-      <source>Work state</source>
-      <translation>Work state</translation>
+        <location filename="../desktop/ui/labels.py" line="22"/>
+        <source>Work state</source>
+        <translation>Work state</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="23" />
-      <source>Causal dependency</source>
-      <translation>Causal dependency</translation>
+        <location filename="../desktop/ui/labels.py" line="23"/>
+        <source>Causal dependency</source>
+        <translation>Causal dependency</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="24" />
-      <source>Task calibration</source>
-      <translation>Task calibration</translation>
+        <location filename="../desktop/ui/labels.py" line="24"/>
+        <source>Task calibration</source>
+        <translation>Task calibration</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="25" />
-      <source>E2E observation</source>
-      <translation>E2E observation</translation>
+        <location filename="../desktop/ui/labels.py" line="25"/>
+        <source>E2E observation</source>
+        <translation>E2E observation</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="26" />
-      <source>Dead end</source>
-      <translation>Dead end</translation>
+        <location filename="../desktop/ui/labels.py" line="26"/>
+        <source>Dead end</source>
+        <translation>Dead end</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="27" />
-      <source>Work outcome</source>
-      <translation>Work outcome</translation>
+        <location filename="../desktop/ui/labels.py" line="27"/>
+        <source>Work outcome</source>
+        <translation>Work outcome</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="28" />
-      <source>Workflow recipe</source>
-      <translation>Workflow recipe</translation>
+        <location filename="../desktop/ui/labels.py" line="28"/>
+        <source>Workflow recipe</source>
+        <translation>Workflow recipe</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="29" />
-      <source>Context cost</source>
-      <translation>Context cost</translation>
+        <location filename="../desktop/ui/labels.py" line="29"/>
+        <source>Context cost</source>
+        <translation>Context cost</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="30" />
-      <source>Code</source>
-      <translation>Code</translation>
+        <location filename="../desktop/ui/labels.py" line="30"/>
+        <source>Code</source>
+        <translation>Code</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="31" />
-      <source>Note</source>
-      <translation>Note</translation>
+        <location filename="../desktop/ui/labels.py" line="31"/>
+        <source>Note</source>
+        <translation>Note</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>Messages</name>
     <message>
-      <location filename="../desktop/ui/messages.py" line="15" />
-      <source>The memory database of this project is damaged. Engram did not change it.</source>
-      <translation>The memory database of this project is damaged. Engram did not change it.</translation>
+        <location filename="../desktop/ui/messages.py" line="14"/>
+        <source>The memory database of this project is damaged. Engram did not change it.</source>
+        <translation>The memory database of this project is damaged. Engram did not change it.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="16" />
-      <source>This project's memory was saved by a newer version of Engram. Update Engram to open it; nothing was changed.</source>
-      <translation>This project's memory was saved by a newer version of Engram. Update Engram to open it; nothing was changed.</translation>
+        <location filename="../desktop/ui/messages.py" line="17"/>
+        <source>This project&apos;s memory was saved by a newer version of Engram. Update Engram to open it; nothing was changed.</source>
+        <translation>This project&apos;s memory was saved by a newer version of Engram. Update Engram to open it; nothing was changed.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="18" />
-      <source>Engram cannot write to its data folder. Check its permissions or choose another data location in Settings.</source>
-      <translation>Engram cannot write to its data folder. Check its permissions or choose another data location in Settings.</translation>
+        <location filename="../desktop/ui/messages.py" line="22"/>
+        <source>Engram cannot write to its data folder. Check its permissions or choose another data location in Settings.</source>
+        <translation>Engram cannot write to its data folder. Check its permissions or choose another data location in Settings.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="20" />
-      <source>The disk is full. The last change was not saved; everything saved before is safe.</source>
-      <translation>The disk is full. The last change was not saved; everything saved before is safe.</translation>
+        <location filename="../desktop/ui/messages.py" line="27"/>
+        <source>The disk is full. The last change was not saved; everything saved before is safe.</source>
+        <translation>The disk is full. The last change was not saved; everything saved before is safe.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="21" />
-      <source>Another Engram window kept the memory busy. Please try again.</source>
-      <translation>Another Engram window kept the memory busy. Please try again.</translation>
+        <location filename="../desktop/ui/messages.py" line="30"/>
+        <source>Another Engram window kept the memory busy. Please try again.</source>
+        <translation>Another Engram window kept the memory busy. Please try again.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="22" />
-      <source>This text contains what looks like a secret, so it was not saved:</source>
-      <translation>This text contains what looks like a secret, so it was not saved:</translation>
+        <location filename="../desktop/ui/messages.py" line="31"/>
+        <source>This text contains what looks like a secret, so it was not saved:</source>
+        <translation>This text contains what looks like a secret, so it was not saved:</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="23" />
-      <source>That memory no longer exists.</source>
-      <translation>That memory no longer exists.</translation>
+        <location filename="../desktop/ui/messages.py" line="34"/>
+        <source>That memory no longer exists.</source>
+        <translation>That memory no longer exists.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="24" />
-      <source>This input was not accepted:</source>
-      <translation>This input was not accepted:</translation>
+        <location filename="../desktop/ui/messages.py" line="35"/>
+        <source>This input was not accepted:</source>
+        <translation>This input was not accepted:</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="25" />
-      <source>The project is closing; the change was not saved.</source>
-      <translation>The project is closing; the change was not saved.</translation>
+        <location filename="../desktop/ui/messages.py" line="36"/>
+        <source>The project is closing; the change was not saved.</source>
+        <translation>The project is closing; the change was not saved.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="34" />
-      <source>Something went wrong inside Engram (a bug): %1</source>
-      <translation>Something went wrong inside Engram (a bug): %1</translation>
+        <location filename="../desktop/ui/messages.py" line="45"/>
+        <source>Something went wrong inside Engram (a bug): %1</source>
+        <translation>Something went wrong inside Engram (a bug): %1</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>ModuleCard</name>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="61" />
-      <source>Show the files of this module</source>
-      <translation>Show the files of this module</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="61"/>
+        <source>Show the files of this module</source>
+        <translation>Show the files of this module</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/panel/module_map.py" line="63" />
-      <source>%n files</source>
-      <translation>
-        <numerusform>%n file</numerusform>
-        <numerusform>%n files</numerusform>
-      </translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="63"/>
+        <source>%n files</source>
+        <translation>
+            <numerusform>%n file</numerusform>
+            <numerusform>%n files</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/panel/module_map.py" line="64" />
-      <source>%n memories</source>
-      <translation>
-        <numerusform>%n memory</numerusform>
-        <numerusform>%n memories</numerusform>
-      </translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="64"/>
+        <source>%n memories</source>
+        <translation>
+            <numerusform>%n memory</numerusform>
+            <numerusform>%n memories</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="65" />
-      <source>uses: %1</source>
-      <translation>uses: %1</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="65"/>
+        <source>uses: %1</source>
+        <translation>uses: %1</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="66" />
-      <source>used by: %1</source>
-      <translation>used by: %1</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="66"/>
+        <source>used by: %1</source>
+        <translation>used by: %1</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>ModuleMap</name>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="97" />
-      <source>Reading the module map…</source>
-      <translation>Reading the module map…</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="97"/>
+        <source>Reading the module map…</source>
+        <translation>Reading the module map…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="107" />
-      <source>File or file:symbol, e.g. src/auth/tokens.py</source>
-      <translation>File or file:symbol, e.g. src/auth/tokens.py</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="107"/>
+        <source>File or file:symbol, e.g. src/auth/tokens.py</source>
+        <translation>File or file:symbol, e.g. src/auth/tokens.py</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="108" />
-      <source>&amp;Impact</source>
-      <translation>&amp;Impact</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="108"/>
+        <source>&amp;Impact</source>
+        <translation>&amp;Impact</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="110" />
-      <source>What may break if this changes</source>
-      <translation>What may break if this changes</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="110"/>
+        <source>What may break if this changes</source>
+        <translation>What may break if this changes</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="113" />
-      <source>Depends on it</source>
-      <translation>Depends on it</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="113"/>
+        <source>Depends on it</source>
+        <translation>Depends on it</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="113" />
-      <source>Symbols</source>
-      <translation>Symbols</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="113"/>
+        <source>Symbols</source>
+        <translation>Symbols</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/panel/module_map.py" line="164" />
-      <source>%n modules</source>
-      <translation>
-        <numerusform>%n module</numerusform>
-        <numerusform>%n modules</numerusform>
-      </translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="164"/>
+        <source>%n modules</source>
+        <translation>
+            <numerusform>%n module</numerusform>
+            <numerusform>%n modules</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/panel/module_map.py" line="165" />
-      <source>%n dependencies between modules</source>
-      <translation>
-        <numerusform>%n dependency between module</numerusform>
-        <numerusform>%n dependencies between modules</numerusform>
-      </translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="165"/>
+        <source>%n dependencies between modules</source>
+        <translation>
+            <numerusform>%n dependency between module</numerusform>
+            <numerusform>%n dependencies between modules</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="166" />
-      <source>No code graph yet: index the project (first run) to see its modules.</source>
-      <translation>No code graph yet: index the project (first run) to see its modules.</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="166"/>
+        <source>No code graph yet: index the project (first run) to see its modules.</source>
+        <translation>No code graph yet: index the project (first run) to see its modules.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="185" />
-      <source>Not in the code graph: %1</source>
-      <translation>Not in the code graph: %1</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="185"/>
+        <source>Not in the code graph: %1</source>
+        <translation>Not in the code graph: %1</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/panel/module_map.py" line="187" />
-      <source>%n files may be affected</source>
-      <translation>
-        <numerusform>%n file may be affected</numerusform>
-        <numerusform>%n files may be affected</numerusform>
-      </translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="187"/>
+        <source>%n files may be affected</source>
+        <translation>
+            <numerusform>%n file may be affected</numerusform>
+            <numerusform>%n files may be affected</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="189" />
-      <source>Depth %1</source>
-      <translation>Depth %1</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="189"/>
+        <source>Depth %1</source>
+        <translation>Depth %1</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>Onboarding</name>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="52" />
-      <source>Getting to know %1</source>
-      <translation>Getting to know %1</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="52"/>
+        <source>Getting to know %1</source>
+        <translation>Getting to know %1</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="67" />
-      <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull qwen3-embedding:4b”, or choose a provider in Settings.</source>
-      <translation>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull qwen3-embedding:4b”, or choose a provider in Settings.</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="67"/>
+        <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull qwen3-embedding:4b”, or choose a provider in Settings.</source>
+        <translation>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull qwen3-embedding:4b”, or choose a provider in Settings.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="82" />
-      <source>Getting to know your project</source>
-      <translation>Getting to know your project</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="82"/>
+        <source>Getting to know your project</source>
+        <translation>Getting to know your project</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="86" />
-      <source>Looking at the files…</source>
-      <translation>Looking at the files…</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="86"/>
+        <source>Looking at the files…</source>
+        <translation>Looking at the files…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="88" />
-      <source>&amp;Continue</source>
-      <translation>&amp;Continue</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="88"/>
+        <source>&amp;Continue</source>
+        <translation>&amp;Continue</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="90" />
-      <source>Indexing goes on in the background</source>
-      <translation>Indexing goes on in the background</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="90"/>
+        <source>Indexing goes on in the background</source>
+        <translation>Indexing goes on in the background</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="104" />
-      <source>The code graph is not available; skipping indexing.</source>
-      <translation>The code graph is not available; skipping indexing.</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="104"/>
+        <source>The code graph is not available; skipping indexing.</source>
+        <translation>The code graph is not available; skipping indexing.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="120" />
-      <source>Listing files</source>
-      <translation>Listing files</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="120"/>
+        <source>Listing files</source>
+        <translation>Listing files</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="120" />
-      <source>Reading code</source>
-      <translation>Reading code</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="120"/>
+        <source>Reading code</source>
+        <translation>Reading code</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="121" />
-      <source>Linking symbols</source>
-      <translation>Linking symbols</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="121"/>
+        <source>Linking symbols</source>
+        <translation>Linking symbols</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="121" />
-      <source>Finding modules</source>
-      <translation>Finding modules</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="121"/>
+        <source>Finding modules</source>
+        <translation>Finding modules</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="122" />
-      <source>Remembering code</source>
-      <translation>Remembering code</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="122"/>
+        <source>Remembering code</source>
+        <translation>Remembering code</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="122" />
-      <source>Mapping dependencies</source>
-      <translation>Mapping dependencies</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="122"/>
+        <source>Mapping dependencies</source>
+        <translation>Mapping dependencies</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="125" />
-      <source>%1: %2 of %3 files</source>
-      <translation>%1: %2 of %3 files</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="125"/>
+        <source>%1: %2 of %3 files</source>
+        <translation>%1: %2 of %3 files</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="133" />
-      <source>Indexed %1 files in %2 modules.</source>
-      <translation>Indexed %1 files in %2 modules.</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="133"/>
+        <source>Indexed %1 files in %2 modules.</source>
+        <translation>Indexed %1 files in %2 modules.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="147" />
-      <source>Untick a rule to leave it out</source>
-      <translation>Untick a rule to leave it out</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="147"/>
+        <source>Untick a rule to leave it out</source>
+        <translation>Untick a rule to leave it out</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="148" />
-      <source>&amp;Import selected</source>
-      <translation>&amp;Import selected</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="149"/>
+        <source>&amp;Import selected</source>
+        <translation>&amp;Import selected</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="150" />
-      <source>&amp;Skip</source>
-      <translation>&amp;Skip</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="151"/>
+        <source>&amp;Skip</source>
+        <translation>&amp;Skip</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="172" />
-      <source>Found %n rules. Import them as memories?</source>
-      <translation>
-        <numerusform>Found %n rule. Import it as a memory?</numerusform>
-        <numerusform>Found %n rules. Import them as memories?</numerusform>
-      </translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="173"/>
+        <source>Found %n rules. Import them as memories?</source>
+        <translation>
+            <numerusform>Found %n rule. Import it as a memory?</numerusform>
+            <numerusform>Found %n rules. Import them as memories?</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="201" />
-      <source>Tell me if anything looks wrong — you are always the authority.</source>
-      <translation>Tell me if anything looks wrong — you are always the authority.</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="202"/>
+        <source>Tell me if anything looks wrong — you are always the authority.</source>
+        <translation>Tell me if anything looks wrong — you are always the authority.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="207" />
-      <source>&amp;Confirm</source>
-      <translation>&amp;Confirm</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="208"/>
+        <source>&amp;Confirm</source>
+        <translation>&amp;Confirm</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="209" />
-      <source>&amp;Forget</source>
-      <translation>&amp;Forget</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="210"/>
+        <source>&amp;Forget</source>
+        <translation>&amp;Forget</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="211" />
-      <source>Confirm &amp;all remaining</source>
-      <translation>Confirm &amp;all remaining</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="212"/>
+        <source>Confirm &amp;all remaining</source>
+        <translation>Confirm &amp;all remaining</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="213" />
-      <source>Right (your edits to the text are saved too)</source>
-      <translation>Right (your edits to the text are saved too)</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="214"/>
+        <source>Right (your edits to the text are saved too)</source>
+        <translation>Right (your edits to the text are saved too)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="229" />
-      <source>Review memories</source>
-      <translation>Review memories</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="230"/>
+        <source>Review memories</source>
+        <translation>Review memories</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>ScoreParts</name>
     <message>
-      <location filename="../desktop/ui/labels.py" line="78" />
-      <source>Keyword match</source>
-      <translation>Keyword match</translation>
+        <location filename="../desktop/ui/labels.py" line="78"/>
+        <source>Keyword match</source>
+        <translation>Keyword match</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="79" />
-      <source>Meaning match</source>
-      <translation>Meaning match</translation>
+        <location filename="../desktop/ui/labels.py" line="79"/>
+        <source>Meaning match</source>
+        <translation>Meaning match</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="80" />
-      <source>Code graph proximity</source>
-      <translation>Code graph proximity</translation>
+        <location filename="../desktop/ui/labels.py" line="80"/>
+        <source>Code graph proximity</source>
+        <translation>Code graph proximity</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="81" />
-      <source>Confidence</source>
-      <translation>Confidence</translation>
+        <location filename="../desktop/ui/labels.py" line="81"/>
+        <source>Confidence</source>
+        <translation>Confidence</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="82" />
-      <source>Recency</source>
-      <translation>Recency</translation>
+        <location filename="../desktop/ui/labels.py" line="82"/>
+        <source>Recency</source>
+        <translation>Recency</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="83" />
-      <source>Source trust</source>
-      <translation>Source trust</translation>
+        <location filename="../desktop/ui/labels.py" line="83"/>
+        <source>Source trust</source>
+        <translation>Source trust</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="84" />
-      <source>Pinned</source>
-      <translation>Pinned</translation>
+        <location filename="../desktop/ui/labels.py" line="84"/>
+        <source>Pinned</source>
+        <translation>Pinned</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="85" />
-      <source>Past use</source>
-      <translation>Past use</translation>
+        <location filename="../desktop/ui/labels.py" line="85"/>
+        <source>Past use</source>
+        <translation>Past use</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>SessionSummary</name>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="93" />
-      <location filename="../desktop/ui/dialogs/summary.py" line="102" />
-      <source>Session complete</source>
-      <translation>Session complete</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="93"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="102"/>
+        <source>Session complete</source>
+        <translation>Session complete</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="103" />
-      <source>Memory saved about %1 tokens of discovery this session</source>
-      <translation>Memory saved about %1 tokens of discovery this session</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="103"/>
+        <source>Memory saved about %1 tokens of discovery this session</source>
+        <translation>Memory saved about %1 tokens of discovery this session</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="105" />
-      <source>What the agent remembered</source>
-      <translation>What the agent remembered</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="105"/>
+        <source>What the agent remembered</source>
+        <translation>What the agent remembered</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="107" />
-      <source>No memory was used.</source>
-      <translation>No memory was used.</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="107"/>
+        <source>No memory was used.</source>
+        <translation>No memory was used.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="113" />
-      <source>Flag</source>
-      <translation>Flag</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="113"/>
+        <source>Flag</source>
+        <translation>Flag</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="114" />
-      <source>This memory was wrong — correct it</source>
-      <translation>This memory was wrong — correct it</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="114"/>
+        <source>This memory was wrong — correct it</source>
+        <translation>This memory was wrong — correct it</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/dialogs/summary.py" line="119" />
-      <source>What the agent learned (%n new memories)</source>
-      <translation>
-        <numerusform>What the agent learned (%n new memory)</numerusform>
-        <numerusform>What the agent learned (%n new memories)</numerusform>
-      </translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="119"/>
+        <source>What the agent learned (%n new memories)</source>
+        <translation>
+            <numerusform>What the agent learned (%n new memory)</numerusform>
+            <numerusform>What the agent learned (%n new memories)</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/dialogs/summary.py" line="121" />
-      <source>New memories that need your review (%n)</source>
-      <translation>
-        <numerusform>New memory that need your review (%n)</numerusform>
-        <numerusform>New memories that need your review (%n)</numerusform>
-      </translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="121"/>
+        <source>New memories that need your review (%n)</source>
+        <translation>
+            <numerusform>New memory that need your review (%n)</numerusform>
+            <numerusform>New memories that need your review (%n)</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="132" />
-      <source>&amp;Save all confirmed</source>
-      <translation>&amp;Save all confirmed</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="132"/>
+        <source>&amp;Save all confirmed</source>
+        <translation>&amp;Save all confirmed</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="134" />
-      <source>Keep every new memory you did not forget, as confirmed</source>
-      <translation>Keep every new memory you did not forget, as confirmed</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="134"/>
+        <source>Keep every new memory you did not forget, as confirmed</source>
+        <translation>Keep every new memory you did not forget, as confirmed</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="136" />
-      <source>&amp;Review later</source>
-      <translation>&amp;Review later</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="136"/>
+        <source>&amp;Review later</source>
+        <translation>&amp;Review later</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="138" />
-      <source>Apply what you decided; the rest waits in “Needs review”</source>
-      <translation>Apply what you decided; the rest waits in “Needs review”</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="138"/>
+        <source>Apply what you decided; the rest waits in “Needs review”</source>
+        <translation>Apply what you decided; the rest waits in “Needs review”</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>SessionView</name>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="76" />
-      <source>Which model runs the agent. The scripted agent works offline.</source>
-      <translation>Which model runs the agent. The scripted agent works offline.</translation>
+        <location filename="../desktop/ui/session/view.py" line="76"/>
+        <source>Which model runs the agent. The scripted agent works offline.</source>
+        <translation>Which model runs the agent. The scripted agent works offline.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="77" />
-      <source>Scripted demo agent (offline)</source>
-      <translation>Scripted demo agent (offline)</translation>
+        <location filename="../desktop/ui/session/view.py" line="77"/>
+        <source>Scripted demo agent (offline)</source>
+        <translation>Scripted demo agent (offline)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="77" />
-      <source>Ollama (local)</source>
-      <translation>Ollama (local)</translation>
+        <location filename="../desktop/ui/session/view.py" line="77"/>
+        <source>Ollama (local)</source>
+        <translation>Ollama (local)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="78" />
-      <source>OpenAI-compatible</source>
-      <translation>OpenAI-compatible</translation>
+        <location filename="../desktop/ui/session/view.py" line="78"/>
+        <source>OpenAI-compatible</source>
+        <translation>OpenAI-compatible</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="78" />
-      <source>Anthropic</source>
-      <translation>Anthropic</translation>
+        <location filename="../desktop/ui/session/view.py" line="78"/>
+        <source>Anthropic</source>
+        <translation>Anthropic</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="84" />
-      <source>Needs the agent runtime and a configured model (Settings).</source>
-      <translation>Needs the agent runtime and a configured model (Settings).</translation>
+        <location filename="../desktop/ui/session/view.py" line="84"/>
+        <source>Needs the agent runtime and a configured model (Settings).</source>
+        <translation>Needs the agent runtime and a configured model (Settings).</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="85" />
-      <source>&amp;Start</source>
-      <translation>&amp;Start</translation>
+        <location filename="../desktop/ui/session/view.py" line="85"/>
+        <source>&amp;Start</source>
+        <translation>&amp;Start</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="87" />
-      <source>Run the agent on the task (Ctrl+Enter)</source>
-      <translation>Run the agent on the task (Ctrl+Enter)</translation>
+        <location filename="../desktop/ui/session/view.py" line="87"/>
+        <source>Run the agent on the task (Ctrl+Enter)</source>
+        <translation>Run the agent on the task (Ctrl+Enter)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="88" />
-      <source>S&amp;top</source>
-      <translation>S&amp;top</translation>
+        <location filename="../desktop/ui/session/view.py" line="88"/>
+        <source>S&amp;top</source>
+        <translation>S&amp;top</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="90" />
-      <source>Stop the agent after its current step</source>
-      <translation>Stop the agent after its current step</translation>
+        <location filename="../desktop/ui/session/view.py" line="90"/>
+        <source>Stop the agent after its current step</source>
+        <translation>Stop the agent after its current step</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="92" />
-      <source>Ready</source>
-      <translation>Ready</translation>
+        <location filename="../desktop/ui/session/view.py" line="92"/>
+        <source>Ready</source>
+        <translation>Ready</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="94" />
-      <source>&amp;Provider:</source>
-      <translation>&amp;Provider:</translation>
+        <location filename="../desktop/ui/session/view.py" line="94"/>
+        <source>&amp;Provider:</source>
+        <translation>&amp;Provider:</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="113" />
-      <source>Right-click a file to teach Engram something about it</source>
-      <translation>Right-click a file to teach Engram something about it</translation>
+        <location filename="../desktop/ui/session/view.py" line="113"/>
+        <source>Right-click a file to teach Engram something about it</source>
+        <translation>Right-click a file to teach Engram something about it</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="121" />
-      <source>The agent's answer streams here. Memories it cites appear as chips you can flag.</source>
-      <translation>The agent's answer streams here. Memories it cites appear as chips you can flag.</translation>
+        <location filename="../desktop/ui/session/view.py" line="121"/>
+        <source>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</source>
+        <translation>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="128" />
-      <source>Tool calls</source>
-      <translation>Tool calls</translation>
+        <location filename="../desktop/ui/session/view.py" line="128"/>
+        <source>Tool calls</source>
+        <translation>Tool calls</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="130" />
-      <source>Tools the agent called; unfold one to see its arguments and result</source>
-      <translation>Tools the agent called; unfold one to see its arguments and result</translation>
+        <location filename="../desktop/ui/session/view.py" line="130"/>
+        <source>Tools the agent called; unfold one to see its arguments and result</source>
+        <translation>Tools the agent called; unfold one to see its arguments and result</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="134" />
-      <source>Sounds like a correction. Create a correction memory?</source>
-      <translation>Sounds like a correction. Create a correction memory?</translation>
+        <location filename="../desktop/ui/session/view.py" line="134"/>
+        <source>Sounds like a correction. Create a correction memory?</source>
+        <translation>Sounds like a correction. Create a correction memory?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="135" />
-      <source>Create &amp;correction…</source>
-      <translation>Create &amp;correction…</translation>
+        <location filename="../desktop/ui/session/view.py" line="135"/>
+        <source>Create &amp;correction…</source>
+        <translation>Create &amp;correction…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="136" />
-      <source>Dismiss</source>
-      <translation>Dismiss</translation>
+        <location filename="../desktop/ui/session/view.py" line="136"/>
+        <source>Dismiss</source>
+        <translation>Dismiss</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="149" />
-      <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
-      <translation>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</translation>
+        <location filename="../desktop/ui/session/view.py" line="149"/>
+        <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
+        <translation>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="197" />
-      <source>You</source>
-      <translation>You</translation>
+        <location filename="../desktop/ui/session/view.py" line="197"/>
+        <source>You</source>
+        <translation>You</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="215" />
-      <source>Recalling memories…</source>
-      <translation>Recalling memories…</translation>
+        <location filename="../desktop/ui/session/view.py" line="215"/>
+        <source>Recalling memories…</source>
+        <translation>Recalling memories…</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/session/view.py" line="218" />
-      <source>%n memories given to the agent</source>
-      <translation>
-        <numerusform>%n memory given to the agent</numerusform>
-        <numerusform>%n memories given to the agent</numerusform>
-      </translation>
+        <location filename="../desktop/ui/session/view.py" line="218"/>
+        <source>%n memories given to the agent</source>
+        <translation>
+            <numerusform>%n memory given to the agent</numerusform>
+            <numerusform>%n memories given to the agent</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="220" />
-      <source>Called %1</source>
-      <translation>Called %1</translation>
+        <location filename="../desktop/ui/session/view.py" line="220"/>
+        <source>Called %1</source>
+        <translation>Called %1</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="231" />
-      <source>The session failed:</source>
-      <translation>The session failed:</translation>
+        <location filename="../desktop/ui/session/view.py" line="231"/>
+        <source>The session failed:</source>
+        <translation>The session failed:</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="237" />
-      <source>Stopped</source>
-      <translation>Stopped</translation>
+        <location filename="../desktop/ui/session/view.py" line="237"/>
+        <source>Stopped</source>
+        <translation>Stopped</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="237" />
-      <source>Finished</source>
-      <translation>Finished</translation>
+        <location filename="../desktop/ui/session/view.py" line="237"/>
+        <source>Finished</source>
+        <translation>Finished</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="269" />
-      <source>Running…</source>
-      <translation>Running…</translation>
+        <location filename="../desktop/ui/session/view.py" line="269"/>
+        <source>Running…</source>
+        <translation>Running…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="279" />
-      <source>Teach Engram this…</source>
-      <translation>Teach Engram this…</translation>
+        <location filename="../desktop/ui/session/view.py" line="279"/>
+        <source>Teach Engram this…</source>
+        <translation>Teach Engram this…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="298" />
-      <source>Teach Engram about %1…</source>
-      <translation>Teach Engram about %1…</translation>
+        <location filename="../desktop/ui/session/view.py" line="298"/>
+        <source>Teach Engram about %1…</source>
+        <translation>Teach Engram about %1…</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>SettingsDialog</name>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="37" />
-      <source>None (memory still works, without answers)</source>
-      <translation>None (memory still works, without answers)</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="37"/>
+        <source>None (memory still works, without answers)</source>
+        <translation>None (memory still works, without answers)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="38" />
-      <source>Ollama (local)</source>
-      <translation>Ollama (local)</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="38"/>
+        <source>Ollama (local)</source>
+        <translation>Ollama (local)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="39" />
-      <location filename="../desktop/ui/dialogs/settings.py" line="44" />
-      <source>OpenAI-compatible</source>
-      <translation>OpenAI-compatible</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="39"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
+        <source>OpenAI-compatible</source>
+        <translation>OpenAI-compatible</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="40" />
-      <source>Anthropic</source>
-      <translation>Anthropic</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="40"/>
+        <source>Anthropic</source>
+        <translation>Anthropic</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="41" />
-      <source>Automatic (best available)</source>
-      <translation>Automatic (best available)</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
+        <source>Automatic (best available)</source>
+        <translation>Automatic (best available)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="42" />
-      <source>Bundled MiniLM (offline)</source>
-      <translation>Bundled MiniLM (offline)</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
+        <source>Bundled MiniLM (offline)</source>
+        <translation>Bundled MiniLM (offline)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="43" />
-      <source>Ollama</source>
-      <translation>Ollama</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
+        <source>Ollama</source>
+        <translation>Ollama</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="45" />
-      <source>Follow the system</source>
-      <translation>Follow the system</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
+        <source>Follow the system</source>
+        <translation>Follow the system</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="47" />
-      <source>JSON (everything, re-importable)</source>
-      <translation>JSON (everything, re-importable)</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
+        <source>JSON (everything, re-importable)</source>
+        <translation>JSON (everything, re-importable)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="48" />
-      <source>Markdown</source>
-      <translation>Markdown</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
+        <source>Markdown</source>
+        <translation>Markdown</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="50" />
-      <source>DELETE</source>
-      <translation>DELETE</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
+        <source>DELETE</source>
+        <translation>DELETE</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="69" />
-      <source>Settings</source>
-      <translation>Settings</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="69"/>
+        <source>Settings</source>
+        <translation>Settings</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="72" />
-      <source>&amp;Models</source>
-      <translation>&amp;Models</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="72"/>
+        <source>&amp;Models</source>
+        <translation>&amp;Models</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="73" />
-      <source>&amp;Data</source>
-      <translation>&amp;Data</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="73"/>
+        <source>&amp;Data</source>
+        <translation>&amp;Data</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="74" />
-      <location filename="../desktop/ui/dialogs/settings.py" line="215" />
-      <source>&amp;Language</source>
-      <translation>&amp;Language</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="74"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="215"/>
+        <source>&amp;Language</source>
+        <translation>&amp;Language</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="78" />
-      <source>&amp;Trust &amp;&amp; control</source>
-      <translation>&amp;Trust &amp;&amp; control</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="78"/>
+        <source>&amp;Trust &amp;&amp; control</source>
+        <translation>&amp;Trust &amp;&amp; control</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="101" />
-      <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
-      <translation>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="101"/>
+        <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
+        <translation>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="104" />
-      <source>empty = the provider's default</source>
-      <translation>empty = the provider's default</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="104"/>
+        <source>empty = the provider&apos;s default</source>
+        <translation>empty = the provider&apos;s default</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="111" />
-      <source>Paste an API key</source>
-      <translation>Paste an API key</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="111"/>
+        <source>Paste an API key</source>
+        <translation>Paste an API key</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="112" />
-      <source>Save in the system &amp;keyring</source>
-      <translation>Save in the system &amp;keyring</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="112"/>
+        <source>Save in the system &amp;keyring</source>
+        <translation>Save in the system &amp;keyring</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="114" />
-      <source>Keys are kept by the operating system, never in Engram's files</source>
-      <translation>Keys are kept by the operating system, never in Engram's files</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="114"/>
+        <source>Keys are kept by the operating system, never in Engram&apos;s files</source>
+        <translation>Keys are kept by the operating system, never in Engram&apos;s files</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="116" />
-      <source>Checking the system keyring…</source>
-      <translation>Checking the system keyring…</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="116"/>
+        <source>Checking the system keyring…</source>
+        <translation>Checking the system keyring…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="123" />
-      <source>&amp;Agent model provider</source>
-      <translation>&amp;Agent model provider</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="123"/>
+        <source>&amp;Agent model provider</source>
+        <translation>&amp;Agent model provider</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="124" />
-      <source>Agent &amp;model</source>
-      <translation>Agent &amp;model</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="124"/>
+        <source>Agent &amp;model</source>
+        <translation>Agent &amp;model</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="125" />
-      <source>&amp;Embeddings</source>
-      <translation>&amp;Embeddings</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="125"/>
+        <source>&amp;Embeddings</source>
+        <translation>&amp;Embeddings</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="126" />
-      <source>Embedding mo&amp;del</source>
-      <translation>Embedding mo&amp;del</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="126"/>
+        <source>Embedding mo&amp;del</source>
+        <translation>Embedding mo&amp;del</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="127" />
-      <source>Ollama &amp;address</source>
-      <translation>Ollama &amp;address</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
+        <source>Ollama &amp;address</source>
+        <translation>Ollama &amp;address</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="128" />
-      <source>OpenAI-compatible &amp;URL</source>
-      <translation>OpenAI-compatible &amp;URL</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
+        <source>OpenAI-compatible &amp;URL</source>
+        <translation>OpenAI-compatible &amp;URL</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="129" />
-      <source>API &amp;key</source>
-      <translation>API &amp;key</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
+        <source>API &amp;key</source>
+        <translation>API &amp;key</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="138" />
-      <source>Keys are stored in the system keyring.</source>
-      <translation>Keys are stored in the system keyring.</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="138"/>
+        <source>Keys are stored in the system keyring.</source>
+        <translation>Keys are stored in the system keyring.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="139" />
-      <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
-      <translation>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="139"/>
+        <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
+        <translation>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="151" />
-      <source>Memory is stored on this computer in:</source>
-      <translation>Memory is stored on this computer in:</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="151"/>
+        <source>Memory is stored on this computer in:</source>
+        <translation>Memory is stored on this computer in:</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="153" />
-      <source>&amp;Open the data folder</source>
-      <translation>&amp;Open the data folder</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="153"/>
+        <source>&amp;Open the data folder</source>
+        <translation>&amp;Open the data folder</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="155" />
-      <source>To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</source>
-      <translation>To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="155"/>
+        <source>To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</source>
+        <translation>To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="159" />
-      <source>&amp;Export…</source>
-      <translation>&amp;Export…</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="159"/>
+        <source>&amp;Export…</source>
+        <translation>&amp;Export…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="162" />
-      <source>&amp;Import…</source>
-      <translation>&amp;Import…</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="162"/>
+        <source>&amp;Import…</source>
+        <translation>&amp;Import…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="164" />
-      <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
-      <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="164"/>
+        <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
+        <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="171" />
-      <source>Delete &amp;everything in this project…</source>
-      <translation>Delete &amp;everything in this project…</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="171"/>
+        <source>Delete &amp;everything in this project…</source>
+        <translation>Delete &amp;everything in this project…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="173" />
-      <source>Removes every memory for good and scrubs the database file</source>
-      <translation>Removes every memory for good and scrubs the database file</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="173"/>
+        <source>Removes every memory for good and scrubs the database file</source>
+        <translation>Removes every memory for good and scrubs the database file</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="178" />
-      <source>Export and import</source>
-      <translation>Export and import</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="178"/>
+        <source>Export and import</source>
+        <translation>Export and import</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="189" />
-      <source>Export memories</source>
-      <translation>Export memories</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="189"/>
+        <source>Export memories</source>
+        <translation>Export memories</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="194" />
-      <source>Import memories</source>
-      <translation>Import memories</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="194"/>
+        <source>Import memories</source>
+        <translation>Import memories</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="195" />
-      <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
-      <translation>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="195"/>
+        <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
+        <translation>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="203" />
-      <source>Delete everything</source>
-      <translation>Delete everything</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="203"/>
+        <source>Delete everything</source>
+        <translation>Delete everything</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="204" />
-      <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
-      <translation>Every memory of this project will be deleted for good. Type %1 to confirm.</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="204"/>
+        <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
+        <translation>Every memory of this project will be deleted for good. Type %1 to confirm.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="213" />
-      <source>Menus and panels switch at once; a few texts follow after a restart.</source>
-      <translation>Menus and panels switch at once; a few texts follow after a restart.</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="213"/>
+        <source>Menus and panels switch at once; a few texts follow after a restart.</source>
+        <translation>Menus and panels switch at once; a few texts follow after a restart.</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>Trust</name>
     <message>
-      <location filename="../desktop/ui/trust.py" line="29" />
-      <source>Cautious</source>
-      <translation>Cautious</translation>
+        <location filename="../desktop/ui/trust.py" line="29"/>
+        <source>Cautious</source>
+        <translation>Cautious</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="29" />
-      <source>Only memories above 0.80 confidence reach the agent. Every new memory waits for your confirmation at the end of the session.</source>
-      <translation>Only memories above 0.80 confidence reach the agent. Every new memory waits for your confirmation at the end of the session.</translation>
+        <location filename="../desktop/ui/trust.py" line="29"/>
+        <source>Only memories above 0.80 confidence reach the agent. Every new memory waits for your confirmation at the end of the session.</source>
+        <translation>Only memories above 0.80 confidence reach the agent. Every new memory waits for your confirmation at the end of the session.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="32" />
-      <source>Standard</source>
-      <translation>Standard</translation>
+        <location filename="../desktop/ui/trust.py" line="32"/>
+        <source>Standard</source>
+        <translation>Standard</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="32" />
-      <source>Memories above 0.65 reach the agent, and gotchas are offered while it works. The session summary proposes “Confirm all”.</source>
-      <translation>Memories above 0.65 reach the agent, and gotchas are offered while it works. The session summary proposes “Confirm all”.</translation>
+        <location filename="../desktop/ui/trust.py" line="32"/>
+        <source>Memories above 0.65 reach the agent, and gotchas are offered while it works. The session summary proposes “Confirm all”.</source>
+        <translation>Memories above 0.65 reach the agent, and gotchas are offered while it works. The session summary proposes “Confirm all”.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="35" />
-      <source>Confident</source>
-      <translation>Confident</translation>
+        <location filename="../desktop/ui/trust.py" line="35"/>
+        <source>Confident</source>
+        <translation>Confident</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="35" />
-      <source>Memories above 0.55 reach the agent. The session summary only shows memories that need review.</source>
-      <translation>Memories above 0.55 reach the agent. The session summary only shows memories that need review.</translation>
+        <location filename="../desktop/ui/trust.py" line="35"/>
+        <source>Memories above 0.55 reach the agent. The session summary only shows memories that need review.</source>
+        <translation>Memories above 0.55 reach the agent. The session summary only shows memories that need review.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="38" />
-      <source>Autonomous</source>
-      <translation>Autonomous</translation>
+        <location filename="../desktop/ui/trust.py" line="38"/>
+        <source>Autonomous</source>
+        <translation>Autonomous</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="38" />
-      <source>Memories above 0.45 reach the agent. The session summary is not shown unless you open it from the memory panel.</source>
-      <translation>Memories above 0.45 reach the agent. The session summary is not shown unless you open it from the memory panel.</translation>
+        <location filename="../desktop/ui/trust.py" line="38"/>
+        <source>Memories above 0.45 reach the agent. The session summary is not shown unless you open it from the memory panel.</source>
+        <translation>Memories above 0.45 reach the agent. The session summary is not shown unless you open it from the memory panel.</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>TrustPanel</name>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="29" />
-      <source>Off — agents neither read nor write memory</source>
-      <translation>Off — agents neither read nor write memory</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="29"/>
+        <source>Off — agents neither read nor write memory</source>
+        <translation>Off — agents neither read nor write memory</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="30" />
-      <source>Read-only — agents use memory but never add to it</source>
-      <translation>Read-only — agents use memory but never add to it</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="30"/>
+        <source>Read-only — agents use memory but never add to it</source>
+        <translation>Read-only — agents use memory but never add to it</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="31" />
-      <source>Confirm each — new memories wait for your OK</source>
-      <translation>Confirm each — new memories wait for your OK</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="31"/>
+        <source>Confirm each — new memories wait for your OK</source>
+        <translation>Confirm each — new memories wait for your OK</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="32" />
-      <source>Automatic — saved at once, quarantined until reviewed</source>
-      <translation>Automatic — saved at once, quarantined until reviewed</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="32"/>
+        <source>Automatic — saved at once, quarantined until reviewed</source>
+        <translation>Automatic — saved at once, quarantined until reviewed</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="35" />
-      <source>Conservative — promote only strong, repeated signals</source>
-      <translation>Conservative — promote only strong, repeated signals</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="35"/>
+        <source>Conservative — promote only strong, repeated signals</source>
+        <translation>Conservative — promote only strong, repeated signals</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="36" />
-      <source>Balanced — the default thresholds</source>
-      <translation>Balanced — the default thresholds</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="36"/>
+        <source>Balanced — the default thresholds</source>
+        <translation>Balanced — the default thresholds</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="37" />
-      <source>Eager — promote more, review more</source>
-      <translation>Eager — promote more, review more</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="37"/>
+        <source>Eager — promote more, review more</source>
+        <translation>Eager — promote more, review more</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="49" />
-      <source>Trust level</source>
-      <translation>Trust level</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="49"/>
+        <source>Trust level</source>
+        <translation>Trust level</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="72" />
-      <source>Let Engram learn from sessions automatically (auto-memory)</source>
-      <translation>Let Engram learn from sessions automatically (auto-memory)</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="72"/>
+        <source>Let Engram learn from sessions automatically (auto-memory)</source>
+        <translation>Let Engram learn from sessions automatically (auto-memory)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="74" />
-      <source>When off, only what you teach is remembered</source>
-      <translation>When off, only what you teach is remembered</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="74"/>
+        <source>When off, only what you teach is remembered</source>
+        <translation>When off, only what you teach is remembered</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="80" />
-      <source>&amp;Write policy</source>
-      <translation>&amp;Write policy</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="80"/>
+        <source>&amp;Write policy</source>
+        <translation>&amp;Write policy</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="82" />
-      <source>&amp;Promotion</source>
-      <translation>&amp;Promotion</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="82"/>
+        <source>&amp;Promotion</source>
+        <translation>&amp;Promotion</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="109" />
-      <source>To reach Standard: 3 sessions (%1 so far) and half of the new memories confirmed (%2% so far).</source>
-      <translation>To reach Standard: 3 sessions (%1 so far) and half of the new memories confirmed (%2% so far).</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="111"/>
+        <source>To reach Standard: 3 sessions (%1 so far) and half of the new memories confirmed (%2% so far).</source>
+        <translation>To reach Standard: 3 sessions (%1 so far) and half of the new memories confirmed (%2% so far).</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="113" />
-      <source>To reach Confident: 10 sessions (%1 so far), under 5% corrected (%2%) and at least one correction made.</source>
-      <translation>To reach Confident: 10 sessions (%1 so far), under 5% corrected (%2%) and at least one correction made.</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="115"/>
+        <source>To reach Confident: 10 sessions (%1 so far), under 5% corrected (%2%) and at least one correction made.</source>
+        <translation>To reach Confident: 10 sessions (%1 so far), under 5% corrected (%2%) and at least one correction made.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="117" />
-      <source>Higher levels are only ever chosen by you.</source>
-      <translation>Higher levels are only ever chosen by you.</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="119"/>
+        <source>Higher levels are only ever chosen by you.</source>
+        <translation>Higher levels are only ever chosen by you.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="119" />
-      <source>This project has earned the next level. Choose it above when you are ready.</source>
-      <translation>This project has earned the next level. Choose it above when you are ready.</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="121"/>
+        <source>This project has earned the next level. Choose it above when you are ready.</source>
+        <translation>This project has earned the next level. Choose it above when you are ready.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="125" />
-      <source>Raise the trust level?</source>
-      <translation>Raise the trust level?</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="127"/>
+        <source>Raise the trust level?</source>
+        <translation>Raise the trust level?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="126" />
-      <source>At %1, agents receive memories down to %2 confidence and you see less of the session summary. You can go back at any time. Continue?</source>
-      <translation>At %1, agents receive memories down to %2 confidence and you see less of the session summary. You can go back at any time. Continue?</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="128"/>
+        <source>At %1, agents receive memories down to %2 confidence and you see less of the session summary. You can go back at any time. Continue?</source>
+        <translation>At %1, agents receive memories down to %2 confidence and you see less of the session summary. You can go back at any time. Continue?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="147" />
-      <source>Step back to a more careful level?</source>
-      <translation>Step back to a more careful level?</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="149"/>
+        <source>Step back to a more careful level?</source>
+        <translation>Step back to a more careful level?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="148" />
-      <source>You flagged %1 memories as wrong in this session. Move this project from %2 to %3, so agents get only surer memories? Nothing changes unless you agree.</source>
-      <translation>You flagged %1 memories as wrong in this session. Move this project from %2 to %3, so agents get only surer memories? Nothing changes unless you agree.</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="150"/>
+        <source>You flagged %1 memories as wrong in this session. Move this project from %2 to %3, so agents get only surer memories? Nothing changes unless you agree.</source>
+        <translation>You flagged %1 memories as wrong in this session. Move this project from %2 to %3, so agents get only surer memories? Nothing changes unless you agree.</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>WelcomePage</name>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="53" />
-      <source>Long-term memory of your codebase for AI coding agents.
+        <location filename="../desktop/ui/main_window.py" line="63"/>
+        <source>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</source>
-      <translation>Long-term memory of your codebase for AI coding agents.
+        <translation>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="56" />
-      <source>&amp;Open a project folder…</source>
-      <translation>&amp;Open a project folder…</translation>
+        <location filename="../desktop/ui/main_window.py" line="66"/>
+        <source>&amp;Open a project folder…</source>
+        <translation>&amp;Open a project folder…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="67" />
-      <source>Recent projects</source>
-      <translation>Recent projects</translation>
+        <location filename="../desktop/ui/main_window.py" line="77"/>
+        <source>Recent projects</source>
+        <translation>Recent projects</translation>
     </message>
-  </context>
+</context>
 </TS>

@@ -1,2297 +1,2305 @@
 <?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1" language="fr_FR">
-  <context>
+<context>
     <name>AskMemory</name>
     <message>
-      <location filename="../desktop/ui/panel/ask.py" line="35" />
-      <source>Ask what the project's memory knows, e.g. “how do we run migrations?”</source>
-      <translation>Demandez ce que sait la mémoire du projet, p. ex. « comment lance-t-on les migrations ? »</translation>
+        <location filename="../desktop/ui/panel/ask.py" line="35"/>
+        <source>Ask what the project&apos;s memory knows, e.g. “how do we run migrations?”</source>
+        <translation>Demandez ce que sait la mémoire du projet, p. ex. « comment lance-t-on les migrations ? »</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/ask.py" line="37" />
-      <source>As&amp;k</source>
-      <translation>&amp;Demander</translation>
+        <location filename="../desktop/ui/panel/ask.py" line="37"/>
+        <source>As&amp;k</source>
+        <translation>&amp;Demander</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/ask.py" line="60" />
-      <source>Searching memory…</source>
-      <translation>Recherche dans la mémoire…</translation>
+        <location filename="../desktop/ui/panel/ask.py" line="60"/>
+        <source>Searching memory…</source>
+        <translation>Recherche dans la mémoire…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/ask.py" line="73" />
-      <source>No language model is set up, so here are the memories that answer best, ranked, with their citations. Choose a model in Settings for written answers.</source>
-      <translation>Aucun modèle de langage n’est configuré : voici les mémoires qui répondent le mieux, classées, avec leurs citations. Choisissez un modèle dans les Réglages pour obtenir des réponses rédigées.</translation>
+        <location filename="../desktop/ui/panel/ask.py" line="73"/>
+        <source>No language model is set up, so here are the memories that answer best, ranked, with their citations. Choose a model in Settings for written answers.</source>
+        <translation>Aucun modèle de langage n’est configuré : voici les mémoires qui répondent le mieux, classées, avec leurs citations. Choisissez un modèle dans les Réglages pour obtenir des réponses rédigées.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/ask.py" line="79" />
-      <source>Memory has nothing on this yet.</source>
-      <translation>La mémoire ne sait encore rien là-dessus.</translation>
+        <location filename="../desktop/ui/panel/ask.py" line="79"/>
+        <source>Memory has nothing on this yet.</source>
+        <translation>La mémoire ne sait encore rien là-dessus.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/ask.py" line="80" />
-      <source>score</source>
-      <translation>score</translation>
+        <location filename="../desktop/ui/panel/ask.py" line="80"/>
+        <source>score</source>
+        <translation>score</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>AuditActions</name>
     <message>
-      <location filename="../desktop/ui/labels.py" line="62" />
-      <source>added</source>
-      <translation>ajoutée</translation>
+        <location filename="../desktop/ui/labels.py" line="62"/>
+        <source>added</source>
+        <translation>ajoutée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="63" />
-      <source>edited</source>
-      <translation>modifiée</translation>
+        <location filename="../desktop/ui/labels.py" line="63"/>
+        <source>edited</source>
+        <translation>modifiée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="64" />
-      <source>pinned</source>
-      <translation>épinglée</translation>
+        <location filename="../desktop/ui/labels.py" line="64"/>
+        <source>pinned</source>
+        <translation>épinglée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="65" />
-      <source>unpinned</source>
-      <translation>désépinglée</translation>
+        <location filename="../desktop/ui/labels.py" line="65"/>
+        <source>unpinned</source>
+        <translation>désépinglée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="66" />
-      <source>confirmed</source>
-      <translation>confirmée</translation>
+        <location filename="../desktop/ui/labels.py" line="66"/>
+        <source>confirmed</source>
+        <translation>confirmée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="67" />
-      <source>deprecated</source>
-      <translation>retirée</translation>
+        <location filename="../desktop/ui/labels.py" line="67"/>
+        <source>deprecated</source>
+        <translation>retirée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="68" />
-      <source>forgotten</source>
-      <translation>oubliée</translation>
+        <location filename="../desktop/ui/labels.py" line="68"/>
+        <source>forgotten</source>
+        <translation>oubliée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="69" />
-      <source>restored</source>
-      <translation>restaurée</translation>
+        <location filename="../desktop/ui/labels.py" line="69"/>
+        <source>restored</source>
+        <translation>restaurée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="70" />
-      <source>deleted</source>
-      <translation>supprimée</translation>
+        <location filename="../desktop/ui/labels.py" line="70"/>
+        <source>deleted</source>
+        <translation>supprimée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="71" />
-      <source>promoted</source>
-      <translation>promue</translation>
+        <location filename="../desktop/ui/labels.py" line="71"/>
+        <source>promoted</source>
+        <translation>promue</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="72" />
-      <source>evicted</source>
-      <translation>évincée</translation>
+        <location filename="../desktop/ui/labels.py" line="72"/>
+        <source>evicted</source>
+        <translation>évincée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="73" />
-      <source>reinforced</source>
-      <translation>renforcée</translation>
+        <location filename="../desktop/ui/labels.py" line="73"/>
+        <source>reinforced</source>
+        <translation>renforcée</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>CitationBar</name>
     <message>
-      <location filename="../desktop/ui/session/citations.py" line="172" />
-      <source>Hide memories</source>
-      <translation>Masquer les mémoires</translation>
+        <location filename="../desktop/ui/session/citations.py" line="175"/>
+        <source>Hide memories</source>
+        <translation>Masquer les mémoires</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/session/citations.py" line="173" />
-      <source>Used %n memories</source>
-      <translation>
-        <numerusform>%n mémoire utilisée</numerusform>
-        <numerusform>%n mémoires utilisées</numerusform>
-      </translation>
+        <location filename="../desktop/ui/session/citations.py" line="176"/>
+        <source>Used %n memories</source>
+        <translation>
+            <numerusform>%n mémoire utilisée</numerusform>
+            <numerusform>%n mémoires utilisées</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/citations.py" line="174" />
-      <source>Show every memory this answer cited</source>
-      <translation>Afficher toutes les mémoires citées par cette réponse</translation>
+        <location filename="../desktop/ui/session/citations.py" line="177"/>
+        <source>Show every memory this answer cited</source>
+        <translation>Afficher toutes les mémoires citées par cette réponse</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>CitationChip</name>
     <message>
-      <location filename="../desktop/ui/session/citations.py" line="112" />
-      <source>This memory is wrong — correct it</source>
-      <translation>Cette mémoire est fausse — la corriger</translation>
+        <location filename="../desktop/ui/session/citations.py" line="115"/>
+        <source>This memory is wrong — correct it</source>
+        <translation>Cette mémoire est fausse — la corriger</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/citations.py" line="113" />
-      <source>Flag memory #%1 as wrong</source>
-      <translation>Signaler la mémoire n°%1 comme fausse</translation>
+        <location filename="../desktop/ui/session/citations.py" line="116"/>
+        <source>Flag memory #%1 as wrong</source>
+        <translation>Signaler la mémoire n°%1 comme fausse</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/citations.py" line="115" />
-      <source>Dead end: an approach tried before and abandoned</source>
-      <translation>Impasse : une approche déjà essayée puis abandonnée</translation>
+        <location filename="../desktop/ui/session/citations.py" line="118"/>
+        <source>Dead end: an approach tried before and abandoned</source>
+        <translation>Impasse : une approche déjà essayée puis abandonnée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/citations.py" line="116" />
-      <source>Memory the agent used</source>
-      <translation>Mémoire utilisée par l’agent</translation>
+        <location filename="../desktop/ui/session/citations.py" line="119"/>
+        <source>Memory the agent used</source>
+        <translation>Mémoire utilisée par l’agent</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>ConflictCard</name>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="34" />
-      <source>Older</source>
-      <translation>Plus ancienne</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="34"/>
+        <source>Older</source>
+        <translation>Plus ancienne</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="34" />
-      <source>Newer</source>
-      <translation>Plus récente</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="34"/>
+        <source>Newer</source>
+        <translation>Plus récente</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="41" />
-      <source>Keep &amp;new</source>
-      <translation>Garder la &amp;nouvelle</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="41"/>
+        <source>Keep &amp;new</source>
+        <translation>Garder la &amp;nouvelle</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="41" />
-      <source>The newer memory replaces the older one</source>
-      <translation>La mémoire la plus récente remplace l’ancienne</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="41"/>
+        <source>The newer memory replaces the older one</source>
+        <translation>La mémoire la plus récente remplace l’ancienne</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="42" />
-      <source>Keep &amp;old</source>
-      <translation>Garder l’&amp;ancienne</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="42"/>
+        <source>Keep &amp;old</source>
+        <translation>Garder l’&amp;ancienne</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="42" />
-      <source>The older memory stays; the newer one is retired</source>
-      <translation>L’ancienne mémoire reste ; la nouvelle est retirée</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="42"/>
+        <source>The older memory stays; the newer one is retired</source>
+        <translation>L’ancienne mémoire reste ; la nouvelle est retirée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="43" />
-      <source>Keep &amp;both</source>
-      <translation>Garder les &amp;deux</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="43"/>
+        <source>Keep &amp;both</source>
+        <translation>Garder les &amp;deux</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="43" />
-      <source>Both are right (for different cases)</source>
-      <translation>Les deux sont justes (dans des cas différents)</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="43"/>
+        <source>Both are right (for different cases)</source>
+        <translation>Les deux sont justes (dans des cas différents)</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>ConflictsDialog</name>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="59" />
-      <source>Conflicting memories</source>
-      <translation>Mémoires contradictoires</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="59"/>
+        <source>Conflicting memories</source>
+        <translation>Mémoires contradictoires</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="64" />
-      <source>No conflicting memories. Nothing to decide.</source>
-      <translation>Aucune mémoire contradictoire. Rien à décider.</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="64"/>
+        <source>No conflicting memories. Nothing to decide.</source>
+        <translation>Aucune mémoire contradictoire. Rien à décider.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/conflicts.py" line="79" />
-      <source>Two memories disagree. Decide which one agents should believe.</source>
-      <translation>Deux mémoires se contredisent. Décidez laquelle les agents doivent croire.</translation>
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="79"/>
+        <source>Two memories disagree. Decide which one agents should believe.</source>
+        <translation>Deux mémoires se contredisent. Décidez laquelle les agents doivent croire.</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>CorrectionDialog</name>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="26" />
-      <source>&amp;Outdated — we fixed this</source>
-      <translation>&amp;Dépassée — nous l’avons corrigé</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="26"/>
+        <source>&amp;Outdated — we fixed this</source>
+        <translation>&amp;Dépassée — nous l’avons corrigé</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="27" />
-      <source>The memory is retired. If you describe how it is now, that becomes a new memory that replaces it.</source>
-      <translation>La mémoire est retirée. Si vous décrivez la situation actuelle, cela devient une nouvelle mémoire qui la remplace.</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="27"/>
+        <source>The memory is retired. If you describe how it is now, that becomes a new memory that replaces it.</source>
+        <translation>La mémoire est retirée. Si vous décrivez la situation actuelle, cela devient une nouvelle mémoire qui la remplace.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="29" />
-      <source>&amp;Partially wrong — let me refine it</source>
-      <translation>&amp;Partiellement fausse — je la précise</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="29"/>
+        <source>&amp;Partially wrong — let me refine it</source>
+        <translation>&amp;Partiellement fausse — je la précise</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="30" />
-      <source>Edit the text below. The memory keeps its history, so the old version stays visible.</source>
-      <translation>Modifiez le texte ci-dessous. La mémoire garde son historique : l’ancienne version reste visible.</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="30"/>
+        <source>Edit the text below. The memory keeps its history, so the old version stays visible.</source>
+        <translation>Modifiez le texte ci-dessous. La mémoire garde son historique : l’ancienne version reste visible.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="32" />
-      <source>&amp;Doesn't apply to this project</source>
-      <translation>&amp;Ne s’applique pas à ce projet</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="32"/>
+        <source>&amp;Doesn&apos;t apply to this project</source>
+        <translation>&amp;Ne s’applique pas à ce projet</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="33" />
-      <source>The memory is marked not applicable and is never given to agents in this project again.</source>
-      <translation>La mémoire est marquée non applicable et ne sera plus jamais donnée aux agents dans ce projet.</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="33"/>
+        <source>The memory is marked not applicable and is never given to agents in this project again.</source>
+        <translation>La mémoire est marquée non applicable et ne sera plus jamais donnée aux agents dans ce projet.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="35" />
-      <source>&amp;Incorrect information</source>
-      <translation>&amp;Information incorrecte</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="35"/>
+        <source>&amp;Incorrect information</source>
+        <translation>&amp;Information incorrecte</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="36" />
-      <source>The memory is retired and your correction (required) replaces it.</source>
-      <translation>La mémoire est retirée et votre correction (obligatoire) la remplace.</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="36"/>
+        <source>The memory is retired and your correction (required) replaces it.</source>
+        <translation>La mémoire est retirée et votre correction (obligatoire) la remplace.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="46" />
-      <source>Correct memory #%1</source>
-      <translation>Corriger la mémoire n°%1</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="46"/>
+        <source>Correct memory #%1</source>
+        <translation>Corriger la mémoire n°%1</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="54" />
-      <source>What is wrong with this memory?</source>
-      <translation>Qu’est-ce qui ne va pas avec cette mémoire ?</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="54"/>
+        <source>What is wrong with this memory?</source>
+        <translation>Qu’est-ce qui ne va pas avec cette mémoire ?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="71" />
-      <source>Apply correction</source>
-      <translation>Appliquer la correction</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="71"/>
+        <source>Apply correction</source>
+        <translation>Appliquer la correction</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="95" />
-      <source>How is it now? (optional)</source>
-      <translation>Qu’en est-il maintenant ? (facultatif)</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="95"/>
+        <source>How is it now? (optional)</source>
+        <translation>Qu’en est-il maintenant ? (facultatif)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/correction.py" line="98" />
-      <source>What is correct? (required)</source>
-      <translation>Qu’est-ce qui est juste ? (obligatoire)</translation>
+        <location filename="../desktop/ui/dialogs/correction.py" line="98"/>
+        <source>What is correct? (required)</source>
+        <translation>Qu’est-ce qui est juste ? (obligatoire)</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>Dashboard</name>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="33" />
-      <source>unknown</source>
-      <translation>inconnu</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="33"/>
+        <source>unknown</source>
+        <translation>inconnu</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="34" />
-      <source>shallow</source>
-      <translation>superficiel</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="34"/>
+        <source>shallow</source>
+        <translation>superficiel</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="35" />
-      <source>partial</source>
-      <translation>partiel</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="35"/>
+        <source>partial</source>
+        <translation>partiel</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="36" />
-      <source>mapped</source>
-      <translation>cartographié</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="36"/>
+        <source>mapped</source>
+        <translation>cartographié</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="72" />
-      <source>memories</source>
-      <translation>mémoires</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="72"/>
+        <source>memories</source>
+        <translation>mémoires</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="72" />
-      <source>Everything agents may be given (forgotten ones excluded)</source>
-      <translation>Tout ce qui peut être donné aux agents (sauf les mémoires oubliées)</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="72"/>
+        <source>Everything agents may be given (forgotten ones excluded)</source>
+        <translation>Tout ce qui peut être donné aux agents (sauf les mémoires oubliées)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="73" />
-      <source>active in the last 30 days</source>
-      <translation>actives ces 30 derniers jours</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <source>active in the last 30 days</source>
+        <translation>actives ces 30 derniers jours</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="73" />
-      <source>Used or created in the last 30 days</source>
-      <translation>Utilisées ou créées ces 30 derniers jours</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <source>Used or created in the last 30 days</source>
+        <translation>Utilisées ou créées ces 30 derniers jours</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="74" />
-      <source>need review</source>
-      <translation>à revoir</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
+        <source>need review</source>
+        <translation>à revoir</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="74" />
-      <source>New or flagged memories waiting for your OK</source>
-      <translation>Mémoires nouvelles ou signalées qui attendent votre accord</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
+        <source>New or flagged memories waiting for your OK</source>
+        <translation>Mémoires nouvelles ou signalées qui attendent votre accord</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="75" />
-      <source>tokens saved this session</source>
-      <translation>jetons économisés cette session</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
+        <source>tokens saved this session</source>
+        <translation>jetons économisés cette session</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="76" />
-      <source>Discovery the agents did not have to repeat, this app session</source>
-      <translation>Découvertes que les agents n’ont pas eu à refaire depuis l’ouverture de l’application</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
+        <source>Discovery the agents did not have to repeat, this app session</source>
+        <translation>Découvertes que les agents n’ont pas eu à refaire depuis l’ouverture de l’application</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="81" />
-      <source>Health score: average confidence × module coverage × review activity</source>
-      <translation>Score de santé : confiance moyenne × couverture des modules × activité de revue</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="81"/>
+        <source>Health score: average confidence × module coverage × review activity</source>
+        <translation>Score de santé : confiance moyenne × couverture des modules × activité de revue</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="88" />
-      <source>Memories added per day over the last two weeks</source>
-      <translation>Mémoires ajoutées par jour ces deux dernières semaines</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="88"/>
+        <source>Memories added per day over the last two weeks</source>
+        <translation>Mémoires ajoutées par jour ces deux dernières semaines</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="103" />
-      <source>Added per day</source>
-      <translation>Ajouts par jour</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="103"/>
+        <source>Added per day</source>
+        <translation>Ajouts par jour</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="103" />
-      <source>By type</source>
-      <translation>Par type</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="103"/>
+        <source>By type</source>
+        <translation>Par type</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="104" />
-      <source>Module coverage</source>
-      <translation>Couverture des modules</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="104"/>
+        <source>Module coverage</source>
+        <translation>Couverture des modules</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="105" />
-      <source>Needs attention</source>
-      <translation>À surveiller</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="105"/>
+        <source>Needs attention</source>
+        <translation>À surveiller</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="105" />
-      <source>Recent activity</source>
-      <translation>Activité récente</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="105"/>
+        <source>Recent activity</source>
+        <translation>Activité récente</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="137" />
-      <source>Health %1 / 100</source>
-      <translation>Santé %1 / 100</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="137"/>
+        <source>Health %1 / 100</source>
+        <translation>Santé %1 / 100</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="138" />
-      <source>Average confidence %1 · %2 stale · %3 pinned</source>
-      <translation>Confiance moyenne %1 · %2 périmées · %3 épinglées</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="138"/>
+        <source>Average confidence %1 · %2 stale · %3 pinned</source>
+        <translation>Confiance moyenne %1 · %2 périmées · %3 épinglées</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="145" />
-      <source>Module coverage appears once the code is indexed.</source>
-      <translation>La couverture des modules apparaît une fois le code indexé.</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="145"/>
+        <source>Module coverage appears once the code is indexed.</source>
+        <translation>La couverture des modules apparaît une fois le code indexé.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="149" />
-      <source>stale</source>
-      <translation>périmée</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="149"/>
+        <source>stale</source>
+        <translation>périmée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="149" />
-      <source>needs review</source>
-      <translation>à revoir</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="149"/>
+        <source>needs review</source>
+        <translation>à revoir</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="154" />
-      <source>Nothing needs your attention.</source>
-      <translation>Rien ne demande votre attention.</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="154"/>
+        <source>Nothing needs your attention.</source>
+        <translation>Rien ne demande votre attention.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="157" />
-      <source>you</source>
-      <translation>vous</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="157"/>
+        <source>you</source>
+        <translation>vous</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="157" />
-      <source>an agent</source>
-      <translation>un agent</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="157"/>
+        <source>an agent</source>
+        <translation>un agent</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/dashboard.py" line="157" />
-      <source>an import</source>
-      <translation>un import</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="157"/>
+        <source>an import</source>
+        <translation>un import</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>Flows</name>
     <message>
-      <location filename="../desktop/ui/flows.py" line="53" />
-      <source>Not saved</source>
-      <translation>Non enregistré</translation>
+        <location filename="../desktop/ui/flows.py" line="53"/>
+        <source>Not saved</source>
+        <translation>Non enregistré</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="79" />
-      <source>Memory saved</source>
-      <translation>Mémoire enregistrée</translation>
+        <location filename="../desktop/ui/flows.py" line="79"/>
+        <source>Memory saved</source>
+        <translation>Mémoire enregistrée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="85" />
-      <source>Remembered: %1</source>
-      <translation>Mémorisé : %1</translation>
+        <location filename="../desktop/ui/flows.py" line="85"/>
+        <source>Remembered: %1</source>
+        <translation>Mémorisé : %1</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="101" />
-      <source>Correction saved</source>
-      <translation>Correction enregistrée</translation>
+        <location filename="../desktop/ui/flows.py" line="101"/>
+        <source>Correction saved</source>
+        <translation>Correction enregistrée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="130" />
-      <source>Session finished. Its summary is in View ▸ Last Session Summary.</source>
-      <translation>Session terminée. Son résumé est dans Affichage ▸ Résumé de la dernière session.</translation>
+        <location filename="../desktop/ui/flows.py" line="130"/>
+        <source>Session finished. Its summary is in View ▸ Last Session Summary.</source>
+        <translation>Session terminée. Son résumé est dans Affichage ▸ Résumé de la dernière session.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="137" />
-      <source>No session has finished yet.</source>
-      <translation>Aucune session n’est encore terminée.</translation>
+        <location filename="../desktop/ui/flows.py" line="137"/>
+        <source>No session has finished yet.</source>
+        <translation>Aucune session n’est encore terminée.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="169" />
-      <source>Conflict resolved</source>
-      <translation>Conflit résolu</translation>
+        <location filename="../desktop/ui/flows.py" line="169"/>
+        <source>Conflict resolved</source>
+        <translation>Conflit résolu</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="184" />
-      <source>Nothing waits for review.</source>
-      <translation>Rien n’attend de revue.</translation>
+        <location filename="../desktop/ui/flows.py" line="184"/>
+        <source>Nothing waits for review.</source>
+        <translation>Rien n’attend de revue.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="216" />
-      <source>API key saved in the system keyring</source>
-      <translation>Clé d’API enregistrée dans le trousseau du système</translation>
+        <location filename="../desktop/ui/flows.py" line="216"/>
+        <source>API key saved in the system keyring</source>
+        <translation>Clé d’API enregistrée dans le trousseau du système</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/flows.py" line="235" />
-      <source>%n memories exported</source>
-      <translation>
-        <numerusform>%n mémoire exportée</numerusform>
-        <numerusform>%n mémoires exportées</numerusform>
-      </translation>
+        <location filename="../desktop/ui/flows.py" line="235"/>
+        <source>%n memories exported</source>
+        <translation>
+            <numerusform>%n mémoire exportée</numerusform>
+            <numerusform>%n mémoires exportées</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/flows.py" line="242" />
-      <source>Importing %1…</source>
-      <translation>Import de %1…</translation>
+        <location filename="../desktop/ui/flows.py" line="242"/>
+        <source>Importing %1…</source>
+        <translation>Import de %1…</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/flows.py" line="244" />
-      <source>%n memories imported</source>
-      <translation>
-        <numerusform>%n mémoire importée</numerusform>
-        <numerusform>%n mémoires importées</numerusform>
-      </translation>
+        <location filename="../desktop/ui/flows.py" line="244"/>
+        <source>%n memories imported</source>
+        <translation>
+            <numerusform>%n mémoire importée</numerusform>
+            <numerusform>%n mémoires importées</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/flows.py" line="251" />
-      <source>%n memories deleted</source>
-      <translation>
-        <numerusform>%n mémoire supprimée</numerusform>
-        <numerusform>%n mémoires supprimées</numerusform>
-      </translation>
+        <location filename="../desktop/ui/flows.py" line="251"/>
+        <source>%n memories deleted</source>
+        <translation>
+            <numerusform>%n mémoire supprimée</numerusform>
+            <numerusform>%n mémoires supprimées</numerusform>
+        </translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>LearnedRow</name>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="43" />
-      <source>global</source>
-      <translation>global</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="43"/>
+        <source>global</source>
+        <translation>global</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="53" />
-      <source>OK</source>
-      <translation>OK</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="53"/>
+        <source>OK</source>
+        <translation>OK</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="55" />
-      <source>Right: keep it and raise its confidence</source>
-      <translation>Juste : la garder et augmenter sa confiance</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="55"/>
+        <source>Right: keep it and raise its confidence</source>
+        <translation>Juste : la garder et augmenter sa confiance</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="56" />
-      <source>Edit</source>
-      <translation>Modifier</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="56"/>
+        <source>Edit</source>
+        <translation>Modifier</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="58" />
-      <source>Almost right: fix the wording</source>
-      <translation>Presque juste : corriger la formulation</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="58"/>
+        <source>Almost right: fix the wording</source>
+        <translation>Presque juste : corriger la formulation</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="59" />
-      <source>Forget</source>
-      <translation>Oublier</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="59"/>
+        <source>Forget</source>
+        <translation>Oublier</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="61" />
-      <source>Wrong or useless: agents will not see it</source>
-      <translation>Fausse ou inutile : les agents ne la verront pas</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="61"/>
+        <source>Wrong or useless: agents will not see it</source>
+        <translation>Fausse ou inutile : les agents ne la verront pas</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MainWindow</name>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="139" />
-      <source>Open a project to begin.</source>
-      <translation>Ouvrez un projet pour commencer.</translation>
+        <location filename="../desktop/ui/main_window.py" line="154"/>
+        <source>Open a project to begin.</source>
+        <translation>Ouvrez un projet pour commencer.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="155" />
-      <source>&amp;File</source>
-      <translation>&amp;Fichier</translation>
+        <location filename="../desktop/ui/main_window.py" line="170"/>
+        <source>&amp;File</source>
+        <translation>&amp;Fichier</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="156" />
-      <source>&amp;Open Project…</source>
-      <translation>&amp;Ouvrir un projet…</translation>
+        <location filename="../desktop/ui/main_window.py" line="171"/>
+        <source>&amp;Open Project…</source>
+        <translation>&amp;Ouvrir un projet…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="158" />
-      <source>Open &amp;Recent</source>
-      <translation>Projets &amp;récents</translation>
+        <location filename="../desktop/ui/main_window.py" line="173"/>
+        <source>Open &amp;Recent</source>
+        <translation>Projets &amp;récents</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="160" />
-      <source>&amp;Settings…</source>
-      <translation>&amp;Réglages…</translation>
+        <location filename="../desktop/ui/main_window.py" line="175"/>
+        <source>&amp;Settings…</source>
+        <translation>&amp;Réglages…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="163" />
-      <source>&amp;Quit</source>
-      <translation>&amp;Quitter</translation>
+        <location filename="../desktop/ui/main_window.py" line="178"/>
+        <source>&amp;Quit</source>
+        <translation>&amp;Quitter</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="164" />
-      <source>&amp;Project</source>
-      <translation>&amp;Projet</translation>
+        <location filename="../desktop/ui/main_window.py" line="179"/>
+        <source>&amp;Project</source>
+        <translation>&amp;Projet</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="165" />
-      <source>&amp;Teach Engram…</source>
-      <translation>&amp;Apprendre à Engram…</translation>
+        <location filename="../desktop/ui/main_window.py" line="180"/>
+        <source>&amp;Teach Engram…</source>
+        <translation>&amp;Apprendre à Engram…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="166" />
-      <source>Write down something agents should know</source>
-      <translation>Noter quelque chose que les agents doivent savoir</translation>
+        <location filename="../desktop/ui/main_window.py" line="181"/>
+        <source>Write down something agents should know</source>
+        <translation>Noter quelque chose que les agents doivent savoir</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="167" />
-      <source>&amp;Review Memories…</source>
-      <translation>&amp;Revoir les mémoires…</translation>
+        <location filename="../desktop/ui/main_window.py" line="182"/>
+        <source>&amp;Review Memories…</source>
+        <translation>&amp;Revoir les mémoires…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="169" />
-      <source>Confirm or forget memories that wait for review</source>
-      <translation>Confirmer ou oublier les mémoires en attente de revue</translation>
+        <location filename="../desktop/ui/main_window.py" line="184"/>
+        <source>Confirm or forget memories that wait for review</source>
+        <translation>Confirmer ou oublier les mémoires en attente de revue</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="170" />
-      <source>Resolve &amp;Conflicts…</source>
-      <translation>Résoudre les &amp;conflits…</translation>
+        <location filename="../desktop/ui/main_window.py" line="185"/>
+        <source>Resolve &amp;Conflicts…</source>
+        <translation>Résoudre les &amp;conflits…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="171" />
-      <source>Decide between memories that disagree</source>
-      <translation>Trancher entre des mémoires qui se contredisent</translation>
+        <location filename="../desktop/ui/main_window.py" line="186"/>
+        <source>Decide between memories that disagree</source>
+        <translation>Trancher entre des mémoires qui se contredisent</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="172" />
-      <source>&amp;Get to Know This Project…</source>
-      <translation>&amp;Découvrir ce projet…</translation>
+        <location filename="../desktop/ui/main_window.py" line="187"/>
+        <source>&amp;Get to Know This Project…</source>
+        <translation>&amp;Découvrir ce projet…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="174" />
-      <source>Index the code and import agent rule files</source>
-      <translation>Indexer le code et importer les fichiers de règles des agents</translation>
+        <location filename="../desktop/ui/main_window.py" line="189"/>
+        <source>Index the code and import agent rule files</source>
+        <translation>Indexer le code et importer les fichiers de règles des agents</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="177" />
-      <source>&amp;View</source>
-      <translation>&amp;Affichage</translation>
+        <location filename="../desktop/ui/main_window.py" line="192"/>
+        <source>&amp;View</source>
+        <translation>&amp;Affichage</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="178" />
-      <source>&amp;Memory Panel</source>
-      <translation>Panneau &amp;mémoire</translation>
+        <location filename="../desktop/ui/main_window.py" line="193"/>
+        <source>&amp;Memory Panel</source>
+        <translation>Panneau &amp;mémoire</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="180" />
-      <source>Show or hide the memory panel (%1)</source>
-      <translation>Afficher ou masquer le panneau mémoire (%1)</translation>
+        <location filename="../desktop/ui/main_window.py" line="195"/>
+        <source>Show or hide the memory panel (%1)</source>
+        <translation>Afficher ou masquer le panneau mémoire (%1)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="187" />
-      <source>Last Session &amp;Summary…</source>
-      <translation>&amp;Résumé de la dernière session…</translation>
+        <location filename="../desktop/ui/main_window.py" line="202"/>
+        <source>Last Session &amp;Summary…</source>
+        <translation>&amp;Résumé de la dernière session…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="188" />
-      <source>&amp;Help</source>
-      <translation>&amp;Aide</translation>
+        <location filename="../desktop/ui/main_window.py" line="203"/>
+        <source>&amp;Help</source>
+        <translation>&amp;Aide</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="189" />
-      <source>&amp;About Engram</source>
-      <translation>À &amp;propos d’Engram</translation>
+        <location filename="../desktop/ui/main_window.py" line="204"/>
+        <source>&amp;About Engram</source>
+        <translation>À &amp;propos d’Engram</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="190" />
-      <source>Engram %1
+        <location filename="../desktop/ui/main_window.py" line="205"/>
+        <source>Engram %1
 Long-term memory for AI coding agents.</source>
-      <translation>Engram %1
+        <translation>Engram %1
 Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="191" />
-      <source>Switch project</source>
-      <translation>Changer de projet</translation>
+        <location filename="../desktop/ui/main_window.py" line="211"/>
+        <source>Switch project</source>
+        <translation>Changer de projet</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="196" />
-      <source>Settings</source>
-      <translation>Réglages</translation>
+        <location filename="../desktop/ui/main_window.py" line="216"/>
+        <source>Settings</source>
+        <translation>Réglages</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="197" />
-      <source>Models, keys, data, language, trust</source>
-      <translation>Modèles, clés, données, langue, confiance</translation>
+        <location filename="../desktop/ui/main_window.py" line="217"/>
+        <source>Models, keys, data, language, trust</source>
+        <translation>Modèles, clés, données, langue, confiance</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="215" />
-      <source>No project open</source>
-      <translation>Aucun projet ouvert</translation>
+        <location filename="../desktop/ui/main_window.py" line="235"/>
+        <source>No project open</source>
+        <translation>Aucun projet ouvert</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="217" />
-      <source>Open another folder…</source>
-      <translation>Ouvrir un autre dossier…</translation>
+        <location filename="../desktop/ui/main_window.py" line="237"/>
+        <source>Open another folder…</source>
+        <translation>Ouvrir un autre dossier…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="229" />
-      <source>Memory</source>
-      <translation>Mémoire</translation>
+        <location filename="../desktop/ui/main_window.py" line="249"/>
+        <source>Memory</source>
+        <translation>Mémoire</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="236" />
-      <source>Open a project folder</source>
-      <translation>Ouvrir un dossier de projet</translation>
+        <location filename="../desktop/ui/main_window.py" line="256"/>
+        <source>Open a project folder</source>
+        <translation>Ouvrir un dossier de projet</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="242" />
-      <source>Opening %1…</source>
-      <translation>Ouverture de %1…</translation>
+        <location filename="../desktop/ui/main_window.py" line="262"/>
+        <source>Opening %1…</source>
+        <translation>Ouverture de %1…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="258" />
-      <source>Damaged memory</source>
-      <translation>Mémoire endommagée</translation>
+        <location filename="../desktop/ui/main_window.py" line="278"/>
+        <source>Damaged memory</source>
+        <translation>Mémoire endommagée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="260" />
-      <source>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</source>
-      <translation>Mettre le fichier endommagé de côté (il est conservé, renommé) et repartir d’une mémoire vide ?</translation>
+        <location filename="../desktop/ui/main_window.py" line="280"/>
+        <source>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</source>
+        <translation>Mettre le fichier endommagé de côté (il est conservé, renommé) et repartir d’une mémoire vide ?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="264" />
-      <source>Damaged file kept as %1</source>
-      <translation>Fichier endommagé conservé sous %1</translation>
+        <location filename="../desktop/ui/main_window.py" line="284"/>
+        <source>Damaged file kept as %1</source>
+        <translation>Fichier endommagé conservé sous %1</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="267" />
-      <source>Cannot open project</source>
-      <translation>Impossible d’ouvrir le projet</translation>
+        <location filename="../desktop/ui/main_window.py" line="287"/>
+        <source>Cannot open project</source>
+        <translation>Impossible d’ouvrir le projet</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="279" />
-      <source>Opened %1</source>
-      <translation>%1 ouvert</translation>
+        <location filename="../desktop/ui/main_window.py" line="299"/>
+        <source>Opened %1</source>
+        <translation>%1 ouvert</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/main_window.py" line="317"/>
+        <source>Learned %n memories from past agent sessions</source>
+        <translation>
+            <numerusform>%n mémoire apprise des sessions d&apos;agents passées</numerusform>
+            <numerusform>%n mémoires apprises des sessions d&apos;agents passées</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="365" />
-      <source>Language changed. Dialogs already open keep the old language until reopened.</source>
-      <translation>Langue changée. Les fenêtres de dialogue déjà ouvertes gardent l’ancienne langue jusqu’à leur réouverture.</translation>
+        <location filename="../desktop/ui/main_window.py" line="413"/>
+        <source>Language changed. Dialogs already open keep the old language until reopened.</source>
+        <translation>Langue changée. Les fenêtres de dialogue déjà ouvertes gardent l’ancienne langue jusqu’à leur réouverture.</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryBrowser</name>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="60" />
-      <source>Search memories…</source>
-      <translation>Rechercher dans les mémoires…</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="60"/>
+        <source>Search memories…</source>
+        <translation>Rechercher dans les mémoires…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="64" />
-      <source>All types</source>
-      <translation>Tous les types</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="64"/>
+        <source>All types</source>
+        <translation>Tous les types</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="69" />
-      <source>Not forgotten</source>
-      <translation>Non oubliées</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="69"/>
+        <source>Not forgotten</source>
+        <translation>Non oubliées</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="74" />
-      <source>All scopes</source>
-      <translation>Toutes les portées</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="74"/>
+        <source>All scopes</source>
+        <translation>Toutes les portées</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="79" />
-      <source>All sources</source>
-      <translation>Toutes les sources</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="79"/>
+        <source>All sources</source>
+        <translation>Toutes les sources</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="82" />
-      <source>Filter by type</source>
-      <translation>Filtrer par type</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="82"/>
+        <source>Filter by type</source>
+        <translation>Filtrer par type</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="82" />
-      <source>Filter by status</source>
-      <translation>Filtrer par état</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="83"/>
+        <source>Filter by status</source>
+        <translation>Filtrer par état</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="83" />
-      <source>Filter by scope</source>
-      <translation>Filtrer par portée</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="84"/>
+        <source>Filter by scope</source>
+        <translation>Filtrer par portée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="84" />
-      <source>Filter by where the memory came from</source>
-      <translation>Filtrer selon l’origine de la mémoire</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="85"/>
+        <source>Filter by where the memory came from</source>
+        <translation>Filtrer selon l’origine de la mémoire</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="106" />
-      <source>&amp;Add…</source>
-      <translation>&amp;Ajouter…</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="107"/>
+        <source>&amp;Add…</source>
+        <translation>&amp;Ajouter…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="107" />
-      <source>&amp;Edit…</source>
-      <translation>&amp;Modifier…</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="108"/>
+        <source>&amp;Edit…</source>
+        <translation>&amp;Modifier…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="108" />
-      <location filename="../desktop/ui/memory_panel.py" line="255" />
-      <source>&amp;Pin</source>
-      <translation>É&amp;pingler</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="109"/>
+        <location filename="../desktop/ui/memory_panel.py" line="256"/>
+        <source>&amp;Pin</source>
+        <translation>É&amp;pingler</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="109" />
-      <location filename="../desktop/ui/memory_panel.py" line="257" />
-      <source>&amp;Forget</source>
-      <translation>&amp;Oublier</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="110"/>
+        <location filename="../desktop/ui/memory_panel.py" line="258"/>
+        <source>&amp;Forget</source>
+        <translation>&amp;Oublier</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="110" />
-      <source>Flag &amp;wrong…</source>
-      <translation>Signaler &amp;fausse…</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="111"/>
+        <source>Flag &amp;wrong…</source>
+        <translation>Signaler &amp;fausse…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="112" />
-      <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
-      <translation>Corriger cette mémoire : dépassée, en partie fausse, non applicable ou incorrecte</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="113"/>
+        <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
+        <translation>Corriger cette mémoire : dépassée, en partie fausse, non applicable ou incorrecte</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="117" />
-      <source>Teach Engram something agents should know</source>
-      <translation>Apprendre à Engram quelque chose que les agents doivent savoir</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="118"/>
+        <source>Teach Engram something agents should know</source>
+        <translation>Apprendre à Engram quelque chose que les agents doivent savoir</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="118" />
-      <source>Pinned memories are always given to agents and never fade</source>
-      <translation>Les mémoires épinglées sont toujours données aux agents et ne s’estompent jamais</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="119"/>
+        <source>Pinned memories are always given to agents and never fade</source>
+        <translation>Les mémoires épinglées sont toujours données aux agents et ne s’estompent jamais</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="119" />
-      <source>Agents will no longer see this memory</source>
-      <translation>Les agents ne verront plus cette mémoire</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="120"/>
+        <source>Agents will no longer see this memory</source>
+        <translation>Les agents ne verront plus cette mémoire</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/memory_panel.py" line="183" />
-      <source>%n memories</source>
-      <translation>
-        <numerusform>%n mémoire</numerusform>
-        <numerusform>%n mémoires</numerusform>
-      </translation>
+        <location filename="../desktop/ui/memory_panel.py" line="184"/>
+        <source>%n memories</source>
+        <translation>
+            <numerusform>%n mémoire</numerusform>
+            <numerusform>%n mémoires</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="212" />
-      <source>Select a memory to see where it came from.</source>
-      <translation>Sélectionnez une mémoire pour voir d’où elle vient.</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="213"/>
+        <source>Select a memory to see where it came from.</source>
+        <translation>Sélectionnez une mémoire pour voir d’où elle vient.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="255" />
-      <source>Un&amp;pin</source>
-      <translation>Désé&amp;pingler</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="256"/>
+        <source>Un&amp;pin</source>
+        <translation>Désé&amp;pingler</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="257" />
-      <source>&amp;Restore</source>
-      <translation>&amp;Restaurer</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="258"/>
+        <source>&amp;Restore</source>
+        <translation>&amp;Restaurer</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="264" />
-      <location filename="../desktop/ui/memory_panel.py" line="269" />
-      <source>Not saved</source>
-      <translation>Non enregistré</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="265"/>
+        <location filename="../desktop/ui/memory_panel.py" line="270"/>
+        <source>Not saved</source>
+        <translation>Non enregistré</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="280" />
-      <source>Memory saved</source>
-      <translation>Mémoire enregistrée</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="281"/>
+        <source>Memory saved</source>
+        <translation>Mémoire enregistrée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="291" />
-      <source>Memory updated</source>
-      <translation>Mémoire mise à jour</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="292"/>
+        <source>Memory updated</source>
+        <translation>Mémoire mise à jour</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="298" />
-      <source>Unpinned</source>
-      <translation>Désépinglée</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="299"/>
+        <source>Unpinned</source>
+        <translation>Désépinglée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="298" />
-      <source>Pinned</source>
-      <translation>Épinglée</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="299"/>
+        <source>Pinned</source>
+        <translation>Épinglée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="306" />
-      <source>Memory restored</source>
-      <translation>Mémoire restaurée</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="307"/>
+        <source>Memory restored</source>
+        <translation>Mémoire restaurée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_panel.py" line="309" />
-      <source>Memory forgotten</source>
-      <translation>Mémoire oubliée</translation>
+        <location filename="../desktop/ui/memory_panel.py" line="310"/>
+        <source>Memory forgotten</source>
+        <translation>Mémoire oubliée</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryDetail</name>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="30" />
-      <source>Provenance</source>
-      <translation>Provenance</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="28"/>
+        <source>Provenance</source>
+        <translation>Provenance</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="31" />
-      <source>Why this exists</source>
-      <translation>Pourquoi elle existe</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="29"/>
+        <source>Why this exists</source>
+        <translation>Pourquoi elle existe</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="32" />
-      <source>Why was this retrieved for “%1”?</source>
-      <translation>Pourquoi a-t-elle été retrouvée pour « %1 » ?</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="30"/>
+        <source>Why was this retrieved for “%1”?</source>
+        <translation>Pourquoi a-t-elle été retrouvée pour « %1 » ?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="33" />
-      <source>It matches the filters but would not rank among the top results.</source>
-      <translation>Elle correspond aux filtres mais ne figurerait pas parmi les meilleurs résultats.</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="31"/>
+        <source>It matches the filters but would not rank among the top results.</source>
+        <translation>Elle correspond aux filtres mais ne figurerait pas parmi les meilleurs résultats.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="35" />
-      <source>Total</source>
-      <translation>Total</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="34"/>
+        <source>Total</source>
+        <translation>Total</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="36" />
-      <source>Superseded by</source>
-      <translation>Remplacée par</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="35"/>
+        <source>Superseded by</source>
+        <translation>Remplacée par</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="37" />
-      <source>History</source>
-      <translation>Historique</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="36"/>
+        <source>History</source>
+        <translation>Historique</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="40" />
-      <source>Type</source>
-      <translation>Type</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="39"/>
+        <source>Type</source>
+        <translation>Type</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="40" />
-      <source>Status</source>
-      <translation>État</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="40"/>
+        <source>Status</source>
+        <translation>État</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="41" />
-      <source>Confidence</source>
-      <translation>Confiance</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="42"/>
+        <source>Confidence</source>
+        <translation>Confiance</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="41" />
-      <source>verified by you</source>
-      <translation>vérifiée par vous</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="44"/>
+        <source>verified by you</source>
+        <translation>vérifiée par vous</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="42" />
-      <source>Source</source>
-      <translation>Source</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="46"/>
+        <source>Source</source>
+        <translation>Source</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="42" />
-      <source>Scope</source>
-      <translation>Portée</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="47"/>
+        <source>Scope</source>
+        <translation>Portée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="43" />
-      <source>Files</source>
-      <translation>Fichiers</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="48"/>
+        <source>Files</source>
+        <translation>Fichiers</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="43" />
-      <source>Modules</source>
-      <translation>Modules</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="49"/>
+        <source>Modules</source>
+        <translation>Modules</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="44" />
-      <source>Tags</source>
-      <translation>Étiquettes</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="50"/>
+        <source>Tags</source>
+        <translation>Étiquettes</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="44" />
-      <source>Created</source>
-      <translation>Créée</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="51"/>
+        <source>Created</source>
+        <translation>Créée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="45" />
-      <source>Used</source>
-      <translation>Utilisée</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="53"/>
+        <source>Used</source>
+        <translation>Utilisée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="46" />
-      <source>Sessions</source>
-      <translation>Sessions</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="57"/>
+        <source>Sessions</source>
+        <translation>Sessions</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="47" />
-      <source>Commit</source>
-      <translation>Commit</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="60"/>
+        <source>Commit</source>
+        <translation>Commit</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="77" />
-      <source>you</source>
-      <translation>vous</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="93"/>
+        <source>you</source>
+        <translation>vous</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="77" />
-      <source>an agent</source>
-      <translation>un agent</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="94"/>
+        <source>an agent</source>
+        <translation>un agent</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/detail.py" line="77" />
-      <source>an import</source>
-      <translation>un import</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="95"/>
+        <source>an import</source>
+        <translation>un import</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryEditor</name>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="28" />
-      <source>Edit memory</source>
-      <translation>Modifier la mémoire</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="28"/>
+        <source>Edit memory</source>
+        <translation>Modifier la mémoire</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="28" />
-      <source>Teach Engram</source>
-      <translation>Apprendre à Engram</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="28"/>
+        <source>Teach Engram</source>
+        <translation>Apprendre à Engram</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="31" />
-      <source>What should agents know? e.g. “Run migrations with make migrate, never with alembic directly.”</source>
-      <translation>Que doivent savoir les agents ? p. ex. « Lancer les migrations avec make migrate, jamais directement avec alembic. »</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="31"/>
+        <source>What should agents know? e.g. “Run migrations with make migrate, never with alembic directly.”</source>
+        <translation>Que doivent savoir les agents ? p. ex. « Lancer les migrations avec make migrate, jamais directement avec alembic. »</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="38" />
-      <source>Whole project</source>
-      <translation>Tout le projet</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="38"/>
+        <source>Whole project</source>
+        <translation>Tout le projet</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="39" />
-      <source>One module</source>
-      <translation>Un module</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="39"/>
+        <source>One module</source>
+        <translation>Un module</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="40" />
-      <source>This task</source>
-      <translation>Cette tâche</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="40"/>
+        <source>This task</source>
+        <translation>Cette tâche</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="41" />
-      <source>This session</source>
-      <translation>Cette session</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="41"/>
+        <source>This session</source>
+        <translation>Cette session</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="44" />
-      <source>src/auth/tokens.ts, src/auth/session.ts</source>
-      <translation>src/auth/tokens.ts, src/auth/session.ts</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="44"/>
+        <source>src/auth/tokens.ts, src/auth/session.ts</source>
+        <translation>src/auth/tokens.ts, src/auth/session.ts</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="46" />
-      <source>security, build</source>
-      <translation>sécurité, build</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="46"/>
+        <source>security, build</source>
+        <translation>sécurité, build</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="53" />
-      <source>&amp;Memory</source>
-      <translation>&amp;Mémoire</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="53"/>
+        <source>&amp;Memory</source>
+        <translation>&amp;Mémoire</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="54" />
-      <source>&amp;Type</source>
-      <translation>&amp;Type</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="54"/>
+        <source>&amp;Type</source>
+        <translation>&amp;Type</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="55" />
-      <source>&amp;Applies to</source>
-      <translation>&amp;S’applique à</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="55"/>
+        <source>&amp;Applies to</source>
+        <translation>&amp;S’applique à</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="56" />
-      <source>Related &amp;files</source>
-      <translation>&amp;Fichiers liés</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="56"/>
+        <source>Related &amp;files</source>
+        <translation>&amp;Fichiers liés</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="57" />
-      <source>Ta&amp;gs</source>
-      <translation>Éti&amp;quettes</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="57"/>
+        <source>Ta&amp;gs</source>
+        <translation>Éti&amp;quettes</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_editor.py" line="58" />
-      <source>&amp;Confidence</source>
-      <translation>&amp;Confiance</translation>
+        <location filename="../desktop/ui/memory_editor.py" line="58"/>
+        <source>&amp;Confidence</source>
+        <translation>&amp;Confiance</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/memory_editor.py" line="88" />
-      <source>A memory needs some text (at most %n characters).</source>
-      <translation>
-        <numerusform>Une mémoire doit contenir du texte (au plus %n caractère).</numerusform>
-        <numerusform>Une mémoire doit contenir du texte (au plus %n caractères).</numerusform>
-      </translation>
+        <location filename="../desktop/ui/memory_editor.py" line="88"/>
+        <source>A memory needs some text (at most %n characters).</source>
+        <translation>
+            <numerusform>Une mémoire doit contenir du texte (au plus %n caractère).</numerusform>
+            <numerusform>Une mémoire doit contenir du texte (au plus %n caractères).</numerusform>
+        </translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryListModel</name>
     <message>
-      <location filename="../desktop/ui/memory_model.py" line="215" />
-      <source>#</source>
-      <translation>n°</translation>
+        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <source>#</source>
+        <translation>n°</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_model.py" line="215" />
-      <source>Type</source>
-      <translation>Type</translation>
+        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <source>Type</source>
+        <translation>Type</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_model.py" line="215" />
-      <source>Memory</source>
-      <translation>Mémoire</translation>
+        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <source>Memory</source>
+        <translation>Mémoire</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_model.py" line="215" />
-      <source>Confidence</source>
-      <translation>Confiance</translation>
+        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <source>Confidence</source>
+        <translation>Confiance</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/memory_model.py" line="216" />
-      <source>Status</source>
-      <translation>État</translation>
+        <location filename="../desktop/ui/memory_model.py" line="216"/>
+        <source>Status</source>
+        <translation>État</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryPanel</name>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="35" />
-      <source>&amp;Health</source>
-      <translation>&amp;Santé</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="35"/>
+        <source>&amp;Health</source>
+        <translation>&amp;Santé</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="36" />
-      <source>Module &amp;map</source>
-      <translation>&amp;Carte des modules</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="36"/>
+        <source>Module &amp;map</source>
+        <translation>&amp;Carte des modules</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="37" />
-      <source>&amp;Browse</source>
-      <translation>&amp;Parcourir</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="37"/>
+        <source>&amp;Browse</source>
+        <translation>&amp;Parcourir</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="38" />
-      <source>As&amp;k Memory</source>
-      <translation>&amp;Interroger la mémoire</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="38"/>
+        <source>As&amp;k Memory</source>
+        <translation>&amp;Interroger la mémoire</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="39" />
-      <source>How healthy this project's memory is</source>
-      <translation>L’état de santé de la mémoire de ce projet</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="39"/>
+        <source>How healthy this project&apos;s memory is</source>
+        <translation>L’état de santé de la mémoire de ce projet</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="40" />
-      <source>Modules of the code, their dependencies and what memory knows about them</source>
-      <translation>Les modules du code, leurs dépendances et ce que la mémoire en sait</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="40"/>
+        <source>Modules of the code, their dependencies and what memory knows about them</source>
+        <translation>Les modules du code, leurs dépendances et ce que la mémoire en sait</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="41" />
-      <source>Search, filter and correct memories</source>
-      <translation>Rechercher, filtrer et corriger les mémoires</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="41"/>
+        <source>Search, filter and correct memories</source>
+        <translation>Rechercher, filtrer et corriger les mémoires</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/panel.py" line="42" />
-      <source>Ask a question; the answer cites memories</source>
-      <translation>Posez une question ; la réponse cite des mémoires</translation>
+        <location filename="../desktop/ui/panel/panel.py" line="42"/>
+        <source>Ask a question; the answer cites memories</source>
+        <translation>Posez une question ; la réponse cite des mémoires</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryScopes</name>
     <message>
-      <location filename="../desktop/ui/labels.py" line="55" />
-      <source>Whole project</source>
-      <translation>Tout le projet</translation>
+        <location filename="../desktop/ui/labels.py" line="55"/>
+        <source>Whole project</source>
+        <translation>Tout le projet</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="56" />
-      <source>One module</source>
-      <translation>Un module</translation>
+        <location filename="../desktop/ui/labels.py" line="56"/>
+        <source>One module</source>
+        <translation>Un module</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="57" />
-      <source>This task</source>
-      <translation>Cette tâche</translation>
+        <location filename="../desktop/ui/labels.py" line="57"/>
+        <source>This task</source>
+        <translation>Cette tâche</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="58" />
-      <source>This session</source>
-      <translation>Cette session</translation>
+        <location filename="../desktop/ui/labels.py" line="58"/>
+        <source>This session</source>
+        <translation>Cette session</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemorySources</name>
     <message>
-      <location filename="../desktop/ui/labels.py" line="43" />
-      <source>Agent (explicit)</source>
-      <translation>Agent (explicite)</translation>
+        <location filename="../desktop/ui/labels.py" line="43"/>
+        <source>Agent (explicit)</source>
+        <translation>Agent (explicite)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="44" />
-      <source>Observer (inferred)</source>
-      <translation>Observateur (déduit)</translation>
+        <location filename="../desktop/ui/labels.py" line="44"/>
+        <source>Observer (inferred)</source>
+        <translation>Observateur (déduit)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="45" />
-      <source>QA (automatic)</source>
-      <translation>QA (automatique)</translation>
+        <location filename="../desktop/ui/labels.py" line="45"/>
+        <source>QA (automatic)</source>
+        <translation>QA (automatique)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="46" />
-      <source>MCP (automatic)</source>
-      <translation>MCP (automatique)</translation>
+        <location filename="../desktop/ui/labels.py" line="46"/>
+        <source>MCP (automatic)</source>
+        <translation>MCP (automatique)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="47" />
-      <source>Commit (automatic)</source>
-      <translation>Commit (automatique)</translation>
+        <location filename="../desktop/ui/labels.py" line="47"/>
+        <source>Commit (automatic)</source>
+        <translation>Commit (automatique)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="48" />
-      <source>Taught by you</source>
-      <translation>Apprise par vous</translation>
+        <location filename="../desktop/ui/labels.py" line="48"/>
+        <source>Taught by you</source>
+        <translation>Apprise par vous</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="49" />
-      <source>Imported</source>
-      <translation>Importée</translation>
+        <location filename="../desktop/ui/labels.py" line="49"/>
+        <source>Imported</source>
+        <translation>Importée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="50" />
-      <source>Code index</source>
-      <translation>Index du code</translation>
+        <location filename="../desktop/ui/labels.py" line="50"/>
+        <source>Code index</source>
+        <translation>Index du code</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="51" />
-      <source>Your correction</source>
-      <translation>Votre correction</translation>
+        <location filename="../desktop/ui/labels.py" line="51"/>
+        <source>Your correction</source>
+        <translation>Votre correction</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryStatus</name>
     <message>
-      <location filename="../desktop/ui/labels.py" line="35" />
-      <source>Active</source>
-      <translation>Active</translation>
+        <location filename="../desktop/ui/labels.py" line="35"/>
+        <source>Active</source>
+        <translation>Active</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="36" />
-      <source>Needs review</source>
-      <translation>À revoir</translation>
+        <location filename="../desktop/ui/labels.py" line="36"/>
+        <source>Needs review</source>
+        <translation>À revoir</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="37" />
-      <source>Stale</source>
-      <translation>Périmée</translation>
+        <location filename="../desktop/ui/labels.py" line="37"/>
+        <source>Stale</source>
+        <translation>Périmée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="38" />
-      <source>Forgotten</source>
-      <translation>Oubliée</translation>
+        <location filename="../desktop/ui/labels.py" line="38"/>
+        <source>Forgotten</source>
+        <translation>Oubliée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="39" />
-      <source>Candidate</source>
-      <translation>Candidate</translation>
+        <location filename="../desktop/ui/labels.py" line="39"/>
+        <source>Candidate</source>
+        <translation>Candidate</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>MemoryTypes</name>
     <message>
-      <location filename="../desktop/ui/labels.py" line="14" />
-      <source>Gotcha</source>
-      <translation>Piège</translation>
+        <location filename="../desktop/ui/labels.py" line="14"/>
+        <source>Gotcha</source>
+        <translation>Piège</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="15" />
-      <source>Decision</source>
-      <translation>Décision</translation>
+        <location filename="../desktop/ui/labels.py" line="15"/>
+        <source>Decision</source>
+        <translation>Décision</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="16" />
-      <source>Preference</source>
-      <translation>Préférence</translation>
+        <location filename="../desktop/ui/labels.py" line="16"/>
+        <source>Preference</source>
+        <translation>Préférence</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="17" />
-      <source>Pattern</source>
-      <translation>Motif</translation>
+        <location filename="../desktop/ui/labels.py" line="17"/>
+        <source>Pattern</source>
+        <translation>Motif</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="18" />
-      <source>Requirement</source>
-      <translation>Exigence</translation>
+        <location filename="../desktop/ui/labels.py" line="18"/>
+        <source>Requirement</source>
+        <translation>Exigence</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="19" />
-      <source>Error pattern</source>
-      <translation>Motif d’erreur</translation>
+        <location filename="../desktop/ui/labels.py" line="19"/>
+        <source>Error pattern</source>
+        <translation>Motif d’erreur</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="20" />
-      <source>Module insight</source>
-      <translation>Connaissance de module</translation>
+        <location filename="../desktop/ui/labels.py" line="20"/>
+        <source>Module insight</source>
+        <translation>Connaissance de module</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="21" />
-      <source>Prefetch pattern</source>
-      <translation>Motif de préchargement</translation>
+        <location filename="../desktop/ui/labels.py" line="21"/>
+        <source>Prefetch pattern</source>
+        <translation>Motif de préchargement</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="22" />
-      <source>Work state</source>
-      <translation>État du travail</translation>
+        <location filename="../desktop/ui/labels.py" line="22"/>
+        <source>Work state</source>
+        <translation>État du travail</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="23" />
-      <source>Causal dependency</source>
-      <translation>Dépendance causale</translation>
+        <location filename="../desktop/ui/labels.py" line="23"/>
+        <source>Causal dependency</source>
+        <translation>Dépendance causale</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="24" />
-      <source>Task calibration</source>
-      <translation>Calibrage de tâche</translation>
+        <location filename="../desktop/ui/labels.py" line="24"/>
+        <source>Task calibration</source>
+        <translation>Calibrage de tâche</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="25" />
-      <source>E2E observation</source>
-      <translation>Observation E2E</translation>
+        <location filename="../desktop/ui/labels.py" line="25"/>
+        <source>E2E observation</source>
+        <translation>Observation E2E</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="26" />
-      <source>Dead end</source>
-      <translation>Impasse</translation>
+        <location filename="../desktop/ui/labels.py" line="26"/>
+        <source>Dead end</source>
+        <translation>Impasse</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="27" />
-      <source>Work outcome</source>
-      <translation>Résultat de travail</translation>
+        <location filename="../desktop/ui/labels.py" line="27"/>
+        <source>Work outcome</source>
+        <translation>Résultat de travail</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="28" />
-      <source>Workflow recipe</source>
-      <translation>Recette de travail</translation>
+        <location filename="../desktop/ui/labels.py" line="28"/>
+        <source>Workflow recipe</source>
+        <translation>Recette de travail</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="29" />
-      <source>Context cost</source>
-      <translation>Coût de contexte</translation>
+        <location filename="../desktop/ui/labels.py" line="29"/>
+        <source>Context cost</source>
+        <translation>Coût de contexte</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="30" />
-      <source>Code</source>
-      <translation>Code</translation>
+        <location filename="../desktop/ui/labels.py" line="30"/>
+        <source>Code</source>
+        <translation>Code</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="31" />
-      <source>Note</source>
-      <translation>Note</translation>
+        <location filename="../desktop/ui/labels.py" line="31"/>
+        <source>Note</source>
+        <translation>Note</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>Messages</name>
     <message>
-      <location filename="../desktop/ui/messages.py" line="15" />
-      <source>The memory database of this project is damaged. Engram did not change it.</source>
-      <translation>La base de mémoire de ce projet est endommagée. Engram ne l’a pas modifiée.</translation>
+        <location filename="../desktop/ui/messages.py" line="14"/>
+        <source>The memory database of this project is damaged. Engram did not change it.</source>
+        <translation>La base de mémoire de ce projet est endommagée. Engram ne l’a pas modifiée.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="16" />
-      <source>This project's memory was saved by a newer version of Engram. Update Engram to open it; nothing was changed.</source>
-      <translation>La mémoire de ce projet a été enregistrée par une version plus récente d’Engram. Mettez Engram à jour pour l’ouvrir ; rien n’a été modifié.</translation>
+        <location filename="../desktop/ui/messages.py" line="17"/>
+        <source>This project&apos;s memory was saved by a newer version of Engram. Update Engram to open it; nothing was changed.</source>
+        <translation>La mémoire de ce projet a été enregistrée par une version plus récente d’Engram. Mettez Engram à jour pour l’ouvrir ; rien n’a été modifié.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="18" />
-      <source>Engram cannot write to its data folder. Check its permissions or choose another data location in Settings.</source>
-      <translation>Engram ne peut pas écrire dans son dossier de données. Vérifiez ses droits ou choisissez un autre emplacement dans les Réglages.</translation>
+        <location filename="../desktop/ui/messages.py" line="22"/>
+        <source>Engram cannot write to its data folder. Check its permissions or choose another data location in Settings.</source>
+        <translation>Engram ne peut pas écrire dans son dossier de données. Vérifiez ses droits ou choisissez un autre emplacement dans les Réglages.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="20" />
-      <source>The disk is full. The last change was not saved; everything saved before is safe.</source>
-      <translation>Le disque est plein. La dernière modification n’a pas été enregistrée ; tout ce qui l’a été avant est intact.</translation>
+        <location filename="../desktop/ui/messages.py" line="27"/>
+        <source>The disk is full. The last change was not saved; everything saved before is safe.</source>
+        <translation>Le disque est plein. La dernière modification n’a pas été enregistrée ; tout ce qui l’a été avant est intact.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="21" />
-      <source>Another Engram window kept the memory busy. Please try again.</source>
-      <translation>Une autre fenêtre d’Engram occupait la mémoire. Veuillez réessayer.</translation>
+        <location filename="../desktop/ui/messages.py" line="30"/>
+        <source>Another Engram window kept the memory busy. Please try again.</source>
+        <translation>Une autre fenêtre d’Engram occupait la mémoire. Veuillez réessayer.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="22" />
-      <source>This text contains what looks like a secret, so it was not saved:</source>
-      <translation>Ce texte contient ce qui ressemble à un secret, il n’a donc pas été enregistré :</translation>
+        <location filename="../desktop/ui/messages.py" line="31"/>
+        <source>This text contains what looks like a secret, so it was not saved:</source>
+        <translation>Ce texte contient ce qui ressemble à un secret, il n’a donc pas été enregistré :</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="23" />
-      <source>That memory no longer exists.</source>
-      <translation>Cette mémoire n’existe plus.</translation>
+        <location filename="../desktop/ui/messages.py" line="34"/>
+        <source>That memory no longer exists.</source>
+        <translation>Cette mémoire n’existe plus.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="24" />
-      <source>This input was not accepted:</source>
-      <translation>Cette saisie n’a pas été acceptée :</translation>
+        <location filename="../desktop/ui/messages.py" line="35"/>
+        <source>This input was not accepted:</source>
+        <translation>Cette saisie n’a pas été acceptée :</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="25" />
-      <source>The project is closing; the change was not saved.</source>
-      <translation>Le projet se ferme ; la modification n’a pas été enregistrée.</translation>
+        <location filename="../desktop/ui/messages.py" line="36"/>
+        <source>The project is closing; the change was not saved.</source>
+        <translation>Le projet se ferme ; la modification n’a pas été enregistrée.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/messages.py" line="34" />
-      <source>Something went wrong inside Engram (a bug): %1</source>
-      <translation>Un problème est survenu dans Engram (un bogue) : %1</translation>
+        <location filename="../desktop/ui/messages.py" line="45"/>
+        <source>Something went wrong inside Engram (a bug): %1</source>
+        <translation>Un problème est survenu dans Engram (un bogue) : %1</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>ModuleCard</name>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="61" />
-      <source>Show the files of this module</source>
-      <translation>Afficher les fichiers de ce module</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="61"/>
+        <source>Show the files of this module</source>
+        <translation>Afficher les fichiers de ce module</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/panel/module_map.py" line="63" />
-      <source>%n files</source>
-      <translation>
-        <numerusform>%n fichier</numerusform>
-        <numerusform>%n fichiers</numerusform>
-      </translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="63"/>
+        <source>%n files</source>
+        <translation>
+            <numerusform>%n fichier</numerusform>
+            <numerusform>%n fichiers</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/panel/module_map.py" line="64" />
-      <source>%n memories</source>
-      <translation>
-        <numerusform>%n mémoire</numerusform>
-        <numerusform>%n mémoires</numerusform>
-      </translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="64"/>
+        <source>%n memories</source>
+        <translation>
+            <numerusform>%n mémoire</numerusform>
+            <numerusform>%n mémoires</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="65" />
-      <source>uses: %1</source>
-      <translation>utilise : %1</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="65"/>
+        <source>uses: %1</source>
+        <translation>utilise : %1</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="66" />
-      <source>used by: %1</source>
-      <translation>utilisé par : %1</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="66"/>
+        <source>used by: %1</source>
+        <translation>utilisé par : %1</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>ModuleMap</name>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="97" />
-      <source>Reading the module map…</source>
-      <translation>Lecture de la carte des modules…</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="97"/>
+        <source>Reading the module map…</source>
+        <translation>Lecture de la carte des modules…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="107" />
-      <source>File or file:symbol, e.g. src/auth/tokens.py</source>
-      <translation>Fichier ou fichier:symbole, p. ex. src/auth/tokens.py</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="107"/>
+        <source>File or file:symbol, e.g. src/auth/tokens.py</source>
+        <translation>Fichier ou fichier:symbole, p. ex. src/auth/tokens.py</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="108" />
-      <source>&amp;Impact</source>
-      <translation>&amp;Impact</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="108"/>
+        <source>&amp;Impact</source>
+        <translation>&amp;Impact</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="110" />
-      <source>What may break if this changes</source>
-      <translation>Ce qui peut casser si ceci change</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="110"/>
+        <source>What may break if this changes</source>
+        <translation>Ce qui peut casser si ceci change</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="113" />
-      <source>Depends on it</source>
-      <translation>En dépend</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="113"/>
+        <source>Depends on it</source>
+        <translation>En dépend</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="113" />
-      <source>Symbols</source>
-      <translation>Symboles</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="113"/>
+        <source>Symbols</source>
+        <translation>Symboles</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/panel/module_map.py" line="164" />
-      <source>%n modules</source>
-      <translation>
-        <numerusform>%n module</numerusform>
-        <numerusform>%n modules</numerusform>
-      </translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="164"/>
+        <source>%n modules</source>
+        <translation>
+            <numerusform>%n module</numerusform>
+            <numerusform>%n modules</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/panel/module_map.py" line="165" />
-      <source>%n dependencies between modules</source>
-      <translation>
-        <numerusform>%n dépendance entre modules</numerusform>
-        <numerusform>%n dépendances entre modules</numerusform>
-      </translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="165"/>
+        <source>%n dependencies between modules</source>
+        <translation>
+            <numerusform>%n dépendance entre modules</numerusform>
+            <numerusform>%n dépendances entre modules</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="166" />
-      <source>No code graph yet: index the project (first run) to see its modules.</source>
-      <translation>Pas encore de graphe du code : indexez le projet (premier lancement) pour voir ses modules.</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="166"/>
+        <source>No code graph yet: index the project (first run) to see its modules.</source>
+        <translation>Pas encore de graphe du code : indexez le projet (premier lancement) pour voir ses modules.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="185" />
-      <source>Not in the code graph: %1</source>
-      <translation>Absent du graphe du code : %1</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="185"/>
+        <source>Not in the code graph: %1</source>
+        <translation>Absent du graphe du code : %1</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/panel/module_map.py" line="187" />
-      <source>%n files may be affected</source>
-      <translation>
-        <numerusform>%n fichier peut être touché</numerusform>
-        <numerusform>%n fichiers peuvent être touchés</numerusform>
-      </translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="187"/>
+        <source>%n files may be affected</source>
+        <translation>
+            <numerusform>%n fichier peut être touché</numerusform>
+            <numerusform>%n fichiers peuvent être touchés</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/panel/module_map.py" line="189" />
-      <source>Depth %1</source>
-      <translation>Profondeur %1</translation>
+        <location filename="../desktop/ui/panel/module_map.py" line="189"/>
+        <source>Depth %1</source>
+        <translation>Profondeur %1</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>Onboarding</name>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="52" />
-      <source>Getting to know %1</source>
-      <translation>Découverte de %1</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="52"/>
+        <source>Getting to know %1</source>
+        <translation>Découverte de %1</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="67" />
-      <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull qwen3-embedding:4b”, or choose a provider in Settings.</source>
-      <translation>Aucun modèle de langage n’est configuré. Engram indexe quand même votre code, conserve et recherche les mémoires, et l’agent de démonstration hors ligne fonctionne. Sans mémoire, les agents redécouvrent votre code à chaque session : installez Ollama et lancez « ollama pull qwen3-embedding:4b », ou choisissez un fournisseur dans les Réglages.</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="67"/>
+        <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull qwen3-embedding:4b”, or choose a provider in Settings.</source>
+        <translation>Aucun modèle de langage n’est configuré. Engram indexe quand même votre code, conserve et recherche les mémoires, et l’agent de démonstration hors ligne fonctionne. Sans mémoire, les agents redécouvrent votre code à chaque session : installez Ollama et lancez « ollama pull qwen3-embedding:4b », ou choisissez un fournisseur dans les Réglages.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="82" />
-      <source>Getting to know your project</source>
-      <translation>Découverte de votre projet</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="82"/>
+        <source>Getting to know your project</source>
+        <translation>Découverte de votre projet</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="86" />
-      <source>Looking at the files…</source>
-      <translation>Examen des fichiers…</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="86"/>
+        <source>Looking at the files…</source>
+        <translation>Examen des fichiers…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="88" />
-      <source>&amp;Continue</source>
-      <translation>&amp;Continuer</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="88"/>
+        <source>&amp;Continue</source>
+        <translation>&amp;Continuer</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="90" />
-      <source>Indexing goes on in the background</source>
-      <translation>L’indexation continue en arrière-plan</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="90"/>
+        <source>Indexing goes on in the background</source>
+        <translation>L’indexation continue en arrière-plan</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="104" />
-      <source>The code graph is not available; skipping indexing.</source>
-      <translation>Le graphe du code n’est pas disponible ; indexation ignorée.</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="104"/>
+        <source>The code graph is not available; skipping indexing.</source>
+        <translation>Le graphe du code n’est pas disponible ; indexation ignorée.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="120" />
-      <source>Listing files</source>
-      <translation>Liste des fichiers</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="120"/>
+        <source>Listing files</source>
+        <translation>Liste des fichiers</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="120" />
-      <source>Reading code</source>
-      <translation>Lecture du code</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="120"/>
+        <source>Reading code</source>
+        <translation>Lecture du code</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="121" />
-      <source>Linking symbols</source>
-      <translation>Liaison des symboles</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="121"/>
+        <source>Linking symbols</source>
+        <translation>Liaison des symboles</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="121" />
-      <source>Finding modules</source>
-      <translation>Recherche des modules</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="121"/>
+        <source>Finding modules</source>
+        <translation>Recherche des modules</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="122" />
-      <source>Remembering code</source>
-      <translation>Mémorisation du code</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="122"/>
+        <source>Remembering code</source>
+        <translation>Mémorisation du code</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="122" />
-      <source>Mapping dependencies</source>
-      <translation>Cartographie des dépendances</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="122"/>
+        <source>Mapping dependencies</source>
+        <translation>Cartographie des dépendances</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="125" />
-      <source>%1: %2 of %3 files</source>
-      <translation>%1 : %2 fichiers sur %3</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="125"/>
+        <source>%1: %2 of %3 files</source>
+        <translation>%1 : %2 fichiers sur %3</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="133" />
-      <source>Indexed %1 files in %2 modules.</source>
-      <translation>%1 fichiers indexés dans %2 modules.</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="133"/>
+        <source>Indexed %1 files in %2 modules.</source>
+        <translation>%1 fichiers indexés dans %2 modules.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="147" />
-      <source>Untick a rule to leave it out</source>
-      <translation>Décochez une règle pour l’écarter</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="147"/>
+        <source>Untick a rule to leave it out</source>
+        <translation>Décochez une règle pour l’écarter</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="148" />
-      <source>&amp;Import selected</source>
-      <translation>&amp;Importer la sélection</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="149"/>
+        <source>&amp;Import selected</source>
+        <translation>&amp;Importer la sélection</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="150" />
-      <source>&amp;Skip</source>
-      <translation>&amp;Passer</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="151"/>
+        <source>&amp;Skip</source>
+        <translation>&amp;Passer</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="172" />
-      <source>Found %n rules. Import them as memories?</source>
-      <translation>
-        <numerusform>%n règle trouvée. L’importer comme mémoire ?</numerusform>
-        <numerusform>%n règles trouvées. Les importer comme mémoires ?</numerusform>
-      </translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="173"/>
+        <source>Found %n rules. Import them as memories?</source>
+        <translation>
+            <numerusform>%n règle trouvée. L’importer comme mémoire ?</numerusform>
+            <numerusform>%n règles trouvées. Les importer comme mémoires ?</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="201" />
-      <source>Tell me if anything looks wrong — you are always the authority.</source>
-      <translation>Dites-moi si quelque chose semble faux — c’est toujours vous qui avez le dernier mot.</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="202"/>
+        <source>Tell me if anything looks wrong — you are always the authority.</source>
+        <translation>Dites-moi si quelque chose semble faux — c’est toujours vous qui avez le dernier mot.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="207" />
-      <source>&amp;Confirm</source>
-      <translation>&amp;Confirmer</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="208"/>
+        <source>&amp;Confirm</source>
+        <translation>&amp;Confirmer</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="209" />
-      <source>&amp;Forget</source>
-      <translation>&amp;Oublier</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="210"/>
+        <source>&amp;Forget</source>
+        <translation>&amp;Oublier</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="211" />
-      <source>Confirm &amp;all remaining</source>
-      <translation>Confirmer &amp;tout le reste</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="212"/>
+        <source>Confirm &amp;all remaining</source>
+        <translation>Confirmer &amp;tout le reste</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="213" />
-      <source>Right (your edits to the text are saved too)</source>
-      <translation>Juste (vos modifications du texte sont aussi enregistrées)</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="214"/>
+        <source>Right (your edits to the text are saved too)</source>
+        <translation>Juste (vos modifications du texte sont aussi enregistrées)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/onboarding.py" line="229" />
-      <source>Review memories</source>
-      <translation>Revoir les mémoires</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="230"/>
+        <source>Review memories</source>
+        <translation>Revoir les mémoires</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>ScoreParts</name>
     <message>
-      <location filename="../desktop/ui/labels.py" line="78" />
-      <source>Keyword match</source>
-      <translation>Mots-clés</translation>
+        <location filename="../desktop/ui/labels.py" line="78"/>
+        <source>Keyword match</source>
+        <translation>Mots-clés</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="79" />
-      <source>Meaning match</source>
-      <translation>Sens</translation>
+        <location filename="../desktop/ui/labels.py" line="79"/>
+        <source>Meaning match</source>
+        <translation>Sens</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="80" />
-      <source>Code graph proximity</source>
-      <translation>Proximité dans le graphe du code</translation>
+        <location filename="../desktop/ui/labels.py" line="80"/>
+        <source>Code graph proximity</source>
+        <translation>Proximité dans le graphe du code</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="81" />
-      <source>Confidence</source>
-      <translation>Confiance</translation>
+        <location filename="../desktop/ui/labels.py" line="81"/>
+        <source>Confidence</source>
+        <translation>Confiance</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="82" />
-      <source>Recency</source>
-      <translation>Fraîcheur</translation>
+        <location filename="../desktop/ui/labels.py" line="82"/>
+        <source>Recency</source>
+        <translation>Fraîcheur</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="83" />
-      <source>Source trust</source>
-      <translation>Fiabilité de la source</translation>
+        <location filename="../desktop/ui/labels.py" line="83"/>
+        <source>Source trust</source>
+        <translation>Fiabilité de la source</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="84" />
-      <source>Pinned</source>
-      <translation>Épinglée</translation>
+        <location filename="../desktop/ui/labels.py" line="84"/>
+        <source>Pinned</source>
+        <translation>Épinglée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/labels.py" line="85" />
-      <source>Past use</source>
-      <translation>Usage passé</translation>
+        <location filename="../desktop/ui/labels.py" line="85"/>
+        <source>Past use</source>
+        <translation>Usage passé</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>SessionSummary</name>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="93" />
-      <location filename="../desktop/ui/dialogs/summary.py" line="102" />
-      <source>Session complete</source>
-      <translation>Session terminée</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="93"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="102"/>
+        <source>Session complete</source>
+        <translation>Session terminée</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="103" />
-      <source>Memory saved about %1 tokens of discovery this session</source>
-      <translation>La mémoire a évité environ %1 jetons de découverte cette session</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="103"/>
+        <source>Memory saved about %1 tokens of discovery this session</source>
+        <translation>La mémoire a évité environ %1 jetons de découverte cette session</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="105" />
-      <source>What the agent remembered</source>
-      <translation>Ce dont l’agent s’est souvenu</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="105"/>
+        <source>What the agent remembered</source>
+        <translation>Ce dont l’agent s’est souvenu</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="107" />
-      <source>No memory was used.</source>
-      <translation>Aucune mémoire n’a été utilisée.</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="107"/>
+        <source>No memory was used.</source>
+        <translation>Aucune mémoire n’a été utilisée.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="113" />
-      <source>Flag</source>
-      <translation>Signaler</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="113"/>
+        <source>Flag</source>
+        <translation>Signaler</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="114" />
-      <source>This memory was wrong — correct it</source>
-      <translation>Cette mémoire était fausse — la corriger</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="114"/>
+        <source>This memory was wrong — correct it</source>
+        <translation>Cette mémoire était fausse — la corriger</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/dialogs/summary.py" line="119" />
-      <source>What the agent learned (%n new memories)</source>
-      <translation>
-        <numerusform>Ce que l’agent a appris (%n nouvelle mémoire)</numerusform>
-        <numerusform>Ce que l’agent a appris (%n nouvelles mémoires)</numerusform>
-      </translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="119"/>
+        <source>What the agent learned (%n new memories)</source>
+        <translation>
+            <numerusform>Ce que l’agent a appris (%n nouvelle mémoire)</numerusform>
+            <numerusform>Ce que l’agent a appris (%n nouvelles mémoires)</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/dialogs/summary.py" line="121" />
-      <source>New memories that need your review (%n)</source>
-      <translation>
-        <numerusform>Nouvelle mémoire à revoir (%n)</numerusform>
-        <numerusform>Nouvelles mémoires à revoir (%n)</numerusform>
-      </translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="121"/>
+        <source>New memories that need your review (%n)</source>
+        <translation>
+            <numerusform>Nouvelle mémoire à revoir (%n)</numerusform>
+            <numerusform>Nouvelles mémoires à revoir (%n)</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="132" />
-      <source>&amp;Save all confirmed</source>
-      <translation>&amp;Tout enregistrer comme confirmé</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="132"/>
+        <source>&amp;Save all confirmed</source>
+        <translation>&amp;Tout enregistrer comme confirmé</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="134" />
-      <source>Keep every new memory you did not forget, as confirmed</source>
-      <translation>Garder comme confirmées toutes les nouvelles mémoires que vous n’avez pas oubliées</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="134"/>
+        <source>Keep every new memory you did not forget, as confirmed</source>
+        <translation>Garder comme confirmées toutes les nouvelles mémoires que vous n’avez pas oubliées</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="136" />
-      <source>&amp;Review later</source>
-      <translation>&amp;Revoir plus tard</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="136"/>
+        <source>&amp;Review later</source>
+        <translation>&amp;Revoir plus tard</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/summary.py" line="138" />
-      <source>Apply what you decided; the rest waits in “Needs review”</source>
-      <translation>Appliquer vos décisions ; le reste attend dans « À revoir »</translation>
+        <location filename="../desktop/ui/dialogs/summary.py" line="138"/>
+        <source>Apply what you decided; the rest waits in “Needs review”</source>
+        <translation>Appliquer vos décisions ; le reste attend dans « À revoir »</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>SessionView</name>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="76" />
-      <source>Which model runs the agent. The scripted agent works offline.</source>
-      <translation>Le modèle qui fait tourner l’agent. L’agent scripté fonctionne hors ligne.</translation>
+        <location filename="../desktop/ui/session/view.py" line="76"/>
+        <source>Which model runs the agent. The scripted agent works offline.</source>
+        <translation>Le modèle qui fait tourner l’agent. L’agent scripté fonctionne hors ligne.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="77" />
-      <source>Scripted demo agent (offline)</source>
-      <translation>Agent de démonstration scripté (hors ligne)</translation>
+        <location filename="../desktop/ui/session/view.py" line="77"/>
+        <source>Scripted demo agent (offline)</source>
+        <translation>Agent de démonstration scripté (hors ligne)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="77" />
-      <source>Ollama (local)</source>
-      <translation>Ollama (local)</translation>
+        <location filename="../desktop/ui/session/view.py" line="77"/>
+        <source>Ollama (local)</source>
+        <translation>Ollama (local)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="78" />
-      <source>OpenAI-compatible</source>
-      <translation>Compatible OpenAI</translation>
+        <location filename="../desktop/ui/session/view.py" line="78"/>
+        <source>OpenAI-compatible</source>
+        <translation>Compatible OpenAI</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="78" />
-      <source>Anthropic</source>
-      <translation>Anthropic</translation>
+        <location filename="../desktop/ui/session/view.py" line="78"/>
+        <source>Anthropic</source>
+        <translation>Anthropic</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="84" />
-      <source>Needs the agent runtime and a configured model (Settings).</source>
-      <translation>Nécessite le moteur d’agents et un modèle configuré (Réglages).</translation>
+        <location filename="../desktop/ui/session/view.py" line="84"/>
+        <source>Needs the agent runtime and a configured model (Settings).</source>
+        <translation>Nécessite le moteur d’agents et un modèle configuré (Réglages).</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="85" />
-      <source>&amp;Start</source>
-      <translation>&amp;Démarrer</translation>
+        <location filename="../desktop/ui/session/view.py" line="85"/>
+        <source>&amp;Start</source>
+        <translation>&amp;Démarrer</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="87" />
-      <source>Run the agent on the task (Ctrl+Enter)</source>
-      <translation>Lancer l’agent sur la tâche (Ctrl+Entrée)</translation>
+        <location filename="../desktop/ui/session/view.py" line="87"/>
+        <source>Run the agent on the task (Ctrl+Enter)</source>
+        <translation>Lancer l’agent sur la tâche (Ctrl+Entrée)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="88" />
-      <source>S&amp;top</source>
-      <translation>&amp;Arrêter</translation>
+        <location filename="../desktop/ui/session/view.py" line="88"/>
+        <source>S&amp;top</source>
+        <translation>&amp;Arrêter</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="90" />
-      <source>Stop the agent after its current step</source>
-      <translation>Arrêter l’agent après son étape en cours</translation>
+        <location filename="../desktop/ui/session/view.py" line="90"/>
+        <source>Stop the agent after its current step</source>
+        <translation>Arrêter l’agent après son étape en cours</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="92" />
-      <source>Ready</source>
-      <translation>Prêt</translation>
+        <location filename="../desktop/ui/session/view.py" line="92"/>
+        <source>Ready</source>
+        <translation>Prêt</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="94" />
-      <source>&amp;Provider:</source>
-      <translation>&amp;Fournisseur :</translation>
+        <location filename="../desktop/ui/session/view.py" line="94"/>
+        <source>&amp;Provider:</source>
+        <translation>&amp;Fournisseur :</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="113" />
-      <source>Right-click a file to teach Engram something about it</source>
-      <translation>Clic droit sur un fichier pour apprendre quelque chose à Engram à son sujet</translation>
+        <location filename="../desktop/ui/session/view.py" line="113"/>
+        <source>Right-click a file to teach Engram something about it</source>
+        <translation>Clic droit sur un fichier pour apprendre quelque chose à Engram à son sujet</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="121" />
-      <source>The agent's answer streams here. Memories it cites appear as chips you can flag.</source>
-      <translation>La réponse de l’agent s’affiche ici au fil de l’eau. Les mémoires citées apparaissent en pastilles que vous pouvez signaler.</translation>
+        <location filename="../desktop/ui/session/view.py" line="121"/>
+        <source>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</source>
+        <translation>La réponse de l’agent s’affiche ici au fil de l’eau. Les mémoires citées apparaissent en pastilles que vous pouvez signaler.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="128" />
-      <source>Tool calls</source>
-      <translation>Appels d’outils</translation>
+        <location filename="../desktop/ui/session/view.py" line="128"/>
+        <source>Tool calls</source>
+        <translation>Appels d’outils</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="130" />
-      <source>Tools the agent called; unfold one to see its arguments and result</source>
-      <translation>Outils appelés par l’agent ; dépliez-en un pour voir ses arguments et son résultat</translation>
+        <location filename="../desktop/ui/session/view.py" line="130"/>
+        <source>Tools the agent called; unfold one to see its arguments and result</source>
+        <translation>Outils appelés par l’agent ; dépliez-en un pour voir ses arguments et son résultat</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="134" />
-      <source>Sounds like a correction. Create a correction memory?</source>
-      <translation>Cela ressemble à une correction. Créer une mémoire de correction ?</translation>
+        <location filename="../desktop/ui/session/view.py" line="134"/>
+        <source>Sounds like a correction. Create a correction memory?</source>
+        <translation>Cela ressemble à une correction. Créer une mémoire de correction ?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="135" />
-      <source>Create &amp;correction…</source>
-      <translation>Créer une &amp;correction…</translation>
+        <location filename="../desktop/ui/session/view.py" line="135"/>
+        <source>Create &amp;correction…</source>
+        <translation>Créer une &amp;correction…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="136" />
-      <source>Dismiss</source>
-      <translation>Ignorer</translation>
+        <location filename="../desktop/ui/session/view.py" line="136"/>
+        <source>Dismiss</source>
+        <translation>Ignorer</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="149" />
-      <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
-      <translation>Décrivez une tâche, puis Ctrl+Entrée. « /remember TEXTE » enregistre aussitôt une mémoire.</translation>
+        <location filename="../desktop/ui/session/view.py" line="149"/>
+        <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
+        <translation>Décrivez une tâche, puis Ctrl+Entrée. « /remember TEXTE » enregistre aussitôt une mémoire.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="197" />
-      <source>You</source>
-      <translation>Vous</translation>
+        <location filename="../desktop/ui/session/view.py" line="197"/>
+        <source>You</source>
+        <translation>Vous</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="215" />
-      <source>Recalling memories…</source>
-      <translation>Rappel des mémoires…</translation>
+        <location filename="../desktop/ui/session/view.py" line="215"/>
+        <source>Recalling memories…</source>
+        <translation>Rappel des mémoires…</translation>
     </message>
     <message numerus="yes">
-      <location filename="../desktop/ui/session/view.py" line="218" />
-      <source>%n memories given to the agent</source>
-      <translation>
-        <numerusform>%n mémoire donnée à l’agent</numerusform>
-        <numerusform>%n mémoires données à l’agent</numerusform>
-      </translation>
+        <location filename="../desktop/ui/session/view.py" line="218"/>
+        <source>%n memories given to the agent</source>
+        <translation>
+            <numerusform>%n mémoire donnée à l’agent</numerusform>
+            <numerusform>%n mémoires données à l’agent</numerusform>
+        </translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="220" />
-      <source>Called %1</source>
-      <translation>Appel de %1</translation>
+        <location filename="../desktop/ui/session/view.py" line="220"/>
+        <source>Called %1</source>
+        <translation>Appel de %1</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="231" />
-      <source>The session failed:</source>
-      <translation>La session a échoué :</translation>
+        <location filename="../desktop/ui/session/view.py" line="231"/>
+        <source>The session failed:</source>
+        <translation>La session a échoué :</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="237" />
-      <source>Stopped</source>
-      <translation>Arrêté</translation>
+        <location filename="../desktop/ui/session/view.py" line="237"/>
+        <source>Stopped</source>
+        <translation>Arrêté</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="237" />
-      <source>Finished</source>
-      <translation>Terminé</translation>
+        <location filename="../desktop/ui/session/view.py" line="237"/>
+        <source>Finished</source>
+        <translation>Terminé</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="269" />
-      <source>Running…</source>
-      <translation>En cours…</translation>
+        <location filename="../desktop/ui/session/view.py" line="269"/>
+        <source>Running…</source>
+        <translation>En cours…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="279" />
-      <source>Teach Engram this…</source>
-      <translation>Apprendre ceci à Engram…</translation>
+        <location filename="../desktop/ui/session/view.py" line="279"/>
+        <source>Teach Engram this…</source>
+        <translation>Apprendre ceci à Engram…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/session/view.py" line="298" />
-      <source>Teach Engram about %1…</source>
-      <translation>Apprendre à Engram à propos de %1…</translation>
+        <location filename="../desktop/ui/session/view.py" line="298"/>
+        <source>Teach Engram about %1…</source>
+        <translation>Apprendre à Engram à propos de %1…</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>SettingsDialog</name>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="37" />
-      <source>None (memory still works, without answers)</source>
-      <translation>Aucun (la mémoire fonctionne, sans réponses rédigées)</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="37"/>
+        <source>None (memory still works, without answers)</source>
+        <translation>Aucun (la mémoire fonctionne, sans réponses rédigées)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="38" />
-      <source>Ollama (local)</source>
-      <translation>Ollama (local)</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="38"/>
+        <source>Ollama (local)</source>
+        <translation>Ollama (local)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="39" />
-      <location filename="../desktop/ui/dialogs/settings.py" line="44" />
-      <source>OpenAI-compatible</source>
-      <translation>Compatible OpenAI</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="39"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
+        <source>OpenAI-compatible</source>
+        <translation>Compatible OpenAI</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="40" />
-      <source>Anthropic</source>
-      <translation>Anthropic</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="40"/>
+        <source>Anthropic</source>
+        <translation>Anthropic</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="41" />
-      <source>Automatic (best available)</source>
-      <translation>Automatique (le meilleur disponible)</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
+        <source>Automatic (best available)</source>
+        <translation>Automatique (le meilleur disponible)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="42" />
-      <source>Bundled MiniLM (offline)</source>
-      <translation>MiniLM intégré (hors ligne)</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
+        <source>Bundled MiniLM (offline)</source>
+        <translation>MiniLM intégré (hors ligne)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="43" />
-      <source>Ollama</source>
-      <translation>Ollama</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
+        <source>Ollama</source>
+        <translation>Ollama</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="45" />
-      <source>Follow the system</source>
-      <translation>Suivre le système</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
+        <source>Follow the system</source>
+        <translation>Suivre le système</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="47" />
-      <source>JSON (everything, re-importable)</source>
-      <translation>JSON (tout, réimportable)</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
+        <source>JSON (everything, re-importable)</source>
+        <translation>JSON (tout, réimportable)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="48" />
-      <source>Markdown</source>
-      <translation>Markdown</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
+        <source>Markdown</source>
+        <translation>Markdown</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="50" />
-      <source>DELETE</source>
-      <translation>SUPPRIMER</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
+        <source>DELETE</source>
+        <translation>SUPPRIMER</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="69" />
-      <source>Settings</source>
-      <translation>Réglages</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="69"/>
+        <source>Settings</source>
+        <translation>Réglages</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="72" />
-      <source>&amp;Models</source>
-      <translation>&amp;Modèles</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="72"/>
+        <source>&amp;Models</source>
+        <translation>&amp;Modèles</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="73" />
-      <source>&amp;Data</source>
-      <translation>&amp;Données</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="73"/>
+        <source>&amp;Data</source>
+        <translation>&amp;Données</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="74" />
-      <location filename="../desktop/ui/dialogs/settings.py" line="215" />
-      <source>&amp;Language</source>
-      <translation>&amp;Langue</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="74"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="215"/>
+        <source>&amp;Language</source>
+        <translation>&amp;Langue</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="78" />
-      <source>&amp;Trust &amp;&amp; control</source>
-      <translation>&amp;Confiance &amp;&amp; contrôle</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="78"/>
+        <source>&amp;Trust &amp;&amp; control</source>
+        <translation>&amp;Confiance &amp;&amp; contrôle</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="101" />
-      <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
-      <translation>p. ex. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="101"/>
+        <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
+        <translation>p. ex. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="104" />
-      <source>empty = the provider's default</source>
-      <translation>vide = le choix par défaut du fournisseur</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="104"/>
+        <source>empty = the provider&apos;s default</source>
+        <translation>vide = le choix par défaut du fournisseur</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="111" />
-      <source>Paste an API key</source>
-      <translation>Collez une clé d’API</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="111"/>
+        <source>Paste an API key</source>
+        <translation>Collez une clé d’API</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="112" />
-      <source>Save in the system &amp;keyring</source>
-      <translation>Enregistrer dans le &amp;trousseau du système</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="112"/>
+        <source>Save in the system &amp;keyring</source>
+        <translation>Enregistrer dans le &amp;trousseau du système</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="114" />
-      <source>Keys are kept by the operating system, never in Engram's files</source>
-      <translation>Les clés sont gardées par le système d’exploitation, jamais dans les fichiers d’Engram</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="114"/>
+        <source>Keys are kept by the operating system, never in Engram&apos;s files</source>
+        <translation>Les clés sont gardées par le système d’exploitation, jamais dans les fichiers d’Engram</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="116" />
-      <source>Checking the system keyring…</source>
-      <translation>Vérification du trousseau du système…</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="116"/>
+        <source>Checking the system keyring…</source>
+        <translation>Vérification du trousseau du système…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="123" />
-      <source>&amp;Agent model provider</source>
-      <translation>&amp;Fournisseur du modèle d’agent</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="123"/>
+        <source>&amp;Agent model provider</source>
+        <translation>&amp;Fournisseur du modèle d’agent</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="124" />
-      <source>Agent &amp;model</source>
-      <translation>&amp;Modèle d’agent</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="124"/>
+        <source>Agent &amp;model</source>
+        <translation>&amp;Modèle d’agent</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="125" />
-      <source>&amp;Embeddings</source>
-      <translation>&amp;Plongements</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="125"/>
+        <source>&amp;Embeddings</source>
+        <translation>&amp;Plongements</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="126" />
-      <source>Embedding mo&amp;del</source>
-      <translation>Mo&amp;dèle de plongement</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="126"/>
+        <source>Embedding mo&amp;del</source>
+        <translation>Mo&amp;dèle de plongement</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="127" />
-      <source>Ollama &amp;address</source>
-      <translation>&amp;Adresse d’Ollama</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
+        <source>Ollama &amp;address</source>
+        <translation>&amp;Adresse d’Ollama</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="128" />
-      <source>OpenAI-compatible &amp;URL</source>
-      <translation>&amp;URL compatible OpenAI</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
+        <source>OpenAI-compatible &amp;URL</source>
+        <translation>&amp;URL compatible OpenAI</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="129" />
-      <source>API &amp;key</source>
-      <translation>&amp;Clé d’API</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
+        <source>API &amp;key</source>
+        <translation>&amp;Clé d’API</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="138" />
-      <source>Keys are stored in the system keyring.</source>
-      <translation>Les clés sont stockées dans le trousseau du système.</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="138"/>
+        <source>Keys are stored in the system keyring.</source>
+        <translation>Les clés sont stockées dans le trousseau du système.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="139" />
-      <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
-      <translation>Aucun trousseau sécurisé n’a été trouvé sur ce système : Engram n’enregistrera donc pas de clés d’API. Définissez-les plutôt dans l’environnement (p. ex. OPENAI_API_KEY).</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="139"/>
+        <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
+        <translation>Aucun trousseau sécurisé n’a été trouvé sur ce système : Engram n’enregistrera donc pas de clés d’API. Définissez-les plutôt dans l’environnement (p. ex. OPENAI_API_KEY).</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="151" />
-      <source>Memory is stored on this computer in:</source>
-      <translation>La mémoire est stockée sur cet ordinateur dans :</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="151"/>
+        <source>Memory is stored on this computer in:</source>
+        <translation>La mémoire est stockée sur cet ordinateur dans :</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="153" />
-      <source>&amp;Open the data folder</source>
-      <translation>&amp;Ouvrir le dossier de données</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="153"/>
+        <source>&amp;Open the data folder</source>
+        <translation>&amp;Ouvrir le dossier de données</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="155" />
-      <source>To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</source>
-      <translation>Pour garder les données ailleurs (disque portable, tests), lancez Engram avec la variable d’environnement ENGRAM_DATA_DIR pointant vers ce dossier.</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="155"/>
+        <source>To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</source>
+        <translation>Pour garder les données ailleurs (disque portable, tests), lancez Engram avec la variable d’environnement ENGRAM_DATA_DIR pointant vers ce dossier.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="159" />
-      <source>&amp;Export…</source>
-      <translation>&amp;Exporter…</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="159"/>
+        <source>&amp;Export…</source>
+        <translation>&amp;Exporter…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="162" />
-      <source>&amp;Import…</source>
-      <translation>&amp;Importer…</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="162"/>
+        <source>&amp;Import…</source>
+        <translation>&amp;Importer…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="164" />
-      <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
-      <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md ou .cursorrules</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="164"/>
+        <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
+        <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md ou .cursorrules</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="171" />
-      <source>Delete &amp;everything in this project…</source>
-      <translation>&amp;Tout supprimer dans ce projet…</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="171"/>
+        <source>Delete &amp;everything in this project…</source>
+        <translation>&amp;Tout supprimer dans ce projet…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="173" />
-      <source>Removes every memory for good and scrubs the database file</source>
-      <translation>Supprime définitivement toutes les mémoires et nettoie le fichier de la base</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="173"/>
+        <source>Removes every memory for good and scrubs the database file</source>
+        <translation>Supprime définitivement toutes les mémoires et nettoie le fichier de la base</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="178" />
-      <source>Export and import</source>
-      <translation>Export et import</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="178"/>
+        <source>Export and import</source>
+        <translation>Export et import</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="189" />
-      <source>Export memories</source>
-      <translation>Exporter les mémoires</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="189"/>
+        <source>Export memories</source>
+        <translation>Exporter les mémoires</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="194" />
-      <source>Import memories</source>
-      <translation>Importer des mémoires</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="194"/>
+        <source>Import memories</source>
+        <translation>Importer des mémoires</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="195" />
-      <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
-      <translation>Fichiers de mémoire (*.json *.jsonl *.md *.mdc *.cursorrules);;Tous les fichiers (*)</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="195"/>
+        <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
+        <translation>Fichiers de mémoire (*.json *.jsonl *.md *.mdc *.cursorrules);;Tous les fichiers (*)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="203" />
-      <source>Delete everything</source>
-      <translation>Tout supprimer</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="203"/>
+        <source>Delete everything</source>
+        <translation>Tout supprimer</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="204" />
-      <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
-      <translation>Toutes les mémoires de ce projet seront supprimées définitivement. Tapez %1 pour confirmer.</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="204"/>
+        <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
+        <translation>Toutes les mémoires de ce projet seront supprimées définitivement. Tapez %1 pour confirmer.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/settings.py" line="213" />
-      <source>Menus and panels switch at once; a few texts follow after a restart.</source>
-      <translation>Les menus et panneaux changent aussitôt ; quelques textes suivent après un redémarrage.</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="213"/>
+        <source>Menus and panels switch at once; a few texts follow after a restart.</source>
+        <translation>Les menus et panneaux changent aussitôt ; quelques textes suivent après un redémarrage.</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>Trust</name>
     <message>
-      <location filename="../desktop/ui/trust.py" line="29" />
-      <source>Cautious</source>
-      <translation>Prudent</translation>
+        <location filename="../desktop/ui/trust.py" line="29"/>
+        <source>Cautious</source>
+        <translation>Prudent</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="29" />
-      <source>Only memories above 0.80 confidence reach the agent. Every new memory waits for your confirmation at the end of the session.</source>
-      <translation>Seules les mémoires de confiance supérieure à 0,80 parviennent à l’agent. Chaque nouvelle mémoire attend votre confirmation en fin de session.</translation>
+        <location filename="../desktop/ui/trust.py" line="29"/>
+        <source>Only memories above 0.80 confidence reach the agent. Every new memory waits for your confirmation at the end of the session.</source>
+        <translation>Seules les mémoires de confiance supérieure à 0,80 parviennent à l’agent. Chaque nouvelle mémoire attend votre confirmation en fin de session.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="32" />
-      <source>Standard</source>
-      <translation>Standard</translation>
+        <location filename="../desktop/ui/trust.py" line="32"/>
+        <source>Standard</source>
+        <translation>Standard</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="32" />
-      <source>Memories above 0.65 reach the agent, and gotchas are offered while it works. The session summary proposes “Confirm all”.</source>
-      <translation>Les mémoires au-dessus de 0,65 parviennent à l’agent, et les pièges lui sont signalés pendant son travail. Le résumé de session propose « Tout confirmer ».</translation>
+        <location filename="../desktop/ui/trust.py" line="32"/>
+        <source>Memories above 0.65 reach the agent, and gotchas are offered while it works. The session summary proposes “Confirm all”.</source>
+        <translation>Les mémoires au-dessus de 0,65 parviennent à l’agent, et les pièges lui sont signalés pendant son travail. Le résumé de session propose « Tout confirmer ».</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="35" />
-      <source>Confident</source>
-      <translation>Confiant</translation>
+        <location filename="../desktop/ui/trust.py" line="35"/>
+        <source>Confident</source>
+        <translation>Confiant</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="35" />
-      <source>Memories above 0.55 reach the agent. The session summary only shows memories that need review.</source>
-      <translation>Les mémoires au-dessus de 0,55 parviennent à l’agent. Le résumé de session ne montre que les mémoires à revoir.</translation>
+        <location filename="../desktop/ui/trust.py" line="35"/>
+        <source>Memories above 0.55 reach the agent. The session summary only shows memories that need review.</source>
+        <translation>Les mémoires au-dessus de 0,55 parviennent à l’agent. Le résumé de session ne montre que les mémoires à revoir.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="38" />
-      <source>Autonomous</source>
-      <translation>Autonome</translation>
+        <location filename="../desktop/ui/trust.py" line="38"/>
+        <source>Autonomous</source>
+        <translation>Autonome</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/trust.py" line="38" />
-      <source>Memories above 0.45 reach the agent. The session summary is not shown unless you open it from the memory panel.</source>
-      <translation>Les mémoires au-dessus de 0,45 parviennent à l’agent. Le résumé de session n’apparaît que si vous l’ouvrez depuis le panneau mémoire.</translation>
+        <location filename="../desktop/ui/trust.py" line="38"/>
+        <source>Memories above 0.45 reach the agent. The session summary is not shown unless you open it from the memory panel.</source>
+        <translation>Les mémoires au-dessus de 0,45 parviennent à l’agent. Le résumé de session n’apparaît que si vous l’ouvrez depuis le panneau mémoire.</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>TrustPanel</name>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="29" />
-      <source>Off — agents neither read nor write memory</source>
-      <translation>Désactivée — les agents ne lisent ni n’écrivent la mémoire</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="29"/>
+        <source>Off — agents neither read nor write memory</source>
+        <translation>Désactivée — les agents ne lisent ni n’écrivent la mémoire</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="30" />
-      <source>Read-only — agents use memory but never add to it</source>
-      <translation>Lecture seule — les agents utilisent la mémoire sans jamais l’enrichir</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="30"/>
+        <source>Read-only — agents use memory but never add to it</source>
+        <translation>Lecture seule — les agents utilisent la mémoire sans jamais l’enrichir</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="31" />
-      <source>Confirm each — new memories wait for your OK</source>
-      <translation>Confirmer chaque ajout — les nouvelles mémoires attendent votre accord</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="31"/>
+        <source>Confirm each — new memories wait for your OK</source>
+        <translation>Confirmer chaque ajout — les nouvelles mémoires attendent votre accord</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="32" />
-      <source>Automatic — saved at once, quarantined until reviewed</source>
-      <translation>Automatique — enregistrées aussitôt, en quarantaine jusqu’à la revue</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="32"/>
+        <source>Automatic — saved at once, quarantined until reviewed</source>
+        <translation>Automatique — enregistrées aussitôt, en quarantaine jusqu’à la revue</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="35" />
-      <source>Conservative — promote only strong, repeated signals</source>
-      <translation>Prudent — ne promouvoir que les signaux forts et répétés</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="35"/>
+        <source>Conservative — promote only strong, repeated signals</source>
+        <translation>Prudent — ne promouvoir que les signaux forts et répétés</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="36" />
-      <source>Balanced — the default thresholds</source>
-      <translation>Équilibré — les seuils par défaut</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="36"/>
+        <source>Balanced — the default thresholds</source>
+        <translation>Équilibré — les seuils par défaut</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="37" />
-      <source>Eager — promote more, review more</source>
-      <translation>Généreux — promouvoir plus, revoir plus</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="37"/>
+        <source>Eager — promote more, review more</source>
+        <translation>Généreux — promouvoir plus, revoir plus</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="49" />
-      <source>Trust level</source>
-      <translation>Niveau de confiance</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="49"/>
+        <source>Trust level</source>
+        <translation>Niveau de confiance</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="72" />
-      <source>Let Engram learn from sessions automatically (auto-memory)</source>
-      <translation>Laisser Engram apprendre automatiquement des sessions (mémoire automatique)</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="72"/>
+        <source>Let Engram learn from sessions automatically (auto-memory)</source>
+        <translation>Laisser Engram apprendre automatiquement des sessions (mémoire automatique)</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="74" />
-      <source>When off, only what you teach is remembered</source>
-      <translation>Désactivée, seul ce que vous enseignez est retenu</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="74"/>
+        <source>When off, only what you teach is remembered</source>
+        <translation>Désactivée, seul ce que vous enseignez est retenu</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="80" />
-      <source>&amp;Write policy</source>
-      <translation>&amp;Politique d’écriture</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="80"/>
+        <source>&amp;Write policy</source>
+        <translation>&amp;Politique d’écriture</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="82" />
-      <source>&amp;Promotion</source>
-      <translation>P&amp;romotion</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="82"/>
+        <source>&amp;Promotion</source>
+        <translation>P&amp;romotion</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="109" />
-      <source>To reach Standard: 3 sessions (%1 so far) and half of the new memories confirmed (%2% so far).</source>
-      <translation>Pour passer à Standard : 3 sessions (%1 jusqu’ici) et la moitié des nouvelles mémoires confirmées (%2 % jusqu’ici).</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="111"/>
+        <source>To reach Standard: 3 sessions (%1 so far) and half of the new memories confirmed (%2% so far).</source>
+        <translation>Pour passer à Standard : 3 sessions (%1 jusqu’ici) et la moitié des nouvelles mémoires confirmées (%2 % jusqu’ici).</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="113" />
-      <source>To reach Confident: 10 sessions (%1 so far), under 5% corrected (%2%) and at least one correction made.</source>
-      <translation>Pour passer à Confiant : 10 sessions (%1 jusqu’ici), moins de 5 % de corrections (%2 %) et au moins une correction faite.</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="115"/>
+        <source>To reach Confident: 10 sessions (%1 so far), under 5% corrected (%2%) and at least one correction made.</source>
+        <translation>Pour passer à Confiant : 10 sessions (%1 jusqu’ici), moins de 5 % de corrections (%2 %) et au moins une correction faite.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="117" />
-      <source>Higher levels are only ever chosen by you.</source>
-      <translation>Les niveaux supérieurs ne sont jamais choisis que par vous.</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="119"/>
+        <source>Higher levels are only ever chosen by you.</source>
+        <translation>Les niveaux supérieurs ne sont jamais choisis que par vous.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="119" />
-      <source>This project has earned the next level. Choose it above when you are ready.</source>
-      <translation>Ce projet a gagné le niveau suivant. Choisissez-le ci-dessus quand vous serez prêt.</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="121"/>
+        <source>This project has earned the next level. Choose it above when you are ready.</source>
+        <translation>Ce projet a gagné le niveau suivant. Choisissez-le ci-dessus quand vous serez prêt.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="125" />
-      <source>Raise the trust level?</source>
-      <translation>Relever le niveau de confiance ?</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="127"/>
+        <source>Raise the trust level?</source>
+        <translation>Relever le niveau de confiance ?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="126" />
-      <source>At %1, agents receive memories down to %2 confidence and you see less of the session summary. You can go back at any time. Continue?</source>
-      <translation>Au niveau %1, les agents reçoivent des mémoires jusqu’à une confiance de %2 et vous voyez moins le résumé de session. Vous pouvez revenir en arrière à tout moment. Continuer ?</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="128"/>
+        <source>At %1, agents receive memories down to %2 confidence and you see less of the session summary. You can go back at any time. Continue?</source>
+        <translation>Au niveau %1, les agents reçoivent des mémoires jusqu’à une confiance de %2 et vous voyez moins le résumé de session. Vous pouvez revenir en arrière à tout moment. Continuer ?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="147" />
-      <source>Step back to a more careful level?</source>
-      <translation>Revenir à un niveau plus prudent ?</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="149"/>
+        <source>Step back to a more careful level?</source>
+        <translation>Revenir à un niveau plus prudent ?</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/dialogs/trust.py" line="148" />
-      <source>You flagged %1 memories as wrong in this session. Move this project from %2 to %3, so agents get only surer memories? Nothing changes unless you agree.</source>
-      <translation>Vous avez signalé %1 mémoires comme fausses pendant cette session. Passer ce projet de %2 à %3, pour que les agents ne reçoivent que des mémoires plus sûres ? Rien ne change sans votre accord.</translation>
+        <location filename="../desktop/ui/dialogs/trust.py" line="150"/>
+        <source>You flagged %1 memories as wrong in this session. Move this project from %2 to %3, so agents get only surer memories? Nothing changes unless you agree.</source>
+        <translation>Vous avez signalé %1 mémoires comme fausses pendant cette session. Passer ce projet de %2 à %3, pour que les agents ne reçoivent que des mémoires plus sûres ? Rien ne change sans votre accord.</translation>
     </message>
-  </context>
-  <context>
+</context>
+<context>
     <name>WelcomePage</name>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="53" />
-      <source>Long-term memory of your codebase for AI coding agents.
+        <location filename="../desktop/ui/main_window.py" line="63"/>
+        <source>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</source>
-      <translation>La mémoire à long terme de votre code pour les agents de code IA.
+        <translation>La mémoire à long terme de votre code pour les agents de code IA.
 Ouvrez un dossier de projet pour commencer.</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="56" />
-      <source>&amp;Open a project folder…</source>
-      <translation>&amp;Ouvrir un dossier de projet…</translation>
+        <location filename="../desktop/ui/main_window.py" line="66"/>
+        <source>&amp;Open a project folder…</source>
+        <translation>&amp;Ouvrir un dossier de projet…</translation>
     </message>
     <message>
-      <location filename="../desktop/ui/main_window.py" line="67" />
-      <source>Recent projects</source>
-      <translation>Projets récents</translation>
+        <location filename="../desktop/ui/main_window.py" line="77"/>
+        <source>Recent projects</source>
+        <translation>Projets récents</translation>
     </message>
-  </context>
+</context>
 </TS>

@@ -27,7 +27,13 @@ from PySide6.QtWidgets import (
 )
 
 from desktop import APP_NAME, __version__
-from desktop.composition import Engram, ProjectServices, build_graph_service
+from desktop.composition import (
+    Engram,
+    ProjectServices,
+    build_graph_service,
+    idle_maintenance,
+    start_project_services,
+)
 from desktop.memory.projects import move_aside_corrupt
 from desktop.memory.store.errors import CorruptDatabaseError
 from desktop.memory.store.writer import ChangeSet
@@ -40,6 +46,8 @@ from desktop.ui.session.view import SessionView
 from desktop.ui.tasks import ChangeRelay, Tasks
 from desktop.ui.theme import app_icon, icon
 
+# Pruning runs at most once a day and staleness checks are cheap; look every 15 minutes.
+IDLE_MAINTENANCE_MS = 15 * 60 * 1000
 log = logging.getLogger("engram.ui")
 
 # Qt maps "Ctrl" to the Command key on macOS, so this is Cmd+Shift+M there.
@@ -81,8 +89,14 @@ class WelcomePage(QWidget):
 class MainWindow(QMainWindow):
     """Top-level window. Owns the open project, its views and the background task runner."""
 
-    def __init__(self, engram: Engram, *, onboarding: bool = True) -> None:
+    def __init__(self, engram: Engram, *, onboarding: bool = True, background: bool = True) -> None:
         super().__init__()
+        # Conflict watcher, search indexer, learning from installed agents' transcripts,
+        # and idle pruning/staleness checks start with each project unless turned off (tests).
+        self.background_services = background
+        self._idle_timer = QTimer(self)
+        self._idle_timer.setInterval(IDLE_MAINTENANCE_MS)
+        self._idle_timer.timeout.connect(self._idle_maintenance)
         # Background threads (indexer, importer, writer, sessions) run Python code; a short GIL
         # switch interval hands the GIL back to the GUI thread often enough to paint smoothly.
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
@@ -289,6 +303,23 @@ class MainWindow(QMainWindow):
         gc.freeze()
         if self.auto_onboarding and not self.prefs.onboarding_done:
             self.flows.start_onboarding()
+        if self.background_services:
+            project = self.project
+            self.tasks.run(lambda: start_project_services(project), self._services_started,
+                           lambda exc: log.warning("background services: %s", exc))
+            self._idle_timer.start()
+
+    def _services_started(self, started: dict[str, Any]) -> None:
+        imported = [r for r in started.get("imported") or [] if getattr(r, "status", "") == "imported"]
+        if imported:
+            learned = sum(getattr(r, "added", 0) for r in imported)
+            self.statusBar().showMessage(
+                self.tr("Learned %n memories from past agent sessions", "", learned), 6000)
+
+    def _idle_maintenance(self) -> None:
+        if self.project is not None:
+            project = self.project
+            self.tasks.run(lambda: idle_maintenance(project))
 
     def _build_views(self) -> None:
         project = self.project
@@ -327,6 +358,7 @@ class MainWindow(QMainWindow):
         """Close the open project (queued writes are flushed first)."""
         if self.project is None:
             return
+        self._idle_timer.stop()
         if self._unsubscribe:
             self._unsubscribe()
             self._unsubscribe = None

@@ -37,7 +37,7 @@ def win(qtbot, tmp_path: Path, project_dir: Path) -> Iterator[object]:  # type: 
     """A MainWindow with the project open (no automatic onboarding)."""
     from desktop.ui.main_window import MainWindow
 
-    window = MainWindow(Engram(Settings(data_dir=tmp_path / "data")), onboarding=False)
+    window = MainWindow(Engram(Settings(data_dir=tmp_path / "data")), onboarding=False, background=False)
     qtbot.addWidget(window)
     window.show()
     window.open_project(project_dir)
