@@ -1904,234 +1904,263 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="37"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="39"/>
         <source>None (memory still works, without answers)</source>
         <translation>None (memory still works, without answers)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="38"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="40"/>
         <source>Ollama (local)</source>
         <translation>Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="39"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
         <source>OpenAI-compatible</source>
         <translation>OpenAI-compatible</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="40"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
         <source>Anthropic</source>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
         <source>Automatic (best available)</source>
         <translation>Automatic (best available)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
         <source>Bundled MiniLM (offline)</source>
         <translation>Bundled MiniLM (offline)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
         <source>Ollama</source>
         <translation>Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
         <source>Follow the system</source>
         <translation>Follow the system</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="49"/>
         <source>JSON (everything, re-importable)</source>
         <translation>JSON (everything, re-importable)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
         <source>Markdown</source>
         <translation>Markdown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="52"/>
         <source>DELETE</source>
         <translation>DELETE</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="69"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="71"/>
         <source>Settings</source>
         <translation>Settings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="72"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="74"/>
         <source>&amp;Models</source>
         <translation>&amp;Models</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="73"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="75"/>
         <source>&amp;Data</source>
         <translation>&amp;Data</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="74"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="215"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="76"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="235"/>
         <source>&amp;Language</source>
         <translation>&amp;Language</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="78"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="80"/>
         <source>&amp;Trust &amp;&amp; control</source>
         <translation>&amp;Trust &amp;&amp; control</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="101"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="103"/>
         <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
         <translation>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="104"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="106"/>
         <source>empty = the provider&apos;s default</source>
         <translation>empty = the provider&apos;s default</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="111"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="113"/>
         <source>Paste an API key</source>
         <translation>Paste an API key</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="112"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="114"/>
         <source>Save in the system &amp;keyring</source>
         <translation>Save in the system &amp;keyring</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="114"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="116"/>
         <source>Keys are kept by the operating system, never in Engram&apos;s files</source>
         <translation>Keys are kept by the operating system, never in Engram&apos;s files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="116"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="118"/>
         <source>Checking the system keyring…</source>
         <translation>Checking the system keyring…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="123"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="125"/>
         <source>&amp;Agent model provider</source>
         <translation>&amp;Agent model provider</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="124"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="126"/>
         <source>Agent &amp;model</source>
         <translation>Agent &amp;model</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="125"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
         <source>&amp;Embeddings</source>
         <translation>&amp;Embeddings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="126"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
         <source>Embedding mo&amp;del</source>
         <translation>Embedding mo&amp;del</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
         <source>Ollama &amp;address</source>
         <translation>Ollama &amp;address</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
         <source>OpenAI-compatible &amp;URL</source>
         <translation>OpenAI-compatible &amp;URL</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
         <source>API &amp;key</source>
         <translation>API &amp;key</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="138"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="140"/>
         <source>Keys are stored in the system keyring.</source>
         <translation>Keys are stored in the system keyring.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="139"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="141"/>
         <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
         <translation>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/settings.py" line="151"/>
+        <source>Choose where Engram keeps its data</source>
+        <translation>Choose where Engram keeps its data</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="158"/>
+        <source>Data folder not changed</source>
+        <translation>Data folder not changed</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="160"/>
+        <source>Data folder changed</source>
+        <translation>Data folder changed</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="161"/>
+        <source>Engram will keep its data in %1 from its next start.</source>
+        <translation>Engram will keep its data in %1 from its next start.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="167"/>
         <source>Memory is stored on this computer in:</source>
         <translation>Memory is stored on this computer in:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="153"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
         <source>&amp;Open the data folder</source>
         <translation>&amp;Open the data folder</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="155"/>
-        <source>To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</source>
-        <translation>To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="171"/>
+        <source>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</source>
+        <translation>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="159"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="175"/>
+        <source>&amp;Change the data folder…</source>
+        <translation>&amp;Change the data folder…</translation>
+    </message>
+    <message>
+        <source>To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</source>
+        <translation type="vanished">To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="179"/>
         <source>&amp;Export…</source>
         <translation>&amp;Export…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="162"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="182"/>
         <source>&amp;Import…</source>
         <translation>&amp;Import…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="164"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
         <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
         <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="171"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="191"/>
         <source>Delete &amp;everything in this project…</source>
         <translation>Delete &amp;everything in this project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="173"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
         <source>Removes every memory for good and scrubs the database file</source>
         <translation>Removes every memory for good and scrubs the database file</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="178"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="198"/>
         <source>Export and import</source>
         <translation>Export and import</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="189"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="209"/>
         <source>Export memories</source>
         <translation>Export memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="194"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="214"/>
         <source>Import memories</source>
         <translation>Import memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="195"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="215"/>
         <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
         <translation>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="203"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="223"/>
         <source>Delete everything</source>
         <translation>Delete everything</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="204"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
         <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
         <translation>Every memory of this project will be deleted for good. Type %1 to confirm.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="213"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="233"/>
         <source>Menus and panels switch at once; a few texts follow after a restart.</source>
         <translation>Menus and panels switch at once; a few texts follow after a restart.</translation>
     </message>

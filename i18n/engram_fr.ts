@@ -1904,234 +1904,263 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="37"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="39"/>
         <source>None (memory still works, without answers)</source>
         <translation>Aucun (la mémoire fonctionne, sans réponses rédigées)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="38"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="40"/>
         <source>Ollama (local)</source>
         <translation>Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="39"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
         <source>OpenAI-compatible</source>
         <translation>Compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="40"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
         <source>Anthropic</source>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
         <source>Automatic (best available)</source>
         <translation>Automatique (le meilleur disponible)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
         <source>Bundled MiniLM (offline)</source>
         <translation>MiniLM intégré (hors ligne)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
         <source>Ollama</source>
         <translation>Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
         <source>Follow the system</source>
         <translation>Suivre le système</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="49"/>
         <source>JSON (everything, re-importable)</source>
         <translation>JSON (tout, réimportable)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
         <source>Markdown</source>
         <translation>Markdown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="52"/>
         <source>DELETE</source>
         <translation>SUPPRIMER</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="69"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="71"/>
         <source>Settings</source>
         <translation>Réglages</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="72"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="74"/>
         <source>&amp;Models</source>
         <translation>&amp;Modèles</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="73"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="75"/>
         <source>&amp;Data</source>
         <translation>&amp;Données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="74"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="215"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="76"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="235"/>
         <source>&amp;Language</source>
         <translation>&amp;Langue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="78"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="80"/>
         <source>&amp;Trust &amp;&amp; control</source>
         <translation>&amp;Confiance &amp;&amp; contrôle</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="101"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="103"/>
         <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
         <translation>p. ex. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="104"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="106"/>
         <source>empty = the provider&apos;s default</source>
         <translation>vide = le choix par défaut du fournisseur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="111"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="113"/>
         <source>Paste an API key</source>
         <translation>Collez une clé d’API</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="112"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="114"/>
         <source>Save in the system &amp;keyring</source>
         <translation>Enregistrer dans le &amp;trousseau du système</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="114"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="116"/>
         <source>Keys are kept by the operating system, never in Engram&apos;s files</source>
         <translation>Les clés sont gardées par le système d’exploitation, jamais dans les fichiers d’Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="116"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="118"/>
         <source>Checking the system keyring…</source>
         <translation>Vérification du trousseau du système…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="123"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="125"/>
         <source>&amp;Agent model provider</source>
         <translation>&amp;Fournisseur du modèle d’agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="124"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="126"/>
         <source>Agent &amp;model</source>
         <translation>&amp;Modèle d’agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="125"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
         <source>&amp;Embeddings</source>
         <translation>&amp;Plongements</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="126"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
         <source>Embedding mo&amp;del</source>
         <translation>Mo&amp;dèle de plongement</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
         <source>Ollama &amp;address</source>
         <translation>&amp;Adresse d’Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
         <source>OpenAI-compatible &amp;URL</source>
         <translation>&amp;URL compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
         <source>API &amp;key</source>
         <translation>&amp;Clé d’API</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="138"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="140"/>
         <source>Keys are stored in the system keyring.</source>
         <translation>Les clés sont stockées dans le trousseau du système.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="139"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="141"/>
         <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
         <translation>Aucun trousseau sécurisé n’a été trouvé sur ce système : Engram n’enregistrera donc pas de clés d’API. Définissez-les plutôt dans l’environnement (p. ex. OPENAI_API_KEY).</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/settings.py" line="151"/>
+        <source>Choose where Engram keeps its data</source>
+        <translation>Choisir où Engram garde ses données</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="158"/>
+        <source>Data folder not changed</source>
+        <translation>Dossier de données inchangé</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="160"/>
+        <source>Data folder changed</source>
+        <translation>Dossier de données modifié</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="161"/>
+        <source>Engram will keep its data in %1 from its next start.</source>
+        <translation>Engram gardera ses données dans %1 à partir de son prochain démarrage.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="167"/>
         <source>Memory is stored on this computer in:</source>
         <translation>La mémoire est stockée sur cet ordinateur dans :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="153"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
         <source>&amp;Open the data folder</source>
         <translation>&amp;Ouvrir le dossier de données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="155"/>
-        <source>To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</source>
-        <translation>Pour garder les données ailleurs (disque portable, tests), lancez Engram avec la variable d’environnement ENGRAM_DATA_DIR pointant vers ce dossier.</translation>
+        <location filename="../desktop/ui/dialogs/settings.py" line="171"/>
+        <source>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</source>
+        <translation>Pour garder les données ailleurs (un disque portable, un dossier synchronisé), choisissez un autre dossier : Engram l&apos;utilise dès son prochain démarrage. Les projets déjà enregistrés restent où ils sont ; exportez-les puis importez-les pour déplacer leurs mémoires.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="159"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="175"/>
+        <source>&amp;Change the data folder…</source>
+        <translation>&amp;Changer le dossier de données…</translation>
+    </message>
+    <message>
+        <source>To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</source>
+        <translation type="vanished">Pour garder les données ailleurs (disque portable, tests), lancez Engram avec la variable d’environnement ENGRAM_DATA_DIR pointant vers ce dossier.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="179"/>
         <source>&amp;Export…</source>
         <translation>&amp;Exporter…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="162"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="182"/>
         <source>&amp;Import…</source>
         <translation>&amp;Importer…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="164"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
         <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
         <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md ou .cursorrules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="171"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="191"/>
         <source>Delete &amp;everything in this project…</source>
         <translation>&amp;Tout supprimer dans ce projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="173"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
         <source>Removes every memory for good and scrubs the database file</source>
         <translation>Supprime définitivement toutes les mémoires et nettoie le fichier de la base</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="178"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="198"/>
         <source>Export and import</source>
         <translation>Export et import</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="189"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="209"/>
         <source>Export memories</source>
         <translation>Exporter les mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="194"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="214"/>
         <source>Import memories</source>
         <translation>Importer des mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="195"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="215"/>
         <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
         <translation>Fichiers de mémoire (*.json *.jsonl *.md *.mdc *.cursorrules);;Tous les fichiers (*)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="203"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="223"/>
         <source>Delete everything</source>
         <translation>Tout supprimer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="204"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
         <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
         <translation>Toutes les mémoires de ce projet seront supprimées définitivement. Tapez %1 pour confirmer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="213"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="233"/>
         <source>Menus and panels switch at once; a few texts follow after a restart.</source>
         <translation>Les menus et panneaux changent aussitôt ; quelques textes suivent après un redémarrage.</translation>
     </message>

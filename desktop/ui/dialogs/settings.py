@@ -21,13 +21,15 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.settings import Settings
+from desktop.memory.store.errors import EngramError
+from desktop.settings import Settings, choose_data_location
 from desktop.ui.adapters.prefs import ProjectPrefs
 from desktop.ui.dialogs.trust import TrustPanel
 from desktop.ui.theme import icon
@@ -145,6 +147,20 @@ class SettingsDialog(QDialog):
             self.save_key.emit(self.key_provider.currentData(), key)
             self.api_key.clear()
 
+    def _change_location(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Choose where Engram keeps its data"),
+                                                  str(self.settings.data_dir))
+        if not folder:
+            return
+        try:
+            chosen = choose_data_location(Path(folder))
+        except (OSError, EngramError) as exc:
+            QMessageBox.warning(self, self.tr("Data folder not changed"), str(exc))
+            return
+        QMessageBox.information(self, self.tr("Data folder changed"),
+                                self.tr("Engram will keep its data in %1 from its next start.").replace(
+                                    "%1", str(chosen)))
+
     def _data_tab(self) -> QWidget:
         page = QWidget()
         col = QVBoxLayout(page)
@@ -152,9 +168,13 @@ class SettingsDialog(QDialog):
         where.setWordWrap(True)
         open_folder = QPushButton(icon("folder"), self.tr("&Open the data folder"))
         open_folder.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.settings.data_dir))))
-        hint = QLabel(self.tr("To keep the data elsewhere (a portable drive, tests), start Engram with the "
-                              "ENGRAM_DATA_DIR environment variable set to that folder."))
+        hint = QLabel(self.tr("To keep the data elsewhere (a portable drive, a synced folder), choose another "
+                              "folder: Engram uses it from its next start. Projects already stored stay where "
+                              "they are; export and import them to move their memories."))
         hint.setWordWrap(True)
+        move = QPushButton(icon("folder"), self.tr("&Change the data folder…"))
+        move.setObjectName("changeDataFolder")
+        move.clicked.connect(self._change_location)
         self.export_format = self._combo(EXPORTS, "json", "exportFormat")
         export = QPushButton(icon("export"), self.tr("&Export…"))
         export.setObjectName("exportButton")
@@ -172,7 +192,7 @@ class SettingsDialog(QDialog):
         delete.setObjectName("deleteEverything")
         delete.setToolTip(self.tr("Removes every memory for good and scrubs the database file"))
         delete.clicked.connect(self._delete_all)
-        for w in (where, open_folder, hint):
+        for w in (where, open_folder, hint, move):
             col.addWidget(w)
         col.addSpacing(12)
         col.addWidget(QLabel("<b>" + self.tr("Export and import") + "</b>"))
