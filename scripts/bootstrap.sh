@@ -38,5 +38,15 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.engram-deps-*
   touch "$stamp"
 fi
+# The int8-MatMul embedding model is a build product too (resources/, gitignored): derived
+# from the installed model by packaging/quantize_model.py (needs onnx, from the dev/build
+# extras). Optional: when it cannot be built the app uses the original model.
+if [ ! -f resources/models/all-minilm-l6-v2/model.int8.onnx ]; then
+  echo "engram: building the int8 embedding model"
+  if ! .venv/bin/python packaging/quantize_model.py >/dev/null 2>.venv/quantize_model.log; then
+    echo "engram: could not build the int8 embedding model (see .venv/quantize_model.log);" \
+      "using the original model, which is slower"
+  fi
+fi
 # Compiled translations are build products; make them from the sources in i18n/.
 .venv/bin/python -m desktop.ui.i18n_build >/dev/null 2>&1 || true

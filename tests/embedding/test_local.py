@@ -8,8 +8,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from desktop.memory.embedding import local
 from desktop.memory.embedding.base import EmbeddingError, EmbeddingProvider
-from desktop.memory.embedding.local import LOCAL_DIMS, LOCAL_MODEL_ID, LocalMiniLMProvider
+from desktop.memory.embedding.local import (
+    LOCAL_DIMS,
+    LOCAL_DYNAMIC_INT8_MODEL_ID,
+    LOCAL_MODEL_ID,
+    LocalMiniLMProvider,
+    dynamic_int8_model_path,
+    package_model_path,
+)
+
+needs_int8_model = pytest.mark.skipif(
+    not dynamic_int8_model_path().is_file(), reason="model.int8.onnx not built (packaging/quantize_model.py)"
+)
 
 
 def test_model_signature_has_the_bert_inputs(local_provider: LocalMiniLMProvider) -> None:
@@ -18,7 +30,10 @@ def test_model_signature_has_the_bert_inputs(local_provider: LocalMiniLMProvider
 
 def test_meets_the_provider_protocol(local_provider: LocalMiniLMProvider) -> None:
     assert isinstance(local_provider, EmbeddingProvider)
-    assert local_provider.model_id == LOCAL_MODEL_ID == "local:all-minilm-l6-v2-int8"
+    assert LOCAL_MODEL_ID == "local:all-minilm-l6-v2-int8"
+    assert LOCAL_DYNAMIC_INT8_MODEL_ID == "local:all-minilm-l6-v2-int8dyn"
+    expected = LOCAL_DYNAMIC_INT8_MODEL_ID if dynamic_int8_model_path().is_file() else LOCAL_MODEL_ID
+    assert local_provider.model_id == expected
     assert local_provider.dims == LOCAL_DIMS == 384
     assert local_provider.available()
 
@@ -151,3 +166,48 @@ def test_parallel_batches_give_the_same_vectors(local_provider: LocalMiniLMProvi
     serial = LocalMiniLMProvider(batch_size=4, parallel_batches=1).embed(texts)
     parallel = LocalMiniLMProvider(batch_size=4, parallel_batches=2).embed(texts)
     np.testing.assert_allclose(parallel, serial, atol=1e-6)
+
+
+def test_model_id_follows_the_model_file(tmp_path: Path) -> None:
+    # Vectors of the two files are never comparable, so each has its own id.
+    assert LocalMiniLMProvider(package_model_path()).model_id == LOCAL_MODEL_ID
+    assert LocalMiniLMProvider(tmp_path / "model.int8.onnx").model_id == LOCAL_DYNAMIC_INT8_MODEL_ID
+    assert LocalMiniLMProvider(tmp_path / "other.onnx").model_id == LOCAL_MODEL_ID
+
+
+def test_default_prefers_the_int8_model_when_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    built = tmp_path / "model.int8.onnx"
+    monkeypatch.setattr(local, "dynamic_int8_model_path", lambda: built)
+    assert local.default_model_path() == package_model_path()
+    assert LocalMiniLMProvider().model_id == LOCAL_MODEL_ID
+    built.write_bytes(b"stand-in")
+    assert local.default_model_path() == built
+    assert LocalMiniLMProvider().model_id == LOCAL_DYNAMIC_INT8_MODEL_ID
+
+
+@needs_int8_model
+def test_int8_model_vector_does_not_depend_on_batchmates() -> None:
+    # Activations are quantised with one scale per run: the provider runs one text per run.
+    provider = LocalMiniLMProvider(dynamic_int8_model_path(), batch_size=32)
+    texts = ["the writer thread commits", "x " * 200, "short", "Ünïcödé 🚀", *[f"memory {i}" for i in range(40)]]
+    together = provider.embed(texts)
+    alone = np.vstack([provider.embed([t]) for t in texts[:4]])
+    np.testing.assert_allclose(alone, together[:4], atol=1e-6)
+
+
+@needs_int8_model
+def test_int8_model_stays_close_to_the_package_model() -> None:
+    texts = [
+        "How do I reset my password?",
+        "Retries for HTTP calls live in net/retry.py; use exponential backoff with jitter.",
+        "def verify_jwt(token: str) -> Claims: ...",
+        "Database migrations are append-only; never edit an applied migration. " * 3,
+        "日本語のテキスト",
+    ]
+    cosines = np.einsum(
+        "ij,ij->i",
+        LocalMiniLMProvider(package_model_path()).embed(texts),
+        LocalMiniLMProvider(dynamic_int8_model_path()).embed(texts),
+    )
+    assert cosines.mean() >= 0.99
+    assert cosines.min() >= 0.97
