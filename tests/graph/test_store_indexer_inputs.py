@@ -115,3 +115,31 @@ def test_code_chunks_replaced_on_change(tmp_path: Path) -> None:
         (root / "shop" / "models.py").unlink()
         ix.run(paths={"shop/models.py"}, deleted={"shop/models.py"})
         assert chunks("shop/models.py") == []
+
+
+@pytest.mark.skipif(not HAVE_TOKENS, reason="desktop.memory.text.tokens not there yet")
+def test_code_chunks_are_redacted_and_get_their_final_module(tmp_path: Path) -> None:
+    """Chunks are stored while files parse (module not known yet) and fixed up after Louvain;
+    their text is redacted in the indexing thread before it reaches the writer."""
+    root = copy_fixture("python", tmp_path / "p")
+    key = "sk-" + "abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+    write(root, {"shop/keys.py": f'OPENAI_API_KEY = "{key}"\n\n\ndef use():\n    return OPENAI_API_KEY\n'})
+    with opened(tmp_path, root, chunks=True) as (db, ix, _q):
+        ix.run()
+        conn = db.reads.conn()
+        rows = conn.execute(
+            "SELECT f.file_path, m.content, m.related_modules, g.module FROM memories m"
+            " JOIN memory_files f ON f.memory_id = m.id JOIN graph_files g ON g.file_path = f.file_path"
+            " WHERE m.type='code' AND m.source='code_index'").fetchall()
+        assert rows
+        for path, _content, mods, module in rows:
+            assert mods == (f'["{module}"]' if module else "[]"), path
+        texts = [c for p, c, _, _ in rows if p == "shop/keys.py"]
+        assert texts and all(key not in c for c in texts) and any("[REDACTED" in c for c in texts)
+        # memory_modules (trigger-maintained) agrees with related_modules
+        bad = conn.execute(
+            "SELECT count(*) FROM memories m JOIN memory_files f ON f.memory_id = m.id"
+            " JOIN graph_files g ON g.file_path = f.file_path WHERE m.source='code_index' AND g.module IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM memory_modules mm WHERE mm.memory_id = m.id AND mm.module = g.module)"
+        ).fetchall()[0][0]
+        assert bad == 0

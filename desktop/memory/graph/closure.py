@@ -79,6 +79,18 @@ def edge_weight(edge_type: str, confidence: str) -> float:
     return TYPE_WEIGHTS.get(edge_type, 1.0) * CONFIDENCE_VALUES.get(confidence, 1.0)
 
 
+Step = tuple[str, str, str]  # one hop in dependency direction: (tail, head, type)
+
+
+def dep_step(from_id: str, to_id: str, edge_type: str) -> Step | None:
+    """The hop an edge adds to reach() (tail, head, type), None if it is not in the closure."""
+    if edge_type in REVERSED_TYPES:
+        return (to_id, from_id, edge_type)
+    if edge_type in FORWARD_TYPES:
+        return (from_id, to_id, edge_type)
+    return None
+
+
 def dep_tail(from_id: str, to_id: str, edge_type: str) -> str | None:
     """The node whose reach an edge extends (its dependency-direction tail), None if not in the closure."""
     if edge_type in REVERSED_TYPES:
@@ -90,27 +102,93 @@ def dep_tail(from_id: str, to_id: str, edge_type: str) -> str | None:
 
 def reach(source: str, neighbours: Neighbours, depth: int = DEFAULT_DEPTH) -> list[ClosureRow]:
     """Every node ``source`` depends on within ``depth`` hops, one row per node (see module doc)."""
-    # frontier: node -> (weight, path, types) of its best path at the current level
+    return [ClosureRow(source, head, level, path, types, weight)
+            for head, level, path, types, weight in _bfs(source, neighbours, depth)]
+
+
+Params = tuple[str, str, int, str, str, float]
+
+
+def reach_params(source: str, neighbours: Neighbours, depth: int = DEFAULT_DEPTH,
+                 _types_json: dict[tuple[str, ...], str] | None = None) -> list[Params]:
+    """Like :func:`reach` but straight to INSERT parameters (no row objects; the hot path)."""
+    tj = {} if _types_json is None else _types_json
+    out: list[Params] = []
+    for head, level, path, types, weight in _bfs(source, neighbours, depth):
+        t = tj.get(types)
+        if t is None:
+            t = tj[types] = _json_list(types)
+        out.append((source, head, level, _json_list(path), t, weight))
+    return out
+
+
+def reach_through(source: str, neighbours: Neighbours, steps: set[Step], depth: int = DEFAULT_DEPTH,
+                  _types_json: dict[tuple[str, ...], str] | None = None,
+                  also: frozenset[str] | set[str] = frozenset()) -> list[Params]:
+    """The rows of :func:`reach_params` whose path uses at least one of ``steps`` (or ends in ``also``).
+
+    Same BFS and the same choice per node; each best path carries a flag saying
+    whether it passed through one of the steps. Only the returned rows are JSON-encoded.
+    """
+    tj = {} if _types_json is None else _types_json
+    frontier: dict[str, tuple[float, tuple[str, ...], tuple[str, ...], bool]] = {
+        source: (1.0, (source,), (), False)}
+    seen: set[str] = {source}
+    out: list[Params] = []
+    for level in range(1, depth + 1):
+        nxt: dict[str, tuple[float, tuple[str, ...], tuple[str, ...], bool]] = {}
+        get = nxt.get
+        for node, (weight, path, types, hit) in frontier.items():
+            for head, etype, ew in neighbours(node):
+                if head in seen:
+                    continue
+                w = weight * ew
+                cur = get(head)
+                if cur is None or w > cur[0] or (
+                        w == cur[0] and ((*path, head), (*types, etype)) < (cur[1], cur[2])):
+                    nxt[head] = (w, (*path, head), (*types, etype), hit or (node, head, etype) in steps)
+        if not nxt:
+            break
+        for head, (weight, path, types, hit) in nxt.items():
+            if hit or head in also:
+                t = tj.get(types)
+                if t is None:
+                    t = tj[types] = _json_list(types)
+                out.append((source, head, level, _json_list(path), t, weight))
+        seen.update(nxt)
+        frontier = nxt
+    return out
+
+
+def _bfs(source: str, neighbours: Neighbours, depth: int
+         ) -> list[tuple[str, int, tuple[str, ...], tuple[str, ...], float]]:
+    """The BFS behind reach(): (head, level, path, types, weight) per reached node.
+
+    A candidate replaces the current best of its head when its weight is higher, or equal
+    with a smaller (path, types); tuples are only built for candidates that can win.
+    """
     frontier: dict[str, tuple[float, tuple[str, ...], tuple[str, ...]]] = {source: (1.0, (source,), ())}
     seen: set[str] = {source}
-    rows: list[ClosureRow] = []
+    out: list[tuple[str, int, tuple[str, ...], tuple[str, ...], float]] = []
     for level in range(1, depth + 1):
         nxt: dict[str, tuple[float, tuple[str, ...], tuple[str, ...]]] = {}
+        get = nxt.get
         for node, (weight, path, types) in frontier.items():
             for head, etype, ew in neighbours(node):
                 if head in seen:
                     continue
-                cand = (weight * ew, (*path, head), (*types, etype))
-                cur = nxt.get(head)
-                if cur is None or (-cand[0], cand[1], cand[2]) < (-cur[0], cur[1], cur[2]):
-                    nxt[head] = cand
+                w = weight * ew
+                cur = get(head)
+                if cur is None or w > cur[0] or (
+                        w == cur[0] and ((*path, head), (*types, etype)) < (cur[1], cur[2])):
+                    nxt[head] = (w, (*path, head), (*types, etype))
         if not nxt:
             break
         for head, (weight, path, types) in nxt.items():
-            rows.append(ClosureRow(source, head, level, path, types, weight))
+            out.append((head, level, path, types, weight))
         seen.update(nxt)
         frontier = nxt
-    return rows
+    return out
 
 
 def adjacency_from_rows(rows: Iterable[tuple[str, str, str, float]]) -> dict[str, list[tuple[str, str, float]]]:
@@ -133,3 +211,16 @@ def full_closure(adj: dict[str, list[tuple[str, str, float]]], depth: int = DEFA
 
     for source in sorted(adj):
         yield from reach(source, neighbours, depth)
+
+
+def full_closure_params(adj: dict[str, list[tuple[str, str, float]]], depth: int = DEFAULT_DEPTH
+                        ) -> Iterable[list[Params]]:
+    """INSERT parameters of :func:`full_closure`, one list per source (same rows, same order)."""
+    empty: list[tuple[str, str, float]] = []
+    types_json: dict[tuple[str, ...], str] = {}
+
+    def neighbours(node: str) -> list[tuple[str, str, float]]:
+        return adj.get(node, empty)
+
+    for source in sorted(adj):
+        yield reach_params(source, neighbours, depth, types_json)

@@ -3,12 +3,18 @@
 Chunks are derived data: re-chunking a changed file hard-deletes its old chunks and
 adds the new ones in the same transaction, so search never returns code that is no
 longer on disk. Text passes through the secret redactor like any agent-derived text.
+
+The expensive per-chunk Python work (redaction, truncation, fingerprint, metadata
+JSON) is done by :func:`prepare_chunks` in the indexing thread, so the writer only
+runs one ``executemany`` per file. A chunk that reaches the writer unprepared (a plain
+``CodeChunk``) is prepared there, so redaction is never skipped.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from desktop.memory.graph.model import CodeChunk
@@ -16,6 +22,48 @@ from desktop.memory.privacy.secrets import redact
 from desktop.memory.store.rows import fingerprint
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.types import MAX_CONTENT_CHARS
+
+_INSERT = (
+    "INSERT INTO memories(type, content, confidence, tags, related_files, related_modules, scope,"
+    " source, created_at, updated_at, last_accessed_at, project_id, chunk_type, chunk_start_line,"
+    " chunk_end_line, context_prefix, fingerprint, metadata) VALUES"
+    " ('code',?,0.9,'[]',?,?,'global','code_index',?,?,?,?,?,?,?,?,?,?)"
+    " ON CONFLICT DO NOTHING RETURNING id"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedChunk:
+    """A chunk ready for INSERT: redacted (and truncated) content, fingerprint, metadata JSON."""
+
+    content: str
+    chunk_type: str
+    start_line: int
+    end_line: int
+    context_prefix: str
+    fingerprint: str
+    metadata: str
+
+
+def prepare_chunks(path: str, chunks: Sequence[CodeChunk]) -> list[PreparedChunk]:
+    """Redact and fingerprint chunks (pure CPU: call it outside the writer).
+
+    The fingerprint covers file and line range, because the same code in two files (or
+    twice in one) is two retrievable places, not a duplicate fact.
+    """
+    out: list[PreparedChunk] = []
+    for c in chunks:
+        content = redact(c.text)[0]
+        meta: dict[str, Any] = {"language": c.language, "symbol": c.symbol}
+        if len(content) > MAX_CONTENT_CHARS:
+            content = content[:MAX_CONTENT_CHARS]
+            meta["truncated"] = True
+        if not content.strip():
+            continue
+        fp = fingerprint(f"code {path} {c.start_line} {c.end_line} {c.chunk_type} {content}")
+        out.append(PreparedChunk(content, c.chunk_type, c.start_line, c.end_line, c.context_prefix, fp,
+                                 json.dumps(meta)))
+    return out
 
 
 def delete_code_memories(tx: Tx, path: str) -> list[int]:
@@ -30,30 +78,21 @@ def delete_code_memories(tx: Tx, path: str) -> list[int]:
     return ids
 
 
-def insert_code_memories(tx: Tx, path: str, module: str | None, chunks: Sequence[CodeChunk]) -> list[int]:
-    """Store chunks as CODE memories. The fingerprint covers file and line range, because the
-    same code in two files (or twice in one) is two retrievable places, not a duplicate fact."""
-    added: list[int] = []
-    for c in chunks:
-        content = redact(c.text)[0]
-        meta: dict[str, Any] = {"language": c.language, "symbol": c.symbol}
-        if len(content) > MAX_CONTENT_CHARS:
-            content = content[:MAX_CONTENT_CHARS]
-            meta["truncated"] = True
-        if not content.strip():
-            continue
-        fp = fingerprint(f"code {path} {c.start_line} {c.end_line} {c.chunk_type} {content}")
-        tx.execute(
-            "INSERT INTO memories(type, content, confidence, tags, related_files, related_modules, scope,"
-            " source, created_at, updated_at, last_accessed_at, project_id, chunk_type, chunk_start_line,"
-            " chunk_end_line, context_prefix, fingerprint, metadata) VALUES"
-            " ('code',?,0.9,'[]',?,?,'global','code_index',?,?,?,?,?,?,?,?,?,?)"
-            " ON CONFLICT DO NOTHING",
-            (content, json.dumps([path]), json.dumps([module] if module else []), tx.now, tx.now, tx.now,
-             tx.project_id, c.chunk_type, c.start_line, c.end_line, c.context_prefix, fp, json.dumps(meta)))
-        if tx.conn.changes():
-            added.append(tx.conn.last_insert_rowid())
-    return added
+def insert_code_memories(tx: Tx, path: str, module: str | None,
+                         chunks: Sequence[CodeChunk | PreparedChunk]) -> list[int]:
+    """Store chunks as CODE memories; unprepared chunks are redacted here first."""
+    raw = [c for c in chunks if isinstance(c, CodeChunk)]
+    ready = [c for c in chunks if isinstance(c, PreparedChunk)]
+    if raw:
+        ready += prepare_chunks(path, raw)
+    if not ready:
+        return []
+    files = json.dumps([path])
+    mods = json.dumps([module] if module else [])
+    now, pid = tx.now, tx.project_id
+    return [r[0] for r in tx.conn.executemany(_INSERT, [
+        (c.content, files, mods, now, now, now, pid, c.chunk_type, c.start_line, c.end_line, c.context_prefix,
+         c.fingerprint, c.metadata) for c in ready])]
 
 
 class StoreChunks(WriteOp[tuple[int, int]]):
@@ -61,7 +100,7 @@ class StoreChunks(WriteOp[tuple[int, int]]):
 
     name: ClassVar[str] = "graph_store_chunks"
 
-    def __init__(self, files: dict[str, tuple[str | None, list[CodeChunk]]]) -> None:
+    def __init__(self, files: Mapping[str, tuple[str | None, Sequence[CodeChunk | PreparedChunk]]]) -> None:
         self.files = files
 
     def apply(self, tx: Tx) -> tuple[int, int]:
@@ -78,3 +117,25 @@ class StoreChunks(WriteOp[tuple[int, int]]):
         if deleted:
             tx.changed("memory", "deleted", deleted)
         return len(added), len(deleted)
+
+
+class SetChunkModules(WriteOp[int]):
+    """Point the code memories of some files at their (newly detected) module: {path: module}."""
+
+    name: ClassVar[str] = "graph_chunk_modules"
+
+    def __init__(self, modules: dict[str, str | None]) -> None:
+        self.modules = modules
+
+    def apply(self, tx: Tx) -> int:
+        """UPDATE related_modules (its trigger keeps memory_modules in step; FTS is untouched)."""
+        changed: list[int] = []
+        for path, module in self.modules.items():
+            mods = json.dumps([module] if module else [])
+            changed += [r[0] for r in tx.execute(
+                "UPDATE memories SET related_modules=? WHERE id IN (SELECT memory_id FROM memory_files"
+                " WHERE file_path=?) AND source='code_index' AND type='code' AND related_modules<>?"
+                " RETURNING id", (mods, path, mods))]
+        if changed:
+            tx.changed("memory", "updated", changed)
+        return len(changed)

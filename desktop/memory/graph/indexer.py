@@ -1,4 +1,4 @@
-"""The project indexer: walk, parse, resolve, store, close, detect modules, chunk.
+"""The project indexer: walk, parse (and chunk), resolve, store, close, detect modules.
 
 Parsing happens in the calling (worker) thread; the writer thread only receives
 ready-made rows in batches (``BATCH`` files per op), submitted without waiting so
@@ -8,6 +8,12 @@ edge needs both its endpoints: first every changed file's nodes (records marked
 run finishes, so a cancelled run is simply redone next time. The first run (or one
 touching many files) builds the closure in one pass at the end; small runs keep it
 incrementally inside each op.
+
+Code chunks are redacted and fingerprinted in the parsing thread and go to the writer
+(``CHUNK_BATCH`` files per op) while later files still parse, so their inserts overlap
+with parsing instead of forming a serial phase; the module a chunk belongs to is only
+known after community detection, so chunks whose module changed get one cheap UPDATE
+of ``related_modules`` at the end (no FTS work).
 """
 
 from __future__ import annotations
@@ -24,11 +30,11 @@ from typing import Any
 
 from desktop.memory.graph import facts as factlib
 from desktop.memory.graph.chunking import chunk_file
-from desktop.memory.graph.closure import DEFAULT_DEPTH, adjacency_from_rows, full_closure
-from desktop.memory.graph.code_memories import StoreChunks
+from desktop.memory.graph.closure import DEFAULT_DEPTH, adjacency_from_rows, full_closure_params
+from desktop.memory.graph.code_memories import PreparedChunk, SetChunkModules, StoreChunks, prepare_chunks
 from desktop.memory.graph.communities import detect_modules
 from desktop.memory.graph.extract import extract_file
-from desktop.memory.graph.model import CodeChunk, FileExtraction
+from desktop.memory.graph.model import FileExtraction
 from desktop.memory.graph.resolve import SymbolIndex, resolve_file
 from desktop.memory.graph.store import (
     FileGraph,
@@ -45,6 +51,7 @@ from desktop.memory.store.writer import FnOp, Tx
 log = logging.getLogger("engram.graph")
 
 BATCH = 50
+CHUNK_BATCH = 100  # files per StoreChunks op (the writer group-commits queued ops anyway)
 CLOSURE_BATCH = 20_000
 FULL_CLOSURE_FRACTION = 0.2  # above this share of changed files, rebuild the closure in one pass
 _CLOSURE_FLAG = "graph_closure_complete"
@@ -97,10 +104,11 @@ class _Parsed:
     path: str
     extraction: FileExtraction
     record: FileRecord
-    chunks: list[CodeChunk]
+    chunks: list[PreparedChunk]
     is_new: bool = False
     shape_changed: bool = True
     added: set[str] = field(default_factory=set)
+    chunk_module: str | None = None  # the module its chunks were stored with
 
 
 Progress = Callable[[IndexProgress], None]
@@ -142,13 +150,13 @@ class ProjectIndexer:
         return (None if why else data), why, st.st_mtime
 
     def parse(self, rel: str, data: bytes, mtime: float, module: str | None) -> _Parsed:
-        """Extract and chunk one file (pure CPU; called in the worker thread)."""
+        """Extract, chunk and redact one file (pure CPU; called in the worker thread)."""
         ex = extract_file(rel, data)
-        chunks = chunk_file(rel, data, ex) if self.chunks else []
+        chunks = prepare_chunks(rel, chunk_file(rel, data, ex)) if self.chunks else []
         rec = FileRecord(rel, hashlib.blake2b(data, digest_size=16).hexdigest(), len(data), mtime,
                          ex.language, module, "pending", "syntax errors" if ex.had_errors else None,
                          factlib.dump(ex))
-        return _Parsed(rel, ex, rec, chunks)
+        return _Parsed(rel, ex, rec, chunks, chunk_module=module)
 
     # -- state -----------------------------------------------------------------
     def _known(self) -> dict[str, tuple[str, str, str | None]]:
@@ -209,7 +217,9 @@ class ProjectIndexer:
         parsed: list[_Parsed] = []
         skipped: list[FileRecord] = []
         futures: list[Future[Any]] = []
+        chunk_futures: list[Future[tuple[int, int]]] = []
         batch: list[FileGraph] = []
+        chunk_batch: dict[str, tuple[str | None, list[PreparedChunk]]] = {}
         for i, rel in enumerate(candidates):
             if cancel.is_set():
                 report.cancelled = True
@@ -252,6 +262,15 @@ class ProjectIndexer:
             if len(batch) >= BATCH:
                 futures.append(self.db.writer.submit(ReplaceFiles(batch, closure=not rebuild, depth=self.depth)))
                 batch = []
+            if self.chunks:
+                # Chunks go to the writer while later files parse; their module is fixed up
+                # once modules are known (an UPDATE of related_modules, no FTS work).
+                chunk_batch[rel] = (item.record.module, item.chunks)
+                if len(chunk_batch) >= CHUNK_BATCH:
+                    chunk_futures.append(self.db.writer.submit(StoreChunks(chunk_batch)))
+                    chunk_batch = {}
+        if chunk_batch:
+            chunk_futures.append(self.db.writer.submit(StoreChunks(chunk_batch)))
         for rel in gone:
             index.remove(rel)
         total_files = max(1, len(index.files))
@@ -263,13 +282,15 @@ class ProjectIndexer:
                                                           closure=not rebuild, depth=self.depth)))
         report.deleted = len(gone)
         _wait(futures)
+        _wait(list(chunk_futures))
+        report.chunks = sum(f.result()[0] for f in chunk_futures)
         if report.cancelled:
             report.seconds = time.perf_counter() - t0
             return report
         self._resolve(parsed, gone, index, rebuild, cold, progress)
         modules = self._modules(parsed, gone, cold or rebuild, progress)
         report.modules = len(set(modules.values())) if modules else 0
-        report.chunks = self._store_chunks(parsed, modules, progress)
+        self._chunk_modules(parsed, progress)
         if rebuild:
             report.closure_rows = self.rebuild_closure(progress)
         self._finish(parsed, full=paths is None)
@@ -341,15 +362,14 @@ class ProjectIndexer:
                 p.record = FileRecord(**{**p.record.__dict__, "module": modules[p.path]})
         return modules
 
-    def _store_chunks(self, parsed: list[_Parsed], modules: dict[str, str], progress: Progress) -> int:
+    def _chunk_modules(self, parsed: list[_Parsed], progress: Progress) -> None:
+        """Give the chunks stored during parsing their final module (when it changed)."""
         if not self.chunks:
-            return 0
-        futures: list[Future[tuple[int, int]]] = []
-        for i in range(0, len(parsed), BATCH):
-            progress(IndexProgress("chunks", i, len(parsed), parsed[i].path))
-            part = {p.path: (p.record.module, p.chunks) for p in parsed[i:i + BATCH]}
-            futures.append(self.db.writer.submit(StoreChunks(part)))
-        return sum(f.result()[0] for f in futures)
+            return
+        progress(IndexProgress("chunks", 0, len(parsed)))
+        moved = {p.path: p.record.module for p in parsed if p.record.module != p.chunk_module and p.chunks}
+        if moved:
+            self.db.writer.run(SetChunkModules(moved), None)
 
     def rebuild_closure(self, progress: Progress | None = None) -> int:
         """Compute the whole closure here (not in the writer) and write it in batches."""
@@ -360,8 +380,8 @@ class ProjectIndexer:
         rows: list[Any] = []
         first = True
         total = 0
-        for row in full_closure(adj, self.depth):
-            rows.append(row)
+        for part in full_closure_params(adj, self.depth):
+            rows.extend(part)
             if len(rows) >= CLOSURE_BATCH:
                 futures.append(self.db.writer.submit(ReplaceClosure(rows, clear=first)))
                 first, total, rows = False, total + len(rows), []

@@ -91,19 +91,24 @@ class GraphQueries:
         return self._walk(self.resolve(target), depth, dependents=False)
 
     def _closure_hits(self, ids: Sequence[str], depth: int, dependents: bool
-                      ) -> dict[str, tuple[int, float, list[str], list[str]]]:
-        """node -> (depth, weight, path, edge types) of the nearest hit from any of ``ids``."""
+                      ) -> dict[str, tuple[int, float, str, str]]:
+        """node -> (depth, weight, path JSON, edge types JSON) of the nearest hit from any of ``ids``.
+
+        The JSON stays undecoded: most callers need only depth and weight, and the
+        impact answer decodes just the rows it reports as symbols.
+        """
         mine, other = ("descendant_id", "ancestor_id") if dependents else ("ancestor_id", "descendant_id")
-        best: dict[str, tuple[int, float, list[str], list[str]]] = {}
+        best: dict[str, tuple[int, float, str, str]] = {}
+        get = best.get
         conn = self._conn()
         for i in range(0, len(ids), 400):
             part = list(ids[i:i + 400])
             for node, d, path, types, w in conn.execute(
                     f"SELECT {other}, depth, path, edge_types, total_weight FROM graph_closure "
                     f"WHERE {mine} IN ({_marks(len(part))}) AND depth <= ?", [*part, depth]):
-                cur = best.get(node)
-                if cur is None or (d, -w) < (cur[0], -cur[1]):
-                    best[node] = (d, w, json.loads(path), json.loads(types))
+                cur = get(node)
+                if cur is None or d < cur[0] or (d == cur[0] and w > cur[1]):
+                    best[node] = (d, w, path, types)
         return best
 
     def _edge_level(self, frontier: Iterable[str], dependents: bool) -> dict[str, str]:
@@ -135,7 +140,7 @@ class GraphQueries:
                 level = {n: t for n, t in self._edge_level(frontier, dependents).items()
                          if n not in hits and n not in exclude}
                 for n, t in level.items():
-                    hits[n] = (d, 0.0, [], [t])
+                    hits[n] = (d, 0.0, "[]", json.dumps([t]))
                 frontier = list(level)
                 if not frontier:
                     break
@@ -152,7 +157,8 @@ class GraphQueries:
             level = levels.setdefault(d, {"depth": d, "files": [], "symbols": [], "external": []})
             if ntype in SYMBOL_TYPES:
                 level["symbols"].append({"symbol": f"{fpath}:{label}", "type": ntype, "file": fpath,
-                                         "via": types, "weight": round(w, 4), "path": path})
+                                         "via": json.loads(types), "weight": round(w, 4),
+                                         "path": json.loads(path)})
             elif ntype == "module" and node.startswith("ext:"):
                 level["external"].append(label)
             if fpath and fpath not in file_depth:

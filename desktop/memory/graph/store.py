@@ -8,11 +8,14 @@ edges into it survive), deletes the nodes that vanished (their incoming edges go
 with them by cascade) and swaps its edges -- all in one short savepoint.
 
 The closure (see :mod:`closure` for the direction convention) is kept up to date in
-the same transaction, incrementally: only sources whose bounded reach passed
-through a changed edge are recomputed. Those are the changed edges' dependency
-tails plus every node that reached a tail within ``depth - 1`` hops *before* the
-change; the old closure is enough to find them, because on any new path the first
-changed edge is reached through unchanged edges only.
+the same transaction, incrementally and row by row: only rows whose stored path used
+a removed hop, or whose new best path uses an added hop, are written or deleted (see
+``_ClosureTracker``). Sources that may gain a path are the added hops' tails plus
+every node that reached a tail within ``depth - 1`` hops *before* the change; the old
+closure is enough to find them, because on any new path the first changed edge is
+reached through unchanged edges only. Their reach is recomputed in memory from
+neighbours fetched a BFS level at a time, so a widely imported file costs a few
+queries and a few hundred in-memory BFS runs, not thousands of queries and rewrites.
 """
 
 from __future__ import annotations
@@ -27,11 +30,14 @@ from desktop.memory.graph.closure import (
     CLOSURE_TYPES,
     CONFIDENCE_VALUES,
     DEFAULT_DEPTH,
-    NEIGHBOURS_SQL,
+    FORWARD_TYPES,
+    REVERSED_TYPES,
     ClosureRow,
-    dep_tail,
+    Params,
+    Step,
+    dep_step,
     edge_weight,
-    reach,
+    reach_through,
 )
 from desktop.memory.graph.code_memories import delete_code_memories, insert_code_memories
 from desktop.memory.graph.model import CodeChunk, GraphEdge, GraphNode
@@ -88,55 +94,161 @@ def _ids_in(tx: Tx, sql: str, ids: Sequence[Any]) -> list[tuple[Any, ...]]:
 
 
 class _ClosureTracker:
-    """Collects dependency tails of changed edges, then recomputes the affected sources."""
+    """Collects the hops that changed (added, removed), then fixes the affected closure rows.
+
+    Exactness rests on two facts about reach() (every prefix of a stored path is the
+    stored path of its end node, and the choice per pair is a total order):
+
+    * a source none of whose stored paths uses a removed hop keeps every row, except
+      rows whose new best path uses an added hop -- so for it only those rows are written;
+    * a source can only gain a path through an added hop if it reached the hop's tail
+      within ``depth - 1`` hops before the change (read from the old closure).
+
+    Rows whose stored path went through a removed hop are found from the rows that end
+    with that hop (see :meth:`affected`); they are rewritten from the fresh reach, or
+    deleted when no path is left. Everything else is left alone.
+    """
 
     def __init__(self, depth: int) -> None:
         self.depth = depth
-        self.tails: set[str] = set()
+        self.added: set[Step] = set()
+        self.removed: set[Step] = set()
         self.dead: set[str] = set()
 
-    def note(self, from_id: str, to_id: str, etype: str) -> None:
-        tail = dep_tail(from_id, to_id, etype)
-        if tail is not None:
-            self.tails.add(tail)
+    @property
+    def changed(self) -> bool:
+        """True when some closure hop changed or some node died."""
+        return bool(self.added or self.removed or self.dead)
 
-    def affected(self, tx: Tx) -> set[str]:
-        """Tails plus every node reaching a tail within depth-1 hops (read from the OLD closure)."""
-        tails = sorted(self.tails)
-        found = set(tails)
+    def note(self, from_id: str, to_id: str, etype: str, *, added: bool) -> None:
+        """Record one edge that appeared (``added``) or disappeared."""
+        step = dep_step(from_id, to_id, etype)
+        if step is not None:
+            (self.added if added else self.removed).add(step)
+
+    def affected(self, tx: Tx) -> tuple[set[str], dict[str, set[str]]]:
+        """(sources that may gain rows through an added hop, {source: rows whose path used a removed hop}).
+
+        Reads the OLD closure: call it before any closure row is changed. A stored path
+        through a removed hop ``u -> v`` has the stored path of ``(source, v)`` as its
+        prefix, and that one ends with the hop: so the rows ending with a removed hop
+        are found by descendant, and the rest are the source's rows with ``v`` at the
+        same position of the path.
+        """
+        tails = sorted({s[0] for s in self.added})
+        grow = set(tails)
         for (anc,) in _ids_in(tx, "SELECT DISTINCT ancestor_id FROM graph_closure WHERE "
                               f"descendant_id IN ({{marks}}) AND depth <= {self.depth - 1}", tails):
-            found.add(anc)
-        return found
+            grow.add(anc)
+        broken: dict[str, set[str]] = {}
+        cuts: list[tuple[str, str, int]] = []
+        removed = sorted(self.removed)
+        for i in range(0, len(removed), 2000):
+            for anc, desc, depth in tx.execute(
+                    "WITH r(u, v, t) AS (SELECT value->>0, value->>1, value->>2 FROM json_each(?))"
+                    " SELECT c.ancestor_id, c.descendant_id, c.depth FROM r JOIN graph_closure c"
+                    " ON c.descendant_id = r.v WHERE c.path->>'$[#-2]' = r.u AND c.edge_types->>'$[#-1]' = r.t",
+                    (json.dumps(removed[i:i + 2000]),)):
+                broken.setdefault(anc, set()).add(desc)
+                if depth < self.depth:
+                    cuts.append((anc, desc, depth))
+        for i in range(0, len(cuts), 2000):
+            for anc, desc in tx.execute(
+                    # A path through v reaches only what v reached (within the rest of the
+                    # bound): look those up by primary key instead of scanning the source.
+                    "WITH b(a, v, k) AS (SELECT value->>0, value->>1, value->>2 FROM json_each(?))"
+                    " SELECT c.ancestor_id, c.descendant_id FROM b"  # CROSS JOIN: keep this join order
+                    " CROSS JOIN graph_closure x ON x.ancestor_id = b.v AND x.depth <= ? - b.k"
+                    " CROSS JOIN graph_closure c ON c.ancestor_id = b.a AND c.descendant_id = x.descendant_id"
+                    " WHERE c.depth > b.k AND c.path->>('$[' || b.k || ']') = b.v",
+                    (json.dumps(cuts[i:i + 2000]), self.depth)):
+                broken[anc].add(desc)
+        return grow, broken
 
-    def recompute(self, tx: Tx, sources: set[str]) -> int:
-        """Replace the closure rows of ``sources`` from the current fresh edges."""
-        cache: dict[str, list[tuple[str, str, float]]] = {}
+    def recompute(self, tx: Tx, affected: tuple[set[str], dict[str, set[str]]]) -> int:
+        """Bring the closure rows of the affected sources up to date; returns rows written or deleted.
 
-        def neighbours(node: str) -> list[tuple[str, str, float]]:
-            got = cache.get(node)
-            if got is None:
-                got = cache[node] = [tuple(r) for r in tx.execute(NEIGHBOURS_SQL, (node, node))]  # type: ignore[misc]
-            return got
-
-        ordered = sorted(sources)
-        _ids_in(tx, "DELETE FROM graph_closure WHERE ancestor_id IN ({marks})", ordered)
+        Set-based: the fresh neighbours of every node within ``depth - 1`` hops of the
+        sources are fetched level by level in a few IN-list queries (not one query per
+        node) and each source's reach is recomputed in memory; only the rows that can
+        have changed (new best path through an added hop, old path through a removed
+        one) are written, and broken rows with no path left are deleted.
+        """
+        grow, broken = affected
         dead = sorted(self.dead)
         if dead:
             _ids_in(tx, "DELETE FROM graph_closure WHERE descendant_id IN ({marks})", dead)
-        rows: list[ClosureRow] = []
-        for s in ordered:
-            if s not in self.dead:
-                rows.extend(reach(s, neighbours, self.depth))
-        insert_closure(tx, rows)
-        return len(rows)
+            _ids_in(tx, "DELETE FROM graph_closure WHERE ancestor_id IN ({marks})", dead)
+        sources = sorted((grow | broken.keys()) - self.dead)
+        if not sources:
+            return 0
+        adj = _fresh_adjacency(tx, sources, self.depth - 1)
+        empty: list[tuple[str, str, float]] = []
+
+        def neighbours(node: str) -> list[tuple[str, str, float]]:
+            return adj.get(node, empty)
+
+        types_json: dict[tuple[str, ...], str] = {}
+        write: list[Params] = []
+        delete: list[tuple[str, str]] = []
+        nothing: set[str] = set()
+        for s in sources:
+            lost = broken.get(s, nothing)
+            rows = reach_through(s, neighbours, self.added, self.depth, types_json, lost)
+            write.extend(rows)
+            if lost:
+                delete.extend((s, d) for d in lost.difference(r[1] for r in rows))
+        if delete:
+            tx.conn.executemany("DELETE FROM graph_closure WHERE ancestor_id=? AND descendant_id=?", delete)
+        insert_closure_params(tx, write)
+        return len(write) + len(delete)
+
+
+def _fresh_adjacency(tx: Tx, sources: Sequence[str], hops: int) -> dict[str, list[tuple[str, str, float]]]:
+    """Dependency neighbours (head, type, weight) of every node within ``hops`` of ``sources``.
+
+    Fresh edges only, read one BFS level at a time with IN lists; the result feeds
+    :func:`reach` exactly as ``NEIGHBOURS_SQL`` per node would (order does not matter:
+    reach() keeps the best candidate by a total order).
+    """
+    adj: dict[str, list[tuple[str, str, float]]] = {}
+    level = list(dict.fromkeys(sources))
+    for _ in range(hops + 1):
+        todo = [n for n in level if n not in adj]
+        if not todo:
+            break
+        for n in todo:
+            adj[n] = []
+        for head, tail, etype, weight in _ids_in(tx, _BULK_NEIGHBOURS, todo):
+            adj[tail].append((head, etype, weight))
+        level = list(dict.fromkeys(h for n in todo for h, _, _ in adj[n]))
+    return adj
+
+
+_FWD_IN = ",".join(repr(t) for t in FORWARD_TYPES)
+_REV_IN = ",".join(repr(t) for t in REVERSED_TYPES)
+# (head, tail, type, weight) of the fresh dependency edges leaving each listed tail; the ids
+# go in once (as a JSON array) and both halves of the UNION join against them by index.
+_BULK_NEIGHBOURS = (
+    "WITH ids(id) AS (SELECT value FROM json_each(json_array({marks}))) "
+    "SELECT e.to_id, e.from_id, e.type, e.weight FROM ids JOIN graph_edges e ON e.from_id = ids.id "
+    f"WHERE e.stale_at IS NULL AND e.type IN ({_FWD_IN}) "
+    "UNION ALL "
+    "SELECT e.from_id, e.to_id, e.type, e.weight FROM ids JOIN graph_edges e ON e.to_id = ids.id "
+    f"WHERE e.stale_at IS NULL AND e.type IN ({_REV_IN})"
+)
 
 
 def insert_closure(tx: Tx, rows: Iterable[ClosureRow]) -> None:
     """Insert closure rows (the caller removed the ones they replace)."""
+    insert_closure_params(tx, (r.as_params() for r in rows))
+
+
+def insert_closure_params(tx: Tx, params: Iterable[Params]) -> None:
+    """Insert closure rows given as INSERT parameters (see ``ClosureRow.as_params``)."""
     tx.conn.executemany(
         "INSERT OR REPLACE INTO graph_closure(ancestor_id, descendant_id, depth, path, edge_types,"
-        " total_weight) VALUES (?,?,?,?,?,?)", (r.as_params() for r in rows))
+        " total_weight) VALUES (?,?,?,?,?,?)", params)
 
 
 def _ensure_placeholder(tx: Tx, node_id: str, now: int) -> None:
@@ -157,7 +269,12 @@ def _upsert_nodes(tx: Tx, nodes: Sequence[GraphNode], now: int) -> None:
         " end_line=excluded.end_line, metadata=excluded.metadata, updated_at=excluded.updated_at,"
         " stale_at=NULL",
         [(n.id, tx.project_id, n.type, n.label, n.file_path, n.language, n.start_line, n.end_line,
-          "verified", json.dumps(dict(n.metadata), default=str), now, now) for n in nodes])
+          "verified", _meta_json(n.metadata), now, now) for n in nodes])
+
+
+def _meta_json(meta: Any) -> str:
+    """JSON of a node's or edge's metadata ("{}" without the encoder for the common empty case)."""
+    return json.dumps(dict(meta), default=str) if meta else "{}"
 
 
 def _edge_key(e: GraphEdge) -> tuple[str, str, str]:
@@ -173,7 +290,7 @@ def _drop_nodes(tx: Tx, ids: Sequence[str], track: _ClosureTracker) -> None:
         marks = ",".join("?" * len(part))
         for f, t, ty in tx.execute("SELECT from_id, to_id, type FROM graph_edges WHERE stale_at IS NULL"
                                    f" AND (from_id IN ({marks}) OR to_id IN ({marks}))", part + part):
-            track.note(f, t, ty)
+            track.note(f, t, ty, added=False)
     track.dead.update(ids)
     _ids_in(tx, "DELETE FROM graph_nodes WHERE id IN ({marks})", list(ids))
 
@@ -185,25 +302,24 @@ def _replace_edges(tx: Tx, fg: FileGraph, known: set[str], track: _ClosureTracke
     new: dict[tuple[str, str, str], GraphEdge] = {}
     for e in fg.edges or ():
         new.setdefault(_edge_key(e), e)
-    for key in old.symmetric_difference(new):
-        track.note(*key)
+    for key in old.difference(new):
+        track.note(*key, added=False)
+    for key in new.keys() - old:
+        track.note(*key, added=True)
     tx.execute("DELETE FROM graph_edges WHERE origin_file=?", (fg.path,))
+    unknown = {nid for e in new.values() for nid in (e.from_id, e.to_id) if nid not in known}
+    for nid in sorted(n for n in unknown if n.startswith(("ext:", "mod:"))):
+        _ensure_placeholder(tx, nid, now)
+        known.add(nid)
+    rest = sorted(n for n in unknown if n not in known)
+    known.update(r[0] for r in _ids_in(tx, "SELECT id FROM graph_nodes WHERE id IN ({marks})", rest))
     rows = []
     for e in new.values():
-        for nid in (e.from_id, e.to_id):
-            if nid in known:
-                continue
-            if nid.startswith(("ext:", "mod:")):
-                _ensure_placeholder(tx, nid, now)
-                known.add(nid)
-            elif tx.execute("SELECT 1 FROM graph_nodes WHERE id=?", (nid,)).fetchall():
-                known.add(nid)
         if e.from_id not in known or e.to_id not in known:
             log.debug("edge %s -> %s skipped: endpoint not indexed", e.from_id, e.to_id)
             continue
         rows.append((tx.project_id, e.from_id, e.to_id, e.type, edge_weight(e.type, e.confidence),
-                     CONFIDENCE_VALUES.get(e.confidence, 1.0), json.dumps(dict(e.metadata), default=str),
-                     fg.path, now, now))
+                     CONFIDENCE_VALUES.get(e.confidence, 1.0), _meta_json(e.metadata), fg.path, now, now))
     tx.conn.executemany(
         "INSERT INTO graph_edges(project_id, from_id, to_id, type, weight, confidence, metadata,"
         " origin_file, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
@@ -249,7 +365,7 @@ class ReplaceFiles(WriteOp[dict[str, int]]):
             old = [r[0] for r in tx.execute("SELECT id FROM graph_nodes WHERE file_path=?", (path,))]
             for f, t, ty in tx.execute("SELECT from_id, to_id, type FROM graph_edges WHERE origin_file=?"
                                        " AND stale_at IS NULL", (path,)).fetchall():
-                track.note(f, t, ty)
+                track.note(f, t, ty, added=False)
             tx.execute("DELETE FROM graph_edges WHERE origin_file=?", (path,))
             _drop_nodes(tx, old, track)
             tx.execute("DELETE FROM graph_files WHERE file_path=?", (path,))
@@ -273,9 +389,9 @@ class ReplaceFiles(WriteOp[dict[str, int]]):
                 added_mem += insert_code_memories(tx, fg.path, fg.module, fg.chunks)
         for rec in self.skipped:
             _upsert_record(tx, rec, now)
-        if self.closure and (track.tails or track.dead):
+        if self.closure and track.changed:
             # The closure table is untouched until now, so it still describes the old graph.
-            stats["closure_rows"] = track.recompute(tx, track.affected(tx) | track.dead)
+            stats["closure_rows"] = track.recompute(tx, track.affected(tx))
         stats["chunks_added"] = len(added_mem)
         stats["chunks_deleted"] = len(deleted_mem)
         if added_mem:
@@ -301,7 +417,7 @@ class MarkStale(WriteOp[int]):
         rows = _ids_in(tx, "SELECT from_id, to_id, type FROM graph_edges WHERE stale_at IS NULL"
                        " AND origin_file IN ({marks})", self.paths)
         for f, t, ty in rows:
-            track.note(f, t, ty)
+            track.note(f, t, ty, added=False)
         if not rows:
             return 0
         affected = track.affected(tx)
@@ -313,11 +429,14 @@ class MarkStale(WriteOp[int]):
 
 
 class ReplaceClosure(WriteOp[int]):
-    """Write closure rows computed outside the writer (cold index); ``clear`` empties the table first."""
+    """Write closure rows computed outside the writer (cold index); ``clear`` empties the table first.
+
+    Rows are ``ClosureRow`` objects or their INSERT parameters (``ClosureRow.as_params``).
+    """
 
     name: ClassVar[str] = "graph_replace_closure"
 
-    def __init__(self, rows: list[ClosureRow], *, clear: bool = False) -> None:
+    def __init__(self, rows: Sequence[ClosureRow | Params], *, clear: bool = False) -> None:
         self.rows = rows
         self.clear = clear
 
@@ -325,7 +444,7 @@ class ReplaceClosure(WriteOp[int]):
         """Insert the rows."""
         if self.clear:
             tx.execute("DELETE FROM graph_closure")
-        insert_closure(tx, self.rows)
+        insert_closure_params(tx, (r.as_params() if isinstance(r, ClosureRow) else r for r in self.rows))
         return len(self.rows)
 
 
@@ -413,4 +532,5 @@ class UpdateIndexState(WriteOp[IndexState]):
 
 
 __all__ = ["CLOSURE_TYPES", "FileGraph", "FileRecord", "MarkStale", "RebuildClosure", "ReplaceClosure",
-           "ReplaceFiles", "StoreModules", "UpdateIndexState", "insert_closure"]
+           "ReplaceFiles", "StoreModules", "UpdateIndexState", "insert_closure",
+           "insert_closure_params"]
