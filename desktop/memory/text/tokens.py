@@ -10,6 +10,7 @@ user text can ever be parsed as FTS5 syntax.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["count_tokens", "expand_code_terms", "fts_match_query", "split_identifier"]
 
@@ -32,6 +33,13 @@ _MAX_QUERY_TERMS = 64  # a pasted page as a query must not become a 5,000-term O
 
 
 def split_identifier(word: str) -> list[str]:
+    """Split one identifier or path into lower-case parts (see `_split_cached`)."""
+    return list(_split_cached(word))
+
+
+# Code repeats the same identifiers endlessly; indexing a codebase splits each one once.
+@lru_cache(maxsize=65_536)
+def _split_cached(word: str) -> tuple[str, ...]:
     """Split one identifier or path into lower-case parts.
 
     ``verifyJwt`` -> ``["verify", "jwt"]``, ``HTTPServerError`` -> ``["http", "server",
@@ -43,7 +51,7 @@ def split_identifier(word: str) -> list[str]:
         # (and words like "straße") are kept whole rather than cut mid-word.
         pieces = _CAMEL.findall(run) if run.isascii() else [run]
         parts.extend(p.lower() for p in pieces)
-    return parts
+    return tuple(parts)
 
 
 def expand_code_terms(text: str) -> str:
