@@ -6,7 +6,8 @@ SQLite both release the GIL), reading the lexical candidates' scoring rows in
 that wait, then the dense path. Stage 2 fuses normalised scores with
 query-type weights, adds the session neighbours of the best *fused* candidates
 and lends them a share of each other's relevance, applies phase / trust /
-confidence / usage multipliers and the graph neighbourhood boost. Full rows
+confidence / usage multipliers and the graph neighbourhood boost, then re-scores
+the best ~30 by query-term coverage (:mod:`.coverage`). Full rows
 and explanations are built only for what is returned. Optional LLM stages run
 only when configured and only within the SLO.
 """
@@ -24,6 +25,7 @@ import numpy as np
 
 from desktop.memory.retrieval import paths as P
 from desktop.memory.retrieval.candidates import CandidateSet, load_light, passes_filters, related_files
+from desktop.memory.retrieval.coverage import coverage_boost
 from desktop.memory.retrieval.fusion import context_boost, neighbourhood_boost, normalise, rrf, score_fusion
 from desktop.memory.retrieval.lexical import LexicalSearch
 from desktop.memory.retrieval.llm_stages import HydeWriter, Reranker, StageUnavailable
@@ -210,7 +212,13 @@ class RetrievalPipeline:
 
         # Explanations are built only for what is returned, reranked or boosted.
         cands.explain_with(explain)
-        return self._graph_boost(conn, scored, light, cands)
+        scored = self._graph_boost(conn, scored, light, cands)
+        # Last, the best candidates are re-scored by how many of the query's terms they contain.
+        scored, cover = coverage_boost(req.query, scored, lambda ids: cands.contents(conn, ids))
+        for mid, _s in scored[:req.limit]:  # explanations only for what can be returned
+            if cover.get(mid):
+                cands.explanation(mid).boosts["query_coverage"] = cover[mid]
+        return scored
 
     def _fuse(self, cands: CandidateSet, ids: set[int], qvec: np.ndarray | None, weights: dict[str, float]
               ) -> tuple[dict[int, float], dict[int, dict[str, float]]]:

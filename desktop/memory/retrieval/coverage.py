@@ -1,0 +1,86 @@
+"""Query-term coverage: a final re-scoring of the best fused candidates.
+
+BM25 saturates on term frequency and adds up per-term evidence, so a memory
+that repeats one rare query term can outrank one that mentions *every* thing
+the query asks about; the dense path, a small sentence model, barely sees
+which words matched. Coverage is the share of the query's distinct content
+terms (stopwords dropped, identifiers split, light suffix stemming so "visited"
+meets "visit") that a memory contains. The top :data:`COVERAGE_DEPTH`
+candidates gain ``COVERAGE_WEIGHT x coverage x top score`` and are re-sorted.
+
+Tuned on LoCoMo conv-26 only (weight 0.3, the best of 0.05-1.5) and checked on
+conv-30 held out: nDCG@10 0.531 -> 0.540 and 0.554 -> 0.571, R@10 unchanged or
+up. Costs one indexed read of ~30 contents and ~0.3 ms of tokenising.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from desktop.memory.text.tokens import _query_terms, split_identifier
+
+__all__ = ["COVERAGE_DEPTH", "COVERAGE_WEIGHT", "coverage", "coverage_boost", "stem", "term_set"]
+
+COVERAGE_WEIGHT = 0.3
+COVERAGE_DEPTH = 30
+_WORD = re.compile(r"[^\W_]+")
+_SUFFIXES = ("ing", "ed", "es", "s", "ly")
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper (the FTS index uses Porter; this only needs to be consistent with itself)."""
+    w = word.lower()
+    for suf in _SUFFIXES:
+        if len(w) > len(suf) + 2 and w.endswith(suf):
+            return w[:-len(suf)]
+    return w
+
+
+def query_stems(query: str) -> list[str]:
+    """The query's distinct content terms, stemmed, in order."""
+    return list(dict.fromkeys(stem(t) for t in _query_terms(query, whole=False)))
+
+
+@lru_cache(maxsize=8192)
+def term_set(text: str) -> frozenset[str]:
+    """Stemmed terms of a memory's text (identifiers split like the FTS row); cached, since the
+    same memories come back query after query."""
+    out: set[str] = set()
+    for run in _WORD.findall(text):
+        if run.isalpha() and (run.islower() or run[1:].islower()):
+            out.add(stem(run))  # a plain word: nothing to split
+        else:
+            out.update(stem(p) for p in split_identifier(run))
+    return frozenset(out)
+
+
+def coverage(qstems: list[str], text: str) -> float:
+    """Share of ``qstems`` present in ``text`` (0..1)."""
+    if not qstems:
+        return 0.0
+    terms = term_set(text)
+    return sum(1 for t in qstems if t in terms) / len(qstems)
+
+
+def coverage_boost(query: str, ranked: list[tuple[int, float]], contents: Any,
+                   weight: float = COVERAGE_WEIGHT, depth: int = COVERAGE_DEPTH
+                   ) -> tuple[list[tuple[int, float]], dict[int, float]]:
+    """Re-score the top ``depth`` of ``ranked`` (best first) by query-term coverage.
+
+    ``contents`` maps a list of ids to {id: text}. Returns the new ranking and the boost of
+    each re-scored memory; the tail below ``depth`` keeps its order and scores.
+    """
+    qstems = query_stems(query)
+    if weight <= 0 or not qstems or len(ranked) < 2:
+        return ranked, {}
+    head = ranked[:depth]
+    top = head[0][1]
+    if top <= 0:
+        return ranked, {}
+    texts = contents([mid for mid, _s in head])
+    boosts = {mid: weight * coverage(qstems, texts.get(mid, "")) * top for mid, _s in head}
+    out = [(mid, s + boosts[mid]) for mid, s in head]
+    out.sort(key=lambda x: (-x[1], x[0]))
+    return out + ranked[depth:], {m: b for m, b in boosts.items() if b > 0}
