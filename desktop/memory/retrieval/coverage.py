@@ -29,8 +29,9 @@ _WORD = re.compile(r"[^\W_]+")
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
 
 
+@lru_cache(maxsize=131_072)
 def stem(word: str) -> str:
-    """A light suffix stripper (the FTS index uses Porter; this only needs to be consistent with itself)."""
+    """A light suffix stripper (cached: a project's vocabulary repeats endlessly) (the FTS index uses Porter; this only needs to be consistent with itself)."""
     w = word.lower()
     for suf in _SUFFIXES:
         if len(w) > len(suf) + 2 and w.endswith(suf):
@@ -48,7 +49,7 @@ def term_set(text: str) -> frozenset[str]:
     """Stemmed terms of a memory's text (identifiers split like the FTS row); cached, since the
     same memories come back query after query."""
     out: set[str] = set()
-    for run in _WORD.findall(text):
+    for run in set(_WORD.findall(text)):  # each distinct word once
         if run.isalpha() and (run.islower() or run[1:].islower()):
             out.add(stem(run))  # a plain word: nothing to split
         else:
