@@ -26,6 +26,8 @@ __all__ = ["EmbeddingIndexer"]
 log = logging.getLogger("engram.embedding")
 
 _COALESCE_S = 0.05
+_QUIET_S = 1.0
+_MAX_DEFER_S = 30.0
 _MAX_BACKOFF_S = 60.0
 
 
@@ -70,29 +72,39 @@ class EmbeddingIndexer:
         except Exception:  # a failed catch-up is retried by the loop below
             log.exception("embedding catch-up failed")
         pending: set[int] = set()
+        last_add = first_add = 0.0
         while not self._stop.is_set():
             try:
-                kind, ids = self._queue.get(timeout=0.5)
+                kind, ids = self._queue.get(timeout=_QUIET_S / 2)
             except queue.Empty:
-                if pending:
-                    pending = self._flush(pending)
-                continue
+                kind, ids = "", []
+            now = time.monotonic()
             if kind == "stop":
                 break
             if kind == "delete":
                 self.service.forget(ids)
                 pending.difference_update(ids)
             elif kind == "embed":
+                if not pending:
+                    first_add = now
                 pending.update(ids)
-                if len(pending) < self.batch_size:
-                    time.sleep(_COALESCE_S)  # let a burst of adds arrive, then embed them together
-                    self._drain(pending)
-            if pending and self._queue.empty():
-                pending = self._flush(pending)
-            if kind == "mark_idle" and not pending:
-                self._idle.set()
+                last_add = now
             elif kind == "mark_idle":
-                self._queue.put(("mark_idle", []))
+                # Someone is waiting (a test, the CLI): embed now, do not wait for quiet.
+                if pending:
+                    pending = self._flush(pending)
+                if pending:
+                    self._queue.put(("mark_idle", []))
+                else:
+                    self._idle.set()
+                continue
+            # A burst of writes (an import) is left alone until it goes quiet, so the
+            # indexer never competes with it for the CPU or the GIL; a single add is
+            # embedded after a short pause, and a long burst at most every _MAX_DEFER_S.
+            quiet = now - last_add >= (_QUIET_S if len(pending) > self.batch_size else _COALESCE_S)
+            overdue = now - first_add >= _MAX_DEFER_S
+            if pending and self._queue.empty() and (quiet or overdue):
+                pending = self._flush(pending)
 
     def _drain(self, pending: set[int]) -> None:
         while True:
@@ -108,8 +120,14 @@ class EmbeddingIndexer:
 
     def _flush(self, pending: set[int]) -> set[int]:
         """Embed what is pending; on a provider failure keep it and back off."""
+        ids = sorted(pending)
         try:
-            self.service.embed_memories(sorted(pending))
+            # Batch by batch: each step (row fetch, tokenising, a vector write) stays
+            # short, so no single call holds the GIL long enough to stall a GUI.
+            for start in range(0, len(ids), self.batch_size):
+                if self._stop.is_set():
+                    return set(ids[start:])
+                self.service.embed_memories(ids[start:start + self.batch_size])
         except EmbeddingError as exc:
             self.errors += 1
             log.warning("embedding failed (%s); retrying in %.0f s", exc.code, self._backoff)

@@ -31,7 +31,7 @@ _SUFFIXES = ("ing", "ed", "es", "s", "ly")
 
 @lru_cache(maxsize=131_072)
 def stem(word: str) -> str:
-    """A light suffix stripper (cached: a project's vocabulary repeats endlessly) (the FTS index uses Porter; this only needs to be consistent with itself)."""
+    """A light suffix stripper, cached (a vocabulary repeats endlessly); consistent with itself, not Porter."""
     w = word.lower()
     for suf in _SUFFIXES:
         if len(w) > len(suf) + 2 and w.endswith(suf):
