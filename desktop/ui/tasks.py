@@ -76,14 +76,21 @@ class Tasks(QObject):
     def _deliver(self, answer: _Answer) -> None:
         self.pending -= 1
         done, failed, result, error = answer.done, answer.failed, answer.result, answer.error
-        if error is not None:
-            if failed is not None:
-                failed(error)
-            else:
-                log.error("background task failed", exc_info=error)
-            return
-        if done is not None:
-            done(result)
+        try:
+            if error is not None:
+                if failed is not None:
+                    failed(error)
+                else:
+                    log.error("background task failed", exc_info=error)
+                return
+            if done is not None:
+                done(result)
+        except RuntimeError as exc:
+            # The view that asked was closed while the work was in flight (a project
+            # switch): its answer has nobody to go to. Anything else is a bug.
+            if "already deleted" not in str(exc):
+                raise
+            log.debug("dropped an answer for a closed view: %s", exc)
 
     def wait_idle(self, msecs: int = 30_000) -> bool:
         """Wait for queued pool jobs (shutdown and tests only)."""

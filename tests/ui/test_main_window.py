@@ -124,3 +124,26 @@ def test_secret_in_taught_memory_is_refused_with_message(qtbot, window: MainWind
     assert "secret" in shown[0]
     assert window.project.memories.count() == 0  # type: ignore[union-attr]
     QApplication.processEvents()
+
+
+def test_answers_for_a_closed_view_are_dropped_quietly(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QObject
+
+    from desktop.ui.tasks import Tasks
+
+    tasks = Tasks()
+    gone = QObject()
+    received = []
+
+    def answer(value: object) -> None:
+        gone.objectName()  # raises RuntimeError once the C++ object is deleted
+        received.append(value)
+
+    import shiboken6
+
+    shiboken6.delete(gone)
+    tasks.run(lambda: 42, answer)
+    qtbot.waitUntil(lambda: tasks.pending == 0, timeout=5000)
+    assert received == []
+    tasks.run(lambda: 7, received.append)
+    qtbot.waitUntil(lambda: received == [7], timeout=5000)
