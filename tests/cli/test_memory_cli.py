@@ -82,6 +82,7 @@ def test_export_is_complete_json(capsys, env) -> None:  # type: ignore[no-untype
     run(capsys, "add", *env, "second memory", "--type", "decision")
     run(capsys, "forget", *env, "1")
     code, out, _ = run(capsys, "export", *env)
+    assert code == 0
     doc = json.loads(out)
     assert doc["format"] == "engram-memories"
     assert {m["content"] for m in doc["memories"]} == {"first memory", "second memory"}
