@@ -138,6 +138,7 @@ def start_project_services(project: ProjectServices, *, learn_from_transcripts: 
     """
     started: dict[str, Any] = {}
     for name, start in (("conflicts", lambda: lifecycle_for(project)),
+                        ("anchors", lambda: _anchor_watcher(project)),
                         ("search", lambda: build_search_service(project))):
         try:
             started[name] = start()
@@ -146,6 +147,17 @@ def start_project_services(project: ProjectServices, *, learn_from_transcripts: 
     if learn_from_transcripts:
         started.update(_learn_from_installed_agents(project, home))
     return started
+
+
+def _anchor_watcher(project: ProjectServices) -> Any:
+    """New memories about files record those files' content hashes (for staleness checks)."""
+    from desktop.memory.lifecycle.anchoring import AnchorWatcher
+
+    watcher = project.extras.get("anchors")
+    if watcher is None:
+        watcher = AnchorWatcher(project.db, project.info.root).start()
+        project.extras["anchors"] = watcher
+    return watcher
 
 
 def _learn_from_installed_agents(project: ProjectServices, home: Path | None) -> dict[str, Any]:
