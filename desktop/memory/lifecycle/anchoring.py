@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from desktop.memory.lifecycle.staleness import compute_anchors, head_commit
-from desktop.memory.store.writer import ChangeSet, FnOp, Tx, WriteOp
+from desktop.memory.lifecycle.watching import AddedMemoryWatcher
+from desktop.memory.store.writer import Tx, WriteOp
 
 log = logging.getLogger("engram.lifecycle")
-
-_STOP = object()
 
 
 class SetAnchors(WriteOp[int]):
@@ -50,56 +47,19 @@ class SetAnchors(WriteOp[int]):
         return len(done)
 
 
-class AnchorWatcher:
+class AnchorWatcher(AddedMemoryWatcher):
     """Background thread: new memories with related files get their code anchors."""
 
+    thread_name = "engram-anchors"
+
     def __init__(self, db: Any, root: Path, *, on_anchored: Callable[[int], None] | None = None) -> None:
-        self.db = db
+        super().__init__(db)
         self.root = Path(root)
         self.on_anchored = on_anchored
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._unsubscribe: Callable[[], None] | None = None
-        self._thread = threading.Thread(target=self._run, name="engram-anchors", daemon=True)
-        self._idle = threading.Event()
-        self._idle.set()
 
-    def start(self) -> AnchorWatcher:
-        """Subscribe to the writer and start the worker."""
-        self._unsubscribe = self.db.writer.subscribe(self._on_change)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        """Stop listening and let the worker finish."""
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
-        if self._thread.is_alive():
-            self._queue.put(_STOP)
-            self._thread.join(10)
-
-    def wait_idle(self, timeout: float = 10.0) -> bool:
-        """Block until everything committed so far is anchored (tests)."""
-        self.db.writer.run(FnOp("anchor_watch_sync", lambda tx: None), timeout)
-        return self._idle.wait(timeout)
-
-    def _on_change(self, changes: ChangeSet) -> None:
-        ids = changes.ids("memory", "added")
-        if ids:
-            self._idle.clear()
-            self._queue.put(sorted(ids))
-
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is _STOP:
-                return
-            try:
-                self._anchor(item)
-            except Exception:  # the watcher must outlive any one bad batch
-                log.exception("anchoring failed for %d memories", len(item))
-            if self._queue.empty():
-                self._idle.set()
+    def handle(self, ids: list[int]) -> None:
+        """Anchor the added memories that name files."""
+        self._anchor(ids)
 
     def _anchor(self, ids: list[int]) -> None:
         marks = ",".join("?" * len(ids))

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from desktop.memory.lifecycle.conflicts import Conflict, ConflictText, Embed, detect_conflicts
+from desktop.memory.lifecycle.watching import AddedMemoryWatcher
 from desktop.memory.store.errors import EngramError, NotFoundError, ValidationError
-from desktop.memory.store.writer import ChangeSet, FnOp, Tx, WriteOp
+from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.text.tokens import fts_match_query
 
 log = logging.getLogger("engram.lifecycle")
@@ -232,61 +231,22 @@ def supersession_chain(db: Any, memory_id: int, *, limit: int = 50) -> list[int]
 # code chunks) are skipped: they are not claims an agent or a person just made.
 
 SKIP_SOURCES = ("imported", "code_index")
-_STOP = object()
 
 
-class ConflictWatcher:
+class ConflictWatcher(AddedMemoryWatcher):
     """Detect conflicts of newly added memories in the background."""
+
+    thread_name = "engram-conflicts"
 
     def __init__(self, db: Any, *, embed: Embed | None = None,
                  on_conflicts: Callable[[list[Conflict]], None] | None = None) -> None:
-        self.db = db
+        super().__init__(db)
         self.embed = embed
         self.on_conflicts = on_conflicts
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._unsubscribe: Callable[[], None] | None = None
-        self._thread = threading.Thread(target=self._run, name="engram-conflicts", daemon=True)
-        self._idle = threading.Event()
-        self._idle.set()
 
-    def start(self) -> ConflictWatcher:
-        """Subscribe to the writer and start the worker."""
-        self._unsubscribe = self.db.writer.subscribe(self._on_change)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        """Stop listening and let the worker finish what it has."""
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
-        if self._thread.is_alive():
-            self._queue.put(_STOP)
-            self._thread.join(10)
-
-    def wait_idle(self, timeout: float = 10.0) -> bool:
-        """Block until queued ids are processed (tests, CLI)."""
-        # A no-op write: once it ran, every earlier commit has been published to us.
-        self.db.writer.run(FnOp("conflict_watch_sync", lambda tx: None), timeout)
-        return self._idle.wait(timeout)
-
-    def _on_change(self, changes: ChangeSet) -> None:
-        ids = changes.ids("memory", "added")
-        if ids:
-            self._idle.clear()
-            self._queue.put(sorted(ids))
-
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is _STOP:
-                return
-            try:
-                self._check(item)
-            except Exception:  # the watcher must outlive any one bad batch
-                log.exception("conflict check failed for %d memories", len(item))
-            if self._queue.empty():
-                self._idle.set()
+    def handle(self, ids: list[int]) -> None:
+        """Detect and record conflicts of the added memories."""
+        self._check(ids)
 
     def _check(self, ids: list[int]) -> None:
         conn = self.db.reads.conn()

@@ -1,0 +1,79 @@
+"""A background worker that reacts to newly added memories.
+
+The writer publishes a ChangeSet after each commit, in the writer thread; a
+watcher only queues the added ids there, and a worker thread of its own does the
+work (reads on its own connection, writes as ordinary ops), so a watcher never
+runs inside a transaction and never slows the write it follows.
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from desktop.memory.store.writer import ChangeSet, FnOp
+
+log = logging.getLogger("engram.lifecycle")
+
+_STOP = object()
+
+
+class AddedMemoryWatcher(abc.ABC):
+    """Subclasses implement `handle(ids)`; start/close/wait_idle are shared."""
+
+    thread_name = "engram-watcher"
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._unsubscribe: Callable[[], None] | None = None
+        self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
+        self._idle = threading.Event()
+        self._idle.set()
+
+    @abc.abstractmethod
+    def handle(self, ids: list[int]) -> None:
+        """Process the ids of memories added by one commit (in the worker thread)."""
+
+    def start(self) -> AddedMemoryWatcher:
+        """Subscribe to the writer and start the worker."""
+        self._unsubscribe = self.db.writer.subscribe(self._on_change)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop listening and let the worker finish what it has."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join(10)
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Block until everything committed so far is handled (tests, CLI)."""
+        # A no-op write: once it ran, every earlier commit has been published to us.
+        self.db.writer.run(FnOp(f"{self.thread_name}_sync", lambda tx: None), timeout)
+        return self._idle.wait(timeout)
+
+    def _on_change(self, changes: ChangeSet) -> None:
+        ids = changes.ids("memory", "added")
+        if ids:
+            self._idle.clear()
+            self._queue.put(sorted(ids))
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                return
+            try:
+                self.handle(item)
+            except Exception:  # the watcher must outlive any one bad batch
+                log.exception("%s failed for %d memories", self.thread_name, len(item))
+            if self._queue.empty():
+                self._idle.set()
