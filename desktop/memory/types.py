@@ -84,6 +84,19 @@ DEFAULT_HALF_LIFE_DAYS: dict[str, float | None] = {
     MemoryType.CODE.value: None,
 }
 
+def memory_status(deprecated: object, stale_at: object, candidate: object, needs_review: object) -> MemoryStatus:
+    """The lifecycle state from the four flags (works on a Memory's fields or a raw row's columns)."""
+    if deprecated:
+        return MemoryStatus.DEPRECATED
+    if stale_at:
+        return MemoryStatus.STALE
+    if candidate:
+        return MemoryStatus.CANDIDATE
+    if needs_review:
+        return MemoryStatus.NEEDS_REVIEW
+    return MemoryStatus.ACTIVE
+
+
 MAX_CONTENT_CHARS = 20_000
 CITATION_MAX_CHARS = 40
 
@@ -137,15 +150,7 @@ class Memory:
     @property
     def status(self) -> MemoryStatus:
         """The single lifecycle state a browser filter or badge shows."""
-        if self.deprecated:
-            return MemoryStatus.DEPRECATED
-        if self.stale_at:
-            return MemoryStatus.STALE
-        if self.candidate:
-            return MemoryStatus.CANDIDATE
-        if self.needs_review:
-            return MemoryStatus.NEEDS_REVIEW
-        return MemoryStatus.ACTIVE
+        return memory_status(self.deprecated, self.stale_at, self.candidate, self.needs_review)
 
     def citation(self) -> str:
         """The inline citation an agent writes, e.g. `[Memory #12: use argon2 not bcrypt]`."""

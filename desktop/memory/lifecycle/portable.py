@@ -16,8 +16,8 @@ from desktop.memory.service import MemoryService
 from desktop.memory.store.connection import rows_as_dicts
 from desktop.memory.store.errors import EngramError, ValidationError
 from desktop.memory.store.memory_ops import NewMemory
-from desktop.memory.store.rows import BOOL_FIELDS, JSON_DICT_FIELDS, JSON_LIST_FIELDS, row_to_memory
-from desktop.memory.types import Memory, MemorySource
+from desktop.memory.store.rows import BOOL_FIELDS, JSON_DICT_FIELDS, JSON_LIST_FIELDS, decode_column
+from desktop.memory.types import Memory, MemorySource, memory_status
 
 log = logging.getLogger("engram.lifecycle")
 
@@ -195,18 +195,9 @@ def _record_json_sql(columns: list[str]) -> str:
 
 def row_to_record(row: dict[str, Any]) -> dict[str, Any]:
     """A raw ``memories`` row as an export record: JSON columns decoded, flags as booleans, status added."""
-    record: dict[str, Any] = {}
-    for key, value in row.items():
-        if key in JSON_LIST_FIELDS:
-            value = json.loads(value) if value else []
-        elif key in JSON_DICT_FIELDS:
-            value = json.loads(value) if value else {}
-        elif key == "work_unit_ref":
-            value = json.loads(value) if value else None
-        elif key in BOOL_FIELDS:
-            value = bool(value)
-        record[key] = value
-    record["status"] = row_to_memory(row).status.value
+    record = {key: decode_column(key, value) for key, value in row.items()}
+    record["status"] = memory_status(row.get("deprecated"), row.get("stale_at"), row.get("candidate"),
+                                     row.get("needs_review")).value
     return record
 
 

@@ -32,20 +32,20 @@ def fingerprint(content: str) -> str:
 
 def row_to_memory(row: dict[str, Any]) -> Memory:
     """Build a Memory from a row dict (JSON columns decoded, flags as bools)."""
-    data: dict[str, Any] = {}
-    for key, value in row.items():
-        if key not in _MEMORY_FIELDS:
-            continue
-        if key in JSON_LIST_FIELDS:
-            value = json.loads(value) if value else []
-        elif key in JSON_DICT_FIELDS:
-            value = json.loads(value) if value else {}
-        elif key == "work_unit_ref":
-            value = json.loads(value) if value else None
-        elif key in BOOL_FIELDS:
-            value = bool(value)
-        data[key] = value
-    return Memory(**data)
+    return Memory(**{key: decode_column(key, value) for key, value in row.items() if key in _MEMORY_FIELDS})
+
+
+def decode_column(key: str, value: Any) -> Any:
+    """One column's stored value as Python: JSON columns decoded, flags as bools."""
+    if key in JSON_LIST_FIELDS:
+        return json.loads(value) if value else []
+    if key in JSON_DICT_FIELDS:
+        return json.loads(value) if value else {}
+    if key == "work_unit_ref":
+        return json.loads(value) if value else None
+    if key in BOOL_FIELDS:
+        return bool(value)
+    return value
 
 
 def to_column(name: str, value: Any) -> Any:
