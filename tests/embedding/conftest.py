@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import keyring
-import keyring.errors
 import numpy as np
 import pytest
-from keyring.backend import KeyringBackend
 
 from desktop.memory.embedding.local import LocalMiniLMProvider
+from tests.support.keyrings import MemoryKeyring, installed_keyring
+from tests.support.keyrings import fail_keyring as fail_keyring_installed
 
 
 def fake_vector(text: str, dims: int) -> list[float]:
@@ -169,49 +168,18 @@ def dead_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
-class MemoryKeyring(KeyringBackend):
-    """A keyring that keeps secrets in a dict: enough to test storage without an OS store."""
-
-    priority = 1
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if self.store.pop((service, username), None) is None:
-            raise keyring.errors.PasswordDeleteError("not found")
-
-
 @pytest.fixture
 def memory_keyring() -> Iterator[MemoryKeyring]:
     """Install a RAM keyring for one test, restoring the previous backend afterwards."""
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    try:
-        yield backend
-    finally:
-        keyring.set_keyring(previous)
+    with installed_keyring(MemoryKeyring()) as backend:
+        yield backend  # type: ignore[misc]
 
 
 @pytest.fixture
 def fail_keyring() -> Iterator[None]:
     """Install keyring's ``fail`` backend: the state of a machine with no secure store."""
-    from keyring.backends import fail
-
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
-    try:
+    with fail_keyring_installed():
         yield
-    finally:
-        keyring.set_keyring(previous)
 
 
 @pytest.fixture(scope="session")
