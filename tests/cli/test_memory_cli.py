@@ -111,3 +111,20 @@ def test_installed_engram_command_runs(tmp_path: Path) -> None:
                            "--json", "hello from the entry point"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["content"] == "hello from the entry point"
+
+
+def test_doctor_reports_a_damaged_database_and_moves_it_aside_only_when_asked(capsys, env) -> None:  # type: ignore[no-untyped-def]
+    assert run(capsys, "add", *env, "kept before the damage")[0] == 0
+    code, out, _ = run(capsys, "doctor", *env, "--json")
+    assert code == 0 and json.loads(out)["memories"] == 1
+    data_dir = Path(env[env.index("--data-dir") + 1])
+    db = next(data_dir.glob("projects/*/engram.db"))
+    damaged = b"not a database" * 100
+    db.write_bytes(damaged)
+    code, _, err = run(capsys, "doctor", *env)
+    assert code == 2 and "--move-aside" in err and err.count("\n") == 1
+    assert db.read_bytes() == damaged  # never touched unasked
+    code, out, _ = run(capsys, "doctor", *env, "--move-aside", "--json")
+    report = json.loads(out)
+    assert code == 0 and Path(report["moved_aside"]).read_bytes() == damaged
+    assert run(capsys, "list", *env)[0] == 0
