@@ -49,7 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"engram: {exc}\n")
         return exc.exit_code
     except EngramError as exc:
-        sys.stderr.write(f"engram: {exc}\n")
+        hint = (" Nothing was changed; `engram doctor --move-aside` keeps it renamed and starts an empty memory."
+                if exc.code == "corrupt_database" else "")
+        sys.stderr.write(f"engram: {exc}{hint}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("engram: interrupted\n")
