@@ -10,6 +10,7 @@ from desktop.memory.observer.tool_names import (
     canonical_tool,
     classify_shell,
     file_paths_of,
+    is_local_command,
     normalize_args,
     patch_files,
     relative_path,
@@ -114,3 +115,12 @@ def test_patch_files() -> None:
              "*** Delete File: c.py\n*** Update File: d.py\n*** Move to: e.py\n*** End Patch\n")
     assert patch_files(patch) == [("update", "a.py"), ("add", "b.py"), ("delete", "c.py"),
                                   ("update", "d.py"), ("add", "e.py")]
+
+
+@pytest.mark.parametrize(("prompt", "local"), [
+    ("/status", True), ("/model opus", True), ("<command-name>/cost</command-name>", True),
+    ("/hi is running…", False),  # a project's custom command reaches the model
+    ("Execute /hi", False), ("fix the bug", False), ("/", False),
+])
+def test_local_commands_are_not_prompts(prompt: str, local: bool) -> None:
+    assert is_local_command(prompt) is local

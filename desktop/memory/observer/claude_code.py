@@ -37,6 +37,7 @@ from desktop.memory.observer.records import (
     parse_timestamp,
     source_label,
 )
+from desktop.memory.observer.tool_names import is_local_command
 
 logger = logging.getLogger("engram.observer")
 
@@ -246,6 +247,8 @@ class _ClaudeImporter:
             return None
         if stripped.startswith(_INJECTED):
             return "injected_message"
+        if is_local_command(stripped):  # /status, /model...: handled by the CLI, never a prompt
+            return "local_command"
         track.user_message(ts, rid, stripped, suffix)
         self.tail[track.session_id] = "ok"
         return None

@@ -121,13 +121,14 @@ def apply_session(tx: Tx, digest: SessionDigest, *, signal_keys: Iterable[str] =
             " session_count = session_count + excluded.session_count,"
             " read_count = read_count + excluded.read_count, edit_count = edit_count + excluded.edit_count,"
             " early_session_count = early_session_count + excluded.early_session_count,"
-            " module = excluded.module",
+            " module = excluded.module, removed_at = NULL",
             (path, pid, f["reads"] + f["edits"], now, inc, f["reads"], f["edits"], early, mod))
         # Per-session membership: prefetch's session-counted recency and work state.
         tx.execute("INSERT INTO observer_session_files(session_id, file_path, edited) VALUES (?,?,?)"
                    " ON CONFLICT(session_id, file_path) DO UPDATE SET edited = max(edited, excluded.edited)",
                    (digest.session_id, path, 1 if f["edits"] or f["created"] else 0))
         st.files += 1
+    _apply_file_ops(tx, digest, now)
     pairs = sorted(digest.pairs, key=lambda p: -p[2])[:MAX_PAIRS_PER_SESSION]
     for a, b, count, _step_delta, directional in pairs:
         # Weight saturates per session: one session hammering a pair must not outweigh three.
@@ -176,6 +177,36 @@ def apply_session(tx: Tx, digest: SessionDigest, *, signal_keys: Iterable[str] =
                 digest.session_type, json.dumps(metrics, ensure_ascii=False)))
     tx.changed("observer", "updated", [digest.session_id])
     return st
+
+
+def _apply_file_ops(tx: Tx, digest: SessionDigest, now: str) -> None:
+    """Renames carry a file's history to its new path; deletions mark files (and folders) gone.
+
+    Applied after the session's own accesses, so a file read and then deleted ends gone.
+    """
+    for old, new in digest.moved:
+        if old == new:
+            continue
+        # The new path inherits the old one's counts and per-session history (prefetch ranks by it).
+        tx.execute(
+            "INSERT INTO observer_file_nodes(file_path, project_id, access_count, last_accessed_at, session_count,"
+            " read_count, edit_count, early_session_count, module)"
+            " SELECT ?, project_id, access_count, last_accessed_at, session_count, read_count, edit_count,"
+            " early_session_count, ? FROM observer_file_nodes WHERE file_path = ?"
+            " ON CONFLICT(file_path) DO UPDATE SET access_count = access_count + excluded.access_count,"
+            " session_count = max(session_count, excluded.session_count), removed_at = NULL",
+            (new, module_of(new), old))
+        tx.execute("INSERT OR IGNORE INTO observer_session_files(session_id, file_path, edited)"
+                   " SELECT session_id, ?, edited FROM observer_session_files WHERE file_path = ?", (new, old))
+        tx.execute("UPDATE observer_file_nodes SET removed_at = ? WHERE file_path = ?", (now, old))
+    for path in digest.removed:
+        if any(c in path for c in "*?["):
+            tx.execute("UPDATE observer_file_nodes SET removed_at = ? WHERE file_path GLOB ?", (now, path))
+        else:
+            # A path may be a folder: everything under it went too.
+            folder = path.rstrip("/") + "/"
+            tx.execute("UPDATE observer_file_nodes SET removed_at = ? WHERE file_path = ?"
+                       " OR substr(file_path, 1, ?) = ?", (now, path.rstrip("/"), len(folder), folder))
 
 
 def _upsert_error(tx: Tx, pid: str, digest: SessionDigest, err: dict[str, Any], now: str) -> None:

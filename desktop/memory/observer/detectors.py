@@ -13,7 +13,8 @@ import re
 from typing import Any, Final
 
 from desktop.memory.observer.events import Reasoning, ToolCall, ToolResult
-from desktop.memory.observer.scratchpad import MAX_SEQUENCE, ErrorStat, FileStat, Scratchpad
+from desktop.memory.observer.file_ops import file_operations
+from desktop.memory.observer.scratchpad import MAX_FILE_OPS, MAX_SEQUENCE, ErrorStat, FileStat, Scratchpad
 from desktop.memory.observer.signals import (
     BACKTRACK,
     CONTEXT_TOKEN_SPIKE,
@@ -87,6 +88,8 @@ def _seq_label(event: ToolCall) -> str:
 
 def touch_file(sp: Scratchpad, path: str, step: int, ts: float, *, edit: bool, write: bool) -> FileStat:
     """Record one access and pair it with the last few distinct files (co-access)."""
+    if sp.removed:
+        sp.removed.pop(path, None)  # deleted earlier in the session, and back now
     stat = sp.files.get(path)
     if stat is None:
         stat = FileStat(first_step=step, last_step=step, created=write, first_ts=ts)
@@ -153,7 +156,12 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
                     sp.early[REPEATED_GREP] = max(sp.early.get(REPEATED_GREP, 0.0), 0.8)
             pend["pattern"] = pattern
     elif tool == BASH:
-        pend["command"] = str(ev.args.get("command", ""))[:300]
+        command = str(ev.args.get("command", ""))
+        pend["command"] = command[:300]
+        if "rm" in command or "mv" in command:  # cheap pre-check: most commands touch no file
+            ops = file_operations(command, sp.cwd)
+            if ops:
+                pend["file_ops"] = [ops.removed, ops.moved]
     elif tool == TODO_WRITE and sp.planned_steps is None:
         todos = ev.args.get("todos")
         if isinstance(todos, list) and todos:
@@ -161,6 +169,17 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
     if len(sp.pending) >= _MAX_PENDING:  # results never came (crash, cut transcript)
         sp.pending.pop(next(iter(sp.pending)))
     sp.pending[ev.call_id] = pend
+
+
+def _apply_file_ops(sp: Scratchpad, ops: list[Any], step: int) -> None:
+    removed, moved = ops
+    for path in removed:
+        if len(sp.removed) < MAX_FILE_OPS:
+            sp.removed[path] = step
+    for old, new in moved:
+        if len(sp.moved) < MAX_FILE_OPS:
+            sp.moved.append([old, new])
+            sp.removed.pop(new, None)
 
 
 def _after_read(sp: Scratchpad, path: str, step: int) -> None:
@@ -219,6 +238,8 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
         _on_error(sp, ev, tool, pend, step)
         return
     _resolve(sp, tool, pend, step)
+    if "file_ops" in pend:  # only a command that succeeded deleted or moved anything
+        _apply_file_ops(sp, pend["file_ops"], step)
     if tool in (GREP, GLOB) and pend.get("pattern"):
         paths = set()
         for line in ev.output[:20_000].splitlines()[:400]:

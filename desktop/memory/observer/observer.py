@@ -79,6 +79,10 @@ class SessionDigest:
     early: dict[str, float] = field(default_factory=dict)
     evicted: int = 0
     parent_session_id: str | None = None
+    removed: list[str] = field(default_factory=list)
+    """Paths, folders or rm globs the session deleted (and did not re-create)."""
+    moved: list[tuple[str, str]] = field(default_factory=list)
+    """(old, new) renames, in order."""
 
 
 class Observer:
@@ -182,7 +186,8 @@ class Observer:
             sp.session_id, sp.agent, sp.session_type, outcome or self.outcome, sp.cwd, sp.started_at,
             self.ended_at or sp.started_at, sp.first_prompt, sp.step, sp.events, files, pairs, errors,
             list(sp.grep_counts), self._ngrams(), list(sp.signals.values()), sp.external_step,
-            dict(sp.early), sp.evicted, sp.parent_session_id)
+            dict(sp.early), sp.evicted, sp.parent_session_id, list(sp.removed),
+            [(old, new) for old, new in sp.moved])
 
     def _finalize_files(self) -> None:
         sp = self.sp

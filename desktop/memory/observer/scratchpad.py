@@ -37,6 +37,7 @@ MAX_ERRORS: Final = 500
 MAX_PATTERNS: Final = 1000
 MAX_ACCESS_LOG: Final = 4000
 MAX_SEQUENCE: Final = 600
+MAX_FILE_OPS: Final = 500
 CO_ACCESS_WINDOW: Final = 5
 STATE_VERSION: Final = 1
 #: Quorum: an observation made by two or more parallel agents needs one session, not three.
@@ -110,6 +111,10 @@ class Scratchpad:
     early: dict[str, float] = field(default_factory=dict)
     signals: dict[str, Signal] = field(default_factory=dict)  # key -> signal (insertion ordered)
     evicted: int = 0
+    removed: dict[str, int] = field(default_factory=dict)
+    """Files (or folders, or rm globs) the session deleted, with the step; re-touching un-deletes."""
+    moved: list[list[str]] = field(default_factory=list)
+    """[old, new] paths the session renamed, in order."""
 
     # -- signals -------------------------------------------------------------------------
     def add_signal(self, signal: Signal) -> Signal:
@@ -190,7 +195,7 @@ class Scratchpad:
             "durations": self.durations, "read_chars_total": self.read_chars_total,
             "read_count": self.read_count, "self_corrections": self.self_corrections,
             "early": self.early, "signals": [s.to_dict() for s in self.signals.values()],
-            "evicted": self.evicted,
+            "evicted": self.evicted, "removed": self.removed, "moved": self.moved,
         }
         return zlib.compress(json.dumps(d, ensure_ascii=False).encode("utf-8"), 6)
 
@@ -220,6 +225,8 @@ class Scratchpad:
         sp.durations = d["durations"]
         sp.read_chars_total, sp.read_count = d["read_chars_total"], d["read_count"]
         sp.self_corrections, sp.early, sp.evicted = d["self_corrections"], d["early"], d["evicted"]
+        # Checkpoints written before file operations were tracked have neither key.
+        sp.removed, sp.moved = dict(d.get("removed", {})), [list(m) for m in d.get("moved", [])]
         for s in d["signals"]:
             sig = Signal.from_dict(s)
             sp.signals[sig.key] = sig

@@ -68,7 +68,7 @@ def command_text(command: object) -> str:
     return str(command) if command is not None else ""
 
 
-def _tokens(command: str) -> list[str] | None:
+def shell_tokens(command: str) -> list[str] | None:
     """Split like a POSIX shell, keeping operators as separate tokens."""
     if "`" in command or "$(" in command or "\n" in command:
         return None
@@ -170,7 +170,7 @@ def classify_command(command: object) -> ShellClass:
     cannot vouch for is ``Bash``.
     """
     text = command_text(command).strip()
-    tokens = _tokens(text)
+    tokens = shell_tokens(text)
     if not tokens or any(t in _UNSAFE_TOKENS or "$(" in t for t in tokens):
         return BASH
     stages: list[list[str]] = [[]]

@@ -57,6 +57,22 @@ _BY_AGENT: Final[Mapping[str, Mapping[str, str]]] = {
     "engram": CLAUDE_CODE_TOOLS,  # Engram's own agent uses Claude-style names
 }
 
+# Built-in slash commands of Claude Code and Gemini CLI: they run in the CLI and never reach
+# the model, so they are not a session's prompt (custom commands such as /hi do reach it).
+LOCAL_COMMANDS: Final = frozenset({
+    "about", "add-dir", "agents", "auth", "bug", "chat", "clear", "compact", "config", "context", "cost",
+    "doctor", "editor", "exit", "export", "extensions", "help", "hooks", "ide", "login", "logout", "mcp",
+    "memory", "model", "permissions", "privacy", "quit", "release-notes", "resume", "settings", "stats",
+    "status", "terminal-setup", "theme", "tools", "upgrade", "usage", "vim"})
+_LOCAL_COMMAND_RE: Final = re.compile(r"^(?:<command-name>)?/([\w-]+)")
+
+
+def is_local_command(prompt: str) -> bool:
+    """True when ``prompt`` is a built-in CLI command (``/status``, ``<command-name>/model``...)."""
+    m = _LOCAL_COMMAND_RE.match(prompt.strip())
+    return bool(m) and m.group(1) in LOCAL_COMMANDS
+
+
 _PATH_KEYS: Final = ("file_path", "absolute_path", "notebook_path", "filePath", "filename", "path", "file")
 _URL_RE: Final = re.compile(r"https?://[^\s<>\"')\]]+")
 _PATCH_FILE_RE: Final = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)

@@ -435,6 +435,12 @@ CREATE TABLE observer_session_files (
 ) WITHOUT ROWID;
 """
 
+# Files an agent deleted (rm, git rm) or moved away: prefetch stops recommending them; a
+# later touch clears the mark.
+OBSERVER_FILE_REMOVALS = """
+ALTER TABLE observer_file_nodes ADD COLUMN removed_at TEXT;
+"""
+
 # (name, sql). Append only.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core_memories", CORE_MEMORIES),
@@ -447,4 +453,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0008_retrieval_session_index", RETRIEVAL),
     ("0009_memory_created_index", LIFECYCLE_CREATED_INDEX),
     ("0010_observer_session_files", OBSERVER_SESSION_FILES),
+    ("0011_observer_file_removals", OBSERVER_FILE_REMOVALS),
 ]
