@@ -4,7 +4,8 @@ The BookMinder diary (../shared/data/transcripts/bookminder/day-NNN.md) is text
 copied from a terminal, not a machine transcript. Claude Code days show
 ``> prompt``, ``⏺ Tool(args)…`` with results under ``⎿`` (errors as
 ``⎿  Error: ...``), ``⏺ prose`` and ``✻ Thinking…``; Gemini CLI days (mostly
-11-16) show ``✦ prose`` and boxed tool lines such as ``│ ✔  ReadFile path``.
+11-16) show ``✦ prose`` and boxed tool lines such as ``│ ✔  ReadFile path``; later
+Gemini builds box the user's prompt (``│  > text │``).
 A new session starts at a welcome banner. There are no ids or clocks: sessions
 are numbered per day and time is synthesised (day date + line number) so the
 replay order is right. Lossy by nature; good enough to replay behaviour.
@@ -27,7 +28,13 @@ from desktop.memory.observer.events import (
     ToolResult,
     UserMessage,
 )
-from desktop.memory.observer.tool_names import BASH, classify_shell, file_paths_of, normalize_args
+from desktop.memory.observer.tool_names import (
+    BASH,
+    classify_shell,
+    file_paths_of,
+    is_local_command,
+    normalize_args,
+)
 
 CWD = "/Users/palimondo/Developer/BookMinder"
 BASE_DATE = datetime(2025, 5, 1, tzinfo=UTC)
@@ -43,6 +50,8 @@ _CLAUDE_CALL = re.compile(r"^⏺ ([A-Z]\w*)\((.*?)\)?…?\s*$")
 _GEMINI_CALL = re.compile(r"^\s*│\s+([✔x✖-])\s+(\w+)\s+(.*?)\s*│?\s*$")
 _BANNER = ("Welcome to Claude Code", "Tips for getting started")
 _GEMINI_ERROR = re.compile(r"Traceback|Error:|command not found|FAILED|Exit Code: [1-9]|No such file", re.I)
+# Gemini CLI 0.1.9+ draws the user's prompt in a box: "│  > text  │", continued on "│    text  │" lines.
+_GEMINI_PROMPT = re.compile(r"^│  > (.*?)\s*│?\s*$")
 _KV_PATH = re.compile(r'(?:file_path|path|notebook_path)\s*:\s*"?([^",)]+)"?')
 _PATTERN = re.compile(r'pattern\s*:\s*"((?:[^"\\]|\\.)*)"')
 # Early Claude Code builds printed the turn's cost at the right edge of the tool line.
@@ -50,6 +59,9 @@ _COST_SUFFIX = re.compile(r"\s{2,}Cost: \$[\d.]+ \([\d.]+s\)\s*$")
 # After /compact, Claude Code clears the screen and reprints a banner: same session.
 _COMPACTED = ("Compacted. ctrl+r", "Previous Conversation Compacted")
 _COMPACT_WINDOW = 40
+# Files Claude Code loads into context without a tool call: "@path" in a prompt or a
+# custom command, and the files it re-reads after /compact. Shown as "⎿  Read path (N lines)".
+_ATTACHED_READ = re.compile(r"^\s*⎿\s+Read (\S+) \(\d+ lines\)\s*$")
 
 
 @dataclass
@@ -77,6 +89,16 @@ class _Builder:
 
     def user(self, text: str, line_no: int) -> None:
         self.events.append(UserMessage(self.sid, self.step, text, self.ts(line_no)))
+
+    def attached_read(self, path: str, line_no: int) -> None:
+        """A file Claude Code put in context by itself (an @-mention or a post-compaction re-read)."""
+        cid = self.call("Read", "Read", {"file_path": path}, line_no)
+        self.result(cid, "Read", "", False, line_no)
+
+    def prompt(self, text: str, line_no: int) -> None:
+        """A user prompt, unless it is a built-in command that never reaches the model."""
+        if not is_local_command(text):
+            self.user(text, line_no)
 
     def reasoning(self, text: str, kind: str, line_no: int) -> None:
         self.step += 1
@@ -162,11 +184,24 @@ def parse_day(path: Path) -> list[ParsedSession]:
             sessions.append(cur.finish(i))
             cur = _Builder(day, len(sessions) + 1, "gemini-cli" if "Tips" in line else "claude-code", i)
         if line.startswith("> ") and not line.startswith("> ⏺"):
-            text = [line[2:]]
+            text, attached = [line[2:]], []
             while i + 1 < n and lines[i + 1].startswith("  ") and lines[i + 1].strip():
                 i += 1
-                text.append(lines[i].strip())
-            cur.user(" ".join(text), i)
+                if a := _ATTACHED_READ.match(lines[i]):
+                    attached.append(a.group(1))
+                else:
+                    text.append(lines[i].strip())
+            cur.prompt(" ".join(text), i)
+            for path in attached:
+                cur.attached_read(path, i)
+        elif a := _ATTACHED_READ.match(line):
+            cur.attached_read(a.group(1), i)
+        elif g_prompt := _GEMINI_PROMPT.match(line):
+            text = [g_prompt.group(1)]
+            while i + 1 < n and lines[i + 1].startswith("│    "):
+                i += 1
+                text.append(lines[i].strip().strip("│").strip())
+            cur.prompt(" ".join(t for t in text if t), i)
         elif line.startswith("✻ Thinking"):
             body = []
             while i + 1 < n and (lines[i + 1].startswith("  ") or not lines[i + 1].strip()):
@@ -179,7 +214,8 @@ def parse_day(path: Path) -> list[ParsedSession]:
             tool = CLAUDE_TOOLS[m.group(1)]
             cid = cur.call(tool, m.group(1), _claude_args(tool, m.group(2)), i)
             out, err = [], False
-            while i + 1 < n and not lines[i + 1].startswith(("⏺", "> ", "✻", "╭")):
+            while (i + 1 < n and not lines[i + 1].startswith(("⏺", "> ", "✻", "╭"))
+                   and not _ATTACHED_READ.match(lines[i + 1])):
                 i += 1
                 s = lines[i].strip()
                 if s.startswith("⎿"):
