@@ -45,7 +45,7 @@ K = 10
 SPLIT_DAY = 11
 """Sessions of days before this one choose the parameters; later days are held out."""
 GRID: dict[str, tuple[float, ...]] = {
-    "half_life": (1.0, 2.0, 3.0, 5.0, 8.0), "short_share": (0.5, 0.7, 1.0),
+    "half_life": (0.5, 1.0, 2.0, 3.0, 5.0, 8.0), "short_share": (0.3, 0.5, 0.7, 1.0),
     "mention": (0.0, 0.2, 0.5), "last_edit": (0.0, 0.1, 0.2), "terms": (0.0, 0.1, 0.2),
 }
 _FILE_TOOLS = {"Read", "Edit", "MultiEdit", "Write"}
@@ -155,14 +155,17 @@ def run(data: Path) -> dict:
     # Choose on the first half only: best recall@K, then MRR; grid order breaks ties.
     best = max(range(len(grid)), key=lambda g: (round(mean([e[2][g] for e in tune])[0], 9),
                                                  round(mean([e[2][g] for e in tune])[1], 9), -g))
+    # Optimistic: the grid point that is best on the full replay itself (it has seen the answers).
+    oracle_g = max(range(len(grid)), key=lambda g: (round(mean([e[2][g] for e in evals])[0], 9), -g))
     splits = {"tune": tune, "held_out": [e for e in evals if e[0]], "full": evals}
     table: dict[str, dict[str, tuple[float, float]]] = {}
     for name, rows in splits.items():
-        table[name] = {"chosen": mean([e[2][best] for e in rows]), "n": (len(rows), 0.0)}
+        table[name] = {"chosen": mean([e[2][best] for e in rows]), "n": (len(rows), 0.0),
+                       "hindsight": mean([e[2][oracle_g] for e in rows])}
         for ranker in ("default", "frequency", "recency"):
             table[name][ranker] = mean([e[1][ranker] for e in rows])
     return {"sessions": len(sessions), "evaluated": len(evals), "elapsed_s": elapsed, "grid": len(grid),
-            "chosen": grid[best], "table": table,
+            "chosen": grid[best], "hindsight": grid[oracle_g], "table": table,
             "errors": (err_total, err_cov, rec_total, rec_cov, rec_resolved),
             "searches": (srch_total, srch_known), "memories": dict(memories)}
 
@@ -192,6 +195,8 @@ def main() -> None:
                         ("frequency", "baseline: most frequently read"),
                         ("recency", "baseline: most recently read")):
         print(f"| {label} | " + " | ".join(f"{t[k][name][0]:.3f} / {t[k][name][1]:.3f}" for k, _ in heads) + " |")
+    print(f"| grid point best on the full replay itself (optimistic, `{r['hindsight']}`) | "
+          + " | ".join(f"{t[k]['hindsight'][0]:.3f} / {t[k]['hindsight'][1]:.3f}" for k, _ in heads) + " |")
     ratios = []
     for k, _ in heads:
         f = t[k]["frequency"][0]

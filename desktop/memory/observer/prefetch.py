@@ -16,8 +16,11 @@ The score is a small, interpretable model of "will the next session need file f"
 Five parameters (:class:`PrefetchParams`) in all; the defaults are the grid point
 ``bench/bench_learning.py`` chose on the first half of the BookMinder replay only (it
 reports the held-out half separately). There, the work-state and prompt-term weights
-came out as 0 (BookMinder's first prompts are mostly "/hi" or empty); they stay
-available for projects whose prompts carry more. Learned state is read once into :class:`PrefetchFeatures` so that
+came out as 0 and the mention bonus made no difference (BookMinder's first prompts are
+mostly "/hi" or empty); the mention bonus stays at 0.2 because a file named outright
+is the plainest evidence a prompt can give, and the others stay available for projects
+whose prompts carry more. Files an agent deleted or moved away (see ``file_ops``) and
+paths that cannot be files are never proposed. Learned state is read once into :class:`PrefetchFeatures` so that
 ranking with other parameters costs no further queries.
 """
 
