@@ -54,6 +54,7 @@ BACKTRACK_WINDOW: Final = 20
 EXTERNAL_EDIT_WINDOW: Final = 5
 IMPORT_CHASE_WINDOW: Final = 6
 STEPS_PER_TODO: Final = 4
+_RM_OR_MV: Final = re.compile(r"\b(?:rm|mv)\b")
 _PATH_LINE: Final = re.compile(r"^\s*(?:\./)?([\w@.+-]+(?:/[\w@.+-]+)*\.\w{1,8})(?::\d+.*)?\s*$")
 _MAX_PENDING: Final = 256
 NOT_ERRORS: Final = ("doesn't want to proceed", "tool use was rejected", "Sibling tool call errored",
@@ -158,7 +159,7 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
     elif tool == BASH:
         command = str(ev.args.get("command", ""))
         pend["command"] = command[:300]
-        if "rm" in command or "mv" in command:  # cheap pre-check: most commands touch no file
+        if _RM_OR_MV.search(command):  # cheap pre-check: most commands delete or move nothing
             ops = file_operations(command, sp.cwd)
             if ops:
                 pend["file_ops"] = [ops.removed, ops.moved]
