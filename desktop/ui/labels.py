@@ -8,7 +8,9 @@ time so a language switch takes effect on the next paint.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+from PySide6.QtCore import QCoreApplication
+
+from desktop.ui.tr_noop import QT_TRANSLATE_NOOP
 
 TYPE_NAMES: dict[str, str] = {
     "gotcha": QT_TRANSLATE_NOOP("MemoryTypes", "Gotcha"),

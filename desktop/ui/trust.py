@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+from PySide6.QtCore import QCoreApplication
 
 from desktop.ui.adapters.prefs import ProjectPrefs
+from desktop.ui.tr_noop import QT_TRANSLATE_NOOP
 
 
 @dataclass(frozen=True)

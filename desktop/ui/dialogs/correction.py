@@ -7,7 +7,7 @@ citation chip's flag, the browser's "Flag wrong" and the session summary.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QButtonGroup,
     QDialog,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from desktop.memory.types import Memory
 from desktop.ui.labels import type_label
+from desktop.ui.tr_noop import QT_TRANSLATE_NOOP
 
 CHOICES = (
     ("outdated", QT_TRANSLATE_NOOP("CorrectionDialog", "&Outdated — we fixed this"),

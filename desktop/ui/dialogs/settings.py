@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QUrl, Signal
+from PySide6.QtCore import QCoreApplication, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QComboBox,
@@ -33,6 +33,7 @@ from desktop.settings import Settings, choose_data_location
 from desktop.ui.adapters.prefs import ProjectPrefs
 from desktop.ui.dialogs.trust import TrustPanel
 from desktop.ui.theme import icon
+from desktop.ui.tr_noop import QT_TRANSLATE_NOOP
 
 log = logging.getLogger("engram.ui")
 

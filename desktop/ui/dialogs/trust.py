@@ -8,7 +8,7 @@ offered after several flagged memories in one session -- never forced.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Signal
+from PySide6.QtCore import QCoreApplication, Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from desktop.ui import trust
 from desktop.ui.adapters.prefs import PROMOTION_PRESETS, WRITE_POLICIES, ProjectPrefs
+from desktop.ui.tr_noop import QT_TRANSLATE_NOOP
 
 POLICY_NAMES = {
     "off": QT_TRANSLATE_NOOP("TrustPanel", "Off — agents neither read nor write memory"),
