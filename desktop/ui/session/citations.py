@@ -79,7 +79,7 @@ class FlowLayout(QLayout):
     def _place(self, rect: QRect, *, apply: bool) -> int:
         x, y, line = rect.x(), rect.y(), 0
         for item in self._items:
-            if isinstance(item, QWidgetItem) and item.widget() is not None and item.widget().isHidden():
+            if isinstance(item, QWidgetItem) and (widget := item.widget()) is not None and widget.isHidden():
                 continue
             hint = item.sizeHint()
             if x + hint.width() > rect.right() and line > 0:

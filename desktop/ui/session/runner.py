@@ -46,9 +46,9 @@ class _SessionThread(QThread):
 
 
 class SessionRunner(QObject):
-    """Start/stop one session at a time; `event` fires on the GUI thread for each SessionEvent."""
+    """Start/stop one session at a time; `session_event` fires on the GUI thread for each SessionEvent."""
 
-    event = Signal(object)
+    session_event = Signal(object)
     running_changed = Signal(bool)
     _from_worker = Signal(object)
 
@@ -84,6 +84,6 @@ class SessionRunner(QObject):
 
     @Slot(object)
     def _deliver(self, ev: Any) -> None:
-        self.event.emit(ev)
+        self.session_event.emit(ev)
         if isinstance(ev, SessionEvent) and ev.kind == "done":
             self.running_changed.emit(False)

@@ -13,10 +13,10 @@ import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QDir, QPoint, Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
+from PySide6.QtGui import QKeySequence, QShortcut, QStandardItemModel, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QFileSystemModel,
@@ -65,7 +65,7 @@ class SessionView(QWidget):
         self._prefs = prefs
         self._graph = graph
         self.runner = SessionRunner(self)
-        self.runner.event.connect(self.on_event)
+        self.runner.session_event.connect(self.on_event)
         self.runner.running_changed.connect(self._running_changed)
         self.types: dict[int, str] = {}
         self._pending = ""
@@ -79,7 +79,8 @@ class SessionView(QWidget):
         for key in agent.PROVIDERS:
             self.provider.addItem(names[key], key)
             if not agent.runtime_available(key):
-                item = self.provider.model().item(self.provider.count() - 1)  # type: ignore[attr-defined]
+                # model() is typed as the abstract base; a QComboBox's own model is a QStandardItemModel.
+                item = cast(QStandardItemModel, self.provider.model()).item(self.provider.count() - 1)
                 item.setEnabled(False)
                 item.setToolTip(self.tr("Needs the agent runtime and a configured model (Settings)."))
         self.start_button = QPushButton(icon("play"), self.tr("&Start"))
@@ -91,7 +92,9 @@ class SessionView(QWidget):
         self.stop_button.setEnabled(False)
         self.state = QLabel(self.tr("Ready"))
         top = QHBoxLayout()
-        top.addWidget(QLabel(self.tr("&Provider:"), buddy=self.provider))
+        provider_label = QLabel(self.tr("&Provider:"))
+        provider_label.setBuddy(self.provider)
+        top.addWidget(provider_label)
         top.addWidget(self.provider)
         top.addWidget(self.start_button)
         top.addWidget(self.stop_button)
