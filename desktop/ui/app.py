@@ -6,6 +6,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Sequence
+from typing import cast
 
 from PySide6.QtCore import QLibraryInfo, QLocale, QTranslator
 from PySide6.QtWidgets import QApplication
@@ -48,19 +49,21 @@ def install_translators(app: QApplication, language: str) -> list[QTranslator]:
 
 def create_app(argv: Sequence[str]) -> QApplication:
     """The QApplication with Engram's identity set."""
-    app = QApplication.instance() or QApplication(list(argv))
+    # instance() is typed as the base QCoreApplication; nothing in Engram creates anything but a
+    # QApplication (widgets need one), so an instance already running is one.
+    app = cast(QApplication, QApplication.instance() or QApplication(list(argv)))
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(ORG_NAME)
     app.setApplicationVersion(__version__)
     from desktop.ui.theme import app_icon, apply_theme
 
-    app.setWindowIcon(app_icon())  # type: ignore[union-attr]
-    apply_theme(app)  # type: ignore[arg-type]
+    app.setWindowIcon(app_icon())
+    apply_theme(app)
     # Follow the system when it switches between light and dark while Engram runs.
-    hints = app.styleHints()  # type: ignore[union-attr]
+    hints = app.styleHints()
     if hasattr(hints, "colorSchemeChanged"):
-        hints.colorSchemeChanged.connect(lambda _scheme: apply_theme(app))  # type: ignore[arg-type]
-    return app  # type: ignore[return-value]
+        hints.colorSchemeChanged.connect(lambda _scheme: apply_theme(app))
+    return app
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,7 +6,7 @@ import gc
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShortcut
@@ -190,7 +190,7 @@ class MainWindow(QMainWindow):
         for a in (self.teach_action, self.review_action, self.conflicts_action, self.onboarding_action):
             project_menu.addAction(a)
         view_menu = self.menuBar().addMenu(self.tr("&View"))
-        self.panel_action = QAction(icon("memory"), self.tr("&Memory Panel"), self)
+        self.panel_action: QAction = QAction(icon("memory"), self.tr("&Memory Panel"), self)
         self.panel_action.setCheckable(True)
         self.panel_action.setToolTip(self.tr("Show or hide the memory panel (%1)").replace(
             "%1", QKeySequence(MEMORY_PANEL_SHORTCUT).toString(QKeySequence.SequenceFormat.NativeText)))
@@ -378,8 +378,8 @@ class MainWindow(QMainWindow):
 
     # -- change notices (coalesced) -----------------------------------------------------------
     @Slot(object)
-    def _on_changes(self, changes: object) -> None:
-        self._pending.append(changes)  # type: ignore[arg-type]
+    def _on_changes(self, changes: ChangeSet) -> None:
+        self._pending.append(changes)
         if not self._coalesce.isActive():
             self._coalesce.start()
 
@@ -396,7 +396,8 @@ class MainWindow(QMainWindow):
 
         from desktop.ui.app import install_translators
 
-        install_translators(QApplication.instance(), language)  # type: ignore[arg-type]
+        # instance() is typed as the base QCoreApplication; this window runs in a QApplication.
+        install_translators(cast(QApplication, QApplication.instance()), language)
         self._build_menus()
         self.stack.removeWidget(self.welcome)
         self.welcome.deleteLater()

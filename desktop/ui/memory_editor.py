@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -88,7 +90,7 @@ class MemoryEditor(QDialog):
         self.save_button.setToolTip("" if ok else self.tr("A memory needs some text (at most %n characters).",
                                                           "", MAX_CONTENT_CHARS))
 
-    def values(self) -> dict[str, object]:
+    def values(self) -> dict[str, Any]:
         """The fields as entered."""
         def split(text: str) -> list[str]:
             return [p.strip() for p in text.split(",") if p.strip()]

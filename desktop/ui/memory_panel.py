@@ -183,8 +183,8 @@ class MemoryBrowser(QWidget):
     def _loaded(self, count: int) -> None:
         self.count_label.setText(self.tr("%n memories", "", count))
         want, self._want = self._want, None
-        if want is not None and self.model.row_of(want) is not None:
-            self.table.selectRow(self.model.row_of(want))  # type: ignore[arg-type]
+        if want is not None and (row := self.model.row_of(want)) is not None:
+            self.table.selectRow(row)
         self._show_selected()
 
     def on_changes(self, changes: ChangeSet) -> None:
@@ -277,7 +277,7 @@ class MemoryBrowser(QWidget):
         if not dialog.exec():
             return
         values = dialog.values()
-        item = NewMemory(source="user_taught", user_verified=True, **values)  # type: ignore[arg-type]
+        item = NewMemory(source="user_taught", user_verified=True, **values)
         self._submit(lambda: self.project.memories.add(item, actor="user"), self.tr("Memory saved"))
 
     def edit_selected(self) -> None:

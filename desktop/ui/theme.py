@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import logging
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
 from desktop.paths import resource_path
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
 
 log = logging.getLogger("engram.ui")
 
@@ -103,10 +107,10 @@ def style_sheet() -> str:
             .replace("@red_bg", red_bg).replace("@red", red))
 
 
-def apply_theme(app: QGuiApplication) -> None:
+def apply_theme(app: QApplication) -> None:
     """Install the style sheet for the current palette (call again when the OS scheme changes)."""
     _svg_text.cache_clear()
-    app.setStyleSheet(style_sheet())  # type: ignore[attr-defined]
+    app.setStyleSheet(style_sheet())
 
 
 ICON_SIZE = QSize(18, 18)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from desktop.memory.store.memory_ops import NewMemory
@@ -35,7 +36,7 @@ def _chain(futures: list[Future[Any]]) -> Future[list[Any]]:
         if out.done():
             return
         if f.exception() is not None:
-            out.set_exception(f.exception())  # type: ignore[arg-type]
+            out.set_exception(f.exception())
             return
         results[i] = f.result()
         left[0] -= 1
@@ -44,7 +45,7 @@ def _chain(futures: list[Future[Any]]) -> Future[list[Any]]:
     if not futures:
         out.set_result([])
     for i, f in enumerate(futures):
-        f.add_done_callback(lambda f, i=i: one(i, f))
+        f.add_done_callback(partial(one, i))
     return out
 
 
@@ -84,12 +85,12 @@ def apply_correction(project: Any, memory: Memory, kind: str, text: str = "") ->
 
         def added(f: Future[Any]) -> None:
             if f.exception() is not None:
-                outer.set_exception(f.exception())  # type: ignore[arg-type]
+                outer.set_exception(f.exception())
                 return
             new_id = f.result().id
             link = svc.edit(memory.id, {"relations": _relations(memory, "superseded_by", new_id)},
                             reason="superseded by a correction")
-            link.add_done_callback(lambda g: outer.set_exception(g.exception()) if g.exception()  # type: ignore
+            link.add_done_callback(lambda g: outer.set_exception(g.exception()) if g.exception()
                                    else outer.set_result(new_id))
         svc.add(_replacement(memory, text, kind), actor="user", reason=f"correction of #{memory.id}"
                 ).add_done_callback(added)

@@ -28,7 +28,7 @@ def teach_dialog(parent: QWidget | None, text: str = "", files: list[str] | None
 
 def taught_memory(values: dict[str, Any]) -> NewMemory:
     """The NewMemory a teach dialog's values describe (source user_taught, verified)."""
-    return NewMemory(source="user_taught", user_verified=True, **values)  # type: ignore[arg-type]
+    return NewMemory(source="user_taught", user_verified=True, **values)
 
 
 def remember_now(project: Any, text: str) -> Future[AddResult]:
