@@ -17,7 +17,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from desktop.memory.embedding.vectors import (
     missing_ids,
     running_job,
 )
+from desktop.memory.store.connection import count_of
 from desktop.memory.store.database import Database
 
 __all__ = ["EmbeddingService", "memory_embedding_text"]
@@ -255,8 +256,8 @@ class EmbeddingService:
         self.load_index()
         conn = self.db.reads.conn()
         job = running_job(conn, space.model_id, space.dims)
-        total = conn.execute(f"SELECT count(*) FROM memories WHERE deprecated = 0 AND id NOT IN "
-                             f"(SELECT rowid FROM {space.table})").fetchall()[0][0]
+        total = count_of(conn.execute(f"SELECT count(*) FROM memories WHERE deprecated = 0 AND id NOT IN "
+                                      f"(SELECT rowid FROM {space.table})"))
         done = 0
         after = job["last_memory_id"] if job else 0
         while True:
@@ -280,12 +281,12 @@ class EmbeddingService:
     def coverage(self) -> tuple[int, int]:
         """(memories with a vector in the active space, live memories)."""
         conn = self.db.reads.conn()
-        live = int(conn.execute("SELECT count(*) FROM memories WHERE deprecated = 0").fetchall()[0][0])
+        live = count_of(conn.execute("SELECT count(*) FROM memories WHERE deprecated = 0"))
         space = self._space
         if space is None:
             return 0, live
-        have = live - int(conn.execute(f"SELECT count(*) FROM memories WHERE deprecated = 0 AND id NOT IN "
-                                       f"(SELECT rowid FROM {space.table})").fetchall()[0][0])
+        have = live - count_of(conn.execute(f"SELECT count(*) FROM memories WHERE deprecated = 0 AND id NOT IN "
+                                            f"(SELECT rowid FROM {space.table})"))
         return have, live
 
     # -- search ------------------------------------------------------------------
@@ -305,16 +306,21 @@ class EmbeddingService:
     def _sqlite_vec_search(self, space: Space, query: np.ndarray, k: int) -> tuple[list[tuple[int, float]], str]:
         conn = self.db.reads.conn()
         blob = np.ascontiguousarray(query, dtype=np.float32).tobytes()
-        large = conn.execute(f"SELECT count(*) FROM {space.table}_rowids").fetchall()[0][0] > BINARY_FIRST_PASS_ABOVE
+        large = count_of(conn.execute(f"SELECT count(*) FROM {space.table}_rowids")) > BINARY_FIRST_PASS_ABOVE
         if not large:
-            rows = conn.execute(f"SELECT rowid, distance FROM {space.table} WHERE embedding MATCH ? AND k = ? "
-                                f"ORDER BY distance", (blob, k)).fetchall()
+            # (rowid INTEGER, distance REAL) rows; apsw types each column as any SQLite value.
+            rows = cast(list[tuple[int, float]], conn.execute(
+                f"SELECT rowid, distance FROM {space.table} WHERE embedding MATCH ? AND k = ? "
+                f"ORDER BY distance", (blob, k)).fetchall())
             return [(int(r), 1.0 - float(d)) for r, d in rows], "sqlite-vec"
-        coarse = conn.execute(f"SELECT rowid FROM {space.table}_bin WHERE embedding MATCH vec_quantize_binary(?) "
-                              f"AND k = ?", (blob, k * 8)).fetchall()
+        coarse = cast(list[tuple[int]], conn.execute(  # rowids: INTEGER
+            f"SELECT rowid FROM {space.table}_bin WHERE embedding MATCH vec_quantize_binary(?) "
+            f"AND k = ?", (blob, k * 8)).fetchall())
         ids = ",".join(str(int(r[0])) for r in coarse) or "0"
-        rows = conn.execute(f"SELECT rowid, vec_distance_cosine(embedding, ?) AS d FROM {space.table} "
-                            f"WHERE rowid IN ({ids}) ORDER BY d LIMIT ?", (blob, k)).fetchall()
+        # vec_distance_cosine of two stored float vectors is a REAL.
+        rows = cast(list[tuple[int, float]], conn.execute(
+            f"SELECT rowid, vec_distance_cosine(embedding, ?) AS d FROM {space.table} "
+            f"WHERE rowid IN ({ids}) ORDER BY d LIMIT ?", (blob, k)).fetchall())
         return [(int(r), 1.0 - float(d)) for r, d in rows], "sqlite-vec-binary"
 
     def vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from desktop.memory.graph import facts as factlib
 from desktop.memory.graph.chunking import chunk_file
@@ -199,8 +199,8 @@ class ProjectIndexer:
             found = walk(self.root, self.rules)
             candidates = found.files
             report.unsupported = found.unsupported
-            for p, why in found.ignored:
-                report.skip(p, why)
+            for p, reason in found.ignored:
+                report.skip(p, reason)
             gone = gone | {p for p in known if p not in set(candidates)}
         else:
             candidates = sorted(p for p in paths if not self.rules.reason(p, False))
@@ -349,9 +349,10 @@ class ProjectIndexer:
         if self.user_modules:
             modules = {f: _user_module(f, self.user_modules) for f in files}
         elif full:
-            edges = conn.execute(
+            # substr() of TEXT NOT NULL ids is TEXT.
+            edges = cast(list[tuple[str, str]], conn.execute(
                 "SELECT substr(from_id, 6), substr(to_id, 6) FROM graph_edges WHERE type='imports'"
-                " AND stale_at IS NULL AND from_id LIKE 'file:%' AND to_id LIKE 'file:%'").fetchall()
+                " AND stale_at IS NULL AND from_id LIKE 'file:%' AND to_id LIKE 'file:%'").fetchall())
             modules = detect_modules(edges, files)
         else:
             modules = factlib.guess_modules(conn, [p.path for p in parsed if p.record.module is None])
@@ -374,8 +375,8 @@ class ProjectIndexer:
     def rebuild_closure(self, progress: Progress | None = None) -> int:
         """Compute the whole closure here (not in the writer) and write it in batches."""
         conn = self.db.reads.conn()
-        adj = adjacency_from_rows(conn.execute(
-            "SELECT from_id, to_id, type, weight FROM graph_edges WHERE stale_at IS NULL").fetchall())
+        adj = adjacency_from_rows(cast(list[tuple[str, str, str, float]], conn.execute(  # TEXT/REAL NOT NULL
+            "SELECT from_id, to_id, type, weight FROM graph_edges WHERE stale_at IS NULL").fetchall()))
         futures: list[Future[int]] = []
         rows: list[Any] = []
         first = True

@@ -24,7 +24,7 @@ import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from desktop.memory.graph.closure import (
     CLOSURE_TYPES,
@@ -41,6 +41,7 @@ from desktop.memory.graph.closure import (
 )
 from desktop.memory.graph.code_memories import delete_code_memories, insert_code_memories
 from desktop.memory.graph.model import CodeChunk, GraphEdge, GraphNode
+from desktop.memory.store.connection import count_of
 from desktop.memory.store.writer import Tx, WriteOp
 
 log = logging.getLogger("engram.graph")
@@ -363,8 +364,10 @@ class ReplaceFiles(WriteOp[dict[str, int]]):
                 "files": len(self.files), "deleted": len(self.deleted)})
         for path in self.deleted:
             old = [r[0] for r in tx.execute("SELECT id FROM graph_nodes WHERE file_path=?", (path,))]
-            for f, t, ty in tx.execute("SELECT from_id, to_id, type FROM graph_edges WHERE origin_file=?"
-                                       " AND stale_at IS NULL", (path,)).fetchall():
+            # from_id, to_id and type are TEXT NOT NULL.
+            for f, t, ty in cast(list[tuple[str, str, str]], tx.execute(
+                    "SELECT from_id, to_id, type FROM graph_edges WHERE origin_file=?"
+                    " AND stale_at IS NULL", (path,)).fetchall()):
                 track.note(f, t, ty, added=False)
             tx.execute("DELETE FROM graph_edges WHERE origin_file=?", (path,))
             _drop_nodes(tx, old, track)
@@ -460,8 +463,8 @@ class RebuildClosure(WriteOp[int]):
         """Delete every row and recompute from the fresh edges."""
         from desktop.memory.graph.closure import adjacency_from_rows, full_closure
 
-        adj = adjacency_from_rows(tx.execute(
-            "SELECT from_id, to_id, type, weight FROM graph_edges WHERE stale_at IS NULL").fetchall())
+        adj = adjacency_from_rows(cast(list[tuple[str, str, str, float]], tx.execute(  # TEXT/REAL NOT NULL
+            "SELECT from_id, to_id, type, weight FROM graph_edges WHERE stale_at IS NULL").fetchall()))
         tx.execute("DELETE FROM graph_closure")
         rows = list(full_closure(adj, self.depth))
         insert_closure(tx, rows)
@@ -520,9 +523,9 @@ class UpdateIndexState(WriteOp[IndexState]):
         if self.collect:  # a scan of every external node: full runs only, never on a live edit
             tx.execute("DELETE FROM graph_nodes WHERE id LIKE 'ext:%' AND NOT EXISTS"
                        " (SELECT 1 FROM graph_edges e WHERE e.to_id = graph_nodes.id AND e.stale_at IS NULL)")
-        nodes = tx.execute("SELECT count(*) FROM graph_nodes").fetchall()[0][0]
-        edges = tx.execute("SELECT count(*) FROM graph_edges WHERE stale_at IS NULL").fetchall()[0][0]
-        stale = tx.execute("SELECT count(*) FROM graph_edges WHERE stale_at IS NOT NULL").fetchall()[0][0]
+        nodes = count_of(tx.execute("SELECT count(*) FROM graph_nodes"))
+        edges = count_of(tx.execute("SELECT count(*) FROM graph_edges WHERE stale_at IS NULL"))
+        stale = count_of(tx.execute("SELECT count(*) FROM graph_edges WHERE stale_at IS NOT NULL"))
         tx.execute("INSERT INTO graph_index_state(project_id, last_indexed_at, node_count, edge_count,"
                    " stale_edge_count) VALUES (?,?,?,?,?) ON CONFLICT(project_id) DO UPDATE SET"
                    " last_indexed_at=excluded.last_indexed_at, node_count=excluded.node_count,"

@@ -15,7 +15,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from desktop.memory.lifecycle.conflicts import Conflict, ConflictText, Embed, detect_conflicts
 from desktop.memory.lifecycle.watching import AddedMemoryWatcher
@@ -71,7 +71,8 @@ def find_conflicts(db: Any, memory_id: int, *, embed: Embed | None = None) -> li
 
 
 def _relations(tx: Tx, mid: int) -> list[dict[str, Any]]:
-    rows = tx.execute("SELECT relations FROM memories WHERE id = ?", (mid,)).fetchall()
+    # relations is TEXT NOT NULL (a JSON list).
+    rows = cast(list[tuple[str]], tx.execute("SELECT relations FROM memories WHERE id = ?", (mid,)).fetchall())
     if not rows:
         raise NotFoundError(f"Memory #{mid} does not exist.")
     return list(json.loads(rows[0][0] or "[]"))

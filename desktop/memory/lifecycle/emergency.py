@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, TypeVar
 
+from desktop.memory.store.connection import count_of
 from desktop.memory.store.writer import MaintenanceOp, Tx, WriteOp
 
 log = logging.getLogger("engram.lifecycle")
@@ -92,8 +93,8 @@ def in_own_transaction(tx: Tx, fn: Callable[[Tx], T]) -> T:
 
 def live_count(tx: Tx) -> int:
     """Live (not deprecated) memories other than code chunks: what the soft limit counts."""
-    return int(tx.execute("SELECT count(*) FROM memories WHERE deprecated = 0 AND type <> ?",
-                          (CODE_TYPE,)).fetchall()[0][0])
+    return count_of(tx.execute("SELECT count(*) FROM memories WHERE deprecated = 0 AND type <> ?",
+                               (CODE_TYPE,)))
 
 
 

@@ -26,10 +26,11 @@ import time
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from desktop.memory.lifecycle.decay import DECAYED_SQL, SOFT_DEPRECATE_HALF_LIVES
 from desktop.memory.lifecycle.emergency import fill_temp, in_own_transaction, live_count, purge_temp
+from desktop.memory.store.connection import count_of
 from desktop.memory.store.writer import MaintenanceOp, Tx, iso
 from desktop.memory.types import MemoryType
 
@@ -189,17 +190,19 @@ class PruneOp(MaintenanceOp[PruneReport]):
         tx.execute(_SELECT_TTL, {"now": now, "ttl": p["ttl"]})
         tx.execute(_SELECT_QUARANTINE, {"now": now, "candidate_days": cfg.candidate_days})
         report.live_before = live_count(tx)
-        soft = int(tx.execute("SELECT count(*) FROM temp._prune").fetchall()[0][0])
+        soft = count_of(tx.execute("SELECT count(*) FROM temp._prune"))
         over = report.live_before - soft - int(cfg.soft_limit * cfg.evict_to_ratio)
         if report.live_before - soft > cfg.soft_limit and over > 0:
             tx.execute(_SELECT_EVICT, {"now": now, "soft_limit": cfg.soft_limit,
                                        "recent_days": cfg.recent_hours / 24.0, "n": over})
-        counts = dict(tx.execute("SELECT rule, count(*) FROM temp._prune GROUP BY rule").fetchall())
+        # (rule TEXT, count(*) INTEGER) rows; apsw types each column as any SQLite value.
+        counts = dict(cast(list[tuple[str, int]], tx.execute(
+            "SELECT rule, count(*) FROM temp._prune GROUP BY rule").fetchall()))
         report.decayed = int(counts.get("decay", 0))
         report.expired = int(counts.get("ttl", 0))
         report.quarantine_expired = int(counts.get("quarantine", 0))
         report.evicted = int(counts.get("soft_limit", 0))
-        report.hard_deleted = int(tx.execute("SELECT count(*) FROM temp._prune_hard").fetchall()[0][0])
+        report.hard_deleted = count_of(tx.execute("SELECT count(*) FROM temp._prune_hard"))
         report.sample = [{"id": r[0], "action": r[1], "reason": r[2]} for r in tx.execute(
             "SELECT id, action, reason FROM temp._prune ORDER BY id LIMIT ?", (self.sample,))]
         if not self.dry_run:

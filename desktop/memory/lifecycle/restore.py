@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, cast
 
 from desktop.memory.lifecycle.emergency import in_own_transaction
 from desktop.memory.lifecycle.portable import ImportReport
@@ -202,10 +203,13 @@ class RemapRelations(WriteOp[int]):
     def apply(self, tx: Tx) -> int:
         """Rewrite each affected relations list."""
         changed = 0
+        # Ids read back from JSON may be absent (None) or of any type: those simply miss.
+        mapping: Mapping[Any, int] = self.mapping
         for mid in self.ids:
-            rows = tx.execute("SELECT relations FROM memories WHERE id = ?", (mid,)).fetchall()
+            # relations is TEXT NOT NULL (a JSON list).
+            rows = cast(list[tuple[str]], tx.execute("SELECT relations FROM memories WHERE id = ?", (mid,)).fetchall())
             rels = json.loads(rows[0][0] or "[]") if rows else []
-            new = [{**r, "id": self.mapping.get(r.get("id"), r.get("id"))} if isinstance(r, dict) else r
+            new = [{**r, "id": mapping.get(r.get("id"), r.get("id"))} if isinstance(r, dict) else r
                    for r in rels]
             if new != rels:
                 tx.execute("UPDATE memories SET relations = ? WHERE id = ?", (json.dumps(new, ensure_ascii=False), mid))

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from desktop.memory.observer.observer import SessionDigest
 from desktop.memory.observer.signals import module_of
@@ -210,8 +210,9 @@ def _apply_file_ops(tx: Tx, digest: SessionDigest, now: str) -> None:
 
 
 def _upsert_error(tx: Tx, pid: str, digest: SessionDigest, err: dict[str, Any], now: str) -> None:
-    row = tx.execute("SELECT sessions, fix_files FROM observer_error_patterns WHERE id = ?",
-                     (err["fingerprint"],)).fetchall()
+    # sessions and fix_files are TEXT NOT NULL (JSON lists).
+    row = cast(list[tuple[str, str]], tx.execute(
+        "SELECT sessions, fix_files FROM observer_error_patterns WHERE id = ?", (err["fingerprint"],)).fetchall())
     resolved = 1 if err.get("resolved_how") else 0
     if not row:
         tx.execute("INSERT INTO observer_error_patterns(id, project_id, tool_name, error_fingerprint, error_message,"

@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import apsw
 import sqlite_vec
@@ -101,7 +101,8 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
         conn.enable_load_extension(True)
         conn.load_extension(vec0_path())
         conn.enable_load_extension(False)
-        conn.create_scalar_function("engram_fts_text", _fts_text, 3, deterministic=True)
+        # apsw types scalar callbacks as variadic (*SQLiteValue); numargs=3 fixes the arity SQLite calls with.
+        conn.create_scalar_function("engram_fts_text", _fts_text, 3, deterministic=True)  # type: ignore[arg-type]
         _apply_pragmas(conn, readonly=readonly)
     except apsw.Error as exc:
         conn.close()
@@ -163,3 +164,9 @@ def rows_as_dicts(cursor: Any) -> list[dict[str, Any]]:
     except apsw.ExecutionCompleteError:  # no rows: the statement already finished
         return []
     return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+
+
+def count_of(cursor: apsw.Cursor) -> int:
+    """The number a ``SELECT count(*) ...`` cursor returns (first column of its only row)."""
+    # count(*) always yields exactly one INTEGER row, never NULL; apsw types it as any SQLite value.
+    return int(cast(int, cursor.fetchall()[0][0]))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from desktop.memory.privacy.secrets import redact, scan
 from desktop.memory.store.connection import rows_as_dicts
@@ -244,14 +244,17 @@ class AddMemories(WriteOp[list[AddResult]]):
         externals = list({i.external_id for i in self.items if i.external_id})
         for start in range(0, len(prints), 500):
             chunk = prints[start:start + 500]
-            rows = tx.execute(f"SELECT fingerprint FROM memories WHERE deprecated = 0 AND fingerprint IN "
-                              f"({','.join('?' * len(chunk))})", chunk).fetchall()
-            self._known_fingerprints.update(r[0] for r in rows)
+            found = cast(list[tuple[str]], tx.execute(  # fingerprint is TEXT NOT NULL
+                f"SELECT fingerprint FROM memories WHERE deprecated = 0 AND fingerprint IN "
+                f"({','.join('?' * len(chunk))})", chunk).fetchall())
+            self._known_fingerprints.update(r[0] for r in found)
         for start in range(0, len(externals), 500):
             chunk = externals[start:start + 500]
-            rows = tx.execute(f"SELECT external_id, id FROM memories WHERE deprecated = 0 AND external_id IN "
-                              f"({','.join('?' * len(chunk))})", chunk).fetchall()
-            self._known_external.update({str(e): int(i) for e, i in rows})
+            # external_id IN (...) only matches TEXT; id is the INTEGER PRIMARY KEY.
+            pairs = cast(list[tuple[str, int]], tx.execute(
+                f"SELECT external_id, id FROM memories WHERE deprecated = 0 AND external_id IN "
+                f"({','.join('?' * len(chunk))})", chunk).fetchall())
+            self._known_external.update({str(e): int(i) for e, i in pairs})
 
     def _reinforce(self, tx: Tx, row: tuple[Any, ...], item: NewMemory, tags: list[str],
                    provenance: list[dict[str, Any]]) -> AddResult:
