@@ -18,6 +18,7 @@ from .model import (
     FileExtraction,
     GraphEdge,
     GraphNode,
+    HeritageRelation,
     RawCall,
     RawHeritage,
     RawImport,
@@ -79,7 +80,7 @@ class Builder:
         self._defs: list[_Def] = []
         self._imports: list[RawImport] = []
         self._calls: list[tuple[int, str, str | None]] = []
-        self._heritage: list[tuple[int | None, str, str, str, str | None]] = []
+        self._heritage: list[tuple[int | None, str, HeritageRelation, str, str | None]] = []
 
     def add_def(
         self,
@@ -108,7 +109,7 @@ class Builder:
             self._calls.append((at_byte, name, qualifier))
 
     def add_heritage(
-        self, def_key: int | None, subject_name: str, relation: str, name: str,
+        self, def_key: int | None, subject_name: str, relation: HeritageRelation, name: str,
         qualifier: str | None = None,
     ) -> None:
         """Record that the def starting at ``def_key`` (or named type) extends/implements."""
@@ -188,18 +189,18 @@ class Builder:
         starts = [d.start for d in self._defs]
         calls: dict[RawCall, None] = {}
         for pos, name, qual in self._calls:
-            d = self._owner_at(pos, starts)
-            owner_id = d.owner if d is not None else fid
-            if qual is not None and d is not None and qual == _receiver_of(d, self._defs):
+            owner_def = self._owner_at(pos, starts)
+            owner_id = owner_def.owner if owner_def is not None else fid
+            if qual is not None and owner_def is not None and qual == _receiver_of(owner_def, self._defs):
                 qual = "self"
             calls[RawCall(owner_id, name, qual)] = None
         heritage: dict[RawHeritage, None] = {}
         key_to_def = {d.start: d for d in self._defs}
         for key, subject, rel, name, qual in self._heritage:
-            d = key_to_def.get(key) if key is not None else None
-            sid = d.node_id if d is not None else None
-            sname = d.qualname if d is not None and sid else subject
-            heritage[RawHeritage(sid, sname, rel, name, qual)] = None  # type: ignore[arg-type]
+            subject_def = key_to_def.get(key) if key is not None else None
+            sid = subject_def.node_id if subject_def is not None else None
+            sname = subject_def.qualname if subject_def is not None and sid else subject
+            heritage[RawHeritage(sid, sname, rel, name, qual)] = None
         return FileExtraction(
             self.rel_path, lang, (file_node, *nodes), tuple(edges), tuple(self._imports),
             tuple(calls), tuple(heritage), had_errors, self.package, line_count,

@@ -7,7 +7,7 @@ import tree_sitter
 
 from .extract_base import Builder, text_of
 from .languages import get_query
-from .model import RawImport
+from .model import HeritageRelation, RawImport
 
 _QUERY = r"""
 (package_declaration (_) @pkg)
@@ -49,12 +49,12 @@ def _heritage(b: Builder, key: int, kind: str, decl: tree_sitter.Node) -> None:
     if kind == "class":
         for name, qual in _type_refs(src, decl.child_by_field_name("superclass")):
             b.add_heritage(key, "", "extends", name, qual)
-    rel = "extends" if kind == "interface" else "implements"
+    rel: HeritageRelation = "extends" if kind == "interface" else "implements"
     field = decl.child_by_field_name("interfaces")
     if field is None and kind == "interface":
         field = next((c for c in decl.named_children if c.type == "extends_interfaces"), None)
     for name, qual in _type_refs(src, field):
-        b.add_heritage(key, "", rel, name, qual)  # type: ignore[arg-type]
+        b.add_heritage(key, "", rel, name, qual)
 
 
 def _import(b: Builder, node: tree_sitter.Node) -> None:

@@ -9,7 +9,7 @@ import tree_sitter
 
 from .extract_base import Builder, text_of
 from .languages import get_query
-from .model import RawImport
+from .model import HeritageRelation, RawImport
 
 _COMMON = r"""
 (class_declaration name: (_) @name) @class
@@ -68,6 +68,7 @@ def _heritage(b: Builder, key: int, decl: tree_sitter.Node) -> None:
     for child in decl.named_children:
         if child.type == "class_heritage":
             for part in child.named_children:
+                rel: HeritageRelation
                 if part.type == "extends_clause":
                     refs, rel = part.children_by_field_name("value"), "extends"
                 elif part.type == "implements_clause":

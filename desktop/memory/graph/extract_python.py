@@ -104,7 +104,7 @@ def extract(b: Builder, root: tree_sitter.Node) -> None:
         elif "import_from" in caps:
             stmt = caps["import_from"][0]
             module = text_of(src, stmt.child_by_field_name("module_name")).replace(" ", "")
-            names = _import_names(src, stmt)
+            imported = _import_names(src, stmt)
             if any(c.type == "wildcard_import" for c in stmt.named_children):
-                names.append(("*", "*"))
-            b.add_import(RawImport(module, tuple(names), stmt.start_point[0] + 1))
+                imported.append(("*", "*"))
+            b.add_import(RawImport(module, tuple(imported), stmt.start_point[0] + 1))

@@ -37,9 +37,11 @@ def _type_name(source: bytes, node: tree_sitter.Node | None) -> str:
     return names[-1] if names else ""
 
 
-def _flatten_use(source: bytes, node: tree_sitter.Node, prefix: str,
+def _flatten_use(source: bytes, node: tree_sitter.Node | None, prefix: str,
                  out: list[tuple[str, str, str]]) -> None:
     """Flatten a use tree into (module path, imported name, local name) triples."""
+    if node is None:  # a required field tree-sitter could not fill (damaged source): nothing to import
+        return
     kind = node.type
     join = (lambda p: f"{prefix}::{p}" if prefix and p else prefix or p)  # noqa: E731
     if kind == "scoped_identifier":
@@ -59,15 +61,15 @@ def _flatten_use(source: bytes, node: tree_sitter.Node, prefix: str,
         alias = text_of(source, node.child_by_field_name("alias"))
         out.extend((p, n, alias) for p, n, _ in inner)
     elif kind == "scoped_use_list":
-        path = node.child_by_field_name("path")
-        sub = join(text_of(source, path)) if path is not None else prefix
+        path_node = node.child_by_field_name("path")
+        sub = join(text_of(source, path_node)) if path_node is not None else prefix
         _flatten_use(source, node.child_by_field_name("list"), sub, out)
     elif kind == "use_list":
         for child in node.named_children:
             _flatten_use(source, child, prefix, out)
     elif kind == "use_wildcard":
-        path = node.named_children[0] if node.named_children else None
-        out.append((join(text_of(source, path)) if path is not None else prefix, "*", "*"))
+        path_node = node.named_children[0] if node.named_children else None
+        out.append((join(text_of(source, path_node)) if path_node is not None else prefix, "*", "*"))
 
 
 def _call_qualifier(source: bytes, caps: dict[str, list[tree_sitter.Node]]) -> str | None:

@@ -17,6 +17,7 @@ EdgeType = Literal[
     "imports", "imports_symbol", "defined_in", "calls", "extends", "implements", "tested_by"
 ]
 ChunkType = Literal["function", "class", "module", "prose"]
+HeritageRelation = Literal["extends", "implements"]
 
 # Confidence of an edge: "extracted" is read straight off the syntax tree or resolved
 # by path; "inferred" was matched by name and may be wrong (shadowing, dynamic dispatch).
@@ -135,7 +136,7 @@ class RawHeritage:
 
     subject_id: str | None
     subject_name: str
-    relation: Literal["extends", "implements"]
+    relation: HeritageRelation
     name: str
     qualifier: str | None = None
 

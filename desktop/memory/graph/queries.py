@@ -154,16 +154,16 @@ class GraphQueries:
             ntype, label, fpath = meta
             if tgt.kind == "file" and fpath == tgt.file:
                 continue  # a file's own symbols are the target, not its dependents
-            level = levels.setdefault(d, {"depth": d, "files": [], "symbols": [], "external": []})
+            bucket = levels.setdefault(d, {"depth": d, "files": [], "symbols": [], "external": []})
             if ntype in SYMBOL_TYPES:
-                level["symbols"].append({"symbol": f"{fpath}:{label}", "type": ntype, "file": fpath,
-                                         "via": json.loads(types), "weight": round(w, 4),
-                                         "path": json.loads(path)})
+                bucket["symbols"].append({"symbol": f"{fpath}:{label}", "type": ntype, "file": fpath,
+                                          "via": json.loads(types), "weight": round(w, 4),
+                                          "path": json.loads(path)})
             elif ntype == "module" and node.startswith("ext:"):
-                level["external"].append(label)
+                bucket["external"].append(label)
             if fpath and fpath not in file_depth:
                 file_depth[fpath] = d
-                level["files"].append(fpath)
+                bucket["files"].append(fpath)
         ordered = [levels[d] for d in sorted(levels)]
         return {"target": tgt.text, "kind": tgt.kind, "file": tgt.file,
                 "direction": "dependents" if dependents else "dependencies", "depth": depth,
