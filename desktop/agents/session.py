@@ -153,8 +153,11 @@ class AgentSession:
                     break
                 step += 1
                 self._before_step(step)
-                turn = cfg.provider.chat(self.messages, self.tools.specs(),
-                                         on_text=lambda d, s=step: self._emit(TEXT, s, delta=d),
+
+                def on_text(delta: str, s: int = step) -> None:  # `s` binds this turn's step now
+                    self._emit(TEXT, s, delta=delta)
+
+                turn = cfg.provider.chat(self.messages, self.tools.specs(), on_text=on_text,
                                          cancel=self.cancel_event)
                 if self.cancel_event.is_set():
                     outcome = "abandoned"

@@ -14,7 +14,7 @@ from desktop.cli.common import CliError, add_common, emit, open_project
 log = logging.getLogger("engram.agents")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the agent subcommands."""
     p = sub.add_parser("mcp", help="serve this project's memory over MCP (stdio)")
     add_common(p)

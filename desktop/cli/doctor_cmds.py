@@ -10,7 +10,7 @@ from desktop.memory.projects import move_aside_corrupt
 from desktop.memory.store.errors import CorruptDatabaseError
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the doctor subcommand."""
     p = sub.add_parser("doctor", help="check the project's memory database")
     add_common(p)

@@ -14,7 +14,7 @@ from desktop.memory.graph.indexer import IndexProgress
 from desktop.memory.graph.queries import GraphTargetNotFound
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the graph subcommands to the parser."""
     p = sub.add_parser("index", help="index the project's code graph (later runs skip unchanged files)")
     add_common(p)

@@ -10,7 +10,7 @@ from pathlib import Path
 from desktop.cli.common import CliError, add_common, emit, open_project
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the lifecycle subcommands to the parser."""
     p = sub.add_parser("prune", help="run the decay/TTL/soft-limit/grace pruning pass now")
     add_common(p)

@@ -15,7 +15,7 @@ from desktop.memory.store.rows import MemoryQuery
 from desktop.memory.types import MemoryScope, MemoryType
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the memory subcommands to the parser."""
     p = sub.add_parser("add", help="add a memory")
     add_common(p)

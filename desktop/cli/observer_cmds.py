@@ -10,7 +10,7 @@ from desktop.composition import observer_for
 from desktop.memory.observer.prefetch import prefetch_plan
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the observer subcommands to the parser."""
     p = sub.add_parser("ingest", help="learn from agent transcripts (Claude Code, Codex, Gemini CLI)")
     add_common(p)

@@ -25,7 +25,7 @@ _FILTER_KEYS = {"limit", "types", "type", "files", "modules", "scope", "min_conf
                 "touched_files", "mode", "explain"}
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `engram search` to the parser."""
     p = sub.add_parser("search", help="search memories (BM25 + embeddings + graph)")
     add_common(p)
@@ -73,7 +73,7 @@ def _human(resp: SearchResponse, explain: bool) -> str:
 def _request(line: str, number: int) -> dict[str, Any]:
     try:
         data = json.loads(line)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:  # what json.loads raises for a str that is not JSON
         raise CliError(f"batch line {number}: not JSON ({exc.msg})") from None
     if not isinstance(data, dict) or not isinstance(data.get("query"), str) or not data["query"].strip():
         raise CliError(f"batch line {number}: needs a non-empty \"query\" string")

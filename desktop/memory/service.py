@@ -7,6 +7,7 @@ directly for large queries: the UI runs them in its read pool.
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Iterable
 from concurrent.futures import Future
@@ -116,6 +117,7 @@ class MemoryService:
                 out[row["id"]] = row_to_memory(row)
         return out
 
+    # Below, `list` is this method: signatures in the class body spell the builtin `builtins.list`.
     def list(self, query: MemoryQuery | None = None, *, limit: int = 50, offset: int = 0,
              order: str = "recent") -> list[Memory]:
         """Memories matching `query`, newest first by default."""
@@ -127,7 +129,7 @@ class MemoryService:
         return [row_to_memory(r) for r in rows]
 
     def list_ids(self, query: MemoryQuery | None = None, *, order: str = "recent",
-                 limit: int | None = None) -> list[int]:
+                 limit: int | None = None) -> builtins.list[int]:
         """Only the ids, in order (cheap even at 100,000 rows; the UI pages rows by id)."""
         where, params = (query or MemoryQuery()).where()
         sql = f"SELECT id FROM memories WHERE {where} ORDER BY {ORDERS.get(order, ORDERS['recent'])}"
@@ -142,7 +144,7 @@ class MemoryService:
             f"SELECT count(*) FROM memories WHERE {where}", params).fetchall(), str(self.db.path))
         return int(rows[0][0])
 
-    def history(self, memory_id: int) -> list[dict[str, Any]]:
+    def history(self, memory_id: int) -> builtins.list[dict[str, Any]]:
         """The audit entries of one memory, oldest first (its edit history)."""
         cur = self._conn().execute(
             "SELECT id, at, actor, action, reason, detail FROM audit_log WHERE memory_id=? ORDER BY id",
@@ -152,8 +154,8 @@ class MemoryService:
             row["detail"] = json.loads(row["detail"] or "{}")
         return out
 
-    def audit_log(self, *, limit: int = 200, offset: int = 0, actions: list[str] | None = None
-                  ) -> list[dict[str, Any]]:
+    def audit_log(self, *, limit: int = 200, offset: int = 0, actions: builtins.list[str] | None = None
+                  ) -> builtins.list[dict[str, Any]]:
         """Recent audit entries, newest first."""
         sql = "SELECT id, at, actor, action, memory_id, reason, detail FROM audit_log"
         params: list[Any] = []

@@ -38,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from desktop.memory import secrets_store
 from desktop.memory.embedding.base import EmbeddingProvider
@@ -53,6 +53,9 @@ from desktop.memory.embedding.openai_provider import (
     DEFAULT_OPENAI_MODEL,
     OpenAICompatibleEmbeddingProvider,
 )
+
+if TYPE_CHECKING:  # only named in annotations: the core does not import the app's settings
+    from desktop.settings import Settings
 
 __all__ = ["PROVIDER_CHOICES", "detect_provider"]
 
@@ -142,7 +145,7 @@ def _openai(settings: Mapping[str, Any]) -> OpenAICompatibleEmbeddingProvider:
     )
 
 
-def detect_provider(settings: Mapping[str, Any]) -> EmbeddingProvider:
+def detect_provider(settings: Mapping[str, Any] | Settings) -> EmbeddingProvider:
     """Return the embedding provider the settings call for (see the module docstring).
 
     Never makes a network request; never raises for a provider that is merely

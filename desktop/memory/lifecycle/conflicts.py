@@ -213,8 +213,8 @@ def detect_conflicts(new: ConflictText, candidates: Sequence[ConflictText], *,
         if rest:
             vecs = np.asarray(embed([new.content, *[c.content for c in rest]]), dtype=np.float32)
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-            vecs = vecs / np.where(norms == 0, 1, norms)
-            sims = vecs[1:] @ vecs[0]
+            unit = vecs / np.where(norms == 0, 1, norms)
+            sims = unit[1:] @ unit[0]
             parity = negation_parity(new.content)
             for cand, sim in zip(rest, sims, strict=True):
                 if float(sim) >= threshold and negation_parity(cand.content) != parity:

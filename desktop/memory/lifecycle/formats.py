@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from desktop.memory.lifecycle.decay import DECAYED_SQL
 from desktop.memory.lifecycle.portable import ImportReport
@@ -258,7 +258,9 @@ def type_for_heading(heading: str, default: str = MemoryType.NOTE.value) -> str:
 def _to_new(item: ParsedItem, *, tool: str, origin: str, default_type: str, tags: list[str],
             pinned: bool = False, metadata: dict[str, Any] | None = None) -> NewMemory:
     meta = item.meta
-    mtype = meta.get("type") if meta.get("type") in {t.value for t in MemoryType} else \
+    named = meta.get("type")
+    # Only a str can equal one of the MemoryType values, so `named` is a str when chosen.
+    mtype = cast(str, named) if named in {t.value for t in MemoryType} else \
         type_for_heading(item.heading, default_type)
     topic = [re.sub(r"[^\w-]+", "-", item.heading.lower()).strip("-")[:40]] if item.heading else []
     digest = hashlib.sha1(item.content.encode("utf-8")).hexdigest()[:12]

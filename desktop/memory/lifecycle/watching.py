@@ -13,7 +13,7 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 from desktop.memory.store.writer import ChangeSet, FnOp
 
@@ -39,7 +39,7 @@ class AddedMemoryWatcher(abc.ABC):
     def handle(self, ids: list[int]) -> None:
         """Process the ids of memories added by one commit (in the worker thread)."""
 
-    def start(self) -> AddedMemoryWatcher:
+    def start(self) -> Self:
         """Subscribe to the writer and start the worker."""
         self._unsubscribe = self.db.writer.subscribe(self._on_change)
         self._thread.start()

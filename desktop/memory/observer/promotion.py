@@ -259,9 +259,12 @@ class Promoter:
 
     def _llm_rewrite(self, chosen: list[Candidate], items: list[NewMemory]) -> None:
         """One LLM call for the whole session (design: at most one per session)."""
+        llm = self.llm
+        if llm is None:  # the only caller checks first; without an LLM the template text stays
+            return
         try:
-            texts = self.llm.write([{"kind": c.signal.kind, "data": c.signal.data, "draft": it.content}
-                                    for c, it in zip(chosen, items, strict=True)])
+            texts = llm.write([{"kind": c.signal.kind, "data": c.signal.data, "draft": it.content}
+                               for c, it in zip(chosen, items, strict=True)])
             for it, text in zip(items, texts, strict=False):
                 if isinstance(text, str) and text.strip():
                     it.content = text.strip()[:2000]

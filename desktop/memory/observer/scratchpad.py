@@ -209,7 +209,7 @@ class Scratchpad:
         sp.step, sp.events, sp.first_prompt, sp.prompts = d["step"], d["events"], d["first_prompt"], d["prompts"]
         sp.external_step = d["external_step"]
         sp.files = {k: FileStat(*v) for k, v in d["files"].items()}
-        sp.recent_files.extend(tuple(x) for x in d["recent_files"])  # type: ignore[misc]
+        sp.recent_files.extend(tuple(x) for x in d["recent_files"])
         sp.pairs = {(p[0], p[1]): list(p[2:]) for p in d["pairs"]}
         sp.access_log.extend((int(s), f) for s, f in d["access_log"])
         sp.edit_chain = {k: list(v) for k, v in d["edit_chain"].items()}
@@ -221,7 +221,7 @@ class Scratchpad:
         sp.config_touched, sp.edit_set = set(d["config_touched"]), set(d["edit_set"])
         sp.first_test_step, sp.first_impl_edit_step = d["first_test_step"], d["first_impl_edit_step"]
         sp.planned_steps = d["planned_steps"]
-        sp.expected_imports.extend(tuple(x) for x in d["expected_imports"])  # type: ignore[misc]
+        sp.expected_imports.extend(tuple(x) for x in d["expected_imports"])
         sp.durations = d["durations"]
         sp.read_chars_total, sp.read_count = d["read_chars_total"], d["read_count"]
         sp.self_corrections, sp.early, sp.evicted = d["self_corrections"], d["early"], d["evicted"]
@@ -263,9 +263,9 @@ def merge_parallel(pads: list[Scratchpad]) -> list[MergedSignal]:
             else:
                 copy = Signal.from_dict(sig.to_dict())
                 by_key[sig.key] = MergedSignal(copy, 1, SIGNAL_SPECS[sig.kind].min_sessions)
-    for key, who in observers.items():
+    for key, observer_idxs in observers.items():
         m = by_key[key]
-        m.quorum = len(who)
+        m.quorum = len(observer_idxs)
         if m.quorum >= 2:
             m.min_sessions = 1
             m.signal.data["quorum"] = m.quorum
@@ -273,9 +273,9 @@ def merge_parallel(pads: list[Scratchpad]) -> list[MergedSignal]:
     for pad in pads:
         for path in pad.edit_set:
             editors.setdefault(path, []).append(pad.session_id)
-    for path, who in editors.items():
-        if len(who) >= 2:
+    for path, editor_ids in editors.items():
+        if len(editor_ids) >= 2:
             sig = Signal(PARALLEL_CONFLICT, f"{PARALLEL_CONFLICT}:{path}", 0, [path],
-                         {"agents": who}, [excerpt(f"{path} edited by {len(who)} parallel sub-agents")])
-            by_key[sig.key] = MergedSignal(sig, len(who), 1)
+                         {"agents": editor_ids}, [excerpt(f"{path} edited by {len(editor_ids)} parallel sub-agents")])
+            by_key[sig.key] = MergedSignal(sig, len(editor_ids), 1)
     return list(by_key.values())

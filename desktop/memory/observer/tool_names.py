@@ -70,7 +70,7 @@ _LOCAL_COMMAND_RE: Final = re.compile(r"^(?:<command-name>)?/([\w-]+)")
 def is_local_command(prompt: str) -> bool:
     """True when ``prompt`` is a built-in CLI command (``/status``, ``<command-name>/model``...)."""
     m = _LOCAL_COMMAND_RE.match(prompt.strip())
-    return bool(m) and m.group(1) in LOCAL_COMMANDS
+    return m is not None and m.group(1) in LOCAL_COMMANDS
 
 
 _PATH_KEYS: Final = ("file_path", "absolute_path", "notebook_path", "filePath", "filename", "path", "file")

@@ -12,7 +12,10 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import ollama
 
 __all__ = ["HydeWriter", "OllamaHyde", "OllamaReranker", "Reranker", "StageUnavailable"]
 
@@ -46,7 +49,7 @@ class HydeWriter(Protocol):
         ...
 
 
-def _client(host: str, timeout: float):  # type: ignore[no-untyped-def]
+def _client(host: str, timeout: float) -> ollama.Client:
     import ollama  # imported lazily: the pipeline without an LLM never pays for it
 
     return ollama.Client(host=host, timeout=timeout)

@@ -76,7 +76,8 @@ class RetrievalPipeline:
 
     def _dense(self, fut: Future[np.ndarray] | None, k: int, resp: SearchResponse
                ) -> tuple[np.ndarray | None, list[tuple[int, float]]]:
-        if fut is None:
+        emb = self.embeddings
+        if fut is None or emb is None:  # fut is only made when embeddings are set (_start_embedding)
             resp.skipped["dense"] = "no embedding model available"
             return None, []
         try:
@@ -87,7 +88,7 @@ class RetrievalPipeline:
         except Exception as exc:  # a provider failure skips the path, never the search
             resp.skipped["dense"] = f"query embedding failed: {getattr(exc, 'code', type(exc).__name__)}"
             return None, []
-        hits, method = self.embeddings.search(qvec, k)
+        hits, method = emb.search(qvec, k)
         resp.dense_method = method
         return qvec, hits
 
