@@ -6,13 +6,14 @@ import logging
 from pathlib import Path
 
 import pytest
-from conftest import FakeServer, MemoryKeyring
 
 from desktop.memory import secrets_store
 from desktop.memory.embedding.detect import detect_provider
 from desktop.memory.embedding.local import LocalMiniLMProvider
 from desktop.memory.embedding.ollama_provider import OllamaEmbeddingProvider
 from desktop.memory.embedding.openai_provider import OpenAICompatibleEmbeddingProvider
+from tests.support.fake_embedding_api import FakeServer
+from tests.support.keyrings import MemoryKeyring
 
 
 def test_default_is_the_bundled_model(caplog: pytest.LogCaptureFixture) -> None:

@@ -6,10 +6,10 @@ import time
 
 import numpy as np
 import pytest
-from conftest import FakeServer, fake_vector
 
 from desktop.memory.embedding.base import EmbeddingError, EmbeddingProvider
 from desktop.memory.embedding.ollama_provider import OllamaEmbeddingProvider
+from tests.support.fake_embedding_api import FakeServer, fake_vector
 
 
 def test_embed_through_the_real_client(fake_ollama: FakeServer) -> None:

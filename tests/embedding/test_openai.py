@@ -6,11 +6,12 @@ import time
 
 import numpy as np
 import pytest
-from conftest import FakeServer, MemoryKeyring, fake_vector
 
 from desktop.memory import secrets_store
 from desktop.memory.embedding.base import EmbeddingError, EmbeddingProvider
 from desktop.memory.embedding.openai_provider import OpenAICompatibleEmbeddingProvider
+from tests.support.fake_embedding_api import FakeServer, fake_vector
+from tests.support.keyrings import MemoryKeyring
 
 KEY = "sk-test-123"
 

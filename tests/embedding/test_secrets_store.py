@@ -5,11 +5,11 @@ from __future__ import annotations
 import keyring
 import keyring.errors
 import pytest
-from conftest import MemoryKeyring
 from keyring.backends import chainer, null
 
 from desktop.memory import secrets_store
 from desktop.memory.secrets_store import KeyringUnavailable, SecretStoreError
+from tests.support.keyrings import MemoryKeyring
 
 
 def test_round_trip_in_a_secure_backend(memory_keyring: MemoryKeyring) -> None:

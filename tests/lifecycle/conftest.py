@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -11,6 +10,7 @@ import pytest
 
 from desktop.memory.service import MemoryService
 from desktop.memory.store.database import Database
+from tests.support.git import git
 
 
 class FakeClock:
@@ -43,11 +43,6 @@ def cdb(tmp_path: Path, clock: FakeClock) -> Iterator[Database]:
 @pytest.fixture
 def svc(cdb: Database) -> MemoryService:
     return MemoryService(cdb)
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True)
-    return done.stdout
 
 
 @pytest.fixture

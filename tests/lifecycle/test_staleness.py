@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import git
 
 from desktop.memory.lifecycle.staleness import (
     anchor_hash,
@@ -18,6 +17,7 @@ from desktop.memory.lifecycle.staleness import (
     split_anchor,
 )
 from desktop.memory.types import Memory
+from tests.support.git import git
 
 
 def _lines(n: int, tag: str = "line") -> str:
