@@ -63,7 +63,7 @@ def test_flag_on_chip_opens_correction_and_applies_it(qtbot, win, monkeypatch) -
         return QDialog.DialogCode.Accepted.value
     monkeypatch.setattr(CorrectionDialog, "exec", fake_exec)
     chip.flag.click()
-    qtbot.waitUntil(lambda: win.project.memories.get(ids[0]).deprecated, timeout=5000)
+    qtbot.waitUntil(lambda: win.project.memories.get(ids[0]).deprecated, timeout=15_000)
     old = win.project.memories.get(ids[0])
     new_id = next(r["id"] for r in old.relations if r["type"] == "superseded_by")
     assert "after tax" in win.project.memories.get(new_id).content
