@@ -37,62 +37,62 @@
 <context>
     <name>AuditActions</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="62"/>
+        <location filename="../desktop/ui/labels.py" line="64"/>
         <source>added</source>
         <translation>added</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="63"/>
+        <location filename="../desktop/ui/labels.py" line="65"/>
         <source>edited</source>
         <translation>edited</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="64"/>
+        <location filename="../desktop/ui/labels.py" line="66"/>
         <source>pinned</source>
         <translation>pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="65"/>
+        <location filename="../desktop/ui/labels.py" line="67"/>
         <source>unpinned</source>
         <translation>unpinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="66"/>
+        <location filename="../desktop/ui/labels.py" line="68"/>
         <source>confirmed</source>
         <translation>confirmed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="67"/>
+        <location filename="../desktop/ui/labels.py" line="69"/>
         <source>deprecated</source>
         <translation>deprecated</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="68"/>
+        <location filename="../desktop/ui/labels.py" line="70"/>
         <source>forgotten</source>
         <translation>forgotten</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="69"/>
+        <location filename="../desktop/ui/labels.py" line="71"/>
         <source>restored</source>
         <translation>restored</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="70"/>
+        <location filename="../desktop/ui/labels.py" line="72"/>
         <source>deleted</source>
         <translation>deleted</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="71"/>
+        <location filename="../desktop/ui/labels.py" line="73"/>
         <source>promoted</source>
         <translation>promoted</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="72"/>
+        <location filename="../desktop/ui/labels.py" line="74"/>
         <source>evicted</source>
         <translation>evicted</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="73"/>
+        <location filename="../desktop/ui/labels.py" line="75"/>
         <source>reinforced</source>
         <translation>reinforced</translation>
     </message>
@@ -205,67 +205,67 @@
 <context>
     <name>CorrectionDialog</name>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="26"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="27"/>
         <source>&amp;Outdated — we fixed this</source>
         <translation>&amp;Outdated — we fixed this</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="27"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="28"/>
         <source>The memory is retired. If you describe how it is now, that becomes a new memory that replaces it.</source>
         <translation>The memory is retired. If you describe how it is now, that becomes a new memory that replaces it.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="29"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="30"/>
         <source>&amp;Partially wrong — let me refine it</source>
         <translation>&amp;Partially wrong — let me refine it</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="30"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="31"/>
         <source>Edit the text below. The memory keeps its history, so the old version stays visible.</source>
         <translation>Edit the text below. The memory keeps its history, so the old version stays visible.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="32"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="33"/>
         <source>&amp;Doesn&apos;t apply to this project</source>
         <translation>&amp;Doesn&apos;t apply to this project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="33"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="34"/>
         <source>The memory is marked not applicable and is never given to agents in this project again.</source>
         <translation>The memory is marked not applicable and is never given to agents in this project again.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="35"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="36"/>
         <source>&amp;Incorrect information</source>
         <translation>&amp;Incorrect information</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="36"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="37"/>
         <source>The memory is retired and your correction (required) replaces it.</source>
         <translation>The memory is retired and your correction (required) replaces it.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="46"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="47"/>
         <source>Correct memory #%1</source>
         <translation>Correct memory #%1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="54"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="55"/>
         <source>What is wrong with this memory?</source>
         <translation>What is wrong with this memory?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="71"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="72"/>
         <source>Apply correction</source>
         <translation>Apply correction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="95"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="96"/>
         <source>How is it now? (optional)</source>
         <translation>How is it now? (optional)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="98"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="99"/>
         <source>What is correct? (required)</source>
         <translation>What is correct? (required)</translation>
     </message>
@@ -378,37 +378,42 @@
         <translation>Average confidence %1 · %2 stale · %3 pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="145"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="144"/>
+        <source>(project root)</source>
+        <translation>(project root)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="147"/>
         <source>Module coverage appears once the code is indexed.</source>
         <translation>Module coverage appears once the code is indexed.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="149"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="151"/>
         <source>stale</source>
         <translation>stale</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="149"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="151"/>
         <source>needs review</source>
         <translation>needs review</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="154"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="156"/>
         <source>Nothing needs your attention.</source>
         <translation>Nothing needs your attention.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="157"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="159"/>
         <source>you</source>
         <translation>you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="157"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="159"/>
         <source>an agent</source>
         <translation>an agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="157"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="159"/>
         <source>an import</source>
         <translation>an import</translation>
     </message>
@@ -716,7 +721,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="413"/>
+        <location filename="../desktop/ui/main_window.py" line="414"/>
         <source>Language changed. Dialogs already open keep the old language until reopened.</source>
         <translation>Language changed. Dialogs already open keep the old language until reopened.</translation>
     </message>
@@ -996,82 +1001,82 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryEditor</name>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="28"/>
+        <location filename="../desktop/ui/memory_editor.py" line="30"/>
         <source>Edit memory</source>
         <translation>Edit memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="28"/>
+        <location filename="../desktop/ui/memory_editor.py" line="30"/>
         <source>Teach Engram</source>
         <translation>Teach Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="31"/>
+        <location filename="../desktop/ui/memory_editor.py" line="33"/>
         <source>What should agents know? e.g. “Run migrations with make migrate, never with alembic directly.”</source>
         <translation>What should agents know? e.g. “Run migrations with make migrate, never with alembic directly.”</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="38"/>
+        <location filename="../desktop/ui/memory_editor.py" line="40"/>
         <source>Whole project</source>
         <translation>Whole project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="39"/>
+        <location filename="../desktop/ui/memory_editor.py" line="41"/>
         <source>One module</source>
         <translation>One module</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="40"/>
+        <location filename="../desktop/ui/memory_editor.py" line="42"/>
         <source>This task</source>
         <translation>This task</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="41"/>
+        <location filename="../desktop/ui/memory_editor.py" line="43"/>
         <source>This session</source>
         <translation>This session</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="44"/>
+        <location filename="../desktop/ui/memory_editor.py" line="46"/>
         <source>src/auth/tokens.ts, src/auth/session.ts</source>
         <translation>src/auth/tokens.ts, src/auth/session.ts</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="46"/>
+        <location filename="../desktop/ui/memory_editor.py" line="48"/>
         <source>security, build</source>
         <translation>security, build</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="53"/>
+        <location filename="../desktop/ui/memory_editor.py" line="55"/>
         <source>&amp;Memory</source>
         <translation>&amp;Memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="54"/>
+        <location filename="../desktop/ui/memory_editor.py" line="56"/>
         <source>&amp;Type</source>
         <translation>&amp;Type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="55"/>
+        <location filename="../desktop/ui/memory_editor.py" line="57"/>
         <source>&amp;Applies to</source>
         <translation>&amp;Applies to</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="56"/>
+        <location filename="../desktop/ui/memory_editor.py" line="58"/>
         <source>Related &amp;files</source>
         <translation>Related &amp;files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="57"/>
+        <location filename="../desktop/ui/memory_editor.py" line="59"/>
         <source>Ta&amp;gs</source>
         <translation>Ta&amp;gs</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="58"/>
+        <location filename="../desktop/ui/memory_editor.py" line="60"/>
         <source>&amp;Confidence</source>
         <translation>&amp;Confidence</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_editor.py" line="88"/>
+        <location filename="../desktop/ui/memory_editor.py" line="90"/>
         <source>A memory needs some text (at most %n characters).</source>
         <translation>
             <numerusform>A memory needs some text (at most %n character).</numerusform>
@@ -1153,22 +1158,22 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryScopes</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="55"/>
+        <location filename="../desktop/ui/labels.py" line="57"/>
         <source>Whole project</source>
         <translation>Whole project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="56"/>
+        <location filename="../desktop/ui/labels.py" line="58"/>
         <source>One module</source>
         <translation>One module</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="57"/>
+        <location filename="../desktop/ui/labels.py" line="59"/>
         <source>This task</source>
         <translation>This task</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="58"/>
+        <location filename="../desktop/ui/labels.py" line="60"/>
         <source>This session</source>
         <translation>This session</translation>
     </message>
@@ -1176,47 +1181,47 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemorySources</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="43"/>
+        <location filename="../desktop/ui/labels.py" line="45"/>
         <source>Agent (explicit)</source>
         <translation>Agent (explicit)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="44"/>
+        <location filename="../desktop/ui/labels.py" line="46"/>
         <source>Observer (inferred)</source>
         <translation>Observer (inferred)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="45"/>
+        <location filename="../desktop/ui/labels.py" line="47"/>
         <source>QA (automatic)</source>
         <translation>QA (automatic)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="46"/>
+        <location filename="../desktop/ui/labels.py" line="48"/>
         <source>MCP (automatic)</source>
         <translation>MCP (automatic)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="47"/>
+        <location filename="../desktop/ui/labels.py" line="49"/>
         <source>Commit (automatic)</source>
         <translation>Commit (automatic)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="48"/>
+        <location filename="../desktop/ui/labels.py" line="50"/>
         <source>Taught by you</source>
         <translation>Taught by you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="49"/>
+        <location filename="../desktop/ui/labels.py" line="51"/>
         <source>Imported</source>
         <translation>Imported</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="50"/>
+        <location filename="../desktop/ui/labels.py" line="52"/>
         <source>Code index</source>
         <translation>Code index</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="51"/>
+        <location filename="../desktop/ui/labels.py" line="53"/>
         <source>Your correction</source>
         <translation>Your correction</translation>
     </message>
@@ -1224,27 +1229,27 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryStatus</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="35"/>
+        <location filename="../desktop/ui/labels.py" line="37"/>
         <source>Active</source>
         <translation>Active</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="36"/>
+        <location filename="../desktop/ui/labels.py" line="38"/>
         <source>Needs review</source>
         <translation>Needs review</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="37"/>
+        <location filename="../desktop/ui/labels.py" line="39"/>
         <source>Stale</source>
         <translation>Stale</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="38"/>
+        <location filename="../desktop/ui/labels.py" line="40"/>
         <source>Forgotten</source>
         <translation>Forgotten</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="39"/>
+        <location filename="../desktop/ui/labels.py" line="41"/>
         <source>Candidate</source>
         <translation>Candidate</translation>
     </message>
@@ -1252,92 +1257,92 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryTypes</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="14"/>
+        <location filename="../desktop/ui/labels.py" line="16"/>
         <source>Gotcha</source>
         <translation>Gotcha</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="15"/>
+        <location filename="../desktop/ui/labels.py" line="17"/>
         <source>Decision</source>
         <translation>Decision</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="16"/>
+        <location filename="../desktop/ui/labels.py" line="18"/>
         <source>Preference</source>
         <translation>Preference</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="17"/>
+        <location filename="../desktop/ui/labels.py" line="19"/>
         <source>Pattern</source>
         <translation>Pattern</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="18"/>
+        <location filename="../desktop/ui/labels.py" line="20"/>
         <source>Requirement</source>
         <translation>Requirement</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="19"/>
+        <location filename="../desktop/ui/labels.py" line="21"/>
         <source>Error pattern</source>
         <translation>Error pattern</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="20"/>
+        <location filename="../desktop/ui/labels.py" line="22"/>
         <source>Module insight</source>
         <translation>Module insight</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="21"/>
+        <location filename="../desktop/ui/labels.py" line="23"/>
         <source>Prefetch pattern</source>
         <translation>Prefetch pattern</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="22"/>
+        <location filename="../desktop/ui/labels.py" line="24"/>
         <source>Work state</source>
         <translation>Work state</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="23"/>
+        <location filename="../desktop/ui/labels.py" line="25"/>
         <source>Causal dependency</source>
         <translation>Causal dependency</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="24"/>
+        <location filename="../desktop/ui/labels.py" line="26"/>
         <source>Task calibration</source>
         <translation>Task calibration</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="25"/>
+        <location filename="../desktop/ui/labels.py" line="27"/>
         <source>E2E observation</source>
         <translation>E2E observation</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="26"/>
+        <location filename="../desktop/ui/labels.py" line="28"/>
         <source>Dead end</source>
         <translation>Dead end</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="27"/>
+        <location filename="../desktop/ui/labels.py" line="29"/>
         <source>Work outcome</source>
         <translation>Work outcome</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="28"/>
+        <location filename="../desktop/ui/labels.py" line="30"/>
         <source>Workflow recipe</source>
         <translation>Workflow recipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="29"/>
+        <location filename="../desktop/ui/labels.py" line="31"/>
         <source>Context cost</source>
         <translation>Context cost</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="30"/>
+        <location filename="../desktop/ui/labels.py" line="32"/>
         <source>Code</source>
         <translation>Code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="31"/>
+        <location filename="../desktop/ui/labels.py" line="33"/>
         <source>Note</source>
         <translation>Note</translation>
     </message>
@@ -1635,42 +1640,42 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>ScoreParts</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="78"/>
+        <location filename="../desktop/ui/labels.py" line="80"/>
         <source>Keyword match</source>
         <translation>Keyword match</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="79"/>
+        <location filename="../desktop/ui/labels.py" line="81"/>
         <source>Meaning match</source>
         <translation>Meaning match</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="80"/>
+        <location filename="../desktop/ui/labels.py" line="82"/>
         <source>Code graph proximity</source>
         <translation>Code graph proximity</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="81"/>
+        <location filename="../desktop/ui/labels.py" line="83"/>
         <source>Confidence</source>
         <translation>Confidence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="82"/>
+        <location filename="../desktop/ui/labels.py" line="84"/>
         <source>Recency</source>
         <translation>Recency</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="83"/>
+        <location filename="../desktop/ui/labels.py" line="85"/>
         <source>Source trust</source>
         <translation>Source trust</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="84"/>
+        <location filename="../desktop/ui/labels.py" line="86"/>
         <source>Pinned</source>
         <translation>Pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="85"/>
+        <location filename="../desktop/ui/labels.py" line="87"/>
         <source>Past use</source>
         <translation>Past use</translation>
     </message>
@@ -1773,92 +1778,92 @@ Long-term memory for AI coding agents.</translation>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="84"/>
+        <location filename="../desktop/ui/session/view.py" line="85"/>
         <source>Needs the agent runtime and a configured model (Settings).</source>
         <translation>Needs the agent runtime and a configured model (Settings).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="85"/>
+        <location filename="../desktop/ui/session/view.py" line="86"/>
         <source>&amp;Start</source>
         <translation>&amp;Start</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="87"/>
+        <location filename="../desktop/ui/session/view.py" line="88"/>
         <source>Run the agent on the task (Ctrl+Enter)</source>
         <translation>Run the agent on the task (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="88"/>
+        <location filename="../desktop/ui/session/view.py" line="89"/>
         <source>S&amp;top</source>
         <translation>S&amp;top</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="90"/>
+        <location filename="../desktop/ui/session/view.py" line="91"/>
         <source>Stop the agent after its current step</source>
         <translation>Stop the agent after its current step</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="92"/>
+        <location filename="../desktop/ui/session/view.py" line="93"/>
         <source>Ready</source>
         <translation>Ready</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="94"/>
+        <location filename="../desktop/ui/session/view.py" line="95"/>
         <source>&amp;Provider:</source>
         <translation>&amp;Provider:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="113"/>
+        <location filename="../desktop/ui/session/view.py" line="116"/>
         <source>Right-click a file to teach Engram something about it</source>
         <translation>Right-click a file to teach Engram something about it</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="121"/>
+        <location filename="../desktop/ui/session/view.py" line="124"/>
         <source>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</source>
         <translation>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="128"/>
+        <location filename="../desktop/ui/session/view.py" line="131"/>
         <source>Tool calls</source>
         <translation>Tool calls</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="130"/>
+        <location filename="../desktop/ui/session/view.py" line="133"/>
         <source>Tools the agent called; unfold one to see its arguments and result</source>
         <translation>Tools the agent called; unfold one to see its arguments and result</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="134"/>
+        <location filename="../desktop/ui/session/view.py" line="137"/>
         <source>Sounds like a correction. Create a correction memory?</source>
         <translation>Sounds like a correction. Create a correction memory?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="135"/>
+        <location filename="../desktop/ui/session/view.py" line="138"/>
         <source>Create &amp;correction…</source>
         <translation>Create &amp;correction…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="136"/>
+        <location filename="../desktop/ui/session/view.py" line="139"/>
         <source>Dismiss</source>
         <translation>Dismiss</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="149"/>
+        <location filename="../desktop/ui/session/view.py" line="152"/>
         <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
         <translation>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="197"/>
+        <location filename="../desktop/ui/session/view.py" line="200"/>
         <source>You</source>
         <translation>You</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="215"/>
+        <location filename="../desktop/ui/session/view.py" line="218"/>
         <source>Recalling memories…</source>
         <translation>Recalling memories…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/view.py" line="218"/>
+        <location filename="../desktop/ui/session/view.py" line="221"/>
         <source>%n memories given to the agent</source>
         <translation>
             <numerusform>%n memory given to the agent</numerusform>
@@ -1866,37 +1871,37 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="220"/>
+        <location filename="../desktop/ui/session/view.py" line="223"/>
         <source>Called %1</source>
         <translation>Called %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="231"/>
+        <location filename="../desktop/ui/session/view.py" line="234"/>
         <source>The session failed:</source>
         <translation>The session failed:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="237"/>
+        <location filename="../desktop/ui/session/view.py" line="240"/>
         <source>Stopped</source>
         <translation>Stopped</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="237"/>
+        <location filename="../desktop/ui/session/view.py" line="240"/>
         <source>Finished</source>
         <translation>Finished</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="269"/>
+        <location filename="../desktop/ui/session/view.py" line="272"/>
         <source>Running…</source>
         <translation>Running…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="279"/>
+        <location filename="../desktop/ui/session/view.py" line="282"/>
         <source>Teach Engram this…</source>
         <translation>Teach Engram this…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="298"/>
+        <location filename="../desktop/ui/session/view.py" line="301"/>
         <source>Teach Engram about %1…</source>
         <translation>Teach Engram about %1…</translation>
     </message>
@@ -1904,199 +1909,199 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="39"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="40"/>
         <source>None (memory still works, without answers)</source>
         <translation>None (memory still works, without answers)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="40"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
         <source>Ollama (local)</source>
         <translation>Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
         <source>OpenAI-compatible</source>
         <translation>OpenAI-compatible</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
         <source>Anthropic</source>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
         <source>Automatic (best available)</source>
         <translation>Automatic (best available)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
         <source>Bundled MiniLM (offline)</source>
         <translation>Bundled MiniLM (offline)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
         <source>Ollama</source>
         <translation>Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
         <source>Follow the system</source>
         <translation>Follow the system</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="49"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
         <source>JSON (everything, re-importable)</source>
         <translation>JSON (everything, re-importable)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="51"/>
         <source>Markdown</source>
         <translation>Markdown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="52"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="53"/>
         <source>DELETE</source>
         <translation>DELETE</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="71"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="72"/>
         <source>Settings</source>
         <translation>Settings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="74"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="75"/>
         <source>&amp;Models</source>
         <translation>&amp;Models</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="75"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="76"/>
         <source>&amp;Data</source>
         <translation>&amp;Data</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="76"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="235"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="77"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="236"/>
         <source>&amp;Language</source>
         <translation>&amp;Language</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="80"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="81"/>
         <source>&amp;Trust &amp;&amp; control</source>
         <translation>&amp;Trust &amp;&amp; control</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="103"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="104"/>
         <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
         <translation>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="106"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="107"/>
         <source>empty = the provider&apos;s default</source>
         <translation>empty = the provider&apos;s default</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="113"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="114"/>
         <source>Paste an API key</source>
         <translation>Paste an API key</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="114"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="115"/>
         <source>Save in the system &amp;keyring</source>
         <translation>Save in the system &amp;keyring</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="116"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="117"/>
         <source>Keys are kept by the operating system, never in Engram&apos;s files</source>
         <translation>Keys are kept by the operating system, never in Engram&apos;s files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="118"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="119"/>
         <source>Checking the system keyring…</source>
         <translation>Checking the system keyring…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="125"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="126"/>
         <source>&amp;Agent model provider</source>
         <translation>&amp;Agent model provider</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="126"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
         <source>Agent &amp;model</source>
         <translation>Agent &amp;model</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
         <source>&amp;Embeddings</source>
         <translation>&amp;Embeddings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
         <source>Embedding mo&amp;del</source>
         <translation>Embedding mo&amp;del</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
         <source>Ollama &amp;address</source>
         <translation>Ollama &amp;address</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
         <source>OpenAI-compatible &amp;URL</source>
         <translation>OpenAI-compatible &amp;URL</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="132"/>
         <source>API &amp;key</source>
         <translation>API &amp;key</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="140"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="141"/>
         <source>Keys are stored in the system keyring.</source>
         <translation>Keys are stored in the system keyring.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="141"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="142"/>
         <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
         <translation>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="151"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="152"/>
         <source>Choose where Engram keeps its data</source>
         <translation>Choose where Engram keeps its data</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="158"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="159"/>
         <source>Data folder not changed</source>
         <translation>Data folder not changed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="160"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="161"/>
         <source>Data folder changed</source>
         <translation>Data folder changed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="161"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="162"/>
         <source>Engram will keep its data in %1 from its next start.</source>
         <translation>Engram will keep its data in %1 from its next start.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="167"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="168"/>
         <source>Memory is stored on this computer in:</source>
         <translation>Memory is stored on this computer in:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="170"/>
         <source>&amp;Open the data folder</source>
         <translation>&amp;Open the data folder</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="171"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="172"/>
         <source>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</source>
         <translation>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="175"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="176"/>
         <source>&amp;Change the data folder…</source>
         <translation>&amp;Change the data folder…</translation>
     </message>
@@ -2105,62 +2110,62 @@ Long-term memory for AI coding agents.</translation>
         <translation type="vanished">To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="179"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
         <source>&amp;Export…</source>
         <translation>&amp;Export…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="182"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="183"/>
         <source>&amp;Import…</source>
         <translation>&amp;Import…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="185"/>
         <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
         <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="191"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="192"/>
         <source>Delete &amp;everything in this project…</source>
         <translation>Delete &amp;everything in this project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="194"/>
         <source>Removes every memory for good and scrubs the database file</source>
         <translation>Removes every memory for good and scrubs the database file</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="198"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="199"/>
         <source>Export and import</source>
         <translation>Export and import</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="209"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="210"/>
         <source>Export memories</source>
         <translation>Export memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="214"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="215"/>
         <source>Import memories</source>
         <translation>Import memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="215"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="216"/>
         <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
         <translation>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="223"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
         <source>Delete everything</source>
         <translation>Delete everything</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="225"/>
         <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
         <translation>Every memory of this project will be deleted for good. Type %1 to confirm.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="233"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="234"/>
         <source>Menus and panels switch at once; a few texts follow after a restart.</source>
         <translation>Menus and panels switch at once; a few texts follow after a restart.</translation>
     </message>
@@ -2168,42 +2173,42 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>Trust</name>
     <message>
-        <location filename="../desktop/ui/trust.py" line="29"/>
+        <location filename="../desktop/ui/trust.py" line="30"/>
         <source>Cautious</source>
         <translation>Cautious</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="29"/>
+        <location filename="../desktop/ui/trust.py" line="30"/>
         <source>Only memories above 0.80 confidence reach the agent. Every new memory waits for your confirmation at the end of the session.</source>
         <translation>Only memories above 0.80 confidence reach the agent. Every new memory waits for your confirmation at the end of the session.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="32"/>
+        <location filename="../desktop/ui/trust.py" line="33"/>
         <source>Standard</source>
         <translation>Standard</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="32"/>
+        <location filename="../desktop/ui/trust.py" line="33"/>
         <source>Memories above 0.65 reach the agent, and gotchas are offered while it works. The session summary proposes “Confirm all”.</source>
         <translation>Memories above 0.65 reach the agent, and gotchas are offered while it works. The session summary proposes “Confirm all”.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="35"/>
+        <location filename="../desktop/ui/trust.py" line="36"/>
         <source>Confident</source>
         <translation>Confident</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="35"/>
+        <location filename="../desktop/ui/trust.py" line="36"/>
         <source>Memories above 0.55 reach the agent. The session summary only shows memories that need review.</source>
         <translation>Memories above 0.55 reach the agent. The session summary only shows memories that need review.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="38"/>
+        <location filename="../desktop/ui/trust.py" line="39"/>
         <source>Autonomous</source>
         <translation>Autonomous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="38"/>
+        <location filename="../desktop/ui/trust.py" line="39"/>
         <source>Memories above 0.45 reach the agent. The session summary is not shown unless you open it from the memory panel.</source>
         <translation>Memories above 0.45 reach the agent. The session summary is not shown unless you open it from the memory panel.</translation>
     </message>
@@ -2211,102 +2216,102 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>TrustPanel</name>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="29"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="30"/>
         <source>Off — agents neither read nor write memory</source>
         <translation>Off — agents neither read nor write memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="30"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="31"/>
         <source>Read-only — agents use memory but never add to it</source>
         <translation>Read-only — agents use memory but never add to it</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="31"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="32"/>
         <source>Confirm each — new memories wait for your OK</source>
         <translation>Confirm each — new memories wait for your OK</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="32"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="33"/>
         <source>Automatic — saved at once, quarantined until reviewed</source>
         <translation>Automatic — saved at once, quarantined until reviewed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="35"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="36"/>
         <source>Conservative — promote only strong, repeated signals</source>
         <translation>Conservative — promote only strong, repeated signals</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="36"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="37"/>
         <source>Balanced — the default thresholds</source>
         <translation>Balanced — the default thresholds</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="37"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="38"/>
         <source>Eager — promote more, review more</source>
         <translation>Eager — promote more, review more</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="49"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="50"/>
         <source>Trust level</source>
         <translation>Trust level</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="72"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="73"/>
         <source>Let Engram learn from sessions automatically (auto-memory)</source>
         <translation>Let Engram learn from sessions automatically (auto-memory)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="74"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="75"/>
         <source>When off, only what you teach is remembered</source>
         <translation>When off, only what you teach is remembered</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="80"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="81"/>
         <source>&amp;Write policy</source>
         <translation>&amp;Write policy</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="82"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="83"/>
         <source>&amp;Promotion</source>
         <translation>&amp;Promotion</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="111"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="112"/>
         <source>To reach Standard: 3 sessions (%1 so far) and half of the new memories confirmed (%2% so far).</source>
         <translation>To reach Standard: 3 sessions (%1 so far) and half of the new memories confirmed (%2% so far).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="115"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="116"/>
         <source>To reach Confident: 10 sessions (%1 so far), under 5% corrected (%2%) and at least one correction made.</source>
         <translation>To reach Confident: 10 sessions (%1 so far), under 5% corrected (%2%) and at least one correction made.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="119"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="120"/>
         <source>Higher levels are only ever chosen by you.</source>
         <translation>Higher levels are only ever chosen by you.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="122"/>
         <source>This project has earned the next level. Choose it above when you are ready.</source>
         <translation>This project has earned the next level. Choose it above when you are ready.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="127"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="128"/>
         <source>Raise the trust level?</source>
         <translation>Raise the trust level?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="128"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="129"/>
         <source>At %1, agents receive memories down to %2 confidence and you see less of the session summary. You can go back at any time. Continue?</source>
         <translation>At %1, agents receive memories down to %2 confidence and you see less of the session summary. You can go back at any time. Continue?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="149"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="150"/>
         <source>Step back to a more careful level?</source>
         <translation>Step back to a more careful level?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="150"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="151"/>
         <source>You flagged %1 memories as wrong in this session. Move this project from %2 to %3, so agents get only surer memories? Nothing changes unless you agree.</source>
         <translation>You flagged %1 memories as wrong in this session. Move this project from %2 to %3, so agents get only surer memories? Nothing changes unless you agree.</translation>
     </message>

@@ -37,62 +37,62 @@
 <context>
     <name>AuditActions</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="62"/>
+        <location filename="../desktop/ui/labels.py" line="64"/>
         <source>added</source>
         <translation>ajoutée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="63"/>
+        <location filename="../desktop/ui/labels.py" line="65"/>
         <source>edited</source>
         <translation>modifiée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="64"/>
+        <location filename="../desktop/ui/labels.py" line="66"/>
         <source>pinned</source>
         <translation>épinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="65"/>
+        <location filename="../desktop/ui/labels.py" line="67"/>
         <source>unpinned</source>
         <translation>désépinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="66"/>
+        <location filename="../desktop/ui/labels.py" line="68"/>
         <source>confirmed</source>
         <translation>confirmée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="67"/>
+        <location filename="../desktop/ui/labels.py" line="69"/>
         <source>deprecated</source>
         <translation>retirée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="68"/>
+        <location filename="../desktop/ui/labels.py" line="70"/>
         <source>forgotten</source>
         <translation>oubliée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="69"/>
+        <location filename="../desktop/ui/labels.py" line="71"/>
         <source>restored</source>
         <translation>restaurée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="70"/>
+        <location filename="../desktop/ui/labels.py" line="72"/>
         <source>deleted</source>
         <translation>supprimée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="71"/>
+        <location filename="../desktop/ui/labels.py" line="73"/>
         <source>promoted</source>
         <translation>promue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="72"/>
+        <location filename="../desktop/ui/labels.py" line="74"/>
         <source>evicted</source>
         <translation>évincée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="73"/>
+        <location filename="../desktop/ui/labels.py" line="75"/>
         <source>reinforced</source>
         <translation>renforcée</translation>
     </message>
@@ -205,67 +205,67 @@
 <context>
     <name>CorrectionDialog</name>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="26"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="27"/>
         <source>&amp;Outdated — we fixed this</source>
         <translation>&amp;Dépassée — nous l’avons corrigé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="27"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="28"/>
         <source>The memory is retired. If you describe how it is now, that becomes a new memory that replaces it.</source>
         <translation>La mémoire est retirée. Si vous décrivez la situation actuelle, cela devient une nouvelle mémoire qui la remplace.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="29"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="30"/>
         <source>&amp;Partially wrong — let me refine it</source>
         <translation>&amp;Partiellement fausse — je la précise</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="30"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="31"/>
         <source>Edit the text below. The memory keeps its history, so the old version stays visible.</source>
         <translation>Modifiez le texte ci-dessous. La mémoire garde son historique : l’ancienne version reste visible.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="32"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="33"/>
         <source>&amp;Doesn&apos;t apply to this project</source>
         <translation>&amp;Ne s’applique pas à ce projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="33"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="34"/>
         <source>The memory is marked not applicable and is never given to agents in this project again.</source>
         <translation>La mémoire est marquée non applicable et ne sera plus jamais donnée aux agents dans ce projet.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="35"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="36"/>
         <source>&amp;Incorrect information</source>
         <translation>&amp;Information incorrecte</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="36"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="37"/>
         <source>The memory is retired and your correction (required) replaces it.</source>
         <translation>La mémoire est retirée et votre correction (obligatoire) la remplace.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="46"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="47"/>
         <source>Correct memory #%1</source>
         <translation>Corriger la mémoire n°%1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="54"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="55"/>
         <source>What is wrong with this memory?</source>
         <translation>Qu’est-ce qui ne va pas avec cette mémoire ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="71"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="72"/>
         <source>Apply correction</source>
         <translation>Appliquer la correction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="95"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="96"/>
         <source>How is it now? (optional)</source>
         <translation>Qu’en est-il maintenant ? (facultatif)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/correction.py" line="98"/>
+        <location filename="../desktop/ui/dialogs/correction.py" line="99"/>
         <source>What is correct? (required)</source>
         <translation>Qu’est-ce qui est juste ? (obligatoire)</translation>
     </message>
@@ -378,37 +378,42 @@
         <translation>Confiance moyenne %1 · %2 périmées · %3 épinglées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="145"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="144"/>
+        <source>(project root)</source>
+        <translation>(racine du projet)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="147"/>
         <source>Module coverage appears once the code is indexed.</source>
         <translation>La couverture des modules apparaît une fois le code indexé.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="149"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="151"/>
         <source>stale</source>
         <translation>périmée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="149"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="151"/>
         <source>needs review</source>
         <translation>à revoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="154"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="156"/>
         <source>Nothing needs your attention.</source>
         <translation>Rien ne demande votre attention.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="157"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="159"/>
         <source>you</source>
         <translation>vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="157"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="159"/>
         <source>an agent</source>
         <translation>un agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="157"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="159"/>
         <source>an import</source>
         <translation>un import</translation>
     </message>
@@ -716,7 +721,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="413"/>
+        <location filename="../desktop/ui/main_window.py" line="414"/>
         <source>Language changed. Dialogs already open keep the old language until reopened.</source>
         <translation>Langue changée. Les fenêtres de dialogue déjà ouvertes gardent l’ancienne langue jusqu’à leur réouverture.</translation>
     </message>
@@ -996,82 +1001,82 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryEditor</name>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="28"/>
+        <location filename="../desktop/ui/memory_editor.py" line="30"/>
         <source>Edit memory</source>
         <translation>Modifier la mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="28"/>
+        <location filename="../desktop/ui/memory_editor.py" line="30"/>
         <source>Teach Engram</source>
         <translation>Apprendre à Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="31"/>
+        <location filename="../desktop/ui/memory_editor.py" line="33"/>
         <source>What should agents know? e.g. “Run migrations with make migrate, never with alembic directly.”</source>
         <translation>Que doivent savoir les agents ? p. ex. « Lancer les migrations avec make migrate, jamais directement avec alembic. »</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="38"/>
+        <location filename="../desktop/ui/memory_editor.py" line="40"/>
         <source>Whole project</source>
         <translation>Tout le projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="39"/>
+        <location filename="../desktop/ui/memory_editor.py" line="41"/>
         <source>One module</source>
         <translation>Un module</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="40"/>
+        <location filename="../desktop/ui/memory_editor.py" line="42"/>
         <source>This task</source>
         <translation>Cette tâche</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="41"/>
+        <location filename="../desktop/ui/memory_editor.py" line="43"/>
         <source>This session</source>
         <translation>Cette session</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="44"/>
+        <location filename="../desktop/ui/memory_editor.py" line="46"/>
         <source>src/auth/tokens.ts, src/auth/session.ts</source>
         <translation>src/auth/tokens.ts, src/auth/session.ts</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="46"/>
+        <location filename="../desktop/ui/memory_editor.py" line="48"/>
         <source>security, build</source>
         <translation>sécurité, build</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="53"/>
+        <location filename="../desktop/ui/memory_editor.py" line="55"/>
         <source>&amp;Memory</source>
         <translation>&amp;Mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="54"/>
+        <location filename="../desktop/ui/memory_editor.py" line="56"/>
         <source>&amp;Type</source>
         <translation>&amp;Type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="55"/>
+        <location filename="../desktop/ui/memory_editor.py" line="57"/>
         <source>&amp;Applies to</source>
         <translation>&amp;S’applique à</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="56"/>
+        <location filename="../desktop/ui/memory_editor.py" line="58"/>
         <source>Related &amp;files</source>
         <translation>&amp;Fichiers liés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="57"/>
+        <location filename="../desktop/ui/memory_editor.py" line="59"/>
         <source>Ta&amp;gs</source>
         <translation>Éti&amp;quettes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="58"/>
+        <location filename="../desktop/ui/memory_editor.py" line="60"/>
         <source>&amp;Confidence</source>
         <translation>&amp;Confiance</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_editor.py" line="88"/>
+        <location filename="../desktop/ui/memory_editor.py" line="90"/>
         <source>A memory needs some text (at most %n characters).</source>
         <translation>
             <numerusform>Une mémoire doit contenir du texte (au plus %n caractère).</numerusform>
@@ -1153,22 +1158,22 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryScopes</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="55"/>
+        <location filename="../desktop/ui/labels.py" line="57"/>
         <source>Whole project</source>
         <translation>Tout le projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="56"/>
+        <location filename="../desktop/ui/labels.py" line="58"/>
         <source>One module</source>
         <translation>Un module</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="57"/>
+        <location filename="../desktop/ui/labels.py" line="59"/>
         <source>This task</source>
         <translation>Cette tâche</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="58"/>
+        <location filename="../desktop/ui/labels.py" line="60"/>
         <source>This session</source>
         <translation>Cette session</translation>
     </message>
@@ -1176,47 +1181,47 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemorySources</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="43"/>
+        <location filename="../desktop/ui/labels.py" line="45"/>
         <source>Agent (explicit)</source>
         <translation>Agent (explicite)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="44"/>
+        <location filename="../desktop/ui/labels.py" line="46"/>
         <source>Observer (inferred)</source>
         <translation>Observateur (déduit)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="45"/>
+        <location filename="../desktop/ui/labels.py" line="47"/>
         <source>QA (automatic)</source>
         <translation>QA (automatique)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="46"/>
+        <location filename="../desktop/ui/labels.py" line="48"/>
         <source>MCP (automatic)</source>
         <translation>MCP (automatique)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="47"/>
+        <location filename="../desktop/ui/labels.py" line="49"/>
         <source>Commit (automatic)</source>
         <translation>Commit (automatique)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="48"/>
+        <location filename="../desktop/ui/labels.py" line="50"/>
         <source>Taught by you</source>
         <translation>Apprise par vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="49"/>
+        <location filename="../desktop/ui/labels.py" line="51"/>
         <source>Imported</source>
         <translation>Importée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="50"/>
+        <location filename="../desktop/ui/labels.py" line="52"/>
         <source>Code index</source>
         <translation>Index du code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="51"/>
+        <location filename="../desktop/ui/labels.py" line="53"/>
         <source>Your correction</source>
         <translation>Votre correction</translation>
     </message>
@@ -1224,27 +1229,27 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryStatus</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="35"/>
+        <location filename="../desktop/ui/labels.py" line="37"/>
         <source>Active</source>
         <translation>Active</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="36"/>
+        <location filename="../desktop/ui/labels.py" line="38"/>
         <source>Needs review</source>
         <translation>À revoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="37"/>
+        <location filename="../desktop/ui/labels.py" line="39"/>
         <source>Stale</source>
         <translation>Périmée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="38"/>
+        <location filename="../desktop/ui/labels.py" line="40"/>
         <source>Forgotten</source>
         <translation>Oubliée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="39"/>
+        <location filename="../desktop/ui/labels.py" line="41"/>
         <source>Candidate</source>
         <translation>Candidate</translation>
     </message>
@@ -1252,92 +1257,92 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryTypes</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="14"/>
+        <location filename="../desktop/ui/labels.py" line="16"/>
         <source>Gotcha</source>
         <translation>Piège</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="15"/>
+        <location filename="../desktop/ui/labels.py" line="17"/>
         <source>Decision</source>
         <translation>Décision</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="16"/>
+        <location filename="../desktop/ui/labels.py" line="18"/>
         <source>Preference</source>
         <translation>Préférence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="17"/>
+        <location filename="../desktop/ui/labels.py" line="19"/>
         <source>Pattern</source>
         <translation>Motif</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="18"/>
+        <location filename="../desktop/ui/labels.py" line="20"/>
         <source>Requirement</source>
         <translation>Exigence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="19"/>
+        <location filename="../desktop/ui/labels.py" line="21"/>
         <source>Error pattern</source>
         <translation>Motif d’erreur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="20"/>
+        <location filename="../desktop/ui/labels.py" line="22"/>
         <source>Module insight</source>
         <translation>Connaissance de module</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="21"/>
+        <location filename="../desktop/ui/labels.py" line="23"/>
         <source>Prefetch pattern</source>
         <translation>Motif de préchargement</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="22"/>
+        <location filename="../desktop/ui/labels.py" line="24"/>
         <source>Work state</source>
         <translation>État du travail</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="23"/>
+        <location filename="../desktop/ui/labels.py" line="25"/>
         <source>Causal dependency</source>
         <translation>Dépendance causale</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="24"/>
+        <location filename="../desktop/ui/labels.py" line="26"/>
         <source>Task calibration</source>
         <translation>Calibrage de tâche</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="25"/>
+        <location filename="../desktop/ui/labels.py" line="27"/>
         <source>E2E observation</source>
         <translation>Observation E2E</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="26"/>
+        <location filename="../desktop/ui/labels.py" line="28"/>
         <source>Dead end</source>
         <translation>Impasse</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="27"/>
+        <location filename="../desktop/ui/labels.py" line="29"/>
         <source>Work outcome</source>
         <translation>Résultat de travail</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="28"/>
+        <location filename="../desktop/ui/labels.py" line="30"/>
         <source>Workflow recipe</source>
         <translation>Recette de travail</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="29"/>
+        <location filename="../desktop/ui/labels.py" line="31"/>
         <source>Context cost</source>
         <translation>Coût de contexte</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="30"/>
+        <location filename="../desktop/ui/labels.py" line="32"/>
         <source>Code</source>
         <translation>Code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="31"/>
+        <location filename="../desktop/ui/labels.py" line="33"/>
         <source>Note</source>
         <translation>Note</translation>
     </message>
@@ -1635,42 +1640,42 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>ScoreParts</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="78"/>
+        <location filename="../desktop/ui/labels.py" line="80"/>
         <source>Keyword match</source>
         <translation>Mots-clés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="79"/>
+        <location filename="../desktop/ui/labels.py" line="81"/>
         <source>Meaning match</source>
         <translation>Sens</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="80"/>
+        <location filename="../desktop/ui/labels.py" line="82"/>
         <source>Code graph proximity</source>
         <translation>Proximité dans le graphe du code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="81"/>
+        <location filename="../desktop/ui/labels.py" line="83"/>
         <source>Confidence</source>
         <translation>Confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="82"/>
+        <location filename="../desktop/ui/labels.py" line="84"/>
         <source>Recency</source>
         <translation>Fraîcheur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="83"/>
+        <location filename="../desktop/ui/labels.py" line="85"/>
         <source>Source trust</source>
         <translation>Fiabilité de la source</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="84"/>
+        <location filename="../desktop/ui/labels.py" line="86"/>
         <source>Pinned</source>
         <translation>Épinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="85"/>
+        <location filename="../desktop/ui/labels.py" line="87"/>
         <source>Past use</source>
         <translation>Usage passé</translation>
     </message>
@@ -1773,92 +1778,92 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="84"/>
+        <location filename="../desktop/ui/session/view.py" line="85"/>
         <source>Needs the agent runtime and a configured model (Settings).</source>
         <translation>Nécessite le moteur d’agents et un modèle configuré (Réglages).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="85"/>
+        <location filename="../desktop/ui/session/view.py" line="86"/>
         <source>&amp;Start</source>
         <translation>&amp;Démarrer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="87"/>
+        <location filename="../desktop/ui/session/view.py" line="88"/>
         <source>Run the agent on the task (Ctrl+Enter)</source>
         <translation>Lancer l’agent sur la tâche (Ctrl+Entrée)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="88"/>
+        <location filename="../desktop/ui/session/view.py" line="89"/>
         <source>S&amp;top</source>
         <translation>&amp;Arrêter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="90"/>
+        <location filename="../desktop/ui/session/view.py" line="91"/>
         <source>Stop the agent after its current step</source>
         <translation>Arrêter l’agent après son étape en cours</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="92"/>
+        <location filename="../desktop/ui/session/view.py" line="93"/>
         <source>Ready</source>
         <translation>Prêt</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="94"/>
+        <location filename="../desktop/ui/session/view.py" line="95"/>
         <source>&amp;Provider:</source>
         <translation>&amp;Fournisseur :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="113"/>
+        <location filename="../desktop/ui/session/view.py" line="116"/>
         <source>Right-click a file to teach Engram something about it</source>
         <translation>Clic droit sur un fichier pour apprendre quelque chose à Engram à son sujet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="121"/>
+        <location filename="../desktop/ui/session/view.py" line="124"/>
         <source>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</source>
         <translation>La réponse de l’agent s’affiche ici au fil de l’eau. Les mémoires citées apparaissent en pastilles que vous pouvez signaler.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="128"/>
+        <location filename="../desktop/ui/session/view.py" line="131"/>
         <source>Tool calls</source>
         <translation>Appels d’outils</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="130"/>
+        <location filename="../desktop/ui/session/view.py" line="133"/>
         <source>Tools the agent called; unfold one to see its arguments and result</source>
         <translation>Outils appelés par l’agent ; dépliez-en un pour voir ses arguments et son résultat</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="134"/>
+        <location filename="../desktop/ui/session/view.py" line="137"/>
         <source>Sounds like a correction. Create a correction memory?</source>
         <translation>Cela ressemble à une correction. Créer une mémoire de correction ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="135"/>
+        <location filename="../desktop/ui/session/view.py" line="138"/>
         <source>Create &amp;correction…</source>
         <translation>Créer une &amp;correction…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="136"/>
+        <location filename="../desktop/ui/session/view.py" line="139"/>
         <source>Dismiss</source>
         <translation>Ignorer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="149"/>
+        <location filename="../desktop/ui/session/view.py" line="152"/>
         <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
         <translation>Décrivez une tâche, puis Ctrl+Entrée. « /remember TEXTE » enregistre aussitôt une mémoire.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="197"/>
+        <location filename="../desktop/ui/session/view.py" line="200"/>
         <source>You</source>
         <translation>Vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="215"/>
+        <location filename="../desktop/ui/session/view.py" line="218"/>
         <source>Recalling memories…</source>
         <translation>Rappel des mémoires…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/view.py" line="218"/>
+        <location filename="../desktop/ui/session/view.py" line="221"/>
         <source>%n memories given to the agent</source>
         <translation>
             <numerusform>%n mémoire donnée à l’agent</numerusform>
@@ -1866,37 +1871,37 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="220"/>
+        <location filename="../desktop/ui/session/view.py" line="223"/>
         <source>Called %1</source>
         <translation>Appel de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="231"/>
+        <location filename="../desktop/ui/session/view.py" line="234"/>
         <source>The session failed:</source>
         <translation>La session a échoué :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="237"/>
+        <location filename="../desktop/ui/session/view.py" line="240"/>
         <source>Stopped</source>
         <translation>Arrêté</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="237"/>
+        <location filename="../desktop/ui/session/view.py" line="240"/>
         <source>Finished</source>
         <translation>Terminé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="269"/>
+        <location filename="../desktop/ui/session/view.py" line="272"/>
         <source>Running…</source>
         <translation>En cours…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="279"/>
+        <location filename="../desktop/ui/session/view.py" line="282"/>
         <source>Teach Engram this…</source>
         <translation>Apprendre ceci à Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="298"/>
+        <location filename="../desktop/ui/session/view.py" line="301"/>
         <source>Teach Engram about %1…</source>
         <translation>Apprendre à Engram à propos de %1…</translation>
     </message>
@@ -1904,199 +1909,199 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="39"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="40"/>
         <source>None (memory still works, without answers)</source>
         <translation>Aucun (la mémoire fonctionne, sans réponses rédigées)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="40"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
         <source>Ollama (local)</source>
         <translation>Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
         <source>OpenAI-compatible</source>
         <translation>Compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
         <source>Anthropic</source>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
         <source>Automatic (best available)</source>
         <translation>Automatique (le meilleur disponible)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
         <source>Bundled MiniLM (offline)</source>
         <translation>MiniLM intégré (hors ligne)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
         <source>Ollama</source>
         <translation>Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
         <source>Follow the system</source>
         <translation>Suivre le système</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="49"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
         <source>JSON (everything, re-importable)</source>
         <translation>JSON (tout, réimportable)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="51"/>
         <source>Markdown</source>
         <translation>Markdown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="52"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="53"/>
         <source>DELETE</source>
         <translation>SUPPRIMER</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="71"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="72"/>
         <source>Settings</source>
         <translation>Réglages</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="74"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="75"/>
         <source>&amp;Models</source>
         <translation>&amp;Modèles</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="75"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="76"/>
         <source>&amp;Data</source>
         <translation>&amp;Données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="76"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="235"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="77"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="236"/>
         <source>&amp;Language</source>
         <translation>&amp;Langue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="80"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="81"/>
         <source>&amp;Trust &amp;&amp; control</source>
         <translation>&amp;Confiance &amp;&amp; contrôle</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="103"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="104"/>
         <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
         <translation>p. ex. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="106"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="107"/>
         <source>empty = the provider&apos;s default</source>
         <translation>vide = le choix par défaut du fournisseur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="113"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="114"/>
         <source>Paste an API key</source>
         <translation>Collez une clé d’API</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="114"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="115"/>
         <source>Save in the system &amp;keyring</source>
         <translation>Enregistrer dans le &amp;trousseau du système</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="116"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="117"/>
         <source>Keys are kept by the operating system, never in Engram&apos;s files</source>
         <translation>Les clés sont gardées par le système d’exploitation, jamais dans les fichiers d’Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="118"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="119"/>
         <source>Checking the system keyring…</source>
         <translation>Vérification du trousseau du système…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="125"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="126"/>
         <source>&amp;Agent model provider</source>
         <translation>&amp;Fournisseur du modèle d’agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="126"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
         <source>Agent &amp;model</source>
         <translation>&amp;Modèle d’agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
         <source>&amp;Embeddings</source>
         <translation>&amp;Plongements</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
         <source>Embedding mo&amp;del</source>
         <translation>Mo&amp;dèle de plongement</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
         <source>Ollama &amp;address</source>
         <translation>&amp;Adresse d’Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
         <source>OpenAI-compatible &amp;URL</source>
         <translation>&amp;URL compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="132"/>
         <source>API &amp;key</source>
         <translation>&amp;Clé d’API</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="140"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="141"/>
         <source>Keys are stored in the system keyring.</source>
         <translation>Les clés sont stockées dans le trousseau du système.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="141"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="142"/>
         <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
         <translation>Aucun trousseau sécurisé n’a été trouvé sur ce système : Engram n’enregistrera donc pas de clés d’API. Définissez-les plutôt dans l’environnement (p. ex. OPENAI_API_KEY).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="151"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="152"/>
         <source>Choose where Engram keeps its data</source>
         <translation>Choisir où Engram garde ses données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="158"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="159"/>
         <source>Data folder not changed</source>
         <translation>Dossier de données inchangé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="160"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="161"/>
         <source>Data folder changed</source>
         <translation>Dossier de données modifié</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="161"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="162"/>
         <source>Engram will keep its data in %1 from its next start.</source>
         <translation>Engram gardera ses données dans %1 à partir de son prochain démarrage.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="167"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="168"/>
         <source>Memory is stored on this computer in:</source>
         <translation>La mémoire est stockée sur cet ordinateur dans :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="170"/>
         <source>&amp;Open the data folder</source>
         <translation>&amp;Ouvrir le dossier de données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="171"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="172"/>
         <source>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</source>
         <translation>Pour garder les données ailleurs (un disque portable, un dossier synchronisé), choisissez un autre dossier : Engram l&apos;utilise dès son prochain démarrage. Les projets déjà enregistrés restent où ils sont ; exportez-les puis importez-les pour déplacer leurs mémoires.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="175"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="176"/>
         <source>&amp;Change the data folder…</source>
         <translation>&amp;Changer le dossier de données…</translation>
     </message>
@@ -2105,62 +2110,62 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <translation type="vanished">Pour garder les données ailleurs (disque portable, tests), lancez Engram avec la variable d’environnement ENGRAM_DATA_DIR pointant vers ce dossier.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="179"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
         <source>&amp;Export…</source>
         <translation>&amp;Exporter…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="182"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="183"/>
         <source>&amp;Import…</source>
         <translation>&amp;Importer…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="185"/>
         <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
         <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md ou .cursorrules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="191"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="192"/>
         <source>Delete &amp;everything in this project…</source>
         <translation>&amp;Tout supprimer dans ce projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="194"/>
         <source>Removes every memory for good and scrubs the database file</source>
         <translation>Supprime définitivement toutes les mémoires et nettoie le fichier de la base</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="198"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="199"/>
         <source>Export and import</source>
         <translation>Export et import</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="209"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="210"/>
         <source>Export memories</source>
         <translation>Exporter les mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="214"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="215"/>
         <source>Import memories</source>
         <translation>Importer des mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="215"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="216"/>
         <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
         <translation>Fichiers de mémoire (*.json *.jsonl *.md *.mdc *.cursorrules);;Tous les fichiers (*)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="223"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
         <source>Delete everything</source>
         <translation>Tout supprimer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="225"/>
         <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
         <translation>Toutes les mémoires de ce projet seront supprimées définitivement. Tapez %1 pour confirmer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="233"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="234"/>
         <source>Menus and panels switch at once; a few texts follow after a restart.</source>
         <translation>Les menus et panneaux changent aussitôt ; quelques textes suivent après un redémarrage.</translation>
     </message>
@@ -2168,42 +2173,42 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>Trust</name>
     <message>
-        <location filename="../desktop/ui/trust.py" line="29"/>
+        <location filename="../desktop/ui/trust.py" line="30"/>
         <source>Cautious</source>
         <translation>Prudent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="29"/>
+        <location filename="../desktop/ui/trust.py" line="30"/>
         <source>Only memories above 0.80 confidence reach the agent. Every new memory waits for your confirmation at the end of the session.</source>
         <translation>Seules les mémoires de confiance supérieure à 0,80 parviennent à l’agent. Chaque nouvelle mémoire attend votre confirmation en fin de session.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="32"/>
+        <location filename="../desktop/ui/trust.py" line="33"/>
         <source>Standard</source>
         <translation>Standard</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="32"/>
+        <location filename="../desktop/ui/trust.py" line="33"/>
         <source>Memories above 0.65 reach the agent, and gotchas are offered while it works. The session summary proposes “Confirm all”.</source>
         <translation>Les mémoires au-dessus de 0,65 parviennent à l’agent, et les pièges lui sont signalés pendant son travail. Le résumé de session propose « Tout confirmer ».</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="35"/>
+        <location filename="../desktop/ui/trust.py" line="36"/>
         <source>Confident</source>
         <translation>Confiant</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="35"/>
+        <location filename="../desktop/ui/trust.py" line="36"/>
         <source>Memories above 0.55 reach the agent. The session summary only shows memories that need review.</source>
         <translation>Les mémoires au-dessus de 0,55 parviennent à l’agent. Le résumé de session ne montre que les mémoires à revoir.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="38"/>
+        <location filename="../desktop/ui/trust.py" line="39"/>
         <source>Autonomous</source>
         <translation>Autonome</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="38"/>
+        <location filename="../desktop/ui/trust.py" line="39"/>
         <source>Memories above 0.45 reach the agent. The session summary is not shown unless you open it from the memory panel.</source>
         <translation>Les mémoires au-dessus de 0,45 parviennent à l’agent. Le résumé de session n’apparaît que si vous l’ouvrez depuis le panneau mémoire.</translation>
     </message>
@@ -2211,102 +2216,102 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>TrustPanel</name>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="29"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="30"/>
         <source>Off — agents neither read nor write memory</source>
         <translation>Désactivée — les agents ne lisent ni n’écrivent la mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="30"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="31"/>
         <source>Read-only — agents use memory but never add to it</source>
         <translation>Lecture seule — les agents utilisent la mémoire sans jamais l’enrichir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="31"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="32"/>
         <source>Confirm each — new memories wait for your OK</source>
         <translation>Confirmer chaque ajout — les nouvelles mémoires attendent votre accord</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="32"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="33"/>
         <source>Automatic — saved at once, quarantined until reviewed</source>
         <translation>Automatique — enregistrées aussitôt, en quarantaine jusqu’à la revue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="35"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="36"/>
         <source>Conservative — promote only strong, repeated signals</source>
         <translation>Prudent — ne promouvoir que les signaux forts et répétés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="36"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="37"/>
         <source>Balanced — the default thresholds</source>
         <translation>Équilibré — les seuils par défaut</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="37"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="38"/>
         <source>Eager — promote more, review more</source>
         <translation>Généreux — promouvoir plus, revoir plus</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="49"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="50"/>
         <source>Trust level</source>
         <translation>Niveau de confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="72"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="73"/>
         <source>Let Engram learn from sessions automatically (auto-memory)</source>
         <translation>Laisser Engram apprendre automatiquement des sessions (mémoire automatique)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="74"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="75"/>
         <source>When off, only what you teach is remembered</source>
         <translation>Désactivée, seul ce que vous enseignez est retenu</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="80"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="81"/>
         <source>&amp;Write policy</source>
         <translation>&amp;Politique d’écriture</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="82"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="83"/>
         <source>&amp;Promotion</source>
         <translation>P&amp;romotion</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="111"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="112"/>
         <source>To reach Standard: 3 sessions (%1 so far) and half of the new memories confirmed (%2% so far).</source>
         <translation>Pour passer à Standard : 3 sessions (%1 jusqu’ici) et la moitié des nouvelles mémoires confirmées (%2 % jusqu’ici).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="115"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="116"/>
         <source>To reach Confident: 10 sessions (%1 so far), under 5% corrected (%2%) and at least one correction made.</source>
         <translation>Pour passer à Confiant : 10 sessions (%1 jusqu’ici), moins de 5 % de corrections (%2 %) et au moins une correction faite.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="119"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="120"/>
         <source>Higher levels are only ever chosen by you.</source>
         <translation>Les niveaux supérieurs ne sont jamais choisis que par vous.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="122"/>
         <source>This project has earned the next level. Choose it above when you are ready.</source>
         <translation>Ce projet a gagné le niveau suivant. Choisissez-le ci-dessus quand vous serez prêt.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="127"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="128"/>
         <source>Raise the trust level?</source>
         <translation>Relever le niveau de confiance ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="128"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="129"/>
         <source>At %1, agents receive memories down to %2 confidence and you see less of the session summary. You can go back at any time. Continue?</source>
         <translation>Au niveau %1, les agents reçoivent des mémoires jusqu’à une confiance de %2 et vous voyez moins le résumé de session. Vous pouvez revenir en arrière à tout moment. Continuer ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="149"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="150"/>
         <source>Step back to a more careful level?</source>
         <translation>Revenir à un niveau plus prudent ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/trust.py" line="150"/>
+        <location filename="../desktop/ui/dialogs/trust.py" line="151"/>
         <source>You flagged %1 memories as wrong in this session. Move this project from %2 to %3, so agents get only surer memories? Nothing changes unless you agree.</source>
         <translation>Vous avez signalé %1 mémoires comme fausses pendant cette session. Passer ce projet de %2 à %3, pour que les agents ne reçoivent que des mémoires plus sûres ? Rien ne change sans votre accord.</translation>
     </message>

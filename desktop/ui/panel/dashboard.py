@@ -140,7 +140,9 @@ class Dashboard(QScrollArea):
         self.spark.set_values(h.daily)
         top = max(h.by_type.values(), default=1)
         self.types.set_rows([(type_label(t), n / top, str(n)) for t, n in list(h.by_type.items())[:8]])
-        self.coverage.set_rows([(m.name, m.fraction, f"{coverage_word(m.level)} ({m.memories})")
+        # Files at the top of the project form a module the graph calls ".": name it for people.
+        self.coverage.set_rows([(m.name if m.name not in (".", "") else self.tr("(project root)"), m.fraction,
+                                 f"{coverage_word(m.level)} ({m.memories})")
                                 for m in h.modules[:12]])
         self.coverage_note.setText("" if h.modules else self.tr("Module coverage appears once the code is indexed."))
         self.coverage_note.setVisible(not h.modules)
