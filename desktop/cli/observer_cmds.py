@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_common(p)
     p.add_argument("prompt")
     p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--include-missing", action="store_true",
+                   help="also list files that are no longer in the project folder")
     p.set_defaults(func=cmd_prefetch)
 
 
@@ -57,7 +59,10 @@ def cmd_prefetch(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise CliError("--limit must be at least 1")
     with open_project(args) as project:
-        items = prefetch_plan(project.db.reads.conn(), args.prompt, args.limit)
+        # A file deleted outside any observed session (in an editor, by git checkout) is still
+        # in the learned history; a session cannot read it, so it is left out unless asked for.
+        missing_under = None if args.include_missing else str(project.info.root)
+        items = prefetch_plan(project.db.reads.conn(), args.prompt, args.limit, exclude_missing_under=missing_under)
     data = [{"file": i.file, "score": i.score, "parts": i.parts} for i in items]
 
     def human() -> str:

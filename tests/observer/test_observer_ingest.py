@@ -88,10 +88,22 @@ def test_cli_ingest_and_prefetch_on_real_transcripts(tmp_path: Path, capsys: pyt
     assert sum(r["sessions"] for r in reports) >= 2 and sum(r["added"] for r in reports) > 0
     assert cli_main(["ingest", *args, str(SYNAPSE)]) == 0
     assert json.loads(capsys.readouterr().out)[0]["status"] == "unchanged"
+    # The transcripts come from other machines: none of their files is in this empty folder.
     assert cli_main(["prefetch", *args, "--limit", "5", "keyboard layout widget"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    assert cli_main(["prefetch", *args, "--limit", "40", "--include-missing", "keyboard layout widget"]) == 0
     ranked = json.loads(capsys.readouterr().out)
-    assert 1 <= len(ranked) <= 5 and all("file" in r and "score" in r for r in ranked)
+    assert 1 <= len(ranked) <= 40 and all("file" in r and "score" in r for r in ranked)
     assert ranked == sorted(ranked, key=lambda r: -r["score"])
+    # Once a ranked project file exists in the folder, the default listing offers it
+    # (absolute paths are outside the project and never offered).
+    inside = next(r["file"] for r in ranked if not Path(r["file"]).is_absolute())
+    target = project / inside
+    assert project in target.resolve().parents
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("x")
+    assert cli_main(["prefetch", *args, "--limit", "5", "keyboard layout widget"]) == 0
+    assert [r["file"] for r in json.loads(capsys.readouterr().out)] == [inside]
 
 
 _CHILD = r"""

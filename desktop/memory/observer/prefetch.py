@@ -184,8 +184,9 @@ def rank(features: PrefetchFeatures | None, params: PrefetchParams = DEFAULT_PAR
             scores[path] = scores.get(path, 0.0) + v
     out: list[PrefetchItem] = []
     for path, s in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])):
-        if exclude_missing_under is not None and not os.path.exists(os.path.join(exclude_missing_under, path)):
-            continue
+        if exclude_missing_under is not None and (os.path.isabs(path) or not os.path.exists(
+                os.path.join(exclude_missing_under, path))):
+            continue  # outside the project, or no longer in it
         out.append(PrefetchItem(path, round(s, 4), {n: round(v.get(path, 0.0), 3) for n, v in parts.items()}))
         if len(out) >= k:
             break
@@ -197,8 +198,8 @@ def prefetch_plan(conn: Any, prompt: str, k: int = 10, *, exclude_missing_under:
     """The ``k`` files a new session on ``prompt`` should read first, best first.
 
     ``conn`` is a read connection of the project database. With
-    ``exclude_missing_under`` (the project folder), files that no longer exist are
-    skipped.
+    ``exclude_missing_under`` (the project folder), files that no longer exist there,
+    and files outside it, are skipped.
     """
     return rank(prefetch_features(conn, prompt), params, k, exclude_missing_under=exclude_missing_under)
 
