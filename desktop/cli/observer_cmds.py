@@ -9,6 +9,13 @@ from desktop.cli.common import CliError, add_common, emit, open_project
 from desktop.composition import observer_for
 from desktop.memory.observer.prefetch import prefetch_plan
 
+# The core reports codes; the command line words them.
+_INGEST_ERRORS = {
+    "no_agent_records": "nothing to learn: no Claude Code, Codex or Gemini CLI records in this file",
+    "file_unreadable": "cannot be read (permissions, a folder, or an I/O error)",
+    "file_vanished": "disappeared before it could be read",
+}
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the observer subcommands to the parser."""
@@ -47,7 +54,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         for r in reports:
             detail = (f"{r.sessions} sessions, {r.new_events}/{r.events} new events, "
                       f"{r.added} memories added, {r.reinforced} reinforced") if r.status == "imported" else \
-                (r.error or "")
+                _INGEST_ERRORS.get(r.error or "", r.error or "")
+            if r.status == "empty" and r.skipped_records:
+                detail += " (" + ", ".join(f"{n} {why.replace('_', ' ')}" for why, n in
+                                           sorted(r.skipped_records.items())) + ")"
             lines.append(f"{r.status:<9} {r.path}  {detail}".rstrip())
         return "\n".join(lines)
     emit(args, data, human)

@@ -174,3 +174,17 @@ def test_recover_promotes_orphan_checkpoints(db: Database) -> None:
     assert ing.checkpoints.pending() == ["orphan"]
     results = ing.recover()
     assert len(results) == 1 and results[0].added and ing.checkpoints.pending() == []
+
+
+def test_cli_ingest_of_a_file_with_no_agent_records_says_so(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    garbage = tmp_path / "notes.jsonl"
+    garbage.write_bytes(b"\x00\xff\xfe garbage\n{\"type\":")
+    common = ["--project", str(tmp_path), "--data-dir", str(tmp_path / "data")]
+    assert cli_main(["ingest", *common, str(garbage)]) == 0  # readable, just nothing to learn
+    out = capsys.readouterr().out
+    assert out.startswith("empty") and "no Claude Code, Codex or Gemini CLI records" in out
+    assert cli_main(["ingest", *common, "--json", str(garbage)]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["status"] == "unchanged"  # not parsed twice
+    assert cli_main(["ingest", *common, str(tmp_path)]) == 1  # a folder: failed, in words
+    assert "cannot be read" in capsys.readouterr().out

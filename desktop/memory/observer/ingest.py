@@ -50,7 +50,7 @@ class IngestReport:
     """What importing one transcript did."""
 
     path: str
-    status: str  # imported | unchanged | duplicate | failed
+    status: str  # imported | empty (no agent records in it) | unchanged | duplicate | failed
     agent: str = ""
     sessions: int = 0
     events: int = 0
@@ -154,6 +154,10 @@ class Ingestor:
         report.added = sum(len(r.added) for r in results)
         report.reinforced = sum(len(r.reinforced) for r in results)
         report.skipped_records = dict(result.skipped)
+        if not result.events:
+            # Readable, but nothing in it is a Claude Code, Codex or Gemini CLI record. Recorded
+            # all the same, so it is not re-parsed until it changes.
+            report.status, report.error = "empty", "no_agent_records"
         self._record(path, agent, st, len(result.events), digest)
         return report
 
