@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.support.loopback import LoopbackServer
 
 Responder = Callable[[dict[str, Any], int], Any]
 MODEL = "fake-coder:latest"
@@ -105,18 +107,15 @@ class FakeOllama:
             def _line(self, obj: dict[str, Any]) -> None:
                 self._chunk(json.dumps(obj).encode() + b"\n")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.host = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._loop = LoopbackServer(Handler, name="fake-ollama")
+        self.host = self._loop.url
 
     def start(self) -> FakeOllama:
-        self.thread.start()
+        self._loop.start()
         return self
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._loop.stop()
 
     def messages(self, n: int) -> list[dict[str, Any]]:
         """The conversation sent in request ``n``."""

@@ -15,8 +15,10 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
+
+from tests.support.loopback import LoopbackServer
 
 MAX_BODY = 8 * 1024 * 1024
 
@@ -146,17 +148,15 @@ class FakeSSEServer:
                 outer.handle_post(self, self._read("POST"))
 
         self.handler_class = Handler
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, name="fake-sse", daemon=True)
+        self._loop = LoopbackServer(Handler, name="fake-sse")
+        self.url = self._loop.url
         self._timer = threading.Timer(lifetime, self.stop)
         self._timer.daemon = True
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> Self:
         """Serve on a background thread; the server stops itself after its lifetime."""
-        self._thread.start()
+        self._loop.start()
         self._timer.start()
         return self
 
@@ -166,8 +166,7 @@ class FakeSSEServer:
             return
         self._stopped.set()
         self._timer.cancel()
-        self.server.shutdown()
-        self.server.server_close()
+        self._loop.stop()
 
     def __enter__(self) -> Self:
         return self.start()

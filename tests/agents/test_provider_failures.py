@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 from desktop.agents.providers.ollama_provider import OllamaProvider
@@ -10,6 +9,7 @@ from desktop.agents.session import AgentSession
 from desktop.agents.session_types import SessionConfig
 from desktop.agents.tools.registry import ApprovalPolicy
 from tests.agents.fake_ollama import MODEL, text_turn, tool_turn
+from tests.support.loopback import dead_url
 
 
 def _session(project: Any, host: str, model: str = MODEL) -> tuple[Any, list[Any]]:
@@ -43,10 +43,7 @@ def test_provider_dies_mid_session(project: Any, fake_ollama: Any) -> None:
 
 
 def test_provider_down(project: Any) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    result, _ = _session(project, f"http://127.0.0.1:{port}")
+    result, _ = _session(project, dead_url())
     assert result.outcome == "failure" and result.error_code == "provider_unavailable"
     assert _outcome_row(project, result.session_id) == "failure"
 

@@ -8,7 +8,6 @@ client and real httpx, with no network beyond loopback.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 
 import pytest
@@ -17,6 +16,7 @@ from desktop.memory.embedding.local import LocalMiniLMProvider
 from tests.support.fake_embedding_api import FakeServer, ollama_route, openai_route, serve
 from tests.support.keyrings import MemoryKeyring, installed_keyring
 from tests.support.keyrings import fail_keyring as fail_keyring_installed
+from tests.support.loopback import dead_url as loopback_dead_url
 
 
 @pytest.fixture
@@ -34,10 +34,7 @@ def fake_openai() -> Iterator[FakeServer]:
 @pytest.fixture
 def dead_url() -> str:
     """A loopback URL on which nothing listens (connection refused)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    return loopback_dead_url()
 
 
 @pytest.fixture

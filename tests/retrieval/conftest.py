@@ -10,12 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,8 @@ import pytest
 from desktop.memory.embedding.base import l2_normalize
 from desktop.memory.embedding.local import LocalMiniLMProvider
 from desktop.memory.store.database import Database
+from tests.support.loopback import LoopbackServer
+from tests.support.loopback import dead_url as loopback_dead_url
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -143,23 +143,12 @@ def fake_ollama() -> Iterator[FakeOllama]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with LoopbackServer(Handler) as server:
+        state.url = server.url
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture
 def dead_url() -> str:
     """A loopback URL where nothing listens."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    return loopback_dead_url()

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
+
+from tests.support.loopback import LoopbackServer
 
 
 def fake_vector(text: str, dims: int) -> list[float]:
@@ -72,17 +73,9 @@ def serve(
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}{prefix}"
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="fake-api", daemon=True)
-    thread.start()
-    try:
+    with LoopbackServer(Handler) as server:
+        state.url = server.url + prefix
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def ollama_route(
