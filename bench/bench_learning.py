@@ -16,7 +16,6 @@ Run: .venv/bin/python bench/bench_learning.py [--data ../shared/data/transcripts
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bookminder_parser import ParsedSession, parse_all  # noqa: E402
+from bench.bookminder_parser import ParsedSession, folder_from_args, parse_all  # noqa: E402
 from desktop.memory.observer.events import ToolCall, ToolResult, UserMessage  # noqa: E402
 from desktop.memory.observer.ingest import Ingestor  # noqa: E402
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty  # noqa: E402
@@ -172,13 +171,10 @@ def run(data: Path) -> dict:
 
 def main() -> None:
     """Print the Markdown tables."""
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--data", type=Path, default=ROOT / ".." / "shared" / "data" / "transcripts" / "bookminder")
-    args = ap.parse_args()
-    if not args.data.is_dir():
-        print(f"BookMinder transcripts not found at {args.data}; skipped.")
+    folder = folder_from_args()
+    if folder is None:
         return
-    r = run(args.data)
+    r = run(folder)
     t = r["table"]
     print(f"### Learning on BookMinder ({r['sessions']} sessions, {r['evaluated']} evaluated, "
           f"replay {r['elapsed_s']:.1f} s)\n")

@@ -13,11 +13,13 @@ replay order is right. Lossy by nature; good enough to replay behaviour.
 
 from __future__ import annotations
 
+import argparse
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from bench.common import SHARED
 from desktop.memory.observer.events import (
     AgentEvent,
     Reasoning,
@@ -272,6 +274,17 @@ def _drop_rerenders(sessions: list[ParsedSession]) -> list[ParsedSession]:
         elif len(s.events) >= len(out[twin].events):
             out[twin] = s
     return out
+
+
+def folder_from_args() -> Path | None:
+    """The BookMinder folder (``--data``, default beside the project), or None when it is absent."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", type=Path, default=SHARED / "transcripts" / "bookminder")
+    folder: Path = ap.parse_args().data
+    if not folder.is_dir():
+        print(f"BookMinder transcripts not found at {folder}; skipped.")
+        return None
+    return folder
 
 
 def parse_all(folder: Path) -> list[ParsedSession]:

@@ -19,7 +19,6 @@ Run: .venv/bin/python bench/prefetch_ceiling.py [--data ../shared/data/transcrip
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from collections import Counter, defaultdict
@@ -31,26 +30,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_learning import _FILE_TOOLS, SPLIT_DAY, recall_mrr, session_facts  # noqa: E402
-from bench.bookminder_parser import parse_all  # noqa: E402
+from bench.bookminder_parser import CWD, folder_from_args, parse_all  # noqa: E402
 from desktop.memory.observer.events import ToolCall  # noqa: E402
 from desktop.memory.observer.file_ops import file_operations  # noqa: E402
-from desktop.memory.observer.prefetch import mentioned_files, plausible_file  # noqa: E402
+from desktop.memory.observer.prefetch import decayed_share, mentioned_files, plausible_file  # noqa: E402
 
 FEATURES = ("share_all", "decayed_1", "decayed_2", "decayed_4", "agent_decayed_2", "agent_share", "in_last",
             "edited_last", "in_last_2", "created_last_3", "mentioned", "log_sessions_since", "folder_revisit",
             "co_access_last", "log_age")
 
 
-def _decayed(ages: list[int], horizon: int, half_life: float) -> float:
-    d = 0.5 ** (1 / half_life)
-    return sum(d ** a for a in ages) / ((1 - d ** horizon) / (1 - d)) if ages and horizon else 0.0
-
-
 def _history(sessions: list) -> list[tuple[object, dict, list[dict]]]:
     """(session, facts, summaries of the sessions before it) for every evaluated session."""
     hist: list[dict] = []
     rows = []
-    cwd = "/Users/palimondo/Developer/BookMinder"
     for i, s in enumerate(sessions):
         facts = session_facts(s)
         if i > 0 and facts["needed"]:
@@ -67,7 +60,7 @@ def _history(sessions: list) -> list[tuple[object, dict, list[dict]]]:
                 if e.tool != "Read":
                     edited.update(paths)
             elif e.tool == "Bash":
-                ops = file_operations(str(e.args.get("command", "")), cwd)
+                ops = file_operations(str(e.args.get("command", "")), CWD)
                 removed += ops.removed
                 moved += ops.moved
         hist.append({"agent": s.agent, "touched": touched, "edited": edited, "created": created,
@@ -118,8 +111,8 @@ def features(s, facts: dict, hist: list[dict]) -> tuple[list[str], np.ndarray]:
     rows = []
     for p in cands:
         a, folder = ages[p], revisits[p.rsplit("/", 1)[0] if "/" in p else ""]
-        rows.append([len(a) / (n + 2), _decayed(a, n, 1), _decayed(a, n, 2), _decayed(a, n, 4),
-                     _decayed(agent_ages.get(p, []), len(same), 2), len(agent_ages.get(p, [])) / (len(same) + 2),
+        rows.append([len(a) / (n + 2), decayed_share(a, n, 1), decayed_share(a, n, 2), decayed_share(a, n, 4),
+                     decayed_share(agent_ages.get(p, []), len(same), 2), len(agent_ages.get(p, [])) / (len(same) + 2),
                      float(p in last["touched"]), float(p in last["edited"]),
                      float(any(p in h["touched"] for h in hist[-2:])),
                      float(any(p in h["created"] for h in hist[-3:])), float(p in named), math.log1p(min(a)),
@@ -144,13 +137,10 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 10.0):
 
 def main() -> None:
     """Print the ceiling table."""
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--data", type=Path, default=ROOT / ".." / "shared" / "data" / "transcripts" / "bookminder")
-    args = ap.parse_args()
-    if not args.data.is_dir():
-        print(f"BookMinder transcripts not found at {args.data}; skipped.")
+    folder = folder_from_args()
+    if folder is None:
         return
-    sessions = parse_all(args.data)
+    sessions = parse_all(folder)
     rows = _history(sessions)
     data = []
     for s, facts, hist in rows:
