@@ -33,7 +33,8 @@ from bench.bench_learning import _FILE_TOOLS, SPLIT_DAY, recall_mrr, session_fac
 from bench.bookminder_parser import CWD, folder_from_args, parse_all  # noqa: E402
 from desktop.memory.observer.events import ToolCall  # noqa: E402
 from desktop.memory.observer.file_ops import file_operations  # noqa: E402
-from desktop.memory.observer.prefetch import decayed_share, mentioned_files, plausible_file  # noqa: E402
+from desktop.memory.observer.prefetch import decayed_share, mentioned_files  # noqa: E402
+from desktop.memory.observer.tool_names import plausible_file  # noqa: E402
 
 FEATURES = ("share_all", "decayed_1", "decayed_2", "decayed_4", "agent_decayed_2", "agent_share", "in_last",
             "edited_last", "in_last_2", "created_last_3", "mentioned", "log_sessions_since", "folder_revisit",

@@ -8,9 +8,10 @@ from obs_helpers import Seq, digest_of
 from desktop.memory.observer.file_ops import file_operations
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.observer import Observer
-from desktop.memory.observer.prefetch import plausible_file, prefetch_plan
+from desktop.memory.observer.prefetch import prefetch_plan
 from desktop.memory.observer.promotion import Promoter
 from desktop.memory.observer.scratchpad import Scratchpad
+from desktop.memory.observer.tool_names import plausible_file
 from desktop.memory.store.database import Database
 
 CWD = "/proj"

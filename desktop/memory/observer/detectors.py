@@ -48,6 +48,7 @@ from desktop.memory.observer.tool_names import (
     TODO_WRITE,
     WRITE,
     WRITE_TOOLS,
+    plausible_file,
 )
 
 BACKTRACK_WINDOW: Final = 20
@@ -134,13 +135,15 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
     if len(sp.sequence) < MAX_SEQUENCE and (not sp.sequence or sp.sequence[-1] != label):
         sp.sequence.append(label)
     pend: dict[str, Any] = {"tool": tool, "step": step, "ts": ev.timestamp}
+    # A folder read as ".", or a tool argument mis-parsed into a path, is not a file to learn about.
+    files = [p for p in ev.file_paths if plausible_file(p)]
     if tool == READ:
-        for path in ev.file_paths:
+        for path in files:
             touch_file(sp, path, step, ev.timestamp, edit=False, write=False)
             _after_read(sp, path, step)
-        pend["paths"] = list(ev.file_paths[:3])
+        pend["paths"] = files[:3]
     elif tool in WRITE_TOOLS:
-        for path in ev.file_paths:
+        for path in files:
             _on_edit(sp, ev, path, step)
     elif tool in (GREP, GLOB):
         pattern = " ".join(str(ev.args.get("pattern", "")).split())[:200]

@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from desktop.memory.observer.cross_session import prompt_terms
+from desktop.memory.observer.tool_names import plausible_file
 
 logger = logging.getLogger("engram.observer")
 
 RECENT_SESSIONS: Final = 500
 """How many of the newest sessions the short-term estimate looks at (older ones weigh ~0)."""
-_NOT_A_PATH: Final = re.compile(r'["{}<>|\n]')
 _MENTION: Final = re.compile(r"[@`'\"]?([\w./-]+\.\w{1,8})\b")
 
 
@@ -101,11 +101,6 @@ def decayed_share(ages: list[int], horizon: int, half_life: float) -> float:
     return min(1.0, sum(decay ** a for a in ages) / norm)
 
 
-def plausible_file(path: str) -> bool:
-    """False for paths that cannot name a file: ``.``, folders, quoted or bracketed fragments."""
-    return bool(path) and path not in (".", "..") and not path.endswith("/") and not _NOT_A_PATH.search(path)
-
-
 def mentioned_files(prompt: str, files: Any) -> set[str]:
     """Known files the prompt names outright (full path or a path suffix such as ``cli.py``)."""
     names = {m.group(1).lstrip("./@") for m in _MENTION.finditer(prompt)}
@@ -117,8 +112,8 @@ def mentioned_files(prompt: str, files: Any) -> set[str]:
 
 def prefetch_features(conn: Any, prompt: str) -> PrefetchFeatures | None:
     """Read the learned state relevant to ``prompt``; None when nothing is learned yet."""
-    # Files an agent deleted or moved away are not worth reading first; nor are paths that
-    # cannot be files (a folder read as ".", a tool argument mis-parsed into a path).
+    # Files an agent deleted or moved away are not worth reading first. The observer no longer
+    # records paths that cannot be files; the filter keeps them out of older databases too.
     nodes = [(p, n) for p, n in conn.execute("SELECT file_path, session_count FROM observer_file_nodes"
                                              " WHERE session_count > 0 AND removed_at IS NULL")
              if plausible_file(p)]

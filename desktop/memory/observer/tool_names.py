@@ -173,6 +173,14 @@ def _pathmod(cwd: str) -> Any:
     return ntpath if re.match(r"^[A-Za-z]:[\\/]", cwd or "") else posixpath
 
 
+_NOT_A_PATH: Final = re.compile(r'["{}<>|\n]')
+
+
+def plausible_file(path: str) -> bool:
+    """False for paths that cannot name a file: ``.``, folders, quoted or bracketed fragments."""
+    return bool(path) and path not in (".", "..") and not path.endswith("/") and not _NOT_A_PATH.search(path)
+
+
 def relative_path(path: str, cwd: str, workdir: str | None = None) -> str:
     """Return ``path`` relative to ``cwd`` when inside it, else normalized absolute.
 
