@@ -89,7 +89,11 @@ def gate_items(db: Any, items: list[Any]) -> list[Any]:
         log.info("auto-memory is off: %d learned memories not saved", len(items))
         return []
     for item in items:
-        if getattr(item, "source", None) in AUTO_SOURCES and not getattr(item, "user_verified", False):
+        # The observer marks what strong evidence promoted (a user instruction, a proven fix,
+        # the same lesson in another session: metadata "promoted_on"); the rest stays quarantined.
+        promoted = bool((getattr(item, "metadata", None) or {}).get("promoted_on"))
+        if getattr(item, "source", None) in AUTO_SOURCES and not getattr(item, "user_verified", False) \
+                and not promoted:
             item.candidate = True
     return items
 

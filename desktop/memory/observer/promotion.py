@@ -14,16 +14,21 @@ the cross-session tables, so a session's learning is committed atomically.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
 from desktop.memory.observer import cross_session as xs
+from desktop.memory.observer.harness import outside_project
 from desktop.memory.observer.observer import SessionDigest
+from desktop.memory.observer.renames import apply_file_ops
 from desktop.memory.observer.signals import (
     CO_ACCESS,
+    COMMAND_FIX,
     DEAD_END,
+    ERROR_FIX,
     ERROR_RETRY,
     EXPLICIT,
     FILE_ACCESS,
@@ -32,6 +37,7 @@ from desktop.memory.observer.signals import (
     SELF_CORRECTION,
     SEQUENCE,
     SIGNAL_SPECS,
+    USER_RULE,
     Signal,
     excerpt,
 )
@@ -44,6 +50,11 @@ from desktop.memory.types import MemoryScope, MemorySource
 logger = logging.getLogger("engram.observer")
 
 TAINT_FACTOR: Final = 0.7
+#: Strong evidence promotes at once (issue 13): the user said it, or a passing run proved the fix.
+STRONG_EVIDENCE: Final = {USER_RULE: "user_instruction", ERROR_FIX: "proven_fix", COMMAND_FIX: "proven_fix"}
+# "read → grep → read": the agent's tool types, not knowledge (some synthesis paths render them).
+_TOOL_SEQUENCE: Final = re.compile(r"\b(?:read|grep|glob|edit|write|bash|other|todowrite|task)\s*(?:→|->|>)\s*"
+                                   r"(?:read|grep|glob|edit|write|bash|other|todowrite|task)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -160,14 +171,40 @@ def to_new_memory(c: Candidate, digest: SessionDigest) -> NewMemory:
     explicit = sig.kind == EXPLICIT
     prov = {"session_id": digest.session_id, "agent": digest.agent, "signal": sig.kind,
             "steps": [sig.step], "evidence": [excerpt(e, 200) for e in sig.evidence[:3]]}
+    promoted = promotion_reason(c)
+    meta: dict[str, Any] = {"signal": sig.kind, "signal_key": sig.key[:300], "sessions": c.sessions,
+                            "events": [str(e) for e in sig.data.get("events", [])][:8]}
+    if promoted:
+        meta["promoted_on"] = promoted
     return NewMemory(
         content=c.rendered.content, type=c.rendered.type, confidence=round(c.confidence, 4),
         tags=["observer", sig.kind], related_files=c.rendered.files[:8],
         scope=MemoryScope.GLOBAL.value,
         source=MemorySource.AGENT_EXPLICIT.value if explicit else MemorySource.OBSERVER_INFERRED.value,
         session_id=digest.session_id, provenance_session_ids=[digest.session_id], provenance=[prov],
-        needs_review=c.needs_review, metadata={"signal": sig.kind, "signal_key": sig.key[:300],
-                                               "sessions": c.sessions})
+        needs_review=c.needs_review, metadata=meta, candidate=not explicit and promoted is None)
+
+
+def promotion_reason(c: Candidate) -> str | None:
+    """Why a learned memory may be injected at once, or None: it stays a candidate.
+
+    Strong evidence (a user instruction, a fix a passing run proved) or the same lesson in
+    another session; tainted text (after a web lookup, instruction-like tool output) never.
+    """
+    if c.needs_review:
+        return None
+    if c.signal.kind in STRONG_EVIDENCE:
+        return STRONG_EVIDENCE[c.signal.kind]
+    if c.sessions >= 2:
+        return "reinforced"
+    return None
+
+
+def is_noise(item: NewMemory) -> bool:
+    """Memory text that must never be stored, whichever path produced it (issue 13, item 2)."""
+    if any(outside_project(f) for f in item.related_files):
+        return True  # home folders, /tmp logs, another checkout: not this project's knowledge
+    return bool(_TOOL_SEQUENCE.search(item.content))
 
 
 class PromoteSession(WriteOp[PromotionResult]):
@@ -180,6 +217,8 @@ class PromoteSession(WriteOp[PromotionResult]):
                  synthesis: SynthesisPlan | None = None) -> None:
         """Validate the memories now (outside the writer thread)."""
         self.digest = digest
+        # Evidence links go to memory_evidence, not into the memory's metadata.
+        self.evidence = [(it.metadata.pop("events", []), str(it.metadata.get("signal", ""))) for it in items]
         self.add = AddMemories(items, actor="observer", reason="learned from a session") if items else None
         self.keys = keys
         self.signal_keys = signal_keys
@@ -193,6 +232,17 @@ class PromoteSession(WriteOp[PromotionResult]):
         results: list[AddResult] = self.add.apply(tx) if self.add else []
         for r in results:
             (res.added if r.created else res.reinforced).append(r.id)
+        sid = self.digest.session_id
+        for r, (events, signal) in zip(results, self.evidence, strict=False):
+            for key in events:
+                tx.execute("INSERT OR IGNORE INTO memory_evidence(memory_id, event_key, session_id, signal, added_at)"
+                           " VALUES (?,?,?,?,?)", (r.id, key, sid, signal, tx.now))
+            if not r.created:
+                # The same lesson learned in another session: a candidate becomes a memory.
+                tx.execute("UPDATE memories SET candidate = 0 WHERE id = ? AND candidate = 1 AND source = ?"
+                           " AND coalesce(session_id, '') <> ? AND needs_review = 0",
+                           (r.id, MemorySource.OBSERVER_INFERRED.value, sid))
+        apply_file_ops(tx, list(self.digest.moved), list(self.digest.removed))
         xs.apply_session(tx, self.digest, signal_keys=self.signal_keys, first_time=self.first_time)
         for key, r in zip(self.keys, results, strict=False):
             if key:
@@ -242,6 +292,8 @@ class Promoter:
             self._llm_rewrite(chosen, items)
         items.extend(synth.memories)
         keys.extend("" for _ in synth.memories)
+        kept = [(it, k) for it, k in zip(items, keys, strict=True) if not is_noise(it)]
+        items, keys = [it for it, _ in kept], [k for _, k in kept]
         items, keys, reinforced_by_novelty = self._novelty(conn, items, keys)
         t2 = time.perf_counter()
         op = PromoteSession(digest, items, keys, signal_keys=signal_keys if first_time else [],

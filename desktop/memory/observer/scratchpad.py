@@ -115,6 +115,8 @@ class Scratchpad:
     """Files (or folders, or rm globs) the session deleted, with the step; re-touching un-deletes."""
     moved: list[list[str]] = field(default_factory=list)
     """[old, new] paths the session renamed, in order."""
+    ev: dict[str, Any] = field(default_factory=dict)
+    """Evidence state (observer/evidence.py): open errors with their edits, the last failed command."""
 
     # -- signals -------------------------------------------------------------------------
     def add_signal(self, signal: Signal) -> Signal:
@@ -133,7 +135,11 @@ class Scratchpad:
                     known.files.append(f)
             if signal.evidence and len(known.evidence) < 4:
                 known.evidence.append(signal.evidence[0])
+            # Evidence links accumulate (a few per signal) instead of the last one winning.
+            events = [*known.data.get("events", []), *signal.data.get("events", [])]
             known.data.update(signal.data)
+            if events:
+                known.data["events"] = list(dict.fromkeys(events))[:8]
             return known
         if len(self.signals) >= MAX_SIGNALS:
             self._evict()
@@ -195,7 +201,7 @@ class Scratchpad:
             "durations": self.durations, "read_chars_total": self.read_chars_total,
             "read_count": self.read_count, "self_corrections": self.self_corrections,
             "early": self.early, "signals": [s.to_dict() for s in self.signals.values()],
-            "evicted": self.evicted, "removed": self.removed, "moved": self.moved,
+            "evicted": self.evicted, "removed": self.removed, "moved": self.moved, "ev": self.ev,
         }
         return zlib.compress(json.dumps(d, ensure_ascii=False).encode("utf-8"), 6)
 
@@ -227,6 +233,7 @@ class Scratchpad:
         sp.self_corrections, sp.early, sp.evicted = d["self_corrections"], d["early"], d["evicted"]
         # Checkpoints written before file operations were tracked have neither key.
         sp.removed, sp.moved = dict(d.get("removed", {})), [list(m) for m in d.get("moved", [])]
+        sp.ev = dict(d.get("ev", {}))
         for s in d["signals"]:
             sig = Signal.from_dict(s)
             sp.signals[sig.key] = sig

@@ -26,6 +26,9 @@ PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE = "parallel_conflict", "context_token_spi
 # Not one of the 17 behavioural classes: the agent's own words about an abandoned
 # approach (dead-end language) and an explicit record_memory call.
 DEAD_END, EXPLICIT = "dead_end", "explicit"
+# Issue 13's evidence kinds (observer/evidence.py): what a session shows, not what the agent muttered.
+USER_RULE, COMMAND_FIX, RECIPE = "user_rule", "command_fix", "recipe"
+ERROR_FIX, STATED_CAUSE = "error_fix", "stated_cause"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +62,11 @@ SIGNAL_SPECS: Final[dict[str, SignalSpec]] = {s.name: s for s in (
     SignalSpec(TIME_ANOMALY, 0.48, (), 3),
     SignalSpec(DEAD_END, 0.80, (_T.DEAD_END,), 1),
     SignalSpec(EXPLICIT, 0.95, (_T.NOTE,), 1),
+    SignalSpec(USER_RULE, 0.97, (_T.PREFERENCE,), 1),
+    SignalSpec(COMMAND_FIX, 0.93, (_T.GOTCHA,), 1),
+    SignalSpec(ERROR_FIX, 0.92, (_T.ERROR_PATTERN,), 1),
+    SignalSpec(RECIPE, 0.9, (_T.WORKFLOW_RECIPE,), 2),
+    SignalSpec(STATED_CAUSE, 0.86, (_T.GOTCHA, _T.DECISION), 1),
 )}
 #: Signals below this score are discarded before promotion filtering (design rule).
 MIN_SIGNAL_VALUE: Final = 0.4
@@ -68,7 +76,8 @@ EVICTION_ORDER: Final[tuple[str, ...]] = (
     GLOB_IGNORE, EXTERNAL_REFERENCE, STEP_OVERRUN, TEST_ORDER, CONFIG_TOUCH, BACKTRACK,
     READ_ABANDON, REPEATED_GREP, ERROR_RETRY, DEAD_END,
 )
-NEVER_EVICTED: Final = frozenset({SELF_CORRECTION, PARALLEL_CONFLICT, EXPLICIT})
+NEVER_EVICTED: Final = frozenset({SELF_CORRECTION, PARALLEL_CONFLICT, EXPLICIT, USER_RULE, COMMAND_FIX,
+                                  ERROR_FIX, RECIPE, STATED_CAUSE})
 
 
 @dataclass(slots=True)

@@ -14,22 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from desktop.memory.observer.signals import (
-    BACKTRACK,
-    CO_ACCESS,
-    CONFIG_TOUCH,
+    COMMAND_FIX,
     CONTEXT_TOKEN_SPIKE,
-    DEAD_END,
-    ERROR_RETRY,
+    ERROR_FIX,
     EXPLICIT,
-    EXTERNAL_REFERENCE,
-    GLOB_IGNORE,
-    IMPORT_CHASE,
     PARALLEL_CONFLICT,
-    READ_ABANDON,
-    REPEATED_GREP,
-    SELF_CORRECTION,
-    STEP_OVERRUN,
-    TEST_ORDER,
+    RECIPE,
+    STATED_CAUSE,
+    USER_RULE,
     Signal,
     excerpt,
 )
@@ -74,65 +66,59 @@ def _list(paths: list[str], limit: int = 4) -> str:
     return ", ".join(shown) + (" and others" if len(paths) > limit else "")
 
 
+#: Signal classes that become memory text. The others (co-access, config touch, backtrack,
+#: read-abandon, test order, step overrun, glob-ignore, repeated grep, import chase, web
+#: lookups, the agent's self-corrections and dead-end phrases, bare error retries) still feed
+#: the cross-session tables and prefetch, but as memory text a reader labelled them weak or
+#: noise (bench/memory_quality: 0 useful of 96 before issue 13), so they are never rendered.
+MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, STATED_CAUSE, EXPLICIT,
+                                 PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE})
+_RECIPE_VERB: Final = {"test": "Run the tests with", "lint": "Check lint and types with",
+                       "build": "Build with", "install": "Install the dependencies with",
+                       "migrate": "Apply migrations with", "deploy": "Deploy with", "run": "Start the app with"}
+
+
+def _where(d: dict[str, Any]) -> str:
+    parts = []
+    if d.get("folder"):
+        parts.append(f"from `{d['folder']}/`")
+    else:
+        parts.append("from the project root")
+    if d.get("env"):
+        parts.append("with " + ", ".join(f"`{n}`" for n in d["env"]) + " set")
+    return " ".join(parts)
+
+
 def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
-    """The memory text for one signal, or None when the class has nothing to say alone."""
+    """The memory text for one signal, or None when the class never becomes a memory."""
     k, d, files = sig.kind, sig.data, sig.files
     T = MemoryType
-    if k == CO_ACCESS and len(files) >= 2:
-        a, b = files[0], files[1]
-        return Rendered(T.CAUSAL_DEPENDENCY, f"{_q(a)} and {_q(b)} are usually worked on together: "
-                        f"when changing one, check the other.", [a, b])
-    if k == SELF_CORRECTION:
-        where = f" while working on {_q(files[0])}" if files else ""
-        return Rendered(T.GOTCHA, f"An agent corrected a wrong assumption{where}: \"{d['sentence']}\"", files)
-    if k == ERROR_RETRY and error is not None:
-        what = f"`{excerpt(error['command'], 80)}`" if error.get("command") else f"the {error['tool']} tool"
-        msg = excerpt(error["message"], 160)
-        fix = error.get("resolved_how")
-        tail = f" It was resolved by {fix}." if fix else " No fix was found in that session."
-        return Rendered(T.ERROR_PATTERN, f"Running {what} can fail with \"{msg}\".{tail}",
-                        list(error.get("fix_files", []))[:4], from_tool_output=True)
-    if k == REPEATED_GREP:
-        return Rendered(T.MODULE_INSIGHT, f"Agents search for '{excerpt(d['pattern'], 80)}' repeatedly before "
-                        f"finding it; note where it lives when you find it.", files)
-    if k == READ_ABANDON and files:
-        return Rendered(T.GOTCHA, f"{_q(files[0])} is read often but rarely changed: it is reference material, "
-                        f"usually not where a fix belongs.", files[:1])
-    if k == TEST_ORDER:
-        order = "read the tests before changing the implementation" if d.get("tests_first") else \
-            "change the implementation first and look at the tests afterwards"
-        return Rendered(T.TASK_CALIBRATION, f"In this project agents usually {order}.", files)
-    if k == STEP_OVERRUN:
-        return Rendered(T.TASK_CALIBRATION, "Tasks here tend to take noticeably more steps than planned; "
-                        "budget extra steps for verification.")
-    if k == BACKTRACK and files:
-        return Rendered(T.GOTCHA, f"{_q(files[0])} often needs a second edit soon after the first: read the "
-                        f"surrounding code before changing it.", files[:1])
-    if k == CONFIG_TOUCH and len(files) >= 2:
-        return Rendered(T.CAUSAL_DEPENDENCY, f"Changes to {_list(files[1:])} went together with a change to "
-                        f"the configuration file {_q(files[0])}.", files)
-    if k == GLOB_IGNORE:
-        return Rendered(T.GOTCHA, f"The search '{excerpt(d['pattern'], 80)}' lists many files that are not "
-                        f"relevant; use a narrower pattern.")
+    if k not in MEMORY_KINDS:
+        return None
+    if k == USER_RULE:
+        where = f" (about {_list(files, 3)})" if files else ""
+        return Rendered(T.PREFERENCE, f"The user's instruction{where}: \"{d['text']}\"", files[:4])
+    if k == COMMAND_FIX:
+        return Rendered(T.GOTCHA, f"`{d['failed']}` fails here with \"{excerpt(d['error'], 120)}\"; "
+                        f"`{d['worked']}` works.", [], from_tool_output=True)
+    if k == ERROR_FIX:
+        edit = f" ({d['edit']})" if d.get("edit") else ""
+        return Rendered(T.ERROR_PATTERN, f"`{d['command']}` failed with \"{excerpt(d['error'], 140)}\"; "
+                        f"editing {_q(d['file'])}{edit} made it pass.", [d["file"]], from_tool_output=True)
+    if k == RECIPE:
+        verb = _RECIPE_VERB.get(str(d.get("category")), "Run")
+        return Rendered(T.WORKFLOW_RECIPE, f"{verb} `{d['command']}` {_where(d)}.", [])
+    if k == STATED_CAUSE:
+        label = "Decision" if d.get("kind") == "decision" else "Root cause found"
+        where = f" in {_list(files, 3)}" if files else ""
+        return Rendered(T.DECISION if d.get("kind") == "decision" else T.GOTCHA,
+                        f"{label}{where}: {d['text'].rstrip('.')}.", files[:4])
     if k == CONTEXT_TOKEN_SPIKE and files:
         return Rendered(T.CONTEXT_COST, f"Reading {_q(files[0])} whole costs a lot of context; read the part "
                         f"you need.", files[:1])
-    if k == EXTERNAL_REFERENCE and files:
-        return Rendered(T.MODULE_INSIGHT, f"Work on {_q(files[0])} needed outside documentation (a web lookup); "
-                        f"check the upstream docs before changing it.", files[:1])
-    if k == IMPORT_CHASE and len(files) >= 2:
-        return Rendered(T.CAUSAL_DEPENDENCY, f"{_q(files[0])} depends on {_q(files[1])}: understanding one "
-                        f"needs the other.", files[:2])
     if k == PARALLEL_CONFLICT and files:
         return Rendered(T.GOTCHA, f"{_q(files[0])} was edited by several parallel sub-agents at once; "
                         f"coordinate changes to it.", files[:1])
-    if k == DEAD_END:
-        if d.get("origin") == "backtrack" and files:
-            left = d.get("abandoned") or []
-            extra = f" (it had touched {_list(left, 3)})" if left else ""
-            return Rendered(T.DEAD_END, f"An approach around {_q(files[0])} was explored at length and then "
-                            f"abandoned for a different set of files{extra}.", files[:1] + left[:3])
-        return Rendered(T.DEAD_END, f"An approach was abandoned: \"{d['sentence']}\"", files)
     if k == EXPLICIT:
         kind = d.get("type") if d.get("type") in {t.value for t in MemoryType} else T.NOTE
         return Rendered(str(kind), str(d["content"]), files)

@@ -441,6 +441,20 @@ OBSERVER_FILE_REMOVALS = """
 ALTER TABLE observer_file_nodes ADD COLUMN removed_at TEXT;
 """
 
+# Issue 13: the events each learned memory came from (the browser shows them as evidence).
+# A side table rather than a JSON column: one memory gathers evidence from many sessions.
+MEMORY_EVIDENCE = """
+CREATE TABLE memory_evidence (
+  memory_id  INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  event_key  TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  signal     TEXT NOT NULL DEFAULT '',
+  added_at   TEXT NOT NULL,
+  PRIMARY KEY (memory_id, event_key)
+) WITHOUT ROWID;
+CREATE INDEX idx_memory_evidence_session ON memory_evidence(session_id);
+"""
+
 # (name, sql). Append only.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core_memories", CORE_MEMORIES),
@@ -454,4 +468,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0009_memory_created_index", LIFECYCLE_CREATED_INDEX),
     ("0010_observer_session_files", OBSERVER_SESSION_FILES),
     ("0011_observer_file_removals", OBSERVER_FILE_REMOVALS),
+    ("0012_memory_evidence", MEMORY_EVIDENCE),
 ]

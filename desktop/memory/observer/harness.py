@@ -1,0 +1,107 @@
+"""What never becomes a memory: agent-harness protocol errors, agent mutterings, outside paths.
+
+The agent harness (Claude Code, Codex, Gemini CLI) reports its own bookkeeping
+failures as tool errors: an edit before a read, a stale read, a string the edit
+tool could not find, a user declining a tool, an output over the token limit.
+They say nothing about the project, and their "resolution" is whatever the agent
+did next. ``is_harness_error`` recognises them per agent (a registry, so a new
+harness message is one line here) and the detectors drop them before they count.
+
+``shorten_command`` is the one place a command becomes memory text: secrets are
+redacted first, the ``cd <project> &&`` prefix goes, and a long command is cut at
+a word boundary (never mid-token) keeping its head, the part that matters.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from desktop.memory.privacy.secrets import redact
+
+#: Protocol errors per agent: the harness's words, matched case-insensitively at any position
+#: of the first lines of the tool output.
+HARNESS_ERRORS: Final[dict[str, tuple[str, ...]]] = {
+    "claude-code": (
+        "File has not been read yet", "File has been modified since read", "String to replace not found",
+        "No changes to make: old_string and new_string are exactly the same",
+        "Found \\d+ matches of the string to replace", "user doesn't want to proceed",
+        "tool use was rejected", "The user rejected", "Sibling tool call errored",
+        "Request interrupted by user", "exceeds maximum allowed tokens", "File does not exist",
+        "File content \\(\\d+ tokens\\) exceeds", "EISDIR: illegal operation on a directory",
+        "was blocked\\. For security, Claude Code may only", "InputValidationError",
+        "Operation blocked by hook", "blocked by hook", "Permission to use \\w+ has been denied",
+        "Claude requested permissions", "This command requires approval", "<tool_use_error>",
+        "Cancelled: parallel tool call", "old_string not found",
+    ),
+    "codex": (
+        "patch rejected", "apply_patch verification failed", "Failed to find expected lines",
+        "exec command rejected by user", "sandbox denied", "aborted by user", "approval required",
+        "invalid patch", "Failed to apply patch",
+    ),
+    "gemini-cli": (
+        "Failed to edit, could not find the string to replace", "Failed to edit, 0 occurrences found",
+        "Failed to edit, expected \\d+ occurrences", "File path must be absolute",
+        "User did not allow tool call", "Tool call cancelled", "No changes to apply",
+        "Path must be within one of the workspace directories", "File not found\\.",
+        "Error: Command execution cancelled",
+    ),
+}
+_COMBINED: Final = re.compile("|".join(f"(?:{p})" for ps in HARNESS_ERRORS.values() for p in ps), re.I)
+_PER_AGENT: Final = {a: re.compile("|".join(f"(?:{p})" for p in ps), re.I) for a, ps in HARNESS_ERRORS.items()}
+
+
+def is_harness_error(output: str, agent: str = "") -> bool:
+    """True when a tool error is the agent harness's own protocol error, not the project's.
+
+    An unknown agent (or a terminal log whose agent is only guessed) is checked
+    against every registry: the messages are distinctive enough not to collide.
+    """
+    head = output[:600]
+    rx = _PER_AGENT.get(agent)
+    return bool((rx or _COMBINED).search(head) or (rx is not None and _COMBINED.search(head)))
+
+
+_CD_PREFIX: Final = re.compile(r"^\s*cd\s+(\"[^\"]+\"|'[^']+'|\S+)\s*&&\s*")
+_TRAILING_NOISE: Final = re.compile(r"\s*(?:2>&1|\|\s*(?:head|tail|less|cat)\b[^|]*)\s*$")
+
+
+def strip_project_cd(command: str, cwd: str) -> tuple[str, str]:
+    """Drop a leading ``cd DIR &&``; return the command and DIR relative to the project ('' = root)."""
+    m = _CD_PREFIX.match(command)
+    if not m:
+        return command.strip(), ""
+    target = m.group(1).strip("\"'").rstrip("/")
+    rest = command[m.end():].strip()
+    root = cwd.rstrip("/")
+    if root and (target == root or target == "."):
+        return rest, ""
+    if root and target.startswith(root + "/"):
+        return rest, target[len(root) + 1:]
+    if target.startswith("/") or target.startswith("~") or target.startswith(".."):
+        return command.strip(), "?"  # another folder: keep the cd, it is part of the lesson
+    return rest, target
+
+
+def shorten_command(command: str, limit: int = 120) -> str:
+    """A command fit for memory text: secrets redacted, pager pipes dropped, cut at a word boundary."""
+    text, _ = redact(" ".join(command.split()))
+    prev = None
+    while prev != text:
+        prev, text = text, _TRAILING_NOISE.sub("", text)
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    if space > limit // 3:
+        cut = cut[:space]
+    # An unbalanced quote would read as a cut mid-string: stop before the word that opened it.
+    for q in ("\"", "'", "`"):
+        if cut.count(q) % 2:
+            cut = cut[:cut.rfind(q)].rstrip()
+    return cut.rstrip(" &|;") + " …"
+
+
+def outside_project(path: str) -> bool:
+    """True for absolute paths (the importers make project files relative), home and temp paths."""
+    return path.startswith(("/", "~", "$HOME", "..")) or bool(re.match(r"^[A-Za-z]:[\\/]", path))

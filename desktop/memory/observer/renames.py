@@ -1,0 +1,100 @@
+"""Memories follow renames and retire with deleted files (inside the promotion's write).
+
+A session that ran ``mv old new`` / ``git mv`` (observer/file_ops.py parses them)
+leaves ``digest.moved``; every live memory naming ``old`` (in its text or its
+related files, a folder move included) is rewritten to name ``new``, through
+EditMemory so the audit log keeps the old text. A session that deleted a file
+leaves ``digest.removed``; memories naming it are marked stale, and stale
+memories are never injected (memory_access's injectable filter).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from desktop.memory.store.errors import ValidationError
+from desktop.memory.store.memory_ops import EditMemory
+from desktop.memory.store.writer import Tx
+
+logger = logging.getLogger("engram.observer")
+
+
+@dataclass
+class RenameStats:
+    """How many memories one session's file operations rewrote and retired."""
+
+    rewritten: int = 0
+    retired: int = 0
+
+
+def _under(path: str, old: str) -> str | None:
+    """``path`` with the ``old`` prefix (a file or a folder) replaced marker, or None."""
+    if path == old:
+        return ""
+    folder = old.rstrip("/") + "/"
+    return path[len(folder):] if path.startswith(folder) else None
+
+
+def _plausible(path: str) -> bool:
+    """A path worth following: no parse debris (``…``, brackets), a folder or a file name."""
+    return bool(path) and not re.search(r"[…()\[\]{}<>\"'`*?\s]", path) and ("/" in path or "." in path
+                                                                                or path.islower())
+
+
+def _token(path: str) -> re.Pattern[str]:
+    """``path`` as a whole path token in text (not ``venv`` inside ``.venv``).
+
+    A bare name (``venv``) counts only as a folder in a path (``venv/bin``): as a word it is
+    more likely prose ("and") or parse debris than the deleted folder.
+    """
+    bare = path.rstrip("/")
+    end = "(?=/)" if "/" not in bare and "." not in bare else "(?=/|(?![\\w-]))"
+    return re.compile(rf"(?<![\w.-]){re.escape(bare)}{end}")
+
+
+def _candidates(tx: Tx, needle: str) -> list[tuple[int, str, list[str]]]:
+    rows = tx.execute("SELECT id, content, related_files FROM memories WHERE deprecated = 0 AND type <> 'code'"
+                      " AND (instr(related_files, ?) > 0 OR instr(content, ?) > 0)", (needle, needle)).fetchall()
+    return [(int(r[0]), str(r[1]), list(json.loads(r[2] or "[]"))) for r in rows]
+
+
+def apply_file_ops(tx: Tx, moved: list[tuple[str, str]], removed: list[str]) -> RenameStats:
+    """Rewrite memories naming moved paths; mark memories naming deleted paths stale."""
+    st = RenameStats()
+    for old, new in moved:
+        if old == new or not _plausible(old) or not _plausible(new):
+            continue
+        rx = _token(old)
+        for mid, content, files in _candidates(tx, old):
+            if not rx.search(content) and all(_under(f, old) is None for f in files):
+                continue
+            new_files = []
+            for f in files:
+                rest = _under(f, old)
+                new_files.append(f if rest is None else (new if rest == "" else f"{new.rstrip('/')}/{rest}"))
+            changes: dict[str, Any] = {"content": rx.sub(new.rstrip("/"), content)}
+            if new_files != files:
+                changes["related_files"] = new_files
+            try:
+                EditMemory(mid, changes, actor="observer", reason=f"renamed {old} to {new}").apply(tx)
+                st.rewritten += 1
+            except ValidationError:  # the renamed text already exists: this copy is redundant
+                tx.execute("UPDATE memories SET stale_at = ? WHERE id = ?", (tx.now, mid))
+                st.retired += 1
+    for path in removed:
+        if not _plausible(path):
+            continue
+        rx = _token(path)
+        for mid, content, files in _candidates(tx, path):
+            if any(_under(f, path) is not None for f in files) or rx.search(content):
+                tx.audit("stale", mid, actor="observer", reason=f"{path} was deleted", detail={"path": path})
+                tx.execute("UPDATE memories SET stale_at = ? WHERE id = ? AND stale_at IS NULL", (tx.now, mid))
+                tx.changed("memory", "updated", [mid])
+                st.retired += 1
+    if st.rewritten or st.retired:
+        logger.info("file operations: %d memories rewritten, %d retired", st.rewritten, st.retired)
+    return st
