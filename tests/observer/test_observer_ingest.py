@@ -121,6 +121,7 @@ s = Seq("live-1")
 for i in range(12):
     s.read("core/engine.py").read(f"core/part{{i}}.py")
 s.think("I was wrong about the engine: the scheduler is actually single-threaded.")
+s.user("Never call `core/engine.py` from a worker thread: the scheduler is single-threaded.")
 for ev in s.events:
     obs.observe(ev)
 obs.checkpoint()
@@ -158,7 +159,7 @@ def test_crash_and_restore_checkpointed_scratchpad(tmp_path: Path) -> None:
         for ev in Seq("live-1", t0=1_700_001_000.0).read("core/engine.py").end("success")[1:]:
             obs.observe(ev)
         res = ing.finish(obs)
-        assert res.added  # the self-correction survived the crash
+        assert res.added  # the user's rule (and the evidence state) survived the crash
         assert ing.checkpoints.pending() == []  # dropped in the promotion's transaction
         assert db.reads.conn().execute("SELECT read_count FROM observer_file_nodes WHERE file_path="
                                        "'core/engine.py'").fetchall()[0][0] == 13
@@ -169,7 +170,7 @@ def test_crash_and_restore_checkpointed_scratchpad(tmp_path: Path) -> None:
 def test_recover_promotes_orphan_checkpoints(db: Database) -> None:
     ing = _ingestor(db)
     obs = ing.live("orphan", checkpoint_every=1)
-    for ev in Seq("orphan").read("x.py").think("I was wrong about x.py: it is actually generated code.").events:
+    for ev in Seq("orphan").user("Never edit `x.py` by hand: it is generated code.").read("x.py").events:
         obs.observe(ev)
     assert ing.checkpoints.pending() == ["orphan"]
     results = ing.recover()

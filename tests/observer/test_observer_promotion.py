@@ -30,66 +30,88 @@ def _correcting(sid: str, sentence: str = "I was wrong about the cache key: it i
     return Seq(sid, session_type).read("cache.py").think(sentence).end()
 
 
-def test_self_correction_promoted_with_provenance(db: Database) -> None:
-    res = _promoter(db).promote(digest_of(_correcting("s1")))
+RULE = "Never run `alembic upgrade` against prod; use `make migrate` instead."
+
+
+def _ruling(sid: str, rule: str = RULE, session_type: str = "interactive") -> list:
+    return Seq(sid, session_type).read("db/migrations.py").user(rule).end()
+
+
+def test_user_rule_promoted_with_provenance_and_evidence(db: Database) -> None:
+    res = _promoter(db).promote(digest_of(_ruling("s1")))
     assert len(res.added) == 1
     row = _rows(db)[0]
-    assert row["type"] == "gotcha" and "tenant id" in row["content"]
+    assert row["type"] == "preference" and "`make migrate`" in row["content"]
     prov = json.loads(row["provenance"])[0]
-    assert prov["session_id"] == "s1" and prov["steps"] and "tenant" in prov["evidence"][0]
+    assert prov["session_id"] == "s1" and prov["steps"] is not None and "alembic" in prov["evidence"][0]
+    conn = db.reads.conn()
+    # a user instruction is strong evidence: a memory at once, not a candidate
+    assert conn.execute("SELECT candidate FROM memories").fetchall()[0][0] == 0
+    ev = conn.execute("SELECT memory_id, session_id, signal FROM memory_evidence").fetchall()
+    assert ev == [(res.added[0], "s1", "user_rule")]
 
 
 def test_changelog_gate_promotes_nothing(db: Database) -> None:
-    res = _promoter(db).promote(digest_of(_correcting("s1", session_type="changelog")))
+    res = _promoter(db).promote(digest_of(_ruling("s1", session_type="changelog")))
     assert res.added == [] and res.dropped["gate"] + res.dropped["cap"] >= 1
 
 
 def test_insights_gate_only_allows_its_classes() -> None:
     s = Seq("s", "insights").bash("make", "Error: x", True).bash("make", "Error: x", True)
-    s.think("I was wrong about make: the target is actually named build.")
+    s.user(RULE)
     cands = build_candidates(digest_of(s.end()), {"error_retry:" + "0" * 16: 5}, failed=False)
     kept = {c.signal.kind for c in cands if c.drop_reason is None}
-    assert kept == {"self_correction"}
+    assert kept == {"user_rule"}
     assert any(c.drop_reason == "gate" and c.signal.kind == "error_retry" for c in cands)
 
 
-def test_validation_drops_failed_sessions_except_dead_ends() -> None:
+def test_failed_sessions_keep_only_what_the_user_said() -> None:
+    # Old behaviour kept dead-end phrases from failed sessions; issue 13 renders no agent
+    # musings at all, but the user's own instruction is true whatever the session's outcome.
     s = Seq().read("a.py").think("I was wrong about a.py: it is actually generated.")
-    s.think("This approach won't work because the file is generated.")
+    s.think("This approach won't work because the file is generated.").user(RULE)
     cands = build_candidates(digest_of(s.end("failure")), {}, failed=True)
     kept = {c.signal.kind for c in cands if c.drop_reason is None}
-    assert kept == {"dead_end"}
+    assert kept == {"user_rule"}
+    assert {c.drop_reason for c in cands if c.signal.kind == "dead_end"} == {"no_template"}
 
 
-def test_frequency_co_access_needs_three_sessions(db: Database) -> None:
+def test_recipe_needs_a_second_session_and_co_access_stays_in_tables(db: Database) -> None:
     p = _promoter(db)
 
     def session(i: int) -> list:
         return Seq(f"s{i}").read("api/routes.py").read("api/schema.py").read("api/routes.py").read(
-            "api/schema.py").end()
-    for i in range(2):
-        p.promote(digest_of(session(i)))
-    assert not [r for r in _rows(db) if r["type"] == "causal_dependency"]
-    p.promote(digest_of(session(2)))
-    deps = [r for r in _rows(db) if "api/routes.py" in r["content"] and r["type"] == "causal_dependency"]
-    assert len(deps) == 1
+            "api/schema.py").bash("cd /proj && DATABASE_URL=postgres://u:secretpw@h/db npm test", "ok").end()
+    p.promote(digest_of(session(0)))
+    assert not [r for r in _rows(db) if r["type"] == "workflow_recipe"]
+    p.promote(digest_of(session(1)))
+    recipes_ = [r for r in _rows(db) if r["type"] == "workflow_recipe"]
+    assert len(recipes_) == 1
+    text = recipes_[0]["content"]
+    assert "`npm test`" in text and "`DATABASE_URL`" in text and "secretpw" not in text
+    assert not [r for r in _rows(db) if r["type"] == "causal_dependency"]  # co-access: never memory text
+    edges = db.reads.conn().execute("SELECT session_count FROM observer_co_access_edges").fetchall()
+    assert edges and edges[0][0] == 2  # ... but still learned for prefetch
 
 
 def test_novelty_reinforces_instead_of_adding(db: Database) -> None:
     p = _promoter(db)
-    first = p.promote(digest_of(_correcting("s1")))
-    again = p.promote(digest_of(_correcting("s2", "I was wrong about the cache key, it includes the tenant id!")))
+    first = p.promote(digest_of(_ruling("s1")))
+    again = p.promote(digest_of(_ruling("s2")))
     assert len(first.added) == 1 and again.added == [] and again.reinforced == first.added
     row = db.reads.conn().execute("SELECT confidence, provenance_session_ids FROM memories").fetchall()[0]
     assert json.loads(row[1]) == ["s1", "s2"]
+    sessions = db.reads.conn().execute("SELECT DISTINCT session_id FROM memory_evidence").fetchall()
+    assert sorted(r[0] for r in sessions) == ["s1", "s2"]  # evidence from both sessions
 
 
 def test_trust_gate_after_web_fetch(db: Database) -> None:
     s = Seq().call("WebFetch", (), "some page", url="https://example.com").read("auth.py")
-    s.think("I was wrong about the auth flow: the token is actually refreshed by the client.")
+    s.think("Root cause: `auth.py` refreshes the token on the client, not the server.", kind="text")
     _promoter(db).promote(digest_of(s.end()))
     row = _rows(db)[0]
     assert row["needs_review"] == 1 and row["confidence"] < 0.7
+    assert db.reads.conn().execute("SELECT candidate FROM memories").fetchall()[0][0] == 1
 
 
 def test_prompt_injection_in_tool_output_never_becomes_trusted(db: Database) -> None:

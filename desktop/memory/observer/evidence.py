@@ -73,7 +73,7 @@ _NOT_A_RULE: Final = re.compile(
     r"\b(?:yet|for now|right now|at this time|this time|today|right away|anymore|at the moment|"
     r"this session|last session|next session|in the meantime|for later|this phase|maybe|perhaps|"
     r"not sure|W8|WTF)\b", re.I)
-_SENTENCES: Final = re.compile(r"(?<=[.!;])\s+|\n+")
+_SENTENCES: Final = re.compile(r"(?<=[.!])\s+|\n+")
 _CODEISH: Final = re.compile(r"`([^`\n]{2,80})`|@([\w./-]+)|\b([\w.-]+/[\w./-]+|"
                              r"[\w-]+\.(?:py|ts|js|md|json|toml|ya?ml|sh|sql|cfg|ini|txt|lock))\b")
 _PRONOUN_START: Final = re.compile(r"^(?:it|this|that|these|those|they|he|she|which)\b", re.I)
@@ -194,7 +194,7 @@ def recipe_form(command: str) -> str:
     """The command to reuse: no pipe into a pager or grep, no test selectors, file arguments,
     short flags or valued options (they belong to one run, not to the recipe)."""
     head = command.split(" | ")[0]
-    words = [w for w in head.split() if not _SELECTOR.match(w)
+    words = [w for w in head.split() if not _SELECTOR.match(w) and not re.match(r"[A-Z][A-Z0-9_]*=", w)
              and not (w.startswith("-") and (not w.startswith("--") or "=" in w))]
     return " ".join(words)
 

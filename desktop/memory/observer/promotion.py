@@ -33,10 +33,12 @@ from desktop.memory.observer.signals import (
     EXPLICIT,
     FILE_ACCESS,
     MIN_SIGNAL_VALUE,
+    RECIPE,
     REPEATED_GREP,
     SELF_CORRECTION,
     SEQUENCE,
     SIGNAL_SPECS,
+    STATED_CAUSE,
     USER_RULE,
     Signal,
     excerpt,
@@ -67,12 +69,12 @@ class Gate:
 
 SESSION_GATES: Final[dict[str, Gate]] = {
     "build": Gate(20, None),
-    "insights": Gate(5, frozenset({CO_ACCESS, SELF_CORRECTION, REPEATED_GREP})),
+    "insights": Gate(5, frozenset({CO_ACCESS, SELF_CORRECTION, REPEATED_GREP, STATED_CAUSE})),
     "roadmap": Gate(3, frozenset({EXPLICIT})),
-    "terminal": Gate(3, frozenset({ERROR_RETRY, SEQUENCE})),
+    "terminal": Gate(3, frozenset({ERROR_RETRY, SEQUENCE, COMMAND_FIX, RECIPE, ERROR_FIX})),
     "changelog": Gate(0, frozenset()),
     "spec_creation": Gate(3, frozenset({FILE_ACCESS, REPEATED_GREP})),
-    "pr_review": Gate(8, frozenset({ERROR_RETRY, SELF_CORRECTION})),
+    "pr_review": Gate(8, frozenset({ERROR_RETRY, SELF_CORRECTION, STATED_CAUSE})),
     # Sessions of installed tools (Claude Code, Codex, Gemini CLI) are not in the
     # design's pipeline table: treated as unreviewed coding sessions.
     "interactive": Gate(10, None),
@@ -131,10 +133,11 @@ def build_candidates(digest: SessionDigest, prior: dict[str, int], *, failed: bo
         spec = SIGNAL_SPECS[sig.kind]
         cand = Candidate(sig, Rendered("note", ""), spec.score, 0.0, prior.get(sig.key, 0) + 1)
         out.append(cand)
-        if failed and sig.kind not in (DEAD_END, EXPLICIT):
+        # What the user said holds whatever the session's outcome; every gate lets it through.
+        if failed and sig.kind not in (DEAD_END, EXPLICIT, USER_RULE):
             cand.drop_reason = "validation"
             continue
-        if gate.kinds is not None and sig.kind not in gate.kinds and sig.kind not in (EXPLICIT, DEAD_END):
+        if gate.kinds is not None and sig.kind not in gate.kinds and sig.kind not in (EXPLICIT, DEAD_END, USER_RULE):
             cand.drop_reason = "gate"
             continue
         need = int(sig.data.get("min_sessions", spec.min_sessions))
