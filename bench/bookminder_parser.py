@@ -120,6 +120,15 @@ class _Builder:
         return cid
 
     def result(self, cid: str, tool: str, output: str, is_error: bool, line_no: int) -> None:
+        if tool in ("Edit", "MultiEdit") and not is_error:
+            changed = _terminal_edit(output)
+            if changed:  # the terminal shows the diff, not the arguments: recover the first changed line
+                for k in range(len(self.events) - 1, -1, -1):
+                    ev = self.events[k]
+                    if isinstance(ev, ToolCall) and ev.call_id == cid:
+                        self.events[k] = replace(ev, args={**ev.args, "old_string": changed[0],
+                                                           "new_string": changed[1]})
+                        break
         if is_error and "EISDIR" in output[:200]:
             # A "read" of a directory touched no file: drop its path from the call.
             for k in range(len(self.events) - 1, -1, -1):
@@ -134,6 +143,27 @@ class _Builder:
     def finish(self, line_no: int) -> ParsedSession:
         self.events.append(SessionEnd(self.sid, "unknown", self.ts(line_no)))
         return ParsedSession(self.sid, self.agent, self.day, self.events)
+
+
+_DIFF_LINE = re.compile(r"^\s*(\d+)\s{1,4}(?:[-+] )?(\S.*)$")
+
+
+def _terminal_edit(output: str) -> tuple[str, str] | None:
+    """(old, new) of the first changed line in Claude Code's rendered diff ("Updated x with ...").
+
+    The copy lost the -/+ markers; a removed line and its replacement show the same line
+    number one after the other.
+    """
+    prev: tuple[str, str] | None = None
+    for line in output.splitlines()[:200]:
+        m = _DIFF_LINE.match(line)
+        if not m:
+            prev = None
+            continue
+        if prev is not None and prev[0] == m.group(1) and prev[1].strip() != m.group(2).strip():
+            return prev[1].strip(), m.group(2).strip()
+        prev = (m.group(1), m.group(2))
+    return None
 
 
 def _claude_args(tool: str, inner: str) -> dict[str, object]:

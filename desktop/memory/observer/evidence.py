@@ -79,6 +79,15 @@ _CODEISH: Final = re.compile(r"`([^`\n]{2,80})`|@([\w./-]+)|\b([\w.-]+/[\w./-]+|
 _PRONOUN_START: Final = re.compile(r"^(?:it|this|that|these|those|they|he|she|which)\b", re.I)
 
 
+_FILELIKE: Final = re.compile(r"[\w@.+-]+(?:/[\w@.+-]+)*(?:\.[A-Za-z]\w{0,7}|/)")
+
+
+def _files_in(tokens: list[str]) -> list[str]:
+    """The tokens that name a project file or folder (``a/b.py``, ``docs/``), not code or prose."""
+    return [t for t in tokens if (_FILELIKE.fullmatch(t) and not outside_project(t) and not t.startswith("."))
+            or (t.startswith(".") and _FILELIKE.fullmatch(t) and "/" in t)]
+
+
 def _concrete(sentence: str) -> list[str]:
     """Code-ish tokens a sentence names (backticked, @file, paths, file names)."""
     return [next(g for g in m.groups() if g) for m in _CODEISH.finditer(sentence)]
@@ -114,7 +123,7 @@ def rule_sentences(text: str) -> list[str]:
 def on_user(sp: Scratchpad, ev: UserMessage) -> None:
     """Keep the user's instructions and corrections, in their words, tied to the files they name."""
     for sentence in rule_sentences(ev.text):
-        named = [t for t in _concrete(sentence) if ("/" in t or "." in t) and not outside_project(t)]
+        named = _files_in(_concrete(sentence))
         key = re.sub(r"[^a-z0-9 ]+", "", sentence.lower())[:120]
         sp.add_signal(Signal(USER_RULE, f"{USER_RULE}:{key}", ev.step, named[:4],
                              {"text": sentence, "events": [ev.event_key]}, [sentence]))
@@ -146,10 +155,14 @@ _INVOCATION_ERROR: Final = re.compile(
     r"command not found|not recognized as|unexpected argument|unrecognized (?:argument|option)|"
     r"unknown (?:option|flag|command)|No module named|no such (?:option|command)|usage:|"
     r"is not installed|Cannot find module|ENOENT", re.I)
+# The command line itself was wrong (not the code): a command_fix lesson, never an error_fix.
+_CLI_ERROR: Final = re.compile(r"command not found|not recognized as|unexpected argument|"
+                               r"unrecognized (?:argument|option)|unknown (?:option|flag|command)|no such (?:option|command)|usage:", re.I)
 _STABLE_ERROR: Final = re.compile(
     r"(?:^E\s+)?(?:[\w.]*(?:Error|Exception)\b:?.*|error(?:\[\w+\])?: .+|.*command not found.*|"
     r"Cannot find module.*|.*No such file or directory.*|FAILED .+ - (?!assert).+)")
 _NOT_STABLE: Final = re.compile(r"^(?:=+|-+|\.+|Error:?\s*Error|Error:?)\s*$|\.{5,}|test session starts|"
+                                r"^[.sFExX]+\s*\[\s*\d+%\]|"
                                 r"\b(?:Passed|Skipped)\s*$|^\s*✓|AssertionError|^E\s+assert\b", re.I)
 _SELECTOR: Final = re.compile(r"^(?:[\w./-]+\.(?:py|ts|js|tsx|rs|go)(?:::[\w:\[\]-]+)?|::.*)$")
 
@@ -242,12 +255,27 @@ def edit_summary(args: dict[str, Any]) -> str:
     b = [ln.strip() for ln in new.splitlines() if ln.strip()]
     for x, y in zip(a, b, strict=False):
         if x != y:
-            return f"`{shorten_command(x, 60)}` → `{shorten_command(y, 60)}`"
+            x, y = _around_change(x, y)
+            return f"`{x}` → `{y}`"
     if len(b) > len(a):
         return f"added `{shorten_command(b[len(a)], 70)}`"
     if len(a) > len(b):
         return f"removed `{shorten_command(a[len(b)], 70)}`"
     return ""
+
+
+def _around_change(old: str, new: str, width: int = 60) -> tuple[str, str]:
+    """The changed part of two long lines (from a word before the first difference), redacted."""
+    old, new = shorten_command(old, 400), shorten_command(new, 400)
+    if len(old) <= width and len(new) <= width:
+        return old, new
+    p = 0
+    while p < min(len(old), len(new)) and old[p] == new[p]:
+        p += 1
+    start = old.rfind(" ", 0, max(0, p - 12)) + 1
+    lead = "…" if start else ""
+    return (lead + shorten_command(old[start:], width).rstrip(" …") + ("…" if len(old) - start > width else ""),
+            lead + shorten_command(new[start:], width).rstrip(" …") + ("…" if len(new) - start > width else ""))
 
 
 def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harness: bool) -> None:
@@ -262,7 +290,7 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
         err = stable_error(ev.output)
         if err:
             sp.ev["last_fail"] = [command, ev.step, err, event]
-            if category in ("test", "lint", "build", "migrate") and not _INVOCATION_ERROR.search(err):
+            if category in ("test", "lint", "build", "migrate") and not _CLI_ERROR.search(err):
                 opened = sp.ev.setdefault("open", [])
                 if all(o["fp"] != normalize_error(err) for o in opened):
                     opened.append({"cmd": command, "cat": category, "step": ev.step, "err": err,
@@ -337,7 +365,7 @@ def on_agent_text(sp: Scratchpad, ev: Reasoning) -> None:
         named = _concrete(body)
         if not named:
             continue  # "the issue is that it does not work": no file, no value, nothing to act on
-        files = [t for t in named if ("/" in t or "." in t) and not outside_project(t) and " " not in t]
+        files = _files_in(named)
         if not files and sp.recent_files:
             files = [p for p, _, _ in list(sp.recent_files)[-1:] if p in sp.edit_set]
         label = m.group("label").lower()
