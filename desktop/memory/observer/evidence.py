@@ -157,7 +157,8 @@ _INVOCATION_ERROR: Final = re.compile(
     r"is not installed|Cannot find module|ENOENT", re.I)
 # The command line itself was wrong (not the code): a command_fix lesson, never an error_fix.
 _CLI_ERROR: Final = re.compile(r"command not found|not recognized as|unexpected argument|"
-                               r"unrecognized (?:argument|option)|unknown (?:option|flag|command)|no such (?:option|command)|usage:", re.I)
+                               r"unrecognized (?:argument|option)|"
+                               r"unknown (?:option|flag|command)|no such (?:option|command)|usage:", re.I)
 _STABLE_ERROR: Final = re.compile(
     r"(?:^E\s+)?(?:[\w.]*(?:Error|Exception)\b:?.*|error(?:\[\w+\])?: .+|.*command not found.*|"
     r"Cannot find module.*|.*No such file or directory.*|FAILED .+ - (?!assert).+)")

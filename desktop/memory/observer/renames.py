@@ -14,7 +14,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from desktop.memory.store.errors import ValidationError
 from desktop.memory.store.memory_ops import EditMemory
@@ -57,8 +57,9 @@ def _token(path: str) -> re.Pattern[str]:
 
 
 def _candidates(tx: Tx, needle: str) -> list[tuple[int, str, list[str]]]:
-    rows = tx.execute("SELECT id, content, related_files FROM memories WHERE deprecated = 0 AND type <> 'code'"
-                      " AND (instr(related_files, ?) > 0 OR instr(content, ?) > 0)", (needle, needle)).fetchall()
+    rows = cast(list[tuple[int, str, str]], tx.execute(
+        "SELECT id, content, related_files FROM memories WHERE deprecated = 0 AND type <> 'code'"
+        " AND (instr(related_files, ?) > 0 OR instr(content, ?) > 0)", (needle, needle)).fetchall())
     return [(int(r[0]), str(r[1]), list(json.loads(r[2] or "[]"))) for r in rows]
 
 
