@@ -145,7 +145,7 @@ class _Builder:
         return ParsedSession(self.sid, self.agent, self.day, self.events)
 
 
-_DIFF_LINE = re.compile(r"^\s*(\d+)\s{1,4}(?:[-+] )?(\S.*)$")
+_DIFF_LINE = re.compile(r"^\s*(\d+)\s{1,4}(?:[-+]\s+)?(\S.*)$")
 
 
 def _terminal_edit(output: str) -> tuple[str, str] | None:

@@ -196,10 +196,11 @@ def stable_error(output: str) -> str:
     """The error line that would read the same next time (an exception, ``error:``), or ''."""
     lines = [ln.strip() for ln in output[-6000:].splitlines() if ln.strip()]
     for line in reversed(lines[-80:]):
-        if _NOT_STABLE.search(line):
+        bare = line.removeprefix("Error: ").removeprefix("E ").strip()
+        if _NOT_STABLE.search(line) or _NOT_STABLE.search(bare):
             continue
-        if _STABLE_ERROR.fullmatch(line) and len(line) >= 12:
-            return line.removeprefix("Error: ").removeprefix("E   ").strip()[:200]
+        if _STABLE_ERROR.fullmatch(line) and len(bare) >= 12:
+            return bare[:200]
     core = error_core(output).removeprefix("Error: ").strip()
     return "" if not core or _NOT_STABLE.search(core) or len(core) < 12 else core[:200]
 
