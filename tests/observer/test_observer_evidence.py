@@ -54,10 +54,13 @@ def test_user_instruction_repeated_in_sessions_is_one_memory(db: Database) -> No
 def test_failed_then_near_identical_command_that_worked(db: Database) -> None:
     s = Seq().bash("pytest --spec", "bash: pytest: command not found", True)
     s.bash("source .venv/bin/activate && pytest --spec", "12 passed")
+    s.bash("ruff check --show-source src", "error: unexpected argument '--show-source' found", True)
+    s.bash("ruff check src", "All checks passed!")
     _promoter(db).promote(digest_of(s.end()))
-    text = [r["content"] for r in _memories(db) if r["type"] == "gotcha"]
-    assert text == ['`pytest --spec` fails here with "bash: pytest: command not found"; '
-                    '`source .venv/bin/activate && pytest --spec` works.']
+    text = sorted(r["content"] for r in _memories(db) if r["type"] == "gotcha")
+    assert text == ['`pytest` is not found on the PATH here: run it as `source .venv/bin/activate && pytest …`.',
+                    '`ruff check --show-source src` fails here with "error: unexpected argument \'--show-source\' '
+                    'found"; `ruff check src` works.']
 
 
 def test_command_fix_counts_across_sessions_by_its_difference() -> None:

@@ -74,8 +74,8 @@ _NOT_A_RULE: Final = re.compile(
     r"this session|last session|next session|in the meantime|for later|this phase|maybe|perhaps|"
     r"not sure|W8|WTF)\b", re.I)
 _SENTENCES: Final = re.compile(r"(?<=[.!])\s+|\n+")
-_CODEISH: Final = re.compile(r"`([^`\n]{2,80})`|@([\w./-]+)|\b([\w.-]+/[\w./-]+|"
-                             r"[\w-]+\.(?:py|ts|js|md|json|toml|ya?ml|sh|sql|cfg|ini|txt|lock))\b")
+_CODEISH: Final = re.compile(r"`([^`\n]{2,80})`|@([\w./-]+)|(?<![\w.])([\w.-]+/[\w./-]+|"
+                             r"\.?[\w-]+\.(?:py|ts|js|md|json|toml|ya?ml|sh|sql|cfg|ini|txt|lock))\b")
 _PRONOUN_START: Final = re.compile(r"^(?:it|this|that|these|those|they|he|she|which)\b", re.I)
 
 
@@ -156,6 +156,7 @@ _INVOCATION_ERROR: Final = re.compile(
     r"unknown (?:option|flag|command)|No module named|no such (?:option|command)|usage:|"
     r"is not installed|Cannot find module|ENOENT", re.I)
 # The command line itself was wrong (not the code): a command_fix lesson, never an error_fix.
+_NOT_FOUND: Final = re.compile(r"command not found|not recognized as|No module named", re.I)
 _CLI_ERROR: Final = re.compile(r"command not found|not recognized as|unexpected argument|"
                                r"unrecognized (?:argument|option)|"
                                r"unknown (?:option|flag|command)|no such (?:option|command)|usage:", re.I)
@@ -324,8 +325,15 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> None:
         return
     sp.ev.pop("last_fail", None)
     key = f"{COMMAND_FIX}:{' '.join(sorted(removed))}>{' '.join(sorted(added))}"[:200]
-    sp.add_signal(Signal(COMMAND_FIX, key, step, [], {"failed": shorten_command(failed), "worked":
-                         shorten_command(command), "error": err[:160], "events": [fail_event, event]},
+    data: dict[str, Any] = {"failed": shorten_command(failed), "worked": shorten_command(command),
+                            "error": err[:160], "events": [fail_event, event]}
+    # "pytest: command not found" fixed by a setup prefix is one lesson whatever the arguments:
+    # stated once, in the same words every session, so it reinforces instead of repeating.
+    if not removed and added and added[-1] in ("&&", ";") and _NOT_FOUND.search(err):
+        rest = command[len(" ".join(added)):].split()
+        if rest:
+            data["program"], data["prefix"] = rest[0], " ".join(added)
+    sp.add_signal(Signal(COMMAND_FIX, key, step, [], data,
                          [f"{shorten_command(failed, 80)} → {shorten_command(command, 80)}"]))
 
 

@@ -98,6 +98,9 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
     if k == USER_RULE:
         where = f" (about {_list(files, 3)})" if files else ""
         return Rendered(T.PREFERENCE, f"The user's instruction{where}: \"{d['text']}\"", files[:4])
+    if k == COMMAND_FIX and d.get("program"):
+        return Rendered(T.GOTCHA, f"`{d['program']}` is not found on the PATH here: run it as "
+                        f"`{d['prefix']} {d['program']} …`.", [], from_tool_output=True)
     if k == COMMAND_FIX:
         return Rendered(T.GOTCHA, f"`{d['failed']}` fails here with \"{excerpt(d['error'], 120)}\"; "
                         f"`{d['worked']}` works.", [], from_tool_output=True)
