@@ -20,6 +20,7 @@ rest); every handler does bounded work per event.
 from __future__ import annotations
 
 import difflib
+import posixpath
 import re
 from typing import Any, Final
 
@@ -58,7 +59,7 @@ _FILLER: Final = re.compile(
 # only with never/always/not/instead.
 _RULE_START: Final = re.compile(
     r"^(?:don'?t|do not|never|always|make sure|stop|avoid|"
-    r"you (?:must|shouldn'?t|should (?:not|never|always)|are not|can'?t|do not|don'?t)|"
+    r"you (?:must|shouldn'?t|should (?:not|never|always)|are not (?:allowed|supposed)|can'?t|do not|don'?t)|"
     r"we (?:shouldn'?t|should (?:not|never|always)|must|never|always|are using|don'?t (?:use|want|commit|add))|"
     r"we'?re using|(?:use|keep|leave|remember)\b.*\b(?:instead of|rather than|not|never|always)\b|"
     r"(?:[\w`@./-]+ ){1,4}must (?:not |never |always |be |only )?)", re.I)
@@ -66,8 +67,12 @@ _RULE_ANYWHERE: Final = re.compile(r"\b(?:remind you to|you should (?:not|never)
                                    r"(?:never|always) (?:use|run|commit|add|load|read|write|put|create))\b", re.I)
 # Words that point into the conversation ("it", "here", "again"): the sentence means nothing later.
 _DEICTIC: Final = re.compile(r"\b(?:here|now|again|above|below|previous(?:ly)?|earlier|last time|these|those|"
-                             r"it|its|them|this one|that one)\b", re.I)
-_STRONG: Final = re.compile(r"\b(?:always|never)\b", re.I)
+                             r"this one|that one|already there)\b", re.I)
+# "it", "them": fine when the sentence names what it means ("Never edit `x.py`: it is generated").
+_PRONOUN: Final = re.compile(r"\b(?:it|its|them|they)\b", re.I)
+# "don't we also need ...": a question, whatever its punctuation.
+_INVERTED: Final = re.compile(r"^(?:don'?t|do|does|can'?t|can|could|should(?:n'?t)?|would|is|are|isn'?t|aren'?t) "
+                              r"(?:we|you|I|it|they)\b", re.I)
 # Session-bound wording: a plan for today, not a standing rule.
 _NOT_A_RULE: Final = re.compile(
     r"\b(?:yet|for now|right now|at this time|this time|today|right away|anymore|at the moment|"
@@ -108,7 +113,7 @@ def rule_sentences(text: str) -> list[str]:
             continue
         if len(core.split()) < 5 and not _concrete(core):
             continue  # "Remember our process!": a mood, not a rule
-        if _DEICTIC.search(core) and not _STRONG.search(core):
+        if _DEICTIC.search(core) or _INVERTED.match(core) or (_PRONOUN.search(core) and not _concrete(core)):
             continue
         if not (_RULE_START.match(core) or _RULE_ANYWHERE.search(sentence)):
             continue
@@ -287,13 +292,17 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
     if not raw or harness:
         return
     command, folder = strip_project_cd(raw, sp.cwd)
+    if folder == "?":
+        sp.ev.pop("last_fail", None)
+        return  # run in another folder (another checkout): not a fact about this project
     category = command_category(command)
     event = str(pend.get("event", ev.event_key))
     if ev.is_error:
         err = stable_error(ev.output)
         if err:
             sp.ev["last_fail"] = [command, ev.step, err, event]
-            if category in ("test", "lint", "build", "migrate") and not _CLI_ERROR.search(err):
+            if category in ("test", "lint", "build", "migrate") and not _CLI_ERROR.search(err) \
+                    and not _self_inflicted(sp, ev.output):
                 opened = sp.ev.setdefault("open", [])
                 if all(o["fp"] != normalize_error(err) for o in opened):
                     opened.append({"cmd": command, "cat": category, "step": ev.step, "err": err,
@@ -302,12 +311,21 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
         return
     _command_fix(sp, command, ev.step, event)
     _error_fixed(sp, command, category, ev.step, event)
-    if category is not None and not folder.startswith("?"):
+    if category is not None:
         form = recipe_form(command)
         key = f"{RECIPE}:{category}:{form}"
         sp.add_signal(Signal(RECIPE, key, ev.step, [], {"category": category, "command": shorten_command(form),
                                                           "folder": folder, "env": env_names(command),
                                                           "events": [event]}, [shorten_command(command, 160)]))
+
+
+def _self_inflicted(sp: Scratchpad, output: str) -> bool:
+    """True when the failure names a file this session already edited: the agent broke it and
+    fixed it again, which teaches the next session nothing."""
+    if not sp.edit_set:
+        return False
+    tail = output[-6000:]
+    return any(posixpath.basename(p) in tail for p in list(sp.edit_set)[:200])
 
 
 def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> None:
