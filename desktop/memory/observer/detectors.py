@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from desktop.memory.observer import evidence
+from desktop.memory.observer import lessons
 from desktop.memory.observer.events import Reasoning, ToolCall, ToolResult
 from desktop.memory.observer.file_ops import file_operations
 from desktop.memory.observer.harness import is_harness_error
@@ -164,7 +164,7 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
     elif tool == BASH:
         command = str(ev.args.get("command", ""))
         pend["command"] = command[:1000]
-        evidence.on_bash_call(sp, ev, pend)
+        lessons.on_bash_call(sp, ev, pend)
         if _RM_OR_MV.search(command):  # cheap pre-check: most commands delete or move nothing
             ops = file_operations(command, sp.cwd)
             if ops:
@@ -208,7 +208,7 @@ def _on_edit(sp: Scratchpad, ev: ToolCall, path: str, step: int) -> None:
     write = ev.tool == WRITE and path not in sp.files
     touch_file(sp, path, step, ev.timestamp, edit=True, write=write)
     sp.edit_set.add(path)
-    evidence.on_edit(sp, ev, path)
+    lessons.on_edit(sp, ev, path)
     if is_config_file(path):
         sp.config_touched.add(path)
     if is_test_file(path):
@@ -246,7 +246,7 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
     # say nothing about the project: they are neither errors to learn nor failures to fix.
     harness = ev.is_error and is_harness_error(ev.output, sp.agent)
     if tool == BASH:
-        evidence.on_bash_result(sp, ev, pend, harness=harness)
+        lessons.on_bash_result(sp, ev, pend, harness=harness)
     if harness:
         return
     if ev.is_error:
@@ -348,7 +348,7 @@ def on_reasoning(sp: Scratchpad, ev: Reasoning) -> None:
     text = ev.text
     if len(text) < 12:
         return
-    evidence.on_agent_text(sp, ev)
+    lessons.on_agent_text(sp, ev)
     last_file = [sp.recent_files[-1][0]] if sp.recent_files else []
     sentence = match_self_correction(text)
     if sentence:

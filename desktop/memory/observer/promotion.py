@@ -196,7 +196,10 @@ def promotion_reason(c: Candidate) -> str | None:
     """
     if c.needs_review:
         return None
-    if c.signal.kind in STRONG_EVIDENCE:
+    # An error the session caused in a file it had already edited, then fixed: proven, but
+    # about its own half-done change. It waits for another session like any other lesson.
+    own = bool(c.signal.data.get("self_inflicted"))
+    if c.signal.kind in STRONG_EVIDENCE and not own:
         return STRONG_EVIDENCE[c.signal.kind]
     if c.sessions >= 2:
         return "reinforced"

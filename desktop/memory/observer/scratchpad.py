@@ -108,6 +108,8 @@ class Scratchpad:
     read_chars_total: int = 0
     read_count: int = 0
     self_corrections: int = 0
+    ev: dict[str, Any] = field(default_factory=dict)
+    """Lesson state (observer/lessons.py): open errors with their edits, the last failed command."""
     early: dict[str, float] = field(default_factory=dict)
     signals: dict[str, Signal] = field(default_factory=dict)  # key -> signal (insertion ordered)
     evicted: int = 0
@@ -115,8 +117,6 @@ class Scratchpad:
     """Files (or folders, or rm globs) the session deleted, with the step; re-touching un-deletes."""
     moved: list[list[str]] = field(default_factory=list)
     """[old, new] paths the session renamed, in order."""
-    ev: dict[str, Any] = field(default_factory=dict)
-    """Evidence state (observer/evidence.py): open errors with their edits, the last failed command."""
 
     # -- signals -------------------------------------------------------------------------
     def add_signal(self, signal: Signal) -> Signal:
@@ -200,8 +200,8 @@ class Scratchpad:
             "planned_steps": self.planned_steps, "expected_imports": list(self.expected_imports),
             "durations": self.durations, "read_chars_total": self.read_chars_total,
             "read_count": self.read_count, "self_corrections": self.self_corrections,
-            "early": self.early, "signals": [s.to_dict() for s in self.signals.values()],
-            "evicted": self.evicted, "removed": self.removed, "moved": self.moved, "ev": self.ev,
+            "early": self.early, "ev": self.ev, "signals": [s.to_dict() for s in self.signals.values()],
+            "evicted": self.evicted, "removed": self.removed, "moved": self.moved,
         }
         return zlib.compress(json.dumps(d, ensure_ascii=False).encode("utf-8"), 6)
 
@@ -229,11 +229,11 @@ class Scratchpad:
         sp.planned_steps = d["planned_steps"]
         sp.expected_imports.extend(tuple(x) for x in d["expected_imports"])
         sp.durations = d["durations"]
+        sp.ev = dict(d.get("ev", {}))  # absent from checkpoints older than issue 13
         sp.read_chars_total, sp.read_count = d["read_chars_total"], d["read_count"]
         sp.self_corrections, sp.early, sp.evicted = d["self_corrections"], d["early"], d["evicted"]
         # Checkpoints written before file operations were tracked have neither key.
         sp.removed, sp.moved = dict(d.get("removed", {})), [list(m) for m in d.get("moved", [])]
-        sp.ev = dict(d.get("ev", {}))
         for s in d["signals"]:
             sig = Signal.from_dict(s)
             sp.signals[sig.key] = sig

@@ -26,7 +26,7 @@ PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE = "parallel_conflict", "context_token_spi
 # Not one of the 17 behavioural classes: the agent's own words about an abandoned
 # approach (dead-end language) and an explicit record_memory call.
 DEAD_END, EXPLICIT = "dead_end", "explicit"
-# Issue 13's evidence kinds (observer/evidence.py): what a session shows, not what the agent muttered.
+# Issue 13's evidence kinds (observer/lessons.py): what a session shows, not what the agent muttered.
 USER_RULE, COMMAND_FIX, RECIPE = "user_rule", "command_fix", "recipe"
 ERROR_FIX, STATED_CAUSE = "error_fix", "stated_cause"
 

@@ -1,4 +1,4 @@
-"""Issue 13: one test per evidence kind on small hand-written sessions, and what never becomes a memory."""
+"""Issue 13 lessons: one test per evidence kind on small hand-written sessions, and what never becomes a memory."""
 
 from __future__ import annotations
 

@@ -63,20 +63,24 @@ _RULE_START: Final = re.compile(
     r"we (?:shouldn'?t|should (?:not|never|always)|must|never|always|are using|don'?t (?:use|want|commit|add))|"
     r"we'?re using|(?:use|keep|leave|remember)\b.*\b(?:instead of|rather than|not|never|always)\b|"
     r"(?:[\w`@./-]+ ){1,4}must (?:not |never |always |be |only )?)", re.I)
+# "X should glob for the name, not use a fixed one": a correction, wherever it sits.
 _RULE_ANYWHERE: Final = re.compile(r"\b(?:remind you to|you should (?:not|never)|"
+                                   r"(?:should|must)\b[^.;]*,\s*not\b|"
                                    r"(?:never|always) (?:use|run|commit|add|load|read|write|put|create))\b", re.I)
 # Words that point into the conversation ("it", "here", "again"): the sentence means nothing later.
-_DEICTIC: Final = re.compile(r"\b(?:here|now|again|above|below|previous(?:ly)?|earlier|last time|these|those|"
+_DEICTIC: Final = re.compile(r"\b(?:here|now|again|above|below|previous(?:ly)?|earlier|last time|"
                              r"this one|that one|already there)\b", re.I)
-# "it", "them": fine when the sentence names what it means ("Never edit `x.py`: it is generated").
-_PRONOUN: Final = re.compile(r"\b(?:it|its|them|they)\b", re.I)
+# An object pronoun ("show them to me") points back into the conversation; "it"/"they" later
+# in a sentence usually mean the sentence's own subject ("Never load `x.md`: it is huge").
+_PRONOUN: Final = re.compile(r"\b(?:them|its|those ones)\b", re.I)
 # "don't we also need ...": a question, whatever its punctuation.
 _INVERTED: Final = re.compile(r"^(?:don'?t|do|does|can'?t|can|could|should(?:n'?t)?|would|is|are|isn'?t|aren'?t) "
                               r"(?:we|you|I|it|they)\b", re.I)
 # Session-bound wording: a plan for today, not a standing rule.
 _NOT_A_RULE: Final = re.compile(
     r"\b(?:yet|for now|right now|at this time|this time|today|right away|anymore|at the moment|"
-    r"this session|last session|next session|in the meantime|for later|this phase|maybe|perhaps|"
+    r"this session|last session|next session|in the meantime|for later|this phase|maybe|perhaps|probably|"
+    r"there must|must have|must be some|"
     r"not sure|W8|WTF)\b", re.I)
 _SENTENCES: Final = re.compile(r"(?<=[.!])\s+|\n+")
 _CODEISH: Final = re.compile(r"`([^`\n]{2,80})`|@([\w./-]+)|(?<![\w.])([\w.-]+/[\w./-]+|"
@@ -301,12 +305,12 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
         err = stable_error(ev.output)
         if err:
             sp.ev["last_fail"] = [command, ev.step, err, event]
-            if category in ("test", "lint", "build", "migrate") and not _CLI_ERROR.search(err) \
-                    and not _self_inflicted(sp, ev.output):
+            if category in ("test", "lint", "build", "migrate") and not _CLI_ERROR.search(err):
                 opened = sp.ev.setdefault("open", [])
                 if all(o["fp"] != normalize_error(err) for o in opened):
                     opened.append({"cmd": command, "cat": category, "step": ev.step, "err": err,
-                                   "fp": normalize_error(err), "event": event, "edits": []})
+                                   "fp": normalize_error(err), "event": event, "edits": [],
+                                   "own": _self_inflicted(sp, ev.output)})
                     del opened[:-3]
         return
     _command_fix(sp, command, ev.step, event)
@@ -371,7 +375,8 @@ def _error_fixed(sp: Scratchpad, command: str, category: str | None, step: int, 
         path, summary, edit_event = edits[0]
         sp.add_signal(Signal(ERROR_FIX, f"{ERROR_FIX}:{err['fp']}", step, [path],
                              {"command": shorten_command(recipe_form(err["cmd"])), "error": err["err"],
-                              "file": path, "edit": summary, "events": [err["event"], edit_event, event]},
+                              "file": path, "edit": summary, "events": [err["event"], edit_event, event],
+                              "self_inflicted": bool(err.get("own"))},
                              [err["err"]]))
 
 
