@@ -100,7 +100,7 @@ def test_error_fix_needs_a_concrete_edit_and_a_passing_run(db: Database) -> None
 
 
 def test_stated_root_cause_and_decision_attached_to_files() -> None:
-    s = Seq().edit("bookminder/library.py")
+    s = Seq().edit("bookminder/library.py").read("specs/fixtures/users/alice/Books.plist")
     s.think("Root cause: `library.py` builds the DB path from `Path.home()` instead of the --user argument.",
             kind="text")
     s.think("Decision: fixtures live under `specs/fixtures/users/` and specs pass that home.", kind="text")
@@ -108,7 +108,10 @@ def test_stated_root_cause_and_decision_attached_to_files() -> None:
     s.think("Root cause: `secret.py` is hidden thinking, never a memory.", kind="thinking")
     causes = kinds(digest_of(s.end()))["stated_cause"]
     assert [(c.data["kind"], c.files) for c in causes] == [
-        ("cause", ["library.py"]), ("decision", ["specs/fixtures/users/"])]
+        ("cause", ["bookminder/library.py"]), ("decision", ["specs/fixtures/users/"])]
+    # a cause about files this session never touched (another checkout) is attached to nothing: dropped
+    other = Seq().think("Root cause: `somewm_api.c` returns long layout names.", kind="text").end()
+    assert "stated_cause" not in kinds(digest_of(other))
 
 
 def test_rename_rewrites_memories_and_delete_retires_them(db: Database) -> None:

@@ -68,7 +68,7 @@ _RULE_ANYWHERE: Final = re.compile(r"\b(?:remind you to|you should (?:not|never)
                                    r"(?:should|must)\b[^.;]*,\s*not\b|"
                                    r"(?:never|always) (?:use|run|commit|add|load|read|write|put|create))\b", re.I)
 # Words that point into the conversation ("it", "here", "again"): the sentence means nothing later.
-_DEICTIC: Final = re.compile(r"\b(?:here|now|again|above|below|previous(?:ly)?|earlier|last time|"
+_DEICTIC: Final = re.compile(r"\b(?:that|this)\W*$|\b(?:here|now|again|above|below|previous(?:ly)?|earlier|last time|"
                              r"this one|that one|already there)\b", re.I)
 # An object pronoun ("show them to me") points back into the conversation; "it"/"they" later
 # in a sentence usually mean the sentence's own subject ("Never load `x.md`: it is huge").
@@ -345,6 +345,8 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> None:
     flags_only = all(t.startswith("-") for t in [*removed, *added])
     if not (_INVOCATION_ERROR.search(err) or flags_only):
         return
+    if not any(len(t) > 1 and t.strip("'\"") in err for t in failed.split()):
+        return  # "head: unrecognized option": another command of the pipe failed, not this one
     sp.ev.pop("last_fail", None)
     key = f"{COMMAND_FIX}:{' '.join(sorted(removed))}>{' '.join(sorted(added))}"[:200]
     data: dict[str, Any] = {"failed": shorten_command(failed), "worked": shorten_command(command),
@@ -389,6 +391,20 @@ _CAUSE: Final = re.compile(
     re.I)
 
 
+def _touched(sp: Scratchpad, names: list[str]) -> list[str]:
+    """The project files (paths this session read or edited) that the named files refer to."""
+    out: list[str] = []
+    for name in names:
+        if name in sp.files or (name.endswith("/") and any(p.startswith(name) for p in sp.files)):
+            out.append(name)
+            continue
+        tail = "/" + name.lstrip("./")
+        hit = next((p for p in sp.files if not outside_project(p) and ("/" + p).endswith(tail)), None)
+        if hit is not None and hit not in out:
+            out.append(hit)
+    return out
+
+
 def on_agent_text(sp: Scratchpad, ev: Reasoning) -> None:
     """A root cause or decision the agent stated in visible prose (never hidden thinking)."""
     if ev.kind != "text" or len(ev.text) < 30:
@@ -398,9 +414,9 @@ def on_agent_text(sp: Scratchpad, ev: Reasoning) -> None:
         named = _concrete(body)
         if not named:
             continue  # "the issue is that it does not work": no file, no value, nothing to act on
-        files = _files_in(named)
-        if not files and sp.recent_files:
-            files = [p for p, _, _ in list(sp.recent_files)[-1:] if p in sp.edit_set]
+        files = _touched(sp, _files_in(named))
+        if not files:
+            continue  # "attached to their files": a cause about no file of this project is not one
         label = m.group("label").lower()
         kind = "decision" if label.startswith(("decision", "we decided")) else "cause"
         key = re.sub(r"[^a-z0-9 ]+", "", body.lower())[:120]
