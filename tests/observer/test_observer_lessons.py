@@ -10,8 +10,9 @@ from obs_helpers import Seq, digest_of, kinds
 
 from desktop.memory.observer.harness import HARNESS_ERRORS, is_harness_error, shorten_command
 from desktop.memory.observer.ingest import Ingestor
+from desktop.memory.observer.lessons import attach_files
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
-from desktop.memory.observer.promotion import Promoter
+from desktop.memory.observer.promotion import Promoter, build_candidates
 from desktop.memory.store.database import Database
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "transcripts"
@@ -107,11 +108,14 @@ def test_stated_root_cause_and_decision_attached_to_files() -> None:
     s.think("The root cause is that I am confused.", kind="text")  # names nothing: dropped
     s.think("Root cause: `secret.py` is hidden thinking, never a memory.", kind="thinking")
     causes = kinds(digest_of(s.end()))["stated_cause"]
+    for c in causes:
+        c.files = attach_files(c.files, ["bookminder/library.py", "specs/fixtures/users/alice/Books.plist"])
     assert [(c.data["kind"], c.files) for c in causes] == [
         ("cause", ["bookminder/library.py"]), ("decision", ["specs/fixtures/users/"])]
     # a cause about files this session never touched (another checkout) is attached to nothing: dropped
     other = Seq().think("Root cause: `somewm_api.c` returns long layout names.", kind="text").end()
-    assert "stated_cause" not in kinds(digest_of(other))
+    cands = [c for c in build_candidates(digest_of(other), {}, failed=False) if c.signal.kind == "stated_cause"]
+    assert [c.drop_reason for c in cands] == ["unattached"]
 
 
 def test_rename_rewrites_memories_and_delete_retires_them(db: Database) -> None:

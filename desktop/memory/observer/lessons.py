@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
+from collections.abc import Iterable
 from typing import Any, Final
 
 from desktop.memory.observer.events import Reasoning, ToolCall, ToolResult, UserMessage
@@ -88,13 +89,12 @@ _CODEISH: Final = re.compile(r"`([^`\n]{2,80})`|@([\w./-]+)|(?<![\w.])([\w.-]+/[
 _PRONOUN_START: Final = re.compile(r"^(?:it|this|that|these|those|they|he|she|which)\b", re.I)
 
 
-_FILELIKE: Final = re.compile(r"[\w@.+-]+(?:/[\w@.+-]+)*(?:\.[A-Za-z]\w{0,7}|/)")
+_FILELIKE: Final = re.compile(r"\.?[\w@+-][\w@.+-]*(?:/[\w@.+-]+)*(?:\.[A-Za-z]\w{0,7}|/)")
 
 
 def _files_in(tokens: list[str]) -> list[str]:
-    """The tokens that name a project file or folder (``a/b.py``, ``docs/``), not code or prose."""
-    return [t for t in tokens if (_FILELIKE.fullmatch(t) and not outside_project(t) and not t.startswith("."))
-            or (t.startswith(".") and _FILELIKE.fullmatch(t) and "/" in t)]
+    """The tokens that name a project file or folder (``a/b.py``, ``.github/``), not code or prose."""
+    return [t for t in tokens if _FILELIKE.fullmatch(t) and not outside_project(t)]
 
 
 def _concrete(sentence: str) -> list[str]:
@@ -391,15 +391,20 @@ _CAUSE: Final = re.compile(
     re.I)
 
 
-def _touched(sp: Scratchpad, names: list[str]) -> list[str]:
-    """The project files (paths this session read or edited) that the named files refer to."""
+def attach_files(names: list[str], session_files: Iterable[str]) -> list[str]:
+    """The project files a session touched (read or edited, any time) that ``names`` refer to.
+
+    ``library.py`` resolves to ``bookminder/library.py``; a folder name matches the files under it.
+    Run at session end, so a file opened after the sentence was written counts too.
+    """
+    touched = [p for p in session_files if not outside_project(p)]
     out: list[str] = []
     for name in names:
-        if name in sp.files or (name.endswith("/") and any(p.startswith(name) for p in sp.files)):
-            out.append(name)
-            continue
-        tail = "/" + name.lstrip("./")
-        hit = next((p for p in sp.files if not outside_project(p) and ("/" + p).endswith(tail)), None)
+        if name in touched or (name.endswith("/") and any(p.startswith(name) for p in touched)):
+            hit: str | None = name
+        else:
+            tail = "/" + name.lstrip("./")
+            hit = next((p for p in touched if ("/" + p).endswith(tail)), None)
         if hit is not None and hit not in out:
             out.append(hit)
     return out
@@ -414,9 +419,9 @@ def on_agent_text(sp: Scratchpad, ev: Reasoning) -> None:
         named = _concrete(body)
         if not named:
             continue  # "the issue is that it does not work": no file, no value, nothing to act on
-        files = _touched(sp, _files_in(named))
+        files = _files_in(named)
         if not files:
-            continue  # "attached to their files": a cause about no file of this project is not one
+            continue  # attached to their files (checked against the session's files at promotion)
         label = m.group("label").lower()
         kind = "decision" if label.startswith(("decision", "we decided")) else "cause"
         key = re.sub(r"[^a-z0-9 ]+", "", body.lower())[:120]

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Final
 
 from desktop.memory.observer import cross_session as xs
 from desktop.memory.observer.harness import outside_project
+from desktop.memory.observer.lessons import attach_files
 from desktop.memory.observer.observer import SessionDigest
 from desktop.memory.observer.renames import apply_file_ops
 from desktop.memory.observer.signals import (
@@ -146,6 +147,12 @@ def build_candidates(digest: SessionDigest, prior: dict[str, int], *, failed: bo
         if cand.sessions < need:
             cand.drop_reason = "frequency"
             continue
+        if sig.kind == STATED_CAUSE:
+            # A root cause is attached to its files: files of this project the session touched.
+            sig.files = attach_files(sig.files, digest.files)
+            if not sig.files:
+                cand.drop_reason = "unattached"
+                continue
         rendered = render(sig, errors.get(sig.data.get("fingerprint", "")))
         if rendered is None or not rendered.content.strip():
             cand.drop_reason = "no_template"
