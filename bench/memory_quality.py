@@ -45,6 +45,8 @@ from desktop.memory.store.database import Database  # noqa: E402
 OUT = ROOT / "bench" / "memory_quality"
 TRANSCRIPTS = SHARED / "transcripts"
 LABELS = ("useful", "weak", "noise")
+LESSONS = frozenset({"user_rule", "command_fix", "recipe", "error_fix", "stated_cause"})
+SYNTHESIS = frozenset({"co_access", "prefetch_pattern", "weekly_synthesis", "workflow_recipe", "module_synthesis"})
 
 
 def memory_key(project: str, mtype: str, content: str) -> str:
@@ -59,15 +61,16 @@ def _open(tmp: Path, name: str) -> tuple[Database, Ingestor]:
 
 def _dump(db: Database, project: str) -> list[dict[str, Any]]:
     rows = db.reads.conn().execute(
-        "SELECT id, type, content, related_files, confidence, candidate, needs_review, metadata, stale_at"
-        " FROM memories WHERE deprecated = 0 ORDER BY id").fetchall()
+        "SELECT id, type, content, related_files, confidence, candidate, needs_review, metadata, stale_at,"
+        " provenance_session_ids FROM memories WHERE deprecated = 0 ORDER BY id").fetchall()
     out = []
-    for mid, mtype, content, files, conf, cand, review, meta, stale in rows:
+    for mid, mtype, content, files, conf, cand, review, meta, stale, sessions in rows:
         md = json.loads(meta or "{}")
         out.append({"key": memory_key(project, mtype, content), "project": project, "id": int(mid),
                     "type": mtype, "content": content, "files": json.loads(files or "[]"),
                     "confidence": round(float(conf), 3), "candidate": bool(cand), "needs_review": bool(review),
-                    "stale": bool(stale), "signal": md.get("signal", ""), "sessions": md.get("sessions", 0)})
+                    "stale": bool(stale), "signal": md.get("signal", ""), "sessions": md.get("sessions", 0),
+                    "session_ids": json.loads(sessions or "[]")})
     return out
 
 
@@ -142,10 +145,20 @@ def report(tag: str) -> str:
     for c in by_type.values():
         total.update(c)
     lines.append(row("**all**", total))
-    lines += ["", "| project | n | useful | weak | noise | unlabelled | precision | noise share |",
+    lines += ["", "| subset | n | useful | weak | noise | unlabelled | precision | noise share |",
               "|---|---|---|---|---|---|---|---|"]
     for p in sorted(by_project):
-        lines.append(row(p, by_project[p]))
+        lines.append(row(f"project {p}", by_project[p]))
+    subsets = {
+        "injectable (not candidate, not stale)": [m for m in mems if not m["candidate"] and not m["stale"]],
+        "candidates": [m for m in mems if m["candidate"]],
+        "stale (retired by a rename or deletion)": [m for m in mems if m["stale"]],
+        "from session lessons (user_rule, command_fix, recipe, error_fix, stated_cause)":
+            [m for m in mems if m["signal"] in LESSONS],
+        "from module/weekly synthesis (synthesis.py)": [m for m in mems if m["signal"] in SYNTHESIS],
+    }
+    for name, ms in subsets.items():
+        lines.append(row(name, Counter(labels.get(m["key"], "unlabelled") for m in ms)))
     keys = {m["key"] for m in mems}
     if (OUT / "facts.tsv").exists():
         facts = load_facts()
@@ -155,10 +168,55 @@ def report(tag: str) -> str:
     return "\n".join(lines)
 
 
+RULE_WORDS_GRID = (0, 4, 5, 6, 8, 10, 12)
+
+
+def _day(m: dict[str, Any]) -> int:
+    """The BookMinder day of the first session a memory came from (0 for other projects)."""
+    for sid in m.get("session_ids", []):
+        if sid.startswith("bookminder-d"):
+            return int(sid[12:15])
+    return 0
+
+
+def _rule_words(m: dict[str, Any]) -> int:
+    text = m["content"].split(": \"", 1)[-1]
+    return len(text.split())
+
+
+def cross_validate(tag: str) -> str:
+    """Choose the user-rule minimum length on one half of BookMinder, report it on the other.
+
+    Only a filter can be cross-validated on a fixed labelled list (a stricter threshold keeps
+    a subset, whose labels are known). Objective: useful - 2 x noise (a noisy memory costs a
+    reader more than a missing one helps), ties to the smaller threshold.
+    """
+    mems = [json.loads(ln) for ln in (OUT / f"{tag}.jsonl").read_text(encoding="utf-8").splitlines() if ln]
+    labels = load_labels()
+    rules = [m for m in mems if m["signal"] == "user_rule" and m["key"] in labels and _day(m)]
+    halves = {"days 1-10": [m for m in rules if _day(m) <= 10], "days 11-21": [m for m in rules if _day(m) > 10]}
+
+    def score(ms: list[dict[str, Any]], w: int) -> tuple[int, int, int]:
+        kept = [m for m in ms if _rule_words(m) >= w]
+        c = Counter(labels[m["key"]] for m in kept)
+        return c["useful"] - 2 * c["noise"], c["useful"], c["noise"]
+    lines = ["| chosen on | min words chosen | on the other half: useful / noise / kept | objective there |",
+             "|---|---|---|---|"]
+    for name, train in halves.items():
+        test = next(v for k, v in halves.items() if k != name)
+        best = max(RULE_WORDS_GRID, key=lambda w: (score(train, w)[0], -w))
+        obj, useful, noise = score(test, best)
+        kept = sum(1 for m in test if _rule_words(m) >= best)
+        lines.append(f"| {name} | {best} | {useful} / {noise} / {kept} of {len(test)} | {obj} |")
+    grid = " ".join(f"{w}:{score(rules, w)[0]}" for w in RULE_WORDS_GRID)
+    lines.append(f"\nobjective on all {len(rules)} labelled BookMinder rules per threshold: {grid}")
+    return "\n".join(lines)
+
+
 def main() -> None:
-    """learn TAG | report TAG."""
+    """learn TAG | report TAG | cv TAG."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("action", choices=("learn", "report"))
+    ap.add_argument("action", choices=("learn", "report", "cv"))
     ap.add_argument("tag")
     ap.add_argument("--days", help="BookMinder days only, e.g. 1-10")
     args = ap.parse_args()
@@ -169,6 +227,8 @@ def main() -> None:
         (OUT / f"{args.tag}.jsonl").write_text(
             "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in mems), encoding="utf-8")
         sys.stdout.write(f"{len(mems)} memories -> {OUT / (args.tag + '.jsonl')}\n")
+    elif args.action == "cv":
+        sys.stdout.write(cross_validate(args.tag) + "\n")
     else:
         sys.stdout.write(report(args.tag) + "\n")
 

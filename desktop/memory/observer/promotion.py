@@ -213,8 +213,17 @@ def promotion_reason(c: Candidate) -> str | None:
     return None
 
 
+#: Statistics rendered as sentences ("`a` and `b` are usually worked on together", "sessions in
+#: `x` need `y`"): the observer tables already hold them for prefetch; as memory text a reader
+#: found none of 42 useful before issue 13 (bench/memory_quality, labels.tsv), so the template
+#: synthesis's versions are not stored. A model's synthesis names other signals and is kept.
+STATISTICS_AS_TEXT: Final = frozenset({"co_access", "prefetch_pattern", "weekly_synthesis", "workflow_recipe"})
+
+
 def is_noise(item: NewMemory) -> bool:
     """Memory text that must never be stored, whichever path produced it (issue 13, item 2)."""
+    if item.source == MemorySource.OBSERVER_INFERRED.value and item.metadata.get("signal") in STATISTICS_AS_TEXT:
+        return True
     if any(outside_project(f) for f in item.related_files):
         return True  # home folders, /tmp logs, another checkout: not this project's knowledge
     return bool(_TOOL_SEQUENCE.search(item.content))
