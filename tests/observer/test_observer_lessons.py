@@ -135,6 +135,14 @@ def test_rename_rewrites_memories_and_delete_retires_them(db: Database) -> None:
     assert gone["id"] not in ids and moved["id"] in ids
 
 
+def test_write_new_then_delete_old_is_a_move(db: Database) -> None:
+    p = _promoter(db)
+    p.promote(digest_of(Seq("s1").user("Never edit `notes/plan.md` without asking, it is the user's file.").end()))
+    p.promote(digest_of(Seq("s2").write("archive/plan.md").bash("rm notes/plan.md", "").end()))
+    row = _memories(db)[0]
+    assert "`archive/plan.md`" in row["content"] and row["stale_at"] is None
+
+
 @pytest.mark.parametrize("agent,message", [
     ("claude-code", "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"),
     ("claude-code", "Error: String to replace not found in file."),

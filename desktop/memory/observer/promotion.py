@@ -264,7 +264,8 @@ class PromoteSession(WriteOp[PromotionResult]):
                 tx.execute("UPDATE memories SET candidate = 0 WHERE id = ? AND candidate = 1 AND source = ?"
                            " AND coalesce(session_id, '') <> ? AND needs_review = 0",
                            (r.id, MemorySource.OBSERVER_INFERRED.value, sid))
-        apply_file_ops(tx, list(self.digest.moved), list(self.digest.removed))
+        created = [p for p, f in self.digest.files.items() if f.get("created")]
+        apply_file_ops(tx, list(self.digest.moved), list(self.digest.removed), created)
         xs.apply_session(tx, self.digest, signal_keys=self.signal_keys, first_time=self.first_time)
         for key, r in zip(self.keys, results, strict=False):
             if key:

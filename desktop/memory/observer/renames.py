@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import logging
+import posixpath
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -63,9 +65,27 @@ def _candidates(tx: Tx, needle: str) -> list[tuple[int, str, list[str]]]:
     return [(int(r[0]), str(r[1]), list(json.loads(r[2] or "[]"))) for r in rows]
 
 
-def apply_file_ops(tx: Tx, moved: list[tuple[str, str]], removed: list[str]) -> RenameStats:
+def implied_moves(removed: list[str], created: list[str]) -> list[tuple[str, str]]:
+    """Write-new + delete-old: a deleted file whose name was written fresh elsewhere in the same
+    session moved there (one candidate only; two new files of that name are ambiguous)."""
+    by_name: dict[str, list[str]] = {}
+    for path in created:
+        by_name.setdefault(posixpath.basename(path), []).append(path)
+    out = []
+    for old in removed:
+        news = [p for p in by_name.get(posixpath.basename(old), []) if p != old]
+        if len(news) == 1 and "." in posixpath.basename(old):
+            out.append((old, news[0]))
+    return out
+
+
+def apply_file_ops(tx: Tx, moved: list[tuple[str, str]], removed: list[str],
+                   created: Sequence[str] = ()) -> RenameStats:
     """Rewrite memories naming moved paths; mark memories naming deleted paths stale."""
     st = RenameStats()
+    implied = implied_moves(removed, list(created))
+    moved = [*moved, *implied]
+    removed = [p for p in removed if p not in {old for old, _ in implied}]
     for old, new in moved:
         if old == new or not _plausible(old) or not _plausible(new):
             continue
