@@ -113,7 +113,8 @@ def apply_file_ops(tx: Tx, moved: list[tuple[str, str]], removed: list[str],
         for mid, content, files in _candidates(tx, path):
             if any(_under(f, path) is not None for f in files) or rx.search(content):
                 tx.audit("stale", mid, actor="observer", reason=f"{path} was deleted", detail={"path": path})
-                tx.execute("UPDATE memories SET stale_at = ? WHERE id = ? AND stale_at IS NULL", (tx.now, mid))
+                tx.execute("UPDATE memories SET stale_at = ?, needs_review = 1, updated_at = ? WHERE id = ?"
+                           " AND stale_at IS NULL", (tx.now, tx.now, mid))
                 tx.changed("memory", "updated", [mid])
                 st.retired += 1
     if st.rewritten or st.retired:
