@@ -159,6 +159,10 @@ def report(tag: str) -> str:
     }
     for name, ms in subsets.items():
         lines.append(row(name, Counter(labels.get(m["key"], "unlabelled") for m in ms)))
+    for sig in sorted(LESSONS):
+        ms = [m for m in mems if m["signal"] == sig]
+        if ms:
+            lines.append(row(f"lesson kind `{sig}`", Counter(labels.get(m["key"], "unlabelled") for m in ms)))
     keys = {m["key"] for m in mems}
     if (OUT / "facts.tsv").exists():
         facts = load_facts()
