@@ -197,3 +197,29 @@ def test_shared_transcripts_yield_no_harness_errors_mutterings_or_tool_sequences
             assert "…`" not in text.replace(" …`", "")  # no command cut mid-token
     finally:
         db.close()
+
+
+@pytest.mark.skipif(not (SHARED / "bookminder").exists(), reason="shared transcripts not available")
+def test_bookminder_harness_errors_and_mutterings_yield_no_memory(tmp_path: Path) -> None:
+    from bench.bookminder_parser import parse_all  # evaluation tooling: parses the terminal logs
+
+    sessions = parse_all(SHARED / "bookminder")
+    db = Database(tmp_path / "bm.db").open()
+    try:
+        ing = Ingestor(db, _promoter(db))
+        harness_seen = 0
+        for s in sessions:
+            harness_seen += sum(1 for e in s.events if getattr(e, "is_error", False)
+                                and is_harness_error(getattr(e, "output", ""), s.agent))
+            ing.learn_events(s.events)
+        assert harness_seen >= 10  # the logs do contain harness errors...
+        rows = _memories(db)
+        assert len(rows) >= 20
+        for r in rows:  # ...and none of them, nor any muttering or tool sequence, is memory text
+            text = r["content"]
+            assert not is_harness_error(text), text
+            assert not text.startswith(("An agent corrected", "An approach was abandoned", "A workflow that")), text
+            assert " → other" not in text and "read → " not in text.lower(), text
+            assert not any(f.startswith(("/", "~")) for f in json.loads(r["files"])), text
+    finally:
+        db.close()
