@@ -65,7 +65,7 @@ _RULE_START: Final = re.compile(
     r"we'?re using|(?:use|keep|leave|remember)\b.*\b(?:instead of|rather than|not|never|always)\b|"
     r"(?:[\w`@./-]+ ){1,4}must (?:not |never |always |be |only )?)", re.I)
 # "X should glob for the name, not use a fixed one": a correction, wherever it sits.
-_RULE_ANYWHERE: Final = re.compile(r"\b(?:remind you to|you should (?:not|never)|"
+_RULE_ANYWHERE: Final = re.compile(r"\b(?:you should (?:not|never)|"
                                    r"(?:should|must)\b[^.;]*,\s*not\b|"
                                    r"(?:never|always) (?:use|run|commit|add|load|read|write|put|create))\b", re.I)
 # Words that point into the conversation ("it", "here", "again"): the sentence means nothing later.
