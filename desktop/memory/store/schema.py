@@ -441,6 +441,17 @@ OBSERVER_FILE_REMOVALS = """
 ALTER TABLE observer_file_nodes ADD COLUMN removed_at TEXT;
 """
 
+# Model synthesis (issue 13): each finished session's evidence (user messages, commands with
+# their outcome, errors, edits, files) as JSON, kept only when a model is configured, so the
+# periodic consolidation pass can check what a merged memory names against every session.
+OBSERVER_SESSION_EVIDENCE = """
+CREATE TABLE observer_session_evidence (
+  session_id  TEXT PRIMARY KEY,
+  recorded_at TEXT NOT NULL,
+  evidence    TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+
 # (name, sql). Append only.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core_memories", CORE_MEMORIES),
@@ -454,4 +465,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0009_memory_created_index", LIFECYCLE_CREATED_INDEX),
     ("0010_observer_session_files", OBSERVER_SESSION_FILES),
     ("0011_observer_file_removals", OBSERVER_FILE_REMOVALS),
+    ("0013_observer_session_evidence", OBSERVER_SESSION_EVIDENCE),
 ]
