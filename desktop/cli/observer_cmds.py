@@ -8,6 +8,7 @@ from pathlib import Path
 from desktop.cli.common import CliError, add_common, emit, open_project
 from desktop.composition import observer_for
 from desktop.memory.observer.prefetch import prefetch_plan
+from desktop.memory.observer.start_context import start_context
 
 # The core reports codes; the command line words them.
 _INGEST_ERRORS = {
@@ -31,6 +32,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--include-missing", action="store_true",
                    help="also list files that are no longer in the project folder")
+    p.add_argument("--history-only", action="store_true",
+                   help="rank from the learned history alone (ignore the slash command's text, git state"
+                        " and handoff/progress files)")
     p.set_defaults(func=cmd_prefetch)
 
 
@@ -72,8 +76,12 @@ def cmd_prefetch(args: argparse.Namespace) -> int:
         # A file deleted outside any observed session (in an editor, by git checkout) is still
         # in the learned history; a session cannot read it, so it is left out unless asked for.
         missing_under = None if args.include_missing else str(project.info.root)
-        items = prefetch_plan(project.db.reads.conn(), args.prompt, args.limit, exclude_missing_under=missing_under)
-    data = [{"file": i.file, "score": i.score, "parts": i.parts} for i in items]
+        # What the session start knows besides history: the command's expansion, git, handoff notes.
+        context = None if args.history_only else start_context(args.prompt, Path(project.info.root),
+                                                               home=Path.home())
+        items = prefetch_plan(project.db.reads.conn(), args.prompt, args.limit, exclude_missing_under=missing_under,
+                              context=context)
+    data = [{"file": i.file, "score": i.score, "parts": {k: v for k, v in i.parts.items() if v}} for i in items]
 
     def human() -> str:
         if not items:
