@@ -259,3 +259,33 @@ def _digest(events: list[Any]) -> Any:
     for ev in events:
         obs.observe(ev)
     return obs.finalize()
+
+
+def test_evidence_is_collected_capped_and_survives_a_checkpoint() -> None:
+    from desktop.memory.observer.observer import Observer
+    from desktop.memory.observer.scratchpad import Scratchpad
+
+    events = (Seq("s1").user("<command-message>hi is running</command-message>").user("/cost")
+              .user("Use uv, never pip, in this project.").bash("uv run pytest -q", output="3 passed")
+              .bash("pip install -e .", output="error: externally-managed-environment", error=True)
+              .edit("pyproject.toml").end())
+    obs = Observer("s1")
+    for ev in events[: len(events) // 2]:
+        obs.observe(ev)
+    restored = Observer("s1", scratchpad=Scratchpad.from_state(obs.checkpoint()))
+    for ev in events[len(events) // 2:]:
+        restored.observe(ev)
+    ev = restored.finalize().evidence
+    assert ev is not None
+    assert ev.user_messages == ["Use uv, never pip, in this project."], "harness text and built-ins are not the user's"
+    assert [(c.command, c.ok) for c in ev.commands] == [("uv run pytest -q", True), ("pip install -e .", False)]
+    assert ev.edits == ["pyproject.toml"]
+    assert SessionEvidence.from_dict(json.loads(ev.to_json())) == ev
+    many = Seq("s2")
+    for i in range(80):
+        many.bash(f"echo {i}")
+    obs2 = Observer("s2")
+    for e in many.end():
+        obs2.observe(e)
+    digest = obs2.finalize()
+    assert digest.evidence is not None and len(digest.evidence.commands) == 30
