@@ -28,7 +28,7 @@ from typing import Final
 
 from bench.bookminder_parser import ParsedSession
 from desktop.memory.observer.events import ToolCall, ToolResult, UserMessage
-from desktop.memory.observer.start_context import DOCS_HANDOFF, HANDOFF_NAME, StartContext
+from desktop.memory.observer.start_context import COMMAND_REF, DOCS_HANDOFF, HANDOFF_NAME, StartContext
 
 RECENT_COMMITS: Final = 5
 _RUNNING: Final = re.compile(r"^(/[\w:.-]+) is running…\s*")
@@ -37,8 +37,8 @@ _EDIT_TOOLS: Final = {"Edit", "MultiEdit", "Write"}
 
 
 def typed_prompt(text: str) -> str:
-    """The prompt as typed: ``/hi is running… args`` was ``/hi args``."""
-    return _RUNNING.sub(lambda m: m.group(1) + " ", text).strip()
+    """The prompt as typed: ``/hi is running… args`` was ``/hi args`` (harness lines ``⎿ …`` cut off)."""
+    return _RUNNING.sub(lambda m: m.group(1) + " ", text.split("⎿")[0]).strip()
 
 
 def _is_handoff(path: str) -> bool:
@@ -67,9 +67,16 @@ class ReplayWorkspace:
         attached = next((files for text, files in s.attachments if text == raw), [])
         prompt = typed_prompt(raw)
         names = [f"@{f}" for f in attached]
+        lead = _RUNNING.match(raw) or re.match(r"^/([\w:.-]+)", prompt)
+        if lead and not attached:  # the copy did not show this run's attachments: the command's last ones
+            names = [f"@{f}" for f in self.expansions.get(lead.group(1).lstrip("/"), [])]
         cmd = _COMMAND_FILE.search(prompt)
         if cmd and not attached:
             names = [f"@{f}" for f in self.expansions.get(cmd.group(1), [])]
+        for ref in COMMAND_REF.findall(prompt[1:] if prompt.startswith("/") else prompt):
+            path = f".claude/commands/{ref}.md"
+            if path in self.files:  # "Execute /hi": the agent reads the command's file and runs it
+                names += [path, *(f"@{f}" for f in self.expansions.get(ref, []))]
         recent = [p for files in reversed(self.commits[-RECENT_COMMITS:]) for p in files]
         return StartContext(prompt=prompt, expansion=" ".join(names), uncommitted=tuple(self.dirty),
                             committed=tuple(dict.fromkeys(recent)),

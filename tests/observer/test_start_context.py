@@ -139,3 +139,9 @@ def test_cli_prefetch_uses_the_start_context(repo: Path, tmp_path: Path, capsys:
     assert {"docs/apple_books.md", "TODO.md"} <= {r["file"] for r in out}
     assert cli_main(["prefetch", *args, "--history-only", "/hi"]) == 0
     assert json.loads(capsys.readouterr().out) == []
+
+
+def test_a_command_named_inside_the_prompt_brings_its_file(repo: Path) -> None:
+    ctx = start_context("Execute /hi and wait for instructions, not /etc/passwd", repo)
+    assert ".claude/commands/hi.md" in ctx.expansion and "@TODO.md" in ctx.expansion
+    assert start_context("Execute /nothing", repo).expansion == ""

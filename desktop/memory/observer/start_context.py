@@ -5,8 +5,9 @@ of it names files outright:
 
 * the typed prompt, and the text a slash command expands to (``/hi`` runs
   ``.claude/commands/hi.md``; Gemini CLI's ``.gemini/commands/*.toml``; Codex's
-  ``~/.codex/prompts/*.md``), with ``$ARGUMENTS`` filled in; files ``@``-attached in
-  the prompt are read too, since the agent receives their text;
+  ``~/.codex/prompts/*.md``), with ``$ARGUMENTS`` filled in; a command named later in
+  the prompt ("Execute /hi") brings its file and text; files ``@``-attached in the
+  prompt are read too, since the agent receives their text;
 * the git working state: the branch, uncommitted files (staged, modified,
   untracked), and the files of the last few commits;
 * the handoff and progress files the project keeps (``HANDOFF.md``,
@@ -39,6 +40,8 @@ HANDOFF_NAME: Final = re.compile(r"^(?:handoff|progress|todo|next[-_ ]?steps?|st
                                  r"session[-_ ]?notes?)(?:[-_.].*)?\.(?:md|txt|markdown|org|rst)$|^todo$", re.I)
 DOCS_HANDOFF: Final = re.compile(r"(?:progress|handoff|todo|status|next[-_]?steps?|worklog)", re.I)
 _COMMAND: Final = re.compile(r"^\s*/([\w][\w:.-]*)(?:\s+(.*))?$", re.S)
+#: A command named inside a prompt ("Execute /hi and wait"): the agent will read and run its file.
+COMMAND_REF: Final = re.compile(r"(?:^|(?<=\s))/([A-Za-z][\w:-]*)(?=$|[\s.,;:!?)])")
 _ATTACHED: Final = re.compile(r"(?<![\w/])@([\w./-]+\.\w{1,10})")
 #: A file named in prose: a path with a folder, or a name with an extension (``cli.py``, ``TODO.md``).
 _NAMED: Final = re.compile(r"(?<![\w/@.-])@?((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z]\w{0,7})(?![\w/])")
@@ -114,6 +117,22 @@ def expand_command(prompt: str, project_dir: Path | None, home: Path | None = No
     return ""
 
 
+def command_file(name: str, project_dir: Path | None, home: Path | None = None) -> str | None:
+    """Project-relative path of the project's command file for ``/name`` (None when there is none)."""
+    rel = f".claude/commands/{name.replace(':', '/')}.md"
+    return rel if project_dir is not None and (project_dir / rel).is_file() else None
+
+
+def referenced_commands(prompt: str, project_dir: Path | None) -> str:
+    """Command files a prompt refers to after its start ("Execute /hi"), each with its text."""
+    out = []
+    for name in dict.fromkeys(COMMAND_REF.findall(prompt[1:] if prompt.startswith("/") else prompt)):
+        rel = command_file(name, project_dir)
+        if rel is not None and project_dir is not None:
+            out.append(f"{rel}\n{_read(project_dir / rel)}")
+    return "\n".join(out)
+
+
 def attached_text(prompt: str, project_dir: Path | None) -> str:
     """The text of files the prompt ``@``-attaches (the agent receives them with the prompt)."""
     if project_dir is None:
@@ -177,6 +196,7 @@ def handoff_files(project_dir: Path) -> list[str]:
 def start_context(prompt: str, project_dir: Path | None, *, home: Path | None = None) -> StartContext:
     """Gather what a session starting on ``prompt`` in ``project_dir`` knows (never raises)."""
     expansion = "\n".join(t for t in (expand_command(prompt, project_dir, home),
+                                      referenced_commands(prompt, project_dir),
                                       attached_text(prompt, project_dir)) if t)
     if project_dir is None or not project_dir.is_dir():
         return StartContext(prompt, expansion)
