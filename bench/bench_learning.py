@@ -210,7 +210,12 @@ def run(data: Path) -> dict:
         g_ctx, g_hist = _best(tune, len(cgrid), "ctx"), _best(tune, len(hgrid), "hist")
         folds[name] = {"params": cgrid[g_ctx], "hist_params": hgrid[g_hist], "tune_n": len(tune),
                        "test": _scores(test, g_ctx, g_hist), "tune": _scores(tune, g_ctx, g_hist),
-                       "spread": _bootstrap(test, g_ctx)}
+                       "spread": _bootstrap(test, g_ctx),
+                       "sensitivity": {kind: [(v, mean([r.ctx[cgrid.index(replace(cgrid[g_ctx], **{kind: v}))]
+                                                         for r in tune])[0],
+                                           mean([r.ctx[cgrid.index(replace(cgrid[g_ctx], **{kind: v}))]
+                                                 for r in test])[0]) for v in values]
+                                       for kind, values in CONTEXT_GRID.items()}}
     return {"sessions": len(sessions), "evaluated": len(rows), "elapsed_s": elapsed,
             "grid": (len(hgrid), len(cgrid)), "folds": folds, "full": _scores(rows, cgrid.index(DEFAULT_PARAMS),
                                                                                hgrid.index(DEFAULT_HISTORY)),
@@ -278,6 +283,12 @@ def main() -> None:
                        f"(n={f['test']['n_beyond']})" for f in folds) + " |\n")
     for name, f in r["folds"].items():
         print(f"- {name}: chosen `{f['params']}`; history-only `{f['hist_params']}`")
+    print("\nSensitivity around each chosen point (recall@10 on the tuning days / held-out days):\n")
+    print("| fold | weight | " + " | ".join(f"value {i + 1}" for i in range(3)) + " |\n|---|---|---|---|---|")
+    for name, f in r["folds"].items():
+        for kind, vals in f["sensitivity"].items():
+            print(f"| {name} | {kind} | " + " | ".join(f"{v}: {a:.3f} / {b:.3f}" for v, a, b in vals) + " |")
+    print()
     full = r["full"]
     print(f"- full replay, shipped defaults `{DEFAULT_PARAMS}`: recall@{K} {full['default'][0]:.3f} vs frequency "
           f"{full['frequency'][0]:.3f} = {full['default'][0] / full['frequency'][0]:.2f}x (n={full['n']})\n")

@@ -19,7 +19,11 @@ The score is a small, interpretable model of "will the next session need file f"
 
 Nine parameters (:class:`PrefetchParams`) in all; the defaults are the grid point
 ``bench/bench_learning.py`` chose on the first half of the BookMinder replay only (it
-reports the held-out half, and the reverse split, separately). Files an agent deleted
+reports the held-out half, and the reverse split, separately). On those days the
+replayed git state left almost nothing uncommitted, so the git weights could not be
+told apart from 0 and stay 0 (the reverse split chose 0.3 and 0.05); the handoff
+notes' contents are not in the copies, so ``handoff_named`` is unmeasured and 0.
+Set them through ``PrefetchParams`` for a project whose git state has been measured. Files an agent deleted
 or moved away (see ``file_ops``) and paths that cannot be files are never proposed.
 Learned state is read once into :class:`PrefetchFeatures` so that ranking with other
 parameters costs no further queries.
@@ -50,13 +54,13 @@ _MENTION: Final = re.compile(r"[@`'\"]?([\w./-]+\.\w{1,8})\b")
 class PrefetchParams:
     """The whole scoring model: five numbers, no per-file or per-project cases."""
 
-    half_life: float = 2.0
+    half_life: float = 1.0
     """Sessions after which a past need counts half in the short-term estimate."""
     short_share: float = 0.7
     """Weight of the decayed (short-term) share against the all-time share (0..1)."""
     mention: float = 0.2
     """Bonus for a file named outright in the prompt."""
-    last_edit: float = 0.0
+    last_edit: float = 0.1
     """Bonus for a file edited or created by the last session that touched files."""
     terms: float = 0.0
     """Weight of the learned prompt-term association (normalised to 0..1)."""
@@ -64,7 +68,7 @@ class PrefetchParams:
     """Bonus for a file with uncommitted changes (git status) at session start."""
     committed: float = 0.0
     """Bonus for a file changed by one of the last few commits."""
-    handoff: float = 0.0
+    handoff: float = 0.3
     """Bonus for a handoff/progress note the project keeps (HANDOFF.md, TODO.md, docs/*progress*)."""
     handoff_named: float = 0.0
     """Bonus for a file such a note names."""
