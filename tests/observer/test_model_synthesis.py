@@ -289,3 +289,30 @@ def test_evidence_is_collected_capped_and_survives_a_checkpoint() -> None:
         obs2.observe(e)
     digest = obs2.finalize()
     assert digest.evidence is not None and len(digest.evidence.commands) == 30
+
+
+def test_consolidation_fits_a_small_model_and_grounds_on_what_it_showed(db: Database) -> None:
+    from desktop.memory.observer.model_synthesis import CONSOLIDATION_CHARS
+
+    sent: list[str] = []
+    only_in_output = memory("The build prints the secret banner ZX-OUTPUT-ONLY at the end of a run.",
+                            values=["ZX-OUTPUT-ONLY"])
+
+    def respond(body: dict[str, Any], n: int) -> Turn:
+        sent.append(str(body["messages"][0]["content"]))
+        return Turn(text=reply(only_in_output))
+
+    with FakeAnthropic(respond, api_key=KEY, lifetime=60) as srv:
+        model = ProviderJSONModel(AnthropicProvider(ANTHROPIC_MODEL, api_key=KEY, base_url=srv.url, timeout=10))
+        synth = ModelSynthesizer(db, model, consolidate_every=1000)
+        for i in range(8):
+            seq = Seq(f"big{i}", t0=1_700_000_000.0 + 3600 * i)
+            for j in range(12):
+                seq.user(f"message {j} of session {i}: " + "word " * 100)
+            seq.bash("make build", output="done ZX-OUTPUT-ONLY")
+            synth.after_session(_digest(seq.end()))
+        sent.clear()
+        report = synth.consolidate()
+    assert len(sent) == 1 and len(sent[0]) < CONSOLIDATION_CHARS + 2000
+    assert "session 7" in sent[0] and "session 0:" not in sent[0], "newest sessions first, oldest left out"
+    assert report.memory_ids == [] and "value" in report.dropped[0][1], "outputs were not shown: not evidence"

@@ -24,12 +24,12 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
 import jsonschema
 
-from desktop.memory.observer.evidence import SessionEvidence
+from desktop.memory.observer.evidence import CommandRun, SessionEvidence
 from desktop.memory.observer.observer import SessionDigest
 from desktop.memory.store.memory_ops import AddMemories, NewMemory
 from desktop.memory.store.writer import FnOp, Tx
@@ -41,6 +41,10 @@ MAX_MEMORIES: Final = 5
 CONSOLIDATE_EVERY: Final = 10
 CONSOLIDATION_WINDOW: Final = 20
 CONSOLIDATION_LOG: Final = "*consolidation*"
+#: The consolidation prompt's budget (about 10k tokens: small local models have 8-32k windows).
+#: A BookMinder session's evidence is about 3k tokens (median of 44, max 5k), so sessions are
+#: sent newest first without command outputs until the budget is spent.
+CONSOLIDATION_CHARS: Final = 36_000
 #: The kinds of knowledge a model may state; the observer's statistical kinds are not its job.
 MODEL_TYPES: Final = (MemoryType.GOTCHA.value, MemoryType.DECISION.value, MemoryType.PREFERENCE.value,
                       MemoryType.PATTERN.value, MemoryType.REQUIREMENT.value, MemoryType.ERROR_PATTERN.value,
@@ -191,14 +195,24 @@ class ModelSynthesizer:
         """One consolidation call over the recent sessions' evidence and earlier model candidates."""
         conn = self.db.reads.conn()
         recorded = int(conn.execute("SELECT count(*) FROM observer_session_evidence").fetchall()[0][0])
-        evidence = [SessionEvidence.from_dict(json.loads(r[0])) for r in conn.execute(
-            "SELECT evidence FROM observer_session_evidence ORDER BY recorded_at DESC, session_id LIMIT ?",
-            (self.window,))]
         earlier = [r[0] for r in conn.execute(
             "SELECT content FROM memories WHERE deprecated = 0 AND tags LIKE '%model_synthesis%'"
             " ORDER BY id DESC LIMIT 30")]
-        payload = json.dumps({"sessions": [e.to_dict() for e in evidence], "proposed_earlier": earlier},
-                             ensure_ascii=False)
+        evidence: list[SessionEvidence] = []
+        briefs: list[dict[str, Any]] = []
+        used = len(json.dumps(earlier, ensure_ascii=False))
+        for (raw,) in conn.execute("SELECT evidence FROM observer_session_evidence"
+                                   " ORDER BY recorded_at DESC, session_id LIMIT ?", (self.window,)):
+            ev = SessionEvidence.from_dict(json.loads(raw))
+            brief = {**ev.to_dict(), "commands": [[c.command, c.ok] for c in ev.commands], "files": []}
+            size = len(json.dumps(brief, ensure_ascii=False))
+            if briefs and used + size > CONSOLIDATION_CHARS:
+                break
+            # Grounding checks against what the model was shown: no outputs, no read-only files.
+            evidence.append(replace(ev, commands=[CommandRun(c.command, c.ok) for c in ev.commands], files=[]))
+            briefs.append(brief)
+            used += size
+        payload = json.dumps({"sessions": briefs, "proposed_earlier": earlier}, ensure_ascii=False)
         report = self._run(CONSOLIDATION_TASK, payload, evidence, "consolidation", "model_consolidation")
 
         def log(tx: Tx) -> None:
