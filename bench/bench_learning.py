@@ -98,7 +98,8 @@ def recall_mrr(ranked: list[str], truth: set[str]) -> tuple[float, float]:
 def param_grid(grid_spec: dict[str, tuple[float, ...]]) -> list[PrefetchParams]:
     """Every parameter combination of a selection grid (the history-only defaults included)."""
     keys = list(grid_spec)
-    grid = [PrefetchParams(**dict(zip(keys, vals, strict=True))) for vals in itertools.product(*grid_spec.values())]
+    grid = [replace(DEFAULT_HISTORY, **dict(zip(keys, vals, strict=True)))
+            for vals in itertools.product(*grid_spec.values())]
     return grid if DEFAULT_HISTORY in grid else [*grid, DEFAULT_HISTORY]
 
 
@@ -269,7 +270,8 @@ def main() -> None:
     print("| sessions (tuned on / held out) | " + " | ".join(f"{f['tune_n']} / {f['test']['n']}" for f in folds) + " |")
     for key, label in (("context", "Engram prefetch with the start context (weights chosen on the other days)"),
                        ("history", "Engram prefetch, history and typed prompt only (same selection)"),
-                       ("default", "Engram prefetch, shipped defaults"),
+                       ("default", "Engram prefetch, shipped defaults (chosen on days 1-10: not held out in the"
+                                   " second column)"),
                        ("frequency", "baseline: most frequently read"),
                        ("recency", "baseline: most recently read")):
         print(f"| {label} | " + " | ".join(f"{f['test'][key][0]:.3f} / {f['test'][key][1]:.3f}" for f in folds) + " |")
