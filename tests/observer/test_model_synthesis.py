@@ -316,3 +316,17 @@ def test_consolidation_fits_a_small_model_and_grounds_on_what_it_showed(db: Data
     assert len(sent) == 1 and len(sent[0]) < CONSOLIDATION_CHARS + 2000
     assert "session 7" in sent[0] and "session 0:" not in sent[0], "newest sessions first, oldest left out"
     assert report.memory_ids == [] and "value" in report.dropped[0][1], "outputs were not shown: not evidence"
+
+
+def test_a_live_session_finished_through_the_ingestor_is_synthesised(db: Database) -> None:
+    srv = FakeOllama(lambda body, n: text_turn(reply(GOOD))).start()
+    try:
+        ing = ingestor(db, ProviderJSONModel(OllamaProvider(OLLAMA_MODEL, host=srv.host, timeout=10)))
+        obs = ing.live("live-1")
+        for ev in session("live-1"):
+            obs.observe(ev)
+        ing.finish(obs, "success")
+    finally:
+        srv.stop()
+    assert len(srv.requests) == 1
+    assert [m[0] for m in model_memories(db)] == [GOOD["content"]]

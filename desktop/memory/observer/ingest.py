@@ -209,6 +209,16 @@ class Ingestor:
             self._synthesize(digests[sid])
         return results, fresh_total
 
+    def learn_digest(self, digest: SessionDigest, *, event_keys: list[str] | None = None) -> PromotionResult:
+        """Promote one finished session's digest, then let the model (if any) synthesise from it.
+
+        Every door that finishes a session (own agent, external CLI runs, parallel groups)
+        goes through here, so model synthesis sees all of them.
+        """
+        result = self.promoter.promote(digest, event_keys=event_keys)
+        self._synthesize(digest)
+        return result
+
     def _synthesize(self, digest: SessionDigest) -> None:
         """The model's pass over a finished session, when one is configured (never fails learning)."""
         if self.synthesizer is None:
@@ -246,10 +256,7 @@ class Ingestor:
 
     def finish(self, observer: Observer, outcome: str | None = None) -> PromotionResult:
         """Finalize and promote a live session (its checkpoint is dropped in the same write)."""
-        digest = observer.finalize(outcome)
-        result = self.promoter.promote(digest)
-        self._synthesize(digest)
-        return result
+        return self.learn_digest(observer.finalize(outcome))
 
     def recover(self) -> list[PromotionResult]:
         """Promote every session a crash left with only a checkpoint (outcome unknown)."""
