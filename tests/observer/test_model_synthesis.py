@@ -288,7 +288,10 @@ def test_evidence_is_collected_capped_and_survives_a_checkpoint() -> None:
     for e in many.end():
         obs2.observe(e)
     digest = obs2.finalize()
-    assert digest.evidence is not None and len(digest.evidence.commands) == 30
+    assert digest.evidence is not None
+    kept = [c.command for c in digest.evidence.commands]
+    assert len(kept) == 30 and kept[:5] == [f"echo {i}" for i in range(5)] and kept[-1] == "echo 79", \
+        "the first commands (the task) and the latest (what finally worked) are kept"
 
 
 def test_consolidation_fits_a_small_model_and_grounds_on_what_it_showed(db: Database) -> None:

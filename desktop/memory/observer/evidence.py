@@ -21,11 +21,14 @@ from typing import Any, Final
 from desktop.memory.observer.events import AgentEvent, ToolCall, ToolResult, UserMessage
 from desktop.memory.observer.tool_names import is_local_command
 
-MAX_USER_MESSAGES: Final = 12
+MAX_USER_MESSAGES: Final = 20
 MAX_COMMANDS: Final = 30
+#: Past a cap, the first few entries stay (the task as set) and the rest slide, so the latest
+#: corrections and the commands that finally worked are kept.
+KEEP_FIRST: Final = 5
 MAX_ERRORS: Final = 10
 MAX_FILES: Final = 40
-USER_CHARS: Final = 600
+USER_CHARS: Final = 400
 COMMAND_CHARS: Final = 300
 OUTPUT_CHARS: Final = 240
 #: Prefixes of user-role records that the user did not type (harness-injected text).
@@ -112,9 +115,8 @@ def collect(state: dict[str, Any], event: AgentEvent) -> None:
     ``user`` (texts), ``pending`` (call id -> command), ``commands`` ([command, ok, output]).
     """
     if isinstance(event, UserMessage):
-        users = state.setdefault("user", [])
-        if len(users) < MAX_USER_MESSAGES and typed_by_user(event.text):
-            users.append(event.text.strip()[:USER_CHARS])
+        if typed_by_user(event.text):
+            _append_capped(state.setdefault("user", []), event.text.strip()[:USER_CHARS], MAX_USER_MESSAGES)
     elif isinstance(event, ToolCall):
         command = event.args.get("command")
         if isinstance(command, str) and command.strip():
@@ -123,9 +125,16 @@ def collect(state: dict[str, Any], event: AgentEvent) -> None:
                 pending[event.call_id] = " ".join(command.split())[:COMMAND_CHARS]
     elif isinstance(event, ToolResult):
         command = state.get("pending", {}).pop(event.call_id, None)
-        runs = state.setdefault("commands", [])
-        if command is not None and len(runs) < MAX_COMMANDS:
-            runs.append([command, not event.is_error, event.output.strip()[-OUTPUT_CHARS:]])
+        if command is not None:
+            _append_capped(state.setdefault("commands", []),
+                           [command, not event.is_error, event.output.strip()[-OUTPUT_CHARS:]], MAX_COMMANDS)
+
+
+def _append_capped(items: list[Any], item: Any, cap: int) -> None:
+    """Append; when full, drop the oldest entry after the first KEEP_FIRST (constant work: cap is small)."""
+    if len(items) >= cap:
+        del items[KEEP_FIRST]
+    items.append(item)
 
 
 def build_evidence(state: dict[str, Any], *, session_id: str, agent: str, cwd: str,
