@@ -333,3 +333,22 @@ def test_a_live_session_finished_through_the_ingestor_is_synthesised(db: Databas
         srv.stop()
     assert len(srv.requests) == 1
     assert [m[0] for m in model_memories(db)] == [GOOD["content"]]
+
+
+def test_secrets_in_the_evidence_reach_neither_the_model_nor_the_database(db: Database, tmp_path: Path) -> None:
+    secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+    sent: list[str] = []
+
+    def respond(body: dict[str, Any], n: int) -> Turn:
+        sent.append(json.dumps(body))
+        return Turn(text=reply(memory(f"Export the key {secret} before running the deploy.", values=[secret])))
+
+    events = (Seq("sec").user(f"the key is {secret}, keep it out of git")
+              .bash(f"OPENAI_API_KEY={secret} npm run deploy", output="deployed").end())
+    with FakeAnthropic(respond, api_key=KEY, lifetime=60) as srv:
+        model = ProviderJSONModel(AnthropicProvider(ANTHROPIC_MODEL, api_key=KEY, base_url=srv.url, timeout=10))
+        reports = ModelSynthesizer(db, model).after_session(_digest(events))
+    assert sent and secret not in sent[0] and "[REDACTED:openai_key]" in sent[0]
+    stored = db.reads.conn().execute("SELECT evidence FROM observer_session_evidence").fetchall()[0][0]
+    assert secret not in stored
+    assert reports[0].memory_ids == [], "a memory quoting a secret quotes nothing the evidence shows"

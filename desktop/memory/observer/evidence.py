@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from desktop.memory.observer.events import AgentEvent, ToolCall, ToolResult, UserMessage
 from desktop.memory.observer.tool_names import is_local_command
+from desktop.memory.privacy.secrets import redact
 
 MAX_USER_MESSAGES: Final = 20
 MAX_COMMANDS: Final = 30
@@ -81,6 +82,15 @@ class SessionEvidence:
     def known_files(self) -> set[str]:
         """Files the session read, edited or fixed something in."""
         return {*self.files, *self.edits, *(f for e in self.errors for f in e.fixed_by)}
+
+    def redacted(self) -> SessionEvidence:
+        """A copy with secrets replaced by ``[REDACTED:kind]`` (what is stored and sent to a model)."""
+        def r(text: str) -> str:
+            return redact(text)[0]
+        return SessionEvidence(self.session_id, self.agent, self.cwd, [r(m) for m in self.user_messages],
+                               [CommandRun(r(c.command), c.ok, r(c.output)) for c in self.commands],
+                               [ErrorSeen(e.tool, r(e.message), list(e.fixed_by)) for e in self.errors],
+                               list(self.edits), list(self.files))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form (stored per session, sent to the model)."""

@@ -170,9 +170,9 @@ class ModelSynthesizer:
 
     def after_session(self, digest: SessionDigest) -> list[SynthesisReport]:
         """Synthesise one finished session (and consolidate when due). Never raises."""
-        ev = digest.evidence
-        if ev is None or ev.is_empty():
+        if digest.evidence is None or digest.evidence.is_empty():
             return [SynthesisReport(digest.session_id, "empty")]
+        ev = digest.evidence.redacted()  # a key typed into a command reaches neither the model nor the table
         try:
             self._store_evidence(ev)
         except Exception:
