@@ -122,11 +122,12 @@ def _model_synthesizer(project: ProjectServices) -> Any | None:
     model = synthesis_model(project.settings)
     if model is None:
         return None
-    from desktop.memory.lifecycle.control import gate_items
+    from desktop.memory.lifecycle.control import auto_memory_enabled, gate_items
     from desktop.memory.observer.model_synthesis import ModelSynthesizer
 
     project.extras["synthesis_model"] = model  # closed with the project
-    return ModelSynthesizer(project.db, model, gate=lambda items: gate_items(project.db, items))
+    return ModelSynthesizer(project.db, model, gate=lambda items: gate_items(project.db, items),
+                            enabled=lambda: auto_memory_enabled(project.db))
 
 
 

@@ -247,6 +247,15 @@ def test_configured_model_is_built_by_the_composition_root(tmp_path: Path) -> No
         rows = project.db.reads.conn().execute(
             "SELECT content, candidate FROM memories WHERE tags LIKE '%model_synthesis%'").fetchall()
         assert [(r[0], r[1]) for r in rows] == [(GOOD["content"], 1)]
+        assert project.db.reads.conn().execute("SELECT count(*) FROM observer_session_evidence").fetchall() == [(1,)]
+        from desktop.memory.lifecycle.control import delete_all, set_auto_memory
+
+        delete_all(project, scrub=False)  # the user's words kept for synthesis go with the memories
+        assert project.db.reads.conn().execute("SELECT count(*) FROM observer_session_evidence").fetchall() == [(0,)]
+        set_auto_memory(project.db, False)
+        asked = len(srv.requests)
+        assert ing.synthesizer.after_session(_digest(session("s9")))[0].status == "off"
+        assert len(srv.requests) == asked, "an opted-out project sends nothing to the model"
     finally:
         project.close()
         srv.stop()

@@ -104,7 +104,7 @@ class SynthesisRejected(ValueError):
 
 @dataclass
 class SynthesisReport:
-    """What one synthesis call did. ``status``: written, none, malformed, off_schema, failed, empty."""
+    """What one synthesis call did. ``status``: written, none, malformed, off_schema, failed, empty, off."""
 
     session_id: str
     status: str
@@ -160,16 +160,21 @@ class ModelSynthesizer:
     """Per-session synthesis and periodic consolidation through an injected :class:`JSONModel`."""
 
     def __init__(self, db: Any, model: JSONModel, *, gate: Callable[[list[NewMemory]], list[NewMemory]] | None = None,
-                 consolidate_every: int = CONSOLIDATE_EVERY, window: int = CONSOLIDATION_WINDOW) -> None:
-        """``gate`` applies the project's policy (auto-memory opt-out) to what would be stored."""
+                 enabled: Callable[[], bool] | None = None, consolidate_every: int = CONSOLIDATE_EVERY,
+                 window: int = CONSOLIDATION_WINDOW) -> None:
+        """``gate`` applies the project's policy to what would be stored; ``enabled`` (the auto-memory
+        switch) is asked before each session, so an opted-out project sends nothing to a model."""
         self.db = db
         self.model = model
         self.gate = gate
+        self.enabled = enabled
         self.consolidate_every = consolidate_every
         self.window = window
 
     def after_session(self, digest: SessionDigest) -> list[SynthesisReport]:
         """Synthesise one finished session (and consolidate when due). Never raises."""
+        if self.enabled is not None and not self.enabled():
+            return [SynthesisReport(digest.session_id, "off")]
         if digest.evidence is None or digest.evidence.is_empty():
             return [SynthesisReport(digest.session_id, "empty")]
         ev = digest.evidence.redacted()  # a key typed into a command reaches neither the model nor the table
