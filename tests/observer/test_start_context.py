@@ -96,6 +96,8 @@ def test_handoff_notes_and_the_files_they_name(repo: Path) -> None:
 def test_attached_file_text_is_part_of_the_prompt(repo: Path) -> None:
     ctx = start_context("execute @.claude/commands/hi.md", repo)
     assert "@docs/apple_books.md" in ctx.expansion
+    write(repo.parent, "outside.md", "private.py")
+    assert start_context("see @../outside.md", repo).expansion == "", "nothing outside the project is read"
 
 
 def _learn(db: Database, n: int) -> None:

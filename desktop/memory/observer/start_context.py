@@ -137,7 +137,13 @@ def attached_text(prompt: str, project_dir: Path | None) -> str:
     """The text of files the prompt ``@``-attaches (the agent receives them with the prompt)."""
     if project_dir is None:
         return ""
-    return "\n".join(_read(project_dir / m) for m in dict.fromkeys(_ATTACHED.findall(prompt)))
+    root = project_dir.resolve()
+    texts = []
+    for name in dict.fromkeys(_ATTACHED.findall(prompt)):
+        path = (root / name).resolve()
+        if path.is_relative_to(root):  # "@../../somewhere" is not the project's to read
+            texts.append(_read(path))
+    return "\n".join(t for t in texts if t)
 
 
 def _git(project_dir: Path, *args: str) -> str | None:
