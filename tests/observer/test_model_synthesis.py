@@ -361,3 +361,29 @@ def test_secrets_in_the_evidence_reach_neither_the_model_nor_the_database(db: Da
     stored = db.reads.conn().execute("SELECT evidence FROM observer_session_evidence").fetchall()[0][0]
     assert secret not in stored
     assert reports[0].memory_ids == [], "a memory quoting a secret quotes nothing the evidence shows"
+
+
+SYNAPSE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "transcripts" / "claude-code" / \
+    "synapse-070001ad.jsonl"
+
+
+@pytest.mark.skipif(not SYNAPSE.is_file(), reason="real transcript not found at ../shared/data (development set)")
+def test_a_real_transcript_sends_one_call_with_the_users_words_only(db: Database) -> None:
+    bodies: list[dict[str, Any]] = []
+
+    def respond(body: dict[str, Any], n: int) -> Turn:
+        bodies.append(body)
+        return Turn(text=reply(INVENTED_FILE))
+
+    with FakeAnthropic(respond, api_key=KEY, lifetime=60) as srv:
+        model = ProviderJSONModel(AnthropicProvider(ANTHROPIC_MODEL, api_key=KEY, base_url=srv.url, timeout=10))
+        report = ingestor(db, model).ingest_file(SYNAPSE)
+    assert report.status == "imported"
+    assert report.sessions >= 1 and len(bodies) == report.sessions, (report.as_dict(), len(bodies))
+    content = bodies[0]["messages"][0]["content"]
+    text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+    evidence = json.loads(text.split("\n", 1)[1])
+    assert evidence["user_messages"] and evidence["commands"]
+    for text in evidence["user_messages"]:
+        assert not text.startswith(("<", "Caveat:", "This session is being continued")), text
+    assert model_memories(db) == [], "the invented deploy script is not in this session"
