@@ -179,7 +179,7 @@ class ModelSynthesizer:
             return [SynthesisReport(digest.session_id, "empty")]
         ev = digest.evidence.redacted()  # a key typed into a command reaches neither the model nor the table
         try:
-            self._store_evidence(ev)
+            self._store_evidence(ev, digest.ended_at or digest.started_at)
         except Exception:
             logger.exception("could not store the evidence of %s", digest.session_id)
         reports = [self._run(SESSION_TASK, json.dumps(ev.to_dict(), ensure_ascii=False), [ev],
@@ -207,7 +207,7 @@ class ModelSynthesizer:
         briefs: list[dict[str, Any]] = []
         used = len(json.dumps(earlier, ensure_ascii=False))
         for (raw,) in conn.execute("SELECT evidence FROM observer_session_evidence"
-                                   " ORDER BY recorded_at DESC, session_id LIMIT ?", (self.window,)):
+                                   " ORDER BY ended_at DESC, session_id LIMIT ?", (self.window,)):
             ev = SessionEvidence.from_dict(json.loads(raw))
             brief = {**ev.to_dict(), "commands": [[c.command, c.ok] for c in ev.commands], "files": []}
             size = len(json.dumps(brief, ensure_ascii=False))
@@ -229,11 +229,11 @@ class ModelSynthesizer:
         return report
 
     # -- internals ----------------------------------------------------------------------------
-    def _store_evidence(self, ev: SessionEvidence) -> None:
+    def _store_evidence(self, ev: SessionEvidence, ended_at: float) -> None:
         def write(tx: Tx) -> None:
-            tx.execute("INSERT INTO observer_session_evidence(session_id, recorded_at, evidence) VALUES (?,?,?)"
-                       " ON CONFLICT(session_id) DO UPDATE SET evidence = excluded.evidence",
-                       (ev.session_id, tx.now, ev.to_json()))
+            tx.execute("INSERT INTO observer_session_evidence(session_id, ended_at, evidence) VALUES (?,?,?)"
+                       " ON CONFLICT(session_id) DO UPDATE SET evidence = excluded.evidence,"
+                       " ended_at = excluded.ended_at", (ev.session_id, float(ended_at), ev.to_json()))
         self.db.writer.run(FnOp("store_session_evidence", write))
 
     def _run(self, task: str, payload: str, evidence: list[SessionEvidence], session_id: str,
