@@ -23,8 +23,9 @@ reports the held-out half, and the reverse split, separately). On those days the
 replayed git state left almost nothing uncommitted, so the git weights could not be
 told apart from 0 and stay 0 (the reverse split chose 0.3 and 0.05); the handoff
 notes' contents are not in the copies, so ``handoff_named`` is unmeasured and 0.
-Set them through ``PrefetchParams`` for a project whose git state has been measured. Files an agent deleted
-or moved away (see ``file_ops``) and paths that cannot be files are never proposed.
+Set them through ``PrefetchParams`` for a project whose git state has been measured.
+Files an agent deleted or moved away (see ``file_ops``) and paths that cannot be files
+are never proposed.
 Learned state is read once into :class:`PrefetchFeatures` so that ranking with other
 parameters costs no further queries.
 """
@@ -52,7 +53,7 @@ _MENTION: Final = re.compile(r"[@`'\"]?([\w./-]+\.\w{1,8})\b")
 
 @dataclass(frozen=True)
 class PrefetchParams:
-    """The whole scoring model: five numbers, no per-file or per-project cases."""
+    """The whole scoring model: nine numbers, no per-file or per-project cases."""
 
     half_life: float = 1.0
     """Sessions after which a past need counts half in the short-term estimate."""
