@@ -387,3 +387,30 @@ def test_a_real_transcript_sends_one_call_with_the_users_words_only(db: Database
     for text in evidence["user_messages"]:
         assert not text.startswith(("<", "Caveat:", "This session is being continued")), text
     assert model_memories(db) == [], "the invented deploy script is not in this session"
+
+
+def test_cli_consolidate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from desktop.cli.main import main as cli_main
+
+    project_dir = tmp_path / "proj"
+    project_dir.mkdir()
+    data = tmp_path / "data"
+    args = ["--data-dir", str(data), "--project", str(project_dir), "--json"]
+    assert cli_main(["consolidate", *args]) != 0, "no model configured: a clear refusal"
+    assert "no chat model" in capsys.readouterr().err
+    srv = FakeOllama(lambda body, n: text_turn(reply(INVENTED_FILE))).start()
+    try:
+        data.mkdir(exist_ok=True)
+        (data / "settings.json").write_text(json.dumps({"llm_provider": "ollama", "llm_model": OLLAMA_MODEL,
+                                                        "ollama_host": srv.host}), encoding="utf-8")
+        assert cli_main(["consolidate", *args]) == 0
+        assert json.loads(capsys.readouterr().out)["status"] == "empty"
+        sample = Path(__file__).parent / "samples" / "codex_exec.jsonl"
+        assert cli_main(["ingest", *args, str(sample)]) == 0
+        capsys.readouterr()
+        assert cli_main(["consolidate", *args]) == 0
+        out = json.loads(capsys.readouterr().out)
+    finally:
+        srv.stop()
+    assert out["status"] == "none" and out["memory_ids"] == []
+    assert out["dropped"][0]["reason"] == "file not in evidence: deploy/release.sh"

@@ -198,6 +198,8 @@ class ModelSynthesizer:
 
     def consolidate(self) -> SynthesisReport:
         """One consolidation call over the recent sessions' evidence and earlier model candidates."""
+        if self.enabled is not None and not self.enabled():
+            return SynthesisReport("consolidation", "off")
         conn = self.db.reads.conn()
         recorded = int(conn.execute("SELECT count(*) FROM observer_session_evidence").fetchall()[0][0])
         earlier = [r[0] for r in conn.execute(
@@ -217,6 +219,8 @@ class ModelSynthesizer:
             evidence.append(replace(ev, commands=[CommandRun(c.command, c.ok) for c in ev.commands], files=[]))
             briefs.append(brief)
             used += size
+        if not briefs:
+            return SynthesisReport("consolidation", "empty")
         payload = json.dumps({"sessions": briefs, "proposed_earlier": earlier}, ensure_ascii=False)
         report = self._run(CONSOLIDATION_TASK, payload, evidence, "consolidation", "model_consolidation")
 
