@@ -2,14 +2,15 @@
 
 Replays the BookMinder sessions in time order through the real observer,
 promotion and cross-session tables (a throw-away database). Before learning
-session n, it asks ``prefetch_plan(first prompt of n)`` and compares with the
-files n actually read or edited (files it created are not counted), next to two
-baselines computed from the same history: "most frequently read so far" and
-"most recently read". The prefetch model's few parameters are chosen on the first
-half of the history only (days 1-10, a small grid) and reported on the held-out second
-half (days 11-21) separately, next to the full replay and the shipped defaults, all in
-one run. It also measures how many of n's errors match an error
-pattern learned earlier, and how many of its searches were already known.
+session n, it ranks files for n from what n's start knew — the typed prompt plus
+the command's expansion, the git working state and the handoff notes, rebuilt from
+the earlier sessions (``bench/start_replay.py``) — and compares with the files n
+actually read or edited (files it created are not counted), next to two baselines
+computed from the same history: "most frequently read so far" and "most recently
+read", and next to the history-only model. Weights are chosen on days 1-10 and
+reported on days 11-21, and the other way round; the spread is a bootstrap over
+the held-out sessions. All in one run. It also measures how many of n's errors
+match an error pattern learned earlier, and how many of its searches were known.
 
 Run: .venv/bin/python bench/bench_learning.py [--data ../shared/data/transcripts/bookminder]
 """
@@ -17,16 +18,19 @@ Run: .venv/bin/python bench/bench_learning.py [--data ../shared/data/transcripts
 from __future__ import annotations
 
 import itertools
+import random
 import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bookminder_parser import ParsedSession, folder_from_args, parse_all  # noqa: E402
+from bench.start_replay import ReplayWorkspace  # noqa: E402
 from desktop.memory.observer.events import ToolCall, ToolResult, UserMessage  # noqa: E402
 from desktop.memory.observer.ingest import Ingestor  # noqa: E402
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty  # noqa: E402
@@ -43,10 +47,16 @@ from desktop.memory.store.database import Database  # noqa: E402
 K = 10
 SPLIT_DAY = 11
 """Sessions of days before this one choose the parameters; later days are held out."""
-GRID: dict[str, tuple[float, ...]] = {
-    "half_life": (0.5, 1.0, 2.0, 3.0, 5.0, 8.0), "short_share": (0.3, 0.5, 0.7, 1.0),
-    "mention": (0.0, 0.2, 0.5), "last_edit": (0.0, 0.1, 0.2), "terms": (0.0, 0.1, 0.2),
+HISTORY_GRID: dict[str, tuple[float, ...]] = {
+    "half_life": (1.0, 2.0, 3.0, 5.0), "short_share": (0.5, 0.7, 1.0),
+    "mention": (0.0, 0.2, 0.5), "last_edit": (0.0, 0.1), "terms": (0.0, 0.1),
 }
+#: Start-context weights (handoff_named stays 0: the copies do not show the notes' text).
+CONTEXT_GRID: dict[str, tuple[float, ...]] = {
+    "uncommitted": (0.0, 0.1, 0.3), "committed": (0.0, 0.05, 0.2), "handoff": (0.0, 0.1, 0.3),
+}
+#: The history-only point the shipped defaults correspond to (context weights dropped).
+DEFAULT_HISTORY = replace(DEFAULT_PARAMS, uncommitted=0.0, committed=0.0, handoff=0.0, handoff_named=0.0)
 _FILE_TOOLS = {"Read", "Edit", "MultiEdit", "Write"}
 
 
@@ -85,11 +95,12 @@ def recall_mrr(ranked: list[str], truth: set[str]) -> tuple[float, float]:
     return hits / len(truth), rr
 
 
-def param_grid() -> list[PrefetchParams]:
-    """Every parameter combination of the small selection grid (shipped defaults included)."""
-    keys = list(GRID)
-    grid = [PrefetchParams(**dict(zip(keys, vals, strict=True))) for vals in itertools.product(*GRID.values())]
-    return grid if DEFAULT_PARAMS in grid else [*grid, DEFAULT_PARAMS]
+def param_grid(grid_spec: dict[str, tuple[float, ...]]) -> list[PrefetchParams]:
+    """Every parameter combination of a selection grid (the history-only defaults included)."""
+    keys = list(grid_spec)
+    grid = [replace(DEFAULT_HISTORY, **dict(zip(keys, vals, strict=True)))
+            for vals in itertools.product(*grid_spec.values())]
+    return grid if DEFAULT_HISTORY in grid else [*grid, DEFAULT_HISTORY]
 
 
 def mean(xs: list[tuple[float, float]]) -> tuple[float, float]:
@@ -97,33 +108,76 @@ def mean(xs: list[tuple[float, float]]) -> tuple[float, float]:
     return (sum(x[0] for x in xs) / len(xs), sum(x[1] for x in xs) / len(xs)) if xs else (0.0, 0.0)
 
 
+def context_grid() -> list[PrefetchParams]:
+    """History grid x start-context weights (the context model's selection grid)."""
+    out = []
+    for base in param_grid(HISTORY_GRID):
+        for vals in itertools.product(*CONTEXT_GRID.values()):
+            out.append(replace(base, **dict(zip(CONTEXT_GRID, vals, strict=True))))
+    return out if DEFAULT_PARAMS in out else [*out, DEFAULT_PARAMS]
+
+
+def _best(rows: list[Row], g_count: int, which: str) -> int:
+    """The grid index with the best mean recall@K (then MRR) on ``rows``; grid order breaks ties."""
+    def key(g: int) -> tuple[float, float, int]:
+        r, m = mean([getattr(e, which)[g] for e in rows])
+        return round(r, 9), round(m, 9), -g
+    return max(range(g_count), key=key)
+
+
+@dataclass
+class Row:
+    """One evaluated session: its day, per-ranker (recall, rr), per-grid-point results."""
+
+    day: int
+    base: dict[str, tuple[float, float]]
+    hist: list[tuple[float, float]]
+    ctx: list[tuple[float, float]]
+    beyond: dict[str, tuple[float, float]] | None
+    """Scores on the needed files the prompt and its expansion did not name (None if there are none)."""
+    ctx_beyond: list[tuple[float, float]] | None
+
+
 def run(data: Path) -> dict:
-    """Replay every session once; rank each evaluated session under every grid point."""
+    """Replay every session once; rank each evaluated session under every grid point, both models."""
     sessions = parse_all(data)
     tmp = tempfile.mkdtemp(prefix="engram-bench-learning-")
     db = Database(Path(tmp) / "bench.db").open()
     ingestor = Ingestor(db, Promoter(db, novelty=Novelty(HashingEmbedder())))
-    grid = param_grid()
+    hgrid, cgrid = param_grid(HISTORY_GRID), context_grid()
+    ws = ReplayWorkspace()
     freq: Counter[str] = Counter()
     last_seen: dict[str, int] = {}
     seen_errors: set[str] = set()
-    # one row per evaluated session: (held_out, {ranker: (recall, rr)}), grid results per index
-    evals: list[tuple[bool, dict[str, tuple[float, float]], list[tuple[float, float]]]] = []
+    rows: list[Row] = []
     err_total = err_cov = rec_total = rec_cov = rec_resolved = 0
     srch_total = srch_known = 0
     tick = 0
+    ctx_stats = Counter()
     t0 = time.perf_counter()
     for idx, s in enumerate(sessions):
         facts = session_facts(s)
         truth = set(facts["needed"])
         conn = db.reads.conn()
         if idx > 0 and truth:
-            feats = prefetch_features(conn, facts["prompt"])
-            per_grid = [recall_mrr([i.file for i in rank(feats, p, K)], truth) for p in grid]
-            base = {"frequency": recall_mrr([f for f, _ in freq.most_common(K)], truth),
-                    "recency": recall_mrr(sorted(last_seen, key=lambda f: -last_seen[f])[:K], truth),
-                    "default": per_grid[grid.index(DEFAULT_PARAMS)]}
-            evals.append((s.day >= SPLIT_DAY, base, per_grid))
+            ctx = ws.context_for(s)
+            ctx_stats["sessions"] += 1
+            ctx_stats["with_expansion"] += bool(ctx.expansion)
+            ctx_stats["with_uncommitted"] += bool(ctx.uncommitted)
+            ctx_stats["with_handoff"] += bool(ctx.handoff)
+            f_hist = prefetch_features(conn, ctx.prompt)
+            f_ctx = prefetch_features(conn, ctx.prompt, ctx, exists=ws.exists)
+            hist = [recall_mrr([i.file for i in rank(f_hist, p, K)], truth) for p in hgrid]
+            ctx_lists = [[i.file for i in rank(f_ctx, p, K)] for p in cgrid]
+            base_lists = {"frequency": [f for f, _ in freq.most_common(K)],
+                          "recency": sorted(last_seen, key=lambda f: -last_seen[f])[:K],
+                          "default": ctx_lists[cgrid.index(DEFAULT_PARAMS)]}
+            named = set(f_ctx.mentioned) if f_ctx else set()
+            rest = truth - named
+            rows.append(Row(s.day, {k: recall_mrr(v, truth) for k, v in base_lists.items()}, hist,
+                            [recall_mrr(v, truth) for v in ctx_lists],
+                            {k: recall_mrr(v, rest) for k, v in base_lists.items()} if rest else None,
+                            [recall_mrr(v, rest) for v in ctx_lists] if rest else None))
         if idx > 0:
             known = {r[0]: r[1] for r in conn.execute("SELECT id, resolved_how FROM observer_error_patterns")}
             for fp in facts["errors"]:
@@ -136,8 +190,9 @@ def run(data: Path) -> dict:
             pats = {r[0] for r in conn.execute("SELECT pattern FROM observer_search_patterns")}
             srch_total += len(facts["searches"])
             srch_known += sum(p in pats for p in facts["searches"])
-        # learn from session n, then update the baselines' history
+        # learn from session n, then update the baselines' history and the replayed workspace
         ingestor.learn_events(s.events)
+        ws.learn(s)
         for e in s.events:
             if isinstance(e, ToolCall) and e.tool in _FILE_TOOLS:
                 for p in e.file_paths:
@@ -149,24 +204,51 @@ def run(data: Path) -> dict:
     elapsed = time.perf_counter() - t0
     memories = db.reads.conn().execute("SELECT type, count(*) FROM memories GROUP BY type").fetchall()
     db.close()
-
-    tune = [e for e in evals if not e[0]]
-    # Choose on the first half only: best recall@K, then MRR; grid order breaks ties.
-    best = max(range(len(grid)), key=lambda g: (round(mean([e[2][g] for e in tune])[0], 9),
-                                                 round(mean([e[2][g] for e in tune])[1], 9), -g))
-    # Optimistic: the grid point that is best on the full replay itself (it has seen the answers).
-    oracle_g = max(range(len(grid)), key=lambda g: (round(mean([e[2][g] for e in evals])[0], 9), -g))
-    splits = {"tune": tune, "held_out": [e for e in evals if e[0]], "full": evals}
-    table: dict[str, dict[str, tuple[float, float]]] = {}
-    for name, rows in splits.items():
-        table[name] = {"chosen": mean([e[2][best] for e in rows]), "n": (len(rows), 0.0),
-                       "hindsight": mean([e[2][oracle_g] for e in rows])}
-        for ranker in ("default", "frequency", "recency"):
-            table[name][ranker] = mean([e[1][ranker] for e in rows])
-    return {"sessions": len(sessions), "evaluated": len(evals), "elapsed_s": elapsed, "grid": len(grid),
-            "chosen": grid[best], "hindsight": grid[oracle_g], "table": table,
-            "errors": (err_total, err_cov, rec_total, rec_cov, rec_resolved),
+    early = [r for r in rows if r.day < SPLIT_DAY]
+    late = [r for r in rows if r.day >= SPLIT_DAY]
+    folds = {}
+    for name, tune, test in (("early->late", early, late), ("late->early", late, early)):
+        g_ctx, g_hist = _best(tune, len(cgrid), "ctx"), _best(tune, len(hgrid), "hist")
+        folds[name] = {"params": cgrid[g_ctx], "hist_params": hgrid[g_hist], "tune_n": len(tune),
+                       "test": _scores(test, g_ctx, g_hist), "tune": _scores(tune, g_ctx, g_hist),
+                       "spread": _bootstrap(test, g_ctx),
+                       "sensitivity": {kind: [(v, mean([r.ctx[cgrid.index(replace(cgrid[g_ctx], **{kind: v}))]
+                                                         for r in tune])[0],
+                                           mean([r.ctx[cgrid.index(replace(cgrid[g_ctx], **{kind: v}))]
+                                                 for r in test])[0]) for v in values]
+                                       for kind, values in CONTEXT_GRID.items()}}
+    return {"sessions": len(sessions), "evaluated": len(rows), "elapsed_s": elapsed,
+            "grid": (len(hgrid), len(cgrid)), "folds": folds, "full": _scores(rows, cgrid.index(DEFAULT_PARAMS),
+                                                                               hgrid.index(DEFAULT_HISTORY)),
+            "context": dict(ctx_stats), "errors": (err_total, err_cov, rec_total, rec_cov, rec_resolved),
             "searches": (srch_total, srch_known), "memories": dict(memories)}
+
+
+def _scores(rows: list[Row], g_ctx: int, g_hist: int) -> dict[str, tuple[float, float] | int]:
+    """Mean (recall, MRR) of each ranking on ``rows``; ``*_beyond`` on the files the prompt did not name."""
+    out: dict[str, tuple[float, float] | int] = {"n": len(rows)}
+    out["context"] = mean([r.ctx[g_ctx] for r in rows])
+    out["history"] = mean([r.hist[g_hist] for r in rows])
+    for ranker in ("default", "frequency", "recency"):
+        out[ranker] = mean([r.base[ranker] for r in rows])
+    beyond = [r for r in rows if r.beyond is not None and r.ctx_beyond is not None]
+    out["n_beyond"] = len(beyond)
+    out["context_beyond"] = mean([r.ctx_beyond[g_ctx] for r in beyond if r.ctx_beyond is not None])
+    out["frequency_beyond"] = mean([r.beyond["frequency"] for r in beyond if r.beyond is not None])
+    return out
+
+
+def _bootstrap(rows: list[Row], g_ctx: int, n: int = 2000) -> tuple[float, float]:
+    """5th and 95th percentile of the recall@K ratio (context model / frequency) over resampled sessions."""
+    rng = random.Random(13)
+    ratios = []
+    for _ in range(n):
+        pick = [rows[rng.randrange(len(rows))] for _ in rows]
+        f = sum(r.base["frequency"][0] for r in pick)
+        if f:
+            ratios.append(sum(r.ctx[g_ctx][0] for r in pick) / f)
+    ratios.sort()
+    return (ratios[int(0.05 * len(ratios))], ratios[int(0.95 * len(ratios)) - 1]) if ratios else (0.0, 0.0)
 
 
 def main() -> None:
@@ -175,30 +257,43 @@ def main() -> None:
     if folder is None:
         return
     r = run(folder)
-    t = r["table"]
-    print(f"### Learning on BookMinder ({r['sessions']} sessions, {r['evaluated']} evaluated, "
-          f"replay {r['elapsed_s']:.1f} s)\n")
-    print(f"Parameters chosen on days 1-{SPLIT_DAY - 1} only ({r['grid']} grid points): `{r['chosen']}`; "
-          f"shipped defaults: `{DEFAULT_PARAMS}`"
-          f"{' (the same)' if r['chosen'] == DEFAULT_PARAMS else ''}.\n")
-    heads = (("tune", f"days 1-{SPLIT_DAY - 1} (tuning)"), ("held_out", f"days {SPLIT_DAY}-21 (held out)"),
-             ("full", "full replay"))
-    print("| ranking | " + " | ".join(f"{h} recall@{K} / MRR" for _, h in heads) + " |")
-    print("|---|" + "---|" * len(heads))
-    print("| evaluated sessions | " + " | ".join(str(t[k]["n"][0]) for k, _ in heads) + " |")
-    for name, label in (("chosen", "Engram prefetch_plan (params chosen on days 1-10)"),
-                        ("default", "Engram prefetch_plan (shipped defaults)"),
-                        ("frequency", "baseline: most frequently read"),
-                        ("recency", "baseline: most recently read")):
-        print(f"| {label} | " + " | ".join(f"{t[k][name][0]:.3f} / {t[k][name][1]:.3f}" for k, _ in heads) + " |")
-    print(f"| grid point best on the full replay itself (optimistic, `{r['hindsight']}`) | "
-          + " | ".join(f"{t[k]['hindsight'][0]:.3f} / {t[k]['hindsight'][1]:.3f}" for k, _ in heads) + " |")
-    ratios = []
-    for k, _ in heads:
-        f = t[k]["frequency"][0]
-        ratios.append(f"{t[k]['chosen'][0] / f:.2f}x" if f else "n/a")
-    print("| **recall@10 ratio, chosen params vs frequency baseline** (target >= 1.3x) | "
-          + " | ".join(f"**{x}**" for x in ratios) + " |\n")
+    c = r["context"]
+    print(f"### Prefetch on BookMinder from the session start ({r['sessions']} sessions, {r['evaluated']} "
+          f"evaluated, replay {r['elapsed_s']:.1f} s; grids: {r['grid'][0]} history-only points, "
+          f"{r['grid'][1]} with the start context)\n")
+    print(f"Start context rebuilt from the replay: {c.get('with_expansion', 0)}/{c.get('sessions', 0)} sessions "
+          f"had a command expansion or attached files, {c.get('with_uncommitted', 0)} uncommitted files, "
+          f"{c.get('with_handoff', 0)} a handoff/progress note.\n")
+    print("| ranking | " + " | ".join(f"{fold}: held out recall@{K} / MRR" for fold in r["folds"]) + " |")
+    print("|---|" + "---|" * len(r["folds"]))
+    folds = list(r["folds"].values())
+    print("| sessions (tuned on / held out) | " + " | ".join(f"{f['tune_n']} / {f['test']['n']}" for f in folds) + " |")
+    for key, label in (("context", "Engram prefetch with the start context (weights chosen on the other days)"),
+                       ("history", "Engram prefetch, history and typed prompt only (same selection)"),
+                       ("default", "Engram prefetch, shipped defaults (chosen on days 1-10: not held out in the"
+                                   " second column)"),
+                       ("frequency", "baseline: most frequently read"),
+                       ("recency", "baseline: most recently read")):
+        print(f"| {label} | " + " | ".join(f"{f['test'][key][0]:.3f} / {f['test'][key][1]:.3f}" for f in folds) + " |")
+    print("| **recall@10 ratio, start context vs frequency** | " + " | ".join(
+        f"**{f['test']['context'][0] / f['test']['frequency'][0]:.2f}x** (90% bootstrap "
+        f"{f['spread'][0]:.2f}-{f['spread'][1]:.2f}x)" for f in folds) + " |")
+    print("| ratio on the tuning days themselves (optimistic) | " + " | ".join(
+        f"{f['tune']['context'][0] / f['tune']['frequency'][0]:.2f}x" for f in folds) + " |")
+    print("| recall@10 on needed files the prompt and expansion did not name: start context / frequency | "
+          + " | ".join(f"{f['test']['context_beyond'][0]:.3f} / {f['test']['frequency_beyond'][0]:.3f} "
+                       f"(n={f['test']['n_beyond']})" for f in folds) + " |\n")
+    for name, f in r["folds"].items():
+        print(f"- {name}: chosen `{f['params']}`; history-only `{f['hist_params']}`")
+    print("\nSensitivity around each chosen point (recall@10 on the tuning days / held-out days):\n")
+    print("| fold | weight | " + " | ".join(f"value {i + 1}" for i in range(3)) + " |\n|---|---|---|---|---|")
+    for name, f in r["folds"].items():
+        for kind, vals in f["sensitivity"].items():
+            print(f"| {name} | {kind} | " + " | ".join(f"{v}: {a:.3f} / {b:.3f}" for v, a, b in vals) + " |")
+    print()
+    full = r["full"]
+    print(f"- full replay, shipped defaults `{DEFAULT_PARAMS}`: recall@{K} {full['default'][0]:.3f} vs frequency "
+          f"{full['frequency'][0]:.3f} = {full['default'][0] / full['frequency'][0]:.2f}x (n={full['n']})\n")
     et, ec, rt, rc, rr = r["errors"]
     st, sk = r["searches"]
     print("| measure | value |\n|---|---|")

@@ -74,6 +74,8 @@ class ParsedSession:
     agent: str
     day: int
     events: list[AgentEvent] = field(default_factory=list)
+    attachments: list[tuple[str, list[str]]] = field(default_factory=list)
+    """(prompt, files Claude Code attached with it): a slash command's or @-mention's expansion as shown."""
 
 
 class _Builder:
@@ -84,6 +86,7 @@ class _Builder:
         self.events: list[AgentEvent] = []
         self.step = 0
         self.calls = 0
+        self.attachments: list[tuple[str, list[str]]] = []
         self.events.append(SessionStart(self.sid, agent, CWD, None, "interactive", self.ts(line_no)))
 
     def ts(self, line_no: int) -> float:
@@ -97,10 +100,11 @@ class _Builder:
         cid = self.call("Read", "Read", {"file_path": path}, line_no)
         self.result(cid, "Read", "", False, line_no)
 
-    def prompt(self, text: str, line_no: int) -> None:
+    def prompt(self, text: str, line_no: int, attached: list[str] | None = None) -> None:
         """A user prompt, unless it is a built-in command that never reaches the model."""
         if not is_local_command(text):
             self.user(text, line_no)
+            self.attachments.append((text, list(attached or [])))
 
     def reasoning(self, text: str, kind: str, line_no: int) -> None:
         self.step += 1
@@ -142,7 +146,7 @@ class _Builder:
 
     def finish(self, line_no: int) -> ParsedSession:
         self.events.append(SessionEnd(self.sid, "unknown", self.ts(line_no)))
-        return ParsedSession(self.sid, self.agent, self.day, self.events)
+        return ParsedSession(self.sid, self.agent, self.day, self.events, self.attachments)
 
 
 _DIFF_LINE = re.compile(r"^\s*(\d+)\s{1,4}(?:[-+]\s+)?(\S.*)$")
@@ -223,7 +227,7 @@ def parse_day(path: Path) -> list[ParsedSession]:
                     attached.append(a.group(1))
                 else:
                     text.append(lines[i].strip())
-            cur.prompt(" ".join(text), i)
+            cur.prompt(" ".join(text), i, attached)
             for path in attached:
                 cur.attached_read(path, i)
         elif a := _ATTACHED_READ.match(line):

@@ -110,9 +110,24 @@ def observer_for(project: ProjectServices, *, embedder: Any | None = None) -> An
     # The lifecycle gate honours the project's auto-memory opt-out and quarantines
     # auto-promoted memories as candidates until an agent uses them.
     ingestor = Ingestor(project.db, gated_promoter(project.db, novelty=Novelty(embedder)),
-                        project_dir=project.info.root)
+                        project_dir=project.info.root, synthesizer=_model_synthesizer(project))
     project.extras["observer"] = ingestor
     return ingestor
+
+
+def _model_synthesizer(project: ProjectServices) -> Any | None:
+    """Model-written candidate memories, only when Settings name a chat model (else the rules alone learn)."""
+    from desktop.agents.json_model import synthesis_model
+
+    model = synthesis_model(project.settings)
+    if model is None:
+        return None
+    from desktop.memory.lifecycle.control import auto_memory_enabled, gate_items
+    from desktop.memory.observer.model_synthesis import ModelSynthesizer
+
+    project.extras["synthesis_model"] = model  # closed with the project
+    return ModelSynthesizer(project.db, model, gate=lambda items: gate_items(project.db, items),
+                            enabled=lambda: auto_memory_enabled(project.db))
 
 
 

@@ -194,6 +194,6 @@ class ExternalAgentRun:
         for sid, obs in self.observers.items():
             keys = [e.event_key for e in self.events if e.session_id == sid and e.event_key]
             try:
-                ingestor.promoter.promote(obs.finalize(None if obs.ended else outcome), event_keys=keys)
+                ingestor.learn_digest(obs.finalize(None if obs.ended else outcome), event_keys=keys)
             except Exception:
                 log.exception("promoting external session %s failed", sid)

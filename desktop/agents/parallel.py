@@ -57,8 +57,8 @@ def _merge_and_promote(project: Any, parent: str, sessions: list[AgentSession], 
             merged.signal.data["min_sessions"] = merged.min_sessions
             digest.signals.append(merged.signal)
     try:
-        ingestor.promoter.promote(digest)
+        ingestor.promoter.promote(digest)  # the group's merged signals: no session evidence of its own
         for obs, res in zip(observers, results, strict=False):
-            ingestor.promoter.promote(obs.finalize(res.outcome))
+            ingestor.learn_digest(obs.finalize(res.outcome))
     except Exception:
         log.exception("promoting parallel group %s failed", parent)

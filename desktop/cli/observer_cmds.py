@@ -8,6 +8,7 @@ from pathlib import Path
 from desktop.cli.common import CliError, add_common, emit, open_project
 from desktop.composition import observer_for
 from desktop.memory.observer.prefetch import prefetch_plan
+from desktop.memory.observer.start_context import start_context
 
 # The core reports codes; the command line words them.
 _INGEST_ERRORS = {
@@ -31,7 +32,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--include-missing", action="store_true",
                    help="also list files that are no longer in the project folder")
+    p.add_argument("--history-only", action="store_true",
+                   help="rank from the learned history alone (ignore the slash command's text, git state"
+                        " and handoff/progress files)")
     p.set_defaults(func=cmd_prefetch)
+
+    p = sub.add_parser("consolidate", help="with the chat model chosen in Settings, merge what recent sessions"
+                                           " showed into a few candidate memories now (it also runs every"
+                                           " ten sessions)")
+    add_common(p)
+    p.set_defaults(func=cmd_consolidate)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -72,8 +82,12 @@ def cmd_prefetch(args: argparse.Namespace) -> int:
         # A file deleted outside any observed session (in an editor, by git checkout) is still
         # in the learned history; a session cannot read it, so it is left out unless asked for.
         missing_under = None if args.include_missing else str(project.info.root)
-        items = prefetch_plan(project.db.reads.conn(), args.prompt, args.limit, exclude_missing_under=missing_under)
-    data = [{"file": i.file, "score": i.score, "parts": i.parts} for i in items]
+        # What the session start knows besides history: the command's expansion, git, handoff notes.
+        context = None if args.history_only else start_context(args.prompt, Path(project.info.root),
+                                                               home=Path.home())
+        items = prefetch_plan(project.db.reads.conn(), args.prompt, args.limit, exclude_missing_under=missing_under,
+                              context=context)
+    data = [{"file": i.file, "score": i.score, "parts": {k: v for k, v in i.parts.items() if v}} for i in items]
 
     def human() -> str:
         if not items:
@@ -81,3 +95,35 @@ def cmd_prefetch(args: argparse.Namespace) -> int:
         return "\n".join(f"{n:>2}. {i.file}  ({i.score:.3f})" for n, i in enumerate(items, 1))
     emit(args, data, human)
     return 0
+
+
+# Why a synthesis pass learned nothing, in words (the core reports codes).
+_SYNTHESIS_STATUS = {
+    "written": "memories written as candidates",
+    "none": "the model proposed nothing that the sessions show",
+    "empty": "no session evidence yet (sessions are recorded once a model is configured)",
+    "malformed": "the model's reply was not JSON; nothing learned",
+    "off_schema": "the model's reply did not follow the memory schema; nothing learned",
+    "failed": "the model could not be reached or timed out; nothing learned",
+    "off": "automatic memory is off for this project",
+}
+
+
+def cmd_consolidate(args: argparse.Namespace) -> int:
+    """Run the model's consolidation pass over the recent sessions' evidence."""
+    with open_project(args) as project:
+        synthesizer = observer_for(project).synthesizer
+        if synthesizer is None:
+            raise CliError("no chat model is configured: choose one in Settings (Ollama, OpenAI-compatible or"
+                           " Anthropic)")
+        report = synthesizer.consolidate()
+    data = {"status": report.status, "memory_ids": report.memory_ids, "proposed": report.proposed,
+            "dropped": [{"content": c, "reason": r} for c, r in report.dropped], "error": report.error}
+
+    def human() -> str:
+        lines = [f"{report.status}: {_SYNTHESIS_STATUS.get(report.status, report.status)}"
+                 + (f" ({', '.join(f'#{i}' for i in report.memory_ids)})" if report.memory_ids else "")]
+        lines += [f"  dropped: {c[:70]} — {r}" for c, r in report.dropped]
+        return "\n".join(lines)
+    emit(args, data, human)
+    return 0 if report.status in ("written", "none", "empty") else 1

@@ -59,6 +59,8 @@ class DeleteAll(WriteOp[int]):
         ids = [int(r[0]) for r in tx.execute(f"SELECT id FROM memories WHERE {where}")]
         fill_temp(tx, "_delete_all", ids)
         n = purge_temp(tx, "_delete_all", scrub_reason=True)
+        # The sessions' evidence kept for model synthesis holds the user's own words: it goes too.
+        tx.execute("DELETE FROM observer_session_evidence")
         tx.audit("delete_all", None, actor=self.actor, reason=self.reason or "delete all memories",
                  detail={"count": n})
         if ids:

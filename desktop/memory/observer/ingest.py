@@ -103,11 +103,15 @@ class CheckpointStore:
 class Ingestor:
     """Imports transcripts and live sessions of one project and learns from each session."""
 
-    def __init__(self, db: Any, promoter: Promoter, *, project_dir: Path | None = None) -> None:
-        """``promoter`` carries the novelty filter and optional LLMs."""
+    def __init__(self, db: Any, promoter: Promoter, *, project_dir: Path | None = None,
+                 synthesizer: Any | None = None) -> None:
+        """``promoter`` carries the novelty filter and optional LLMs; ``synthesizer`` (a
+        ``model_synthesis.ModelSynthesizer``, only when the user configured a model) writes
+        candidate memories from each finished session's evidence."""
         self.db = db
         self.promoter = promoter
         self.project_dir = project_dir
+        self.synthesizer = synthesizer
         self.checkpoints = CheckpointStore(db)
 
     # -- files --------------------------------------------------------------------------
@@ -201,7 +205,28 @@ class Ingestor:
         self._merge_parallel(observers, digests)
         order = sorted(digests, key=lambda s: digests[s].started_at)
         results = [self.promoter.promote(digests[sid], event_keys=observers[sid][1]) for sid in order]
+        for sid in order:
+            self._synthesize(digests[sid])
         return results, fresh_total
+
+    def learn_digest(self, digest: SessionDigest, *, event_keys: list[str] | None = None) -> PromotionResult:
+        """Promote one finished session's digest, then let the model (if any) synthesise from it.
+
+        Every door that finishes a session (own agent, external CLI runs, parallel groups)
+        goes through here, so model synthesis sees all of them.
+        """
+        result = self.promoter.promote(digest, event_keys=event_keys)
+        self._synthesize(digest)
+        return result
+
+    def _synthesize(self, digest: SessionDigest) -> None:
+        """The model's pass over a finished session, when one is configured (never fails learning)."""
+        if self.synthesizer is None:
+            return
+        try:
+            self.synthesizer.after_session(digest)
+        except Exception:
+            logger.exception("model synthesis failed for %s", digest.session_id)
 
     def _merge_parallel(self, observers: dict[str, tuple[Observer, list[str]]],
                         digests: dict[str, SessionDigest]) -> None:
@@ -231,7 +256,7 @@ class Ingestor:
 
     def finish(self, observer: Observer, outcome: str | None = None) -> PromotionResult:
         """Finalize and promote a live session (its checkpoint is dropped in the same write)."""
-        return self.promoter.promote(observer.finalize(outcome))
+        return self.learn_digest(observer.finalize(outcome))
 
     def recover(self) -> list[PromotionResult]:
         """Promote every session a crash left with only a checkpoint (outcome unknown)."""

@@ -27,6 +27,7 @@ from desktop.memory.observer.events import (
     ToolResult,
     UserMessage,
 )
+from desktop.memory.observer.evidence import SessionEvidence, build_evidence, collect
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import (
     BACKTRACK,
@@ -83,6 +84,8 @@ class SessionDigest:
     """Paths, folders or rm globs the session deleted (and did not re-create)."""
     moved: list[tuple[str, str]] = field(default_factory=list)
     """(old, new) renames, in order."""
+    evidence: SessionEvidence | None = None
+    """What the session showed (user messages, commands, errors, edits), for model synthesis."""
 
 
 class Observer:
@@ -112,6 +115,7 @@ class Observer:
         sp = self.sp
         sp.events += 1
         try:
+            collect(sp.evidence, event)
             if isinstance(event, ToolCall):
                 detectors.on_tool_call(sp, event)
             elif isinstance(event, ToolResult):
@@ -183,12 +187,14 @@ class Observer:
         errors = [{"fingerprint": fp, "tool": e.tool, "message": e.message, "count": e.count,
                    "first_step": e.first_step, "resolved_how": e.resolved_how, "command": e.command,
                    "fix_files": list(e.fix_files)} for fp, e in sp.errors.items()]
+        proof = build_evidence(sp.evidence, session_id=sp.session_id, agent=sp.agent, cwd=sp.cwd,
+                               files=files, errors=errors)
         return SessionDigest(
             sp.session_id, sp.agent, sp.session_type, outcome or self.outcome, sp.cwd, sp.started_at,
             self.ended_at or sp.started_at, sp.first_prompt, sp.step, sp.events, files, pairs, errors,
             list(sp.grep_counts), self._ngrams(), list(sp.signals.values()), sp.external_step,
             dict(sp.early), sp.evicted, sp.parent_session_id, list(sp.removed),
-            [(old, new) for old, new in sp.moved])
+            [(old, new) for old, new in sp.moved], evidence=proof)
 
     def _finalize_files(self) -> None:
         sp = self.sp

@@ -1,4 +1,4 @@
-"""Which files should a new session read first? Ranked from everything learned so far.
+"""Which files should a new session read first? Ranked from everything a session start knows.
 
 The score is a small, interpretable model of "will the next session need file f":
 
@@ -9,19 +9,25 @@ The score is a small, interpretable model of "will the next session need file f"
   all sessions that needed f (``short_share`` decides the mix); both are in 0..1;
 * work state: files edited (or created) by the last session that touched files are
   likely continued, so they get a bonus;
-* prompt evidence: files named outright in the prompt get a bonus, and prompt words
-  learned (TF-IDF weighted) to co-occur with files in earlier first prompts add a
-  normalised 0..1 share.
+* prompt evidence: files named outright in the prompt *or in what it expands to* (a
+  slash command's text, ``@``-attached files) get a bonus, and prompt words learned
+  (TF-IDF weighted) to co-occur with files in earlier first prompts add a 0..1 share;
+* the project's state at session start (:mod:`start_context`): uncommitted files,
+  files of the last commits, the handoff/progress notes the project keeps and the
+  files those notes name, each with its own bonus. Files the history never saw can
+  be proposed this way (a file named in the prompt that exists, an untracked file).
 
-Five parameters (:class:`PrefetchParams`) in all; the defaults are the grid point
+Nine parameters (:class:`PrefetchParams`) in all; the defaults are the grid point
 ``bench/bench_learning.py`` chose on the first half of the BookMinder replay only (it
-reports the held-out half separately). There, the work-state and prompt-term weights
-came out as 0 and the mention bonus made no difference (BookMinder's first prompts are
-mostly "/hi" or empty); the mention bonus stays at 0.2 because a file named outright
-is the plainest evidence a prompt can give, and the others stay available for projects
-whose prompts carry more. Files an agent deleted or moved away (see ``file_ops``) and
-paths that cannot be files are never proposed. Learned state is read once into :class:`PrefetchFeatures` so that
-ranking with other parameters costs no further queries.
+reports the held-out half, and the reverse split, separately). On those days the
+replayed git state left almost nothing uncommitted, so the git weights could not be
+told apart from 0 and stay 0 (the reverse split chose 0.3 and 0.05); the handoff
+notes' contents are not in the copies, so ``handoff_named`` is unmeasured and 0.
+Set them through ``PrefetchParams`` for a project whose git state has been measured.
+Files an agent deleted or moved away (see ``file_ops``) and paths that cannot be files
+are never proposed.
+Learned state is read once into :class:`PrefetchFeatures` so that ranking with other
+parameters costs no further queries.
 """
 
 from __future__ import annotations
@@ -30,10 +36,12 @@ import logging
 import math
 import os
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from desktop.memory.observer.cross_session import prompt_terms
+from desktop.memory.observer.start_context import StartContext, named_files
 from desktop.memory.observer.tool_names import plausible_file
 
 logger = logging.getLogger("engram.observer")
@@ -45,18 +53,26 @@ _MENTION: Final = re.compile(r"[@`'\"]?([\w./-]+\.\w{1,8})\b")
 
 @dataclass(frozen=True)
 class PrefetchParams:
-    """The whole scoring model: five numbers, no per-file or per-project cases."""
+    """The whole scoring model: nine numbers, no per-file or per-project cases."""
 
-    half_life: float = 2.0
+    half_life: float = 1.0
     """Sessions after which a past need counts half in the short-term estimate."""
     short_share: float = 0.7
     """Weight of the decayed (short-term) share against the all-time share (0..1)."""
     mention: float = 0.2
     """Bonus for a file named outright in the prompt."""
-    last_edit: float = 0.0
+    last_edit: float = 0.1
     """Bonus for a file edited or created by the last session that touched files."""
     terms: float = 0.0
     """Weight of the learned prompt-term association (normalised to 0..1)."""
+    uncommitted: float = 0.0
+    """Bonus for a file with uncommitted changes (git status) at session start."""
+    committed: float = 0.0
+    """Bonus for a file changed by one of the last few commits."""
+    handoff: float = 0.3
+    """Bonus for a handoff/progress note the project keeps (HANDOFF.md, TODO.md, docs/*progress*)."""
+    handoff_named: float = 0.0
+    """Bonus for a file such a note names."""
 
 
 DEFAULT_PARAMS: Final = PrefetchParams()
@@ -86,6 +102,8 @@ class PrefetchFeatures:
     mentioned: set[str]
     terms: dict[str, float]
     """Prompt-term association, normalised to 0..1."""
+    context: dict[str, set[str]] = field(default_factory=dict)
+    """Start-context files by kind: ``uncommitted``, ``committed``, ``handoff``, ``handoff_named``."""
 
 
 def decayed_share(ages: list[int], horizon: int, half_life: float) -> float:
@@ -110,16 +128,51 @@ def mentioned_files(prompt: str, files: Any) -> set[str]:
     return {p for p in files if any(p == m or p.endswith("/" + m) for m in names)}
 
 
-def prefetch_features(conn: Any, prompt: str) -> PrefetchFeatures | None:
-    """Read the learned state relevant to ``prompt``; None when nothing is learned yet."""
+def resolve_names(names: Iterable[str], known: Any, exists: Callable[[str], bool] | None) -> set[str]:
+    """Known files matching ``names`` (full path or path suffix), plus unknown names that ``exists``."""
+    out: set[str] = set()
+    for raw in names:
+        name = raw.lstrip("@").removeprefix("./")
+        if not name:
+            continue
+        hits = {p for p in known if p == name or p.endswith("/" + name)}
+        if hits:
+            out |= hits
+        elif exists is not None and plausible_file(name) and not os.path.isabs(name) and exists(name):
+            out.add(name)
+    return out
+
+
+def _context_sets(ctx: StartContext | None, known: Any, removed: set[str],
+                  exists: Callable[[str], bool] | None) -> dict[str, set[str]]:
+    if ctx is None:
+        return {}
+    def keep(paths: Iterable[str]) -> set[str]:
+        return {p for p in paths if plausible_file(p) and not os.path.isabs(p) and p not in removed
+                and (p in known or exists is None or exists(p))}
+    return {"uncommitted": keep(ctx.uncommitted), "committed": keep(ctx.committed), "handoff": keep(ctx.handoff),
+            "handoff_named": resolve_names(ctx.handoff_named, known, exists) - removed}
+
+
+def prefetch_features(conn: Any, prompt: str, context: StartContext | None = None, *,
+                      exists: Callable[[str], bool] | None = None) -> PrefetchFeatures | None:
+    """Read the learned state relevant to ``prompt`` (and the session's start ``context``).
+
+    ``exists`` says whether a project-relative path is a file of the project; with it,
+    files the history never saw can be proposed from the prompt and the context.
+    None when nothing is learned and the context names nothing.
+    """
     # Files an agent deleted or moved away are not worth reading first. The observer no longer
     # records paths that cannot be files; the filter keeps them out of older databases too.
-    nodes = [(p, n) for p, n in conn.execute("SELECT file_path, session_count FROM observer_file_nodes"
-                                             " WHERE session_count > 0 AND removed_at IS NULL")
-             if plausible_file(p)]
-    if not nodes:
-        return None
+    rows = conn.execute("SELECT file_path, session_count, removed_at FROM observer_file_nodes").fetchall()
+    removed = {str(p) for p, _, gone in rows if gone is not None}
+    nodes = [(p, n) for p, n, gone in rows if gone is None and int(n or 0) > 0 and plausible_file(p)]
     counts = {p: int(n) for p, n in nodes}
+    text = f"{prompt}\n{context.expansion}" if context is not None and context.expansion else prompt
+    ctx = _context_sets(context, counts, removed, exists)
+    mentioned = (mentioned_files(text, counts) | resolve_names(named_files(text), counts, exists)) - removed
+    if not nodes and not mentioned and not any(ctx.values()):
+        return None
     total = max(1, int(conn.execute("SELECT count(*) FROM session_metrics").fetchall()[0][0]))
     recent = [r[0] for r in conn.execute("SELECT session_id FROM session_metrics"
                                          " ORDER BY ended_at DESC, rowid DESC LIMIT ?", (RECENT_SESSIONS,))]
@@ -138,12 +191,13 @@ def prefetch_features(conn: Any, prompt: str) -> PrefetchFeatures | None:
             edited_by.setdefault(age, set())
     # Work state: the newest session that touched any file (chat-only sessions carry none).
     last_edited = edited_by[min(edited_by)] if edited_by else set()
-    terms = _term_scores(conn, prompt_terms(prompt), total)
+    branch = context.branch if context is not None and context.branch else ""
+    terms = _term_scores(conn, prompt_terms(f"{text} {branch.replace('/', ' ')}"), total)
     top = max(terms.values(), default=0.0)
     return PrefetchFeatures(
         total_sessions=total, session_counts=counts, ages=ages, recent_sessions=len(recent),
-        last_edited=last_edited & counts.keys(), mentioned=mentioned_files(prompt, counts),
-        terms={p: v / top for p, v in terms.items() if p in counts} if top > 0 else {})
+        last_edited=last_edited & counts.keys(), mentioned=mentioned,
+        terms={p: v / top for p, v in terms.items() if p in counts} if top > 0 else {}, context=ctx)
 
 
 def score_parts(features: PrefetchFeatures, params: PrefetchParams = DEFAULT_PARAMS
@@ -153,6 +207,9 @@ def score_parts(features: PrefetchFeatures, params: PrefetchParams = DEFAULT_PAR
     lam = min(1.0, max(0.0, p.short_share))
     parts: dict[str, dict[str, float]] = {"recent": {}, "frequency": {}, "work_state": {}, "mention": {},
                                           "terms": {}}
+    for kind in ("uncommitted", "committed", "handoff", "handoff_named"):
+        weight = float(getattr(p, kind))
+        parts[kind] = {path: weight for path in f.context.get(kind, ())} if weight else {}
     for path, n in f.session_counts.items():
         short = decayed_share(f.ages.get(path, []), f.recent_sessions, p.half_life)
         if short:
@@ -189,14 +246,21 @@ def rank(features: PrefetchFeatures | None, params: PrefetchParams = DEFAULT_PAR
 
 
 def prefetch_plan(conn: Any, prompt: str, k: int = 10, *, exclude_missing_under: str | None = None,
-                  params: PrefetchParams = DEFAULT_PARAMS) -> list[PrefetchItem]:
+                  params: PrefetchParams = DEFAULT_PARAMS, context: StartContext | None = None
+                  ) -> list[PrefetchItem]:
     """The ``k`` files a new session on ``prompt`` should read first, best first.
 
-    ``conn`` is a read connection of the project database. With
-    ``exclude_missing_under`` (the project folder), files that no longer exist there,
-    and files outside it, are skipped.
+    ``conn`` is a read connection of the project database; ``context`` is what the
+    session start knows (``start_context.start_context``). With ``exclude_missing_under``
+    (the project folder), files that no longer exist there, and files outside it, are
+    skipped, and files the history never saw are proposed when they exist there.
     """
-    return rank(prefetch_features(conn, prompt), params, k, exclude_missing_under=exclude_missing_under)
+    exists = None
+    if exclude_missing_under is not None:
+        root = exclude_missing_under
+        exists = lambda rel: os.path.isfile(os.path.join(root, rel))  # noqa: E731
+    feats = prefetch_features(conn, prompt, context, exists=exists)
+    return rank(feats, params, k, exclude_missing_under=exclude_missing_under)
 
 
 def _term_scores(conn: Any, terms: list[str], total: int) -> dict[str, float]:

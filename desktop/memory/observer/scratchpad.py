@@ -117,6 +117,8 @@ class Scratchpad:
     """Files (or folders, or rm globs) the session deleted, with the step; re-touching un-deletes."""
     moved: list[list[str]] = field(default_factory=list)
     """[old, new] paths the session renamed, in order."""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """User messages and commands with outcomes (``evidence.collect``), for model synthesis."""
 
     # -- signals -------------------------------------------------------------------------
     def add_signal(self, signal: Signal) -> Signal:
@@ -202,6 +204,7 @@ class Scratchpad:
             "read_count": self.read_count, "self_corrections": self.self_corrections,
             "early": self.early, "ev": self.ev, "signals": [s.to_dict() for s in self.signals.values()],
             "evicted": self.evicted, "removed": self.removed, "moved": self.moved,
+            "evidence": self.evidence,
         }
         return zlib.compress(json.dumps(d, ensure_ascii=False).encode("utf-8"), 6)
 
@@ -234,6 +237,7 @@ class Scratchpad:
         sp.self_corrections, sp.early, sp.evicted = d["self_corrections"], d["early"], d["evicted"]
         # Checkpoints written before file operations were tracked have neither key.
         sp.removed, sp.moved = dict(d.get("removed", {})), [list(m) for m in d.get("moved", [])]
+        sp.evidence = dict(d.get("evidence", {}))
         for s in d["signals"]:
             sig = Signal.from_dict(s)
             sp.signals[sig.key] = sig

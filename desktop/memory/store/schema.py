@@ -455,6 +455,18 @@ CREATE TABLE memory_evidence (
 CREATE INDEX idx_memory_evidence_session ON memory_evidence(session_id);
 """
 
+# Model synthesis (issue 13): each finished session's evidence (user messages, commands with
+# their outcome, errors, edits, files) as JSON, kept only when a model is configured, so the
+# periodic consolidation pass can check what a merged memory names against every session
+# (``ended_at``: the session's own end, seconds since the epoch, so imports keep session order).
+OBSERVER_SESSION_EVIDENCE = """
+CREATE TABLE observer_session_evidence (
+  session_id TEXT PRIMARY KEY,
+  ended_at   REAL NOT NULL,
+  evidence   TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+
 # (name, sql). Append only.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core_memories", CORE_MEMORIES),
@@ -469,4 +481,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0010_observer_session_files", OBSERVER_SESSION_FILES),
     ("0011_observer_file_removals", OBSERVER_FILE_REMOVALS),
     ("0012_memory_evidence", MEMORY_EVIDENCE),
+    ("0013_observer_session_evidence", OBSERVER_SESSION_EVIDENCE),
 ]
