@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from desktop.agents.memory_access import StoreMemoryAccess, TimedMemoryAccess
+from desktop.memory.store.errors import EngramError
 from desktop.memory.store.memory_ops import NewMemory
+from desktop.memory.trust import injectable
 from desktop.memory.types import MemorySource, MemoryType
 
 log = logging.getLogger("engram.mcp")
@@ -72,19 +74,25 @@ class EngramMCP:
 
     def pin(self, memory_id: int, pinned: bool = True) -> str:
         """Pin (always inject) or unpin a memory."""
-        self.project.memories.pin(memory_id, pinned, actor="mcp").result(30)
+        try:
+            self.project.memories.pin(memory_id, pinned, actor="mcp").result(30)
+        except EngramError as exc:  # the core refused (a user's memory, a candidate, no such id)
+            return f"Not done: {exc}"
         return f"Memory #{memory_id} {'pinned' if pinned else 'unpinned'}."
 
     def forget(self, memory_id: int, reason: str = "") -> str:
         """Forget a memory (never injected again; deleted later by pruning)."""
-        self.project.memories.forget(memory_id, reason=reason or None, actor="mcp").result(30)
+        try:
+            self.project.memories.forget(memory_id, reason=reason or None, actor="mcp").result(30)
+        except EngramError as exc:
+            return f"Not done: {exc}"
         return f"Memory #{memory_id} forgotten."
 
     def pinned(self) -> str:
         """Every pinned memory, one per line."""
         from desktop.memory.store.rows import MemoryQuery
 
-        mems = self.project.memories.list(MemoryQuery(pinned=True), limit=200)
+        mems = [m for m in self.project.memories.list(MemoryQuery(pinned=True), limit=200) if injectable(m)]
         return "\n".join(_line(m) for m in mems) or "No pinned memories."
 
     def close(self) -> None:

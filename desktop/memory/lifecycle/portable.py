@@ -213,7 +213,8 @@ def read_json_export(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def import_json(service: MemoryService, path: Path, *, actor: str = "import") -> ImportReport:
+def import_json(service: MemoryService, path: Path, *, actor: str = "import", trusted: bool = False
+                ) -> ImportReport:
     """Restore an Engram JSON export (or JSON Lines of full records) without loss.
 
     Every field comes back: flags, timestamps, counters, provenance and relations.
@@ -229,7 +230,7 @@ def import_json(service: MemoryService, path: Path, *, actor: str = "import") ->
                 rejected.append((number, str(value)))
             else:
                 records.append(value)
-        report = restore_records(service.db, records, actor=actor, source=path.name)
+        report = restore_records(service.db, records, actor=actor, source=path.name, trusted=trusted)
         report.rejected = rejected + report.rejected
         return report
-    return restore_records(service.db, read_json_export(path), actor=actor, source=path.name)
+    return restore_records(service.db, read_json_export(path), actor=actor, source=path.name, trusted=trusted)

@@ -24,6 +24,7 @@ from desktop.memory.store.errors import EngramError, ValidationError
 from desktop.memory.store.memory_ops import guard_text
 from desktop.memory.store.rows import BOOL_FIELDS, JSON_DICT_FIELDS, JSON_LIST_FIELDS, fingerprint
 from desktop.memory.store.writer import MaintenanceOp, Tx, WriteOp
+from desktop.memory.trust import imported_columns
 from desktop.memory.types import MemoryScope, MemorySource, MemoryType
 
 log = logging.getLogger("engram.lifecycle")
@@ -52,7 +53,7 @@ def _encode(key: str, value: Any) -> Any:
     return value
 
 
-def normalise_record(record: Any, columns: list[str], now: str) -> dict[str, Any]:
+def normalise_record(record: Any, columns: list[str], now: str, *, trusted: bool = False) -> dict[str, Any]:
     """Validate one record and turn it into column values (unknown keys go to metadata)."""
     if not isinstance(record, dict):
         raise ValidationError("A record must be a JSON object.")
@@ -78,6 +79,10 @@ def normalise_record(record: Any, columns: list[str], now: str) -> dict[str, Any
         values.setdefault(stamp, values.get("created_at") or now)
     if values.get("external_id") is not None:
         values["external_id"] = str(values["external_id"])
+    if not trusted:
+        # A shared file could claim to be the user's pinned word; only the user's own backup,
+        # restored on purpose, keeps its flags.
+        imported_columns(values)
     return values
 
 
@@ -219,8 +224,13 @@ class RemapRelations(WriteOp[int]):
         return changed
 
 
-def restore_records(db: Any, records: list[Any], *, actor: str = "import", source: str = "") -> ImportReport:
-    """Restore records in batches (one transaction each); bad records are reported, good ones kept."""
+def restore_records(db: Any, records: list[Any], *, actor: str = "import", source: str = "",
+                    trusted: bool = False) -> ImportReport:
+    """Restore records in batches (one transaction each); bad records are reported, good ones kept.
+
+    Unless ``trusted`` (the user restoring their own backup, said so explicitly), every
+    record becomes an ``imported`` memory at import confidence, unpinned and unverified.
+    """
     columns = [str(r[1]) for r in db.reads.conn().execute("PRAGMA table_info(memories)")]
     now = db.clock().isoformat()
     report = ImportReport()
@@ -265,7 +275,7 @@ def restore_records(db: Any, records: list[Any], *, actor: str = "import", sourc
 
     for number, record in enumerate(records, start=1):
         try:
-            batch.append(normalise_record(record, columns, now))
+            batch.append(normalise_record(record, columns, now, trusted=trusted))
             numbers.append(number)
         except ValidationError as exc:
             report.rejected.append((number, str(exc)))

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from desktop.memory.observer.events import Reasoning, ToolCall, ToolResult
 from desktop.memory.observer.file_ops import file_operations
+from desktop.memory.observer.taint import remember_output, tainted_record
 from desktop.memory.observer.scratchpad import MAX_FILE_OPS, MAX_SEQUENCE, ErrorStat, FileStat, Scratchpad
 from desktop.memory.observer.signals import (
     BACKTRACK,
@@ -126,9 +127,11 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
     if "record_memory" in ev.raw_tool.lower():
         content = str(ev.args.get("content") or ev.args.get("text") or "").strip()
         if content:
-            sp.add_signal(Signal(EXPLICIT, f"{EXPLICIT}:{hash(content)}", step, list(ev.file_paths),
-                                 {"content": content[:2000], "type": ev.args.get("type")},
-                                 [excerpt(content)]))
+            sig = Signal(EXPLICIT, f"{EXPLICIT}:{hash(content)}", step, list(ev.file_paths),
+                         {"content": content[:2000], "type": ev.args.get("type")}, [excerpt(content)])
+            # Words copied from a file, a command's output or a web page are not the agent's own.
+            sig.tainted = tainted_record(content, sp.output_shingles, sp.saw_instruction)
+            sp.add_signal(sig)
     if tool in EXTERNAL_TOOLS and sp.external_step is None:
         sp.external_step = step  # the trust gate: everything after this is tainted
     label = _seq_label(ev)
@@ -238,6 +241,8 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
     step = ev.step
     if ev.duration_ms is not None:
         _timing(sp, tool, float(ev.duration_ms), ev, pend)
+    if ev.output and remember_output(sp.output_shingles, ev.output):
+        sp.saw_instruction = True
     if ev.is_error:
         _on_error(sp, ev, tool, pend, step)
         return

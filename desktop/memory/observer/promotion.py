@@ -166,7 +166,8 @@ def to_new_memory(c: Candidate, digest: SessionDigest) -> NewMemory:
         scope=MemoryScope.GLOBAL.value,
         source=MemorySource.AGENT_EXPLICIT.value if explicit else MemorySource.OBSERVER_INFERRED.value,
         session_id=digest.session_id, provenance_session_ids=[digest.session_id], provenance=[prov],
-        needs_review=c.needs_review, metadata={"signal": sig.kind, "signal_key": sig.key[:300],
+        # What an agent records is a candidate until reinforced, used or confirmed (trust.py).
+        candidate=explicit, needs_review=c.needs_review, metadata={"signal": sig.kind, "signal_key": sig.key[:300],
                                                "sessions": c.sessions})
 
 

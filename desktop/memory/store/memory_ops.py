@@ -17,6 +17,7 @@ from desktop.memory.store.connection import rows_as_dicts
 from desktop.memory.store.errors import NotFoundError, SecretRefusedError, ValidationError
 from desktop.memory.store.rows import fingerprint, to_column
 from desktop.memory.store.writer import Tx, WriteOp
+from desktop.memory.trust import IMPORT_ACTORS, agent_record, check_action, imported_record, is_agent
 from desktop.memory.types import (
     DEFAULT_HALF_LIFE_DAYS,
     MAX_CONTENT_CHARS,
@@ -155,6 +156,10 @@ class AddMemories(WriteOp[list[AddResult]]):
     def __init__(self, items: list[NewMemory], *, actor: str = "user", reason: str | None = None) -> None:
         for item in items:
             item.validate()
+            if actor in IMPORT_ACTORS:
+                imported_record(item)  # a file's claims about itself (pinned, user_taught) are not evidence
+            elif is_agent(actor):
+                agent_record(item)  # an agent's word is a candidate, never the user's
         self.items = items
         self.actor = actor
         self.reason = reason
@@ -310,6 +315,9 @@ class EditMemory(WriteOp[int]):
     def apply(self, tx: Tx) -> int:
         """Apply the changes, audit first."""
         row = _load(tx, self.memory_id)
+        check_action(self.actor, "edit", row)
+        if is_agent(self.actor) and ({"user_verified", "candidate", "needs_review"} & set(self.changes)):
+            check_action(self.actor, "verify", row)
         user = self.actor == "user"
         new = dict(self.changes)
         for key in ("content", "citation_text"):
@@ -355,6 +363,7 @@ class SetFlag(WriteOp[int]):
     def apply(self, tx: Tx) -> int:
         """Audit, then flip the flag."""
         row = _load(tx, self.memory_id)
+        check_action(self.actor, self.action, row)
         tx.audit(self.action, self.memory_id, actor=self.actor, reason=self.reason)
         a = self.action
         if a in ("pin", "unpin"):
@@ -392,8 +401,10 @@ class HardDelete(WriteOp[int]):
         """Audit (without content), scrub earlier audit text, delete."""
         deleted = []
         for mid in self.memory_ids:
-            if not tx.execute("SELECT 1 FROM memories WHERE id=?", (mid,)).fetchall():
+            rows = rows_as_dicts(tx.execute("SELECT * FROM memories WHERE id=?", (mid,)))
+            if not rows:
                 continue
+            check_action(self.actor, "hard_delete", rows[0])
             # The earlier entries' text would otherwise outlive the memory.
             tx.execute("UPDATE audit_log SET detail='{\"scrubbed\": true}' WHERE memory_id=?", (mid,))
             tx.audit("hard_delete", mid, actor=self.actor, reason=self.reason)
