@@ -19,7 +19,7 @@ from desktop.memory.observer.templates import looks_like_instruction
 
 SHINGLE_WORDS: Final = 5
 MAX_SHINGLES: Final = 50_000  # ~2 MB of ints at worst; a session rarely reads more distinct text
-MAX_OUTPUT_CHARS: Final = 40_000  # the head of each output: injected orders sit where they are read
+MAX_OUTPUT_CHARS: Final = 12_000  # the head of each output (the observer must stay well under 2 ms an event)
 _WORD = re.compile(r"\w+")
 
 
@@ -34,11 +34,16 @@ def shingles(text: str, limit: int = MAX_OUTPUT_CHARS) -> set[int]:
 
 def remember_output(seen: set[int], text: str) -> bool:
     """Add a tool output's shingles to ``seen`` (bounded); True when it reads like an instruction."""
+    head = text[:MAX_OUTPUT_CHARS]
+    mark = -1 - zlib.crc32(head.encode("utf-8", "surrogatepass"))  # negative: never a shingle
+    if mark in seen:
+        return False  # the same output again (a re-read): nothing new to learn
     if len(seen) < MAX_SHINGLES:
-        new = shingles(text)
+        seen.add(mark)
+        new = shingles(head)
         room = MAX_SHINGLES - len(seen)
         seen.update(new if len(new) <= room else list(new)[:room])
-    return looks_like_instruction(text[:MAX_OUTPUT_CHARS])
+    return looks_like_instruction(head)
 
 
 def tainted_record(content: str, seen: set[int], saw_instruction: bool) -> bool:
