@@ -48,6 +48,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_common(p)
     p.add_argument("id", type=int)
     p.add_argument("--hard", action="store_true", help="emergency delete: no trace left")
+    p.add_argument("--leaked", action="append", default=[], metavar="TEXT",
+                   help="with --hard: also erase TEXT from every memory, history entry and side table")
     p.add_argument("--reason", default=None)
     p.set_defaults(func=cmd_forget)
 
@@ -115,7 +117,16 @@ def cmd_forget(args: argparse.Namespace) -> int:
         if args.hard:
             from desktop.memory.lifecycle.emergency import emergency_delete
 
-            emergency_delete(project, [args.id], reason=args.reason or "emergency delete from CLI")
+            reason = args.reason or "emergency delete from CLI"
+            if args.leaked:
+                from desktop.memory.lifecycle.leak import erase_text
+
+                # First the leaked text everywhere (the memory itself may quote it), then the memory.
+                erase_text(project, list(args.leaked), actor="cli", reason=reason)
+                if not project.memories.get_many([args.id]):
+                    emit(args, {"id": args.id, "hard": True}, f"Deleted for good memory #{args.id}")
+                    return 0
+            emergency_delete(project, [args.id], reason=reason)
             word = "Deleted for good"
         else:
             project.memories.forget(args.id, reason=args.reason, actor="cli").result()

@@ -12,6 +12,7 @@ import logging
 from typing import Any, ClassVar
 
 from desktop.memory.lifecycle.emergency import fill_temp, purge_temp
+from desktop.memory.lifecycle.leak import clear_side_tables
 from desktop.memory.store.writer import FnOp, Tx, WriteOp
 from desktop.memory.types import MemorySource
 
@@ -59,8 +60,10 @@ class DeleteAll(WriteOp[int]):
         ids = [int(r[0]) for r in tx.execute(f"SELECT id FROM memories WHERE {where}")]
         fill_temp(tx, "_delete_all", ids)
         n = purge_temp(tx, "_delete_all", scrub_reason=True)
+        # What sessions taught the observer (commands, errors, prompts, terms) goes too.
+        side = clear_side_tables(tx)
         tx.audit("delete_all", None, actor=self.actor, reason=self.reason or "delete all memories",
-                 detail={"count": n})
+                 detail={"count": n, "side_rows": sum(side.values())})
         if ids:
             tx.changed("memory", "deleted", ids)
         return n

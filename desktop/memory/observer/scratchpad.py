@@ -20,6 +20,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from desktop.memory.privacy.boundary import redact_stored
 from desktop.memory.observer.signals import (
     EVICTION_ORDER,
     PARALLEL_CONFLICT,
@@ -201,7 +202,10 @@ class Scratchpad:
             "evicted": self.evicted, "removed": self.removed, "moved": self.moved,
             "output_shingles": sorted(self.output_shingles), "saw_instruction": self.saw_instruction,
         }
-        return zlib.compress(json.dumps(d, ensure_ascii=False).encode("utf-8"), 6)
+        # The blob is stored in the database: commands, errors and prompts pass the same
+        # secret redaction as every text column (the writer cannot see inside zlib).
+        text = redact_stored(json.dumps(d, ensure_ascii=False))
+        return zlib.compress(text.encode("utf-8", "surrogatepass"), 6)
 
     @classmethod
     def from_state(cls, blob: bytes) -> Scratchpad:

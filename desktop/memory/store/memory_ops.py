@@ -80,6 +80,24 @@ def _is_json(text: str) -> bool:
     return True
 
 
+# Fields besides content/tags/citation a person can type (--file, --module, metadata...).
+_OTHER_TEXT_FIELDS = ("related_files", "related_modules", "session_id", "commit_sha", "relations",
+                      "work_unit_ref", "methodology", "context_prefix", "external_id", "code_anchors",
+                      "metadata", "target_node_id", "impacted_node_ids")
+
+
+def _refuse_secret_fields(item: NewMemory) -> None:
+    for name in _OTHER_TEXT_FIELDS:
+        value = getattr(item, name)
+        if value in (None, "", [], {}):
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        found = scan(text)
+        if found:
+            f = found[0]
+            raise SecretRefusedError(f.kind, f.start, f.end, f"{name}: " + _excerpt(text, f.start, f.end))
+
+
 @dataclass
 class NewMemory:
     """A memory to add. Only `content` is required."""
@@ -187,6 +205,8 @@ class AddMemories(WriteOp[list[AddResult]]):
         else:
             content = item.content
         citation = guard_text(item.citation_text, user_taught=user_taught) if item.citation_text else None
+        if user_taught:
+            _refuse_secret_fields(item)  # a person typed it: refuse with the span, never store it silently
         provenance = _guard_json(item.provenance, user_taught=False) if item.provenance else []
         fp = fingerprint(content)
         if item.external_id and item.external_id in self._known_external:

@@ -1,0 +1,119 @@
+"""Scrub what sessions left behind: side tables on delete-all, a leaked string everywhere it is quoted.
+
+Memories are not the only place text lives: the observer's tables (error
+patterns, search patterns, terms, sequences, signal counts, seen events,
+session files), session metrics, scratchpad checkpoints, the embedding cache
+and the audit log quote commands, errors and prompts. "Delete all" clears every
+one of them; an emergency delete of a leaked string deletes every memory that
+quotes it, every side-table row that holds it and the text of every audit entry
+that mentions it. The tables are found by walking the schema, so a table added
+later is covered without touching this module.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+from desktop.memory.lifecycle.emergency import fill_temp, purge_temp
+from desktop.memory.store.writer import Tx, WriteOp
+
+log = logging.getLogger("engram.lifecycle")
+
+# Tables that are the project's configuration or the code graph (re-derived from the
+# files on disk), never session data; and SQLite's/FTS's/vec0's own bookkeeping.
+KEEP = frozenset({"project_meta", "_engram_migrations", "vector_spaces", "memories", "audit_log",
+                  "memory_files", "memory_modules"})  # the last two follow their memory (cascade)
+_KEEP_PREFIXES = ("sqlite_", "memories_fts", "graph_", "vec_")
+
+
+def side_tables(tx: Tx) -> list[str]:
+    """Every ordinary table holding session-derived data (walks sqlite_master)."""
+    rows = tx.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+    out = []
+    for name, sql in rows:
+        name = str(name)
+        if name in KEEP or name.startswith(_KEEP_PREFIXES) or str(sql or "").upper().startswith("CREATE VIRTUAL"):
+            continue
+        if "_vector_chunks" in name or name.endswith(("_rowids", "_info", "_auxiliary")):
+            continue  # vec0 shadow tables
+        out.append(name)
+    return out
+
+
+def _text_columns(tx: Tx, table: str) -> list[str]:
+    return [str(r[1]) for r in tx.execute(f'PRAGMA table_info("{table}")')
+            if str(r[2] or "").upper() in ("TEXT", "")]
+
+
+def clear_side_tables(tx: Tx) -> dict[str, int]:
+    """Delete every row of every side table (delete-all); returns rows removed per table."""
+    removed: dict[str, int] = {}
+    for table in side_tables(tx):
+        tx.execute(f'DELETE FROM "{table}"')
+        removed[table] = int(tx.conn.changes())
+    tx.changed("observer", "deleted")
+    return removed
+
+
+class EraseText(WriteOp[dict[str, int]]):
+    """Remove a leaked string from every memory, side-table row and audit entry that quotes it."""
+
+    name: ClassVar[str] = "erase_text"
+
+    def __init__(self, needles: list[str], *, actor: str = "user", reason: str | None = None) -> None:
+        self.needles = [n for n in dict.fromkeys(needles) if n and len(n) >= 4]
+        self.actor = actor
+        self.reason = reason
+
+    def apply(self, tx: Tx) -> dict[str, int]:
+        """Find by instr() on the raw connection (the needle is only matched, never stored)."""
+        raw = tx.conn.raw
+        out: dict[str, int] = {}
+        if not self.needles:
+            return out
+        mem_cols = _text_columns(tx, "memories")
+        ids: set[int] = set()
+        for needle in self.needles:
+            where = " OR ".join(f'instr(coalesce("{c}", \'\'), ?) > 0' for c in mem_cols)
+            ids |= {int(r[0]) for r in raw.execute(f"SELECT id FROM memories WHERE {where}",
+                                                   [needle] * len(mem_cols))}
+        if ids:
+            fill_temp(tx, "_erase", ids)
+            out["memories"] = purge_temp(tx, "_erase", scrub_reason=True)
+            tx.changed("memory", "deleted", ids)
+        for table in side_tables(tx):
+            cols = _text_columns(tx, table)
+            if not cols:
+                continue
+            where = " OR ".join(f'instr(coalesce("{c}", \'\'), ?) > 0' for c in cols)
+            n = 0
+            for needle in self.needles:
+                raw.execute(f'DELETE FROM "{table}" WHERE {where}', [needle] * len(cols))
+                n += int(raw.changes())
+            if n:
+                out[table] = n
+        n = 0
+        for needle in self.needles:
+            raw.execute("UPDATE audit_log SET detail = '{\"scrubbed\": true}', reason = NULL "
+                        "WHERE instr(coalesce(detail, ''), ?) > 0 OR instr(coalesce(reason, ''), ?) > 0",
+                        (needle, needle))
+            n += int(raw.changes())
+        if n:
+            out["audit_log"] = n
+        tx.audit("erase_text", None, actor=self.actor, reason=self.reason or "leaked text erased",
+                 detail={"removed": out})
+        return out
+
+
+def erase_text(project: Any, needles: list[str], *, actor: str = "user", reason: str | None = None
+               ) -> dict[str, int]:
+    """Erase leaked strings everywhere, then vacuum and truncate the WAL so no page keeps them."""
+    from desktop.memory.lifecycle.emergency import ScrubDatabase
+
+    db = project.db
+    out = dict(db.writer.run(EraseText(needles, actor=actor, reason=reason), 600))
+    db.reads.close()
+    db.writer.run(ScrubDatabase(), 600)
+    log.info("erased %d leaked string(s): %s", len(needles), out)
+    return out
