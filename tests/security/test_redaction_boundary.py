@@ -200,3 +200,13 @@ def test_erasing_a_leaked_string_removes_it_everywhere_it_is_quoted(db: Database
     assert list(svc.get_many([a, b])) == [b]
     db.close()
     assert leak.encode() not in _file_bytes(db.path)
+
+
+def test_redact_first_then_cut() -> None:
+    from desktop.memory.observer.signals import error_core, excerpt
+
+    command = ("cd app && make build && ./deploy --env prod --verbose --region eu-west-1; "
+               f"SOME_PASSWORD={DB_PASSWORD} ./run")
+    cut = len(command) - len(DB_PASSWORD) + 7  # a cut through the password
+    assert DB_PASSWORD[:7] not in excerpt(command, cut)
+    assert DB_PASSWORD[:7] not in error_core(f"Error: failed {command}" + " x" * 200)

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from desktop.memory.observer.events import Reasoning, ToolCall, ToolResult
 from desktop.memory.observer.file_ops import file_operations
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.observer.taint import remember_output, tainted_record
 from desktop.memory.observer.scratchpad import MAX_FILE_OPS, MAX_SEQUENCE, ErrorStat, FileStat, Scratchpad
 from desktop.memory.observer.signals import (
@@ -149,7 +150,7 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
         for path in files:
             _on_edit(sp, ev, path, step)
     elif tool in (GREP, GLOB):
-        pattern = " ".join(str(ev.args.get("pattern", "")).split())[:200]
+        pattern = redact_then_cut(" ".join(str(ev.args.get("pattern", "")).split()), 200)
         if pattern:
             n = sp.grep_counts.get(pattern, 0) + 1
             sp.grep_counts[pattern] = n
@@ -164,7 +165,7 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
             pend["pattern"] = pattern
     elif tool == BASH:
         command = str(ev.args.get("command", ""))
-        pend["command"] = command[:300]
+        pend["command"] = redact_then_cut(command[:4000], 300)  # redact first, then cut
         if _RM_OR_MV.search(command):  # cheap pre-check: most commands delete or move nothing
             ops = file_operations(command, sp.cwd)
             if ops:

@@ -24,7 +24,7 @@ from desktop.memory.privacy.secrets import might_contain_secret, redact
 
 log = logging.getLogger("engram.privacy")
 
-__all__ = ["GuardedConnection", "redact_json_value", "redact_param", "redact_stored"]
+__all__ = ["GuardedConnection", "redact_json_value", "redact_param", "redact_stored", "redact_then_cut"]
 
 
 def redact_json_value(value: Any) -> Any:
@@ -89,3 +89,16 @@ class GuardedConnection:
     def __getattr__(self, name: str) -> Any:
         # last_insert_rowid, changes, getautocommit, ...: no text goes through these.
         return getattr(self.raw, name)
+
+
+def redact_then_cut(text: str, limit: int, tail: str = "") -> str:
+    """``text`` redacted, then cut to ``limit`` characters (with ``tail`` when cut).
+
+    Cutting first would keep a secret's first characters in clear ("PASSWORD=abcdefg…"
+    no longer matches any rule once cut): the order is the whole point.
+    """
+    if might_contain_secret(text):
+        text = redact(text)[0]
+    if len(text) <= limit:
+        return text
+    return text[:max(0, limit - len(tail))] + tail
