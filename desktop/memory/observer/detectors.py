@@ -14,8 +14,6 @@ from typing import Any, Final
 
 from desktop.memory.observer.events import Reasoning, ToolCall, ToolResult
 from desktop.memory.observer.file_ops import file_operations
-from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.observer.taint import remember_output, tainted_record
 from desktop.memory.observer.scratchpad import MAX_FILE_OPS, MAX_SEQUENCE, ErrorStat, FileStat, Scratchpad
 from desktop.memory.observer.signals import (
     BACKTRACK,
@@ -39,6 +37,7 @@ from desktop.memory.observer.signals import (
     match_dead_end,
     match_self_correction,
 )
+from desktop.memory.observer.taint import remember_output, tainted_record
 from desktop.memory.observer.tool_names import (
     BASH,
     EDIT,
@@ -52,6 +51,7 @@ from desktop.memory.observer.tool_names import (
     WRITE_TOOLS,
     plausible_file,
 )
+from desktop.memory.privacy.boundary import redact_then_cut
 
 BACKTRACK_WINDOW: Final = 20
 EXTERNAL_EDIT_WINDOW: Final = 5

@@ -20,7 +20,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from desktop.memory.privacy.boundary import redact_stored
 from desktop.memory.observer.signals import (
     EVICTION_ORDER,
     PARALLEL_CONFLICT,
@@ -28,6 +27,7 @@ from desktop.memory.observer.signals import (
     Signal,
     excerpt,
 )
+from desktop.memory.privacy.boundary import redact_stored
 
 logger = logging.getLogger("engram.observer")
 

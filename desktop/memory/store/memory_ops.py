@@ -15,6 +15,7 @@ from typing import Any, ClassVar, cast
 from desktop.memory.privacy.secrets import redact, scan
 from desktop.memory.store.connection import rows_as_dicts
 from desktop.memory.store.errors import NotFoundError, SecretRefusedError, ValidationError
+from desktop.memory.store.record_schema import SQL_INT_MAX, check_fields
 from desktop.memory.store.rows import fingerprint, to_column
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.trust import IMPORT_ACTORS, agent_record, check_action, imported_record, is_agent
@@ -149,12 +150,8 @@ class NewMemory:
             raise ValidationError(f"Unknown scope '{self.scope}'.")
         if self.source not in _SOURCES:
             raise ValidationError(f"Unknown source '{self.source}'.")
-        if not 0.0 <= float(self.confidence) <= 1.0:
-            raise ValidationError("Confidence must be between 0 and 1.")
-        for name in ("tags", "related_files", "related_modules"):
-            values = getattr(self, name)
-            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-                raise ValidationError(f"{name} must be a list of text.")
+        # Every other field: the one record schema (types, ranges, sizes) every door shares.
+        check_fields(self.__dict__)
 
 
 @dataclass(frozen=True)
@@ -303,6 +300,13 @@ class AddMemories(WriteOp[list[AddResult]]):
         return AddResult(int(mid), False)
 
 
+def check_id(memory_id: Any) -> int:
+    """A memory id as SQLite can hold it, else ValidationError (never an OverflowError traceback)."""
+    if isinstance(memory_id, bool) or not isinstance(memory_id, int) or not 0 <= memory_id <= SQL_INT_MAX:
+        raise ValidationError(f"Memory #{str(memory_id)[:30]} is not a valid memory id.")
+    return memory_id
+
+
 def _load(tx: Tx, memory_id: int) -> dict[str, Any]:
     rows = rows_as_dicts(tx.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)))
     if not rows:
@@ -327,7 +331,8 @@ class EditMemory(WriteOp[int]):
             raise ValidationError(f"Unknown memory type '{changes['type']}'.")
         if "scope" in changes and changes["scope"] not in _SCOPES:
             raise ValidationError(f"Unknown scope '{changes['scope']}'.")
-        self.memory_id = memory_id
+        check_fields(changes)
+        self.memory_id = check_id(memory_id)
         self.changes = changes
         self.actor = actor
         self.reason = reason
@@ -375,7 +380,7 @@ class SetFlag(WriteOp[int]):
     def __init__(self, memory_id: int, action: str, *, actor: str = "user", reason: str | None = None) -> None:
         if action not in self.ACTIONS:
             raise ValidationError(f"Unknown action '{action}'.")
-        self.memory_id = memory_id
+        self.memory_id = check_id(memory_id)
         self.action = action
         self.actor = actor
         self.reason = reason
@@ -413,7 +418,7 @@ class HardDelete(WriteOp[int]):
     name: ClassVar[str] = "hard_delete"
 
     def __init__(self, memory_ids: list[int], *, actor: str = "user", reason: str | None = None) -> None:
-        self.memory_ids = list(memory_ids)
+        self.memory_ids = [check_id(i) for i in memory_ids]
         self.actor = actor
         self.reason = reason
 
