@@ -112,7 +112,8 @@ def test_every_text_column_of_every_table_passes_the_scanner(db: Database) -> No
             name = target[1]
             secret = f"note {AWS} and {CONN}"
 
-            def value(col: Any, target_name: str = name, secret: str = secret) -> Any:
+            def value(col: Any, target_name: str = name, secret: str = secret,
+                      parents: dict[str, Any] = parents) -> Any:
                 kind = (col[2] or "").upper()
                 if col[1] in parents and col[1] != target_name:
                     return parents[col[1]]
