@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
+from desktop.memory import safe_json
 from desktop.memory.lifecycle.decay import DECAYED_SQL
 from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.lifecycle.redaction import redact_for_output
@@ -210,7 +211,7 @@ def parse_markdown(text: str) -> list[ParsedItem]:
             m = META_RX.search(body)
             if m:
                 try:
-                    meta = json.loads(m.group(1))
+                    meta = safe_json.loads(m.group(1))
                 except ValueError:
                     meta = {}
                 body = body[:m.start()].rstrip()

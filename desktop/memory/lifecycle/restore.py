@@ -22,6 +22,7 @@ from desktop.memory.lifecycle.emergency import in_own_transaction
 from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.store.errors import EngramError, ValidationError
 from desktop.memory.store.memory_ops import guard_text
+from desktop.memory.store.record_schema import check_fields
 from desktop.memory.store.rows import BOOL_FIELDS, JSON_DICT_FIELDS, JSON_LIST_FIELDS, fingerprint
 from desktop.memory.store.writer import MaintenanceOp, Tx, WriteOp
 from desktop.memory.trust import imported_columns
@@ -66,6 +67,7 @@ def normalise_record(record: Any, columns: list[str], now: str, *, trusted: bool
         raise ValidationError(f"Unknown scope '{record.get('scope')}'.")
     if record.get("source", "imported") not in _SOURCES:
         raise ValidationError(f"Unknown source '{record.get('source')}'.")
+    check_fields(record)  # the one record schema: types, ranges and sizes
     known = set(columns)
     values = {k: _encode(k, v) for k, v in record.items() if k in known and k not in _SKIP}
     extra = {k: v for k, v in record.items() if k not in known and k not in _SKIP}
