@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from desktop.agents.mcp_framing import run_framed
 from desktop.agents.memory_access import StoreMemoryAccess, TimedMemoryAccess
 from desktop.memory.store.errors import EngramError
 from desktop.memory.store.memory_ops import NewMemory
@@ -133,7 +134,8 @@ def serve(project_dir: Path, *, data_dir: Path | None = None) -> None:
     impl = EngramMCP(project)
     log.info("MCP server for %s (%s)", project.info.root, project.info.db_path)
     try:
-        build_server(impl).run("stdio")
+        # The SDK's stdio transport behind Engram's JSON-RPC framing checks (mcp_framing.py).
+        run_framed(build_server(impl))
     finally:
         impl.close()
         project.close()
