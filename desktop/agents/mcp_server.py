@@ -23,6 +23,7 @@ from typing import Any
 
 from desktop.agents.mcp_framing import run_framed
 from desktop.agents.memory_access import StoreMemoryAccess, TimedMemoryAccess
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.errors import EngramError
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.trust import injectable
@@ -37,7 +38,7 @@ INSTRUCTIONS = ("Engram is this project's long-term memory. Call search_memory b
 
 
 def _line(m: Any) -> str:
-    return f"#{m.id} [{m.type}{', pinned' if m.pinned else ''}] {' '.join(m.content.split())[:800]}"
+    return f"#{m.id} [{m.type}{', pinned' if m.pinned else ''}] {redact_then_cut(' '.join(m.content.split()), 800)}"
 
 
 class EngramMCP:

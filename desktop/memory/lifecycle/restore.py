@@ -21,7 +21,7 @@ from typing import Any, ClassVar, cast
 from desktop.memory.lifecycle.emergency import in_own_transaction
 from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.store.errors import EngramError, ValidationError
-from desktop.memory.store.memory_ops import guard_text
+from desktop.memory.store.guards import guard_text
 from desktop.memory.store.record_schema import check_fields
 from desktop.memory.store.rows import BOOL_FIELDS, JSON_DICT_FIELDS, JSON_LIST_FIELDS, fingerprint
 from desktop.memory.store.writer import MaintenanceOp, Tx, WriteOp

@@ -12,13 +12,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
-from desktop.memory.privacy.secrets import redact, scan
+from desktop.memory.privacy.secrets import scan
 from desktop.memory.store.connection import rows_as_dicts
-from desktop.memory.store.errors import NotFoundError, SecretRefusedError, ValidationError
+from desktop.memory.store.errors import NotFoundError, ValidationError
+from desktop.memory.store.guards import check_text, guard_json, guard_text, refuse_secret_fields
 from desktop.memory.store.record_schema import SQL_INT_MAX, check_fields
 from desktop.memory.store.rows import fingerprint, to_column
 from desktop.memory.store.writer import Tx, WriteOp
-from desktop.memory.trust import IMPORT_ACTORS, agent_record, check_action, imported_record, is_agent
+from desktop.memory.trust import IMPORT_ACTORS, agent_record, check_action, imported_record, is_agent, is_user
 from desktop.memory.types import (
     DEFAULT_HALF_LIFE_DAYS,
     MAX_CONTENT_CHARS,
@@ -35,68 +36,6 @@ EDITABLE = {"content", "type", "confidence", "tags", "related_files", "related_m
             "relations", "stale_at", "candidate", "code_anchors", "commit_sha", "external_id"}
 REINFORCE_STEP = 0.05
 CONFIDENCE_CAP = 0.95
-
-
-def _check_text(value: str, what: str) -> str:
-    if not isinstance(value, str):
-        raise ValidationError(f"{what} must be text.")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValidationError(f"{what} is not valid UTF-8 text.") from exc
-    return value
-
-
-def _excerpt(text: str, start: int, end: int) -> str:
-    # Show where the secret is without echoing it whole.
-    secret = text[start:end]
-    masked = secret[:4] + "…" if len(secret) > 8 else "…"
-    return text[max(0, start - 20):start] + masked + text[end:end + 20]
-
-
-def guard_text(text: str, *, user_taught: bool) -> str:
-    """Refuse (user-taught) or redact (agent-derived) secrets in `text`."""
-    if user_taught:
-        found = scan(text)
-        if found:
-            f = found[0]
-            raise SecretRefusedError(f.kind, f.start, f.end, _excerpt(text, f.start, f.end))
-        return text
-    return redact(text)[0]
-
-
-def _guard_json(value: Any, *, user_taught: bool) -> Any:
-    if value is None:
-        return None
-    dumped = json.dumps(value, ensure_ascii=False)
-    guarded = guard_text(dumped, user_taught=user_taught)
-    return value if guarded == dumped else json.loads(guarded) if _is_json(guarded) else value
-
-
-def _is_json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
-
-
-# Fields besides content/tags/citation a person can type (--file, --module, metadata...).
-_OTHER_TEXT_FIELDS = ("related_files", "related_modules", "session_id", "commit_sha", "relations",
-                      "work_unit_ref", "methodology", "context_prefix", "external_id", "code_anchors",
-                      "metadata", "target_node_id", "impacted_node_ids")
-
-
-def _refuse_secret_fields(item: NewMemory) -> None:
-    for name in _OTHER_TEXT_FIELDS:
-        value = getattr(item, name)
-        if value in (None, "", [], {}):
-            continue
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        found = scan(text)
-        if found:
-            f = found[0]
-            raise SecretRefusedError(f.kind, f.start, f.end, f"{name}: " + _excerpt(text, f.start, f.end))
 
 
 @dataclass
@@ -138,7 +77,7 @@ class NewMemory:
 
     def validate(self) -> None:
         """Reject bad input before it is queued (size, encoding, vocabulary)."""
-        _check_text(self.content, "Content")
+        check_text(self.content, "Content")
         if not self.content.strip():
             raise ValidationError("A memory cannot be empty.")
         if len(self.content) > MAX_CONTENT_CHARS:
@@ -203,8 +142,8 @@ class AddMemories(WriteOp[list[AddResult]]):
             content = item.content
         citation = guard_text(item.citation_text, user_taught=user_taught) if item.citation_text else None
         if user_taught:
-            _refuse_secret_fields(item)  # a person typed it: refuse with the span, never store it silently
-        provenance = _guard_json(item.provenance, user_taught=False) if item.provenance else []
+            refuse_secret_fields(item)  # a person typed it: refuse with the span, never store it silently
+        provenance = guard_json(item.provenance, user_taught=False) if item.provenance else []
         fp = fingerprint(content)
         if item.external_id and item.external_id in self._known_external:
             # Re-importing a record another tool already gave us is a no-op, not a reinforcement.
@@ -343,7 +282,7 @@ class EditMemory(WriteOp[int]):
         check_action(self.actor, "edit", row)
         if is_agent(self.actor) and ({"user_verified", "candidate", "needs_review"} & set(self.changes)):
             check_action(self.actor, "verify", row)
-        user = self.actor == "user"
+        user = is_user(self.actor)  # a person typed it: refuse a secret rather than store it changed
         new = dict(self.changes)
         for key in ("content", "citation_text"):
             if isinstance(new.get(key), str):
