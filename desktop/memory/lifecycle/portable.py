@@ -53,6 +53,8 @@ def record_to_new_memory(record: dict[str, Any], *, default_source: str = Memory
             extra[key] = value
     values.setdefault("source", default_source)
     values.setdefault("type", "note")
+    if values.get("metadata") is not None and not isinstance(values["metadata"], dict):
+        raise ValidationError("metadata must be an object.")
     if extra:
         values["metadata"] = {**(values.get("metadata") or {}), "imported_fields": extra}
     if values.get("external_id") is not None:

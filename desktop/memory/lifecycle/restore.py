@@ -61,12 +61,11 @@ def normalise_record(record: Any, columns: list[str], now: str, *, trusted: bool
     content = record.get("content")
     if not isinstance(content, str) or not content.strip():
         raise ValidationError("The record has no 'content'.")
-    if record.get("type", "note") not in _TYPES:
-        raise ValidationError(f"Unknown memory type '{record.get('type')}'.")
-    if record.get("scope", "global") not in _SCOPES:
-        raise ValidationError(f"Unknown scope '{record.get('scope')}'.")
-    if record.get("source", "imported") not in _SOURCES:
-        raise ValidationError(f"Unknown source '{record.get('source')}'.")
+    for name, default, known in (("type", "note", _TYPES), ("scope", "global", _SCOPES),
+                                 ("source", "imported", _SOURCES)):
+        value = record.get(name, default)
+        if not isinstance(value, str) or value not in known:
+            raise ValidationError(f"Unknown {'memory type' if name == 'type' else name} '{str(value)[:40]}'.")
     check_fields(record)  # the one record schema: types, ranges and sizes
     known = set(columns)
     values = {k: _encode(k, v) for k, v in record.items() if k in known and k not in _SKIP}

@@ -83,12 +83,11 @@ class NewMemory:
         if len(self.content) > MAX_CONTENT_CHARS:
             raise ValidationError(
                 f"A memory is limited to {MAX_CONTENT_CHARS} characters ({len(self.content)} given).")
-        if self.type not in _TYPES:
-            raise ValidationError(f"Unknown memory type '{self.type}'.")
-        if self.scope not in _SCOPES:
-            raise ValidationError(f"Unknown scope '{self.scope}'.")
-        if self.source not in _SOURCES:
-            raise ValidationError(f"Unknown source '{self.source}'.")
+        for name, known in (("type", _TYPES), ("scope", _SCOPES), ("source", _SOURCES)):
+            value = getattr(self, name)
+            if not isinstance(value, str) or value not in known:
+                raise ValidationError(f"Unknown {'memory type' if name == 'type' else name} "
+                                      f"'{str(value)[:40]}'.")
         # Every other field: the one record schema (types, ranges, sizes) every door shares.
         check_fields(self.__dict__)
 
@@ -266,10 +265,10 @@ class EditMemory(WriteOp[int]):
         if "content" in changes:
             probe = NewMemory(content=changes["content"])
             probe.validate()
-        if "type" in changes and changes["type"] not in _TYPES:
-            raise ValidationError(f"Unknown memory type '{changes['type']}'.")
-        if "scope" in changes and changes["scope"] not in _SCOPES:
-            raise ValidationError(f"Unknown scope '{changes['scope']}'.")
+        if "type" in changes and (not isinstance(changes["type"], str) or changes["type"] not in _TYPES):
+            raise ValidationError(f"Unknown memory type '{str(changes['type'])[:40]}'.")
+        if "scope" in changes and (not isinstance(changes["scope"], str) or changes["scope"] not in _SCOPES):
+            raise ValidationError(f"Unknown scope '{str(changes['scope'])[:40]}'.")
         check_fields(changes)
         self.memory_id = check_id(memory_id)
         self.changes = changes

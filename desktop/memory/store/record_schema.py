@@ -68,11 +68,21 @@ def _json_sized(value: Any, name: str) -> None:
         raise ValidationError(f"{name} is too large ({size} characters, at most {MAX_JSON_CHARS}).")
 
 
+def _utf8(values: dict[str, Any]) -> None:
+    """Refuse text SQLite cannot store (lone surrogates from a ``"\\ud800"`` escape)."""
+    try:
+        json.dumps(values, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError("The record holds text that is not valid UTF-8 (a lone surrogate).") from exc
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValidationError("The record is not JSON data.") from exc
+
+
 def check_fields(values: dict[str, Any]) -> None:
     """Raise ValidationError naming the first field of ``values`` with a wrong type, range or size."""
-    conf = values.get("confidence")
-    if conf is not None and not 0.0 <= _number(conf, "confidence") <= 1.0:
+    if "confidence" in values and not 0.0 <= _number(values["confidence"], "confidence") <= 1.0:
         raise ValidationError("Confidence must be between 0 and 1.")
+    _utf8(values)
     half = values.get("decay_half_life_days")
     if half is not None and not 0.0 < _number(half, "decay_half_life_days") <= MAX_HALF_LIFE_DAYS:
         raise ValidationError(f"decay_half_life_days must be between 0 and {MAX_HALF_LIFE_DAYS:.0f}.")
