@@ -211,3 +211,27 @@ def test_redact_first_then_cut() -> None:
     cut = len(command) - len(DB_PASSWORD) + 7  # a cut through the password
     assert DB_PASSWORD[:7] not in excerpt(command, cut)
     assert DB_PASSWORD[:7] not in error_core(f"Error: failed {command}" + " x" * 200)
+
+
+def test_doctor_redact_cleans_a_database_written_before_the_boundary(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """An old database (raw secrets in side tables, written without the guard) is cleaned in place."""
+    from desktop.cli.main import main as cli_main
+    from desktop.memory.store.connection import open_connection
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    base = ["--project", str(proj), "--data-dir", str(tmp_path / "data")]
+    assert cli_main(["add", "first memory", *base]) == 0
+    assert cli_main(["doctor", "--json", *base]) == 0
+    db_path = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["database"]
+    conn = open_connection(db_path)  # the raw way an older Engram wrote
+    conn.execute("INSERT INTO observer_search_patterns(pattern, project_id, last_seen_at) VALUES (?, 'p', 'x')",
+                 (f"grep {AWS}",))
+    conn.execute("UPDATE memories SET metadata = ? WHERE id = 1", (json.dumps({"signal_key": CONN}),))
+    conn.close()
+    assert cli_main(["doctor", "--redact", *base]) == 0
+    assert "Redacted secrets in 2" in capsys.readouterr().out
+    data = Path(db_path).read_bytes() + (Path(f"{db_path}-wal").read_bytes() if Path(f"{db_path}-wal").exists()
+                                         else b"")
+    assert AWS.encode() not in data and DB_PASSWORD.encode() not in data

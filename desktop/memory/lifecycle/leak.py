@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
+import apsw
+
 from desktop.memory.lifecycle.emergency import fill_temp, purge_temp
 from desktop.memory.store.writer import Tx, WriteOp
 
@@ -116,4 +118,79 @@ def erase_text(project: Any, needles: list[str], *, actor: str = "user", reason:
     db.reads.close()
     db.writer.run(ScrubDatabase(), 600)
     log.info("erased %d leaked string(s): %s", len(needles), out)
+    return out
+
+
+class RedactStored(WriteOp[dict[str, int]]):
+    """Pass every text value already stored through today's scanner (databases from before the boundary).
+
+    Walks every ordinary table and TEXT column (graph and FTS bookkeeping included:
+    the FTS index follows ``memories`` by trigger). Rows are read on the raw
+    connection and only rows whose text changes are written back, through the
+    guarded one, so a clean database costs one read pass.
+    """
+
+    name: ClassVar[str] = "redact_stored"
+
+    def __init__(self, *, actor: str = "user") -> None:
+        self.actor = actor
+
+    def apply(self, tx: Tx) -> dict[str, int]:
+        """Scan, rewrite changed values, audit the counts (never the text)."""
+        from desktop.memory.privacy.boundary import redact_stored
+
+        raw = tx.conn.raw
+        out: dict[str, int] = {}
+        rows = tx.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+        for name, sql in rows:
+            table = str(name)
+            if table.startswith(("sqlite_", "memories_fts")) or str(sql or "").upper().startswith("CREATE VIRTUAL"):
+                continue
+            if "_vector_chunks" in table or table.endswith(("_rowids", "_info", "_auxiliary")):
+                continue
+            cols = _text_columns(tx, table)
+            if not cols:
+                continue
+            n = 0
+            # WITHOUT ROWID tables are addressed by their primary key instead of the rowid.
+            keys = ["rowid"] if "WITHOUT ROWID" not in str(sql or "").upper() else [
+                str(r[1]) for r in sorted(tx.execute(f'PRAGMA table_info("{table}")').fetchall(), key=lambda r: r[5])
+                if r[5]]
+            select = ", ".join(f'"{c}"' if c != "rowid" else c for c in [*keys, *cols])
+            where = " AND ".join(f'"{k}" = ?' if k != "rowid" else "rowid = ?" for k in keys)
+            for row in raw.execute(f'SELECT {select} FROM "{table}"').fetchall():
+                key_values, values = list(row[:len(keys)]), row[len(keys):]
+                changes = {c: redact_stored(v) for c, v in zip(cols, values, strict=True) if isinstance(v, str) and v}
+                changes = {c: v for c, v in changes.items() if v != values[cols.index(c)]}
+                if changes:
+                    sets = ", ".join(f'"{c}" = ?' for c in changes)
+                    # the key is matched as stored (raw), the new values pass the guard
+                    try:
+                        raw.execute(f'UPDATE "{table}" SET {sets} WHERE {where}',
+                                    [*(redact_stored(v) if isinstance(v, str) else v for v in changes.values()),
+                                     *key_values])
+                    except apsw.ConstraintError:
+                        # Redacted, the key equals another row's (two patterns differing only by
+                        # the secret): that row already says it, so this one goes.
+                        raw.execute(f'DELETE FROM "{table}" WHERE {where}', key_values)
+                    n += 1
+            if n:
+                out[table] = n
+        if out:
+            tx.audit("redact_stored", None, actor=self.actor, reason="secrets redacted in stored text",
+                     detail={"rows": out})
+            tx.changed("memory", "updated")
+        return out
+
+
+def redact_existing(project: Any, *, actor: str = "user") -> dict[str, int]:
+    """Redact secrets already stored anywhere in the project's database, then vacuum the old pages away."""
+    from desktop.memory.lifecycle.emergency import ScrubDatabase
+
+    db = project.db
+    out = dict(db.writer.run(RedactStored(actor=actor), 1800))
+    if out:
+        db.reads.close()
+        db.writer.run(ScrubDatabase(), 600)
+    log.info("redacted stored secrets: %s", out)
     return out
