@@ -153,9 +153,8 @@ class RedactStored(WriteOp[dict[str, int]]):
                 continue
             n = 0
             # WITHOUT ROWID tables are addressed by their primary key instead of the rowid.
-            keys = ["rowid"] if "WITHOUT ROWID" not in str(sql or "").upper() else [
-                str(r[1]) for r in sorted(tx.execute(f'PRAGMA table_info("{table}")').fetchall(), key=lambda r: r[5])
-                if r[5]]
+            info = sorted(tx.execute(f'PRAGMA table_info("{table}")').fetchall(), key=lambda r: int(r[5] or 0))
+            keys = ["rowid"] if "WITHOUT ROWID" not in str(sql or "").upper() else [str(r[1]) for r in info if r[5]]
             select = ", ".join(f'"{c}"' if c != "rowid" else c for c in [*keys, *cols])
             where = " AND ".join(f'"{k}" = ?' if k != "rowid" else "rowid = ?" for k in keys)
             for row in raw.execute(f'SELECT {select} FROM "{table}"').fetchall():
