@@ -21,8 +21,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from desktop.agents.mcp_framing import run_framed
 from desktop.agents.memory_access import StoreMemoryAccess, TimedMemoryAccess
+from desktop.memory.privacy.boundary import redact_then_cut
+from desktop.memory.store.errors import EngramError
 from desktop.memory.store.memory_ops import NewMemory
+from desktop.memory.trust import injectable
 from desktop.memory.types import MemorySource, MemoryType
 
 log = logging.getLogger("engram.mcp")
@@ -34,7 +38,7 @@ INSTRUCTIONS = ("Engram is this project's long-term memory. Call search_memory b
 
 
 def _line(m: Any) -> str:
-    return f"#{m.id} [{m.type}{', pinned' if m.pinned else ''}] {' '.join(m.content.split())[:800]}"
+    return f"#{m.id} [{m.type}{', pinned' if m.pinned else ''}] {redact_then_cut(' '.join(m.content.split()), 800)}"
 
 
 class EngramMCP:
@@ -72,19 +76,25 @@ class EngramMCP:
 
     def pin(self, memory_id: int, pinned: bool = True) -> str:
         """Pin (always inject) or unpin a memory."""
-        self.project.memories.pin(memory_id, pinned, actor="mcp").result(30)
+        try:
+            self.project.memories.pin(memory_id, pinned, actor="mcp").result(30)
+        except EngramError as exc:  # the core refused (a user's memory, a candidate, no such id)
+            return f"Not done: {exc}"
         return f"Memory #{memory_id} {'pinned' if pinned else 'unpinned'}."
 
     def forget(self, memory_id: int, reason: str = "") -> str:
         """Forget a memory (never injected again; deleted later by pruning)."""
-        self.project.memories.forget(memory_id, reason=reason or None, actor="mcp").result(30)
+        try:
+            self.project.memories.forget(memory_id, reason=reason or None, actor="mcp").result(30)
+        except EngramError as exc:
+            return f"Not done: {exc}"
         return f"Memory #{memory_id} forgotten."
 
     def pinned(self) -> str:
         """Every pinned memory, one per line."""
         from desktop.memory.store.rows import MemoryQuery
 
-        mems = self.project.memories.list(MemoryQuery(pinned=True), limit=200)
+        mems = [m for m in self.project.memories.list(MemoryQuery(pinned=True), limit=200) if injectable(m)]
         return "\n".join(_line(m) for m in mems) or "No pinned memories."
 
     def close(self) -> None:
@@ -125,7 +135,8 @@ def serve(project_dir: Path, *, data_dir: Path | None = None) -> None:
     impl = EngramMCP(project)
     log.info("MCP server for %s (%s)", project.info.root, project.info.db_path)
     try:
-        build_server(impl).run("stdio")
+        # The SDK's stdio transport behind Engram's JSON-RPC framing checks (mcp_framing.py).
+        run_framed(build_server(impl))
     finally:
         impl.close()
         project.close()

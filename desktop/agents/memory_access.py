@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from desktop.memory.store.connection import rows_as_dicts
 from desktop.memory.store.rows import MemoryQuery, row_to_memory
+from desktop.memory.trust import INJECTABLE_SQL, injectable
 from desktop.memory.types import Memory, MemoryType
 
 _FACADE_LOCK = threading.Lock()
@@ -31,7 +32,9 @@ MEMORY_TIMEOUT_S = 3.0
 GOTCHA_TYPES = (MemoryType.GOTCHA.value, MemoryType.DEAD_END.value, MemoryType.ERROR_PATTERN.value)
 CRITICAL_TYPES = (MemoryType.GOTCHA.value, MemoryType.DEAD_END.value, MemoryType.REQUIREMENT.value,
                   MemoryType.DECISION.value)
-_INJECTABLE = "deprecated = 0 AND candidate = 0 AND stale_at IS NULL AND type <> 'code'"
+# One filter for every injection path, defined in the core (candidates, memories waiting for
+# review, stale, deprecated and code chunks never reach an agent).
+_INJECTABLE = INJECTABLE_SQL
 
 
 class MemoryAccess(Protocol):
@@ -161,7 +164,8 @@ class StoreMemoryAccess:
         facade = self._facade()
         if facade is not None and hasattr(facade, "search"):
             try:
-                return self._from_facade(facade, query, limit, types)
+                # Ask for more: quarantined hits are dropped here, after ranking.
+                return [m for m in self._from_facade(facade, query, limit * 2, types) if injectable(m)][:limit]
             except Exception:  # a retrieval bug must not take the agent's memory away
                 log.exception("retrieval facade failed; falling back to FTS")
         match = _fts_or(query)
@@ -205,7 +209,7 @@ class StoreMemoryAccess:
 
     def always_inject(self, limit: int = 5) -> list[Memory]:
         """Pinned first (newest first), then critical ones, at most ``limit``."""
-        pinned = self._select("deprecated = 0 AND pinned = 1", [], "id DESC", limit)
+        pinned = self._select(f"{_INJECTABLE} AND pinned = 1", [], "id DESC", limit)
         if len(pinned) >= limit:
             return pinned
         marks = ",".join("?" * len(CRITICAL_TYPES))
@@ -256,7 +260,7 @@ class StoreMemoryAccess:
         if skip:
             where += f" AND id NOT IN ({','.join('?' * len(skip))})"
             params += skip
-        found = self._select(f"{where} AND candidate = 0 AND type <> 'code'", params, "confidence DESC", 1)
+        found = self._select(f"{where} AND {_INJECTABLE}", params, "confidence DESC", 1)
         return found[0] if found else None
 
     def workflow_recipes(self, task: str, limit: int = 3) -> list[str]:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from desktop.cli.common import CliError, add_common, emit, open_project
+from desktop.cli.common import CliError, add_common, emit, open_project, sql_int
 
 log = logging.getLogger("engram.agents")
 
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--model", default="")
     p.add_argument("--host", default=None, help="Ollama host or OpenAI-compatible base URL")
     p.add_argument("--script", type=Path, default=None, help="turns for --provider scripted (JSON)")
-    p.add_argument("--max-steps", type=int, default=40)
+    p.add_argument("--max-steps", type=sql_int, default=40)
     p.add_argument("--group", default=None, choices=["control", "passive", "full"])
     p.add_argument("--allow-writes", action="store_true")
     p.add_argument("--allow-commands", action="store_true")

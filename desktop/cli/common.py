@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,6 +22,31 @@ class CliError(Exception):
     def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.exit_code = code
+
+
+SQL_INT_MAX = 2**63 - 1
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def sql_int(text: str) -> int:
+    """An argparse type: a whole number SQLite can hold (0 to 2^63-1), else a one-line error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number") from None
+    if not 0 <= value <= SQL_INT_MAX:
+        raise argparse.ArgumentTypeError(f"{text[:40]} is out of range (0 to {SQL_INT_MAX})")
+    return value
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with control characters (ANSI escapes, bells, bidi overrides) shown as ``\\xNN``.
+
+    Memories come from agents and shared files: printing their bytes raw would let one
+    recolour, hide or rewrite what the terminal shows. Newlines and tabs stay.
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -56,6 +82,7 @@ def emit(args: argparse.Namespace, data: Any, human: Callable[[], str] | str) ->
     else:
         text = human() if callable(human) else human
         if text:
+            text = terminal_safe(text)
             sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
 
 

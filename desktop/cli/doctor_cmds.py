@@ -16,6 +16,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_common(p)
     p.add_argument("--move-aside", action="store_true",
                    help="if the database is damaged, keep it renamed (.corrupt-N) and start an empty one")
+    p.add_argument("--redact", action="store_true",
+                   help="pass every text already stored (any table) through the secret scanner again")
     p.set_defaults(func=cmd_doctor)
 
 
@@ -38,6 +40,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             project.close()
         return 0
     try:
+        if args.redact:
+            from desktop.memory.lifecycle.leak import redact_existing
+
+            rows = redact_existing(project, actor="cli")
+            emit(args, {"ok": True, "redacted_rows": rows},
+                 f"Redacted secrets in {sum(rows.values())} stored row(s)" + (
+                     f": {', '.join(f'{t} {n}' for t, n in sorted(rows.items()))}" if rows else ""))
         count = project.memories.count()
         emit(args, {"ok": True, "database": str(project.info.db_path), "memories": count},
              f"OK: {project.info.db_path} ({count} memories)")

@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from desktop.cli.common import CliError, add_common, emit, open_project
+from desktop.cli.common import CliError, add_common, emit, open_project, sql_int
 from desktop.composition import build_graph_service
 from desktop.memory.graph.closure import DEFAULT_DEPTH
 from desktop.memory.graph.indexer import IndexProgress
@@ -26,13 +26,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("impact", help="what depends on TARGET (a file path or path:symbol), by depth")
     add_common(p)
     p.add_argument("target")
-    p.add_argument("--depth", type=int, default=DEFAULT_DEPTH)
+    p.add_argument("--depth", type=sql_int, default=DEFAULT_DEPTH)
     p.set_defaults(func=cmd_impact)
 
     p = sub.add_parser("deps", help="what TARGET depends on, by depth")
     add_common(p)
     p.add_argument("target")
-    p.add_argument("--depth", type=int, default=DEFAULT_DEPTH)
+    p.add_argument("--depth", type=sql_int, default=DEFAULT_DEPTH)
     p.set_defaults(func=cmd_deps)
 
     p = sub.add_parser("modules", help="modules of the project and the imports between them")

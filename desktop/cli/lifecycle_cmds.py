@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from desktop.cli.common import CliError, add_common, emit, open_project
+from desktop.cli.common import CliError, add_common, emit, open_project, sql_int
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -15,15 +15,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("prune", help="run the decay/TTL/soft-limit/grace pruning pass now")
     add_common(p)
     p.add_argument("--dry-run", action="store_true", help="only report what would change")
-    p.add_argument("--soft-limit", type=int, default=None, help="override the soft limit for this pass")
+    p.add_argument("--soft-limit", type=sql_int, default=None, help="override the soft limit for this pass")
     p.set_defaults(func=cmd_prune)
 
     p = sub.add_parser("audit", help="show or export the audit log")
     add_common(p)
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=sql_int, default=50)
     p.add_argument("--action", action="append", default=[], help="only these actions (repeatable)")
     p.add_argument("--actor", action="append", default=[], help="only these actors, e.g. engram")
-    p.add_argument("--memory", type=int, default=None, help="only entries of this memory")
+    p.add_argument("--memory", type=sql_int, default=None, help="only entries of this memory")
     p.add_argument("--export", type=Path, default=None, metavar="FILE",
                    help="write every matching entry to FILE (.csv for CSV, else JSON Lines)")
     p.set_defaults(func=cmd_audit)

@@ -7,7 +7,16 @@ import json
 import sys
 from pathlib import Path
 
-from desktop.cli.common import CliError, add_common, emit, memory_json, memory_line, open_project
+from desktop.cli.common import (
+    CliError,
+    add_common,
+    emit,
+    memory_json,
+    memory_line,
+    open_project,
+    sql_int,
+    terminal_safe,
+)
 from desktop.memory.lifecycle.formats import FORMATS as IMPORT_FORMATS
 from desktop.memory.lifecycle.portable import export_json, memory_to_record
 from desktop.memory.store.memory_ops import NewMemory
@@ -35,25 +44,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--status", action="append", default=[])
     p.add_argument("--file", action="append", default=[])
     p.add_argument("--text", default=None)
-    p.add_argument("--limit", type=int, default=50)
-    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=sql_int, default=50)
+    p.add_argument("--offset", type=sql_int, default=0)
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("get", help="show one memory with its history")
     add_common(p)
-    p.add_argument("id", type=int)
+    p.add_argument("id", type=sql_int)
     p.set_defaults(func=cmd_get)
 
     p = sub.add_parser("forget", help="forget a memory (--hard deletes it for good)")
     add_common(p)
-    p.add_argument("id", type=int)
+    p.add_argument("id", type=sql_int)
     p.add_argument("--hard", action="store_true", help="emergency delete: no trace left")
+    p.add_argument("--leaked", action="append", default=[], metavar="TEXT",
+                   help="with --hard: also erase TEXT from every memory, history entry and side table")
     p.add_argument("--reason", default=None)
     p.set_defaults(func=cmd_forget)
 
     p = sub.add_parser("pin", help="pin a memory (--off to unpin)")
     add_common(p)
-    p.add_argument("id", type=int)
+    p.add_argument("id", type=sql_int)
     p.add_argument("--off", action="store_true")
     p.set_defaults(func=cmd_pin)
 
@@ -70,7 +81,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--format", default="json", choices=["json", "markdown", "claude-md", "agents-md"])
     p.add_argument("--output", "-o", type=Path, default=None,
                    help="file to write (claude-md/agents-md: only Engram's block in it is replaced)")
-    p.add_argument("--limit", type=int, default=200, help="claude-md/agents-md: at most this many memories")
+    p.add_argument("--limit", type=sql_int, default=200, help="claude-md/agents-md: at most this many memories")
     p.set_defaults(func=cmd_export)
 
 
@@ -115,7 +126,16 @@ def cmd_forget(args: argparse.Namespace) -> int:
         if args.hard:
             from desktop.memory.lifecycle.emergency import emergency_delete
 
-            emergency_delete(project, [args.id], reason=args.reason or "emergency delete from CLI")
+            reason = args.reason or "emergency delete from CLI"
+            if args.leaked:
+                from desktop.memory.lifecycle.leak import erase_text
+
+                # First the leaked text everywhere (the memory itself may quote it), then the memory.
+                erase_text(project, list(args.leaked), actor="cli", reason=reason)
+                if not project.memories.get_many([args.id]):
+                    emit(args, {"id": args.id, "hard": True}, f"Deleted for good memory #{args.id}")
+                    return 0
+            emergency_delete(project, [args.id], reason=reason)
             word = "Deleted for good"
         else:
             project.memories.forget(args.id, reason=args.reason, actor="cli").result()
@@ -168,7 +188,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         else:
             text = managed_block(project.db, limit=args.limit)
     if args.output is None:
-        sys.stdout.write(text)
+        # On a terminal, control characters are shown, not obeyed; a pipe gets the bytes as they are.
+        sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
     elif args.format == "markdown":
         args.output.write_text(text, encoding="utf-8")
         sys.stderr.write(f"Exported Markdown to {args.output}\n")

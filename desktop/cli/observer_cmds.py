@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from desktop.cli.common import CliError, add_common, emit, open_project
+from desktop.cli.common import CliError, add_common, emit, open_project, sql_int
 from desktop.composition import observer_for
 from desktop.memory.observer.prefetch import prefetch_plan
 from desktop.memory.observer.start_context import start_context
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("prefetch", help="rank the files a new session on PROMPT should read first")
     add_common(p)
     p.add_argument("prompt")
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--limit", type=sql_int, default=10)
     p.add_argument("--include-missing", action="store_true",
                    help="also list files that are no longer in the project folder")
     p.add_argument("--history-only", action="store_true",

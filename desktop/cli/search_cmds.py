@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from desktop.cli.common import CliError, add_common, open_project
+from desktop.cli.common import CliError, add_common, open_project, sql_int, terminal_safe
 from desktop.memory.retrieval.types import PHASES, SearchResponse
 
 log = logging.getLogger("engram.cli")
@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("search", help="search memories (BM25 + embeddings + graph)")
     add_common(p)
     p.add_argument("query", nargs="?", help="what to look for")
-    p.add_argument("--limit", "-k", type=int, default=10)
+    p.add_argument("--limit", "-k", type=sql_int, default=10)
     p.add_argument("--type", action="append", default=[], dest="types", help="only this type (repeatable)")
     p.add_argument("--file", action="append", default=[], dest="files", help="only memories about this file")
     p.add_argument("--module", action="append", default=[], dest="modules")
@@ -128,7 +128,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps({"query": args.query, **_answer(resp, args.explain)}, ensure_ascii=False)
                              + "\n")
         else:
-            sys.stdout.write(_human(resp, args.explain) + "\n")
+            sys.stdout.write(terminal_safe(_human(resp, args.explain)) + "\n")
     return 0
 
 

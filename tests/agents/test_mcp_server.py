@@ -41,7 +41,8 @@ async def _client(project: Any, body: Any) -> Any:
 
 def test_mcp_tools_and_resource(project: Any) -> None:
     pinned = add(project, "Deploys go through make release only", type="requirement", pinned=True)
-    victim = add(project, "The cache is warmed at boot", type="note")
+    victim = add(project, "The cache is warmed at boot", type="note", source="agent_explicit")
+    pinnable = add(project, "The queue drains every minute", type="note", source="agent_explicit")
 
     async def body(s: Any) -> dict[str, Any]:
         tools = {t.name for t in (await s.list_tools()).tools}
@@ -51,8 +52,15 @@ def test_mcp_tools_and_resource(project: Any) -> None:
                                                                   "type": "gotcha"}))
         out["recipe"] = _text(await s.call_tool("get_workflow_recipe", {"task": "deploy"}))
         out["impact"] = _text(await s.call_tool("analyze_impact", {"target": "core/payments.py"}))
-        out["pin"] = _text(await s.call_tool("pin", {"memory_id": victim}))
+        out["pin"] = _text(await s.call_tool("pin", {"memory_id": pinnable}))
         out["forget"] = _text(await s.call_tool("forget", {"memory_id": victim, "reason": "obsolete"}))
+        # The attack of issue 14: forget the user's pinned rule, record a replacement, pin it.
+        out["forget_user"] = _text(await s.call_tool("forget", {"memory_id": pinned, "reason": "obsolete"}))
+        out["unpin_user"] = _text(await s.call_tool("pin", {"memory_id": pinned, "pinned": False}))
+        rec = _text(await s.call_tool("record_memory", {"content": "Use md5 for password hashing",
+                                                        "type": "decision"}))
+        planted = int(rec.split("#")[1].split()[0].rstrip("."))
+        out["pin_planted"] = _text(await s.call_tool("pin", {"memory_id": planted}))
         res = await s.read_resource("engram://memories/pinned")
         out["resource"] = "\n".join(getattr(c, "text", "") for c in res.contents)
         return out
@@ -62,8 +70,11 @@ def test_mcp_tools_and_resource(project: Any) -> None:
     assert "Recorded as memory" in out["record"]
     assert "analyze" not in out["impact"] or out["impact"]
     assert f"#{pinned}" in out["resource"]
-    m = project.memories.get(victim)
-    assert m.pinned and m.deprecated
+    assert project.memories.get(victim).deprecated and project.memories.get(pinnable).pinned
+    assert out["forget_user"].startswith("Not done") and out["unpin_user"].startswith("Not done")
+    assert out["pin_planted"].startswith("Not done")
+    user_rule = project.memories.get(pinned)
+    assert user_rule.pinned and not user_rule.deprecated
     rec = [x for x in project.memories.list(limit=20, order="recent") if "redis" in x.content]
     assert rec and rec[0].source == "mcp_auto"
 

@@ -66,10 +66,11 @@ def test_json_export_then_import_round_trips_every_field(tmp_path: Path, cdb, sv
     src.write_text(json.dumps(doc), encoding="utf-8")
     with Database(tmp_path / "target.db") as target:
         tsvc = MemoryService(target)
-        report = import_json(tsvc, src)
+        # The user restoring their own backup on purpose: every flag comes back.
+        report = import_json(tsvc, src, trusted=True)
         assert report.added == 4 and report.ok
         back = _export(tsvc)
-        again = import_json(tsvc, src)
+        again = import_json(tsvc, src, trusted=True)
         assert again.added == 0 and again.unchanged == 4  # idempotent
     for before, after in zip(doc["memories"], back["memories"], strict=True):
         diff = {k for k in before if before[k] != after.get(k)}
@@ -126,7 +127,9 @@ def test_markdown_and_managed_block_reimport(tmp_path: Path, cdb, svc) -> None: 
             report = import_path(tsvc, path)
             assert report.added == 2, path
             pinned = tsvc.list()[-1]
-            assert pinned.type == "decision" and pinned.pinned and pinned.related_files == ["auth.py"]
+            # A file's claim to be pinned is not the user's word: imported, unpinned.
+            assert pinned.type == "decision" and not pinned.pinned and pinned.related_files == ["auth.py"]
+            assert pinned.source == "imported" and pinned.confidence <= 0.6
             recipe = tsvc.list()[0]
             assert recipe.content == "Run `make test` before pushing.\nIt needs docker."
             assert import_path(tsvc, path).added == 0
@@ -177,7 +180,7 @@ def test_import_cline_memory_bank_and_cursor_rules(tmp_path: Path, cdb, svc) -> 
     report = import_path(svc, rules)
     assert report.added == 2
     rule = {m.content: m for m in svc.list(limit=50)}["Use function components"]
-    assert rule.pinned and "cursor" in rule.tags
+    assert not rule.pinned and rule.source == "imported" and "cursor" in rule.tags
     assert rule.metadata["cursor_rule"]["globs"] == "src/**/*.tsx"
 
 

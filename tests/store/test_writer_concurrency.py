@@ -44,7 +44,7 @@ def test_eight_writer_threads_and_readers_lose_nothing(db: Database) -> None:
                     acknowledged[n].add(r.id)
                 elif roll < 0.85:
                     target = rng.choice(mine)
-                    pending.append(svc.edit(target, {"confidence": round(rng.random(), 3)}, actor="test"))
+                    pending.append(svc.edit(target, {"confidence": round(rng.random(), 3)}, actor="cli"))
                 elif roll < 0.95:
                     pending.append(svc.pin(rng.choice(mine)))
                 else:

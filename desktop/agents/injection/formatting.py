@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape, quoteattr
 
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.text.tokens import count_tokens
 from desktop.memory.types import Memory
 
@@ -47,8 +48,9 @@ def _label(m: Memory, conflicts: set[int]) -> str:
 
 
 def _one_line(text: str, limit: int = 600) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    # Everything injected passes the scanner again (a rule added after the memory was
+    # stored still applies), redacted before the cut so no secret's head survives it.
+    return redact_then_cut(" ".join(text.split()), limit, "…")
 
 
 def render(sections: Iterable[Section], fmt: str, *, heading: str = "Project memory",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.agents.tools.files import ToolOutcome
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.types import MemoryType
 
 
@@ -59,7 +60,7 @@ def run_memory_tool(registry: Any, name: str, args: dict[str, Any], step: int) -
         found = memory.search(query, limit=max(1, min(20, int(args.get("limit") or 8))))
         if not found:
             return ToolOutcome(f"No memory matches {query!r}.")
-        lines = [f"#{m.id} [{m.type}] {' '.join(m.content.split())[:500]}" for m in found]
+        lines = [f"#{m.id} [{m.type}] {redact_then_cut(' '.join(m.content.split()), 500)}" for m in found]
         return ToolOutcome("Cite a memory you use as [Memory #<id>: ...].\n" + "\n".join(lines))
     if name == "record_memory":
         content = str(args.get("content") or "").strip()

@@ -12,6 +12,7 @@ import logging
 from typing import Any, ClassVar
 
 from desktop.memory.lifecycle.emergency import fill_temp, purge_temp
+from desktop.memory.lifecycle.leak import clear_side_tables
 from desktop.memory.store.writer import FnOp, Tx, WriteOp
 from desktop.memory.types import MemorySource
 
@@ -61,8 +62,10 @@ class DeleteAll(WriteOp[int]):
         n = purge_temp(tx, "_delete_all", scrub_reason=True)
         # The sessions' evidence kept for model synthesis holds the user's own words: it goes too.
         tx.execute("DELETE FROM observer_session_evidence")
+        # What sessions taught the observer (commands, errors, prompts, terms) goes too.
+        side = clear_side_tables(tx)
         tx.audit("delete_all", None, actor=self.actor, reason=self.reason or "delete all memories",
-                 detail={"count": n})
+                 detail={"count": n, "side_rows": sum(side.values())})
         if ids:
             tx.changed("memory", "deleted", ids)
         return n

@@ -18,11 +18,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
+from desktop.memory import safe_json
 from desktop.memory.lifecycle.decay import DECAYED_SQL
 from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.lifecycle.redaction import redact_for_output
 from desktop.memory.store.errors import EngramError, ValidationError
 from desktop.memory.store.memory_ops import NewMemory
+from desktop.memory.trust import INJECTABLE_SQL
 from desktop.memory.types import MAX_CONTENT_CHARS, MemorySource, MemoryType
 
 log = logging.getLogger("engram.lifecycle")
@@ -49,7 +51,9 @@ def _title(mtype: str) -> str:
 
 
 def _rows(conn: Any, *, live_only: bool, limit: int | None, now: str) -> list[dict[str, Any]]:
-    where = "deprecated = 0 AND type <> 'code'" + (" AND candidate = 0 AND stale_at IS NULL" if live_only else "")
+    # The managed block goes to agents: the one injection filter of the core (no candidates,
+    # nothing waiting for review, nothing stale).
+    where = INJECTABLE_SQL if live_only else "deprecated = 0 AND type <> 'code'"
     sql = (f"SELECT id, type, content, tags, related_files, pinned, deprecated, needs_review, stale_at, "
            f"candidate, confidence, {DECAYED_SQL} AS score FROM memories WHERE {where} "
            f"ORDER BY pinned DESC, score DESC, id")
@@ -207,7 +211,7 @@ def parse_markdown(text: str) -> list[ParsedItem]:
             m = META_RX.search(body)
             if m:
                 try:
-                    meta = json.loads(m.group(1))
+                    meta = safe_json.loads(m.group(1))
                 except ValueError:
                     meta = {}
                 body = body[:m.start()].rstrip()

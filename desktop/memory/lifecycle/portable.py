@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from desktop import __version__
+from desktop.memory import safe_json
 from desktop.memory.lifecycle.redaction import redact_record
 from desktop.memory.privacy.secrets import scan
 from desktop.memory.service import MemoryService
@@ -52,6 +53,8 @@ def record_to_new_memory(record: dict[str, Any], *, default_source: str = Memory
             extra[key] = value
     values.setdefault("source", default_source)
     values.setdefault("type", "note")
+    if values.get("metadata") is not None and not isinstance(values["metadata"], dict):
+        raise ValidationError("metadata must be an object.")
     if extra:
         values["metadata"] = {**(values.get("metadata") or {}), "imported_fields": extra}
     if values.get("external_id") is not None:
@@ -80,13 +83,30 @@ class ImportReport:
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed JSON or the exception) for each non-empty line; bad UTF-8 is an error per line."""
+    """(line number, parsed JSON or the exception) for each non-empty line; bad UTF-8 is an error per line.
+
+    Size and depth are checked before parsing (safe_json), so one hostile line is one
+    rejected line, never a traceback that loses the good lines around it.
+    """
+    limit = safe_json.MAX_CHARS
     with path.open("rb") as fh:
-        for number, raw in enumerate(fh, start=1):
+        number = 0
+        while True:
+            raw = fh.readline(limit + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                while (rest := fh.readline(limit)) and not rest.endswith(b"\n"):
+                    pass  # skip the rest of the oversized line without holding it
+                yield number, ValidationError(f"line too long (more than {limit} bytes)")
+                continue
             if not raw.strip():
                 continue
             try:
-                yield number, json.loads(raw.decode("utf-8"))
+                yield number, safe_json.loads(raw)
+            except safe_json.JSONLimitError as exc:
+                yield number, ValidationError(str(exc))
             except (UnicodeDecodeError, ValueError) as exc:
                 yield number, ValidationError(f"not valid JSON/UTF-8 ({exc.__class__.__name__})")
 
@@ -204,7 +224,7 @@ def row_to_record(row: dict[str, Any]) -> dict[str, Any]:
 def read_json_export(path: Path) -> list[dict[str, Any]]:
     """The records of an Engram JSON export (or of a bare JSON list of records)."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = safe_json.loads(path.read_text(encoding="utf-8"), max_chars=2 * 1024**3)
     except (UnicodeDecodeError, ValueError) as exc:
         raise ValidationError(f"{path.name} is not valid JSON ({exc.__class__.__name__}).") from exc
     records = doc.get("memories") if isinstance(doc, dict) else doc
@@ -213,7 +233,8 @@ def read_json_export(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def import_json(service: MemoryService, path: Path, *, actor: str = "import") -> ImportReport:
+def import_json(service: MemoryService, path: Path, *, actor: str = "import", trusted: bool = False
+                ) -> ImportReport:
     """Restore an Engram JSON export (or JSON Lines of full records) without loss.
 
     Every field comes back: flags, timestamps, counters, provenance and relations.
@@ -229,7 +250,7 @@ def import_json(service: MemoryService, path: Path, *, actor: str = "import") ->
                 rejected.append((number, str(value)))
             else:
                 records.append(value)
-        report = restore_records(service.db, records, actor=actor, source=path.name)
+        report = restore_records(service.db, records, actor=actor, source=path.name, trusted=trusted)
         report.rejected = rejected + report.rejected
         return report
-    return restore_records(service.db, read_json_export(path), actor=actor, source=path.name)
+    return restore_records(service.db, read_json_export(path), actor=actor, source=path.name, trusted=trusted)

@@ -21,9 +21,11 @@ from typing import Any, ClassVar, cast
 from desktop.memory.lifecycle.emergency import in_own_transaction
 from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.store.errors import EngramError, ValidationError
-from desktop.memory.store.memory_ops import guard_text
+from desktop.memory.store.guards import guard_text
+from desktop.memory.store.record_schema import check_fields
 from desktop.memory.store.rows import BOOL_FIELDS, JSON_DICT_FIELDS, JSON_LIST_FIELDS, fingerprint
 from desktop.memory.store.writer import MaintenanceOp, Tx, WriteOp
+from desktop.memory.trust import imported_columns
 from desktop.memory.types import MemoryScope, MemorySource, MemoryType
 
 log = logging.getLogger("engram.lifecycle")
@@ -52,19 +54,19 @@ def _encode(key: str, value: Any) -> Any:
     return value
 
 
-def normalise_record(record: Any, columns: list[str], now: str) -> dict[str, Any]:
+def normalise_record(record: Any, columns: list[str], now: str, *, trusted: bool = False) -> dict[str, Any]:
     """Validate one record and turn it into column values (unknown keys go to metadata)."""
     if not isinstance(record, dict):
         raise ValidationError("A record must be a JSON object.")
     content = record.get("content")
     if not isinstance(content, str) or not content.strip():
         raise ValidationError("The record has no 'content'.")
-    if record.get("type", "note") not in _TYPES:
-        raise ValidationError(f"Unknown memory type '{record.get('type')}'.")
-    if record.get("scope", "global") not in _SCOPES:
-        raise ValidationError(f"Unknown scope '{record.get('scope')}'.")
-    if record.get("source", "imported") not in _SOURCES:
-        raise ValidationError(f"Unknown source '{record.get('source')}'.")
+    for name, default, known in (("type", "note", _TYPES), ("scope", "global", _SCOPES),
+                                 ("source", "imported", _SOURCES)):
+        value = record.get(name, default)
+        if not isinstance(value, str) or value not in known:
+            raise ValidationError(f"Unknown {'memory type' if name == 'type' else name} '{str(value)[:40]}'.")
+    check_fields(record)  # the one record schema: types, ranges and sizes
     known = set(columns)
     values = {k: _encode(k, v) for k, v in record.items() if k in known and k not in _SKIP}
     extra = {k: v for k, v in record.items() if k not in known and k not in _SKIP}
@@ -78,6 +80,10 @@ def normalise_record(record: Any, columns: list[str], now: str) -> dict[str, Any
         values.setdefault(stamp, values.get("created_at") or now)
     if values.get("external_id") is not None:
         values["external_id"] = str(values["external_id"])
+    if not trusted:
+        # A shared file could claim to be the user's pinned word; only the user's own backup,
+        # restored on purpose, keeps its flags.
+        imported_columns(values)
     return values
 
 
@@ -219,8 +225,13 @@ class RemapRelations(WriteOp[int]):
         return changed
 
 
-def restore_records(db: Any, records: list[Any], *, actor: str = "import", source: str = "") -> ImportReport:
-    """Restore records in batches (one transaction each); bad records are reported, good ones kept."""
+def restore_records(db: Any, records: list[Any], *, actor: str = "import", source: str = "",
+                    trusted: bool = False) -> ImportReport:
+    """Restore records in batches (one transaction each); bad records are reported, good ones kept.
+
+    Unless ``trusted`` (the user restoring their own backup, said so explicitly), every
+    record becomes an ``imported`` memory at import confidence, unpinned and unverified.
+    """
     columns = [str(r[1]) for r in db.reads.conn().execute("PRAGMA table_info(memories)")]
     now = db.clock().isoformat()
     report = ImportReport()
@@ -265,7 +276,7 @@ def restore_records(db: Any, records: list[Any], *, actor: str = "import", sourc
 
     for number, record in enumerate(records, start=1):
         try:
-            batch.append(normalise_record(record, columns, now))
+            batch.append(normalise_record(record, columns, now, trusted=trusted))
             numbers.append(number)
         except ValidationError as exc:
             report.rejected.append((number, str(exc)))

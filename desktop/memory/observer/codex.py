@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from typing import Any, Final
 
+from desktop.memory import safe_json
 from desktop.memory.observer.builder import SessionTrack
 from desktop.memory.observer.records import (
     ImportResult,
@@ -88,7 +89,7 @@ def _parse_output(raw: Any) -> tuple[str, bool, int | None]:
         return text, raw.get("success") is False, None
     text = str(raw or "")
     try:
-        data = json.loads(text) if text.startswith("{") else None
+        data = safe_json.loads(text) if text.startswith("{") else None
     except ValueError:
         data = None
     if isinstance(data, dict) and "output" in data:
@@ -308,7 +309,7 @@ class _CodexImporter:
         else:
             raw = p.get("arguments")
             try:
-                args = json.loads(raw) if isinstance(raw, str) else dict(raw or {})
+                args = safe_json.loads(raw) if isinstance(raw, str) else dict(raw or {})
             except (ValueError, TypeError):
                 args = {"raw": str(raw)}
             if not isinstance(args, dict):

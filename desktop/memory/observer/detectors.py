@@ -39,6 +39,7 @@ from desktop.memory.observer.signals import (
     match_dead_end,
     match_self_correction,
 )
+from desktop.memory.observer.taint import remember_output, tainted_record
 from desktop.memory.observer.tool_names import (
     BASH,
     EDIT,
@@ -52,6 +53,7 @@ from desktop.memory.observer.tool_names import (
     WRITE_TOOLS,
     plausible_file,
 )
+from desktop.memory.privacy.boundary import redact_then_cut
 
 BACKTRACK_WINDOW: Final = 20
 EXTERNAL_EDIT_WINDOW: Final = 5
@@ -128,9 +130,11 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
     if "record_memory" in ev.raw_tool.lower():
         content = str(ev.args.get("content") or ev.args.get("text") or "").strip()
         if content:
-            sp.add_signal(Signal(EXPLICIT, f"{EXPLICIT}:{hash(content)}", step, list(ev.file_paths),
-                                 {"content": content[:2000], "type": ev.args.get("type")},
-                                 [excerpt(content)]))
+            sig = Signal(EXPLICIT, f"{EXPLICIT}:{hash(content)}", step, list(ev.file_paths),
+                         {"content": content[:2000], "type": ev.args.get("type")}, [excerpt(content)])
+            # Words copied from a file, a command's output or a web page are not the agent's own.
+            sig.tainted = tainted_record(content, sp.output_shingles, sp.saw_instruction)
+            sp.add_signal(sig)
     if tool in EXTERNAL_TOOLS and sp.external_step is None:
         sp.external_step = step  # the trust gate: everything after this is tainted
     label = _seq_label(ev)
@@ -148,7 +152,7 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
         for path in files:
             _on_edit(sp, ev, path, step)
     elif tool in (GREP, GLOB):
-        pattern = " ".join(str(ev.args.get("pattern", "")).split())[:200]
+        pattern = redact_then_cut(" ".join(str(ev.args.get("pattern", "")).split()), 200)
         if pattern:
             n = sp.grep_counts.get(pattern, 0) + 1
             sp.grep_counts[pattern] = n
@@ -163,7 +167,7 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
             pend["pattern"] = pattern
     elif tool == BASH:
         command = str(ev.args.get("command", ""))
-        pend["command"] = command[:1000]
+        pend["command"] = redact_then_cut(command[:4000], 1000)  # redact first, then cut
         lessons.on_bash_call(sp, ev, pend)
         if _RM_OR_MV.search(command):  # cheap pre-check: most commands delete or move nothing
             ops = file_operations(command, sp.cwd)
@@ -242,6 +246,8 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
     step = ev.step
     if ev.duration_ms is not None:
         _timing(sp, tool, float(ev.duration_ms), ev, pend)
+    if ev.output and remember_output(sp.output_shingles, ev.output):
+        sp.saw_instruction = True
     # The harness's own protocol errors (edit before read, string not found, a rejected call)
     # say nothing about the project: they are neither errors to learn nor failures to fix.
     harness = ev.is_error and is_harness_error(ev.output, sp.agent)

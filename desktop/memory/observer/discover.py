@@ -13,13 +13,13 @@ Where each agent keeps them:
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from desktop.memory import safe_json
 from desktop.memory.observer.gemini import project_hash
 
 logger = logging.getLogger("engram.observer")
@@ -78,7 +78,7 @@ def _codex_cwd(path: Path) -> str | None:
     try:
         with path.open("rb") as handle:
             first = handle.readline(_META_LIMIT)
-        record = json.loads(first.decode("utf-8", errors="replace"))
+        record = safe_json.loads(first.decode("utf-8", errors="replace"))
     except (OSError, ValueError):
         return None
     if not isinstance(record, dict):

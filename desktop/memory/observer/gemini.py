@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from desktop.memory import safe_json
 from desktop.memory.observer.builder import SessionTrack
 from desktop.memory.observer.records import (
     ImportResult,
@@ -76,7 +77,7 @@ def _load(source: Path | str | Mapping[str, Any], out: ImportResult) -> Mapping[
     path = Path(source)
     text = decode(read_bytes(path), out.warnings, path.name).strip()
     try:
-        data = json.loads(text)
+        data = safe_json.loads(text, max_chars=512 * 1024 * 1024)
     except ValueError:
         out.records_total = 1
         # Gemini rewrites the whole file; a cut-off write leaves an unclosed object.

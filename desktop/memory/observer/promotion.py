@@ -192,7 +192,7 @@ def to_new_memory(c: Candidate, digest: SessionDigest) -> NewMemory:
         scope=MemoryScope.GLOBAL.value,
         source=MemorySource.AGENT_EXPLICIT.value if explicit else MemorySource.OBSERVER_INFERRED.value,
         session_id=digest.session_id, provenance_session_ids=[digest.session_id], provenance=[prov],
-        needs_review=c.needs_review, metadata=meta, candidate=not explicit and promoted is None)
+        needs_review=c.needs_review, metadata=meta, candidate=promoted is None)
 
 
 def promotion_reason(c: Candidate) -> str | None:

@@ -9,7 +9,6 @@ ignored and why.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -18,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from desktop.memory import safe_json
 from desktop.memory.observer.events import AgentEvent
 
 logger = logging.getLogger("engram.observer")
@@ -145,7 +145,7 @@ def iter_lines(source: Source, warnings: list[str]) -> Iterator[Line]:
         if not text:
             continue
         try:
-            record = json.loads(text)
+            record = safe_json.loads(text)
         except ValueError:
             looks_cut = index == last and text.startswith("{")
             yield Line(index + 1, None, "truncated_line" if looks_cut else "invalid_json")

@@ -27,6 +27,7 @@ from desktop.memory.observer.signals import (
     Signal,
     excerpt,
 )
+from desktop.memory.privacy.boundary import redact_stored
 
 logger = logging.getLogger("engram.observer")
 
@@ -87,6 +88,9 @@ class Scratchpad:
     first_prompt: str = ""
     prompts: int = 0
     external_step: int | None = None
+    output_shingles: set[int] = field(default_factory=set)
+    """Hashed five-word windows of the session's tool outputs (see taint.py)."""
+    saw_instruction: bool = False
     files: dict[str, FileStat] = field(default_factory=dict)
     recent_files: deque[tuple[str, int, float]] = field(default_factory=lambda: deque(maxlen=CO_ACCESS_WINDOW))
     pairs: dict[tuple[str, str], list[float]] = field(default_factory=dict)  # count, step Δ sum, a-first count
@@ -205,8 +209,12 @@ class Scratchpad:
             "early": self.early, "ev": self.ev, "signals": [s.to_dict() for s in self.signals.values()],
             "evicted": self.evicted, "removed": self.removed, "moved": self.moved,
             "evidence": self.evidence,
+            "output_shingles": sorted(self.output_shingles), "saw_instruction": self.saw_instruction,
         }
-        return zlib.compress(json.dumps(d, ensure_ascii=False).encode("utf-8"), 6)
+        # The blob is stored in the database: commands, errors and prompts pass the same
+        # secret redaction as every text column (the writer cannot see inside zlib).
+        text = redact_stored(json.dumps(d, ensure_ascii=False))
+        return zlib.compress(text.encode("utf-8", "surrogatepass"), 6)
 
     @classmethod
     def from_state(cls, blob: bytes) -> Scratchpad:
@@ -217,6 +225,8 @@ class Scratchpad:
         sp = cls(d["session_id"], d["agent"], d["session_type"], d["cwd"], d["started_at"], d["parent"])
         sp.step, sp.events, sp.first_prompt, sp.prompts = d["step"], d["events"], d["first_prompt"], d["prompts"]
         sp.external_step = d["external_step"]
+        sp.output_shingles = set(d.get("output_shingles", []))
+        sp.saw_instruction = bool(d.get("saw_instruction", False))
         sp.files = {k: FileStat(*v) for k, v in d["files"].items()}
         sp.recent_files.extend(tuple(x) for x in d["recent_files"])
         sp.pairs = {(p[0], p[1]): list(p[2:]) for p in d["pairs"]}

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.types import MemoryType
 
 # -- signal classes ------------------------------------------------------------------
@@ -194,11 +195,11 @@ def error_core(message: str) -> str:
         # Python prints the exception last; the traceback header is the same for every error.
         for line in reversed(lines):
             if re.match(r"^[\w.]*(?:Error|Exception|Exit)\b", line):
-                return line[:300]
+                return redact_then_cut(line, 300)
     for line in lines:
         if _ERROR_LINE.search(line) and not line.startswith(("=", "-", "+")):
-            return line[:300]
-    return lines[0][:300]
+            return redact_then_cut(line, 300)
+    return redact_then_cut(lines[0], 300)
 
 
 def normalize_error(message: str) -> str:
@@ -271,5 +272,4 @@ def import_matches(name: str, path: str) -> bool:
 
 def excerpt(text: str, limit: int = 160) -> str:
     """A one-line, bounded excerpt for provenance."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+    return redact_then_cut(" ".join(text.split()), limit, "…")  # redact first, then cut

@@ -6,11 +6,11 @@ is whatever the user redirected to). The first few parseable records do.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any, Final
 
+from desktop.memory import safe_json
 from desktop.memory.observer.claude_code import import_claude_code, import_claude_stream_json
 from desktop.memory.observer.codex import import_codex_exec_json, import_codex_rollout
 from desktop.memory.observer.gemini import import_gemini_chat
@@ -74,7 +74,7 @@ def detect_format(path: Path) -> str | None:
     if stripped.startswith("{"):
         first_line = stripped.split("\n", 1)[0].strip()
         try:
-            json.loads(first_line)
+            safe_json.loads(first_line)
         except ValueError:
             # Not line-delimited: a pretty-printed Gemini recording (or a cut-off one).
             if path.suffix == ".json" or ('"messages"' in head and '"sessionId"' in head):

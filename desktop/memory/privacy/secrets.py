@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from desktop.memory.privacy.entropy import high_entropy_spans
+from desktop.memory.privacy.prose import prose_spans
 
 __all__ = ["SecretFinding", "contains_secret", "redact", "scan"]
 
@@ -255,6 +256,23 @@ def _assignment(m: re.Match[str], text: str) -> tuple[int, int] | None:
     return m.span("bare") if _plausible_value(value, m.group("kw")) else None
 
 
+# Every rule above needs one of these to match: a literal prefix of a known format, a
+# secret-naming keyword, a URL scheme, a DER header or a long token. One search for them
+# is ~10x cheaper than running every rule, and most text written (paths, symbols,
+# timestamps, prose without credentials) has none. A new rule adds its trigger here;
+# tests/security/test_detectors.py checks every corpus secret passes this gate.
+_QUICK = re.compile(
+    r"pass|pwd|secret|token|credential|key|auth|bearer|-----begin|sk-|gh[pousr]_|github_pat_|glpat-"
+    r"|a(?:kia|sia|bia|cca|3t)|aiza|xox|xapp-|hooks\.slack|_live_|_test_|npm_|sk[0-9a-f]|sg\.|eyj|://|mii"
+)  # searched in the lower-cased text (a case-insensitive alternation is ~5x slower)
+_QUICK_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32}")
+
+
+def might_contain_secret(text: str) -> bool:
+    """Cheap pre-check: False means no rule of :func:`scan` can match ``text``."""
+    return _QUICK.search(text.lower()) is not None or _QUICK_TOKEN.search(text) is not None
+
+
 # ---------------------------------------------------------------------------
 # Public API
 # ---------------------------------------------------------------------------
@@ -266,7 +284,7 @@ def scan(text: str) -> list[SecretFinding]:
     Specific formats win over generic assignments, which win over the entropy
     check, so ``OPENAI_API_KEY=sk-...`` is reported once, as ``openai_key``.
     """
-    if not text:
+    if not text or not might_contain_secret(text):
         return []
     candidates: list[tuple[int, int, int, str]] = []  # (priority, start, -end, kind)
     for kind, priority, pattern, validate in _KNOWN:
@@ -288,6 +306,9 @@ def scan(text: str) -> list[SecretFinding]:
             candidates.append((5, span[0], -span[1], "password_assignment"))
     for start, end in high_entropy_spans(text):
         candidates.append((9, start, -end, "high_entropy"))
+    for kind, start, end in prose_spans(text):
+        # After every precise rule: the same span found as a known format keeps that kind.
+        candidates.append((10, start, -end, kind))
 
     candidates.sort()
     starts: list[int] = []

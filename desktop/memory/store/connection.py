@@ -68,6 +68,8 @@ def vec0_path() -> str:
 
 def check_header(path: Path) -> None:
     """Refuse a file that exists but is not an SQLite database, before SQLite touches it."""
+    if path.is_dir():
+        raise StoreError(f"{path} is a folder, not a memory database; move it away or choose another place.")
     try:
         with path.open("rb") as fh:
             head = fh.read(16)
@@ -79,6 +81,31 @@ def check_header(path: Path) -> None:
         raise CorruptDatabaseError(str(path), "not an SQLite database (bad header)")
 
 
+def private_file(path: Path) -> None:
+    """Create the database file 0600 (owner only), or tighten an existing one.
+
+    Memories quote code, commands and decisions: other users of the machine have no
+    business reading them. SQLite creates the -wal and -shm sidecars with the main
+    file's permissions, so they follow.
+    """
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.close(fd)
+        return
+    except FileExistsError:
+        pass
+    except OSError:
+        return  # a read-only folder: SQLite reports it, in its own words
+    try:
+        st = path.stat()
+        if st.st_mode & 0o077 and (not hasattr(os, "getuid") or st.st_uid == os.getuid()):
+            for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+                if p.exists():
+                    p.chmod(0o600)
+    except OSError:
+        pass  # not ours to change; reading still works
+
+
 def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connection:
     """Open one connection with WAL, busy timeout, foreign keys, sqlite-vec and Engram's functions.
 
@@ -88,6 +115,8 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
     target = str(path)
     if target != ":memory:":
         check_header(Path(target))
+        if not readonly:
+            private_file(Path(target))
     flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     try:
         conn = apsw.Connection(target, flags=flags)

@@ -12,11 +12,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
-from desktop.memory.privacy.secrets import redact, scan
+from desktop.memory.privacy.secrets import scan
 from desktop.memory.store.connection import rows_as_dicts
-from desktop.memory.store.errors import NotFoundError, SecretRefusedError, ValidationError
+from desktop.memory.store.errors import NotFoundError, ValidationError
+from desktop.memory.store.guards import check_text, guard_json, guard_text, refuse_secret_fields
+from desktop.memory.store.record_schema import SQL_INT_MAX, check_fields
 from desktop.memory.store.rows import fingerprint, to_column
 from desktop.memory.store.writer import Tx, WriteOp
+from desktop.memory.trust import IMPORT_ACTORS, agent_record, check_action, imported_record, is_agent, is_user
 from desktop.memory.types import (
     DEFAULT_HALF_LIFE_DAYS,
     MAX_CONTENT_CHARS,
@@ -33,50 +36,6 @@ EDITABLE = {"content", "type", "confidence", "tags", "related_files", "related_m
             "relations", "stale_at", "candidate", "code_anchors", "commit_sha", "external_id"}
 REINFORCE_STEP = 0.05
 CONFIDENCE_CAP = 0.95
-
-
-def _check_text(value: str, what: str) -> str:
-    if not isinstance(value, str):
-        raise ValidationError(f"{what} must be text.")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValidationError(f"{what} is not valid UTF-8 text.") from exc
-    return value
-
-
-def _excerpt(text: str, start: int, end: int) -> str:
-    # Show where the secret is without echoing it whole.
-    secret = text[start:end]
-    masked = secret[:4] + "…" if len(secret) > 8 else "…"
-    return text[max(0, start - 20):start] + masked + text[end:end + 20]
-
-
-def guard_text(text: str, *, user_taught: bool) -> str:
-    """Refuse (user-taught) or redact (agent-derived) secrets in `text`."""
-    if user_taught:
-        found = scan(text)
-        if found:
-            f = found[0]
-            raise SecretRefusedError(f.kind, f.start, f.end, _excerpt(text, f.start, f.end))
-        return text
-    return redact(text)[0]
-
-
-def _guard_json(value: Any, *, user_taught: bool) -> Any:
-    if value is None:
-        return None
-    dumped = json.dumps(value, ensure_ascii=False)
-    guarded = guard_text(dumped, user_taught=user_taught)
-    return value if guarded == dumped else json.loads(guarded) if _is_json(guarded) else value
-
-
-def _is_json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
 
 
 @dataclass
@@ -118,24 +77,19 @@ class NewMemory:
 
     def validate(self) -> None:
         """Reject bad input before it is queued (size, encoding, vocabulary)."""
-        _check_text(self.content, "Content")
+        check_text(self.content, "Content")
         if not self.content.strip():
             raise ValidationError("A memory cannot be empty.")
         if len(self.content) > MAX_CONTENT_CHARS:
             raise ValidationError(
                 f"A memory is limited to {MAX_CONTENT_CHARS} characters ({len(self.content)} given).")
-        if self.type not in _TYPES:
-            raise ValidationError(f"Unknown memory type '{self.type}'.")
-        if self.scope not in _SCOPES:
-            raise ValidationError(f"Unknown scope '{self.scope}'.")
-        if self.source not in _SOURCES:
-            raise ValidationError(f"Unknown source '{self.source}'.")
-        if not 0.0 <= float(self.confidence) <= 1.0:
-            raise ValidationError("Confidence must be between 0 and 1.")
-        for name in ("tags", "related_files", "related_modules"):
-            values = getattr(self, name)
-            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-                raise ValidationError(f"{name} must be a list of text.")
+        for name, known in (("type", _TYPES), ("scope", _SCOPES), ("source", _SOURCES)):
+            value = getattr(self, name)
+            if not isinstance(value, str) or value not in known:
+                raise ValidationError(f"Unknown {'memory type' if name == 'type' else name} "
+                                      f"'{str(value)[:40]}'.")
+        # Every other field: the one record schema (types, ranges, sizes) every door shares.
+        check_fields(self.__dict__)
 
 
 @dataclass(frozen=True)
@@ -155,6 +109,10 @@ class AddMemories(WriteOp[list[AddResult]]):
     def __init__(self, items: list[NewMemory], *, actor: str = "user", reason: str | None = None) -> None:
         for item in items:
             item.validate()
+            if actor in IMPORT_ACTORS:
+                imported_record(item)  # a file's claims about itself (pinned, user_taught) are not evidence
+            elif is_agent(actor):
+                agent_record(item)  # an agent's word is a candidate, never the user's
         self.items = items
         self.actor = actor
         self.reason = reason
@@ -182,7 +140,9 @@ class AddMemories(WriteOp[list[AddResult]]):
         else:
             content = item.content
         citation = guard_text(item.citation_text, user_taught=user_taught) if item.citation_text else None
-        provenance = _guard_json(item.provenance, user_taught=False) if item.provenance else []
+        if user_taught:
+            refuse_secret_fields(item)  # a person typed it: refuse with the span, never store it silently
+        provenance = guard_json(item.provenance, user_taught=False) if item.provenance else []
         fp = fingerprint(content)
         if item.external_id and item.external_id in self._known_external:
             # Re-importing a record another tool already gave us is a no-op, not a reinforcement.
@@ -278,6 +238,13 @@ class AddMemories(WriteOp[list[AddResult]]):
         return AddResult(int(mid), False)
 
 
+def check_id(memory_id: Any) -> int:
+    """A memory id as SQLite can hold it, else ValidationError (never an OverflowError traceback)."""
+    if isinstance(memory_id, bool) or not isinstance(memory_id, int) or not 0 <= memory_id <= SQL_INT_MAX:
+        raise ValidationError(f"Memory #{str(memory_id)[:30]} is not a valid memory id.")
+    return memory_id
+
+
 def _load(tx: Tx, memory_id: int) -> dict[str, Any]:
     rows = rows_as_dicts(tx.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)))
     if not rows:
@@ -298,11 +265,12 @@ class EditMemory(WriteOp[int]):
         if "content" in changes:
             probe = NewMemory(content=changes["content"])
             probe.validate()
-        if "type" in changes and changes["type"] not in _TYPES:
-            raise ValidationError(f"Unknown memory type '{changes['type']}'.")
-        if "scope" in changes and changes["scope"] not in _SCOPES:
-            raise ValidationError(f"Unknown scope '{changes['scope']}'.")
-        self.memory_id = memory_id
+        if "type" in changes and (not isinstance(changes["type"], str) or changes["type"] not in _TYPES):
+            raise ValidationError(f"Unknown memory type '{str(changes['type'])[:40]}'.")
+        if "scope" in changes and (not isinstance(changes["scope"], str) or changes["scope"] not in _SCOPES):
+            raise ValidationError(f"Unknown scope '{str(changes['scope'])[:40]}'.")
+        check_fields(changes)
+        self.memory_id = check_id(memory_id)
         self.changes = changes
         self.actor = actor
         self.reason = reason
@@ -310,7 +278,10 @@ class EditMemory(WriteOp[int]):
     def apply(self, tx: Tx) -> int:
         """Apply the changes, audit first."""
         row = _load(tx, self.memory_id)
-        user = self.actor == "user"
+        check_action(self.actor, "edit", row)
+        if is_agent(self.actor) and ({"user_verified", "candidate", "needs_review"} & set(self.changes)):
+            check_action(self.actor, "verify", row)
+        user = is_user(self.actor)  # a person typed it: refuse a secret rather than store it changed
         new = dict(self.changes)
         for key in ("content", "citation_text"):
             if isinstance(new.get(key), str):
@@ -347,7 +318,7 @@ class SetFlag(WriteOp[int]):
     def __init__(self, memory_id: int, action: str, *, actor: str = "user", reason: str | None = None) -> None:
         if action not in self.ACTIONS:
             raise ValidationError(f"Unknown action '{action}'.")
-        self.memory_id = memory_id
+        self.memory_id = check_id(memory_id)
         self.action = action
         self.actor = actor
         self.reason = reason
@@ -355,6 +326,7 @@ class SetFlag(WriteOp[int]):
     def apply(self, tx: Tx) -> int:
         """Audit, then flip the flag."""
         row = _load(tx, self.memory_id)
+        check_action(self.actor, self.action, row)
         tx.audit(self.action, self.memory_id, actor=self.actor, reason=self.reason)
         a = self.action
         if a in ("pin", "unpin"):
@@ -384,7 +356,7 @@ class HardDelete(WriteOp[int]):
     name: ClassVar[str] = "hard_delete"
 
     def __init__(self, memory_ids: list[int], *, actor: str = "user", reason: str | None = None) -> None:
-        self.memory_ids = list(memory_ids)
+        self.memory_ids = [check_id(i) for i in memory_ids]
         self.actor = actor
         self.reason = reason
 
@@ -392,8 +364,10 @@ class HardDelete(WriteOp[int]):
         """Audit (without content), scrub earlier audit text, delete."""
         deleted = []
         for mid in self.memory_ids:
-            if not tx.execute("SELECT 1 FROM memories WHERE id=?", (mid,)).fetchall():
+            rows = rows_as_dicts(tx.execute("SELECT * FROM memories WHERE id=?", (mid,)))
+            if not rows:
                 continue
+            check_action(self.actor, "hard_delete", rows[0])
             # The earlier entries' text would otherwise outlive the memory.
             tx.execute("UPDATE audit_log SET detail='{\"scrubbed\": true}' WHERE memory_id=?", (mid,))
             tx.audit("hard_delete", mid, actor=self.actor, reason=self.reason)

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import apsw
 
+from desktop.memory.privacy.boundary import GuardedConnection
 from desktop.memory.store.connection import open_connection, translate_error
 from desktop.memory.store.errors import CorruptDatabaseError, WriterClosedError
 from desktop.memory.store.migrations import migrate, project_id
@@ -75,10 +76,15 @@ class ChangeSet:
 
 
 class Tx:
-    """What an op sees while it runs: the connection, the clock, and change/audit recording."""
+    """What an op sees while it runs: the connection, the clock, and change/audit recording.
+
+    ``conn`` is a GuardedConnection: every text parameter of every statement an op
+    runs passes the secret scanner first (privacy/boundary.py), the one redaction
+    boundary of the database file.
+    """
 
     def __init__(self, conn: apsw.Connection, now: datetime, project: str) -> None:
-        self.conn = conn
+        self.conn: Any = GuardedConnection(conn)
         self.now_dt = now
         self.now = iso(now)
         self.project_id = project
