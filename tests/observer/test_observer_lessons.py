@@ -10,9 +10,9 @@ from obs_helpers import Seq, digest_of, kinds
 
 from desktop.memory.observer.harness import HARNESS_ERRORS, is_harness_error, shorten_command
 from desktop.memory.observer.ingest import Ingestor
-from desktop.memory.observer.lessons import attach_files
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter, build_candidates
+from desktop.memory.observer.prose_lessons import attach_files
 from desktop.memory.store.database import Database
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "transcripts"

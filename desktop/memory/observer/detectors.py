@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from desktop.memory.observer import lessons
+from desktop.memory.observer import lessons, prose_lessons
 from desktop.memory.observer.events import Reasoning, ToolCall, ToolResult
 from desktop.memory.observer.file_ops import file_operations
 from desktop.memory.observer.harness import is_harness_error
@@ -354,7 +354,7 @@ def on_reasoning(sp: Scratchpad, ev: Reasoning) -> None:
     text = ev.text
     if len(text) < 12:
         return
-    lessons.on_agent_text(sp, ev)
+    prose_lessons.on_agent_text(sp, ev)
     last_file = [sp.recent_files[-1][0]] if sp.recent_files else []
     sentence = match_self_correction(text)
     if sentence:

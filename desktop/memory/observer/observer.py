@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from desktop.memory.observer import detectors, lessons
+from desktop.memory.observer import detectors, prose_lessons
 from desktop.memory.observer.events import (
     AgentEvent,
     Reasoning,
@@ -126,7 +126,7 @@ class Observer:
                 self._on_step(event)
             elif isinstance(event, UserMessage):
                 sp.prompts += 1
-                lessons.on_user(sp, event)
+                prose_lessons.on_user(sp, event)
                 if not sp.first_prompt and event.text.strip():
                     sp.first_prompt = event.text[:2000]
             elif isinstance(event, SessionStart):

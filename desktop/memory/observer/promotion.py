@@ -22,8 +22,8 @@ from typing import Any, ClassVar, Final
 
 from desktop.memory.observer import cross_session as xs
 from desktop.memory.observer.harness import outside_project
-from desktop.memory.observer.lessons import attach_files
 from desktop.memory.observer.observer import SessionDigest
+from desktop.memory.observer.prose_lessons import attach_files
 from desktop.memory.observer.renames import apply_file_ops
 from desktop.memory.observer.signals import (
     CO_ACCESS,
