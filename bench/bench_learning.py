@@ -262,7 +262,7 @@ def main() -> None:
           f"evaluated, replay {r['elapsed_s']:.1f} s; grids: {r['grid'][0]} history-only points, "
           f"{r['grid'][1]} with the start context)\n")
     print(f"Start context rebuilt from the replay: {c.get('with_expansion', 0)}/{c.get('sessions', 0)} sessions "
-          f"had a command expansion or attached files, {c.get('with_uncommitted', 0)} uncommitted files, "
+          f"had a command expansion or attached files, {c.get('with_uncommitted', 0)} had uncommitted files, "
           f"{c.get('with_handoff', 0)} a handoff/progress note.\n")
     print("| ranking | " + " | ".join(f"{fold}: held out recall@{K} / MRR" for fold in r["folds"]) + " |")
     print("|---|" + "---|" * len(r["folds"]))

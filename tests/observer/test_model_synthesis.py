@@ -414,3 +414,25 @@ def test_cli_consolidate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         srv.stop()
     assert out["status"] == "none" and out["memory_ids"] == []
     assert out["dropped"][0]["reason"] == "file not in evidence: deploy/release.sh"
+
+
+def test_a_session_imported_while_it_runs_costs_one_call_once_settled(db: Database) -> None:
+    now = [1_800_000_000.0]
+    srv = FakeOllama(lambda body, n: text_turn(reply(GOOD))).start()
+    try:
+        model = ProviderJSONModel(OllamaProvider(OLLAMA_MODEL, host=srv.host, timeout=10))
+        synth = ModelSynthesizer(db, model, settle_seconds=600, clock=lambda: now[0])
+        first = Seq("run", t0=now[0] - 100).user("Always run `npm run test:unit`, not npm test.").end()
+        later = Seq("run", t0=now[0] - 10).user("And never commit the generated dist folder.").end()
+        assert synth.after_session(_digest(first))[0].status == "pending"
+        assert synth.after_session(_digest(later))[0].status == "pending"
+        assert srv.requests == [], "a session still growing is not synthesised"
+        now[0] += 601
+        reports = synth.sweep()
+        assert synth.sweep() == [], "once only"
+    finally:
+        srv.stop()
+    assert [r.status for r in reports] == ["written"]  # the user named both commands
+    assert len(srv.requests) == 1
+    sent = srv.requests[0]["messages"][-1]["content"]
+    assert "npm run test:unit" in sent and "generated dist folder" in sent, "both parts in the one call"

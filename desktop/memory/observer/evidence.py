@@ -83,6 +83,20 @@ class SessionEvidence:
         """Files the session read, edited or fixed something in."""
         return {*self.files, *self.edits, *(f for e in self.errors for f in e.fixed_by)}
 
+    def merged_with(self, later: SessionEvidence) -> SessionEvidence:
+        """This evidence followed by ``later`` of the same session (a transcript that grew), capped."""
+        users = list(self.user_messages)
+        for m in later.user_messages:
+            _append_capped(users, m, MAX_USER_MESSAGES)
+        runs = list(self.commands)
+        for c in later.commands:
+            _append_capped(runs, c, MAX_COMMANDS)
+        known = {e.message for e in self.errors}
+        errors = (self.errors + [e for e in later.errors if e.message not in known])[:MAX_ERRORS]
+        return SessionEvidence(self.session_id, self.agent, self.cwd or later.cwd, users, runs, errors,
+                               list(dict.fromkeys(self.edits + later.edits))[:MAX_FILES],
+                               list(dict.fromkeys(self.files + later.files))[:MAX_FILES])
+
     def redacted(self) -> SessionEvidence:
         """A copy with secrets replaced by ``[REDACTED:kind]`` (what is stored and sent to a model)."""
         def r(text: str) -> str:

@@ -119,7 +119,13 @@ class Ingestor:
         """Import every transcript of the project found on disk, oldest first."""
         if self.project_dir is None:
             return []
-        return [self.ingest_file(ref.path) for ref in find_transcripts(self.project_dir, home)]
+        reports = [self.ingest_file(ref.path) for ref in find_transcripts(self.project_dir, home)]
+        if self.synthesizer is not None:
+            try:  # sessions imported while they ran have settled since: their one synthesis call
+                self.synthesizer.sweep()
+            except Exception:
+                logger.exception("model synthesis sweep failed")
+        return reports
 
     def ingest_file(self, path: Path | str) -> IngestReport:
         """Import one transcript (any supported format) unless it is already known."""
@@ -216,15 +222,15 @@ class Ingestor:
         goes through here, so model synthesis sees all of them.
         """
         result = self.promoter.promote(digest, event_keys=event_keys)
-        self._synthesize(digest)
+        self._synthesize(digest, finished=True)
         return result
 
-    def _synthesize(self, digest: SessionDigest) -> None:
-        """The model's pass over a finished session, when one is configured (never fails learning)."""
+    def _synthesize(self, digest: SessionDigest, *, finished: bool = False) -> None:
+        """The model's pass over a session, when one is configured (never fails learning)."""
         if self.synthesizer is None:
             return
         try:
-            self.synthesizer.after_session(digest)
+            self.synthesizer.after_session(digest, finished=finished)
         except Exception:
             logger.exception("model synthesis failed for %s", digest.session_id)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
@@ -38,6 +39,10 @@ from desktop.memory.types import MemoryScope, MemorySource, MemoryType
 logger = logging.getLogger("engram.observer")
 
 MAX_MEMORIES: Final = 5
+#: A transcript that has not grown for this long is a finished session. The watcher imports a
+#: transcript after 20 quiet seconds, often mid-session; its evidence waits (merged with what
+#: comes next) so each session costs one synthesis call. Live sessions are finished at once.
+SETTLE_SECONDS: Final = 1800.0
 CONSOLIDATE_EVERY: Final = 10
 CONSOLIDATION_WINDOW: Final = 20
 CONSOLIDATION_LOG: Final = "*consolidation*"
@@ -156,12 +161,19 @@ def ungrounded(memory: dict[str, Any], evidence: list[SessionEvidence]) -> str |
     return None
 
 
+def _marker(session_id: str) -> Callable[[Tx], None]:
+    def mark(tx: Tx) -> None:
+        tx.execute("UPDATE observer_session_evidence SET synthesized = 1 WHERE session_id = ?", (session_id,))
+    return mark
+
+
 class ModelSynthesizer:
     """Per-session synthesis and periodic consolidation through an injected :class:`JSONModel`."""
 
     def __init__(self, db: Any, model: JSONModel, *, gate: Callable[[list[NewMemory]], list[NewMemory]] | None = None,
                  enabled: Callable[[], bool] | None = None, consolidate_every: int = CONSOLIDATE_EVERY,
-                 window: int = CONSOLIDATION_WINDOW) -> None:
+                 window: int = CONSOLIDATION_WINDOW, settle_seconds: float = SETTLE_SECONDS,
+                 clock: Callable[[], float] = time.time) -> None:
         """``gate`` applies the project's policy to what would be stored; ``enabled`` (the auto-memory
         switch) is asked before each session, so an opted-out project sends nothing to a model."""
         self.db = db
@@ -170,9 +182,15 @@ class ModelSynthesizer:
         self.enabled = enabled
         self.consolidate_every = consolidate_every
         self.window = window
+        self.settle_seconds = settle_seconds
+        self.clock = clock
 
-    def after_session(self, digest: SessionDigest) -> list[SynthesisReport]:
-        """Synthesise one finished session (and consolidate when due). Never raises."""
+    def after_session(self, digest: SessionDigest, *, finished: bool = False) -> list[SynthesisReport]:
+        """Record a session's evidence and synthesise every settled session (consolidate when due).
+
+        ``finished``: the session is known to be over (a live session); otherwise it is
+        synthesised once it has been quiet for ``settle_seconds``. Never raises.
+        """
         if self.enabled is not None and not self.enabled():
             return [SynthesisReport(digest.session_id, "off")]
         if digest.evidence is None or digest.evidence.is_empty():
@@ -182,10 +200,30 @@ class ModelSynthesizer:
             self._store_evidence(ev, digest.ended_at or digest.started_at)
         except Exception:
             logger.exception("could not store the evidence of %s", digest.session_id)
-        reports = [self._run(SESSION_TASK, json.dumps(ev.to_dict(), ensure_ascii=False), [ev],
-                             digest.session_id, "model_synthesis")]
-        if self.consolidation_due():
-            reports.append(self.consolidate())
+            return [SynthesisReport(digest.session_id, "failed", error="store")]
+        reports = self.sweep(force={digest.session_id} if finished else set())
+        if not any(r.session_id == digest.session_id for r in reports):
+            reports.insert(0, SynthesisReport(digest.session_id, "pending"))
+        return reports
+
+    def sweep(self, force: set[str] | None = None) -> list[SynthesisReport]:
+        """One synthesis call for each recorded session that has settled (or is in ``force``)."""
+        if self.enabled is not None and not self.enabled():
+            return []
+        settled = self.clock() - self.settle_seconds
+        rows = self.db.reads.conn().execute(
+            "SELECT session_id, ended_at, evidence FROM observer_session_evidence WHERE synthesized = 0"
+            " ORDER BY ended_at, session_id").fetchall()
+        reports = []
+        for sid, ended, raw in rows:
+            if float(ended) > settled and sid not in (force or set()):
+                continue
+            ev = SessionEvidence.from_dict(json.loads(raw))
+            reports.append(self._run(SESSION_TASK, json.dumps(ev.to_dict(), ensure_ascii=False), [ev], sid,
+                                     "model_synthesis"))
+            self.db.writer.run(FnOp("mark_synthesized", _marker(str(sid))))
+            if self.consolidation_due():
+                reports.append(self.consolidate())
         return reports
 
     def consolidation_due(self) -> bool:
@@ -234,10 +272,15 @@ class ModelSynthesizer:
 
     # -- internals ----------------------------------------------------------------------------
     def _store_evidence(self, ev: SessionEvidence, ended_at: float) -> None:
+        """Store (or extend, for a transcript that grew) a session's evidence, pending synthesis."""
         def write(tx: Tx) -> None:
+            known = tx.execute("SELECT evidence FROM observer_session_evidence WHERE session_id = ?",
+                               (ev.session_id,)).fetchall()
+            merged = SessionEvidence.from_dict(json.loads(str(known[0][0]))).merged_with(ev) if known else ev
             tx.execute("INSERT INTO observer_session_evidence(session_id, ended_at, evidence) VALUES (?,?,?)"
                        " ON CONFLICT(session_id) DO UPDATE SET evidence = excluded.evidence,"
-                       " ended_at = excluded.ended_at", (ev.session_id, float(ended_at), ev.to_json()))
+                       " ended_at = excluded.ended_at, synthesized = 0",
+                       (ev.session_id, float(ended_at), merged.to_json()))
         self.db.writer.run(FnOp("store_session_evidence", write))
 
     def _run(self, task: str, payload: str, evidence: list[SessionEvidence], session_id: str,

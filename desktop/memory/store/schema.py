@@ -458,12 +458,14 @@ CREATE INDEX idx_memory_evidence_session ON memory_evidence(session_id);
 # Model synthesis (issue 13): each finished session's evidence (user messages, commands with
 # their outcome, errors, edits, files) as JSON, kept only when a model is configured, so the
 # periodic consolidation pass can check what a merged memory names against every session
-# (``ended_at``: the session's own end, seconds since the epoch, so imports keep session order).
+# (``ended_at``: the session's own end, seconds since the epoch, so imports keep session order;
+# ``synthesized``: 0 while the session may still grow, until its one synthesis call).
 OBSERVER_SESSION_EVIDENCE = """
 CREATE TABLE observer_session_evidence (
-  session_id TEXT PRIMARY KEY,
-  ended_at   REAL NOT NULL,
-  evidence   TEXT NOT NULL
+  session_id  TEXT PRIMARY KEY,
+  ended_at    REAL NOT NULL,
+  evidence    TEXT NOT NULL,
+  synthesized INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 """
 
