@@ -55,6 +55,7 @@ def make_client(tmp_path: Path) -> Iterator[object]:
     made: list[Client] = []
 
     def make(name: str) -> Client:
+        (tmp_path / name).mkdir()
         db = Database(tmp_path / name / "engram.db").open()
         client = Client(name, db, MemoryService(db))
         made.append(client)
