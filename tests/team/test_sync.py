@@ -7,6 +7,7 @@ from typing import Any
 
 from desktop.memory.lifecycle.conflict_store import conflict_groups
 from desktop.memory.team import service as team
+from desktop.memory.team.state import read_state
 from tests.team.helpers import by_content, count_all, local_dump, make_pair, server_dump, server_rows, sync
 
 LESSON = "The billing worker must be restarted after a schema change or it keeps stale prepared statements"
@@ -133,10 +134,10 @@ def test_leave_forgets_the_credentials_and_keeps_the_memories(make_client: Any, 
     a, b, _ = make_pair(make_client, admin_url)
     a.memories.add(LESSON, type="gotcha").result()
     sync(a)
-    state_key = team.read_state(a.db.reads.conn()).keyring_name if hasattr(team, "read_state") else None
+    state_key = read_state(a.db.reads.conn()).keyring_name
+    assert keyring.get_password("engram", state_key)
     assert team.leave_team(a.db)
     assert a.memories.count() == 1
     assert not team.team_status(a.db).joined
-    if state_key:
-        assert keyring.get_password("engram", state_key) is None
+    assert keyring.get_password("engram", state_key) is None
     assert "postgresql://" not in local_dump(a.db)

@@ -26,7 +26,7 @@ import psycopg
 from desktop.memory.store.errors import EngramError
 from desktop.memory.store.writer import ChangeSet
 from desktop.memory.team import server
-from desktop.memory.team.errors import NotJoinedError, ServerUnreachableError
+from desktop.memory.team.errors import NotATeamRoleError, NotJoinedError, ServerUnreachableError
 from desktop.memory.team.outbox import AckPush, read_batch
 from desktop.memory.team.pull import ApplyRemote, fetch
 from desktop.memory.team.push import push_batch
@@ -74,8 +74,10 @@ def queued_count(conn: Any) -> int:
 class TeamSync:
     """Push/pull one project's team memory; `start()` runs it in a thread, `sync_once()` inline."""
 
-    def __init__(self, db: Any, url: Callable[[], str], *, interval: float = 1.0) -> None:
+    def __init__(self, db: Any, url: Callable[[], str], *, interval: float = 1.0,
+                 batch: int = PUSH_BATCH) -> None:
         self.db = db
+        self.batch = batch
         self._url = url
         self.interval = interval
         self._conn: psycopg.Connection | None = None
@@ -90,9 +92,18 @@ class TeamSync:
         self._saved_error = ""
 
     # -- one cycle -----------------------------------------------------------------
-    def _connection(self) -> psycopg.Connection:
+    def _connection(self, state: TeamState) -> psycopg.Connection:
         if self._conn is None or self._conn.closed or self._conn.broken:
-            self._conn = server.connect(self._url())
+            conn = server.connect(self._url())
+            try:
+                # Each new connection re-checks the schema (an admin may have upgraded the
+                # server meanwhile) and that the role still belongs to our team.
+                if server.identify(conn).team_id != state.team_id:
+                    raise NotATeamRoleError()
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
         return self._conn
 
     def _drop_connection(self) -> None:
@@ -112,7 +123,7 @@ class TeamSync:
                 raise NotJoinedError()
             report = SyncReport()
             try:
-                conn = self._connection()
+                conn = self._connection(state)
                 self._push_all(conn, state, report)
                 self._pull_all(conn, state, report)
             except psycopg.Error as exc:
@@ -136,7 +147,7 @@ class TeamSync:
 
     def _push_all(self, conn: psycopg.Connection, state: TeamState, report: SyncReport) -> None:
         for _ in range(10_000):  # bounded: a queue that refills forever still yields to the pull
-            batch = read_batch(self.db.reads.conn(), state, PUSH_BATCH)
+            batch = read_batch(self.db.reads.conn(), state, self.batch)
             if not batch.items and not batch.dropped:
                 return
             acks = push_batch(conn, team_id=state.team_id, project_key=state.project_key,

@@ -125,9 +125,9 @@ def team_url(db: Any) -> str:
     return url
 
 
-def engine_for(db: Any, *, interval: float = 1.0) -> TeamSync:
+def engine_for(db: Any, *, interval: float = 1.0, batch: int = 500) -> TeamSync:
     """A sync engine reading the connection string from the keyring each time it connects."""
-    return TeamSync(db, lambda: team_url(db), interval=interval)
+    return TeamSync(db, lambda: team_url(db), interval=interval, batch=batch)
 
 
 def sync_now(db: Any) -> SyncReport:
