@@ -78,7 +78,7 @@ time.sleep(60)
 
 
 def test_client_killed_mid_push_loses_and_duplicates_nothing(make_client: Any, admin_url: str) -> None:
-    a, b, result = make_pair(make_client, admin_url)
+    a, b, _result = make_pair(make_client, admin_url)
     n = 600
     a.memories.add_many(_lessons(n, "kill")).result()
     path = a.db.path

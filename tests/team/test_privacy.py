@@ -70,7 +70,7 @@ def test_one_teams_role_cannot_read_or_write_another_teams_rows(make_client: Any
 
 
 def test_a_newer_server_schema_is_refused_without_writing(make_client: Any, admin_url: str) -> None:
-    a, b, result = make_pair(make_client, admin_url)
+    a, _b, result = make_pair(make_client, admin_url)
     with psycopg.connect(admin_url) as conn:
         conn.execute("INSERT INTO engram.schema_migrations(name, app_version) VALUES ('0099_from_the_future', '9')")
     c = make_client("carol")

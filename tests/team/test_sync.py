@@ -131,7 +131,7 @@ def test_background_sync_carries_a_change_within_seconds(make_client: Any, admin
 def test_leave_forgets_the_credentials_and_keeps_the_memories(make_client: Any, admin_url: str) -> None:
     import keyring
 
-    a, b, _ = make_pair(make_client, admin_url)
+    a, _b, _ = make_pair(make_client, admin_url)
     a.memories.add(LESSON, type="gotcha").result()
     sync(a)
     state_key = read_state(a.db.reads.conn()).keyring_name

@@ -128,9 +128,10 @@ class TeamSync:
                 self._pull_all(conn, state, report)
             except psycopg.Error as exc:
                 self._drop_connection()
-                self._record_error(ServerUnreachableError(f"The team server stopped answering: "
-                                                          f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"))
-                raise self.last_error from None  # type: ignore[misc]
+                first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                lost = ServerUnreachableError(f"The team server stopped answering: {first_line}")
+                self._record_error(lost)
+                raise lost from None
             except EngramError as exc:
                 self._drop_connection()
                 self._record_error(exc)

@@ -106,8 +106,8 @@ def read_batch(conn: Any, state: TeamState, limit: int = 500) -> PushBatch:
         cur = conn.execute(f"SELECT * FROM memories WHERE id IN ({marks})", chunk)
         names = [d[0] for d in cur.getdescription()]
         for values in cur.fetchall():
-            row = dict(zip(names, values, strict=True))
-            memories[int(row["id"])] = row
+            found = dict(zip(names, values, strict=True))
+            memories[int(found["id"])] = found
         for mid, gid, version, origin in conn.execute(
                 f"SELECT memory_id, gid, version, origin FROM team_links WHERE memory_id IN ({marks})", chunk):
             links[int(mid)] = (str(gid), int(version), str(origin))

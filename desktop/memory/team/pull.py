@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import psycopg
 
@@ -106,7 +106,7 @@ class ApplyRemote(WriteOp[Applied]):
 
     def apply(self, tx: Tx) -> Applied:
         """See the module docstring."""
-        before = int(tx.execute("SELECT COALESCE(MAX(seq), 0) FROM team_outbox").fetchall()[0][0])
+        before = int(cast(int, tx.execute("SELECT COALESCE(MAX(seq), 0) FROM team_outbox").fetchall()[0][0]))
         b = self.batch
         gids = [u["gid"] for u in b.upserts] + [d["gid"] for d in b.deletes]
         gids += [c["a"] for c in b.conflicts] + [c["b"] for c in b.conflicts]
@@ -164,12 +164,12 @@ class ApplyRemote(WriteOp[Applied]):
             "SELECT m.id, l.gid FROM memories m LEFT JOIN team_links l ON l.memory_id = m.id "
             "WHERE m.fingerprint = ? AND m.deprecated = 0", (fp,)).fetchall()
         if local:
-            mid, linked = local[0]
+            local_id, linked = local[0]
             if linked is None:  # the same lesson learned here: one memory, linked to the team's
                 tx.execute("INSERT INTO team_links(memory_id, gid, version, origin, created_by, updated_by) "
-                           "VALUES (?, ?, ?, 'local', ?, ?)", (mid, u["gid"], u["version"], u["created_by"],
+                           "VALUES (?, ?, ?, 'local', ?, ?)", (local_id, u["gid"], u["version"], u["created_by"],
                                                                 u["updated_by"]))
-                out.updated.append(int(mid))
+                out.updated.append(int(cast(int, local_id)))
             else:
                 out.skipped += 1
             return

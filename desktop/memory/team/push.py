@@ -65,8 +65,8 @@ class _Batch:
             "SELECT gid FROM engram.deletions WHERE gid = ANY(%s::uuid[])", (gids,))}
         fps = [i.fields["fingerprint"] for i in items if i.fields]
         for fp, gid in self.conn.execute(
-                "SELECT fingerprint, gid FROM engram.memories WHERE team_id = %s AND project_key = %s AND NOT deprecated"
-                " AND fingerprint = ANY(%s)", (self.team, self.project, fps)):
+                "SELECT fingerprint, gid FROM engram.memories WHERE team_id = %s AND project_key = %s"
+                " AND NOT deprecated AND fingerprint = ANY(%s)", (self.team, self.project, fps)):
             self.live_fp[fp] = str(gid)
 
     def _fp_owner(self, fp: str, gid: str) -> str | None:

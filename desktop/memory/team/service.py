@@ -170,7 +170,7 @@ def start_team_sync(project: Any) -> TeamSync | None:
     """The project's background sync, when it joined a team (kept in project.extras['team'])."""
     known = project.extras.get("team")
     if known is not None:
-        return known  # type: ignore[no-any-return]
+        return known
     if not read_state(project.db.reads.conn()).joined:
         return None
     engine = engine_for(project.db).start()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.types import MemoryType
@@ -122,7 +122,7 @@ class JoinLocal(WriteOp[int]):
                 tx.execute("INSERT INTO team_state(key, value) VALUES (?, ?)", (key, _encode(key, value)))
         tx.execute("INSERT INTO team_outbox(memory_id, op, queued_at) SELECT id, 'upsert', ? FROM memories "
                    "ORDER BY id", (tx.now,))
-        queued = int(tx.execute("SELECT count(*) FROM team_outbox").fetchall()[0][0])
+        queued = int(cast(int, tx.execute("SELECT count(*) FROM team_outbox").fetchall()[0][0]))
         tx.changed("team", "state")
         return queued
 
@@ -172,7 +172,7 @@ class SetSharedTypes(WriteOp[None]):
         tx.execute("INSERT INTO team_state(key, value) VALUES ('shared_types', ?) ON CONFLICT(key) "
                    "DO UPDATE SET value = excluded.value", (json.dumps(self.types),))
         if tx.execute("SELECT 1 FROM team_state WHERE key='team_id'").fetchall():
-            ids = [int(r[0]) for r in tx.execute("SELECT id FROM memories").fetchall()]
+            ids = [int(cast(int, r[0])) for r in tx.execute("SELECT id FROM memories").fetchall()]
             _queue(tx, ids)
         tx.changed("team", "state")
 
