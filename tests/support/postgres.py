@@ -39,7 +39,7 @@ def _free_port() -> int:
 class PostgresServer:
     """initdb + pg_ctl in a temp folder; `url()` builds connection strings for any role."""
 
-    def __init__(self, bin_dir: Path | None = None) -> None:
+    def __init__(self, bin_dir: Path | None = None, *, log_statements: bool = True) -> None:
         found = bin_dir or pg_bin_dir()
         if found is None:
             raise RuntimeError("PostgreSQL is not installed (scripts/bootstrap.sh installs it)")
@@ -49,6 +49,7 @@ class PostgresServer:
         self.log = self.root / "server.log"
         self.port = _free_port()
         self.as_root = os.geteuid() == 0
+        self.log_statements = log_statements  # tests prove secrets stay out of the log; benchmarks skip it
         self._init()
 
     def _cmd(self, *args: str) -> list[str]:
@@ -70,8 +71,8 @@ class PostgresServer:
             conf.write(f"\nport = {self.port}\nlisten_addresses = '127.0.0.1'\n"
                        f"unix_socket_directories = '{self.root}'\n"
                        "fsync = off\nfull_page_writes = off\n"  # tests: speed over crash safety of the OS
-                       "log_statement = 'all'\nlog_parameter_max_length = -1\n"
-                       "max_connections = 60\nshared_buffers = 32MB\n")
+                       "max_connections = 60\nshared_buffers = 32MB\n"
+                       + ("log_statement = 'all'\nlog_parameter_max_length = -1\n" if self.log_statements else ""))
 
     def start(self) -> PostgresServer:
         """Start the server and wait until it accepts connections."""

@@ -58,22 +58,30 @@ def _clean_text(value: str | None) -> str | None:
     return None if value is None else redact(value)[0]
 
 
+def _texts(fields: dict[str, Any]) -> list[str]:
+    return [fields["content"], fields["citation_text"] or "", *fields["tags"], *fields["related_files"],
+            *fields["related_modules"]]
+
+
 def outgoing_fields(row: dict[str, Any]) -> dict[str, Any] | None:
     """The whitelisted, redacted fields of a memory row; None when a secret survives redaction."""
-    content = _clean_text(row["content"]) or ""
     fields: dict[str, Any] = {
-        "type": row["type"], "content": content, "confidence": float(row["confidence"]),
-        "tags": [_clean_text(t) for t in json.loads(row["tags"] or "[]")],
-        "related_files": [_clean_text(f) for f in json.loads(row["related_files"] or "[]")],
-        "related_modules": [_clean_text(m) for m in json.loads(row["related_modules"] or "[]")],
-        "citation_text": _clean_text(row["citation_text"]), "source": row["source"],
+        "type": row["type"], "content": row["content"], "confidence": float(row["confidence"]),
+        "tags": json.loads(row["tags"] or "[]"), "related_files": json.loads(row["related_files"] or "[]"),
+        "related_modules": json.loads(row["related_modules"] or "[]"),
+        "citation_text": row["citation_text"], "source": row["source"],
         "pinned": bool(row["pinned"]), "deprecated": bool(row["deprecated"]),
         "user_verified": bool(row["user_verified"]), "created_at": row["created_at"],
     }
-    texts = [content, fields["citation_text"] or "", *fields["tags"], *fields["related_files"],
-             *fields["related_modules"]]
-    if any(scan(t or "") for t in texts):
-        return None
+    # One scan over all the text (the common, clean case); field by field only when it finds something.
+    if scan("\n".join(_texts(fields))):
+        fields["content"] = _clean_text(fields["content"]) or ""
+        fields["citation_text"] = _clean_text(fields["citation_text"])
+        for key in ("tags", "related_files", "related_modules"):
+            fields[key] = [_clean_text(v) for v in fields[key]]
+        if any(scan(t or "") for t in _texts(fields)):
+            return None
+    content = fields["content"]
     fields["fingerprint"] = fingerprint(content)
     return fields
 

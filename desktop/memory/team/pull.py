@@ -59,13 +59,14 @@ def fetch(conn: psycopg.Connection, *, team_id: str, project_key: str, cursor: i
         if hi <= cursor:
             return out
         args = (team_id, project_key, cursor, hi)
-        keys = [k.strip() for k in _COLS.split(",")]
-        for r in conn.execute(f"SELECT {_COLS} FROM engram.memories WHERE team_id = %s AND project_key = %s"
-                              " AND seq > %s AND seq <= %s ORDER BY seq", args):
-            item = dict(zip(keys, r, strict=True))
-            item["gid"] = str(item["gid"])
-            item["created_at"] = item["created_at"].isoformat().replace("+00:00", "Z")
-            out.upserts.append(item)
+        # One JSON document for the whole window: decoded by the C json module, not row by row.
+        doc = conn.execute(
+            f"SELECT coalesce(json_agg(t ORDER BY t.seq), '[]')::text FROM (SELECT {_COLS} FROM engram.memories"
+            " WHERE team_id = %s AND project_key = %s AND seq > %s AND seq <= %s) t", args).fetchone()
+        out.upserts = json.loads(doc[0]) if doc else []
+        for item in out.upserts:
+            # json_agg renders timestamptz as 2026-11-23T20:25:52.123+00:00
+            item["created_at"] = str(item["created_at"]).replace("+00:00", "Z")
         out.deletes = [{"gid": str(g), "seq": s, "by": b} for g, s, b in conn.execute(
             "SELECT gid, seq, deleted_by FROM engram.deletions WHERE team_id = %s AND project_key = %s"
             " AND seq > %s AND seq <= %s ORDER BY seq", args)]

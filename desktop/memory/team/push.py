@@ -15,6 +15,7 @@ retried conflict finds its fork instead of making another.
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -50,6 +51,9 @@ class _Batch:
         self.next_seq = first_seq
         self.rows: dict[str, dict[str, Any]] = {}
         self.live_fp: dict[str, str] = {}
+        self.checked_fps: set[str] = set()
+        self.new_rows: list[dict[str, Any]] = []
+        self.audit_rows: list[tuple[str, str]] = []
 
     def seq(self) -> int:
         self.next_seq += 1
@@ -64,6 +68,7 @@ class _Batch:
         self.tombs = {str(r[0]) for r in self.conn.execute(
             "SELECT gid FROM engram.deletions WHERE gid = ANY(%s::uuid[])", (gids,))}
         fps = [i.fields["fingerprint"] for i in items if i.fields]
+        self.checked_fps = set(fps)  # looked up once here; later lookups only for fps not in the batch
         for fp, gid in self.conn.execute(
                 "SELECT fingerprint, gid FROM engram.memories WHERE team_id = %s AND project_key = %s"
                 " AND NOT deprecated AND fingerprint = ANY(%s)", (self.team, self.project, fps)):
@@ -71,7 +76,9 @@ class _Batch:
 
     def _fp_owner(self, fp: str, gid: str) -> str | None:
         """Another live memory with this fingerprint (checked in the database for fps not loaded)."""
-        if fp not in self.live_fp:
+        if fp not in self.live_fp and fp not in self.checked_fps:
+            self.checked_fps.add(fp)
+            self.flush()
             r = self.conn.execute("SELECT gid FROM engram.memories WHERE team_id = %s AND project_key = %s "
                                   "AND NOT deprecated AND fingerprint = %s", (self.team, self.project, fp)).fetchone()
             if r:
@@ -82,28 +89,26 @@ class _Batch:
     def _version_of(self, gid: str) -> int:
         row = self.rows.get(gid)
         if row is None:
+            self.flush()
             r = self.conn.execute("SELECT version FROM engram.memories WHERE gid = %s", (gid,)).fetchone()
             return int(r[0]) if r else 1
         return int(row["version"])
 
     def _insert(self, gid: str, f: dict[str, Any]) -> None:
-        self.conn.execute(
-            "INSERT INTO engram.memories(gid, team_id, project_key, seq, version, fingerprint, type, content,"
-            " confidence, tags, related_files, related_modules, citation_text, source, pinned, deprecated,"
-            " user_verified, created_by, created_at, updated_by, updated_client) VALUES (%s, %s, %s, %s, 1, %s, %s,"
-            " %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (gid, self.team, self.project, self.seq(), f["fingerprint"], f["type"], f["content"], f["confidence"],
-             Jsonb(f["tags"]), Jsonb(f["related_files"]), Jsonb(f["related_modules"]), f["citation_text"],
-             f["source"], f["pinned"], f["deprecated"], f["user_verified"], self.member, f["created_at"],
-             self.member, self.client))
-        self.conn.execute("INSERT INTO engram.memory_versions(gid, version, team_id, content, author) "
-                          "VALUES (%s, 1, %s, %s, %s)", (gid, self.team, f["content"], self.member))
+        # New rows are sent together by flush() (executemany): the initial push of a
+        # project is thousands of them. Anything else flushes them first, keeping order.
+        self.new_rows.append(
+            {"g": gid, "s": self.seq(), "fp": f["fingerprint"], "ty": f["type"], "c": f["content"],
+             "conf": f["confidence"], "tg": f["tags"], "rf": f["related_files"], "rm": f["related_modules"],
+             "ct": f["citation_text"], "src": f["source"], "pn": f["pinned"], "dp": f["deprecated"],
+             "uv": f["user_verified"], "ca": f["created_at"]})
         self._audit(gid, "add")
         self.rows[gid] = {**f, "gid": gid, "version": 1, "updated_by": self.member, "created_by": self.member}
         if not f["deprecated"]:
             self.live_fp[f["fingerprint"]] = gid
 
     def _update(self, row: dict[str, Any], f: dict[str, Any]) -> int:
+        self.flush()
         gid, version = row["gid"], int(row["version"]) + 1
         self.conn.execute(
             "UPDATE engram.memories SET seq = %s, version = %s, fingerprint = %s, type = %s, content = %s,"
@@ -125,8 +130,35 @@ class _Batch:
         return version
 
     def _audit(self, gid: str, action: str) -> None:
-        self.conn.execute("INSERT INTO engram.audit(team_id, gid, action, actor) VALUES (%s, %s, %s, %s)",
-                          (self.team, gid, action, self.member))
+        self.audit_rows.append((gid, action))
+
+    def flush(self) -> None:
+        """Send the queued new rows (memories, then their first versions) and audit entries.
+
+        One INSERT ... SELECT FROM jsonb_to_recordset per table: one statement, one round
+        trip and one JSON document for a whole batch (COPY would be faster still, but
+        PostgreSQL refuses COPY FROM into tables with row-level security).
+        """
+        if self.new_rows:
+            doc = json.dumps(self.new_rows, ensure_ascii=False)
+            self.conn.execute(
+                "INSERT INTO engram.memories(gid, team_id, project_key, seq, version, fingerprint, type, content,"
+                " confidence, tags, related_files, related_modules, citation_text, source, pinned, deprecated,"
+                " user_verified, created_by, created_at, updated_by, updated_client)"
+                " SELECT g, %s, %s, s, 1, fp, ty, c, conf, tg, rf, rm, ct, src, pn, dp, uv, %s, ca, %s, %s"
+                " FROM jsonb_to_recordset(%s::jsonb) AS t(g uuid, s bigint, fp text, ty text, c text, conf real,"
+                " tg jsonb, rf jsonb, rm jsonb, ct text, src text, pn bool, dp bool, uv bool, ca timestamptz)",
+                (self.team, self.project, self.member, self.member, self.client, doc))
+            self.conn.execute(
+                "INSERT INTO engram.memory_versions(gid, version, team_id, content, author)"
+                " SELECT g, 1, %s, c, %s FROM jsonb_to_recordset(%s::jsonb) AS t(g uuid, c text)",
+                (self.team, self.member, doc))
+        if self.audit_rows:
+            gids, actions = (list(c) for c in zip(*self.audit_rows, strict=True))
+            self.conn.execute("INSERT INTO engram.audit(team_id, gid, action, actor)"
+                              " SELECT %s, g, a, %s FROM unnest(%s::uuid[], %s::text[]) AS t(g, a)",
+                              (self.team, self.member, gids, actions))
+        self.new_rows, self.audit_rows = [], []
 
     def upsert(self, item: Outgoing) -> Ack:
         f = item.fields or {}
@@ -153,10 +185,12 @@ class _Batch:
 
     def _conflict(self, item: Outgoing, row: dict[str, Any], f: dict[str, Any]) -> Ack:
         """Two people edited one memory: keep both, as two memories with a conflict between them."""
+        self.flush()
         fork = fork_gid(item.gid, self.client, f["fingerprint"])
         if self.conn.execute("SELECT 1 FROM engram.memories WHERE gid = %s", (fork,)).fetchone():
             return Ack(item.seq, item.memory_id, "conflict", fork, self._version_of(fork), self.member)
         self._insert(fork, f)
+        self.flush()
         self.conn.execute("INSERT INTO engram.conflicts(team_id, project_key, seq, gid_a, gid_b, by_a, by_b) "
                           "VALUES (%s, %s, %s, %s, %s, %s, %s)",
                           (self.team, self.project, self.seq(), item.gid, fork, row["updated_by"], self.member))
@@ -165,6 +199,7 @@ class _Batch:
 
     def delete(self, item: Outgoing) -> Ack:
         # Cascades remove its history and conflicts; the tombstone holds the id only.
+        self.flush()
         self.conn.execute("DELETE FROM engram.memories WHERE gid = %s", (item.gid,))
         self.conn.execute("INSERT INTO engram.deletions(gid, team_id, project_key, seq, deleted_by) "
                           "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (gid) DO NOTHING",
@@ -191,4 +226,5 @@ def push_batch(conn: psycopg.Connection, *, team_id: str, project_key: str, memb
         batch = _Batch(conn, team_id, project_key, member, client_id, int(end[0]) - reserve)
         batch.load(items)
         acks = [batch.delete(i) if i.op == "delete" else batch.upsert(i) for i in items]
+        batch.flush()
     return acks
