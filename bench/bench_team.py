@@ -25,12 +25,10 @@ from desktop.memory.service import MemoryService
 from desktop.memory.store.database import Database
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.team import service as team
-from desktop.memory.team.engine import TeamSync, queued_count
 from tests.support.keyrings import memory_keyring
 from tests.support.postgres import PostgresServer
 
-WORDS = ("cache parser billing worker token refresh schema migration queue retry timeout index vector "
-         "session import export hook watcher graph module config deploy staging lint flag").split()
+WORDS = ["cache", "parser", "billing", "worker", "token", "refresh", "schema", "migration", "queue", "retry", "timeout", "index", "vector", "session", "import", "export", "hook", "watcher", "graph", "module", "config", "deploy", "staging", "lint", "flag"]
 
 
 def lesson(i: int, tag: str) -> NewMemory:
