@@ -28,7 +28,9 @@ from desktop.memory.team import service as team
 from tests.support.keyrings import memory_keyring
 from tests.support.postgres import PostgresServer
 
-WORDS = ["cache", "parser", "billing", "worker", "token", "refresh", "schema", "migration", "queue", "retry", "timeout", "index", "vector", "session", "import", "export", "hook", "watcher", "graph", "module", "config", "deploy", "staging", "lint", "flag"]
+WORDS = ("cache", "parser", "billing", "worker", "token", "refresh", "schema", "migration", "queue", "retry",
+         "timeout", "index", "vector", "session", "import", "export", "hook", "watcher", "graph", "module",
+         "config", "deploy", "staging", "lint", "flag")
 
 
 def lesson(i: int, tag: str) -> NewMemory:
