@@ -214,17 +214,20 @@ class MemoryBrowser(QWidget):
             return
         project, query = self.project, self.search.text().strip()
 
-        def gather() -> tuple[Any, Any, Any]:
+        def gather() -> tuple[Any, Any, Any, Any]:
+            from desktop.memory.team.service import shared_by
+
             hit = retrieval.explain(project, memory, query) if query else None
-            return project.memories.history(memory.id), hit, supersession_chain(project, memory)
+            who = shared_by(project.db.reads.conn(), [memory.id]).get(memory.id)
+            return project.memories.history(memory.id), hit, supersession_chain(project, memory), who
         self.tasks.run(gather, lambda got: self._render_detail(memory, query, *got))
 
     def _render_detail(self, m: Memory, query: str, history: list[dict[str, Any]], hit: Any,
-                       chain: list[Memory]) -> None:
+                       chain: list[Memory], who: str | None = None) -> None:
         current = self.selected()
         if current is None or current.id != m.id:
             return
-        self.detail.setHtml(render_detail(m, history, hit, query, chain))
+        self.detail.setHtml(render_detail(m, history, hit, query, chain, who))
 
     def show_memory(self, memory_id: int) -> None:
         """Select a memory (clearing filters if it is hidden by them)."""
