@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -34,7 +35,7 @@ from desktop.memory.team.state import SaveTeamState, TeamState, read_state
 
 log = logging.getLogger("engram.team")
 
-PUSH_BATCH = 500
+PUSH_BATCH = 1000
 MAX_BACKOFF = 30.0
 
 
@@ -147,19 +148,30 @@ class TeamSync:
             return report
 
     def _push_all(self, conn: psycopg.Connection, state: TeamState, report: SyncReport) -> None:
-        for _ in range(10_000):  # bounded: a queue that refills forever still yields to the pull
-            batch = read_batch(self.db.reads.conn(), state, self.batch)
-            if not batch.items and not batch.dropped:
-                return
-            acks = push_batch(conn, team_id=state.team_id, project_key=state.project_key,
-                              member=state.member_name, client_id=state.client_id, items=batch.items)
-            # The server committed: record it locally. A crash between the two repeats this batch.
-            self.db.writer.run(AckPush(acks, batch.dropped, state.member_name))
-            report.held_back += batch.held_back
-            for ack in acks:
-                report.pushed += ack.status in ("ok", "deleted")
-                report.merged += ack.status == "merged"
-                report.conflicts += ack.status == "conflict"
+        batch = read_batch(self.db.reads.conn(), state, self.batch)
+        if not batch.items and not batch.dropped:
+            return
+        # While the server stores one batch, this thread reads and redacts the next one and
+        # the writer records the previous acks: a big first push overlaps its three stages.
+        acked: list[Future[int]] = []
+        with ThreadPoolExecutor(1, thread_name_prefix="engram-team-push") as net:
+            for _ in range(10_000):  # bounded: a queue that refills forever still yields to the pull
+                if not batch.items and not batch.dropped:
+                    break
+                sent = net.submit(push_batch, conn, team_id=state.team_id, project_key=state.project_key,
+                                  member=state.member_name, client_id=state.client_id, items=batch.items)
+                following = read_batch(self.db.reads.conn(), state, self.batch, batch.last_seq)
+                acks = sent.result()
+                # The server committed: record it locally. A crash between the two repeats this batch.
+                acked.append(self.db.writer.submit(AckPush(acks, batch.dropped, state.member_name)))
+                report.held_back += batch.held_back
+                for ack in acks:
+                    report.pushed += ack.status in ("ok", "deleted")
+                    report.merged += ack.status == "merged"
+                    report.conflicts += ack.status == "conflict"
+                batch = following
+        for future in acked:
+            future.result()
 
     def _pull_all(self, conn: psycopg.Connection, state: TeamState, report: SyncReport) -> None:
         cursor = read_state(self.db.reads.conn()).cursor

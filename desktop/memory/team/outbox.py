@@ -52,6 +52,7 @@ class PushBatch:
     items: list[Outgoing]
     dropped: list[int]
     held_back: int = 0
+    last_seq: int = 0  # the highest outbox seq this batch covers
 
 
 def _clean_text(value: str | None) -> str | None:
@@ -99,9 +100,10 @@ def shareable(row: dict[str, Any], override: int | None, origin: str | None, sta
     return row["type"] in state.shared_types
 
 
-def read_batch(conn: Any, state: TeamState, limit: int = 500) -> PushBatch:
-    """The oldest `limit` outbox entries turned into changes to push."""
-    rows = conn.execute("SELECT seq, memory_id, gid, op FROM team_outbox ORDER BY seq LIMIT ?", (limit,)).fetchall()
+def read_batch(conn: Any, state: TeamState, limit: int = 500, after: int = 0) -> PushBatch:
+    """The oldest `limit` outbox entries after seq `after`, turned into changes to push."""
+    rows = conn.execute("SELECT seq, memory_id, gid, op FROM team_outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+                        (after, limit)).fetchall()
     if not rows:
         return PushBatch([], [])
     ids = sorted({int(r[1]) for r in rows if r[3] == "upsert"})
@@ -122,7 +124,7 @@ def read_batch(conn: Any, state: TeamState, limit: int = 500) -> PushBatch:
         for mid, shared in conn.execute(
                 f"SELECT memory_id, shared FROM team_share WHERE memory_id IN ({marks})", chunk):
             overrides[int(mid)] = int(shared)
-    batch = PushBatch([], [])
+    batch = PushBatch([], [], last_seq=int(rows[-1][0]))
     for seq, mid, gid, op in rows:
         seq, mid = int(seq), int(mid)
         if op == "delete":

@@ -119,8 +119,10 @@ class _Batch:
              Jsonb(f["related_files"]), Jsonb(f["related_modules"]), f["citation_text"], f["pinned"],
              f["deprecated"], f["user_verified"], self.member, self.client, gid))
         if f["content"] != row["content"]:
+            # History keeps the texts that were replaced (the current one is the row itself).
             self.conn.execute("INSERT INTO engram.memory_versions(gid, version, team_id, content, author) "
-                              "VALUES (%s, %s, %s, %s, %s)", (gid, version, self.team, f["content"], self.member))
+                              "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                              (gid, int(row["version"]), self.team, row["content"], row["updated_by"]))
         self._audit(gid, "edit")
         if self.live_fp.get(row["fingerprint"]) == gid:
             del self.live_fp[row["fingerprint"]]
@@ -133,7 +135,7 @@ class _Batch:
         self.audit_rows.append((gid, action))
 
     def flush(self) -> None:
-        """Send the queued new rows (memories, then their first versions) and audit entries.
+        """Send the queued new rows and audit entries.
 
         One INSERT ... SELECT FROM jsonb_to_recordset per table: one statement, one round
         trip and one JSON document for a whole batch (COPY would be faster still, but
@@ -149,10 +151,6 @@ class _Batch:
                 " FROM jsonb_to_recordset(%s::jsonb) AS t(g uuid, s bigint, fp text, ty text, c text, conf real,"
                 " tg jsonb, rf jsonb, rm jsonb, ct text, src text, pn bool, dp bool, uv bool, ca timestamptz)",
                 (self.team, self.project, self.member, self.member, self.client, doc))
-            self.conn.execute(
-                "INSERT INTO engram.memory_versions(gid, version, team_id, content, author)"
-                " SELECT g, 1, %s, c, %s FROM jsonb_to_recordset(%s::jsonb) AS t(g uuid, c text)",
-                (self.team, self.member, doc))
         if self.audit_rows:
             gids, actions = (list(c) for c in zip(*self.audit_rows, strict=True))
             self.conn.execute("INSERT INTO engram.audit(team_id, gid, action, actor)"

@@ -71,6 +71,7 @@ CREATE INDEX memories_feed ON engram.memories(team_id, project_key, seq);
 CREATE UNIQUE INDEX memories_live_fingerprint ON engram.memories(team_id, project_key, fingerprint)
   WHERE NOT deprecated;
 
+-- Earlier texts of a memory (the current text is the memories row).
 CREATE TABLE engram.memory_versions (
   gid        uuid NOT NULL REFERENCES engram.memories(gid) ON DELETE CASCADE,
   version    integer NOT NULL,

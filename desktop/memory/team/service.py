@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from desktop.memory.secrets_store import delete_api_key, get_api_key, set_api_key
 from desktop.memory.team import server
-from desktop.memory.team.engine import SyncReport, SyncStatus, TeamSync, queued_count, status_of
+from desktop.memory.team.engine import PUSH_BATCH, SyncReport, SyncStatus, TeamSync, queued_count, status_of
 from desktop.memory.team.errors import NotJoinedError
 from desktop.memory.team.state import (
     JoinLocal,
@@ -125,7 +125,7 @@ def team_url(db: Any) -> str:
     return url
 
 
-def engine_for(db: Any, *, interval: float = 1.0, batch: int = 500) -> TeamSync:
+def engine_for(db: Any, *, interval: float = 1.0, batch: int = PUSH_BATCH) -> TeamSync:
     """A sync engine reading the connection string from the keyring each time it connects."""
     return TeamSync(db, lambda: team_url(db), interval=interval, batch=batch)
 
