@@ -101,7 +101,7 @@ class TeamPanel(QWidget):
             self.type_boxes[t] = box
             grid.addWidget(box, i // 3, i % 3)
         note = QLabel(self.tr("Personal memories never leave this computer. Secrets are redacted before anything "
-                              "is sent. A memory can be shared or kept personal one by one from the browser."))
+                              "is sent. One memory can be shared or kept personal with `engram team share --memory ID on|off`."))
         note.setWordWrap(True)
         col = QVBoxLayout(self)
         col.addWidget(self.state_label)
