@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from dataclasses import asdict
 
 from desktop.cli.common import CliError, add_common, emit, open_project
@@ -41,6 +42,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = tsub.add_parser("sync", help="push queued changes and pull the team's")
     add_common(p)
     p.add_argument("--now", action="store_true", help="run one cycle now (the default)")
+    p.add_argument("--watch", action="store_true",
+                   help="keep syncing in the background until interrupted (a headless machine, a CI runner)")
     p.set_defaults(func=cmd_sync)
 
     p = tsub.add_parser("share", help="choose what is shared: memory types, or one memory")
@@ -144,8 +147,17 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_sync(args: argparse.Namespace) -> int:
     """engram team sync [--now]."""
-    from desktop.memory.team.service import sync_now
+    from desktop.memory.team.service import engine_for, sync_now
 
+    if args.watch:
+        with open_project(args) as project:
+            engine = engine_for(project.db).start()
+            sys.stderr.write("engram: syncing with the team; Ctrl+C stops\n")
+            try:
+                while True:
+                    time.sleep(3600)
+            finally:
+                engine.close()
     with open_project(args) as project:
         report = sync_now(project.db)
     emit(args, asdict(report),

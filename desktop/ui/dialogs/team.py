@@ -101,7 +101,8 @@ class TeamPanel(QWidget):
             self.type_boxes[t] = box
             grid.addWidget(box, i // 3, i % 3)
         note = QLabel(self.tr("Personal memories never leave this computer. Secrets are redacted before anything "
-                              "is sent. One memory can be shared or kept personal with `engram team share --memory ID on|off`."))
+                              "is sent. One memory can be shared or kept personal with the Team button of the "
+                              "memory browser."))
         note.setWordWrap(True)
         col = QVBoxLayout(self)
         col.addWidget(self.state_label)
