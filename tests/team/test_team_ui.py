@@ -78,6 +78,17 @@ def test_connect_from_settings_then_see_a_teammates_memory(qtbot: Any, win: Any,
     assert who == "alice"
     assert "shared by alice" in render_detail(found[0], [], None, "", [], who)
 
+    # The browser's Team button keeps one of Bob's own memories personal.
+    own = project.memories.add("Bob's scratch note about the cart", type="gotcha").result().id
+    qtbot.waitUntil(lambda: win.browser.model.rowCount() >= 2, timeout=10_000)
+    win.browser.show_memory(own)
+    qtbot.waitUntil(lambda: win.browser.selected() is not None and win.browser.selected().id == own, timeout=10_000)
+    menu = win.browser.share_button.menu()
+    assert menu is not None
+    menu.actions()[1].trigger()  # Keep personal
+    qtbot.waitUntil(lambda: project.db.reads.conn().execute(
+        "SELECT shared FROM team_share WHERE memory_id = ?", (own,)).fetchall() == [(0,)], timeout=10_000)
+
     dash = win.panel.dashboard
     dash.refresh_team()
     qtbot.waitUntil(lambda: dash.team_line.isVisibleTo(dash) and "Team acme" in dash.team_line.text(),
