@@ -101,6 +101,7 @@ class TeamSync:
                 # server meanwhile) and that the role still belongs to our team.
                 if server.identify(conn).team_id != state.team_id:
                     raise NotATeamRoleError()
+                server.register_member(conn, state.team_id, state.client_id, state.member_name)  # last seen
             except BaseException:
                 conn.close()
                 raise
