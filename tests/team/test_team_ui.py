@@ -93,3 +93,14 @@ def test_connect_from_settings_then_see_a_teammates_memory(qtbot: Any, win: Any,
     dash.refresh_team()
     qtbot.waitUntil(lambda: dash.team_line.isVisibleTo(dash) and "Team acme" in dash.team_line.text(),
                     timeout=10_000)
+
+
+def test_citation_chip_names_the_teammate(qtbot: Any) -> None:
+    from desktop.ui.session.citations import CitationBar
+
+    bar = CitationBar()
+    qtbot.addWidget(bar)
+    bar.add(7, "use argon2", shared_by="alice")
+    bar.add(8, "mine")
+    assert "Shared by alice" in bar.chips[7].toolTip()
+    assert "Shared by" not in bar.chips[8].toolTip()
