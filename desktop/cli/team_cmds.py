@@ -34,6 +34,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _member_options(p)
     p.set_defaults(func=cmd_join)
 
+    p = tsub.add_parser("invite", help="create a personal login for one teammate (admin URL); prints their join URL")
+    p.add_argument("--url", required=True, help="admin connection string, or - to read stdin")
+    p.add_argument("--team", required=True, help="the team's name")
+    p.add_argument("--name", required=True, help="the teammate's name")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_invite)
+
+    p = tsub.add_parser("revoke", help="revoke one teammate's personal login (admin URL)")
+    p.add_argument("--url", required=True, help="admin connection string, or - to read stdin")
+    p.add_argument("--role", required=True, help="the role `team invite` printed (engram_m_...)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_revoke)
+
     p = tsub.add_parser("status", help="last sync, queued changes, last error")
     add_common(p)
     p.add_argument("--check", action="store_true", help="also test the connection to the server")
@@ -90,6 +103,29 @@ def cmd_init(args: argparse.Namespace) -> int:
                   f"{result.queued} changes queued for the first sync.\n"
                   f"Teammates join with (share it privately: it holds the team's password):\n"
                   f"  engram team join --url '{result.join_url}'"))
+    return 0
+
+
+def cmd_invite(args: argparse.Namespace) -> int:
+    """engram team invite --url ADMIN_URL --team NAME --name TEAMMATE."""
+    from desktop.memory.team.service import invite_member
+
+    role, join_url = invite_member(_url(args), args.team, args.name)
+    emit(args, {"role": role, "join_url": join_url},
+         f"{args.name} can join with (share it privately; revoke with `engram team revoke --role {role}`):\n"
+         f"  engram team join --url '{join_url}'")
+    return 0
+
+
+def cmd_revoke(args: argparse.Namespace) -> int:
+    """engram team revoke --url ADMIN_URL --role ROLE."""
+    from desktop.memory.team.service import revoke_member
+
+    done = revoke_member(_url(args), args.role)
+    if not done:
+        raise CliError(f"There is no role {args.role} on this server.")
+    emit(args, {"revoked": args.role}, f"Revoked {args.role}: its sessions were ended; the team's other logins "
+                                       "keep working.")
     return 0
 
 

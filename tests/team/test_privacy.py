@@ -105,3 +105,26 @@ def test_a_remote_server_without_tls_earns_a_warning() -> None:
     assert server.check_url("postgresql://u:p@127.0.0.1:5432/engram") == []
     with pytest.raises(Exception, match="postgresql://"):
         server.check_url("mysql://nope")
+
+
+def test_a_personal_login_syncs_and_can_be_revoked_alone(make_client: Any, admin_url: str) -> None:
+    a, b, _ = make_pair(make_client, admin_url)
+    role, carol_url = team.invite_member(admin_url, "acme", "Carol")
+    assert role.startswith("engram_m_carol_")
+    carol = make_client("carol")
+    team.join_team(carol.db, carol_url, member="carol", project_key="proj")
+    a.memories.add("Team-wide: staging resets every Monday at 06:00", type="decision").result()
+    sync(a, carol)
+    assert carol.db.reads.conn().execute("SELECT count(*) FROM memories").fetchall()[0][0] == 1
+    carol.memories.add("Carol's finding: the CDN caches 404s for an hour", type="gotcha").result()
+    sync(carol)
+    logins = {r[0] for r in server_rows(admin_url, "SELECT DISTINCT login FROM engram.audit")}
+    assert role in logins  # the server records who logged in, not only the name a client claims
+
+    assert team.revoke_member(admin_url, role)
+    carol.memories.add("Written after being revoked", type="gotcha").result()
+    with pytest.raises(AuthFailedError):
+        team.sync_now(carol.db)
+    assert "Written after being revoked" not in server_dump(admin_url)
+    sync(a, b)  # everyone else keeps syncing
+    assert b.db.reads.conn().execute("SELECT count(*) FROM memories").fetchall()[0][0] == 2

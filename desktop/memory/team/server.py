@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 import secrets
 import uuid
 from dataclasses import dataclass
@@ -160,11 +161,42 @@ def create_team(conn: psycopg.Connection, name: str) -> tuple[TeamInfo, str]:
 def identify(conn: psycopg.Connection) -> TeamInfo:
     """The team whose role this connection logged in as (RLS shows only that row)."""
     check_schema(conn)
-    row = conn.execute("SELECT id, name, role_name FROM engram.teams WHERE role_name = current_user").fetchone()
+    # A team role or a member role granted it; a superuser (who could see every team) is no member.
+    row = conn.execute("SELECT id, name, role_name FROM engram.teams WHERE pg_has_role(current_user, role_name,"
+                       " 'MEMBER') AND NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
+                       " ORDER BY created_at LIMIT 1").fetchone()
     conn.commit()
     if row is None:
         raise NotATeamRoleError()
     return TeamInfo(str(row[0]), str(row[1]), str(row[2]))
+
+
+def invite_member(conn: psycopg.Connection, team_name: str, member: str) -> tuple[str, str]:
+    """A personal LOGIN role for `member` in team `team_name` (admin credentials); returns (role, password)."""
+    row = conn.execute("SELECT role_name FROM engram.teams WHERE name = %s", (team_name,)).fetchone()
+    if row is None:
+        raise TeamError(f"There is no team named '{team_name}' on this server.")
+    slug = re.sub(r"[^a-z0-9]+", "_", member.lower()).strip("_")[:20] or "member"
+    role = f"engram_m_{slug}_{secrets.token_hex(3)}"
+    password = secrets.token_urlsafe(24)
+    with conn.transaction():
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {} IN ROLE {}").format(
+            sql.Identifier(role), sql.Literal(password), sql.Identifier(str(row[0]))))
+    log.info("invited %s to team %s as role %s", member, team_name, role)
+    return role, password
+
+
+def revoke_member(conn: psycopg.Connection, role: str) -> bool:
+    """Drop a member's personal role and end its sessions (admin credentials). False if unknown."""
+    if not role.startswith("engram_m_"):
+        raise TeamError("Only personal member roles (engram_m_…) can be revoked this way.")
+    with conn.transaction():
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is None:
+            return False
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,))
+        conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+    log.info("revoked member role %s", role)
+    return True
 
 
 def register_member(conn: psycopg.Connection, team_id: str, client_id: str, name: str) -> None:

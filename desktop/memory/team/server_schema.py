@@ -140,7 +140,19 @@ GRANT USAGE ON ALL SEQUENCES IN SCHEMA engram TO {MEMBER_ROLE};
 GRANT EXECUTE ON FUNCTION engram.my_team() TO {MEMBER_ROLE};
 """
 
+# Per-person logins: a member role is granted its team's role, so it sees that team's
+# rows; dropping it revokes one person without rotating everyone's password. The audit
+# records the login (`current_user`) beside the self-declared name.
+MEMBER_ROLES = """
+CREATE OR REPLACE FUNCTION engram.my_team() RETURNS uuid LANGUAGE sql STABLE AS
+  $f$ SELECT id FROM engram.teams WHERE pg_has_role(current_user, role_name, 'MEMBER') $f$;
+DROP POLICY own_team ON engram.teams;
+CREATE POLICY own_team ON engram.teams USING (pg_has_role(current_user, role_name, 'MEMBER'));
+ALTER TABLE engram.audit ADD COLUMN login name NOT NULL DEFAULT current_user;
+"""
+
 SERVER_MIGRATIONS: list[tuple[str, str]] = [
     ("0001_team_core", CORE),
     ("0002_team_row_security", RLS),
+    ("0003_team_member_logins", MEMBER_ROLES),
 ]

@@ -82,6 +82,20 @@ def init_team(db: Any, admin_url: str, team_name: str, *, member: str | None = N
     return InitResult(info, join_url, applied, queued_count(db.reads.conn()))
 
 
+def invite_member(admin_url: str, team_name: str, member: str) -> tuple[str, str]:
+    """A personal login for one teammate (admin URL); returns (role, join URL). Revoke it alone later."""
+    with server.connect(admin_url) as conn:
+        server.check_schema(conn)
+        role, password = server.invite_member(conn, team_name, member)
+    return role, server.with_credentials(admin_url, role, password)
+
+
+def revoke_member(admin_url: str, role: str) -> bool:
+    """Revoke one teammate's personal login (admin URL): their sessions end, everyone else keeps syncing."""
+    with server.connect(admin_url) as conn:
+        return server.revoke_member(conn, role)
+
+
 def join_team(db: Any, url: str, *, member: str | None = None, project_key: str) -> TeamState:
     """Connect this project to the team `url` logs in as; queues every memory for the first push."""
     client_id = uuid.uuid4().hex
