@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -258,6 +259,8 @@ def main() -> int:
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    # A terminated run still stops its PostgreSQL (the `finally` below runs on SystemExit).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     pg = PostgresServer(log_statements=False).start()
     tmp = Path(tempfile.mkdtemp(prefix="engram-bench-team-"))
     res: dict[str, Any] = {"uptime_before": load}

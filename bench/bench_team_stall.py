@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    # A terminated run still stops its PostgreSQL (the `finally` below runs on SystemExit).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     app = QApplication.instance() or QApplication(sys.argv)
     tmp = Path(tempfile.mkdtemp(prefix="engram-stall-"))
     pg = PostgresServer(log_statements=False).start()
