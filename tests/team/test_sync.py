@@ -141,3 +141,19 @@ def test_leave_forgets_the_credentials_and_keeps_the_memories(make_client: Any, 
     assert not team.team_status(a.db).joined
     assert keyring.get_password("engram", state_key) is None
     assert "postgresql://" not in local_dump(a.db)
+
+
+def test_a_pin_here_and_an_edit_there_merge_without_a_conflict(make_client: Any, admin_url: str) -> None:
+    a, b, _ = make_pair(make_client, admin_url)
+    mid = a.memories.add("Feature flags are read once at start-up", type="decision").result().id
+    sync(a, b)
+    bid = by_content(b, "Feature flags are read once at start-up").id
+    a.memories.edit(mid, {"content": "Feature flags are re-read every 30 s"}).result()
+    b.memories.pin(bid).result()  # only a flag: not a competing version of the text
+    sync(a, b, rounds=3)
+    for client, own in ((a, mid), (b, bid)):
+        m = client.memories.get(own)
+        assert m.content == "Feature flags are re-read every 30 s" and m.pinned, client.name
+        assert not conflict_groups(client.db, [own]), client.name
+    assert server_rows(admin_url, "SELECT count(*) FROM engram.conflicts")[0][0] == 0
+    assert server_rows(admin_url, "SELECT count(*) FROM engram.memories")[0][0] == 1

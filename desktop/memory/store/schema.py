@@ -461,7 +461,8 @@ CREATE TABLE team_links (
   version    INTEGER NOT NULL DEFAULT 0,
   origin     TEXT NOT NULL DEFAULT 'local',
   created_by TEXT,
-  updated_by TEXT
+  updated_by TEXT,
+  base_fp    TEXT  -- fingerprint of the text as of `version`: tells a flag-only change from an edit
 );
 
 CREATE TABLE team_share (

@@ -43,6 +43,8 @@ class Outgoing:
     gid: str
     base_version: int = 0
     fields: dict[str, Any] | None = None
+    local_fp: str = ""             # fingerprint of the local text pushed
+    content_changed: bool = True   # False: only flags/tags changed here since `base_version`
 
 
 @dataclass
@@ -108,7 +110,7 @@ def read_batch(conn: Any, state: TeamState, limit: int = 500, after: int = 0) ->
         return PushBatch([], [])
     ids = sorted({int(r[1]) for r in rows if r[3] == "upsert"})
     memories: dict[int, dict[str, Any]] = {}
-    links: dict[int, tuple[str, int, str]] = {}
+    links: dict[int, tuple[str, int, str, str | None]] = {}
     overrides: dict[int, int] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
@@ -118,9 +120,10 @@ def read_batch(conn: Any, state: TeamState, limit: int = 500, after: int = 0) ->
         for values in cur.fetchall():
             found = dict(zip(names, values, strict=True))
             memories[int(found["id"])] = found
-        for mid, gid, version, origin in conn.execute(
-                f"SELECT memory_id, gid, version, origin FROM team_links WHERE memory_id IN ({marks})", chunk):
-            links[int(mid)] = (str(gid), int(version), str(origin))
+        for mid, gid, version, origin, base_fp in conn.execute(
+                f"SELECT memory_id, gid, version, origin, base_fp FROM team_links WHERE memory_id IN ({marks})",
+                chunk):
+            links[int(mid)] = (str(gid), int(version), str(origin), base_fp)
         for mid, shared in conn.execute(
                 f"SELECT memory_id, shared FROM team_share WHERE memory_id IN ({marks})", chunk):
             overrides[int(mid)] = int(shared)
@@ -147,7 +150,8 @@ def read_batch(conn: Any, state: TeamState, limit: int = 500, after: int = 0) ->
             batch.dropped.append(seq)
             continue
         gid_, version = (link[0], link[1]) if link else (local_gid(state.client_id, mid), 0)
-        batch.items.append(Outgoing(seq, mid, "upsert", gid_, version, fields))
+        changed = link is None or link[3] is None or link[3] != row["fingerprint"]
+        batch.items.append(Outgoing(seq, mid, "upsert", gid_, version, fields, row["fingerprint"], changed))
     return batch
 
 
@@ -161,6 +165,7 @@ class Ack:
     gid: str
     version: int = 0
     by: str = ""
+    local_fp: str = ""
 
 
 class AckPush(WriteOp[int]):
@@ -181,10 +186,11 @@ class AckPush(WriteOp[int]):
                 if exists:
                     tx.execute("DELETE FROM team_links WHERE gid = ? AND memory_id <> ?", (ack.gid, ack.memory_id))
                     tx.execute(
-                        "INSERT INTO team_links(memory_id, gid, version, origin, created_by, updated_by) "
-                        "VALUES (?, ?, ?, 'local', ?, ?) ON CONFLICT(memory_id) DO UPDATE SET gid = excluded.gid,"
-                        " version = excluded.version, updated_by = excluded.updated_by",
-                        (ack.memory_id, ack.gid, ack.version, ack.by or self.member, self.member))
+                        "INSERT INTO team_links(memory_id, gid, version, origin, created_by, updated_by, base_fp) "
+                        "VALUES (?, ?, ?, 'local', ?, ?, ?) ON CONFLICT(memory_id) DO UPDATE SET gid = excluded.gid,"
+                        " version = excluded.version, updated_by = excluded.updated_by, base_fp = excluded.base_fp",
+                        (ack.memory_id, ack.gid, ack.version, ack.by or self.member, self.member,
+                         ack.local_fp or None))
             elif ack.status == "deleted":
                 tx.execute("DELETE FROM team_links WHERE gid = ?", (ack.gid,))
         seqs = [a.seq for a in self.acks] + list(self.dropped)

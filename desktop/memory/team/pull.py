@@ -157,8 +157,8 @@ class ApplyRemote(WriteOp[Applied]):
                 (u["type"], content, fp, json.dumps(u["tags"]), json.dumps(u["related_files"]),
                  json.dumps(u["related_modules"]), u["citation_text"], int(u["pinned"]), int(u["user_verified"]),
                  int(u["deprecated"]), int(u["deprecated"]), tx.now, tx.now, mid))
-            tx.execute("UPDATE team_links SET version = ?, updated_by = ? WHERE memory_id = ?",
-                       (u["version"], u["updated_by"], mid))
+            tx.execute("UPDATE team_links SET version = ?, updated_by = ?, base_fp = ? WHERE memory_id = ?",
+                       (u["version"], u["updated_by"], fp, mid))
             out.updated.append(mid)
             return
         local = [] if u["deprecated"] else tx.execute(
@@ -167,16 +167,17 @@ class ApplyRemote(WriteOp[Applied]):
         if local:
             local_id, linked = local[0]
             if linked is None:  # the same lesson learned here: one memory, linked to the team's
-                tx.execute("INSERT INTO team_links(memory_id, gid, version, origin, created_by, updated_by) "
-                           "VALUES (?, ?, ?, 'local', ?, ?)", (local_id, u["gid"], u["version"], u["created_by"],
-                                                                u["updated_by"]))
+                tx.execute("INSERT INTO team_links(memory_id, gid, version, origin, created_by, updated_by,"
+                           " base_fp) VALUES (?, ?, ?, 'local', ?, ?, ?)",
+                           (local_id, u["gid"], u["version"], u["created_by"], u["updated_by"], fp))
                 out.updated.append(int(cast(int, local_id)))
             else:
                 out.skipped += 1
             return
         mid = self._insert(tx, u, content, fp)
-        tx.execute("INSERT INTO team_links(memory_id, gid, version, origin, created_by, updated_by) "
-                   "VALUES (?, ?, ?, 'remote', ?, ?)", (mid, u["gid"], u["version"], u["created_by"], u["updated_by"]))
+        tx.execute("INSERT INTO team_links(memory_id, gid, version, origin, created_by, updated_by, base_fp) "
+                   "VALUES (?, ?, ?, 'remote', ?, ?, ?)",
+                   (mid, u["gid"], u["version"], u["created_by"], u["updated_by"], fp))
         links[u["gid"]] = (mid, u["version"])
         out.added.append(mid)
 

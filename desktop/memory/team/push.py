@@ -37,6 +37,10 @@ def _row_dict(r: tuple[Any, ...]) -> dict[str, Any]:
     return out
 
 
+def _ack(item: Outgoing, status: str, gid: str, version: int = 0, by: str = "") -> Ack:
+    return Ack(item.seq, item.memory_id, status, gid, version, by, item.local_fp)
+
+
 def fork_gid(gid: str, client_id: str, fp: str) -> str:
     """Where a conflicting edit of `gid` by this client goes (stable across retries)."""
     return str(uuid.uuid5(GID_NAMESPACE, f"fork:{gid}:{client_id}:{fp}"))
@@ -164,21 +168,29 @@ class _Batch:
         row = self.rows.get(item.gid)
         if row is None:
             if item.gid in self.tombs:
-                return Ack(item.seq, item.memory_id, "gone", item.gid)
+                return _ack(item, "gone", item.gid)
             owner = None if f["deprecated"] else self._fp_owner(fp, item.gid)
             if owner:  # the same lesson learned elsewhere: link to it, do not duplicate
-                return Ack(item.seq, item.memory_id, "merged", owner, self._version_of(owner),
+                return _ack(item, "merged", owner, self._version_of(owner),
                            str(self.rows.get(owner, {}).get("created_by", "")))
             self._insert(item.gid, f)
-            return Ack(item.seq, item.memory_id, "ok", item.gid, 1, self.member)
+            return _ack(item, "ok", item.gid, 1, self.member)
+        sent_content = f["content"]
+        if not item.content_changed and row["content"] != f["content"]:
+            # Only flags/tags changed here while a teammate changed the text: merge, keep their text,
+            # and acknowledge one version back so the next pull brings the merged text home.
+            f = {**f, "content": row["content"], "fingerprint": row["fingerprint"]}
         if all(row[k] == f[k] for k in COMPARED):  # a retry, or nothing that matters changed
-            return Ack(item.seq, item.memory_id, "ok", item.gid, int(row["version"]), row["created_by"])
+            stale = f["content"] != sent_content  # our text is behind the server's: pull it
+            return _ack(item, "ok", item.gid, int(row["version"]) - stale, row["created_by"])
         owner = None if f["deprecated"] else self._fp_owner(fp, item.gid)
         if owner:
-            return Ack(item.seq, item.memory_id, "merged", owner, self._version_of(owner))
+            return _ack(item, "merged", owner, self._version_of(owner))
         if int(row["version"]) == item.base_version or row["content"] == f["content"]:
             # Based on the current version, or only flags/tags differ: those merge without a conflict.
-            return Ack(item.seq, item.memory_id, "ok", item.gid, self._update(row, f), row["created_by"])
+            version = self._update(row, f)
+            return _ack(item, "ok", item.gid, version - 1 if f["content"] != sent_content else version,
+                        row["created_by"])
         return self._conflict(item, row, f)
 
     def _conflict(self, item: Outgoing, row: dict[str, Any], f: dict[str, Any]) -> Ack:
@@ -186,14 +198,14 @@ class _Batch:
         self.flush()
         fork = fork_gid(item.gid, self.client, f["fingerprint"])
         if self.conn.execute("SELECT 1 FROM engram.memories WHERE gid = %s", (fork,)).fetchone():
-            return Ack(item.seq, item.memory_id, "conflict", fork, self._version_of(fork), self.member)
+            return _ack(item, "conflict", fork, self._version_of(fork), self.member)
         self._insert(fork, f)
         self.flush()
         self.conn.execute("INSERT INTO engram.conflicts(team_id, project_key, seq, gid_a, gid_b, by_a, by_b) "
                           "VALUES (%s, %s, %s, %s, %s, %s, %s)",
                           (self.team, self.project, self.seq(), item.gid, fork, row["updated_by"], self.member))
         self._audit(item.gid, "conflict")
-        return Ack(item.seq, item.memory_id, "conflict", fork, 1, self.member)
+        return _ack(item, "conflict", fork, 1, self.member)
 
     def delete(self, item: Outgoing) -> Ack:
         # Cascades remove its history and conflicts; the tombstone holds the id only.
@@ -206,7 +218,7 @@ class _Batch:
         row = self.rows.pop(item.gid, None)
         if row and self.live_fp.get(row["fingerprint"]) == item.gid:
             del self.live_fp[row["fingerprint"]]
-        return Ack(item.seq, item.memory_id, "deleted", item.gid)
+        return _ack(item, "deleted", item.gid)
 
 
 def push_batch(conn: psycopg.Connection, *, team_id: str, project_key: str, member: str, client_id: str,
