@@ -157,3 +157,33 @@ def test_a_pin_here_and_an_edit_there_merge_without_a_conflict(make_client: Any,
         assert not conflict_groups(client.db, [own]), client.name
     assert server_rows(admin_url, "SELECT count(*) FROM engram.conflicts")[0][0] == 0
     assert server_rows(admin_url, "SELECT count(*) FROM engram.memories")[0][0] == 1
+
+
+def test_a_nul_character_does_not_block_the_queue(make_client: Any, admin_url: str) -> None:
+    from desktop.memory.store.writer import FnOp
+
+    a, b, _ = make_pair(make_client, admin_url)
+    mid = a.memories.add("Binary logs start with a NUL marker", type="gotcha").result().id
+    a.db.writer.run(FnOp("nul", lambda tx: tx.execute(
+        "UPDATE memories SET content = ? WHERE id = ?", ("Binary logs start with a \x00 marker", mid))))
+    a.memories.add("The next lesson still syncs", type="gotcha").result()
+    sync(a, b)
+    assert by_content(b, "The next lesson still syncs") is not None
+    assert by_content(b, "Binary logs start with a  marker") is not None
+    assert team.team_status(a.db).queued == 0
+
+
+def test_a_change_the_server_refuses_is_held_back_not_retried_forever(make_client: Any, admin_url: str) -> None:
+    from desktop.memory.store.writer import FnOp
+
+    a, b, _ = make_pair(make_client, admin_url)
+    bad = a.memories.add("A memory with a broken timestamp", type="gotcha").result().id
+    a.db.writer.run(FnOp("break", lambda tx: tx.execute(
+        "UPDATE memories SET created_at = 'yesterday-ish' WHERE id = ?", (bad,))))
+    a.memories.add("A healthy lesson", type="gotcha").result()
+    report = team.sync_now(a.db)
+    assert report.held_back == 1 and report.pushed == 1
+    sync(b)
+    assert by_content(b, "A healthy lesson") is not None
+    assert by_content(b, "A memory with a broken timestamp") is None
+    assert team.team_status(a.db).queued == 0

@@ -162,7 +162,11 @@ class TeamSync:
                 sent = net.submit(push_batch, conn, team_id=state.team_id, project_key=state.project_key,
                                   member=state.member_name, client_id=state.client_id, items=batch.items)
                 following = read_batch(self.db.reads.conn(), state, self.batch, batch.last_seq)
-                acks = sent.result()
+                try:
+                    acks = sent.result()
+                except (psycopg.DataError, psycopg.IntegrityError):
+                    # One bad change must not block the queue forever: retry one by one, hold back the culprit.
+                    acks = self._push_singly(conn, state, batch, report)
                 # The server committed: record it locally. A crash between the two repeats this batch.
                 acked.append(self.db.writer.submit(AckPush(acks, batch.dropped, state.member_name)))
                 report.held_back += batch.held_back
@@ -173,6 +177,19 @@ class TeamSync:
                 batch = following
         for future in acked:
             future.result()
+
+    def _push_singly(self, conn: psycopg.Connection, state: TeamState, batch: Any, report: SyncReport) -> list[Any]:
+        acks = []
+        for item in batch.items:
+            try:
+                acks += push_batch(conn, team_id=state.team_id, project_key=state.project_key,
+                                   member=state.member_name, client_id=state.client_id, items=[item])
+            except (psycopg.DataError, psycopg.IntegrityError) as exc:
+                log.warning("memory #%d held back: the server refused it (%s)", item.memory_id,
+                            type(exc).__name__)
+                batch.dropped.append(item.seq)
+                report.held_back += 1
+        return acks
 
     def _pull_all(self, conn: psycopg.Connection, state: TeamState, report: SyncReport) -> None:
         cursor = read_state(self.db.reads.conn()).cursor

@@ -84,8 +84,13 @@ def outgoing_fields(row: dict[str, Any]) -> dict[str, Any] | None:
             fields[key] = [_clean_text(v) for v in fields[key]]
         if any(scan(t or "") for t in _texts(fields)):
             return None
-    content = fields["content"]
-    fields["fingerprint"] = fingerprint(content)
+    # PostgreSQL text cannot hold NUL (SQLite can): drop it rather than block the queue.
+    fields["content"] = fields["content"].replace("\x00", "")
+    if fields["citation_text"] is not None:
+        fields["citation_text"] = fields["citation_text"].replace("\x00", "")
+    for key in ("tags", "related_files", "related_modules"):
+        fields[key] = [v.replace("\x00", "") for v in fields[key] if isinstance(v, str)]
+    fields["fingerprint"] = fingerprint(fields["content"])
     return fields
 
 
