@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
 from desktop.memory.store.errors import EngramError
 from desktop.memory.store.writer import ChangeSet
@@ -30,7 +31,7 @@ from desktop.memory.team import server
 from desktop.memory.team.errors import NotATeamRoleError, NotJoinedError, ServerUnreachableError
 from desktop.memory.team.outbox import AckPush, read_batch
 from desktop.memory.team.pull import ApplyRemote, fetch
-from desktop.memory.team.push import push_batch
+from desktop.memory.team.push import channel, push_batch
 from desktop.memory.team.state import SaveTeamState, TeamState, read_state
 
 log = logging.getLogger("engram.team")
@@ -85,6 +86,7 @@ class TeamSync:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._listener: threading.Thread | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._lock = threading.Lock()  # one cycle at a time (thread and `sync --now`)
         self.last_error: EngramError | None = None
@@ -217,12 +219,31 @@ class TeamSync:
 
     # -- background ------------------------------------------------------------------
     def start(self) -> TeamSync:
-        """Run cycles in a daemon thread until `close()`."""
+        """Run cycles in a daemon thread until `close()`; a second thread listens for teammates' pushes."""
         if self._thread is None:
             self._unsubscribe = self.db.writer.subscribe(self._on_change)
             self._thread = threading.Thread(target=self._run, name="engram-team-sync", daemon=True)
             self._thread.start()
+            self._listener = threading.Thread(target=self._listen, name="engram-team-listen", daemon=True)
+            self._listener.start()
         return self
+
+    def _listen(self) -> None:
+        """LISTEN on the team's channel and wake the sync thread on every push (polling stays the fallback)."""
+        while not self._stop.is_set():
+            try:
+                state = read_state(self.db.reads.conn())
+                if not state.joined:
+                    self._stop.wait(5.0)
+                    continue
+                with server.connect(self._url(), autocommit=True) as conn:
+                    conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel(state.team_id))))
+                    while not self._stop.is_set():
+                        for _ in conn.notifies(timeout=1.0, stop_after=1):
+                            self._wake.set()
+            except Exception:  # the server went away or the keyring is locked: polling covers it, retry later
+                log.debug("team listener stopped; retrying", exc_info=True)
+                self._stop.wait(5.0)
 
     def wake(self) -> None:
         """Run a cycle soon (e.g. the user pressed "Sync now")."""
@@ -260,6 +281,9 @@ class TeamSync:
         if self._thread is not None:
             self._thread.join(15)
             self._thread = None
+        if self._listener is not None:
+            self._listener.join(5)
+            self._listener = None
         self._drop_connection()
 
     def status(self) -> SyncStatus:

@@ -37,6 +37,11 @@ def _row_dict(r: tuple[Any, ...]) -> dict[str, Any]:
     return out
 
 
+def channel(team_id: str) -> str:
+    """The LISTEN/NOTIFY channel of a team (carries only the clock value, never content)."""
+    return "engram_team_" + team_id.replace("-", "")
+
+
 def _ack(item: Outgoing, status: str, gid: str, version: int = 0, by: str = "") -> Ack:
     return Ack(item.seq, item.memory_id, status, gid, version, by, item.local_fp)
 
@@ -237,4 +242,6 @@ def push_batch(conn: psycopg.Connection, *, team_id: str, project_key: str, memb
         batch.load(items)
         acks = [batch.delete(i) if i.op == "delete" else batch.upsert(i) for i in items]
         batch.flush()
+        # Delivered at commit: teammates' sync threads wake at once instead of at their next poll.
+        conn.execute("SELECT pg_notify(%s, %s)", (channel(team_id), str(batch.next_seq)))
     return acks
