@@ -187,3 +187,19 @@ def test_a_change_the_server_refuses_is_held_back_not_retried_forever(make_clien
     assert by_content(b, "A healthy lesson") is not None
     assert by_content(b, "A memory with a broken timestamp") is None
     assert team.team_status(a.db).queued == 0
+
+
+def test_a_teammates_push_wakes_the_sync_without_waiting_for_the_poll(make_client: Any, admin_url: str) -> None:
+    a, b, _ = make_pair(make_client, admin_url)
+    sync(a, b)
+    engines = [team.engine_for(c.db, interval=60.0).start() for c in (a, b)]  # polling effectively off
+    try:
+        time.sleep(1.5)  # both listeners connected
+        a.memories.add(LESSON, type="gotcha").result()
+        deadline = time.monotonic() + 15
+        while by_content(b, LESSON) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert by_content(b, LESSON) is not None
+    finally:
+        for e in engines:
+            e.close()
