@@ -283,7 +283,7 @@ def main() -> int:
         ("initial push", f"{p['n']} memories", f"{p['push_s']:.2f} s ({p['pushed']} acked); "
          f"first pull on 2nd machine {p['pull_s']:.2f} s ({p['pull_count']} rows)", "<= 10 s",
          "met" if p["push_s"] <= 10 and p["pushed"] == p["n"] else "NOT met"),
-        ("change visible on the other machine", f"{lat['samples']} changes, poll {lat['interval_s']} s",
+        ("change visible on the other machine", f"{lat['samples']} changes, NOTIFY + {lat['interval_s']} s poll",
          f"p50 {lat['p50_s']:.2f} s, p95 {lat['p95_s']:.2f} s, max {lat['max_s']:.2f} s", "p95 <= 2 s",
          "met" if lat["p95_s"] <= 2 else "NOT met"),
         ("search latency, sync running", f"{s['memories']} memories, {s['queries_each']} queries each",
