@@ -38,10 +38,24 @@ def _server_count(url: str) -> int:
     return int(server_rows(url, "SELECT count(*) FROM engram.memories")[0][0])
 
 
+def _slow_pushes(monkeypatch: Any) -> None:
+    """Each batch waits a little after the server committed it: a fast machine is still caught mid-push."""
+    import desktop.memory.team.engine as engine_mod
+
+    real = engine_mod.push_batch
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        acks = real(*args, **kwargs)
+        time.sleep(0.03)
+        return acks
+    monkeypatch.setattr(engine_mod, "push_batch", slow)
+
+
 def test_server_stopped_mid_sync_and_restarted_loses_and_duplicates_nothing(
-        make_client: Any, admin_url: str, pg: PostgresServer) -> None:
+        make_client: Any, admin_url: str, pg: PostgresServer, monkeypatch: Any) -> None:
+    _slow_pushes(monkeypatch)
     a, b, _ = make_pair(make_client, admin_url)
-    n = 600
+    n = 400
     a.memories.add_many(_lessons(n, "outage")).result()
     engine = team.engine_for(a.db, interval=0.1, batch=25).start()
     try:
@@ -68,6 +82,13 @@ import sys, time
 sys.path.insert(0, sys.argv[1])
 from desktop.memory.store.database import Database
 from desktop.memory.team.engine import TeamSync
+import desktop.memory.team.engine as engine_mod
+real = engine_mod.push_batch
+def slow(*args, **kwargs):
+    acks = real(*args, **kwargs)
+    time.sleep(0.03)  # committed on the server, not yet recorded here: where a kill hurts most
+    return acks
+engine_mod.push_batch = slow
 db = Database(sys.argv[2]).open()
 engine = TeamSync(db, lambda: sys.argv[3], batch=20)
 print("ready", flush=True)
@@ -79,7 +100,7 @@ time.sleep(60)
 
 def test_client_killed_mid_push_loses_and_duplicates_nothing(make_client: Any, admin_url: str) -> None:
     a, b, _result = make_pair(make_client, admin_url)
-    n = 600
+    n = 400
     a.memories.add_many(_lessons(n, "kill")).result()
     path = a.db.path
     url = team.team_url(a.db)
@@ -88,7 +109,7 @@ def test_client_killed_mid_push_loses_and_duplicates_nothing(make_client: Any, a
                              stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        _wait(lambda: _server_count(admin_url) >= 60, 60, "the child to push some batches")
+        _wait(lambda: _server_count(admin_url) >= 40, 60, "the child to push some batches")
         os.kill(child.pid, signal.SIGKILL)
         child.wait(10)
     finally:
