@@ -203,3 +203,21 @@ def test_a_teammates_push_wakes_the_sync_without_waiting_for_the_poll(make_clien
     finally:
         for e in engines:
             e.close()
+
+
+def test_a_teammates_memory_contradicting_mine_enters_the_conflict_flow(make_client: Any, admin_url: str) -> None:
+    from desktop.memory.lifecycle.conflict_store import ConflictWatcher
+
+    a, b, _ = make_pair(make_client, admin_url)
+    watcher = ConflictWatcher(b.db).start()  # what the app runs (start_project_services)
+    try:
+        mine = b.memories.add("Always rebase feature branches", type="decision").result().id
+        a.memories.add("Never rebase feature branches", type="decision").result()
+        sync(a, b)
+        assert watcher.wait_idle()
+        theirs = by_content(b, "Never rebase feature branches")
+        groups = conflict_groups(b.db, [mine])
+        assert groups and set(groups[0].ids) == {mine, theirs.id}
+        assert team.shared_by(b.db.reads.conn(), [theirs.id]) == {theirs.id: "alice"}  # who said what
+    finally:
+        watcher.close()
