@@ -154,7 +154,8 @@ def start_project_services(project: ProjectServices, *, learn_from_transcripts: 
     started: dict[str, Any] = {}
     for name, start in (("conflicts", lambda: lifecycle_for(project)),
                         ("anchors", lambda: _anchor_watcher(project)),
-                        ("search", lambda: build_search_service(project))):
+                        ("search", lambda: build_search_service(project)),
+                        ("team", lambda: team_sync_for(project))):
         try:
             started[name] = start()
         except Exception:  # each service is optional; the app works without it
@@ -162,6 +163,16 @@ def start_project_services(project: ProjectServices, *, learn_from_transcripts: 
     if learn_from_transcripts:
         started.update(_learn_from_installed_agents(project, home))
     return started
+
+
+def team_sync_for(project: ProjectServices) -> Any:
+    """The project's background team sync (push/pull with its PostgreSQL server), or None when not in a team.
+
+    Kept in ``project.extras['team']``; closing the project stops it.
+    """
+    from desktop.memory.team.service import start_team_sync
+
+    return start_team_sync(project)
 
 
 def _anchor_watcher(project: ProjectServices) -> Any:

@@ -26,6 +26,7 @@ from desktop.ui.dialogs.summary import SessionSummary, apply_decisions
 from desktop.ui.dialogs.teach import remember_now, taught_memory, teach_dialog
 from desktop.ui.dialogs.trust import offer_regression
 from desktop.ui.messages import describe_error
+from desktop.ui.team_flow import wire_team_panel
 
 if TYPE_CHECKING:
     from desktop.ui.main_window import MainWindow
@@ -217,6 +218,8 @@ class Flows(QObject):
         dialog.export_requested.connect(self.export_to)
         dialog.import_requested.connect(lambda path: self.import_from(Path(path)))
         dialog.delete_all_requested.connect(self.delete_everything)
+        if dialog.team_panel is not None:
+            wire_team_panel(dialog.team_panel, w)
         if dialog.exec():
             language_changed = dialog.apply_to(w.engram.settings)
             settings = w.engram.settings

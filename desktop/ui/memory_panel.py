@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMenu,
     QMessageBox,
     QPushButton,
     QSplitter,
@@ -110,6 +111,14 @@ class MemoryBrowser(QWidget):
         self.forget_button = QPushButton(self.tr("&Forget"))
         self.flag_button = QPushButton(icon("flag"), self.tr("Flag &wrong…"))
         self.flag_button.setObjectName("flagWrong")
+        # Team sharing of one memory, over the per-type policy (Settings → Team).
+        self.share_button = QPushButton(self.tr("&Team"))
+        self.share_button.setObjectName("teamShare")
+        share_menu = QMenu(self.share_button)
+        for label, choice in ((self.tr("Share with the team"), True), (self.tr("Keep personal"), False),
+                              (self.tr("Follow the shared types"), None)):
+            share_menu.addAction(label).triggered.connect(lambda _c=False, v=choice: self.set_shared(v))
+        self.share_button.setMenu(share_menu)
         self.flag_button.setToolTip(self.tr("Correct this memory: outdated, partly wrong, not applicable or incorrect"))
         self.add_button.setIcon(icon("teach"))
         self.pin_button.setIcon(icon("pin"))
@@ -128,7 +137,8 @@ class MemoryBrowser(QWidget):
         filters2.addWidget(self.source_filter)
         filters2.addStretch(1)
         actions = QHBoxLayout()
-        for b in (self.add_button, self.edit_button, self.pin_button, self.forget_button, self.flag_button):
+        for b in (self.add_button, self.edit_button, self.pin_button, self.forget_button, self.flag_button,
+                  self.share_button):
             actions.addWidget(b)
         actions.addStretch(1)
         actions.addWidget(self.count_label)
@@ -214,17 +224,20 @@ class MemoryBrowser(QWidget):
             return
         project, query = self.project, self.search.text().strip()
 
-        def gather() -> tuple[Any, Any, Any]:
+        def gather() -> tuple[Any, Any, Any, Any]:
+            from desktop.memory.team.service import shared_by
+
             hit = retrieval.explain(project, memory, query) if query else None
-            return project.memories.history(memory.id), hit, supersession_chain(project, memory)
+            who = shared_by(project.db.reads.conn(), [memory.id]).get(memory.id)
+            return project.memories.history(memory.id), hit, supersession_chain(project, memory), who
         self.tasks.run(gather, lambda got: self._render_detail(memory, query, *got))
 
     def _render_detail(self, m: Memory, query: str, history: list[dict[str, Any]], hit: Any,
-                       chain: list[Memory]) -> None:
+                       chain: list[Memory], who: str | None = None) -> None:
         current = self.selected()
         if current is None or current.id != m.id:
             return
-        self.detail.setHtml(render_detail(m, history, hit, query, chain))
+        self.detail.setHtml(render_detail(m, history, hit, query, chain, who))
 
     def show_memory(self, memory_id: int) -> None:
         """Select a memory (clearing filters if it is hidden by them)."""
@@ -251,7 +264,7 @@ class MemoryBrowser(QWidget):
 
     def _update_buttons(self) -> None:
         m = self.selected()
-        for b in (self.edit_button, self.pin_button, self.forget_button, self.flag_button):
+        for b in (self.edit_button, self.pin_button, self.forget_button, self.flag_button, self.share_button):
             b.setEnabled(m is not None)
         self.pin_button.setText(self.tr("Un&pin") if m and m.pinned else self.tr("&Pin"))
         forgotten = m is not None and m.deprecated
@@ -290,6 +303,15 @@ class MemoryBrowser(QWidget):
             return
         self._submit(lambda: self.project.memories.edit(m.id, dialog.values(), actor="user"),
                      self.tr("Memory updated"))
+
+    def set_shared(self, shared: bool | None) -> None:
+        """Share the selected memory with the team, keep it personal, or follow the type policy."""
+        from desktop.memory.team.service import set_shared
+
+        m, project = self.selected(), self.project
+        if m is not None:
+            self.tasks.run(lambda: set_shared(project.db, m.id, shared),
+                           lambda _r: self.status_message.emit(self.tr("Team sharing updated")), self._write_failed)
 
     def toggle_pin(self) -> None:
         """Pin or unpin the selected memory."""

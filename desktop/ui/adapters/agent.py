@@ -30,6 +30,16 @@ CITATION = re.compile(r"\[Memory #(\d+):\s*([^\]]*)\]")
 PROVIDERS = ("scripted", "ollama", "openai", "anthropic")
 
 
+def _shared_by(project: Any, ids: list[int]) -> dict[int, str]:
+    """Teammates who shared these memories (citation chips say so); empty outside a team."""
+    from desktop.memory.team.service import shared_by
+
+    try:
+        return shared_by(project.db.reads.conn(), ids)
+    except Exception:  # provenance is a nicety: a session must not fail for it
+        return {}
+
+
 @dataclass
 class SessionEvent:
     """One thing that happened in a session.
@@ -97,7 +107,8 @@ def run_agent_session(request: SessionRequest, emit: Emit, cancel: threading.Eve
             ids = [int(i) for i in d.get("memory_ids", [])]
             injected.extend(i for i in ids if i not in injected)
             found = project.memories.get_many(ids)
-            emit(SessionEvent("injected", data={"ids": ids, "types": {i: m.type for i, m in found.items()}}))
+            emit(SessionEvent("injected", data={"ids": ids, "types": {i: m.type for i, m in found.items()},
+                                                "shared_by": _shared_by(project, ids)}))
         elif e.kind == st.TEXT:
             emit(SessionEvent("text", str(d.get("delta", ""))))
         elif e.kind == st.TOOL_CALL:
@@ -145,7 +156,9 @@ class ScriptedSession:
         hits = [h for h in retrieval.search(self.r.project, prompt, limit=12)
                 if h.memory.type != "code" and (h.memory.confidence > threshold or h.memory.pinned)][:8]
         emit(SessionEvent("injected", data={"ids": [h.memory.id for h in hits], "threshold": threshold,
-                                            "types": {h.memory.id: h.memory.type for h in hits}}))
+                                            "types": {h.memory.id: h.memory.type for h in hits},
+                                            "shared_by": _shared_by(self.r.project,
+                                                                    [h.memory.id for h in hits])}))
         emit(SessionEvent("tool_call", "search_memory", {"arguments": {"query": prompt}}))
         emit(SessionEvent("tool_result", "search_memory",
                           {"result": [{"id": h.memory.id, "score": h.score} for h in hits]}))

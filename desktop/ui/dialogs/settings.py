@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from desktop.memory.store.errors import EngramError
 from desktop.settings import Settings, choose_data_location
 from desktop.ui.adapters.prefs import ProjectPrefs
+from desktop.ui.dialogs.team import TeamPanel
 from desktop.ui.dialogs.trust import TrustPanel
 from desktop.ui.theme import icon
 from desktop.ui.tr_noop import QT_TRANSLATE_NOOP
@@ -76,9 +77,12 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self._data_tab(), icon("folder"), self.tr("&Data"))
         self.tabs.addTab(self._language_tab(), self.tr("&Language"))
         self.trust_panel: TrustPanel | None = None
+        self.team_panel: TeamPanel | None = None
         if prefs is not None:
             self.trust_panel = TrustPanel(prefs)
             self.tabs.addTab(self.trust_panel, icon("shield"), self.tr("&Trust && control"))
+            self.team_panel = TeamPanel()
+            self.tabs.addTab(self.team_panel, self.tr("T&eam"))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)

@@ -97,7 +97,13 @@ class Dashboard(QScrollArea):
         self.activity = QListWidget()
         self.activity.setObjectName("activityFeed")
         self.activity.setMaximumHeight(180)
+        # Team sync: last sync, queued changes, the error in words (hidden outside a team).
+        self.team_line = QLabel()
+        self.team_line.setObjectName("teamSync")
+        self.team_line.setWordWrap(True)
+        self.team_line.setVisible(False)
         col = QVBoxLayout(body)
+        col.addWidget(self.team_line)
         col.addLayout(head)
         col.addLayout(tiles)
         for title, w in ((self.tr("Added per day"), self.spark), (self.tr("By type"), self.types),
@@ -111,6 +117,11 @@ class Dashboard(QScrollArea):
         self._timer.setSingleShot(True)
         self._timer.setInterval(400)
         self._timer.timeout.connect(self.refresh)
+        # Sync errors and the queue change without a local write: poll the (local) status.
+        self._team_timer = QTimer(self)
+        self._team_timer.setInterval(5000)
+        self._team_timer.timeout.connect(self.refresh_team)
+        self._team_timer.start()
 
     def schedule_refresh(self) -> None:
         """Refresh soon; many change notices in a row cost one refresh."""
@@ -120,6 +131,22 @@ class Dashboard(QScrollArea):
         """Recompute on a pool thread."""
         project = self.project
         self.tasks.run(lambda: compute_health(project), self._show, lambda e: log.warning("health: %s", e))
+        self.refresh_team()
+
+    def refresh_team(self) -> None:
+        """Read the team sync status on a pool thread (local database only, never the network)."""
+        from desktop.memory.team.service import team_status
+
+        project = self.project
+        self.tasks.run(lambda: team_status(project.db, project.extras.get("team")), self._show_team,
+                       lambda e: log.warning("team status: %s", e))
+
+    def _show_team(self, status: Any) -> None:
+        from desktop.ui.team_flow import sync_status_text
+
+        text = sync_status_text(status)
+        self.team_line.setText(text)
+        self.team_line.setVisible(bool(text))
 
     def add_tokens_saved(self, tokens: int) -> None:
         """Count tokens a finished session saved."""

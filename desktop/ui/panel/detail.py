@@ -21,8 +21,9 @@ def _bar(value: float, top: float) -> str:
     return f"<span style='background:{colour}'>{'&nbsp;' * cells}</span>&nbsp;{value:.2f}"
 
 
-def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, query: str, chain: list[Memory]) -> str:
-    """HTML for one memory."""
+def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, query: str, chain: list[Memory],
+                  shared_by: str | None = None) -> str:
+    """HTML for one memory (`shared_by`: the teammate it came from, for memories pulled from the team)."""
     e = html.escape
     words = {
         "provenance": QCoreApplication.translate("MemoryDetail", "Provenance"),
@@ -43,7 +44,9 @@ def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, que
             f"{m.confidence:.2f}"
             + (" · " + QCoreApplication.translate("MemoryDetail", "verified by you") if m.user_verified else ""),
         ),
-        (QCoreApplication.translate("MemoryDetail", "Source"), source_label(m.source)),
+        (QCoreApplication.translate("MemoryDetail", "Source"), source_label(m.source)
+         + (" · " + QCoreApplication.translate("MemoryDetail", "shared by %1").replace("%1", shared_by)
+            if shared_by else "")),
         (QCoreApplication.translate("MemoryDetail", "Scope"), scope_label(m.scope)),
         (QCoreApplication.translate("MemoryDetail", "Files"), ", ".join(m.related_files) or "—"),
         (QCoreApplication.translate("MemoryDetail", "Modules"), ", ".join(m.related_modules) or "—"),

@@ -97,7 +97,7 @@ class CitationChip(QFrame):
     flag_clicked = Signal(int)
     open_clicked = Signal(int)
 
-    def __init__(self, memory_id: int, brief: str, *, dead_end: bool = False,
+    def __init__(self, memory_id: int, brief: str, *, dead_end: bool = False, shared_by: str = "",
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.memory_id = memory_id
@@ -116,7 +116,8 @@ class CitationChip(QFrame):
         self.flag.setAccessibleName(self.tr("Flag memory #%1 as wrong").replace("%1", str(memory_id)))
         self.flag.clicked.connect(lambda: self.flag_clicked.emit(self.memory_id))
         self.setToolTip((self.tr("Dead end: an approach tried before and abandoned") if dead_end
-                         else self.tr("Memory the agent used")) + f"\n#{memory_id}: {brief}")
+                         else self.tr("Memory the agent used")) + f"\n#{memory_id}: {brief}"
+                        + ("\n" + self.tr("Shared by %1").replace("%1", shared_by) if shared_by else ""))
         row = QHBoxLayout(self)
         row.setContentsMargins(8, 1, 2, 1)
         row.setSpacing(2)
@@ -150,11 +151,11 @@ class CitationBar(QWidget):
         self.fold_button.setChecked(False)
         self._refold()
 
-    def add(self, memory_id: int, brief: str, *, dead_end: bool = False) -> None:
-        """Add a chip (once per memory)."""
+    def add(self, memory_id: int, brief: str, *, dead_end: bool = False, shared_by: str = "") -> None:
+        """Add a chip (once per memory); `shared_by` names the teammate a team memory came from."""
         if memory_id in self.chips:
             return
-        chip = CitationChip(memory_id, brief, dead_end=dead_end, parent=self)
+        chip = CitationChip(memory_id, brief, dead_end=dead_end, shared_by=shared_by, parent=self)
         chip.flag_clicked.connect(self.flag_clicked)
         chip.open_clicked.connect(self.open_clicked)
         self.chips[memory_id] = chip

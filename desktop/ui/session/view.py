@@ -68,6 +68,7 @@ class SessionView(QWidget):
         self.runner.session_event.connect(self.on_event)
         self.runner.running_changed.connect(self._running_changed)
         self.types: dict[int, str] = {}
+        self.shared_by: dict[int, str] = {}  # memory id -> teammate who shared it
         self._pending = ""
         self.metrics: dict[str, Any] = {}
 
@@ -195,6 +196,7 @@ class SessionView(QWidget):
         self.chips.clear()
         self.tools.clear()
         self.types.clear()
+        self.shared_by.clear()
         self._pending = ""
         self.metrics = {}
         you = self.tr("You")
@@ -218,6 +220,7 @@ class SessionView(QWidget):
             self.state.setText(self.tr("Recalling memories…"))
         elif ev.kind == "injected":
             self.types.update({int(k): v for k, v in ev.data.get("types", {}).items()})
+            self.shared_by.update({int(k): v for k, v in ev.data.get("shared_by", {}).items()})
             self.state.setText(self.tr("%n memories given to the agent", "", len(ev.data.get("ids", []))))
         elif ev.kind == "tool_call":
             item = QTreeWidgetItem([self.tr("Called %1").replace("%1", ev.text)])
@@ -256,7 +259,7 @@ class SessionView(QWidget):
             mid, brief = int(m.group(1)), m.group(2)
             dead = self.types.get(mid) == "dead_end"
             parts.append(chip_html(mid, brief, dead))
-            self.chips.add(mid, brief, dead_end=dead)
+            self.chips.add(mid, brief, dead_end=dead, shared_by=self.shared_by.get(mid, ""))
             last = m.end()
         parts.append(html.escape(ready[last:]))
         cursor = self.output.textCursor()
