@@ -26,7 +26,10 @@ from desktop.memory.types import MemorySource
 USER_ACTORS = frozenset({"user", "cli", "gui", "app"})
 # Automatic processes of Engram itself (not reachable by an agent's words): they may
 # maintain memories (decay, staleness, pruning, indexing) but are never a user's word.
-SYSTEM_ACTORS = frozenset({"engram", "indexer", "observer", "import", "lifecycle", "pruning", "restore"})
+SYSTEM_ACTORS = frozenset({"engram", "indexer", "observer", "import", "lifecycle", "pruning", "restore",
+                           # Team sync applies what a teammate did on their machine (their own
+                           # door already applied this policy there): never an agent's word here.
+                           "team"})
 AGENT_ACTORS = frozenset({"mcp", "agent", "hook", "hooks"})
 
 # Actions on an existing memory an agent may not take when the memory is the user's.
@@ -51,7 +54,7 @@ def is_user(actor: str) -> bool:
 
 def is_agent(actor: str) -> bool:
     """True for agent-facing doors, and for any actor this module does not know (fail closed)."""
-    return actor not in USER_ACTORS and actor not in SYSTEM_ACTORS
+    return actor not in USER_ACTORS and actor not in SYSTEM_ACTORS and not actor.startswith("team:")
 
 
 def user_owned(row: dict[str, Any]) -> bool:
