@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from store_helpers import FIXTURES, write
 
 from desktop.memory.graph.code_memories import PreparedChunk
 from desktop.memory.graph.indexer import ProjectIndexer
@@ -18,11 +19,10 @@ from desktop.memory.graph.model import GraphNode
 from desktop.memory.graph.parse_pool import ParseJob, ParsePipeline, parse_job
 from desktop.memory.store.database import Database
 
-from store_helpers import FIXTURES, write
-
 # Every table the indexer fills, with the columns that do not depend on when it ran.
 _SNAPSHOT = {
-    "graph_files": "SELECT file_path, content_hash, size, language, module, status, skip_reason, facts FROM graph_files",
+    "graph_files": "SELECT file_path, content_hash, size, language, module, status, skip_reason, facts"
+                   " FROM graph_files",
     "graph_nodes": "SELECT id, type, label, file_path, language, start_line, end_line, confidence, metadata,"
                    " stale_at FROM graph_nodes",
     "graph_edges": "SELECT from_id, to_id, type, confidence, weight, origin_file, stale_at, metadata FROM graph_edges",
