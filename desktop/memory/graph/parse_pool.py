@@ -49,6 +49,18 @@ POOL_MIN_FILES = 48
 _WINDOW_PER_WORKER = 8
 # Files per task: amortises pickling and queue round trips over small files.
 _TASK_FILES = 4
+# Workers run a little below normal priority: when the cores are busy, the app's GUI thread
+# and the writer (in the parent) win; on an idle machine it changes nothing.
+_WORKER_NICENESS = 5
+
+
+def _init_worker() -> None:
+    """Lower the worker's CPU priority (POSIX; Windows has no os.nice and keeps the default)."""
+    if hasattr(os, "nice"):
+        try:
+            os.nice(_WORKER_NICENESS)
+        except OSError:
+            pass
 
 
 @dataclass(frozen=True)
@@ -168,7 +180,8 @@ class ParsePipeline:
     def _start(self) -> None:
         """Start the pool (spawned processes: no fork of a threaded process)."""
         try:
-            self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                                 initializer=_init_worker)
             log.info("parsing with %d worker processes", self.workers)
         except (OSError, ValueError, NotImplementedError) as exc:  # no semaphores, sandboxed, ...
             log.warning("no process pool (%s); parsing in this thread", exc)
