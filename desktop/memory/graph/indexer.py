@@ -34,7 +34,14 @@ from desktop.memory.graph.code_memories import PreparedChunk, SetChunkModules, S
 from desktop.memory.graph.communities import detect_modules
 from desktop.memory.graph.extract import extract_file
 from desktop.memory.graph.model import FileExtraction
-from desktop.memory.graph.parse_pool import POOL_MIN_FILES, Parsed, ParseJob, ParsePipeline, parse_job
+from desktop.memory.graph.parse_pool import (
+    BACKGROUND_NICENESS,
+    POOL_MIN_FILES,
+    Parsed,
+    ParseJob,
+    ParsePipeline,
+    parse_job,
+)
 from desktop.memory.graph.resolve import SymbolIndex, resolve_file
 from desktop.memory.graph.store import (
     FileGraph,
@@ -112,6 +119,7 @@ class ProjectIndexer:
         self.db = db
         self.workers = workers  # parse processes on big runs (None: one per core; 1: never)
         self.pool_min_files = pool_min_files
+        self._niceness = 0
         self.root = Path(root).resolve()
         self.depth = depth
         self.chunks = chunks
@@ -170,9 +178,14 @@ class ProjectIndexer:
 
     # -- the run ---------------------------------------------------------------
     def run(self, progress: Progress | None = None, cancel: threading.Event | None = None, *,
-            force: bool = False, paths: set[str] | None = None, deleted: set[str] | None = None) -> IndexReport:
-        """Index the project (``paths``/``deleted`` given: only those, as the watcher does)."""
+            force: bool = False, paths: set[str] | None = None, deleted: set[str] | None = None,
+            background: bool = False) -> IndexReport:
+        """Index the project (``paths``/``deleted`` given: only those, as the watcher does).
+
+        ``background``: nobody is waiting on this run, so its parse workers yield the CPU.
+        """
         with self._lock:
+            self._niceness = BACKGROUND_NICENESS if background else 0
             return self._run(progress or (lambda p: None), cancel or threading.Event(), force,
                              paths, deleted or set())
 
@@ -235,7 +248,8 @@ class ProjectIndexer:
 
         # Parsing runs ahead in worker processes on big runs; the symbol index, the batches
         # and every write stay here, in file order, as on the serial path.
-        with ParsePipeline(self.chunks, workers=self.workers, min_files=self.pool_min_files) as pipeline:
+        with ParsePipeline(self.chunks, workers=self.workers, min_files=self.pool_min_files,
+                           niceness=self._niceness) as pipeline:
             for job, result in pipeline.run(jobs(), expected=len(candidates) if cold else 0):
                 rel = job.path
                 if isinstance(result, str):  # a parser bug must cost one file, not the run

@@ -38,7 +38,8 @@ from desktop.memory.graph.store import FileRecord
 
 log = logging.getLogger("engram.graph")
 
-__all__ = ["POOL_MIN_FILES", "ParseJob", "ParsePipeline", "Parsed", "default_workers", "parse_job"]
+__all__ = ["BACKGROUND_NICENESS", "POOL_MIN_FILES", "ParseJob", "ParsePipeline", "Parsed", "default_workers",
+           "parse_job"]
 
 # Below this many files to parse, starting processes (~0.3-1 s of imports each, in
 # parallel) costs more than it saves at ~40 files/s per core; live updates (a few
@@ -49,16 +50,17 @@ POOL_MIN_FILES = 48
 _WINDOW_PER_WORKER = 8
 # Files per task: amortises pickling and queue round trips over small files.
 _TASK_FILES = 4
-# Workers run a little below normal priority: when the cores are busy, the app's GUI thread
-# and the writer (in the parent) win; on an idle machine it changes nothing.
-_WORKER_NICENESS = 5
+# A background index (the app's first index, agents) runs its workers a little below normal
+# priority: when the cores are busy the GUI thread and the writer (in the parent) win; on an idle
+# machine it changes nothing. A foreground `engram index`, which the user waits for, does not.
+BACKGROUND_NICENESS = 5
 
 
-def _init_worker() -> None:
+def _init_worker(niceness: int) -> None:
     """Lower the worker's CPU priority (POSIX; Windows has no os.nice and keeps the default)."""
-    if hasattr(os, "nice"):
+    if niceness and hasattr(os, "nice"):
         try:
-            os.nice(_WORKER_NICENESS)
+            os.nice(niceness)
         except OSError:
             pass
 
@@ -122,9 +124,11 @@ def default_workers() -> int:
 class ParsePipeline:
     """Turns a stream of :class:`ParseJob` into ``(job, Parsed | traceback text)`` in the same order."""
 
-    def __init__(self, chunks: bool, *, workers: int | None = None, min_files: int = POOL_MIN_FILES) -> None:
+    def __init__(self, chunks: bool, *, workers: int | None = None, min_files: int = POOL_MIN_FILES,
+                 niceness: int = 0) -> None:
         """``workers`` <= 1 keeps everything in the calling thread (the serial path)."""
         self.chunks = chunks
+        self.niceness = niceness
         self.workers = default_workers() if workers is None else max(1, workers)
         self.min_files = max(1, min_files)
         self.pooled = 0  # files parsed by the pool in the last run (for reports and tests)
@@ -181,7 +185,7 @@ class ParsePipeline:
         """Start the pool (spawned processes: no fork of a threaded process)."""
         try:
             self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=_init_worker)
+                                                 initializer=_init_worker, initargs=(self.niceness,))
             log.info("parsing with %d worker processes", self.workers)
         except (OSError, ValueError, NotImplementedError) as exc:  # no semaphores, sandboxed, ...
             log.warning("no process pool (%s); parsing in this thread", exc)
