@@ -7,6 +7,7 @@ threshold lowered to one file, and every table the indexer writes is compared.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from store_helpers import FIXTURES, write
 from desktop.memory.graph.code_memories import PreparedChunk
 from desktop.memory.graph.indexer import ProjectIndexer
 from desktop.memory.graph.model import GraphNode
-from desktop.memory.graph.parse_pool import ParseJob, ParsePipeline, parse_job
+from desktop.memory.graph.parse_pool import BACKGROUND_NICENESS, ParseJob, ParsePipeline, parse_job
 from desktop.memory.store.database import Database
 
 # Every table the indexer fills, with the columns that do not depend on when it ran.
@@ -104,3 +105,13 @@ def test_parsed_values_pickle_as_their_fields() -> None:
     chunk = PreparedChunk("def f(): pass", "function", 1, 1, "a.py", "0" * 32, "{}", "def f pass")
     assert pickle.loads(pickle.dumps(node)) == node and pickle.loads(pickle.dumps(node)).metadata == {"k": 1}
     assert pickle.loads(pickle.dumps(chunk)) == chunk
+
+
+@pytest.mark.skipif(not hasattr(os, "nice"), reason="POSIX priorities")
+def test_background_workers_yield_the_cpu_and_foreground_ones_do_not() -> None:
+    base = os.nice(0)
+    for niceness, expected in ((BACKGROUND_NICENESS, min(19, base + BACKGROUND_NICENESS)), (0, base)):
+        with ParsePipeline(chunks=False, workers=2, niceness=niceness) as pipeline:
+            pipeline._start()
+            assert pipeline._executor is not None
+            assert pipeline._executor.submit(os.nice, 0).result() == expected
