@@ -603,4 +603,9 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # The code indexer parses in spawned worker processes; in a frozen app each worker
+    # re-runs this executable, and freeze_support() turns it into a worker, not a second app.
+    import multiprocessing
+
+    multiprocessing.freeze_support()
     sys.exit(run())

@@ -1,4 +1,4 @@
-"""`engram doctor`: check a project's database, and move a damaged one aside when asked."""
+"""`engram doctor`: check a project's database and the installation, and move a damaged database aside when asked."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ import argparse
 from pathlib import Path
 
 from desktop.cli.common import CliError, add_common, emit, engram_from
+from desktop.memory.diagnostics import InstallCheck, run_install_checks
 from desktop.memory.projects import move_aside_corrupt
 from desktop.memory.store.errors import CorruptDatabaseError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the doctor subcommand."""
-    p = sub.add_parser("doctor", help="check the project's memory database")
+    p = sub.add_parser("doctor", help="check the project's memory database and that the model, tokenizer, "
+                                      "vector search and grammars load")
     add_common(p)
     p.add_argument("--move-aside", action="store_true",
                    help="if the database is damaged, keep it renamed (.corrupt-N) and start an empty one")
@@ -48,8 +50,24 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                  f"Redacted secrets in {sum(rows.values())} stored row(s)" + (
                      f": {', '.join(f'{t} {n}' for t, n in sorted(rows.items()))}" if rows else ""))
         count = project.memories.count()
-        emit(args, {"ok": True, "database": str(project.info.db_path), "memories": count},
-             f"OK: {project.info.db_path} ({count} memories)")
     finally:
         project.close()
-    return 0
+    checks = run_install_checks()
+    ok = all(c.ok for c in checks)
+    emit(args, {"ok": ok, "database": str(project.info.db_path), "memories": count,
+                "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks]},
+         lambda: _human(f"{project.info.db_path} ({count} memories)", checks))
+    return 0 if ok else 1
+
+
+_LABELS = {"tokenizer": "tokenizer", "embedding_model": "embedding model", "vec0": "vector search (vec0)",
+           "grammars": "code grammars"}
+
+
+def _human(database: str, checks: list[InstallCheck]) -> str:
+    """One line per check, then a verdict a user can act on."""
+    lines = [f"OK      database: {database}"]
+    lines += [f"{'OK' if c.ok else 'FAILED':<7} {_LABELS.get(c.name, c.name)}: {c.detail}" for c in checks]
+    if not all(c.ok for c in checks):
+        lines.append("Engram is not installed completely: reinstall it (pip install --force-reinstall engram-desktop).")
+    return "\n".join(lines)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from desktop import __version__
 from desktop.cli import memory_cmds
 from desktop.cli.common import CliError
-from desktop.memory.store.errors import EngramError
+from desktop.cli.errors import KNOWN_ERRORS, known_error_line
 
 log = logging.getLogger("engram.cli")
 
@@ -49,10 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         sys.stderr.write(f"engram: {exc}\n")
         return exc.exit_code
-    except EngramError as exc:
-        hint = (" Nothing was changed; `engram doctor --move-aside` keeps it renamed and starts an empty memory."
-                if exc.code == "corrupt_database" else "")
-        sys.stderr.write(f"engram: {exc}{hint}\n")
+    except KNOWN_ERRORS as exc:
+        # EngramError, EmbeddingError, ...: one line, never a traceback (desktop/cli/errors.py words them).
+        log.debug("known error", exc_info=True)
+        sys.stderr.write(f"engram: {known_error_line(exc)}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("engram: interrupted\n")

@@ -22,19 +22,26 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from desktop.memory.graph import facts as factlib
-from desktop.memory.graph.chunking import chunk_file
 from desktop.memory.graph.closure import DEFAULT_DEPTH, adjacency_from_rows, full_closure_params
-from desktop.memory.graph.code_memories import PreparedChunk, SetChunkModules, StoreChunks, prepare_chunks
+from desktop.memory.graph.code_memories import PreparedChunk, SetChunkModules, StoreChunks
 from desktop.memory.graph.communities import detect_modules
 from desktop.memory.graph.extract import extract_file
 from desktop.memory.graph.model import FileExtraction
+from desktop.memory.graph.parse_pool import (
+    BACKGROUND_NICENESS,
+    POOL_MIN_FILES,
+    Parsed,
+    ParseJob,
+    ParsePipeline,
+    parse_job,
+)
 from desktop.memory.graph.resolve import SymbolIndex, resolve_file
 from desktop.memory.graph.store import (
     FileGraph,
@@ -81,6 +88,7 @@ class IndexReport:
     chunks: int = 0
     modules: int = 0
     closure_rows: int = 0
+    pooled: int = 0  # files parsed by worker processes
     seconds: float = 0.0
     cancelled: bool = False
 
@@ -95,20 +103,8 @@ class IndexReport:
         return {"indexed": self.indexed, "unchanged": self.unchanged, "deleted": self.deleted,
                 "partial": self.partial, "skipped": self.skipped, "unsupported": self.unsupported,
                 "chunks": self.chunks, "modules": self.modules, "closure_rows": self.closure_rows,
-                "seconds": round(self.seconds, 3), "cancelled": self.cancelled,
+                "pooled": self.pooled, "seconds": round(self.seconds, 3), "cancelled": self.cancelled,
                 "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped_files[:200]]}
-
-
-@dataclass
-class _Parsed:
-    path: str
-    extraction: FileExtraction
-    record: FileRecord
-    chunks: list[PreparedChunk]
-    is_new: bool = False
-    shape_changed: bool = True
-    added: set[str] = field(default_factory=set)
-    chunk_module: str | None = None  # the module its chunks were stored with
 
 
 Progress = Callable[[IndexProgress], None]
@@ -118,8 +114,12 @@ class ProjectIndexer:
     """Indexes one project folder into its database; keeps the symbol index for later updates."""
 
     def __init__(self, db: Database, root: Path | str, *, depth: int = DEFAULT_DEPTH, chunks: bool = True,
-                 user_modules: dict[str, str] | None = None) -> None:
+                 user_modules: dict[str, str] | None = None, workers: int | None = None,
+                 pool_min_files: int = POOL_MIN_FILES) -> None:
         self.db = db
+        self.workers = workers  # parse processes on big runs (None: one per core; 1: never)
+        self.pool_min_files = pool_min_files
+        self._niceness = 0
         self.root = Path(root).resolve()
         self.depth = depth
         self.chunks = chunks
@@ -149,14 +149,9 @@ class ProjectIndexer:
         why = classify(rel, data)
         return (None if why else data), why, st.st_mtime
 
-    def parse(self, rel: str, data: bytes, mtime: float, module: str | None) -> _Parsed:
-        """Extract, chunk and redact one file (pure CPU; called in the worker thread)."""
-        ex = extract_file(rel, data)
-        chunks = prepare_chunks(rel, chunk_file(rel, data, ex)) if self.chunks else []
-        rec = FileRecord(rel, hashlib.blake2b(data, digest_size=16).hexdigest(), len(data), mtime,
-                         ex.language, module, "pending", "syntax errors" if ex.had_errors else None,
-                         factlib.dump(ex))
-        return _Parsed(rel, ex, rec, chunks, chunk_module=module)
+    def parse(self, rel: str, data: bytes, mtime: float, module: str | None) -> Parsed:
+        """Extract, chunk and redact one file (pure CPU; the same function the pool's workers run)."""
+        return parse_job(ParseJob(rel, data, mtime, module), self.chunks)
 
     # -- state -----------------------------------------------------------------
     def _known(self) -> dict[str, tuple[str, str, str | None]]:
@@ -183,9 +178,14 @@ class ProjectIndexer:
 
     # -- the run ---------------------------------------------------------------
     def run(self, progress: Progress | None = None, cancel: threading.Event | None = None, *,
-            force: bool = False, paths: set[str] | None = None, deleted: set[str] | None = None) -> IndexReport:
-        """Index the project (``paths``/``deleted`` given: only those, as the watcher does)."""
+            force: bool = False, paths: set[str] | None = None, deleted: set[str] | None = None,
+            background: bool = False) -> IndexReport:
+        """Index the project (``paths``/``deleted`` given: only those, as the watcher does).
+
+        ``background``: nobody is waiting on this run, so its parse workers yield the CPU.
+        """
         with self._lock:
+            self._niceness = BACKGROUND_NICENESS if background else 0
             return self._run(progress or (lambda p: None), cancel or threading.Event(), force,
                              paths, deleted or set())
 
@@ -214,61 +214,73 @@ class ProjectIndexer:
         stale_files = {r[0] for r in self.db.reads.conn().execute(
             "SELECT DISTINCT origin_file FROM graph_edges WHERE stale_at IS NOT NULL")}
         rebuild = cold or not self._closure_complete()
-        parsed: list[_Parsed] = []
+        parsed: list[Parsed] = []
         skipped: list[FileRecord] = []
         futures: list[Future[Any]] = []
         chunk_futures: list[Future[tuple[int, int]]] = []
         batch: list[FileGraph] = []
         chunk_batch: dict[str, tuple[str | None, list[PreparedChunk]]] = {}
-        for i, rel in enumerate(candidates):
-            if cancel.is_set():
-                report.cancelled = True
-                break
-            progress(IndexProgress("parse", i, len(candidates), rel))
-            data, why, mtime = self.read(rel)
-            if data is None:
-                if why == "deleted":
-                    gone.add(rel)
+        def jobs() -> Iterator[ParseJob]:
+            """Read each candidate; unchanged, skipped and vanished files are settled here."""
+            for i, rel in enumerate(candidates):
+                if cancel.is_set():
+                    report.cancelled = True
+                    return
+                progress(IndexProgress("parse", i, len(candidates), rel))
+                data, why, mtime = self.read(rel)
+                if data is None:
+                    if why == "deleted":
+                        gone.add(rel)
+                        continue
+                    report.skip(rel, why or "unreadable")
+                    log.info("skipped %s: %s", rel, why)
+                    skipped.append(FileRecord(rel, "", 0, mtime, None, None, "skipped", why))
+                    if rel in known and known[rel][1] != "skipped":
+                        gone.add(rel)
                     continue
-                report.skip(rel, why or "unreadable")
-                log.info("skipped %s: %s", rel, why)
-                skipped.append(FileRecord(rel, "", 0, mtime, None, None, "skipped", why))
-                if rel in known and known[rel][1] != "skipped":
-                    gone.add(rel)
-                continue
-            prev = known.get(rel)
-            digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-            if not force and prev is not None and prev[0] == digest and prev[1] in ("ok", "partial") \
-                    and rel not in stale_files:
-                report.unchanged += 1
-                continue
-            try:
-                item = self.parse(rel, data, mtime, prev[2] if prev else None)
-            except Exception:  # a parser bug must cost one file, not the run
-                log.exception("failed to parse %s", rel)
-                report.skip(rel, "parse error")
-                continue
-            before = factlib.shape(index, rel)
-            index.update(rel, item.extraction)
-            after = factlib.shape(index, rel)
-            item.shape_changed = prev is None or before != after
-            if prev is not None and before[1:] == after[1:] and set(before[0]) <= set(after[0]):
-                # Only new symbols: just files that name one of them can resolve differently.
-                item.added = {q for q, _ in after[0]} - {q for q, _ in before[0]}
-                item.shape_changed = False
-            item.is_new = prev is None
-            parsed.append(item)
-            batch.append(FileGraph(rel, item.extraction.nodes, None, item.record))
-            if len(batch) >= BATCH:
-                futures.append(self.db.writer.submit(ReplaceFiles(batch, closure=not rebuild, depth=self.depth)))
-                batch = []
-            if self.chunks:
-                # Chunks go to the writer while later files parse; their module is fixed up
-                # once modules are known (an UPDATE of related_modules, no FTS work).
-                chunk_batch[rel] = (item.record.module, item.chunks)
-                if len(chunk_batch) >= CHUNK_BATCH:
-                    chunk_futures.append(self.db.writer.submit(StoreChunks(chunk_batch)))
-                    chunk_batch = {}
+                prev = known.get(rel)
+                digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+                if not force and prev is not None and prev[0] == digest and prev[1] in ("ok", "partial") \
+                        and rel not in stale_files:
+                    report.unchanged += 1
+                    continue
+                yield ParseJob(rel, data, mtime, prev[2] if prev else None)
+
+        # Parsing runs ahead in worker processes on big runs; the symbol index, the batches
+        # and every write stay here, in file order, as on the serial path.
+        with ParsePipeline(self.chunks, workers=self.workers, min_files=self.pool_min_files,
+                           niceness=self._niceness) as pipeline:
+            for job, result in pipeline.run(jobs(), expected=len(candidates) if cold else 0):
+                rel = job.path
+                if isinstance(result, str):  # a parser bug must cost one file, not the run
+                    log.error("failed to parse %s\n%s", rel, result)
+                    report.skip(rel, "parse error")
+                    continue
+                item = result
+                before = factlib.shape(index, rel)
+                index.update(rel, item.extraction)
+                after = factlib.shape(index, rel)
+                prev = known.get(rel)
+                item.shape_changed = prev is None or before != after
+                if prev is not None and before[1:] == after[1:] and set(before[0]) <= set(after[0]):
+                    # Only new symbols: just files that name one of them can resolve differently.
+                    item.added = {q for q, _ in after[0]} - {q for q, _ in before[0]}
+                    item.shape_changed = False
+                item.is_new = prev is None
+                parsed.append(item)
+                batch.append(FileGraph(rel, item.extraction.nodes, None, item.record))
+                if len(batch) >= BATCH:
+                    futures.append(self.db.writer.submit(ReplaceFiles(batch, closure=not rebuild,
+                                                                      depth=self.depth)))
+                    batch = []
+                if self.chunks:
+                    # Chunks go to the writer while later files parse; their module is fixed up
+                    # once modules are known (an UPDATE of related_modules, no FTS work).
+                    chunk_batch[rel] = (item.record.module, item.chunks)
+                    if len(chunk_batch) >= CHUNK_BATCH:
+                        chunk_futures.append(self.db.writer.submit(StoreChunks(chunk_batch)))
+                        chunk_batch = {}
+            report.pooled = pipeline.pooled
         if chunk_batch:
             chunk_futures.append(self.db.writer.submit(StoreChunks(chunk_batch)))
         for rel in gone:
@@ -301,7 +313,7 @@ class ProjectIndexer:
                  report.unchanged, sum(report.skipped.values()), report.deleted, report.seconds)
         return report
 
-    def _dependents(self, changed: list[_Parsed], gone: set[str], index: SymbolIndex) -> set[str]:
+    def _dependents(self, changed: list[Parsed], gone: set[str], index: SymbolIndex) -> set[str]:
         """Files whose resolved edges may change because these files' symbols or paths changed."""
         conn = self.db.reads.conn()
         out: set[str] = set()
@@ -318,7 +330,7 @@ class ProjectIndexer:
                     if any(n in added or n == "*" for imp in imps for n, _ in imp.names)}
         return out - {p.path for p in changed} - gone
 
-    def _resolve(self, parsed: list[_Parsed], gone: set[str], index: SymbolIndex, rebuild: bool,
+    def _resolve(self, parsed: list[Parsed], gone: set[str], index: SymbolIndex, rebuild: bool,
                  cold: bool, progress: Progress) -> None:
         """Store resolved edges of changed files and re-resolve their dependents."""
         extra = set() if cold else self._dependents(parsed, gone, index)
@@ -341,7 +353,7 @@ class ProjectIndexer:
             futures.append(self.db.writer.submit(ReplaceFiles(batch, closure=not rebuild, depth=self.depth)))
         _wait(futures)
 
-    def _modules(self, parsed: list[_Parsed], gone: set[str], full: bool, progress: Progress) -> dict[str, str]:
+    def _modules(self, parsed: list[Parsed], gone: set[str], full: bool, progress: Progress) -> dict[str, str]:
         """Module of each file: the user's prefixes, else Louvain (full runs) or the folder's majority."""
         conn = self.db.reads.conn()
         files = [r[0] for r in conn.execute("SELECT file_path FROM graph_files WHERE status<>'skipped'")]
@@ -363,7 +375,7 @@ class ProjectIndexer:
                 p.record = FileRecord(**{**p.record.__dict__, "module": modules[p.path]})
         return modules
 
-    def _chunk_modules(self, parsed: list[_Parsed], progress: Progress) -> None:
+    def _chunk_modules(self, parsed: list[Parsed], progress: Progress) -> None:
         """Give the chunks stored during parsing their final module (when it changed)."""
         if not self.chunks:
             return
@@ -394,7 +406,7 @@ class ProjectIndexer:
         _wait(futures)
         return total
 
-    def _finish(self, parsed: list[_Parsed], *, full: bool) -> None:
+    def _finish(self, parsed: list[Parsed], *, full: bool) -> None:
         final = [("partial" if p.extraction.had_errors else "ok", p.path) for p in parsed]
 
         def finish(tx: Tx) -> int:

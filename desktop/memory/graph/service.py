@@ -46,9 +46,10 @@ class GraphService:
 
     # -- indexing ----------------------------------------------------------------
     def index(self, progress: Callable[[IndexProgress], None] | None = None,
-              cancel: threading.Event | None = None, *, force: bool = False) -> IndexReport:
+              cancel: threading.Event | None = None, *, force: bool = False,
+              background: bool = False) -> IndexReport:
         """Index now in the calling thread (CLI, tests). Later runs skip unchanged files."""
-        report = self.indexer.run(progress, cancel or self._cancel, force=force)
+        report = self.indexer.run(progress, cancel or self._cancel, force=force, background=background)
         self.last_report = report
         return report
 
@@ -68,7 +69,7 @@ class GraphService:
 
         def run() -> None:
             try:
-                report = self.index(progress, self._cancel)
+                report = self.index(progress, self._cancel, background=True)
                 if done is not None:
                     done(report)
             except Exception:

@@ -12,7 +12,9 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -37,8 +39,15 @@ APPLICATION_ID = 0x454E4752
 T = TypeVar("T")
 
 
-def _fts_text(content: str | None, tags: str | None, files: str | None) -> str:
-    """Text indexed by FTS5: content plus tags and files, with identifiers split."""
+_hints = threading.local()
+
+
+def fts_text(content: str | None, tags: str | None, files: str | None) -> str:
+    """Text indexed by FTS5 for a memory row: content plus tags and files, with identifiers split.
+
+    Pure: callers that insert many rows may compute it ahead (in other processes)
+    and pass it to :func:`precomputed_fts`.
+    """
     from desktop.memory.text.tokens import expand_code_terms
 
     parts = [content or ""]
@@ -49,6 +58,32 @@ def _fts_text(content: str | None, tags: str | None, files: str | None) -> str:
             except (ValueError, TypeError):
                 parts.append(blob)
     return expand_code_terms("\n".join(parts))
+
+
+def _fts_text(content: str | None, tags: str | None, files: str | None) -> str:
+    """The SQL function the FTS triggers call: a precomputed body when the inserting thread gave one."""
+    bodies: Mapping[tuple[str | None, str | None, str | None], str] | None = getattr(_hints, "bodies", None)
+    if bodies:
+        body = bodies.get((content, tags, files))
+        if body is not None:
+            return body
+    return fts_text(content, tags, files)
+
+
+@contextmanager
+def precomputed_fts(bodies: Mapping[tuple[str | None, str | None, str | None], str]) -> Iterator[None]:
+    """Let this thread's inserts use FTS bodies computed ahead, keyed by (content, tags, related_files).
+
+    The code indexer computes :func:`fts_text` of its chunks in its parse workers; the
+    writer then inserts them without paying identifier splitting on its own (single)
+    thread. A row not in ``bodies`` is computed as usual, so a missing hint is only slower.
+    """
+    previous = getattr(_hints, "bodies", None)
+    _hints.bodies = bodies
+    try:
+        yield
+    finally:
+        _hints.bodies = previous
 
 
 def vec0_path() -> str:

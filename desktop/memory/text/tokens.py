@@ -62,11 +62,12 @@ def expand_code_terms(text: str) -> str:
     """
     seen: set[str] = set()
     extra: list[str] = []
-    for compound in _COMPOUND.findall(text):
+    # Each distinct compound once (code repeats its identifiers); first-seen order keeps the output.
+    for compound in dict.fromkeys(_COMPOUND.findall(text)):
         # Plain words (the vast majority) have nothing to split: skip the regex work.
         if compound.isalpha() and (compound.islower() or compound[1:].islower()):
             continue
-        parts = split_identifier(compound)
+        parts = _split_cached(compound)
         if len(parts) < 2:
             continue
         for part in parts:
