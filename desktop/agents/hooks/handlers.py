@@ -144,9 +144,9 @@ class Handlers:
         changed, branch = _git_state(self.root)
         mems = fit(self.memory.gotchas_for(changed, exclude=seen, limit=4), max(0, budget - 120)) if changed else []
         lines: list[str] = []
-        if branch:
+        if changed:
             lines.append(f"Current branch: {branch}; files with uncommitted changes: "
-                         f"{', '.join(changed[:8]) if changed else 'none'}.")
+                         f"{', '.join(changed[:8])}.")
         plan = [p for p, share in self.memory.prefetch_candidates("")[:8]]
         if plan:
             lines.append("Files past sessions here almost always needed: " + ", ".join(plan) + ".")
@@ -246,8 +246,8 @@ class Handlers:
 
     def _shown(self, call: HookCall, event: str, ids: list[int], detail: str) -> None:
         if ids:
+            # Shown is not used: only a citation counts as a use (see _record_citations).
             ledger.record_shown(self.project.db, call.session_id, call.agent, event, ids, detail)
-            self.memory.record_access(ids)
 
 
 def _git_state(root: Path) -> tuple[list[str], str]:
