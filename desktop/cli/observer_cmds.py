@@ -7,7 +7,6 @@ from pathlib import Path
 
 from desktop.cli.common import CliError, add_common, emit, open_project
 from desktop.composition import observer_for
-from desktop.memory.observer.prefetch import prefetch_plan
 
 # The core reports codes; the command line words them.
 _INGEST_ERRORS = {
@@ -72,6 +71,8 @@ def cmd_prefetch(args: argparse.Namespace) -> int:
         # A file deleted outside any observed session (in an editor, by git checkout) is still
         # in the learned history; a session cannot read it, so it is left out unless asked for.
         missing_under = None if args.include_missing else str(project.info.root)
+        from desktop.memory.observer.prefetch import prefetch_plan
+
         items = prefetch_plan(project.db.reads.conn(), args.prompt, args.limit, exclude_missing_under=missing_under)
     data = [{"file": i.file, "score": i.score, "parts": i.parts} for i in items]
 

@@ -26,7 +26,6 @@ from typing import Any
 from desktop.agents.hooks import ledger
 from desktop.agents.hooks.protocol import (
     AFTER_TOOL,
-    OBSERVER_AGENT,
     PROMPT,
     SESSION_END,
     SESSION_START,
