@@ -76,6 +76,11 @@ def trust_threshold(project: Any) -> float:
     return TRUST_THRESHOLDS[min(4, max(1, level))]
 
 
+def injectable(m: Memory) -> bool:
+    """The core's rule, applied again to what a hook is about to show (belt and braces)."""
+    return not (m.candidate or m.needs_review or m.deprecated or m.stale_at)
+
+
 def relevant(prompt: str, m: Memory) -> bool:
     """True when the memory shares enough content words with the prompt to be about it."""
     asked = set(query_terms(prompt))
@@ -141,7 +146,8 @@ class Handlers:
     def _work_in_progress(self, fmt: str, seen: set[int], budget: int) -> tuple[str, list[int]]:
         """Gotchas of files with uncommitted changes, the branch, and the prefetch plan."""
         changed, branch = _git_state(self.root)
-        mems = fit(self.memory.gotchas_for(changed, exclude=seen, limit=4), max(0, budget - 120)) if changed else []
+        found = self.memory.gotchas_for(changed, exclude=seen, limit=4) if changed else []
+        mems = fit([m for m in found if injectable(m)], max(0, budget - 120))
         lines: list[str] = []
         if changed:
             lines.append(f"Current branch: {branch}; files with uncommitted changes: "
@@ -170,7 +176,7 @@ class Handlers:
         floor = trust_threshold(self.project)
         shown = set(ledger.shown_ids(self.project.db, call.session_id))
         found = [m for m in self.memory.search(text[:2000], limit=12)
-                 if m.id not in shown and m.confidence >= floor and relevant(text, m)]
+                 if m.id not in shown and m.confidence >= floor and injectable(m) and relevant(text, m)]
         mems = fit(found[:5], int(self.token_budget * PROMPT_SHARE))
         if not mems:
             return ""
@@ -191,8 +197,8 @@ class Handlers:
         if tool not in FILE_TOOLS or not files:
             return ""
         shown = set(ledger.shown_ids(self.project.db, call.session_id))
-        mems = fit(self.memory.gotchas_for(files, exclude=shown, limit=3,
-                                           min_confidence=trust_threshold(self.project)), AFTER_TOOL_TOKENS)
+        found = self.memory.gotchas_for(files, exclude=shown, limit=3, min_confidence=trust_threshold(self.project))
+        mems = fit([m for m in found if injectable(m)], AFTER_TOOL_TOKENS)
         if not mems:
             return ""
         self._shown(call, "after_tool", [m.id for m in mems], files[0])
@@ -240,8 +246,7 @@ class Handlers:
     def _injectable(self, ids: list[int]) -> list[Memory]:
         """Memories by id that may still be injected (the core's rule: no candidates, no deprecated)."""
         found = self.project.memories.get_many(ids)
-        return [found[i] for i in ids if i in found and not found[i].deprecated and not found[i].candidate
-                and not found[i].needs_review]
+        return [found[i] for i in ids if i in found and injectable(found[i])]
 
     def _shown(self, call: HookCall, event: str, ids: list[int], detail: str) -> None:
         if ids:
