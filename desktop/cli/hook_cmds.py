@@ -12,7 +12,7 @@ from desktop.cli.common import CliError, emit
 AGENT_CHOICES = ("claude-code", "codex", "gemini")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the hook commands."""
     hooks = sub.add_parser("hooks", help="install Engram's hooks into Claude Code, Codex or Gemini CLI")
     hooks.add_argument("action", choices=("install", "uninstall", "status"))

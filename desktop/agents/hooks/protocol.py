@@ -88,7 +88,7 @@ def parse(agent: str, event: str, data: bytes | str) -> HookCall:
         raise BadPayload("empty stdin")
     try:
         raw = json.loads(data)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise BadPayload(f"stdin is not JSON ({exc.msg})") from None
     return from_dict(agent, canon, raw)
 
