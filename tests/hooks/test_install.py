@@ -116,3 +116,30 @@ def test_moved_engram_updates_the_entry_in_place(tmp_path: Path, monkeypatch: py
     assert [h["command"] for h in data["hooks"]["Stop"][0]["hooks"]] == [
         "/opt/new/bin/engram hook stop --agent claude-code"]
     assert not hk.status("claude-code", "project", tmp_path, home).stale
+
+
+def test_one_managed_block_and_two_are_repaired(tmp_path: Path) -> None:
+    """Export to CLAUDE.md and an external agent run write the same block; an old double block is mended."""
+    from desktop.agents import managed_block as agent_block
+    from desktop.memory.lifecycle import formats
+    from desktop.memory.lifecycle import managed_block as mb
+
+    path = tmp_path / "CLAUDE.md"
+    user = "# Mine\r\nKeep this CRLF line.\r\n"
+    path.write_bytes(user.encode())
+    assert formats.write_managed_block(path, mb.wrap("## Project memory (Engram)\n\n- exported"))
+    assert agent_block.write_block(path, "agent context")  # what update_agent_file uses
+    text = path.read_bytes().decode()
+    assert text.count("engram:begin") == 1 and "agent context" in text and "exported" not in text
+    assert text.startswith(user)
+    # a file two older writers left with two different blocks
+    old = (f"{user}\n<!-- engram:begin (managed by Engram; edits inside this block are replaced) -->\n"
+           f"- old export\n<!-- engram:end -->\nmiddle text\n{mb.BEGIN}\n{mb.NOTE}\nold agent\n{mb.END}\ntail\n")
+    path.write_text(old, encoding="utf-8", newline="")
+    assert mb.write_block(path, "fresh")
+    repaired = path.read_bytes().decode()
+    assert repaired.count("engram:begin") == 1 and repaired.count("engram:end") == 1
+    assert "fresh" in repaired and "old agent" not in repaired and "old export" not in repaired
+    assert "middle text\n" in repaired and repaired.endswith("tail\n") and repaired.startswith(user)
+    assert formats.extract_managed_block(repaired) == "\nfresh\n"
+    assert mb.remove(repaired) == f"{user}\nmiddle text\ntail\n"
