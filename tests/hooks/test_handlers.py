@@ -182,3 +182,28 @@ def test_service_answers_over_a_private_socket(hook_env: dict[str, str], payment
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_first_hook_starts_the_service_which_stops_when_idle(hook_env: dict[str, str], payments_dir: Path,
+                                                              data_dir: Path, memories: dict[str, int]) -> None:
+    import time
+
+    from desktop.agents.hooks.service import socket_path
+
+    env = {k: v for k, v in hook_env.items() if k != "ENGRAM_HOOK_NO_SERVICE"}
+    env["ENGRAM_SERVE_IDLE"] = "4"
+    payload = {"session_id": "auto-1", "cwd": str(payments_dir), "hook_event_name": "UserPromptSubmit",
+               "prompt": "Is the refund webhook handler idempotent?"}
+    first = run_hook(env, "prompt", payload)
+    assert f'id=\\"{memories["prompt"]}\\"' in first.stdout  # answered inline while the service starts
+    path = socket_path(data_dir)
+    deadline = time.monotonic() + 30
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert path.exists()
+    second = run_hook(env, "prompt", {**payload, "session_id": "auto-2"})
+    assert f'id=\\"{memories["prompt"]}\\"' in second.stdout
+    deadline = time.monotonic() + 40
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not path.exists()  # idle: the service stopped and removed its socket

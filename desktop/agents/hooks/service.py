@@ -31,6 +31,7 @@ from desktop.agents.hooks.protocol import BadPayload, HookCall, from_dict
 log = logging.getLogger("engram.hooks")
 
 IDLE_S = 900.0
+IDLE_ENV = "ENGRAM_SERVE_IDLE"  # seconds an on-demand service waits for the next hook before exiting
 MAX_REQUEST = 4 * 1024 * 1024
 
 
@@ -77,7 +78,9 @@ def ask(data_dir: Path, call: HookCall, token_budget: int, *, timeout: float) ->
 def start_in_background(data_dir: Path) -> None:
     """Launch ``engram serve`` detached (for the next hook); never waits for it."""
     try:
-        subprocess.Popen([sys.executable, "-m", "desktop.cli.main", "serve", "--data-dir", str(data_dir)],
+        idle = os.environ.get(IDLE_ENV) or str(IDLE_S)
+        subprocess.Popen([sys.executable, "-m", "desktop.cli.main", "serve", "--data-dir", str(data_dir),
+                          "--idle", idle],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True, close_fds=True)
     except OSError as exc:
