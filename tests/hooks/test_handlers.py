@@ -207,3 +207,11 @@ def test_first_hook_starts_the_service_which_stops_when_idle(hook_env: dict[str,
     while path.exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not path.exists()  # idle: the service stopped and removed its socket
+
+
+def test_context_the_cli_prepends_is_not_the_prompt(project: Any, memories: dict[str, int]) -> None:
+    """Gemini CLI's first prompt carries the folder tree in <session_context>: not what the user asked."""
+    h = Handlers(project)
+    prompt = ("<session_context>\nThis is the Gemini CLI. Folder: core/payments.py charge refunds.py refund webhook"
+              " handler idempotent\n</session_context>\nRename the landing page CSS classes")
+    assert h.handle(call(project, "prompt", agent="gemini", prompt=prompt)) == ""

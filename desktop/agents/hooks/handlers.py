@@ -18,6 +18,7 @@ door), so candidates and memories kept from injection never reach the agent.
 from __future__ import annotations
 
 import logging
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -49,6 +50,9 @@ AFTER_TOOL_TOKENS = 400
 TRUST_THRESHOLDS = {1: 0.80, 2: 0.65, 3: 0.55, 4: 0.45}
 FORMATS = {"claude-code": "xml", "codex": "plain", "gemini": "markdown"}
 FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
+# Context the CLI itself prepends to the user's words (Gemini CLI's session context with the
+# folder tree, reminders, earlier hook output): not what the user asked about.
+_CONTEXT_BLOCKS = re.compile(r"<(session_context|system-reminder|hook_context)>.*?</\1>", re.S)
 
 
 class HookMemoryAccess(StoreMemoryAccess):
@@ -170,7 +174,7 @@ class Handlers:
         """Memories relevant to the prompt above the trust threshold; nothing when none is."""
         from desktop.memory.observer.tool_names import is_local_command
 
-        text = call.prompt.strip()
+        text = _CONTEXT_BLOCKS.sub(" ", call.prompt).strip()
         if not text or is_local_command(text):
             return ""
         floor = trust_threshold(self.project)
