@@ -7,8 +7,6 @@ import os
 import sys
 from pathlib import Path
 
-from desktop.cli.common import CliError, emit
-
 AGENT_CHOICES = ("claude-code", "codex", "gemini")
 
 
@@ -27,6 +25,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     hooks.set_defaults(func=cmd_hooks)
 
     hook = sub.add_parser("hook", help="run one hook (called by the agent, reads its JSON on stdin)")
+    _hook_options(hook)
+
+    serve = sub.add_parser("serve", help="the warm local service hooks ask (Unix socket, stops when idle)")
+    serve.add_argument("--data-dir", type=Path, default=None)
+    serve.add_argument("--idle", type=float, default=900.0, help="seconds without a request before it stops")
+    serve.add_argument("--no-warm-search", action="store_true", help="keyword search only (no model)")
+    serve.set_defaults(func=cmd_serve)
+
+
+def _hook_options(hook: argparse.ArgumentParser) -> None:
     hook.add_argument("event", help="session-start | prompt | after-tool | stop | session-end (or the agent's name)")
     hook.add_argument("--agent", default="claude-code", help="claude-code | codex | gemini")
     hook.add_argument("--data-dir", type=Path, default=None)
@@ -34,11 +42,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     hook.add_argument("--tokens", type=int, default=None, help="token budget of the session-start context")
     hook.set_defaults(func=cmd_hook)
 
-    serve = sub.add_parser("serve", help="the warm local service hooks ask (Unix socket, stops when idle)")
-    serve.add_argument("--data-dir", type=Path, default=None)
-    serve.add_argument("--idle", type=float, default=900.0, help="seconds without a request before it stops")
-    serve.add_argument("--no-warm-search", action="store_true", help="keyword search only (no model)")
-    serve.set_defaults(func=cmd_serve)
+
+def run_hook_command(argv: list[str]) -> int:
+    """``engram hook ...`` without building the whole command-line parser (the hot path)."""
+    parser = argparse.ArgumentParser(prog="engram hook", add_help=True)
+    _hook_options(parser)
+    try:
+        args, _unknown = parser.parse_known_args(argv)
+    except SystemExit:  # a broken command line in the agent's settings: still nothing to the model
+        os._exit(0)
+    return cmd_hook(args)
 
 
 def _data_dir(arg: Path | None) -> Path:
@@ -69,7 +82,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 def _token_budget(data_dir: Path) -> int:
     """``hooks.token_budget`` from the settings file (default 1,500)."""
-    from desktop.agents.hooks.handlers import DEFAULT_TOKEN_BUDGET
+    from desktop.agents.hooks.protocol import DEFAULT_TOKEN_BUDGET
     from desktop.settings import Settings
 
     try:
@@ -93,6 +106,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_hooks(args: argparse.Namespace) -> int:
     """Install, uninstall or report the hooks of one agent or of every agent."""
     from desktop.agents.hooks import install as hk
+    from desktop.cli.common import CliError, emit
 
     project = (args.project or Path.cwd()).resolve()
     home = Path.home()

@@ -27,6 +27,7 @@ from typing import Any
 from desktop.agents.hooks import ledger
 from desktop.agents.hooks.protocol import (
     AFTER_TOOL,
+    DEFAULT_TOKEN_BUDGET,
     PROMPT,
     SESSION_END,
     SESSION_START,
@@ -43,7 +44,6 @@ from desktop.memory.types import Memory
 
 log = logging.getLogger("engram.hooks")
 
-DEFAULT_TOKEN_BUDGET = 1500
 PROMPT_SHARE = 0.4          # a prompt's memories get at most this share of the session budget
 AFTER_TOOL_TOKENS = 400
 #: The trust levels' injection thresholds (the app's Trust dialog shows the same numbers).

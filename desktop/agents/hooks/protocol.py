@@ -34,6 +34,7 @@ NATIVE_EVENTS: dict[str, dict[str, str]] = {
 }
 #: Events whose output reaches the model (the others only record).
 CONTEXT_EVENTS = (SESSION_START, PROMPT, AFTER_TOOL)
+DEFAULT_TOKEN_BUDGET = 1500  # session-start context, unless settings say "hooks": {"token_budget": N}
 MAX_STDIN = 4 * 1024 * 1024  # a tool_response can be a whole file; more than this is not a payload
 
 
