@@ -50,6 +50,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--memories", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--warm-search", action="store_true",
+                    help="let the service build hybrid search (embeds every memory first: minutes at 10,000)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="engram-bench-hooks-"))
     data, root = tmp / "data", tmp / "project"
@@ -74,7 +76,8 @@ def main() -> None:
         env = _env(data, service)
         server = None
         if service:
-            server = subprocess.Popen([*exe, "serve", "--data-dir", str(data), "--idle", "600"], env=env,
+            warm = [] if args.warm_search else ["--no-warm-search"]
+            server = subprocess.Popen([*exe, "serve", "--data-dir", str(data), "--idle", "600", *warm], env=env,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             while not socket_path(data).exists():
                 time.sleep(0.05)

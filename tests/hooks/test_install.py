@@ -143,3 +143,14 @@ def test_one_managed_block_and_two_are_repaired(tmp_path: Path) -> None:
     assert "middle text\n" in repaired and repaired.endswith("tail\n") and repaired.startswith(user)
     assert formats.extract_managed_block(repaired) == "\nfresh\n"
     assert mb.remove(repaired) == f"{user}\nmiddle text\ntail\n"
+
+
+def test_new_settings_file_gets_the_usual_mode(tmp_path: Path) -> None:
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        path, _ = hk.install("gemini", "project", tmp_path, tmp_path / "h")
+    finally:
+        os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o644

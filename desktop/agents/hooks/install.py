@@ -99,6 +99,10 @@ def _save(path: Path, text: str) -> None:
             fh.write(text)
         if path.exists():
             os.chmod(tmp, path.stat().st_mode & 0o777)
+        else:  # mkstemp makes 0600; a new settings file gets the user's usual mode
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
