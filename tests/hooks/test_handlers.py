@@ -215,3 +215,14 @@ def test_context_the_cli_prepends_is_not_the_prompt(project: Any, memories: dict
     prompt = ("<session_context>\nThis is the Gemini CLI. Folder: core/payments.py charge refunds.py refund webhook"
               " handler idempotent\n</session_context>\nRename the landing page CSS classes")
     assert h.handle(call(project, "prompt", agent="gemini", prompt=prompt)) == ""
+
+
+def test_session_start_knows_uncommitted_files_and_the_branch(project: Any, memories: dict[str, int]) -> None:
+    root = project.info.root
+    subprocess.run(["git", "checkout", "-q", "-b", "fix/refund-webhook"], cwd=root, check=True)
+    (root / "core" / "payments.py").write_text("def charge(amount):\n    return round(amount * 100)\n",
+                                               encoding="utf-8")
+    text = Handlers(project).handle(call(project, "session-start", source="startup"))
+    assert "core/payments.py" in text and f'id="{memories["gotcha"]}"' in text  # the changed file's gotcha
+    assert f'id="{memories["prompt"]}"' in text  # the branch names the refund webhook
+    assert f'id="{memories["candidate"]}"' not in text

@@ -31,3 +31,22 @@ def test_external_sessions_live_with_chips_and_flag(qtbot, win, monkeypatch) -> 
     assert sig.args == [ids[1]]
     qtbot.waitUntil(lambda: any(r.flagged for r in ledger.session_rows(project.db, "cc-1")), timeout=5000)
     qtbot.waitUntil(lambda: opened == [1], timeout=5000)  # the app's one correction flow opened
+
+
+def test_rows_written_by_another_process_show_up(qtbot, win) -> None:  # type: ignore[no-untyped-def]
+    """Hooks write from the agent's process: the tab polls while visible."""
+    from desktop.composition import Engram
+    from desktop.settings import Settings
+
+    win.set_memory_panel_visible(True)
+    win.panel.setCurrentWidget(win.panel.external)
+    view = win.panel.external
+    mid = win.project.memories.add(NewMemory(content="Amounts are integer cents", type="decision")).result(10).id
+    other = Engram(Settings(data_dir=win.project.settings.data_dir)).open_project(win.project.info.root,
+                                                                                   remember=False)
+    try:
+        ledger.record_shown(other.db, "gm-1", "gemini", "prompt", [mid], "cents?").result(10)
+    finally:
+        other.close()
+    qtbot.waitUntil(lambda: view.sessions.count() == 1 and "Gemini CLI" in view.sessions.item(0).text(),
+                    timeout=10_000)

@@ -151,6 +151,12 @@ class Handlers:
         """Gotchas of files with uncommitted changes, the branch, and the prefetch plan."""
         changed, branch = _git_state(self.root)
         found = self.memory.gotchas_for(changed, exclude=seen, limit=4) if changed else []
+        if branch and branch not in ("main", "master", "trunk", "develop", "HEAD"):
+            # a feature branch names the work: memories about it (fix/refund-webhook -> refund webhook)
+            topic = re.sub(r"[/_\-]+", " ", branch)
+            taken = seen | {m.id for m in found}
+            found += [m for m in self.memory.search(topic, limit=6)
+                      if m.id not in taken and relevant(topic, m)][:3]
         mems = fit([m for m in found if injectable(m)], max(0, budget - 120))
         lines: list[str] = []
         if changed:
@@ -159,7 +165,8 @@ class Handlers:
         plan = [p for p, share in self.memory.prefetch_candidates("")[:8]]
         if plan:
             lines.append("Files past sessions here almost always needed: " + ", ".join(plan) + ".")
-        sections = [Section("About the files you are changing", mems), Section("Work in progress", lines=lines)]
+        sections = [Section("About the files and branch you are working on", mems),
+                    Section("Work in progress", lines=lines)]
         text = render(sections, fmt, heading="Engram memory", hint=False)
         while text and count_tokens(text) > budget and (lines or mems):
             if lines:

@@ -113,3 +113,9 @@ def recent_sessions(db: Any, limit: int = 50) -> list[ExternalSession]:
         "FROM external_injections GROUP BY session_id ORDER BY max(at) DESC LIMIT ?", (limit,)).fetchall()
     return [ExternalSession(str(r[0]), str(r[1]), str(r[2]), str(r[3]), int(r[4]), int(r[5]), int(r[6]))
             for r in rows]
+
+
+def latest_id(db: Any) -> int:
+    """The newest row's id (0 when none): a cheap "did another process record something?" check."""
+    rows = db.reads.conn().execute("SELECT coalesce(max(id), 0) FROM external_injections").fetchall()
+    return int(rows[0][0])

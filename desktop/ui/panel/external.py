@@ -33,6 +33,7 @@ from desktop.ui.tasks import Tasks
 
 log = logging.getLogger("engram.ui.panel")
 
+POLL_MS = 3000
 AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
 
 
@@ -72,6 +73,13 @@ class ExternalSessions(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(400)
         self._timer.timeout.connect(self.refresh)
+        # Hooks run in the agents' processes (or the hook service): their writes do not pass
+        # through this app's writer, so while the tab is visible it polls for new rows.
+        self._seen = -1
+        self._poll = QTimer(self)
+        self._poll.setInterval(POLL_MS)
+        self._poll.timeout.connect(self._check_new)
+        self._poll.start()
         self.tasks.run(self._detect, self._offer_install)
         self.refresh()
 
@@ -111,6 +119,15 @@ class ExternalSessions(QWidget):
         self.status_message.emit(str(exc))
 
     # -- sessions --------------------------------------------------------------------------
+    def _check_new(self) -> None:
+        if self.isVisible():
+            self.tasks.run(lambda: ledger.latest_id(self.project.db), self._maybe_refresh)
+
+    def _maybe_refresh(self, latest: int) -> None:
+        if latest != self._seen:
+            self._seen = latest
+            self.refresh()
+
     def refresh(self) -> None:
         """Reload the session list (pool thread)."""
         self.tasks.run(lambda: ledger.recent_sessions(self.project.db), self._show_sessions)
