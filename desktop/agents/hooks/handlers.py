@@ -261,8 +261,9 @@ class Handlers:
 
     def _shown(self, call: HookCall, event: str, ids: list[int], detail: str) -> None:
         if ids:
-            # Shown is not used: only a citation counts as a use (see _record_citations).
-            ledger.record_shown(self.project.db, call.session_id, call.agent, event, ids, detail)
+            # Shown is not used: only a citation counts as a use (see _record_citations). Waited for
+            # (a few ms): the next hook of the session, maybe on another service thread, must see it.
+            ledger.record_shown(self.project.db, call.session_id, call.agent, event, ids, detail).result(5)
 
 
 def _git_state(root: Path) -> tuple[list[str], str]:
