@@ -103,6 +103,11 @@ def main() -> None:
              for _ in range(args.runs)]
     p50, p95, worst = summary(times)
     rows.append(["`engram list` (cold)", "-", args.runs, p50, p95, worst, 250, "yes" if p95 <= 250 else "no", "-"])
+    for label, cmd in (("`python -c pass` (interpreter + site, incl. the editable-install finder)", ["-c", "pass"]),
+                       ("`python -S -c pass` (bare interpreter)", ["-S", "-c", "pass"])):
+        base = [_run([sys.executable, *cmd], env)[0] for _ in range(args.runs)]
+        p50, p95, worst = summary(base)
+        rows.append([label, "-", args.runs, p50, p95, worst, "-", "-", "-"])
     print(f"{args.memories:,} memories; load average {os.getloadavg()[0]:.2f} "
           f"({os.cpu_count()} cores); python {sys.version.split()[0]}\n")
     print(table(["case", "service", "runs", "p50 ms", "p95 ms", "max ms", "target p95", "met", "printed"], rows))

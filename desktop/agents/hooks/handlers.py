@@ -129,9 +129,9 @@ class Handlers:
                 parts.append(render([Section(title, again)], fmt, heading="Engram memory"))
                 ids += [m.id for m in again]
                 budget -= count_tokens(parts[-1])
-        share = budget / 1.0
-        alloc = Allocation(total=int(share), always_inject=int(share * 0.25), retrieval=int(share * 0.35),
-                           work_state=int(share * 0.15), prefetch=0, step_each=0, step_total=0, augment_each=0)
+        # T1's shares of what is left; the rest stays for work in progress below
+        alloc = Allocation(total=budget, always_inject=int(budget * 0.25), retrieval=int(budget * 0.35),
+                           work_state=int(budget * 0.15), prefetch=0, step_each=0, step_total=0, augment_each=0)
         ctx = build_start_context(self.memory, "", ProjectRoot(self.root), fmt, alloc, prefetch=False)
         fresh = [i for i in ctx.memory_ids if i not in ids]
         if ctx.system_text and (fresh or not ids) and ctx.tokens_t1 <= budget:
@@ -236,7 +236,8 @@ class Handlers:
         if not cited:
             return
         db = self.project.db
-        real = [i for i in self.project.memories.get_many(cited)]
+        found = self.project.memories.get_many(cited)
+        real = [i for i in cited if i in found]  # ids that exist, in the reply's order
         marked = set(ledger.mark_cited(db, call.session_id, real).result(10))
         known = set(ledger.shown_ids(db, call.session_id))
         unshown = [i for i in real if i not in known]

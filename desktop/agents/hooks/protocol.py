@@ -100,6 +100,8 @@ def _text(value: Any) -> str:
 
 def from_dict(agent: str, event: str, raw: Any) -> HookCall:
     """A HookCall from an already decoded payload (also used by the warm service)."""
+    if agent not in AGENTS:
+        raise BadPayload(f"unknown agent {agent!r}")
     if not isinstance(raw, dict):
         raise BadPayload("payload is not a JSON object")
     sid, cwd = _text(raw.get("session_id")), _text(raw.get("cwd"))
