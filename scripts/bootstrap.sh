@@ -9,6 +9,8 @@ cd "$ROOT"
 APT_PACKAGES=(libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libglib2.0-0 libdbus-1-3
   xvfb xauth libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
   libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxcb-xinerama0 git fonts-dejavu-core)
+# The hook tests drive the real agent CLIs, which install from npm (issue 16).
+command -v npm >/dev/null 2>&1 || APT_PACKAGES+=(nodejs npm)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -59,3 +61,10 @@ if [ ! -f resources/models/all-minilm-l6-v2/model.int8.onnx ]; then
 fi
 # Compiled translations are build products; make them from the sources in i18n/.
 .venv/bin/python -m desktop.ui.i18n_build >/dev/null 2>&1 || true
+# The real agent CLIs the hook tests run (pinned; cached outside the tree so it survives).
+CLI_CACHE="${ENGRAM_TEST_CLI_DIR:-$HOME/.cache/engram-test-cli}"
+if command -v npm >/dev/null 2>&1 && [ ! -x "$CLI_CACHE/node_modules/.bin/claude" ]; then
+  echo "engram: installing the agent CLIs the hook tests use into $CLI_CACHE"
+  npm install -s --prefix "$CLI_CACHE" @anthropic-ai/claude-code@2.1 @openai/codex@0.169 @google/gemini-cli@0.61 \
+    >/dev/null 2>&1 || echo "engram: could not install the agent CLIs; their hook tests will install or skip"
+fi

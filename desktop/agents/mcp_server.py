@@ -14,17 +14,23 @@ See docs/ARCHITECTURE.md, "Two processes".
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import shutil
 import sys
+from collections.abc import Callable
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
+
+from desktop import __version__
 from desktop.agents.mcp_framing import run_framed
 from desktop.agents.memory_access import StoreMemoryAccess, TimedMemoryAccess
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.store.errors import EngramError
+from desktop.memory.store.errors import EngramError, ValidationError
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.trust import injectable
 from desktop.memory.types import MemorySource, MemoryType
@@ -34,7 +40,23 @@ log = logging.getLogger("engram.mcp")
 SERVER_NAME = "engram"
 PINNED_URI = "engram://memories/pinned"
 INSTRUCTIONS = ("Engram is this project's long-term memory. Call search_memory before exploring, cite memories "
-                "you use as [Memory #<id>: ...], and record_memory what a future session should know.")
+                "you use as [Memory #<id>: ...], and record_memory what a future session should know "
+                "(a recorded memory is a candidate until a person confirms it or an agent uses it).")
+MEMORY_TYPES = tuple(t.value for t in MemoryType)
+
+# Parameter descriptions: clients (and the model) see these in each tool's input schema.
+Query = Annotated[str, Field(description="What to look for, in plain words or identifiers.")]
+Limit = Annotated[int, Field(description="How many memories at most (1-50).", ge=1, le=50)]
+Content = Annotated[str, Field(description="The fact, decision or pitfall, in one or two sentences.",
+                               min_length=1, max_length=4000)]
+MType = Annotated[str, Field(description="One of: " + ", ".join(MEMORY_TYPES) + ".")]
+Files = Annotated[list[str] | None, Field(description="Project-relative files it is about (at most 10).")]
+Task = Annotated[str, Field(description="The task, in a sentence.")]
+Target = Annotated[str, Field(description="A project-relative file path, or path:symbol.")]
+Depth = Annotated[int, Field(description="How many dependency levels to follow (1-6).", ge=1, le=6)]
+MemoryId = Annotated[int, Field(description="The memory's id (the number in [Memory #id]).")]
+Pinned = Annotated[bool, Field(description="true pins, false unpins.")]
+Reason = Annotated[str, Field(description="Why it is wrong or obsolete (kept in the audit log).")]
 
 
 def _line(m: Any) -> str:
@@ -49,7 +71,7 @@ class EngramMCP:
         self.project = project
         self.memory = TimedMemoryAccess(StoreMemoryAccess(project))
 
-    def search_memory(self, query: str, limit: int = 8) -> str:
+    def search_memory(self, query: Query, limit: Limit = 8) -> str:
         """Memories relevant to the query, one per line with its id."""
         found = self.memory.search(query, limit=max(1, min(50, limit)))
         if not found:
@@ -57,37 +79,33 @@ class EngramMCP:
         self.memory.record_access([m.id for m in found[:3]])
         return "\n".join(_line(m) for m in found)
 
-    def record_memory(self, content: str, type: str = "note", files: list[str] | None = None) -> str:
+    def record_memory(self, content: Content, type: MType = "note", files: Files = None) -> str:
         """Store a candidate memory (quarantined until confirmed or reinforced)."""
-        mtype = type if type in {t.value for t in MemoryType} else MemoryType.NOTE.value
-        item = NewMemory(content=content, type=mtype, related_files=list(files or [])[:10],
+        if type not in MEMORY_TYPES:
+            raise ValidationError(f"Unknown memory type {type!r}; use one of: {', '.join(MEMORY_TYPES)}.")
+        item = NewMemory(content=content, type=type, related_files=list(files or [])[:10],
                          source=MemorySource.MCP_AUTO.value, candidate=True, confidence=0.6)
         res = self.project.memories.add(item, actor="mcp", reason="record_memory over MCP").result(30)
-        return f"Recorded as memory #{res.id}{'' if res.created else ' (reinforced an existing one)'}."
+        return (f"Recorded as memory #{res.id}{'' if res.created else ' (reinforced an existing one)'}: a candidate, "
+                "not shown to agents until a person confirms it or an agent uses it.")
 
-    def get_workflow_recipe(self, task: str) -> str:
+    def get_workflow_recipe(self, task: Task) -> str:
         """How tasks like this one were done successfully before."""
         recipes = self.memory.workflow_recipes(task, 3)
         return "\n".join(f"- {r}" for r in recipes) if recipes else "No workflow recipe is known for this yet."
 
-    def analyze_impact(self, target: str, depth: int = 3) -> str:
+    def analyze_impact(self, target: Target, depth: Depth = 3) -> str:
         """Dependents of a file or symbol in the code graph (JSON)."""
         return json.dumps(self.memory.analyze_impact(target, max(1, min(6, depth))), default=str)[:50_000]
 
-    def pin(self, memory_id: int, pinned: bool = True) -> str:
+    def pin(self, memory_id: MemoryId, pinned: Pinned = True) -> str:
         """Pin (always inject) or unpin a memory."""
-        try:
-            self.project.memories.pin(memory_id, pinned, actor="mcp").result(30)
-        except EngramError as exc:  # the core refused (a user's memory, a candidate, no such id)
-            return f"Not done: {exc}"
+        self.project.memories.pin(memory_id, pinned, actor="mcp").result(30)
         return f"Memory #{memory_id} {'pinned' if pinned else 'unpinned'}."
 
-    def forget(self, memory_id: int, reason: str = "") -> str:
+    def forget(self, memory_id: MemoryId, reason: Reason = "") -> str:
         """Forget a memory (never injected again; deleted later by pruning)."""
-        try:
-            self.project.memories.forget(memory_id, reason=reason or None, actor="mcp").result(30)
-        except EngramError as exc:
-            return f"Not done: {exc}"
+        self.project.memories.forget(memory_id, reason=reason or None, actor="mcp").result(30)
         return f"Memory #{memory_id} forgotten."
 
     def pinned(self) -> str:
@@ -102,21 +120,49 @@ class EngramMCP:
         self.memory.close()
 
 
+def as_tool_errors(fn: Callable[..., str]) -> Callable[..., str]:
+    """Engram's own failures reach the client as MCP tool errors carrying their message.
+
+    The SDK turns any other exception into "Error executing tool <name>" with no
+    detail; a ToolError is an is_error result whose text the model can act on.
+    """
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> str:
+        try:
+            return fn(*args, **kwargs)
+        except EngramError as exc:
+            raise ToolError(str(exc)) from exc
+        except FutureTimeout as exc:
+            raise ToolError("Engram's database is busy (another process holds it); try again.") from exc
+    return call
+
+
 def build_server(impl: EngramMCP) -> Any:
     """An MCPServer exposing ``impl``'s tools and the pinned-memories resource."""
     from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
 
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
-    server.add_tool(impl.search_memory, name="search_memory",
-                    description="Search this project's long-term memory (decisions, gotchas, dead ends).")
-    server.add_tool(impl.record_memory, name="record_memory",
-                    description="Record something a future session should know (stored as a candidate).")
-    server.add_tool(impl.get_workflow_recipe, name="get_workflow_recipe",
-                    description="How tasks like this one were done successfully in this project.")
-    server.add_tool(impl.analyze_impact, name="analyze_impact",
-                    description="What depends on a file or symbol (path or path:symbol).")
-    server.add_tool(impl.pin, name="pin", description="Pin a memory so it is always injected (pinned=false unpins).")
-    server.add_tool(impl.forget, name="forget", description="Forget a memory that is wrong or obsolete.")
+    read = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+    write = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING", version=__version__)
+    tools: list[tuple[Callable[..., str], str, str, ToolAnnotations]] = [
+        (impl.search_memory, "search_memory", "Search this project's long-term memory (decisions, gotchas, dead "
+         "ends, recipes). Cite what you use as [Memory #id: ...].", read),
+        (impl.record_memory, "record_memory", "Record something a future session should know. It is stored as a "
+         "candidate: not shown to agents until a person confirms it or an agent uses it.", write),
+        (impl.get_workflow_recipe, "get_workflow_recipe", "How tasks like this one were done successfully in "
+         "this project.", read),
+        (impl.analyze_impact, "analyze_impact", "What depends on a file or symbol (path or path:symbol), from the "
+         "code graph.", read),
+        (impl.pin, "pin", "Pin a memory so it is always injected (pinned=false unpins).", write),
+        (impl.forget, "forget", "Forget a memory that is wrong or obsolete: it is never injected again and is "
+         "deleted later by pruning.", ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                                      idempotent_hint=True, open_world_hint=False)),
+    ]
+    for fn, name, description, hints in tools:
+        server.add_tool(as_tool_errors(fn), name=name, description=description, annotations=hints)
 
     @server.resource(PINNED_URI, name="pinned-memories", description="The project's pinned memories.",
                      mime_type="text/plain")
@@ -142,23 +188,29 @@ def serve(project_dir: Path, *, data_dir: Path | None = None) -> None:
         project.close()
 
 
-def launch_command(project_dir: Path) -> tuple[str, list[str]]:
+def launch_command(project_dir: Path, data_dir: Path | None = None) -> tuple[str, list[str]]:
     """The command an MCP client should run: the ``engram`` executable, else this Python."""
     exe = shutil.which("engram")
     args = ["mcp", "--project", str(Path(project_dir).resolve())]
+    if data_dir is not None:
+        args += ["--data-dir", str(Path(data_dir).expanduser().resolve())]
     if exe:
         return exe, args
     return sys.executable, ["-m", "desktop.cli.main", *args]
 
 
-def client_config(project_dir: Path, client: str = "all") -> dict[str, Any]:
+def client_config(project_dir: Path, client: str = "all", data_dir: Path | None = None) -> dict[str, Any]:
     """Configuration snippets for Claude Code (.mcp.json), Cursor (.cursor/mcp.json) and Codex (config.toml)."""
-    command, args = launch_command(project_dir)
+    import shlex
+
+    command, args = launch_command(project_dir, data_dir)
     entry = {"command": command, "args": args}
     toml_args = ", ".join(json.dumps(a) for a in args)
+    shell = " ".join(shlex.quote(p) for p in [command, *args])
     snippets: dict[str, Any] = {
-        "claude-code": {"file": ".mcp.json (project) or `claude mcp add engram -- "
-                                f"{command} {' '.join(args)}`", "json": {"mcpServers": {SERVER_NAME: entry}}},
+        "claude-code": {"file": ".mcp.json (project scope, shared with the team)",
+                        "command": f"claude mcp add --scope project {SERVER_NAME} -- {shell}",
+                        "json": {"mcpServers": {SERVER_NAME: entry}}},
         "cursor": {"file": ".cursor/mcp.json", "json": {"mcpServers": {SERVER_NAME: entry}}},
         "codex": {"file": "~/.codex/config.toml",
                   "toml": f"[mcp_servers.{SERVER_NAME}]\ncommand = {json.dumps(command)}\nargs = [{toml_args}]\n"},

@@ -42,7 +42,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     project = (args.project or Path.cwd()).resolve()
     if args.print_config:
-        sys.stdout.write(json.dumps(client_config(project, args.client), indent=2) + "\n")
+        sys.stdout.write(json.dumps(client_config(project, args.client, args.data_dir), indent=2) + "\n")
         return 0
     # stdout is the protocol channel: make sure logging never writes there
     logging.getLogger().handlers = [logging.StreamHandler(sys.stderr)]

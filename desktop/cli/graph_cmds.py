@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.cli.common import CliError, add_common, emit, open_project, sql_int
 from desktop.composition import build_graph_service
-from desktop.memory.graph.closure import DEFAULT_DEPTH
-from desktop.memory.graph.indexer import IndexProgress
-from desktop.memory.graph.queries import GraphTargetNotFound
+
+if TYPE_CHECKING:
+    from desktop.memory.graph.indexer import IndexProgress
+
+# The graph package imports networkx (0.3-0.5 s); the parser is built for every `engram`
+# command, so the default depth is repeated here (tests/cli check it matches closure.DEFAULT_DEPTH).
+DEFAULT_DEPTH = 3
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -109,7 +113,7 @@ def _query(args: argparse.Namespace, dependents: bool) -> int:
         try:
             result = (graph.queries.impact if dependents else graph.queries.dependencies)(
                 args.target, args.depth)
-        except GraphTargetNotFound as exc:
+        except _not_found() as exc:
             raise CliError(str(exc)) from exc
     emit(args, result, lambda: _levels_text(result, "Dependents of" if dependents else "Dependencies of"))
     return 0
@@ -136,3 +140,9 @@ def cmd_modules(args: argparse.Namespace) -> int:
         return "\n".join(lines)
     emit(args, data, human)
     return 0
+
+
+def _not_found() -> type[Exception]:
+    from desktop.memory.graph.queries import GraphTargetNotFound
+
+    return GraphTargetNotFound

@@ -8,14 +8,12 @@ import sys
 from collections.abc import Sequence
 
 from desktop import __version__
-from desktop.cli import memory_cmds
-from desktop.cli.common import CliError
-from desktop.cli.errors import KNOWN_ERRORS, known_error_line
 
 log = logging.getLogger("engram.cli")
 
-# Subcommand modules register themselves; later features add to this list.
-COMMAND_MODULES = [memory_cmds]
+# Subcommand modules register themselves; later features add to this list. Imported when
+# the parser is built, so `engram hook` (run by agents on every event) never loads them.
+COMMAND_MODULES = ["memory_cmds"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,10 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"engram {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in COMMAND_MODULES:
-        module.register(sub)
+    for name in COMMAND_MODULES:
+        __import__(f"desktop.cli.{name}", fromlist=["register"]).register(sub)
     for optional in ("search_cmds", "graph_cmds", "observer_cmds", "lifecycle_cmds", "agent_cmds", "doctor_cmds",
-                     "team_cmds"):
+                     "hook_cmds", "team_cmds"):
         try:
             mod = __import__(f"desktop.cli.{optional}", fromlist=["register"])
         except ModuleNotFoundError as exc:
@@ -40,6 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; known failures print one line and exit non-zero."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if args_in[:1] == ["hook"]:
+        # An agent runs this on every event: parse only its own options, import nothing else.
+        from desktop.cli import hook_cmds
+
+        return hook_cmds.run_hook_command(args_in[1:])
+    from desktop.cli.common import CliError
+    from desktop.cli.errors import KNOWN_ERRORS, known_error_line
+
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,

@@ -7,8 +7,6 @@ from pathlib import Path
 
 from desktop.cli.common import CliError, add_common, emit, open_project, sql_int
 from desktop.composition import observer_for
-from desktop.memory.observer.prefetch import prefetch_plan
-from desktop.memory.observer.start_context import start_context
 
 # The core reports codes; the command line words them.
 _INGEST_ERRORS = {
@@ -82,6 +80,9 @@ def cmd_prefetch(args: argparse.Namespace) -> int:
         # A file deleted outside any observed session (in an editor, by git checkout) is still
         # in the learned history; a session cannot read it, so it is left out unless asked for.
         missing_under = None if args.include_missing else str(project.info.root)
+        from desktop.memory.observer.prefetch import prefetch_plan
+        from desktop.memory.observer.start_context import start_context
+
         # What the session start knows besides history: the command's expansion, git, handoff notes.
         context = None if args.history_only else start_context(args.prompt, Path(project.info.root),
                                                                home=Path.home())

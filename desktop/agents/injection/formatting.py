@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from xml.sax.saxutils import escape, quoteattr
 
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.text.tokens import count_tokens
@@ -20,6 +19,16 @@ from desktop.memory.types import Memory
 CITATION_RE = re.compile(r"\[Memory #(\d+)(?::[^\]\n]{0,200})?\]")
 CITATION_HINT = ("When a memory below helps you, cite it inline as [Memory #<id>: <few words>]. "
                  "Memories can be stale: trust the code when they disagree.")
+def escape(text: str) -> str:
+    """XML-escape text (what xml.sax.saxutils.escape does; that module imports urllib and ssl)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def quoteattr(text: str) -> str:
+    """An XML attribute value with its quotes."""
+    return '"' + escape(text).replace('"', "&quot;").replace("\n", "&#10;") + '"'
+
+
 _TAGS = {"dead_end": "AVOID", "error_pattern": "KNOWN ERROR", "gotcha": "GOTCHA"}
 
 

@@ -23,8 +23,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 Embed = Callable[[list[str]], Any]
 EMBED_THRESHOLD = 0.85
 OVERLAP_THRESHOLD = 0.5
@@ -211,6 +209,8 @@ def detect_conflicts(new: ConflictText, candidates: Sequence[ConflictText], *,
     if embed is not None and candidates:
         rest = [c for c in candidates if c.id not in found and c.id != new.id and _share_topic(new, c)]
         if rest:
+            import numpy as np  # only with an embedder: conflict checks on injection stay numpy-free
+
             vecs = np.asarray(embed([new.content, *[c.content for c in rest]]), dtype=np.float32)
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)
             unit = vecs / np.where(norms == 0, 1, norms)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from desktop.memory import safe_json
+from desktop.memory.lifecycle import managed_block as block_file
 from desktop.memory.lifecycle.decay import DECAYED_SQL
 from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.lifecycle.redaction import redact_for_output
@@ -29,10 +30,6 @@ from desktop.memory.types import MAX_CONTENT_CHARS, MemorySource, MemoryType
 
 log = logging.getLogger("engram.lifecycle")
 
-BEGIN = "<!-- engram:begin (managed by Engram; edits inside this block are replaced) -->"
-END = "<!-- engram:end -->"
-_BEGIN_RX = re.compile(r"^<!-- engram:begin\b.*?-->\s*$", re.M)
-_END_RX = re.compile(r"^<!-- engram:end -->\s*$", re.M)
 META_RX = re.compile(r"\s*<!-- engram (\{.*?\}) -->\s*$")
 
 TITLES: dict[str, str] = {
@@ -116,31 +113,18 @@ def managed_block(db: Any, *, limit: int = 200, now: datetime | None = None) -> 
 
     rows = _rows(db.reads.conn(), live_only=True, limit=limit, now=iso(now or db.clock()))
     body = _sections(rows, level="###", with_meta=True) or "_No memories yet._"
-    return f"{BEGIN}\n## Project memory (Engram)\n\n{body}\n{END}\n"
+    return block_file.wrap(f"## Project memory (Engram)\n\n{body}") + "\n"
 
 
 def write_managed_block(path: Path, block: str) -> bool:
-    """Put `block` into `path`: replace the existing block, or append one. True when the file changed."""
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
-    b, e = _BEGIN_RX.search(old), _END_RX.search(old)
-    if b and e and e.start() > b.start():
-        new = old[:b.start()] + block.rstrip("\n") + old[e.end():]
-    else:
-        new = (old.rstrip("\n") + "\n\n" if old.strip() else "") + block
-    if not new.endswith("\n"):
-        new += "\n"
-    if new == old:
-        return False
-    path.write_text(new, encoding="utf-8")
-    return True
+    """Put `block` (as managed_block made it) into `path`: one block, the rest untouched. True when changed."""
+    body = block_file.extract(block)
+    return block_file.write_block(path, block if body is None else body)
 
 
 def extract_managed_block(text: str) -> str | None:
-    """The text between the markers, or None when the file has no Engram block."""
-    b, e = _BEGIN_RX.search(text), _END_RX.search(text)
-    if b and e and e.start() > b.end():
-        return text[b.end():e.start()]
-    return None
+    """The text of the Engram block, or None when the file has none."""
+    return block_file.extract(text)
 
 
 # -- import ---------------------------------------------------------------------------

@@ -1,17 +1,33 @@
-"""Hybrid retrieval: BM25 + dense + graph candidates, fusion and scoring, rerank/HyDE, packing."""
+"""Hybrid retrieval: BM25 + dense + graph candidates, fusion and scoring, rerank/HyDE, packing.
 
-from desktop.memory.retrieval.packing import pack
-from desktop.memory.retrieval.pipeline import RetrievalPipeline
-from desktop.memory.retrieval.service import SearchService, build_search_service
-from desktop.memory.retrieval.slo import SloMonitor
-from desktop.memory.retrieval.types import (
-    Explanation,
-    PackedContext,
-    PackedItem,
-    SearchRequest,
-    SearchResponse,
-    SearchResult,
-)
+Names are loaded on first use (PEP 562): the pipeline imports numpy, and commands
+that only need ``retrieval.types`` (the CLI's parser, hooks) must not pay for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from desktop.memory.retrieval.packing import pack
+    from desktop.memory.retrieval.pipeline import RetrievalPipeline
+    from desktop.memory.retrieval.service import SearchService, build_search_service
+    from desktop.memory.retrieval.slo import SloMonitor
+    from desktop.memory.retrieval.types import (
+        Explanation,
+        PackedContext,
+        PackedItem,
+        SearchRequest,
+        SearchResponse,
+        SearchResult,
+    )
+
+_WHERE = {
+    "pack": "packing", "RetrievalPipeline": "pipeline", "SearchService": "service",
+    "build_search_service": "service", "SloMonitor": "slo", "Explanation": "types", "PackedContext": "types",
+    "PackedItem": "types", "SearchRequest": "types", "SearchResponse": "types", "SearchResult": "types",
+}
 
 __all__ = [
     "Explanation",
@@ -26,3 +42,11 @@ __all__ = [
     "build_search_service",
     "pack",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the submodule that defines ``name`` on first access."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

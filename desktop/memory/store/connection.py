@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import apsw
-import sqlite_vec
 
 from desktop.memory.store.errors import (
     CorruptDatabaseError,
@@ -98,7 +97,17 @@ def vec0_path() -> str:
         frozen = Path(bundle) / "sqlite_vec" / "vec0"
         if any(frozen.with_suffix(ext).exists() for ext in (".so", ".dylib", ".dll")):
             return str(frozen)
-    return str(sqlite_vec.loadable_path())
+    # The package's folder, found without importing it: sqlite_vec/__init__ imports numpy
+    # (2-400 ms) for helpers Engram never calls, and every `engram` command opens a database.
+    import importlib.util
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    if not folders:
+        import sqlite_vec
+
+        return str(sqlite_vec.loadable_path())
+    return str(Path(folders[0]) / "vec0")
 
 
 def check_header(path: Path) -> None:

@@ -531,6 +531,25 @@ CREATE TRIGGER team_outbox_ad AFTER DELETE ON memories BEGIN
 END;
 """
 
+# Hooks in external agents (issue 16): what each Claude Code / Codex / Gemini CLI session was
+# told, at which event, and whether the agent cited it or someone flagged it. No foreign key:
+# the record of what an agent was shown outlives a memory that pruning later deletes.
+EXTERNAL_INJECTIONS = """
+CREATE TABLE external_injections (
+  id         INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  agent      TEXT NOT NULL,
+  event      TEXT NOT NULL,
+  memory_id  INTEGER NOT NULL,
+  at         TEXT NOT NULL,
+  detail     TEXT NOT NULL DEFAULT '',
+  cited      INTEGER NOT NULL DEFAULT 0,
+  flagged    INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX idx_external_injections_session ON external_injections(session_id, memory_id);
+CREATE INDEX idx_external_injections_at ON external_injections(at);
+"""
+
 # (name, sql). Append only.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core_memories", CORE_MEMORIES),
@@ -546,5 +565,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0011_observer_file_removals", OBSERVER_FILE_REMOVALS),
     ("0012_memory_evidence", MEMORY_EVIDENCE),
     ("0013_observer_session_evidence", OBSERVER_SESSION_EVIDENCE),
+    ("0016_external_injections", EXTERNAL_INJECTIONS),
     ("0019_team_sync", TEAM_SYNC),
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["count_tokens", "expand_code_terms", "fts_match_query", "split_identifier"]
+__all__ = ["count_tokens", "expand_code_terms", "fts_match_query", "query_terms", "split_identifier"]
 
 # A "compound" is any run of word characters and the punctuation that glues
 # identifiers and paths together (verify_jwt, auth/tokens.ts, pkg::mod, a-b).
@@ -98,6 +98,11 @@ def _query_terms(query: str, whole: bool) -> list[str]:
             for part in parts:
                 add(part)
     return terms[:_MAX_QUERY_TERMS]
+
+
+def query_terms(text: str) -> list[str]:
+    """The content words of ``text`` as FTS5 sees them: lower-cased, identifier-split, no stopwords."""
+    return _query_terms(text, whole=False)
 
 
 def fts_match_query(query: str, mode: str = "or") -> str | None:

@@ -1,0 +1,117 @@
+"""Hook round trip and cold CLI start, as an agent experiences them (issue 16).
+
+Measures, at 10,000 memories, the wall time from starting ``engram hook EVENT``
+(a new process, stdin JSON in, JSON out) to its exit, for session start and
+prompt submit, with the warm service (``engram serve``) running and without it
+(inline FTS5); and ``engram list`` cold (process start to exit). Targets: p95
+<= 150 ms with the service, <= 400 ms without, ``engram list`` <= 250 ms.
+
+    .venv/bin/python bench/bench_hooks.py [--memories 10000] [--runs 40]
+
+Prints a Markdown table (with the machine load) for bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_store import make_memory
+from common import ROOT, summary, table
+
+from desktop.agents.hooks.service import socket_path
+from desktop.composition import Engram
+from desktop.settings import Settings
+
+
+def _env(data: Path, service: bool) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ENGRAM_DATA_DIR": str(data)}
+    env.pop("ENGRAM_HOOK_NO_SERVICE", None)
+    if not service:
+        env["ENGRAM_HOOK_NO_SERVICE"] = "1"
+    return env
+
+
+def _run(cmd: list[str], env: dict[str, str], stdin: str = "") -> tuple[float, str]:
+    t = time.perf_counter()
+    done = subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env, check=False)
+    return (time.perf_counter() - t) * 1000, done.stdout
+
+
+def main() -> None:
+    """Build the project, time each case, print the table."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--memories", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--warm-search", action="store_true",
+                    help="let the service build hybrid search (embeds every memory first: minutes at 10,000)")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="engram-bench-hooks-"))
+    data, root = tmp / "data", tmp / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    project = Engram(Settings(data_dir=data)).open_project(root, remember=False)
+    rng = random.Random(16)
+    for start in range(0, args.memories, 500):
+        project.memories.add_many([make_memory(rng, i) for i in range(start, min(args.memories,
+                                                                                 start + 500))]).result(600)
+    project.close()
+    exe = [sys.executable, "-m", "desktop.cli.main"]
+    words = ["refund", "webhook", "retries", "handler", "idempotent", "cache", "invalidation", "payments", "rounding"]
+    payloads = {
+        "session-start": lambda n: {"session_id": f"b-{n}", "cwd": str(root), "hook_event_name": "SessionStart",
+                                    "source": "startup"},
+        "prompt": lambda n: {"session_id": f"b-{n}", "cwd": str(root), "hook_event_name": "UserPromptSubmit",
+                             "prompt": " ".join(rng.sample(words, 4))},
+    }
+    rows = []
+    for service in (False, True):
+        env = _env(data, service)
+        server = None
+        if service:
+            warm = [] if args.warm_search else ["--no-warm-search"]
+            server = subprocess.Popen([*exe, "serve", "--data-dir", str(data), "--idle", "600", *warm], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            while not socket_path(data).exists():
+                time.sleep(0.05)
+            _run([*exe, "hook", "prompt", "--data-dir", str(data)], env, json.dumps(payloads["prompt"](0)))
+        try:
+            for event, make in payloads.items():
+                times = []
+                shown = 0
+                for n in range(args.runs):
+                    ms, out = _run([*exe, "hook", event, "--data-dir", str(data)], env, json.dumps(make(n)))
+                    times.append(ms)
+                    shown += bool(out.strip())
+                p50, p95, worst = summary(times)
+                target = 150 if service else 400
+                rows.append([event, "running" if service else "not running (FTS5 inline)", args.runs, p50, p95,
+                             worst, target, "yes" if p95 <= target else "no", f"{shown}/{args.runs}"])
+        finally:
+            if server is not None:
+                server.terminate()
+                server.wait(10)
+    env = _env(data, False)
+    times = [_run([*exe, "list", "--project", str(root), "--data-dir", str(data), "--limit", "20"], env)[0]
+             for _ in range(args.runs)]
+    p50, p95, worst = summary(times)
+    rows.append(["`engram list` (cold)", "-", args.runs, p50, p95, worst, 250, "yes" if p95 <= 250 else "no", "-"])
+    for label, cmd in (("`python -c pass` (interpreter + site, incl. the editable-install finder)", ["-c", "pass"]),
+                       ("`python -S -c pass` (bare interpreter)", ["-S", "-c", "pass"])):
+        base = [_run([sys.executable, *cmd], env)[0] for _ in range(args.runs)]
+        p50, p95, worst = summary(base)
+        rows.append([label, "-", args.runs, p50, p95, worst, "-", "-", "-"])
+    print(f"{args.memories:,} memories; load average {os.getloadavg()[0]:.2f} "
+          f"({os.cpu_count()} cores); python {sys.version.split()[0]}\n")
+    print(table(["case", "service", "runs", "p50 ms", "p95 ms", "max ms", "target p95", "met", "printed"], rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+"""What Engram does at each lifecycle event of an external agent.
+
+* session start: T1 (pinned and critical memories, global and module memories,
+  where the last session stopped, recipes, conflicts) plus the gotchas of files
+  with uncommitted changes and the prefetch plan, within a token budget; on
+  ``compact``/``resume`` the memories the session had already been shown come back.
+* prompt: memories relevant to the prompt above the trust threshold, or nothing.
+* after a tool: the call goes to the session's live observer (checkpointed), and
+  a Read/Edit/Write of a file with a gotcha or dead end not yet shown shows it (T3).
+* stop: memories cited in the reply are recorded as used (and helped); memories
+  shown and not cited stay "shown" in the ledger.
+* session end: the session is finalised and promoted from its transcript.
+
+Every read goes through :class:`StoreMemoryAccess` (the core retrieval/injection
+door), so candidates and memories kept from injection never reach the agent.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from desktop.agents.hooks import ledger
+from desktop.agents.hooks.protocol import (
+    AFTER_TOOL,
+    DEFAULT_TOKEN_BUDGET,
+    PROMPT,
+    SESSION_END,
+    SESSION_START,
+    STOP,
+    HookCall,
+)
+from desktop.agents.injection.budget import Allocation
+from desktop.agents.injection.formatting import Section, citations, fit, render
+from desktop.agents.injection.session_start import build_start_context
+from desktop.agents.memory_access import StoreMemoryAccess
+from desktop.agents.tools.confine import ProjectRoot
+from desktop.memory.text.tokens import count_tokens, query_terms
+from desktop.memory.types import Memory
+
+log = logging.getLogger("engram.hooks")
+
+PROMPT_SHARE = 0.4          # a prompt's memories get at most this share of the session budget
+AFTER_TOOL_TOKENS = 400
+#: The trust levels' injection thresholds (the app's Trust dialog shows the same numbers).
+TRUST_THRESHOLDS = {1: 0.80, 2: 0.65, 3: 0.55, 4: 0.45}
+FORMATS = {"claude-code": "xml", "codex": "plain", "gemini": "markdown"}
+FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
+# Context the CLI itself prepends to the user's words (Gemini CLI's session context with the
+# folder tree, reminders, earlier hook output): not what the user asked about.
+_CONTEXT_BLOCKS = re.compile(r"<(session_context|system-reminder|hook_context)>.*?</\1>", re.S)
+
+
+class HookMemoryAccess(StoreMemoryAccess):
+    """The core memory door without the background model load.
+
+    A hook process lives for a fraction of a second: it uses the warm service's
+    hybrid search when it runs inside ``engram serve`` (``extras["search"]`` is
+    set there) and FTS5 otherwise, and never starts loading a model it would not
+    live to use.
+    """
+
+    def _facade(self) -> Any | None:
+        extras = getattr(self.project, "extras", None) or {}
+        return extras.get("search") or extras.get("retrieval")
+
+
+def trust_threshold(project: Any) -> float:
+    """The injection threshold of the project's trust level (Cautious when unset)."""
+    try:
+        row = project.db.reads.conn().execute(
+            "SELECT value FROM project_meta WHERE key = 'trust_level'").fetchall()
+        level = int(str(row[0][0]).strip('"')) if row else 1
+    except (ValueError, IndexError):
+        level = 1
+    return TRUST_THRESHOLDS[min(4, max(1, level))]
+
+
+def injectable(m: Memory) -> bool:
+    """The core's rule, applied again to what a hook is about to show (belt and braces)."""
+    return not (m.candidate or m.needs_review or m.deprecated or m.stale_at)
+
+
+def relevant(prompt: str, m: Memory) -> bool:
+    """True when the memory shares enough content words with the prompt to be about it."""
+    asked = set(query_terms(prompt))
+    if not asked:
+        return False
+    known = set(query_terms(f"{m.content} {' '.join(m.related_files)} {' '.join(m.tags)}"))
+    shared = asked & known
+    return len(shared) >= min(2, len(asked))
+
+
+class Handlers:
+    """The handlers for one open project (kept warm by the service, or built per hook)."""
+
+    def __init__(self, project: Any, *, token_budget: int = DEFAULT_TOKEN_BUDGET) -> None:
+        """``project`` is an open ProjectServices."""
+        self.project = project
+        self.memory = HookMemoryAccess(project)
+        self.token_budget = max(200, int(token_budget))
+        self.root = Path(project.info.root)
+
+    def handle(self, call: HookCall) -> str:
+        """The context text for the model ('' for nothing)."""
+        handler = {SESSION_START: self.session_start, PROMPT: self.prompt, AFTER_TOOL: self.after_tool,
+                   STOP: self.stop, SESSION_END: self.session_end}[call.event]
+        return handler(call)
+
+    # -- session start ---------------------------------------------------------------------
+    def session_start(self, call: HookCall) -> str:
+        """T1 within the budget; after compact/resume, what the session had been shown."""
+        fmt = FORMATS[call.agent]
+        shown = ledger.shown_ids(self.project.db, call.session_id)
+        budget = self.token_budget
+        parts: list[str] = []
+        ids: list[int] = []
+        event = "session_start"
+        if call.source in ("compact", "resume") and shown:
+            event = call.source
+            again = fit(self._injectable(shown), budget // 2)
+            if again:
+                title = "Memory you were shown before the context was compacted" if call.source == "compact" \
+                    else "Memory you were shown earlier in this session"
+                parts.append(render([Section(title, again)], fmt, heading="Engram memory"))
+                ids += [m.id for m in again]
+                budget -= count_tokens(parts[-1])
+        # T1's shares of what is left; the rest stays for work in progress below
+        alloc = Allocation(total=budget, always_inject=int(budget * 0.25), retrieval=int(budget * 0.35),
+                           work_state=int(budget * 0.15), prefetch=0, step_each=0, step_total=0, augment_each=0)
+        ctx = build_start_context(self.memory, "", ProjectRoot(self.root), fmt, alloc, prefetch=False)
+        fresh = [i for i in ctx.memory_ids if i not in ids]
+        if ctx.system_text and (fresh or not ids) and ctx.tokens_t1 <= budget:
+            parts.append(ctx.system_text)
+            ids += fresh
+            budget -= ctx.tokens_t1
+        extra, extra_ids = self._work_in_progress(fmt, set(ids), budget)
+        if extra:
+            parts.append(extra)
+            ids += extra_ids
+        if not parts:
+            return ""
+        self._shown(call, event, ids, call.source or "startup")
+        return "\n\n".join(parts)
+
+    def _work_in_progress(self, fmt: str, seen: set[int], budget: int) -> tuple[str, list[int]]:
+        """Gotchas of files with uncommitted changes, the branch, and the prefetch plan."""
+        changed, branch = _git_state(self.root)
+        found = self.memory.gotchas_for(changed, exclude=seen, limit=4) if changed else []
+        if branch and branch not in ("main", "master", "trunk", "develop", "HEAD"):
+            # a feature branch names the work: memories about it (fix/refund-webhook -> refund webhook)
+            topic = re.sub(r"[/_\-]+", " ", branch)
+            taken = seen | {m.id for m in found}
+            found += [m for m in self.memory.search(topic, limit=6)
+                      if m.id not in taken and relevant(topic, m)][:3]
+        mems = fit([m for m in found if injectable(m)], max(0, budget - 120))
+        lines: list[str] = []
+        if changed:
+            lines.append(f"Current branch: {branch}; files with uncommitted changes: "
+                         f"{', '.join(changed[:8])}.")
+        plan = [p for p, share in self.memory.prefetch_candidates("")[:8]]
+        if plan:
+            lines.append("Files past sessions here almost always needed: " + ", ".join(plan) + ".")
+        sections = [Section("About the files and branch you are working on", mems),
+                    Section("Work in progress", lines=lines)]
+        text = render(sections, fmt, heading="Engram memory", hint=False)
+        while text and count_tokens(text) > budget and (lines or mems):
+            if lines:
+                lines.pop()
+            else:
+                mems.pop()
+            text = render(sections, fmt, heading="Engram memory", hint=False)
+        return text, [m.id for m in mems]
+
+    # -- prompt ------------------------------------------------------------------------------
+    def prompt(self, call: HookCall) -> str:
+        """Memories relevant to the prompt above the trust threshold; nothing when none is."""
+        from desktop.memory.observer.tool_names import is_local_command
+
+        text = _CONTEXT_BLOCKS.sub(" ", call.prompt).strip()
+        if not text or is_local_command(text):
+            return ""
+        floor = trust_threshold(self.project)
+        shown = set(ledger.shown_ids(self.project.db, call.session_id))
+        found = [m for m in self.memory.search(text[:2000], limit=12)
+                 if m.id not in shown and m.confidence >= floor and injectable(m) and relevant(text, m)]
+        mems = fit(found[:5], int(self.token_budget * PROMPT_SHARE))
+        if not mems:
+            return ""
+        self._shown(call, "prompt", [m.id for m in mems], text[:200])
+        return render([Section("Memory relevant to this request", mems)], FORMATS[call.agent],
+                      heading="Engram memory")
+
+    # -- after a tool ---------------------------------------------------------------------------
+    def after_tool(self, call: HookCall) -> str:
+        """Observe the call live; show unseen gotchas/dead ends of the file it read or edited."""
+        from desktop.agents.hooks.live import observe_tool, tool_files
+
+        tool, files = tool_files(call, self.root)
+        try:
+            observe_tool(self.project, call, tool, files)
+        except Exception:  # learning is secondary: the gotcha must still reach the agent
+            log.exception("live observation of %s failed", call.session_id)
+        if tool not in FILE_TOOLS or not files:
+            return ""
+        shown = set(ledger.shown_ids(self.project.db, call.session_id))
+        found = self.memory.gotchas_for(files, exclude=shown, limit=3, min_confidence=trust_threshold(self.project))
+        mems = fit([m for m in found if injectable(m)], AFTER_TOOL_TOKENS)
+        if not mems:
+            return ""
+        self._shown(call, "after_tool", [m.id for m in mems], files[0])
+        return render([Section(f"Memory about {files[0]}", mems)], FORMATS[call.agent], heading="Engram memory")
+
+    # -- stop / session end -----------------------------------------------------------------------
+    def stop(self, call: HookCall) -> str:
+        """Record citations in the turn's reply; Codex (no SessionEnd) also finalises here."""
+        self._record_citations(call)
+        if call.agent == "codex":
+            self._finalise(call)
+        return ""
+
+    def session_end(self, call: HookCall) -> str:
+        """Finalise and promote the session."""
+        self._record_citations(call)
+        self._finalise(call)
+        return ""
+
+    def _record_citations(self, call: HookCall) -> None:
+        from desktop.memory.lifecycle.feedback import RecordUse
+
+        cited = citations(call.last_message)
+        if not cited:
+            return
+        db = self.project.db
+        found = self.project.memories.get_many(cited)
+        real = [i for i in cited if i in found]  # ids that exist, in the reply's order
+        marked = set(ledger.mark_cited(db, call.session_id, real).result(10))
+        known = set(ledger.shown_ids(db, call.session_id))
+        unshown = [i for i in real if i not in known]
+        if unshown:  # cited from CLAUDE.md or MCP: recorded so the app shows it and it counts once
+            ledger.record_shown(db, call.session_id, call.agent, "reply", unshown, "cited").result(10)
+            ledger.mark_cited(db, call.session_id, unshown).result(10)
+        fresh = sorted(marked | set(unshown))
+        if fresh:
+            # TODO(issue 15): route through the lifecycle helper that wires RecordUse once it lands.
+            db.writer.submit(RecordUse(fresh, helped=fresh, reason=f"cited in a {call.agent} session"))
+
+    def _finalise(self, call: HookCall) -> None:
+        from desktop.agents.hooks.live import finalise
+
+        finalise(self.project, call)
+
+    # -- helpers ------------------------------------------------------------------------------------
+    def _injectable(self, ids: list[int]) -> list[Memory]:
+        """Memories by id that may still be injected (the core's rule: no candidates, no deprecated)."""
+        found = self.project.memories.get_many(ids)
+        return [found[i] for i in ids if i in found and injectable(found[i])]
+
+    def _shown(self, call: HookCall, event: str, ids: list[int], detail: str) -> None:
+        if ids:
+            # Shown is not used: only a citation counts as a use (see _record_citations). Waited for
+            # (a few ms): the next hook of the session, maybe on another service thread, must see it.
+            ledger.record_shown(self.project.db, call.session_id, call.agent, event, ids, detail).result(5)
+
+
+def _git_state(root: Path) -> tuple[list[str], str]:
+    """(files with uncommitted changes, current branch); empty outside a git repository."""
+    try:
+        status = subprocess.run(["git", "status", "--porcelain", "--branch", "-uno"], cwd=root, capture_output=True,
+                                text=True, timeout=1.5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return [], ""
+    if status.returncode != 0:
+        return [], ""
+    changed: list[str] = []
+    branch = ""
+    for line in status.stdout.splitlines():
+        if line.startswith("## "):
+            branch = line[3:].split("...")[0].split(" ")[0]
+            branch = "" if branch.startswith("No commits yet on") else branch
+        elif len(line) > 3:
+            changed.append(line[3:].split(" -> ")[-1].strip('"'))
+    return changed[:50], branch
+
+
+def elapsed_ms(started: float) -> float:
+    """Milliseconds since ``started`` (perf_counter)."""
+    return (time.perf_counter() - started) * 1000

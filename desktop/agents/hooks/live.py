@@ -1,0 +1,125 @@
+"""The observer, live, from hook calls: one checkpointed scratchpad per external session.
+
+A hook process lives for one event, so the session's observer state lives in its
+scratchpad checkpoint (``scratchpad_checkpoints``): each after-tool hook restores
+it, observes the tool call and its result, and checkpoints it again. At session
+end the transcript, when the agent wrote one, is imported and promoted (the
+importer sees everything, including the replies); otherwise the live scratchpad
+itself is finalised and promoted. Either way the promotion drops the checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from desktop.agents.hooks.protocol import OBSERVER_AGENT, HookCall
+
+log = logging.getLogger("engram.hooks")
+
+
+def tool_files(call: HookCall, root: Path) -> tuple[str, list[str]]:
+    """(canonical tool, project-relative files it touched) of an after-tool call."""
+    from desktop.memory.observer.tool_names import (
+        BASH,
+        canonical_tool,
+        classify_shell,
+        edit_or_write,
+        file_paths_of,
+        normalize_args,
+        patch_files,
+    )
+
+    agent = OBSERVER_AGENT[call.agent]
+    tool = canonical_tool(agent, call.tool_name)
+    args = dict(call.tool_input)
+    patch = next((v for k, v in args.items() if k in ("input", "patch") and isinstance(v, str)), "")
+    if tool == BASH and "*** Begin Patch" in str(args.get("command", "")):
+        patch = str(args.get("command"))
+    if patch and "*** Begin Patch" in patch:
+        touched = patch_files(patch)
+        tool = edit_or_write(k for k, _ in touched)
+        args["paths"] = [p for _, p in touched]
+        if touched:
+            args.setdefault("file_path", touched[0][1])
+    elif tool == BASH:
+        tool, args = classify_shell(args)
+    args = normalize_args(tool, args)
+    cwd = call.cwd or str(root)
+    files = [str(Path(f)) if Path(f).is_absolute() else f
+             for f in file_paths_of(tool, args, str(root), workdir=cwd)]
+    return tool, [f for f in files if not Path(f).is_absolute()]
+
+
+def _output_text(response: Any) -> tuple[str, bool]:
+    """The tool result as text, and whether it reports an error."""
+    if isinstance(response, str):
+        return response, False
+    if isinstance(response, dict):
+        error = bool(response.get("is_error") or response.get("error") or response.get("success") is False)
+        for key in ("output", "stdout", "content", "llmContent", "returnDisplay"):
+            value = response.get(key)
+            if isinstance(value, str):
+                return value, error
+        inner = response.get("file")
+        if isinstance(inner, dict) and isinstance(inner.get("content"), str):
+            return str(inner["content"]), error
+        return json.dumps(response, ensure_ascii=False, default=str)[:20_000], error
+    return json.dumps(response, ensure_ascii=False, default=str)[:20_000] if response is not None else "", False
+
+
+def observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> None:
+    """Restore the session's scratchpad, observe this call and its result, checkpoint it."""
+    from desktop.memory.observer.events import SessionStart, StepComplete, ToolCall, ToolResult
+    from desktop.memory.observer.ingest import CheckpointStore
+    from desktop.memory.observer.observer import Observer
+
+    store = CheckpointStore(project.db)
+    pad = store.load(call.session_id)
+    obs = Observer(call.session_id, scratchpad=pad)
+    now = time.time()
+    if pad is None:
+        obs.observe(SessionStart(call.session_id, OBSERVER_AGENT[call.agent], str(project.info.root), None, "main",
+                                 now))
+    step = obs.sp.step + 1
+    call_id = str(call.raw.get("tool_use_id") or call.raw.get("call_id") or f"hook-{step}")
+    args = dict(call.tool_input)
+    if files:
+        args.setdefault("file_path", files[0])
+    output, error = _output_text(call.tool_response)
+    obs.observe(ToolCall(call.session_id, step, call_id, tool, call.tool_name, args, tuple(files), now))
+    obs.observe(ToolResult(call.session_id, step, call_id, tool, output[:20_000], error, None, now))
+    obs.observe(StepComplete(call.session_id, step, now))
+    store.save(call.session_id, obs.checkpoint(), wait=False)
+
+
+def finalise(project: Any, call: HookCall) -> None:
+    """Promote the session: from its transcript when there is one, else from the live scratchpad."""
+    from desktop.composition import observer_for
+    from desktop.memory.observer.ingest import CheckpointStore
+    from desktop.memory.observer.observer import Observer
+
+    ingestor = observer_for(project)
+    path = Path(call.transcript_path) if call.transcript_path else None
+    if path is not None and path.is_file():
+        report = ingestor.ingest_file(path)
+        log.info("session %s finalised from its transcript: %s", call.session_id, report.status)
+        if report.status in ("imported", "unchanged", "duplicate", "empty"):
+            # The transcript covered the session: the live scratchpad's work is done.
+            _drop_checkpoint(project, call.session_id)
+            return
+    pad = CheckpointStore(project.db).load(call.session_id)
+    if pad is not None:
+        result = ingestor.finish(Observer(call.session_id, scratchpad=pad), "unknown")
+        log.info("session %s finalised from live events: %d added", call.session_id, len(result.added))
+
+
+def _drop_checkpoint(project: Any, session_id: str) -> None:
+    from desktop.memory.store.writer import FnOp, Tx
+
+    def write(tx: Tx) -> None:
+        tx.execute("DELETE FROM scratchpad_checkpoints WHERE session_id = ?", (session_id,))
+    project.db.writer.submit(FnOp("drop_hook_checkpoint", write))

@@ -1,0 +1,137 @@
+"""The three hook dialects: event names, stdin payloads and how context goes back to the model.
+
+Claude Code (``.claude/settings.json``), Codex (``.codex/hooks.json``, behind the
+``codex_hooks`` feature) and Gemini CLI (``.gemini/settings.json``) all run a
+command per lifecycle event, pass one JSON object on stdin (``session_id``,
+``transcript_path``, ``cwd``, ``hook_event_name`` and the event's own fields)
+and read ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}``
+from stdout. Their event names and tool names differ; this module maps them to
+five canonical events and one :class:`HookCall`. Checked against Claude Code
+2.1.197, Codex 0.169 and Gemini CLI 0.61 (see docs/hooks in the README section).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+SESSION_START, PROMPT, AFTER_TOOL, STOP, SESSION_END = "session-start", "prompt", "after-tool", "stop", "session-end"
+CANONICAL_EVENTS = (SESSION_START, PROMPT, AFTER_TOOL, STOP, SESSION_END)
+AGENTS = ("claude-code", "codex", "gemini")
+#: The agent name the observer's importers and tool tables use.
+OBSERVER_AGENT = {"claude-code": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
+
+#: canonical event -> the agent's own event name (absent: the agent has no such event).
+NATIVE_EVENTS: dict[str, dict[str, str]] = {
+    "claude-code": {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", AFTER_TOOL: "PostToolUse",
+                    STOP: "Stop", SESSION_END: "SessionEnd"},
+    # Codex has no SessionEnd: its Stop (end of a turn) also finalises.
+    "codex": {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", AFTER_TOOL: "PostToolUse",
+              STOP: "Stop"},
+    "gemini": {SESSION_START: "SessionStart", PROMPT: "BeforeAgent", AFTER_TOOL: "AfterTool",
+               STOP: "AfterAgent", SESSION_END: "SessionEnd"},
+}
+#: Events whose output reaches the model (the others only record).
+CONTEXT_EVENTS = (SESSION_START, PROMPT, AFTER_TOOL)
+DEFAULT_TOKEN_BUDGET = 1500  # session-start context, unless settings say "hooks": {"token_budget": N}
+MAX_STDIN = 4 * 1024 * 1024  # a tool_response can be a whole file; more than this is not a payload
+
+
+class BadPayload(ValueError):
+    """The stdin was not a hook payload this handler can use (logged, never shown)."""
+
+
+def canonical_event(name: str) -> str:
+    """``session-start`` etc. from either the canonical or any agent's own event name."""
+    key = name.strip()
+    if key in CANONICAL_EVENTS:
+        return key
+    for table in NATIVE_EVENTS.values():
+        for canon, native in table.items():
+            if native == key:
+                return canon
+    raise BadPayload(f"unknown hook event {name!r}")
+
+
+@dataclass
+class HookCall:
+    """One hook invocation, agent-neutral."""
+
+    agent: str
+    event: str
+    session_id: str
+    cwd: str
+    transcript_path: str = ""
+    source: str = ""  # session start: startup | resume | clear | compact
+    prompt: str = ""
+    tool_name: str = ""
+    tool_input: dict[str, Any] = field(default_factory=dict)
+    tool_response: Any = None
+    last_message: str = ""  # the agent's final reply of the turn (stop)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        """The form sent to the warm service."""
+        return {"agent": self.agent, "event": self.event, "payload": self.raw}
+
+
+def parse(agent: str, event: str, data: bytes | str) -> HookCall:
+    """Validate and normalise one payload; raises BadPayload on anything unusable."""
+    if agent not in AGENTS:
+        raise BadPayload(f"unknown agent {agent!r}")
+    canon = canonical_event(event)
+    if isinstance(data, bytes):
+        if len(data) > MAX_STDIN:
+            raise BadPayload("payload too large")
+        data = data.decode("utf-8", "replace")
+    if not data.strip():
+        raise BadPayload("empty stdin")
+    try:
+        raw = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise BadPayload(f"stdin is not JSON ({exc.msg})") from None
+    return from_dict(agent, canon, raw)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def from_dict(agent: str, event: str, raw: Any) -> HookCall:
+    """A HookCall from an already decoded payload (also used by the warm service)."""
+    if agent not in AGENTS:
+        raise BadPayload(f"unknown agent {agent!r}")
+    if not isinstance(raw, dict):
+        raise BadPayload("payload is not a JSON object")
+    sid, cwd = _text(raw.get("session_id")), _text(raw.get("cwd"))
+    if not sid or not cwd:
+        raise BadPayload("payload lacks session_id or cwd")
+    named = _text(raw.get("hook_event_name"))
+    if named and canonical_event_or_none(named) not in (None, event):
+        raise BadPayload(f"payload is for {named}, not {event}")
+    tool_input = raw.get("tool_input")
+    last = _text(raw.get("last_assistant_message")) or _text(raw.get("prompt_response"))
+    return HookCall(agent=agent, event=event, session_id=sid[:200], cwd=cwd,
+                    transcript_path=_text(raw.get("transcript_path")),
+                    source=_text(raw.get("source")) or _text(raw.get("trigger")),
+                    prompt=_text(raw.get("prompt")), tool_name=_text(raw.get("tool_name")),
+                    tool_input=tool_input if isinstance(tool_input, dict) else {},
+                    tool_response=raw.get("tool_response"), last_message=last, raw=raw)
+
+
+def canonical_event_or_none(name: str) -> str | None:
+    """Like canonical_event, None for an unknown name."""
+    try:
+        return canonical_event(name)
+    except BadPayload:
+        return None
+
+
+def render_output(call: HookCall, text: str) -> str:
+    """What to print on stdout: the JSON every agent reads, or nothing."""
+    if not text or call.event not in CONTEXT_EVENTS:
+        return ""
+    native = NATIVE_EVENTS[call.agent].get(call.event, "")
+    return json.dumps({"hookSpecificOutput": {"hookEventName": native, "additionalContext": text}},
+                      ensure_ascii=False)

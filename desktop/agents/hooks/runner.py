@@ -1,0 +1,116 @@
+"""Running one hook: read stdin, ask the warm service or answer inline, never break the agent.
+
+``run`` is what ``engram hook EVENT`` calls. The work happens on a worker thread
+under a hard time budget; whatever goes wrong (bad stdin, unknown event, a folder
+that is no Engram project, a locked or corrupt database, a bug, the budget running
+out) is logged to ``hooks.log`` in the data folder and the hook prints nothing
+and exits 0. Only a complete answer within the budget is printed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from desktop.agents.hooks.protocol import SESSION_END, STOP, BadPayload, HookCall, parse, render_output
+
+log = logging.getLogger("engram.hooks")
+
+#: Seconds each event may take before the hook gives up silently (the agents' own
+#: timeouts are longer: 60 s for Claude Code and Gemini CLI, 600 s for Codex).
+BUDGETS = {"session-start": 5.0, "prompt": 3.0, "after-tool": 3.0, STOP: 15.0, SESSION_END: 40.0}
+NO_SERVICE_ENV = "ENGRAM_HOOK_NO_SERVICE"
+
+
+def setup_logging(data_dir: Path) -> None:
+    """Hooks log to ``<data>/logs/hooks.log`` only: stdout belongs to the agent, stderr to its UI."""
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    try:
+        folder = data_dir / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(folder / "hooks.log", encoding="utf-8")
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def find_project_root(data_dir: Path, cwd: str) -> Path | None:
+    """The folder (cwd or a parent) that has an Engram database in ``data_dir``; None otherwise."""
+    from desktop.memory.projects import ProjectRegistry
+
+    start = Path(cwd)
+    if not start.is_absolute() or not start.is_dir():
+        return None
+    registry = ProjectRegistry(data_dir)
+    for folder in [start.resolve(), *start.resolve().parents]:
+        if registry.info(folder).db_path.exists():
+            return folder
+    return None
+
+
+def answer_inline(call: HookCall, data_dir: Path, token_budget: int) -> str:
+    """Open the project, run the handler, close (queued writes are flushed)."""
+    from desktop.agents.hooks.handlers import Handlers
+    from desktop.composition import Engram
+    from desktop.settings import Settings
+
+    root = find_project_root(data_dir, call.cwd)
+    if root is None:
+        log.info("%s: %s is not an Engram project; nothing to do", call.event, call.cwd)
+        return ""
+    project = Engram(Settings(data_dir=data_dir)).open_project(root, remember=False)
+    try:
+        return Handlers(project, token_budget=token_budget).handle(call)
+    finally:
+        project.close()
+
+
+def answer(call: HookCall, data_dir: Path, token_budget: int, deadline: float) -> str:
+    """Through the warm service when it answers, else inline (starting the service for next time)."""
+    from desktop.agents.hooks import service
+
+    if not os.environ.get(NO_SERVICE_ENV):
+        reply = service.ask(data_dir, call, token_budget, timeout=max(0.05, deadline - time.monotonic()))
+        if reply is not None:
+            return reply
+        service.start_in_background(data_dir)
+    return answer_inline(call, data_dir, token_budget)
+
+
+def run(agent: str, event: str, stdin: bytes, data_dir: Path, *, token_budget: int,
+        budget_s: float | None = None) -> str:
+    """The text to print for one hook ('' for nothing); never raises, never exceeds the budget."""
+    started = time.monotonic()
+    try:
+        call = parse(agent, event, stdin)
+    except BadPayload as exc:
+        log.warning("hook %s/%s ignored: %s", agent, event, exc)
+        return ""
+    limit = budget_s if budget_s is not None else BUDGETS.get(call.event, 3.0)
+    deadline = started + limit
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["text"] = answer(call, data_dir, token_budget, deadline)
+        except Exception as exc:  # a memory system must never break the user's agent
+            log.exception("hook %s/%s failed: %s", agent, call.event, exc)
+    worker = threading.Thread(target=work, name="engram-hook", daemon=True)
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()))
+    if worker.is_alive():
+        log.warning("hook %s/%s gave up after %.1f s (budget)", agent, call.event, limit)
+        box["timeout"] = True
+        return ""
+    text = str(box.get("text") or "")
+    log.info("hook %s/%s session=%s: %d chars in %.0f ms", agent, call.event, call.session_id, len(text),
+             (time.monotonic() - started) * 1000)
+    return render_output(call, text)

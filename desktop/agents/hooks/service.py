@@ -1,0 +1,209 @@
+"""``engram serve``: the warm local service hooks ask first.
+
+A hook is a new process per event; opening the database, importing the core and
+(for search by meaning) loading a model every time would cost the agent seconds.
+The service keeps each project it has been asked about open, with its writer and
+its hybrid search warm, and answers hook clients over a Unix domain socket in the
+user's runtime folder (folder 0700, socket 0600, no TCP port). One JSON request
+per connection, one JSON answer. It exits after ``idle`` seconds without a request.
+The first hook that finds no service starts one in the background and answers
+inline from FTS5 itself; later hooks get the warm answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import socket
+import socketserver
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from desktop.agents.hooks.protocol import BadPayload, HookCall, from_dict
+
+log = logging.getLogger("engram.hooks")
+
+IDLE_S = 900.0
+IDLE_ENV = "ENGRAM_SERVE_IDLE"  # seconds an on-demand service waits for the next hook before exiting
+MAX_REQUEST = 4 * 1024 * 1024
+
+
+def socket_path(data_dir: Path) -> Path:
+    """The service socket for this data folder, in the user's runtime folder."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    folder = Path(base) / "engram" if base and Path(base).is_dir() else \
+        Path(tempfile.gettempdir()) / f"engram-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    digest = hashlib.sha256(str(Path(data_dir).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return folder / f"hooks-{digest}.sock"
+
+
+def ask(data_dir: Path, call: HookCall, token_budget: int, *, timeout: float) -> str | None:
+    """The service's answer; None when no service listens (the caller answers inline)."""
+    path = socket_path(data_dir)
+    if not path.exists():
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(min(0.2, timeout))
+    try:
+        sock.connect(str(path))
+    except OSError:
+        sock.close()
+        return None
+    try:
+        sock.settimeout(timeout)
+        sock.sendall(json.dumps({**call.as_json(), "token_budget": token_budget}).encode() + b"\n")
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        reply = json.loads(b"".join(chunks) or b"{}")
+        return str(reply.get("output") or "")
+    except (OSError, ValueError) as exc:
+        # Connected but no usable answer: do not repeat the work inline over the budget.
+        log.warning("service did not answer %s: %s", call.event, exc)
+        return ""
+    finally:
+        sock.close()
+
+
+def start_in_background(data_dir: Path) -> None:
+    """Launch ``engram serve`` detached (for the next hook); never waits for it."""
+    try:
+        idle = os.environ.get(IDLE_ENV) or str(IDLE_S)
+        subprocess.Popen([sys.executable, "-m", "desktop.cli.main", "serve", "--data-dir", str(data_dir),
+                          "--idle", idle],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, close_fds=True)
+    except OSError as exc:
+        log.warning("could not start the hook service: %s", exc)
+
+
+class HookService:
+    """Projects kept open and warm, answering hook requests."""
+
+    def __init__(self, data_dir: Path, *, idle: float = IDLE_S, warm_search: bool = True) -> None:
+        """``warm_search`` builds each project's hybrid search in the background."""
+        self.data_dir = Path(data_dir)
+        self.idle = idle
+        self.warm_search = warm_search
+        self.last_request = time.monotonic()
+        self._projects: dict[Path, Any] = {}
+        self._handlers: dict[Path, Any] = {}
+        self._lock = threading.Lock()
+        self._server: socketserver.ThreadingUnixStreamServer | None = None
+
+    def handlers_for(self, cwd: str, token_budget: int) -> Any | None:
+        """The warm handlers of the project containing ``cwd`` (opened on first use)."""
+        from desktop.agents.hooks.handlers import Handlers
+        from desktop.agents.hooks.runner import find_project_root
+        from desktop.composition import Engram
+        from desktop.settings import Settings
+
+        root = find_project_root(self.data_dir, cwd)
+        if root is None:
+            return None
+        with self._lock:
+            handlers = self._handlers.get(root)
+            if handlers is None:
+                project = Engram(Settings(data_dir=self.data_dir)).open_project(root, remember=False)
+                self._projects[root] = project
+                handlers = self._handlers[root] = Handlers(project, token_budget=token_budget)
+                if self.warm_search:
+                    threading.Thread(target=self._warm, args=(project,), daemon=True).start()
+        handlers.token_budget = token_budget
+        return handlers
+
+    @staticmethod
+    def _warm(project: Any) -> None:
+        try:
+            from desktop.composition import build_search_service
+
+            build_search_service(project)
+        except Exception:  # keyword search still answers
+            log.exception("could not warm the search service")
+
+    def answer(self, request: dict[str, Any]) -> str:
+        """The context text for one request ('' for nothing)."""
+        self.last_request = time.monotonic()
+        call = from_dict(str(request.get("agent")), str(request.get("event")), request.get("payload"))
+        handlers = self.handlers_for(call.cwd, int(request.get("token_budget") or 1500))
+        return handlers.handle(call) if handlers is not None else ""
+
+    def serve(self) -> None:
+        """Listen until idle for ``idle`` seconds (or another service owns the socket)."""
+        path = socket_path(self.data_dir)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(path.parent, 0o700)
+        if path.exists():
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(str(path))
+                log.info("a hook service already listens on %s", path)
+                return
+            except OSError:
+                path.unlink(missing_ok=True)  # left by a service that died
+            finally:
+                probe.close()
+        service = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                line = self.rfile.readline(MAX_REQUEST)
+                try:
+                    output = service.answer(json.loads(line))
+                except (BadPayload, ValueError, TypeError) as exc:
+                    log.warning("service ignored a request: %s", exc)
+                    output = ""
+                except Exception:
+                    log.exception("service failed on a request")
+                    output = ""
+                self.wfile.write(json.dumps({"output": output}).encode())
+
+        old = os.umask(0o177)
+        try:
+            self._server = socketserver.ThreadingUnixStreamServer(str(path), Handler)
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._idle_watch, daemon=True).start()
+        log.info("hook service listening on %s", path)
+        try:
+            self._server.serve_forever(poll_interval=0.2)
+        finally:
+            self._server.server_close()
+            path.unlink(missing_ok=True)
+            self.close()
+
+    def _idle_watch(self) -> None:
+        while self._server is not None:
+            time.sleep(min(5.0, self.idle / 4))
+            if time.monotonic() - self.last_request > self.idle:
+                log.info("hook service idle for %.0f s; stopping", self.idle)
+                self._server.shutdown()
+                return
+
+    def stop(self) -> None:
+        """Stop serving (from another thread)."""
+        if self._server is not None:
+            self._server.shutdown()
+
+    def close(self) -> None:
+        """Close every project (queued writes are flushed)."""
+        with self._lock:
+            for project in self._projects.values():
+                try:
+                    project.close()
+                except Exception:
+                    log.exception("closing %s failed", project.info.root)
+            self._projects.clear()
+            self._handlers.clear()

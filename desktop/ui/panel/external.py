@@ -1,0 +1,214 @@
+"""What each external agent session (Claude Code, Codex, Gemini CLI) was told by Engram's hooks.
+
+Left: the sessions, newest first, with how many memories each was shown, cited and
+flagged. Right: per event (session start, compaction, prompt, file read), the
+memories as citation chips; the flag on a chip is the same one-click correction as
+in Engram's own sessions. Refreshes live as hooks record rows. Above: install the
+hooks for the agents found on this machine. Every read runs on a pool thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.agents.hooks import ledger
+from desktop.memory.store.writer import ChangeSet
+from desktop.ui.session.citations import CitationBar
+from desktop.ui.tasks import Tasks
+
+log = logging.getLogger("engram.ui.panel")
+
+POLL_MS = 3000
+AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
+
+
+class ExternalSessions(QWidget):
+    """Sessions list and the selected session's injections."""
+
+    correct_requested = Signal(int)
+    status_message = Signal(str)
+
+    def __init__(self, project: Any, tasks: Tasks, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.project = project
+        self.tasks = tasks
+        self.sessions = QListWidget()
+        self.sessions.setObjectName("externalSessions")
+        self.sessions.currentItemChanged.connect(lambda *_: self._load_selected())
+        self.detail = QWidget()
+        self.detail_col = QVBoxLayout(self.detail)
+        self.detail_col.setAlignment(Qt.AlignmentFlag.AlignTop)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.detail)
+        split = QSplitter()
+        split.addWidget(self.sessions)
+        split.addWidget(scroll)
+        split.setStretchFactor(1, 2)
+        self.install_row = QHBoxLayout()
+        self.empty = QLabel(self.tr("No external session yet. Install Engram's hooks in your agent, then start a "
+                                    "session in this project: what Engram tells it appears here."))
+        self.empty.setWordWrap(True)
+        col = QVBoxLayout(self)
+        col.addLayout(self.install_row)
+        col.addWidget(self.empty)
+        col.addWidget(split, 1)
+        self.bars: list[CitationBar] = []
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(400)
+        self._timer.timeout.connect(self.refresh)
+        # Hooks run in the agents' processes (or the hook service): their writes do not pass
+        # through this app's writer, so while the tab is visible it polls for new rows.
+        self._seen = -1
+        self._poll = QTimer(self)
+        self._poll.setInterval(POLL_MS)
+        self._poll.timeout.connect(self._check_new)
+        self._poll.start()
+        self.tasks.run(self._detect, self._offer_install)
+        self.refresh()
+
+    # -- install -------------------------------------------------------------------------
+    def _detect(self) -> list[tuple[str, bool]]:
+        from desktop.agents.hooks import install as hk
+
+        root = Path(self.project.info.root)
+        return [(a, hk.status(a, "project", root, Path.home(), self.project.settings.data_dir).installed)
+                for a in hk.detected_agents()]
+
+    def _offer_install(self, found: list[tuple[str, bool]]) -> None:
+        for agent, installed in found:
+            button = QPushButton(self.tr("Hooks installed in %1") if installed else self.tr("Install hooks in %1"))
+            button.setText(button.text().replace("%1", AGENT_NAMES.get(agent, agent)))
+            button.setObjectName(f"installHooks-{agent}")
+            button.setEnabled(not installed)
+            button.clicked.connect(lambda _c=False, a=agent, b=button: self._install(a, b))
+            self.install_row.addWidget(button)
+        self.install_row.addStretch(1)
+
+    def _install(self, agent: str, button: QPushButton) -> None:
+        from desktop.agents.hooks import install as hk
+
+        root = Path(self.project.info.root)
+        button.setEnabled(False)
+        self.tasks.run(lambda: hk.install(agent, "project", root, Path.home(), self.project.settings.data_dir),
+                       lambda res: self._installed(agent, button, res[0]),
+                       lambda exc: self._install_failed(button, exc))
+
+    def _installed(self, agent: str, button: QPushButton, path: Path) -> None:
+        button.setText(self.tr("Hooks installed in %1").replace("%1", AGENT_NAMES.get(agent, agent)))
+        self.status_message.emit(self.tr("Engram's hooks were added to %1").replace("%1", str(path)))
+
+    def _install_failed(self, button: QPushButton, exc: BaseException) -> None:
+        button.setEnabled(True)
+        self.status_message.emit(str(exc))
+
+    # -- sessions --------------------------------------------------------------------------
+    def _check_new(self) -> None:
+        if self.isVisible():
+            self.tasks.run(lambda: ledger.latest_id(self.project.db), self._maybe_refresh)
+
+    def _maybe_refresh(self, latest: int) -> None:
+        if latest != self._seen:
+            self._seen = latest
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Reload the session list (pool thread)."""
+        self.tasks.run(lambda: ledger.recent_sessions(self.project.db), self._show_sessions)
+
+    def schedule_refresh(self) -> None:
+        """Coalesce bursts of hook writes into one reload."""
+        self._timer.start()
+
+    def on_changes(self, changes: ChangeSet) -> None:
+        """Writer notices on the GUI thread: reload when a hook recorded something."""
+        if any(c.entity == "external_injections" for c in changes.changes):
+            self.schedule_refresh()
+
+    def _show_sessions(self, sessions: list[ledger.ExternalSession]) -> None:
+        current = self.sessions.currentItem()
+        keep = current.data(Qt.ItemDataRole.UserRole) if current is not None else None
+        self.sessions.blockSignals(True)
+        self.sessions.clear()
+        for s in sessions:
+            text = self.tr("%1 · %2\n%3 shown, %4 cited, %5 flagged")
+            for key, value in (("%1", AGENT_NAMES.get(s.agent, s.agent)), ("%2", s.last_at[:16].replace("T", " ")),
+                               ("%3", str(s.shown)), ("%4", str(s.cited)), ("%5", str(s.flagged))):
+                text = text.replace(key, value)
+            item = QListWidgetItem(text)
+            item.setData(Qt.ItemDataRole.UserRole, s.session_id)
+            item.setToolTip(s.session_id)
+            self.sessions.addItem(item)
+            if s.session_id == keep:
+                self.sessions.setCurrentItem(item)
+        self.sessions.blockSignals(False)
+        self.empty.setVisible(not sessions)
+        if self.sessions.currentItem() is None and self.sessions.count():
+            self.sessions.setCurrentRow(0)
+        else:
+            self._load_selected()
+
+    def _load_selected(self) -> None:
+        item = self.sessions.currentItem()
+        if item is None:
+            return
+        sid = str(item.data(Qt.ItemDataRole.UserRole))
+
+        def load() -> tuple[str, list[ledger.Shown], dict[int, Any]]:
+            rows = ledger.session_rows(self.project.db, sid)
+            return sid, rows, self.project.memories.get_many({r.memory_id for r in rows})
+        self.tasks.run(load, self._show_detail)
+
+    def _event_title(self, event: str, detail: str) -> str:
+        titles = {"session_start": self.tr("Session start"), "compact": self.tr("After compaction"),
+                  "resume": self.tr("On resume"), "prompt": self.tr("Prompt: %1"),
+                  "after_tool": self.tr("After opening %1"), "reply": self.tr("Cited without being shown")}
+        return titles.get(event, event).replace("%1", detail[:80])
+
+    def _show_detail(self, data: tuple[str, list[ledger.Shown], dict[int, Any]]) -> None:
+        sid, rows, mems = data
+        while self.detail_col.count():
+            child = self.detail_col.takeAt(0)
+            widget = child.widget() if child is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        self.bars = []
+        groups: list[tuple[str, str, list[ledger.Shown]]] = []
+        for r in rows:
+            if groups and groups[-1][0] == r.event and groups[-1][1] == r.detail:
+                groups[-1][2].append(r)
+            else:
+                groups.append((r.event, r.detail, [r]))
+        for event, detail, members in groups:
+            head = QLabel(f"<b>{self._event_title(event, detail)}</b> · {members[0].at[11:19]}")
+            self.detail_col.addWidget(head)
+            bar = CitationBar()
+            for r in members:
+                m = mems.get(r.memory_id)
+                brief = " ".join((m.content if m else self.tr("(deleted)")).split())[:60]
+                marks = (" ✓" + self.tr("cited") if r.cited else "") + (" ⚑" + self.tr("flagged") if r.flagged else "")
+                bar.add(r.memory_id, brief + marks, dead_end=bool(m and m.type == "dead_end"))
+            bar.flag_clicked.connect(lambda mid, s=sid: self._flag(s, mid))
+            self.detail_col.addWidget(bar)
+            self.bars.append(bar)
+
+    def _flag(self, session_id: str, memory_id: int) -> None:
+        """Mark the row flagged here; the correction itself is the app's one correction flow."""
+        self.tasks.watch(ledger.mark_flagged(self.project.db, session_id, memory_id))
+        self.correct_requested.emit(memory_id)
