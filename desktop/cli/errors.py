@@ -8,34 +8,36 @@ traceback. Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
-from desktop.memory.embedding.base import (
-    MODEL_MISSING,
-    NO_API_KEY,
-    NO_SECURE_STORE,
-    PROVIDER_AUTH_FAILED,
-    PROVIDER_RATE_LIMITED,
-    PROVIDER_TIMEOUT,
-    PROVIDER_UNREACHABLE,
-    EmbeddingError,
-)
-from desktop.memory.observer.records import TranscriptImportError
-from desktop.memory.secrets_store import SecretStoreError
+import sys
+
 from desktop.memory.store.errors import EngramError
 
-__all__ = ["KNOWN_ERRORS", "known_error_line"]
+__all__ = ["known_error_line"]
 
-KNOWN_ERRORS: tuple[type[Exception], ...] = (EngramError, EmbeddingError, SecretStoreError, TranscriptImportError)
+# Where the other known error classes live. They are looked up among the modules already
+# loaded: an error class whose module was never imported cannot have been raised, and not
+# importing them keeps `engram list` from loading numpy (embedding) or keyring (secrets).
+_KNOWN_ELSEWHERE = (("desktop.memory.embedding.base", "EmbeddingError"),
+                    ("desktop.memory.secrets_store", "SecretStoreError"),
+                    ("desktop.memory.observer.records", "TranscriptImportError"))
+
+
+def _loaded(module: str, name: str) -> type | None:
+    mod = sys.modules.get(module)
+    cls = getattr(mod, name, None) if mod is not None else None
+    return cls if isinstance(cls, type) else None
+
 
 # What the user can do about each embedding failure; the error's own message says what failed.
 _EMBEDDING_HINTS = {
-    MODEL_MISSING: "The embedding model could not be loaded; `engram doctor` checks the installation "
+    "model_missing": "The embedding model could not be loaded; `engram doctor` checks the installation "
                    "(reinstalling Engram restores the bundled model).",
-    PROVIDER_UNREACHABLE: "The embedding server cannot be reached; is it running?",
-    PROVIDER_TIMEOUT: "The embedding server did not answer in time.",
-    PROVIDER_AUTH_FAILED: "The embedding server refused the API key.",
-    PROVIDER_RATE_LIMITED: "The embedding server is rate-limiting requests; try again later.",
-    NO_API_KEY: "No API key is stored for the embedding provider.",
-    NO_SECURE_STORE: "No secure key store is available on this system for the API key.",
+    "provider_unreachable": "The embedding server cannot be reached; is it running?",
+    "provider_timeout": "The embedding server did not answer in time.",
+    "provider_auth_failed": "The embedding server refused the API key.",
+    "provider_rate_limited": "The embedding server is rate-limiting requests; try again later.",
+    "no_api_key": "No API key is stored for the embedding provider.",
+    "no_secure_store": "No secure key store is available on this system for the API key.",
 }
 
 
@@ -50,10 +52,12 @@ def known_error_line(exc: BaseException) -> str | None:
         hint = (" Nothing was changed; `engram doctor --move-aside` keeps it renamed and starts an empty memory."
                 if exc.code == "corrupt_database" else "")
         return _one_line(f"{exc}{hint}")
-    if isinstance(exc, EmbeddingError):
+    embedding = _loaded(*_KNOWN_ELSEWHERE[0])
+    if embedding is not None and isinstance(exc, embedding):
         hint = _EMBEDDING_HINTS.get(exc.code, "Embedding failed.")
         detail = exc.message if exc.message != exc.code else ""
         return _one_line(f"{hint} ({exc.code}{': ' + detail if detail else ''})")
-    if isinstance(exc, SecretStoreError | TranscriptImportError):
+    others = tuple(c for c in (_loaded(*k) for k in _KNOWN_ELSEWHERE[1:]) if c is not None)
+    if others and isinstance(exc, others):
         return _one_line(f"{exc} ({exc.code})")
     return None

@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return hook_cmds.run_hook_command(args_in[1:])
     from desktop.cli.common import CliError
-    from desktop.cli.errors import KNOWN_ERRORS, known_error_line
+    from desktop.cli.errors import known_error_line
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -56,16 +56,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         sys.stderr.write(f"engram: {exc}\n")
         return exc.exit_code
-    except KNOWN_ERRORS as exc:
-        # EngramError, EmbeddingError, ...: one line, never a traceback (desktop/cli/errors.py words them).
-        log.debug("known error", exc_info=True)
-        sys.stderr.write(f"engram: {known_error_line(exc)}\n")
-        return 2
     except KeyboardInterrupt:
         sys.stderr.write("engram: interrupted\n")
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:
+        # EngramError, EmbeddingError, ...: one line, never a traceback (desktop/cli/errors.py words
+        # them). Anything it does not know is a bug and keeps its traceback.
+        line = known_error_line(exc)
+        if line is None:
+            raise
+        log.debug("known error", exc_info=True)
+        sys.stderr.write(f"engram: {line}\n")
+        return 2
 
 
 if __name__ == "__main__":
