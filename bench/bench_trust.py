@@ -14,11 +14,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import desktop.memory.privacy.boundary as boundary  # noqa: E402
-from desktop.memory.privacy.secrets import scan  # noqa: E402
-from desktop.memory.service import MemoryService  # noqa: E402
-from desktop.memory.store.database import Database  # noqa: E402
-from desktop.memory.store.memory_ops import NewMemory  # noqa: E402
+import desktop.memory.privacy.boundary as boundary
+from desktop.memory.privacy.secrets import scan
+from desktop.memory.service import MemoryService
+from desktop.memory.store.database import Database
+from desktop.memory.store.memory_ops import NewMemory
 
 N_MEMORIES = 5000
 RUNS = 3
@@ -56,7 +56,7 @@ def main() -> None:
     on = [_bulk_add(True) for _ in range(RUNS)]
     short = ([f"src/module/file_{i}.py" for i in range(20000)] + ["2026-11-23T20:00:00.000Z"] * 20000
              + [f"SomeSymbolName{i}" for i in range(20000)])
-    print(f"| measure | runs | median | min |\n|---|---|---|---|")
+    print("| measure | runs | median | min |\n|---|---|---|---|")
     print(f"| add {N_MEMORIES} agent memories, writer without boundary (s) | {RUNS} | "
           f"{statistics.median(off):.2f} | {min(off):.2f} |")
     print(f"| same, with the boundary (s) | {RUNS} | {statistics.median(on):.2f} | {min(on):.2f} |")

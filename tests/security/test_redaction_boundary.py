@@ -235,3 +235,20 @@ def test_doctor_redact_cleans_a_database_written_before_the_boundary(tmp_path: P
     data = Path(db_path).read_bytes() + (Path(f"{db_path}-wal").read_bytes() if Path(f"{db_path}-wal").exists()
                                          else b"")
     assert AWS.encode() not in data and DB_PASSWORD.encode() not in data
+
+
+def test_hard_delete_takes_the_observer_rows_the_memory_was_learned_from(db: Database) -> None:
+    ing = Ingestor(db, Promoter(db, novelty=Novelty(HashingEmbedder())))
+    for i in range(3):
+        ing.learn_events(Seq(f"h{i}").bash("make deploy", "error: could not reach the billing gateway", error=True)
+                         .bash("make deploy", "error: could not reach the billing gateway", error=True)
+                         .edit("deploy.mk").bash("make deploy", "ok").end("success"))
+    conn = db.reads.conn()
+    rows = conn.execute("SELECT id, json_extract(metadata, '$.signal_key') FROM memories "
+                        "WHERE json_extract(metadata, '$.signal_key') LIKE 'error_retry:%'").fetchall()
+    assert rows, "an error pattern was learned"
+    mid, key = rows[0]
+    assert conn.execute("SELECT count(*) FROM observer_error_patterns WHERE id = ?", (key[12:],)).fetchall()[0][0]
+    MemoryService(db).hard_delete(mid, actor="user").result(10)
+    assert not conn.execute("SELECT count(*) FROM observer_error_patterns WHERE id = ?", (key[12:],)).fetchall()[0][0]
+    assert not conn.execute("SELECT count(*) FROM observer_signal_counts WHERE signal_key = ?", (key,)).fetchall()[0][0]
