@@ -74,6 +74,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("file", type=Path, help="a file, or a folder (memory-bank/, .cursor/rules/)")
     p.add_argument("--format", default=None, choices=list(IMPORT_FORMATS),
                    help="default: guessed from the name")
+    p.add_argument("--trusted", action="store_true",
+                   help="JSON export only: this is your own backup; keep its pinned/verified flags, sources "
+                        "and confidences (otherwise imports are 'imported' memories at import confidence)")
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("export", help="export memories")
@@ -159,7 +162,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not args.file.exists():
         raise CliError(f"no such file: {args.file}")
     with open_project(args) as project:
-        report = import_path(project.memories, args.file, args.format)
+        report = import_path(project.memories, args.file, args.format, trusted=args.trusted)
     data = {"added": report.added, "unchanged": report.unchanged, "ids": report.ids,
             "rejected": [{"line": n, "reason": r} for n, r in report.rejected]}
     emit(args, data, f"Imported {report.added} new, {report.unchanged} already known, "
