@@ -252,3 +252,23 @@ def test_hard_delete_takes_the_observer_rows_the_memory_was_learned_from(db: Dat
     MemoryService(db).hard_delete(mid, actor="user").result(10)
     assert not conn.execute("SELECT count(*) FROM observer_error_patterns WHERE id = ?", (key[12:],)).fetchall()[0][0]
     assert not conn.execute("SELECT count(*) FROM observer_signal_counts WHERE signal_key = ?", (key,)).fetchall()[0][0]
+
+
+def test_export_redacts_every_field_of_an_old_row(tmp_path: Path) -> None:
+    """A row written before the boundary (raw secret in related_files) leaves redacted."""
+    import io
+
+    from desktop.memory.lifecycle.portable import export_json
+    from desktop.memory.store.connection import open_connection
+
+    path = tmp_path / "old.db"
+    with Database(path) as db:
+        MemoryService(db).add("Deploy notes").result(10)
+    conn = open_connection(path)
+    conn.execute("UPDATE memories SET related_files = ?, code_anchors = ?", (json.dumps([CONN]),
+                                                                             json.dumps({"a.py": AWS})))
+    conn.close()
+    with Database(path) as db:
+        out = io.StringIO()
+        export_json(MemoryService(db), out)
+    assert DB_PASSWORD not in out.getvalue() and AWS not in out.getvalue()
