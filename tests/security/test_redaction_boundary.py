@@ -272,3 +272,16 @@ def test_export_redacts_every_field_of_an_old_row(tmp_path: Path) -> None:
         out = io.StringIO()
         export_json(MemoryService(db), out)
     assert DB_PASSWORD not in out.getvalue() and AWS not in out.getvalue()
+
+
+def test_no_write_path_goes_around_the_guarded_connection() -> None:
+    """Only the boundary itself, the connection factory and the leak scrubber touch the raw connection."""
+    root = Path(__file__).resolve().parents[2] / "desktop"
+    allowed = {"memory/privacy/boundary.py", "memory/store/connection.py", "memory/lifecycle/leak.py"}
+    offenders = []
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8")
+        if rel not in allowed and (".conn.raw" in text or "apsw.Connection(" in text):
+            offenders.append(rel)
+    assert offenders == []
