@@ -175,6 +175,15 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """engram export [--format json|markdown|claude-md|agents-md] [-o FILE]."""
+    try:
+        return _export(args)
+    except BrokenPipeError:
+        raise  # a closed pipe (| head) is not an error; main() ends quietly
+    except OSError as exc:  # a folder that does not exist, a read-only place: one line, nothing half-done
+        raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+
+
+def _export(args: argparse.Namespace) -> int:
     from desktop.memory.lifecycle.formats import export_markdown, managed_block, write_managed_block
 
     with open_project(args) as project:
