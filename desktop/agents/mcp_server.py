@@ -60,9 +60,12 @@ class EngramMCP:
     def record_memory(self, content: str, type: str = "note", files: list[str] | None = None) -> str:
         """Store a candidate memory (quarantined until confirmed or reinforced)."""
         mtype = type if type in {t.value for t in MemoryType} else MemoryType.NOTE.value
-        item = NewMemory(content=content, type=mtype, related_files=list(files or [])[:10],
-                         source=MemorySource.MCP_AUTO.value, candidate=True, confidence=0.6)
-        res = self.project.memories.add(item, actor="mcp", reason="record_memory over MCP").result(30)
+        try:  # the one record schema refuses bad input with its reason, as for every door
+            item = NewMemory(content=content, type=mtype, related_files=list(files or [])[:10],
+                             source=MemorySource.MCP_AUTO.value, candidate=True, confidence=0.6)
+            res = self.project.memories.add(item, actor="mcp", reason="record_memory over MCP").result(30)
+        except EngramError as exc:
+            return f"Not recorded: {exc}"
         return f"Recorded as memory #{res.id}{'' if res.created else ' (reinforced an existing one)'}."
 
     def get_workflow_recipe(self, task: str) -> str:
