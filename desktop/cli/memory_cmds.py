@@ -74,6 +74,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("file", type=Path, help="a file, or a folder (memory-bank/, .cursor/rules/)")
     p.add_argument("--format", default=None, choices=list(IMPORT_FORMATS),
                    help="default: guessed from the name")
+    p.add_argument("--trusted", action="store_true",
+                   help="JSON export only: this is your own backup; keep its pinned/verified flags, sources "
+                        "and confidences (otherwise imports are 'imported' memories at import confidence)")
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("export", help="export memories")
@@ -159,7 +162,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not args.file.exists():
         raise CliError(f"no such file: {args.file}")
     with open_project(args) as project:
-        report = import_path(project.memories, args.file, args.format)
+        report = import_path(project.memories, args.file, args.format, trusted=args.trusted)
     data = {"added": report.added, "unchanged": report.unchanged, "ids": report.ids,
             "rejected": [{"line": n, "reason": r} for n, r in report.rejected]}
     emit(args, data, f"Imported {report.added} new, {report.unchanged} already known, "
@@ -172,6 +175,15 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """engram export [--format json|markdown|claude-md|agents-md] [-o FILE]."""
+    try:
+        return _export(args)
+    except BrokenPipeError:
+        raise  # a closed pipe (| head) is not an error; main() ends quietly
+    except OSError as exc:  # a folder that does not exist, a read-only place: one line, nothing half-done
+        raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+
+
+def _export(args: argparse.Namespace) -> int:
     from desktop.memory.lifecycle.formats import export_markdown, managed_block, write_managed_block
 
     with open_project(args) as project:

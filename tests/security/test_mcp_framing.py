@@ -87,3 +87,39 @@ def test_check_line_unit_cases() -> None:
     assert err is None and good is not None
     assert json.loads(check_line('{"jsonrpc":"2.0","id":true,"method":"ping"}')[1] or "{}")["error"]["code"] \
         == INVALID_REQUEST
+
+
+def test_request_loop_survives_a_fuzzed_stream(tmp_path: Path) -> None:
+    """Hypothesis draws a stream of lines; every line the framing rejects is answered, then a ping still is."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=20)
+    values = st.recursive(scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c,
+                                                                                      max_size=3), max_leaves=8)
+    lines = st.lists(st.one_of(
+        st.text(max_size=60).filter(lambda t: "\n" not in t and "\r" not in t and t.strip() != ""),
+        st.dictionaries(st.sampled_from(["jsonrpc", "id", "method", "params"]), values, max_size=4).map(json.dumps),
+        values.map(json.dumps)), min_size=1, max_size=25)
+    runs = iter(range(100))
+
+    @settings(max_examples=4, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(lines)
+    def run(stream: list[str]) -> None:
+        folder = tmp_path / f"run{next(runs)}"
+        folder.mkdir()
+        server = _Server(folder)
+        try:
+            assert server.proc.stdin is not None
+            rejected = sum(1 for line in stream if check_line(line)[1] is not None)
+            for line in stream:
+                server.proc.stdin.write(line.encode("utf-8", "surrogatepass") + b"\n")
+            server.proc.stdin.flush()
+            got = [server.send(_req(424242, "ping"))]
+            while not any(g.get("id") == 424242 for g in got):  # the server still answers after the stream
+                got.append(server.replies.get(timeout=30))
+            errors = [g for g in got if g.get("error", {}).get("code") in (PARSE_ERROR, INVALID_REQUEST)]
+            assert len(errors) >= rejected
+        finally:
+            server.close()
+    run()

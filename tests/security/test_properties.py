@@ -130,3 +130,29 @@ def test_restore_record_schema_refuses_cleanly_or_accepts(record: dict[str, Any]
         assert str(exc) and "\n" not in str(exc)
         return
     assert values["source"] == "imported" and values["pinned"] == 0
+
+
+_stamp = st.one_of(st.integers(min_value=-(2**80), max_value=2**80), st.floats(), st.text(max_size=30),
+                   st.sampled_from(["9999999-01-01", "2026-02-30T00:00:00Z", "0001-01-01T00:00:00"]))
+
+
+@SLOW
+@given(st.lists(st.tuples(_stamp, _json), min_size=1, max_size=8))
+def test_ingest_of_hostile_claude_code_transcripts_never_raises(rows: list[tuple[Any, Any]]) -> None:
+    from desktop.memory.observer.ingest import Ingestor
+    from desktop.memory.observer.novelty import HashingEmbedder, Novelty
+    from desktop.memory.observer.promotion import Promoter
+
+    lines = []
+    for i, (stamp, payload) in enumerate(rows):
+        lines.append({"type": "assistant", "sessionId": "fz", "uuid": f"a{i}", "timestamp": stamp, "cwd": "/p",
+                      "message": {"role": "assistant", "content": [
+                          {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": payload}}]}})
+        lines.append({"type": "user", "sessionId": "fz", "uuid": f"u{i}", "timestamp": stamp, "cwd": "/p",
+                      "message": {"role": "user", "content": [
+                          {"type": "tool_result", "tool_use_id": f"t{i}", "content": payload, "is_error": True}]}})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "fz.jsonl"
+        path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+        with Database(Path(tmp) / "e.db") as db:
+            Ingestor(db, Promoter(db, novelty=Novelty(HashingEmbedder()))).ingest_file(path)

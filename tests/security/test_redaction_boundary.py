@@ -235,3 +235,53 @@ def test_doctor_redact_cleans_a_database_written_before_the_boundary(tmp_path: P
     data = Path(db_path).read_bytes() + (Path(f"{db_path}-wal").read_bytes() if Path(f"{db_path}-wal").exists()
                                          else b"")
     assert AWS.encode() not in data and DB_PASSWORD.encode() not in data
+
+
+def test_hard_delete_takes_the_observer_rows_the_memory_was_learned_from(db: Database) -> None:
+    ing = Ingestor(db, Promoter(db, novelty=Novelty(HashingEmbedder())))
+    for i in range(3):
+        ing.learn_events(Seq(f"h{i}").bash("make deploy", "error: could not reach the billing gateway", error=True)
+                         .bash("make deploy", "error: could not reach the billing gateway", error=True)
+                         .edit("deploy.mk").bash("make deploy", "ok").end("success"))
+    conn = db.reads.conn()
+    rows = conn.execute("SELECT id, json_extract(metadata, '$.signal_key') FROM memories "
+                        "WHERE json_extract(metadata, '$.signal_key') LIKE 'error_retry:%'").fetchall()
+    assert rows, "an error pattern was learned"
+    mid, key = rows[0]
+    assert conn.execute("SELECT count(*) FROM observer_error_patterns WHERE id = ?", (key[12:],)).fetchall()[0][0]
+    MemoryService(db).hard_delete(mid, actor="user").result(10)
+    assert not conn.execute("SELECT count(*) FROM observer_error_patterns WHERE id = ?", (key[12:],)).fetchall()[0][0]
+    assert not conn.execute("SELECT count(*) FROM observer_signal_counts WHERE signal_key = ?", (key,)).fetchall()[0][0]
+
+
+def test_export_redacts_every_field_of_an_old_row(tmp_path: Path) -> None:
+    """A row written before the boundary (raw secret in related_files) leaves redacted."""
+    import io
+
+    from desktop.memory.lifecycle.portable import export_json
+    from desktop.memory.store.connection import open_connection
+
+    path = tmp_path / "old.db"
+    with Database(path) as db:
+        MemoryService(db).add("Deploy notes").result(10)
+    conn = open_connection(path)
+    conn.execute("UPDATE memories SET related_files = ?, code_anchors = ?", (json.dumps([CONN]),
+                                                                             json.dumps({"a.py": AWS})))
+    conn.close()
+    with Database(path) as db:
+        out = io.StringIO()
+        export_json(MemoryService(db), out)
+    assert DB_PASSWORD not in out.getvalue() and AWS not in out.getvalue()
+
+
+def test_no_write_path_goes_around_the_guarded_connection() -> None:
+    """Only the boundary itself, the connection factory and the leak scrubber touch the raw connection."""
+    root = Path(__file__).resolve().parents[2] / "desktop"
+    allowed = {"memory/privacy/boundary.py", "memory/store/connection.py", "memory/lifecycle/leak.py"}
+    offenders = []
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8")
+        if rel not in allowed and (".conn.raw" in text or "apsw.Connection(" in text):
+            offenders.append(rel)
+    assert offenders == []

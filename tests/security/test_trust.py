@@ -126,3 +126,19 @@ def test_an_agents_own_words_after_reading_code_are_not_tainted(db: Database) ->
     Promoter(db, novelty=Novelty(HashingEmbedder())).promote(digest_of(s.end()))
     needs_review, candidate = db.reads.conn().execute("SELECT needs_review, candidate FROM memories").fetchall()[0]
     assert needs_review == 0 and candidate == 1
+
+
+def test_mcp_tools_word_refusals_instead_of_raising(db: Database) -> None:
+    from desktop.agents.mcp_server import EngramMCP
+
+    svc = MemoryService(db)
+    rule = _add(svc, "Use argon2id for password hashing", type="decision", pinned=True)
+    mcp = EngramMCP(_Project(db))
+    try:
+        assert mcp.record_memory("x" * 30_000).startswith("Not recorded")
+        assert mcp.pin(2**70).startswith("Not done")
+        assert mcp.forget(rule).startswith("Not done")
+        assert mcp.record_memory("A fact an agent found", files=["a.py"]).startswith("Recorded")
+        assert "argon2id" in mcp.pinned() and "A fact" not in mcp.search_memory("fact agent found")
+    finally:
+        mcp.close()

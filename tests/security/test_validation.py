@@ -98,3 +98,13 @@ def test_database_files_are_private_and_a_folder_in_the_way_is_one_line(tmp_path
     with pytest.raises(EngramError) as exc:
         Database(folder).open()
     assert "folder" in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_export_to_a_missing_folder_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    base = ["--project", str(proj), "--data-dir", str(tmp_path / "data")]
+    for fmt in ("json", "markdown", "claude-md"):
+        assert cli_main(["export", "--format", fmt, "-o", str(tmp_path / "missing" / "x.out"), *base]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("engram: cannot write") and err.count("\n") == 1

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, TypeVar
 
 from desktop.memory.store.connection import count_of
+from desktop.memory.store.sources import drop_sources
 from desktop.memory.store.writer import MaintenanceOp, Tx, WriteOp
 
 log = logging.getLogger("engram.lifecycle")
@@ -116,6 +117,7 @@ class EmergencyDelete(WriteOp[int]):
         if not existing:
             return 0
         fill_temp(tx, "_emergency", existing)
+        drop_sources(tx, "SELECT id FROM temp._emergency", [])
         n = purge_temp(tx, "_emergency", scrub_reason=True)
         for mid in existing:
             # The explanation names the memory, never its text (the reason is the user's own words).

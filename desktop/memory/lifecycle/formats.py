@@ -317,8 +317,13 @@ def detect_format(path: Path) -> str:
     return "markdown"
 
 
-def import_path(service: Any, path: Path, fmt: str | None = None, *, actor: str = "import") -> ImportReport:
-    """Import a file or folder in `fmt` (detected when None); the one entry point the CLI uses."""
+def import_path(service: Any, path: Path, fmt: str | None = None, *, actor: str = "import",
+                trusted: bool = False) -> ImportReport:
+    """Import a file or folder in `fmt` (detected when None); the one entry point the CLI uses.
+
+    ``trusted`` (a JSON export the user says is their own backup) keeps the records' flags;
+    every other import is demoted to ``imported`` at import confidence (trust.py).
+    """
     from desktop.memory.lifecycle.portable import import_json, import_jsonl
 
     path = Path(path)
@@ -330,7 +335,7 @@ def import_path(service: Any, path: Path, fmt: str | None = None, *, actor: str 
     if fmt == "cursor" and path.is_dir() and (path / ".cursor" / "rules").is_dir():
         path = path / ".cursor" / "rules"
     if fmt == "json":
-        return import_json(service, path, actor=actor)
+        return import_json(service, path, actor=actor, trusted=trusted)
     if fmt == "jsonl":
         return import_jsonl(service, path, actor=actor)
     items = collect(path, fmt)

@@ -184,7 +184,9 @@ def export_json(service: MemoryService, out: IO[str], *, include_deprecated: boo
 
 # Columns whose text the scanner reads on export (free text and JSON holding free text).
 _SCANNED = {"content", "citation_text", "context_prefix", "methodology", "deprecated_reason", "tags",
-            "provenance", "metadata", "work_unit_ref"}
+            "provenance", "metadata", "work_unit_ref", "related_files", "related_modules", "relations",
+            "code_anchors", "external_id", "session_id", "commit_sha", "provenance_session_ids",
+            "target_node_id", "impacted_node_ids"}
 _STATUS_SQL = ("CASE WHEN deprecated THEN 'deprecated' WHEN stale_at IS NOT NULL THEN 'stale' "
                "WHEN candidate THEN 'candidate' WHEN needs_review THEN 'needs_review' ELSE 'active' END")
 

@@ -17,8 +17,10 @@ from desktop.memory.privacy.secrets import redact
 log = logging.getLogger("engram.lifecycle")
 
 # Record fields that hold free text (or JSON holding free text) in exports.
-TEXT_FIELDS = ("content", "citation_text", "context_prefix", "methodology", "deprecated_reason")
-JSON_FIELDS = ("tags", "provenance", "metadata", "work_unit_ref")
+TEXT_FIELDS = ("content", "citation_text", "context_prefix", "methodology", "deprecated_reason", "external_id",
+               "session_id", "commit_sha", "target_node_id")
+JSON_FIELDS = ("tags", "provenance", "metadata", "work_unit_ref", "related_files", "related_modules", "relations",
+               "code_anchors", "provenance_session_ids", "impacted_node_ids")
 
 
 def redact_for_output(text: str) -> str:

@@ -161,16 +161,28 @@ def parse_timestamp(value: Any) -> float | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) / 1000.0 if value > 1e11 else float(value)
+        try:
+            seconds = float(value) / 1000.0 if value > 1e11 else float(value)
+        except OverflowError:  # an int beyond any float
+            return None
+        return _plausible(seconds)
     if isinstance(value, str) and value:
         try:
             stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
+            if stamp.tzinfo is None:  # agents write UTC; a naive stamp is UTC too
+                stamp = stamp.replace(tzinfo=UTC)
+            return _plausible(stamp.timestamp())
+        except (ValueError, OverflowError, OSError):
             return None
-        if stamp.tzinfo is None:  # agents write UTC; a naive stamp is UTC too
-            stamp = stamp.replace(tzinfo=UTC)
-        return stamp.timestamp()
     return None
+
+
+# 1970 .. 9999: beyond it a timestamp is hostile or corrupt, and datetime would overflow later.
+_MAX_EPOCH = 253_402_300_799.0
+
+
+def _plausible(seconds: float) -> float | None:
+    return seconds if 0.0 <= seconds <= _MAX_EPOCH else None
 
 
 def file_mtime(source: Source) -> float:

@@ -67,9 +67,12 @@ def redact_param(value: Any) -> Any:
 def _params(params: Any) -> Any:
     if isinstance(params, dict):
         return {k: redact_param(v) for k, v in params.items()}
-    if isinstance(params, (list, tuple)):
+    if params is None or isinstance(params, (str, bytes)):
+        return params
+    try:  # any other sequence or iterable of bindings (list, tuple, generator, ...)
         return [redact_param(v) for v in params]
-    return params
+    except TypeError:
+        return params
 
 
 class GuardedConnection:

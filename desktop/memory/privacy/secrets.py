@@ -24,6 +24,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from desktop.memory.privacy.entropy import high_entropy_spans
 from desktop.memory.privacy.prose import prose_spans
@@ -279,6 +280,28 @@ def might_contain_secret(text: str) -> bool:
 
 
 def scan(text: str) -> list[SecretFinding]:
+    """Find secrets in ``text``; findings are non-overlapping and sorted by start.
+
+    Long texts are remembered (a small LRU): the write ops scan a memory's content and
+    the writer's boundary sees the same string again a moment later.
+    """
+    if _CACHE_MIN_CHARS <= len(text) <= _CACHE_MAX_CHARS:
+        return list(_scan_cached(text))
+    return _scan(text)
+
+
+# Memory-sized texts only: short ones are cheap anyway (the pre-check), and a huge text
+# (a file, a whole transcript) is scanned once and must not be held in memory.
+_CACHE_MIN_CHARS = 128
+_CACHE_MAX_CHARS = 20_000
+
+
+@lru_cache(maxsize=256)
+def _scan_cached(text: str) -> tuple[SecretFinding, ...]:
+    return tuple(_scan(text))
+
+
+def _scan(text: str) -> list[SecretFinding]:
     """Find secrets in ``text``; findings are non-overlapping and sorted by start.
 
     Specific formats win over generic assignments, which win over the entropy

@@ -18,6 +18,7 @@ from desktop.memory.store.errors import NotFoundError, ValidationError
 from desktop.memory.store.guards import check_text, guard_json, guard_text, refuse_secret_fields
 from desktop.memory.store.record_schema import SQL_INT_MAX, check_fields
 from desktop.memory.store.rows import fingerprint, to_column
+from desktop.memory.store.sources import drop_sources
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.trust import IMPORT_ACTORS, agent_record, check_action, imported_record, is_agent, is_user
 from desktop.memory.types import (
@@ -370,6 +371,7 @@ class HardDelete(WriteOp[int]):
             check_action(self.actor, "hard_delete", rows[0])
             # The earlier entries' text would otherwise outlive the memory.
             tx.execute("UPDATE audit_log SET detail='{\"scrubbed\": true}' WHERE memory_id=?", (mid,))
+            drop_sources(tx, "SELECT ?", [mid])
             tx.audit("hard_delete", mid, actor=self.actor, reason=self.reason)
             tx.execute("DELETE FROM memories WHERE id=?", (mid,))
             deleted.append(mid)

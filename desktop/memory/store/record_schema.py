@@ -58,24 +58,49 @@ def _number(value: Any, name: str) -> float:
 
 
 def _json_sized(value: Any, name: str) -> None:
+    if not value:
+        return
     if depth(value) > MAX_DEPTH:
         raise ValidationError(f"{name} is nested too deeply (more than {MAX_DEPTH} levels).")
     try:
-        size = len(json.dumps(value, ensure_ascii=False))
-    except (TypeError, ValueError) as exc:
+        dumped = json.dumps(value, ensure_ascii=False)
+        dumped.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError(f"{name} holds text that is not valid UTF-8 (a lone surrogate).") from exc
+    except (TypeError, ValueError, RecursionError) as exc:
         raise ValidationError(f"{name} is not JSON data.") from exc
+    size = len(dumped)
     if size > MAX_JSON_CHARS:
         raise ValidationError(f"{name} is too large ({size} characters, at most {MAX_JSON_CHARS}).")
 
 
-def _utf8(values: dict[str, Any]) -> None:
-    """Refuse text SQLite cannot store (lone surrogates from a ``"\\ud800"`` escape)."""
+def _encodable(text: str) -> bool:
+    if text.isascii():
+        return True
     try:
-        json.dumps(values, ensure_ascii=False, default=str).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValidationError("The record holds text that is not valid UTF-8 (a lone surrogate).") from exc
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise ValidationError("The record is not JSON data.") from exc
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _utf8(values: dict[str, Any]) -> None:
+    """Refuse text SQLite cannot store (lone surrogates from a ``"\\ud800"`` escape).
+
+    Plain text and lists of text are checked here; JSON fields in ``_json_sized``.
+    """
+    for name, value in values.items():
+        if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            bad = not all(_encodable(v) for v in ([value] if isinstance(value, str) else value))
+        elif isinstance(value, (dict, list)) and value:
+            try:  # nested data (unknown keys land in metadata): one dump finds any bad string
+                bad = not _encodable(json.dumps(value, ensure_ascii=False, default=str))
+            except (TypeError, ValueError, RecursionError) as exc:
+                raise ValidationError(f"{name} is not JSON data.") from exc
+        else:
+            continue
+        if bad:
+            raise ValidationError(f"{name} holds text that is not valid UTF-8 (a lone surrogate).")
 
 
 def check_fields(values: dict[str, Any]) -> None:

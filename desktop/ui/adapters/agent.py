@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.memory.store.memory_ops import NewMemory
+from desktop.memory.trust import injectable
 from desktop.ui.adapters import retrieval
 from desktop.ui.adapters.prefs import ProjectPrefs
 from desktop.ui.trust import level
@@ -153,8 +154,9 @@ class ScriptedSession:
         prompt = self.r.prompt.strip()
         threshold = level(self.r.prefs.trust_level).min_confidence
         emit(SessionEvent("status", "recall"))
+        # What is injected passes the core's one filter: no candidates, nothing waiting for review.
         hits = [h for h in retrieval.search(self.r.project, prompt, limit=12)
-                if h.memory.type != "code" and (h.memory.confidence > threshold or h.memory.pinned)][:8]
+                if injectable(h.memory) and (h.memory.confidence > threshold or h.memory.pinned)][:8]
         emit(SessionEvent("injected", data={"ids": [h.memory.id for h in hits], "threshold": threshold,
                                             "types": {h.memory.id: h.memory.type for h in hits},
                                             "shared_by": _shared_by(self.r.project,
