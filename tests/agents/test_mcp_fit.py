@@ -24,7 +24,7 @@ async def _session(project: Any, body: Any) -> Any:
 
 
 def test_tools_describe_themselves_and_fail_with_engrams_message(project: Any) -> None:
-    known = add(project, "Deploys go through make release only", type="requirement")
+    known = add(project, "Deploys go through make release only", type="requirement", source="agent_explicit")
 
     async def body(s: Any) -> dict[str, Any]:
         out: dict[str, Any] = {"tools": {t.name: t for t in (await s.list_tools()).tools}}

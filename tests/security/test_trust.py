@@ -13,6 +13,7 @@ from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter
 from desktop.memory.service import MemoryService
 from desktop.memory.store.database import Database
+from desktop.memory.store.errors import EngramError
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.trust import NotAllowedError, injectable
 from tests.observer.obs_helpers import Seq, digest_of
@@ -128,16 +129,20 @@ def test_an_agents_own_words_after_reading_code_are_not_tainted(db: Database) ->
     assert needs_review == 0 and candidate == 1
 
 
-def test_mcp_tools_word_refusals_instead_of_raising(db: Database) -> None:
+def test_mcp_tools_refuse_with_engram_errors(db: Database) -> None:
+    """Refusals are EngramErrors; the server turns them into MCP tool errors (as_tool_errors)."""
     from desktop.agents.mcp_server import EngramMCP
 
     svc = MemoryService(db)
     rule = _add(svc, "Use argon2id for password hashing", type="decision", pinned=True)
     mcp = EngramMCP(_Project(db))
     try:
-        assert mcp.record_memory("x" * 30_000).startswith("Not recorded")
-        assert mcp.pin(2**70).startswith("Not done")
-        assert mcp.forget(rule).startswith("Not done")
+        with pytest.raises(EngramError):
+            mcp.record_memory("x" * 30_000)
+        with pytest.raises(EngramError):
+            mcp.pin(2**70)
+        with pytest.raises(EngramError, match="belongs to the user"):
+            mcp.forget(rule)
         assert mcp.record_memory("A fact an agent found", files=["a.py"]).startswith("Recorded")
         assert "argon2id" in mcp.pinned() and "A fact" not in mcp.search_memory("fact agent found")
     finally:
