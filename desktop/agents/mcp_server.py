@@ -121,7 +121,13 @@ def serve(project_dir: Path, *, data_dir: Path | None = None) -> None:
     from desktop.settings import Settings
 
     settings = Settings.load(data_dir) if data_dir else Settings.load()
+    from desktop.memory.lifecycle.maintenance import keep_graph_live
+
     project = Engram(settings).open_project(project_dir, remember=False)
+    try:  # analyze_impact and the graph path need a current graph; a failure must not stop serving
+        keep_graph_live(project)
+    except Exception:
+        log.exception("could not bring the code graph up to date")
     impl = EngramMCP(project)
     log.info("MCP server for %s (%s)", project.info.root, project.info.db_path)
     try:

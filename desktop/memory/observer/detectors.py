@@ -125,8 +125,11 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
     tool = ev.tool
     if "record_memory" in ev.raw_tool.lower():
         content = str(ev.args.get("content") or ev.args.get("text") or "").strip()
+        # The tool's own "files" argument names what the memory is about (anchoring needs it).
+        named = [str(f) for f in ev.args.get("files") or [] if isinstance(f, str) and plausible_file(f)]
         if content:
-            sp.add_signal(Signal(EXPLICIT, f"{EXPLICIT}:{hash(content)}", step, list(ev.file_paths),
+            sp.add_signal(Signal(EXPLICIT, f"{EXPLICIT}:{hash(content)}", step,
+                                 list(dict.fromkeys([*ev.file_paths, *named])),
                                  {"content": content[:2000], "type": ev.args.get("type")},
                                  [excerpt(content)]))
     if tool in EXTERNAL_TOOLS and sp.external_step is None:
