@@ -50,7 +50,8 @@ class EngramMCP:
         found = self.memory.search(query, limit=max(1, min(50, limit)))
         if not found:
             return f"No memory matches {query!r}."
-        self.memory.record_access([m.id for m in found[:3]])
+        # Every memory returned is shown to the client's agent: one feedback op (history, reinforcement).
+        self.project.memories.record_access([m.id for m in found], source="mcp")
         return "\n".join(_line(m) for m in found)
 
     def record_memory(self, content: str, type: str = "note", files: list[str] | None = None) -> str:
@@ -85,6 +86,8 @@ class EngramMCP:
         from desktop.memory.store.rows import MemoryQuery
 
         mems = self.project.memories.list(MemoryQuery(pinned=True), limit=200)
+        if mems:
+            self.project.memories.record_access([m.id for m in mems], source="mcp")
         return "\n".join(_line(m) for m in mems) or "No pinned memories."
 
     def close(self) -> None:
@@ -120,9 +123,9 @@ def serve(project_dir: Path, *, data_dir: Path | None = None) -> None:
     from desktop.composition import Engram
     from desktop.settings import Settings
 
-    settings = Settings.load(data_dir) if data_dir else Settings.load()
     from desktop.memory.lifecycle.maintenance import keep_graph_live
 
+    settings = Settings.load(data_dir) if data_dir else Settings.load()
     project = Engram(settings).open_project(project_dir, remember=False)
     try:  # analyze_impact and the graph path need a current graph; a failure must not stop serving
         keep_graph_live(project)

@@ -402,22 +402,3 @@ class HardDelete(WriteOp[int]):
         if deleted:
             tx.changed("memory", "deleted", deleted)
         return len(deleted)
-
-
-class RecordAccess(WriteOp[int]):
-    """Count that memories were injected or shown to an agent (a trust signal)."""
-
-    name: ClassVar[str] = "record_access"
-
-    def __init__(self, memory_ids: list[int]) -> None:
-        self.memory_ids = sorted(set(memory_ids))
-
-    def apply(self, tx: Tx) -> int:
-        """Bump access_count and last_accessed_at."""
-        if not self.memory_ids:
-            return 0
-        marks = ",".join("?" * len(self.memory_ids))
-        tx.execute(f"UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
-                   f"WHERE id IN ({marks})", [tx.now, *self.memory_ids])
-        tx.changed("memory", "accessed", self.memory_ids)
-        return len(self.memory_ids)
