@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for module in COMMAND_MODULES:
         module.register(sub)
-    for optional in ("search_cmds", "graph_cmds", "observer_cmds", "lifecycle_cmds", "agent_cmds", "doctor_cmds"):
+    for optional in ("search_cmds", "graph_cmds", "observer_cmds", "lifecycle_cmds", "agent_cmds", "doctor_cmds",
+                     "feedback_cmds"):
         try:
             mod = __import__(f"desktop.cli.{optional}", fromlist=["register"])
         except ModuleNotFoundError as exc:
