@@ -121,9 +121,8 @@ def build_server(impl: EngramMCP) -> Any:
 def serve(project_dir: Path, *, data_dir: Path | None = None) -> None:
     """Open the project and serve MCP on stdin/stdout until the client disconnects."""
     from desktop.composition import Engram
-    from desktop.settings import Settings
-
     from desktop.memory.lifecycle.maintenance import keep_graph_live
+    from desktop.settings import Settings
 
     settings = Settings.load(data_dir) if data_dir else Settings.load()
     project = Engram(settings).open_project(project_dir, remember=False)
