@@ -257,6 +257,7 @@ class AgentSession:
         if cited:
             self.metrics.cited.update(cited)
         self.messages.append(ChatMessage("assistant", turn.text, list(turn.tool_calls)))
+        self.metrics.on_turn(turn.input_tokens, turn.output_tokens)
         self._used_tokens += turn.output_tokens or len(turn.text) // 4
         if turn.input_tokens:
             self._used_tokens = max(self._used_tokens, turn.input_tokens)

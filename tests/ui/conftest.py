@@ -13,14 +13,6 @@ from desktop.settings import Settings
 
 FIXTURE = Path(__file__).resolve().parents[1] / "graph" / "fixtures" / "python"
 
-@pytest.fixture(autouse=True)
-def _local_ranker(monkeypatch: pytest.MonkeyPatch) -> None:
-    """UI tests use the adapter's local ranker: fast and deterministic (no embedding model load)."""
-    from desktop.ui.adapters import retrieval
-
-    monkeypatch.setattr(retrieval, "USE_FACADE", False)
-
-
 @pytest.fixture
 def project_dir(tmp_path: Path) -> Path:
     """A small Python project with a CLAUDE.md."""

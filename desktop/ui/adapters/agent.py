@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.memory.store.memory_ops import NewMemory
-from desktop.ui.adapters import retrieval
+from desktop.agents import ask as recall
 from desktop.ui.adapters.prefs import ProjectPrefs
 from desktop.ui.trust import level
 
@@ -120,9 +120,8 @@ def run_agent_session(request: SessionRequest, emit: Emit, cancel: threading.Eve
     learned = [r[0] for r in conn.execute("SELECT id FROM memories WHERE session_id=? AND type<>'code'",
                                           (session.session_id,))]
     used = project.memories.get_many(cited or injected)
-    saved = max(0, retrieval.tokens_of(list(used.values())) * 2)
     emit(SessionEvent("done", data={"session_id": session.session_id, "used": list(used), "learned": learned,
-                                    "tokens_saved": saved, "seconds": round(time.perf_counter() - started, 2),
+                                    "seconds": round(time.perf_counter() - started, 2),
                                     "cancelled": cancel.is_set(), "error": bool(result and result.error_code)}))
 
 
@@ -142,7 +141,7 @@ class ScriptedSession:
         prompt = self.r.prompt.strip()
         threshold = level(self.r.prefs.trust_level).min_confidence
         emit(SessionEvent("status", "recall"))
-        hits = [h for h in retrieval.search(self.r.project, prompt, limit=12)
+        hits = [h for h in recall.search(self.r.project, prompt, limit=12)
                 if h.memory.type != "code" and (h.memory.confidence > threshold or h.memory.pinned)][:8]
         emit(SessionEvent("injected", data={"ids": [h.memory.id for h in hits], "threshold": threshold,
                                             "types": {h.memory.id: h.memory.type for h in hits}}))
@@ -170,7 +169,7 @@ class ScriptedSession:
             emit(SessionEvent("learned", data={"ids": learned}))
         emit(SessionEvent("done", data=self._metrics(hits, learned, started)))
 
-    def _answer(self, prompt: str, hits: list[retrieval.Hit]) -> list[str]:
+    def _answer(self, prompt: str, hits: list[recall.Hit]) -> list[str]:
         lines = [f"Working on: {prompt}\n\n"]
         if not hits:
             lines.append("I found nothing in memory about this, so I will explore the code from scratch.\n")
@@ -187,7 +186,7 @@ class ScriptedSession:
             out += re.findall(r"\[Memory #\d+:[^\]]*\]|\S+\s*|\s+", line)
         return out
 
-    def _learn(self, prompt: str, hits: list[retrieval.Hit]) -> list[int]:
+    def _learn(self, prompt: str, hits: list[recall.Hit]) -> list[int]:
         policy = self.r.prefs.write_policy
         if policy in ("off", "read_only") or not self.r.prefs.auto_memory or not prompt:
             return []
@@ -202,14 +201,11 @@ class ScriptedSession:
         results = self.r.project.memories.add_many(items, actor="agent", reason="learned in session").result()
         return [res.id for res in results]
 
-    def _metrics(self, hits: list[retrieval.Hit], learned: list[int], started: float, *,
+    def _metrics(self, hits: list[recall.Hit], learned: list[int], started: float, *,
                  cancelled: bool = False) -> dict[str, Any]:
         used = [h.memory for h in hits]
-        # Tokens the agent did not spend rediscovering: each memory stands in for roughly
-        # the reading it summarises (design: ~3x its own length), minus its injected cost.
-        saved = max(0, retrieval.tokens_of(used) * 3 - retrieval.tokens_of(used))
         return {"session_id": self.session_id, "used": [m.id for m in used], "learned": learned,
-                "tokens_saved": saved, "seconds": round(time.perf_counter() - started, 2),
+                "seconds": round(time.perf_counter() - started, 2),
                 "cancelled": cancelled}
 
 
