@@ -7,6 +7,7 @@ services get what they need through their constructors.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,15 +31,24 @@ class ProjectServices:
     settings: Settings
     extras: dict[str, Any] = field(default_factory=dict)
 
-    def close(self) -> None:
-        """Stop background work and close the database (queued writes are flushed)."""
+    def close(self, progress: Callable[[str], None] | None = None) -> None:
+        """Stop background work and close the database (queued writes are flushed).
+
+        Blocking (a running index, a transcript flush and the writer's drain can take
+        seconds): the app calls it off the GUI thread. ``progress(name)`` is called
+        before each part stops (``"database"`` last), for a visible progress line.
+        """
         for name, svc in reversed(list(self.extras.items())):
             closer = getattr(svc, "close", None)
             if callable(closer):
+                if progress is not None:
+                    progress(name)
                 try:
                     closer()
                 except Exception:
                     log.exception("closing %s failed", name)
+        if progress is not None:
+            progress("database")
         self.db.close()
 
 

@@ -38,6 +38,7 @@ from desktop.memory.projects import move_aside_corrupt
 from desktop.memory.store.errors import CorruptDatabaseError
 from desktop.memory.store.writer import ChangeSet
 from desktop.ui.adapters.prefs import ProjectPrefs, load_prefs
+from desktop.ui.closing import ProjectCloser
 from desktop.ui.flows import Flows
 from desktop.ui.memory_panel import MemoryBrowser
 from desktop.ui.messages import describe_error
@@ -110,6 +111,7 @@ class MainWindow(QMainWindow):
         self.session: SessionView | None = None
         self.tasks = Tasks(self, max_threads=4)
         self.relay = ChangeRelay(self)
+        self.closer = ProjectCloser(self.statusBar(), self)
         self.flows = Flows(self)
         self._unsubscribe: Any = None
         self._pending: list[ChangeSet] = []
@@ -337,9 +339,11 @@ class MainWindow(QMainWindow):
         self.session.session_finished.connect(self.flows.session_finished)
         self.workspace_layout.addWidget(self.session)
 
-    def _drop_views(self) -> None:
+    def _drop_views(self) -> Any:
+        """Remove the project's views at once; returns a still-running session thread (or None)."""
+        running = None
         if self.session is not None:
-            self.session.shutdown()
+            running = self.session.shutdown()
             self.workspace_layout.removeWidget(self.session)
             # Hide and unparent now: a deferred delete waits for the event loop to come round.
             self.session.hide()
@@ -353,22 +357,29 @@ class MainWindow(QMainWindow):
             self.panel.deleteLater()
             self.panel = None
             self.browser = None
+        return running
 
     def close_project(self) -> None:
-        """Close the open project (queued writes are flushed first)."""
+        """Close the open project; the waits (session, index, flush, writer) run off the GUI thread.
+
+        The views go at once; the status bar shows what is being stopped until it is done.
+        """
         if self.project is None:
             return
         self._idle_timer.stop()
         if self._unsubscribe:
             self._unsubscribe()
             self._unsubscribe = None
-        self._drop_views()
-        self.tasks.wait_idle()
-        self.project.close()
+        running = self._drop_views()
+        self.closer.close(self.project, self.tasks, running)
         self.project = None
         self.graph = None
         self.stack.setCurrentWidget(self.welcome)
         self._retitle()
+
+    def wait_closed(self, timeout: float = 120.0) -> bool:
+        """Block until closed projects are fully closed (app exit and tests only)."""
+        return self.closer.wait(timeout)
 
     def open_memory(self, memory_id: int) -> None:
         """Show one memory in the panel's browser."""
@@ -428,6 +439,10 @@ class MainWindow(QMainWindow):
             self.browser.search.setFocus()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Flush and close the project before the window goes."""
+        """Close the project; the window goes once its last changes are written (progress shown)."""
         self.close_project()
+        if self.closer.busy:
+            event.ignore()
+            self.closer.finished.connect(self.close, Qt.ConnectionType.SingleShotConnection)
+            return
         super().closeEvent(event)

@@ -23,13 +23,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.agents import ask as recall
 from desktop.composition import ProjectServices
 from desktop.memory.store.errors import ValidationError
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.rows import MemoryQuery
 from desktop.memory.store.writer import ChangeSet
 from desktop.memory.types import Memory, MemoryScope, MemorySource, MemoryStatus, MemoryType
-from desktop.agents import ask as recall
 from desktop.ui.adapters.lifecycle import supersession_chain
 from desktop.ui.labels import scope_label, source_label, status_label, type_label
 from desktop.ui.memory_editor import MemoryEditor

@@ -36,6 +36,7 @@ def win(qtbot, tmp_path: Path, project_dir: Path) -> Iterator[object]:  # type: 
     qtbot.waitUntil(lambda: window.project is not None and window.panel is not None, timeout=15_000)
     yield window
     window.close_project()
+    window.wait_closed()
 
 
 @pytest.fixture(autouse=True)

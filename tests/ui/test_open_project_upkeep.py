@@ -36,3 +36,4 @@ def test_reopened_project_is_indexed_watched_and_its_memories_anchored(qtbot, tm
                                                "'added_later.py'") == 1, timeout=20_000)
     finally:
         window.close_project()
+        window.wait_closed()

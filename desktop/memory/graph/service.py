@@ -88,7 +88,9 @@ class GraphService:
             self._initial_done.set()
             with self._lock:
                 done, self._done, self._progress = self._done, [], []
-            for callback in done if report is not None else []:
+            for callback in done:
+                if report is None:
+                    break
                 try:
                     callback(report)
                 except Exception:

@@ -15,7 +15,7 @@ says so, its confidence drops) before it is retired.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from desktop.memory.lifecycle.feedback import RecordUse
 from desktop.memory.store.errors import NotFoundError, ValidationError
@@ -25,7 +25,7 @@ from desktop.memory.store.writer import Tx, WriteOp
 KINDS = ("outdated", "partially_wrong", "does_not_apply", "incorrect")
 
 
-def _replacement(row: dict[str, Any], text: str, kind: str, old_id: int) -> NewMemory:
+def _replacement(row: dict[str, str], text: str, kind: str, old_id: int) -> NewMemory:
     return NewMemory(content=text, type=row["type"], scope=row["scope"], source="user_taught",
                      related_files=json.loads(row["related_files"]), related_modules=json.loads(row["related_modules"]),
                      tags=json.loads(row["tags"]), confidence=0.9, user_verified=True,
@@ -52,7 +52,7 @@ class ApplyCorrection(WriteOp[int]):
         rows = tx.execute(f"SELECT {cols} FROM memories WHERE id = ?", (self.memory_id,)).fetchall()
         if not rows:
             raise NotFoundError(f"Memory #{self.memory_id} does not exist.")
-        row = dict(zip([c.strip() for c in cols.split(",")], rows[0], strict=True))
+        row: dict[str, str] = {c.strip(): str(v) for c, v in zip(cols.split(","), rows[0], strict=True)}
         words = self.kind.replace("_", " ")
         if self.kind == "partially_wrong":
             return EditMemory(self.memory_id, {"content": self.text, "user_verified": True, "needs_review": False},

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.memory.store.memory_ops import NewMemory
 from desktop.agents import ask as recall
+from desktop.memory.store.memory_ops import NewMemory
 from desktop.ui.adapters.prefs import ProjectPrefs
 from desktop.ui.trust import level
 

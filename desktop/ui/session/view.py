@@ -302,7 +302,7 @@ class SessionView(QWidget):
         action.triggered.connect(lambda: self.teach_requested.emit("", [rel]))
         menu.exec(self.files.viewport().mapToGlobal(pos))
 
-    def shutdown(self) -> None:
-        """Stop a running session and wait for its thread (project closing)."""
+    def shutdown(self) -> Any:
+        """Stop a running session (project closing); returns its thread, for the closer to wait on."""
         self.runner.stop()
-        self.runner.wait(10)
+        return self.runner.detach()

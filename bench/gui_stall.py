@@ -1,7 +1,13 @@
-"""The GUI thread never freezes: longest gap between 5 ms timer ticks while work happens (<= 50 ms).
+"""Bench (run by hand): the GUI thread never freezes while work happens (target <= 50 ms).
 
-Work measured together: indexing a project (GraphService.start with progress), a
-scripted agent session streaming into the view, and 10,000 memories imported.
+    .venv/bin/python -m pytest bench/gui_stall.py -q -s
+
+Measures the longest gap between 5 ms timer ticks on the GUI thread while, together:
+indexing a project (GraphService.start with progress), a scripted tour session
+streaming into the view, and 10,000 memories imported; then while a project is
+closed during a running session, an indexing run and a transcript flush. A timed
+target: it lives here, not in the suite (a shared 2-core box loses the CPU for longer
+than 50 ms to other processes). Record ``uptime`` beside the numbers.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
-from ui_helpers import seed
+from ui_helpers import seed  # tests/ui, put on the path by bench/conftest.py
 
 from desktop.ui.dialogs.onboarding import Onboarding
 
@@ -87,4 +93,5 @@ def test_gui_never_stalls_while_indexing_running_and_importing(qtbot, win, tmp_p
         worst_runs.append(_one_run(qtbot, win, path))
         if worst_runs[-1] <= MAX_STALL_MS:
             break
+    print(f"\nGUI stall, index + session + 10k import: runs {[round(w, 1) for w in worst_runs]} ms")
     assert min(worst_runs) <= MAX_STALL_MS, f"the GUI thread stalled for {worst_runs} ms"
