@@ -39,6 +39,21 @@ def win(qtbot, tmp_path: Path, project_dir: Path) -> Iterator[object]:  # type: 
     window.wait_closed()
 
 
+@pytest.fixture
+def tour_win(qtbot, tmp_path: Path) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    """A MainWindow on the guided tour's sample project (the only place the scripted agent runs)."""
+    from desktop.ui.main_window import MainWindow
+
+    window = MainWindow(Engram(Settings(data_dir=tmp_path / "data")), onboarding=False, background=False)
+    qtbot.addWidget(window)
+    window.show()
+    window.open_tour()
+    qtbot.waitUntil(lambda: window.project is not None and window.panel is not None, timeout=15_000)
+    yield window
+    window.close_project()
+    window.wait_closed()
+
+
 @pytest.fixture(autouse=True)
 def _no_modal_message_boxes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """A message box would block the test forever; record it instead and answer No."""

@@ -1,10 +1,10 @@
 """The agent session seen from the UI: a stream of SessionEvents from a runtime.
 
-The real runtime (desktop.agents, being built) is used when it offers a
-``run_session`` entry point; the built-in scripted provider always works offline,
-with no LLM: it recalls memories for the prompt, "calls" tools (memory search and
-the code graph's impact analysis), streams an answer that cites what it used, and
-proposes what it learned according to the project's write policy.
+Real providers run ``desktop.agents.AgentSession`` with the window's approval policy.
+The scripted provider is the guided tour: it runs only on the sample project Engram
+creates (``desktop.tour``), never on a user's project, and is never the default. It
+recalls memories through the real retrieval pipeline, "calls" tools, streams an
+answer citing what it used, and proposes what it learned per the write policy.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ class SessionRequest:
     prefs: ProjectPrefs = field(default_factory=ProjectPrefs)
     graph: Any | None = None
     delay: float = 0.015  # pause between streamed chunks, so the stream is visible
+    approval: Any | None = None  # an agents ApprovalPolicy (the window's dialog); None denies writes
 
 
 def runtime_available(provider: str) -> bool:
@@ -73,6 +74,14 @@ def run(request: SessionRequest, emit: Emit, cancel: threading.Event) -> None:
     """Run one session to the end in the calling (worker) thread, emitting events."""
     if request.provider != "scripted" and runtime_available(request.provider):
         run_agent_session(request, emit, cancel)
+        return
+    from desktop.tour import is_tour_project
+
+    if not is_tour_project(request.project):
+        # The tour's scripted agent changes nothing, so it must not claim work in a real project.
+        emit(SessionEvent("error", "The scripted tour agent runs only on the tour's sample project.",
+                          {"code": "tour_only"}))
+        emit(SessionEvent("done", data={"error": True, "used": [], "learned": []}))
         return
     ScriptedSession(request).run(emit, cancel)
 
@@ -107,7 +116,10 @@ def run_agent_session(request: SessionRequest, emit: Emit, cancel: threading.Eve
         elif e.kind == st.ERROR:
             emit(SessionEvent("error", str(d.get("message", "")), {"code": d.get("code")}))
 
-    session = AgentSession(project, st.SessionConfig(task=request.prompt, provider=provider), on_event=translate)
+    config = st.SessionConfig(task=request.prompt, provider=provider)
+    if request.approval is not None:
+        config.approval = request.approval
+    session = AgentSession(project, config, on_event=translate)
     thread = session.start()
     while thread.is_alive():
         if cancel.wait(0.1):
