@@ -209,7 +209,8 @@ class AgentSession:
         if "t1" in self.tiers:
             alloc = self.budget.allocate(0)
             self._start_ctx = build_start_context(self.memory, cfg.task, self.root, self.fmt, alloc,
-                                                  prefetch="t2" in self.tiers)
+                                                  prefetch="t2" in self.tiers, phase=cfg.phase,
+                                                  min_confidence=cfg.min_confidence)
             ctx = self._start_ctx
             self.decider.state.injected.update(ctx.memory_ids)
             if ctx.system_text:

@@ -167,7 +167,12 @@ def to_new_memory(c: Candidate, digest: SessionDigest) -> NewMemory:
         source=MemorySource.AGENT_EXPLICIT.value if explicit else MemorySource.OBSERVER_INFERRED.value,
         session_id=digest.session_id, provenance_session_ids=[digest.session_id], provenance=[prov],
         needs_review=c.needs_review, metadata={"signal": sig.kind, "signal_key": sig.key[:300],
-                                               "sessions": c.sessions})
+                                               "sessions": c.sessions, **_measured(sig.data)})
+
+
+def _measured(data: dict[str, Any]) -> dict[str, int]:
+    """The numbers a signal measured (a step overrun's planned and actual steps), kept for calibration."""
+    return {k: int(data[k]) for k in ("planned", "actual") if isinstance(data.get(k), (int, float))}
 
 
 class PromoteSession(WriteOp[PromotionResult]):

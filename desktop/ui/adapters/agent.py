@@ -116,7 +116,11 @@ def run_agent_session(request: SessionRequest, emit: Emit, cancel: threading.Eve
         elif e.kind == st.ERROR:
             emit(SessionEvent("error", str(d.get("message", "")), {"code": d.get("code")}))
 
-    config = st.SessionConfig(task=request.prompt, provider=provider)
+    # The project's trust level and write policy reach the real agent, not only the tour.
+    writes_memory = request.prefs.write_policy not in ("off", "read_only") and request.prefs.auto_memory
+    config = st.SessionConfig(task=request.prompt, provider=provider,
+                              min_confidence=level(request.prefs.trust_level).min_confidence,
+                              learn=writes_memory, promote=writes_memory)
     if request.approval is not None:
         config.approval = request.approval
     session = AgentSession(project, config, on_event=translate)
