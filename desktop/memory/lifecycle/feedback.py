@@ -193,11 +193,9 @@ class RecordUse(WriteOp[FeedbackReport]):
     def _audit_set(self, tx: Tx, action: str, ids: list[int], reason_sql: str) -> None:
         _temp(tx, "_fb", ids)
         extra = f" ({self.reason})" if self.reason else ""
-        tx.execute(f"INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) "
-                   f"SELECT ?, ?, ?, id, {reason_sql} || ?, json_object('confidence', confidence, "
-                   f"'access_count', access_count) FROM memories WHERE id IN (SELECT id FROM temp._fb)",
-                   (tx.now, self.actor, action, extra))
-        tx.changed("audit", "added")
+        tx.audit_from(f"SELECT ?, ?, ?, id, {reason_sql} || ?, json_object('confidence', confidence, "
+                      f"'access_count', access_count) FROM memories WHERE id IN (SELECT id FROM temp._fb)",
+                      (tx.now, self.actor, action, extra))
 
     def _update(self, tx: Tx, ids: list[int], sets: str) -> None:
         _temp(tx, "_fb", ids)

@@ -199,9 +199,8 @@ class AddMemories(WriteOp[list[AddResult]]):
         created = item.created_at or tx.now
         # Journal first: the entry names the id the row is about to get (AUTOINCREMENT
         # hands out sqlite_sequence + 1), so no second statement has to patch it.
-        tx.execute(
-            "INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) VALUES (?,?,?,"
-            "(SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name='memories'), 0) + 1),?,?)",
+        tx.audit_from(
+            "SELECT ?, ?, ?, (SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name='memories'), 0) + 1), ?, ?",
             (tx.now, self.actor, "add", self.reason,
              json.dumps({"type": item.type, "source": item.source, "excerpt": content[:200]}, ensure_ascii=False)))
         values = {
