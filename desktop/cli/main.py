@@ -50,9 +50,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"engram: {exc}\n")
         return exc.exit_code
     except EngramError as exc:
+        from desktop.cli.words import word
+
         hint = (" Nothing was changed; `engram doctor --move-aside` keeps it renamed and starts an empty memory."
                 if exc.code == "corrupt_database" else "")
-        sys.stderr.write(f"engram: {exc}{hint}\n")
+        said = word(exc.code, str(exc))
+        detail = f" ({exc})" if said != str(exc) and exc.code not in ("corrupt_database",) else ""
+        sys.stderr.write(f"engram: {said}{detail}{hint}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("engram: interrupted\n")
