@@ -329,11 +329,11 @@ class AgentSession:
     def _record_feedback(self, outcome: str) -> None:
         """Every memory injected this session: cited or ignored (judged only when the session finished).
 
-        Queued, not waited for: the writer applies it before the project closes.
+        Waited for (bounded): once the session has ended, its feedback is in the database.
         """
         from desktop.memory.lifecycle.feedback import record_feedback
 
         shown = self._shown | set(self.metrics.cited)
         if shown:
             record_feedback(self.project.db, shown, cited=self.metrics.cited, judged=outcome == "success",
-                            session_id=self.session_id, source="engram-agent")
+                            session_id=self.session_id, source="engram-agent").result(30)
