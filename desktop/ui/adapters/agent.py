@@ -125,11 +125,16 @@ def run_agent_session(request: SessionRequest, emit: Emit, cancel: threading.Eve
         config.approval = request.approval
     session = AgentSession(project, config, on_event=translate)
     thread = session.start()
-    while thread.is_alive():
-        if cancel.wait(0.1):
-            session.cancel()
-            break
-    result = session.wait(60)
+    try:
+        while thread.is_alive():
+            if cancel.wait(0.1):
+                session.cancel()
+                break
+        result = session.wait(60)
+    finally:
+        closer = getattr(provider, "close", None)
+        if callable(closer):
+            closer()  # its HTTP connections must not outlive the session
     metrics = (result.metrics if result else {}) or {}
     cited = [int(i) for i in metrics.get("citations", []) if str(i).isdigit()]
     conn = project.db.reads.conn()
