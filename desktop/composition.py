@@ -7,6 +7,7 @@ services get what they need through their constructors.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,15 +31,24 @@ class ProjectServices:
     settings: Settings
     extras: dict[str, Any] = field(default_factory=dict)
 
-    def close(self) -> None:
-        """Stop background work and close the database (queued writes are flushed)."""
+    def close(self, progress: Callable[[str], None] | None = None) -> None:
+        """Stop background work and close the database (queued writes are flushed).
+
+        Blocking (a running index, a transcript flush and the writer's drain can take
+        seconds): the app calls it off the GUI thread. ``progress(name)`` is called
+        before each part stops (``"database"`` last), for a visible progress line.
+        """
         for name, svc in reversed(list(self.extras.items())):
             closer = getattr(svc, "close", None)
             if callable(closer):
+                if progress is not None:
+                    progress(name)
                 try:
                     closer()
                 except Exception:
                     log.exception("closing %s failed", name)
+        if progress is not None:
+            progress("database")
         self.db.close()
 
 
@@ -50,8 +60,14 @@ class Engram:
         self.clock = clock
         self.registry = ProjectRegistry(self.settings.data_dir)
 
-    def open_project(self, folder: Path | str, *, remember: bool = True) -> ProjectServices:
+    def open_project(self, folder: Path | str, *, remember: bool = True, maintain: bool = True) -> ProjectServices:
         """Open (creating if needed) the database of the project in `folder`.
+
+        Every door (app, CLI, MCP, agent runs) opens projects here, so every door gets
+        the same upkeep: with ``maintain`` (the default) memories written while the
+        project is open are checked for conflicts and anchored to the files they name,
+        and closing the project finishes that work first. ``maintain=False`` is for
+        read-only inspection (``engram doctor``).
 
         Raises CorruptDatabaseError, NewerDatabaseError, ReadOnlyLocationError as
         known errors; the caller decides how to word them.
@@ -61,7 +77,15 @@ class Engram:
         if remember:
             self.registry.remember(info.root)
         log.info("opened project %s (%s)", info.name, info.db_path)
-        return ProjectServices(info=info, db=db, memories=MemoryService(db), settings=self.settings)
+        project = ProjectServices(info=info, db=db, memories=MemoryService(db), settings=self.settings)
+        if maintain:
+            from desktop.memory.lifecycle.maintenance import start_maintenance
+
+            try:
+                start_maintenance(project)
+            except Exception:  # upkeep is optional; the project works without it
+                log.exception("could not start memory upkeep")
+        return project
 
 
 def build_graph_service(project: ProjectServices, **options: Any) -> Any:
@@ -146,14 +170,18 @@ def start_project_services(project: ProjectServices, *, learn_from_transcripts: 
                            home: Path | None = None) -> dict[str, Any]:
     """Everything an open project runs in the background, each part optional.
 
-    Conflict detection on write, the hybrid search with its embedding indexer, and
-    learning from the agents already installed: past Claude Code / Codex / Gemini
+    Conflict detection and anchoring on write (already running since open_project),
+    the code graph brought up to date and watched, the hybrid search with its
+    embedding indexer, and learning from the agents already installed: past Claude Code / Codex / Gemini
     sessions of this project are imported once, then new and growing transcripts are
     watched. Slow (seconds): call it off the GUI thread. Returns what started.
     """
     started: dict[str, Any] = {}
-    for name, start in (("conflicts", lambda: lifecycle_for(project)),
-                        ("anchors", lambda: _anchor_watcher(project)),
+    from desktop.memory.lifecycle.maintenance import keep_graph_live, start_maintenance
+
+    for name, start in (("conflicts", lambda: start_maintenance(project)["lifecycle"]),
+                        ("anchors", lambda: start_maintenance(project)["anchors"]),
+                        ("graph", lambda: keep_graph_live(project)),
                         ("search", lambda: build_search_service(project)),
                         ("team", lambda: team_sync_for(project))):
         try:
@@ -173,17 +201,6 @@ def team_sync_for(project: ProjectServices) -> Any:
     from desktop.memory.team.service import start_team_sync
 
     return start_team_sync(project)
-
-
-def _anchor_watcher(project: ProjectServices) -> Any:
-    """New memories about files record those files' content hashes (for staleness checks)."""
-    from desktop.memory.lifecycle.anchoring import AnchorWatcher
-
-    watcher = project.extras.get("anchors")
-    if watcher is None:
-        watcher = AnchorWatcher(project.db, project.info.root).start()
-        project.extras["anchors"] = watcher
-    return watcher
 
 
 def _learn_from_installed_agents(project: ProjectServices, home: Path | None) -> dict[str, Any]:
@@ -208,6 +225,7 @@ def _learn_from_installed_agents(project: ProjectServices, home: Path | None) ->
 
 def idle_maintenance(project: ProjectServices) -> dict[str, Any]:
     """Work for when the app is idle: pruning (at most once a day) and the staleness check against the code."""
+    from desktop.memory.lifecycle.maintenance import anchor_unanchored
     from desktop.memory.lifecycle.pruning import prune_when_idle
     from desktop.memory.lifecycle.staleness import check_staleness
 
@@ -215,6 +233,7 @@ def idle_maintenance(project: ProjectServices) -> dict[str, Any]:
     try:
         future = prune_when_idle(project.db)
         out["pruned"] = future.result() if future is not None else None
+        out["anchored"] = anchor_unanchored(project.db, project.info.root)
         out["staleness"] = check_staleness(project.db, project.info.root)
     except Exception:
         log.exception("idle maintenance failed")

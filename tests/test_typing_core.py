@@ -11,9 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("mypy")
+import mypy  # noqa: F401  (a dev dependency: missing is an error, not a skip)
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE_PATHS = ["desktop/memory", "desktop/agents", "desktop/cli", "desktop/composition.py", "desktop/settings.py"]

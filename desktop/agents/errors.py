@@ -19,7 +19,7 @@ class AgentError(EngramError):
 class ProviderUnavailable(AgentError):
     """The model server could not be reached (refused, DNS, timeout before any answer)."""
 
-    code = "provider_unavailable"
+    code = "provider_unreachable"  # the same code as the embedding providers' for the same condition
 
 
 class ProviderBadResponse(AgentError):

@@ -168,6 +168,9 @@ class ExternalAgentRun:
             stderr = self._proc.stderr.read() if self._proc.stderr else ""
         finally:
             timer.cancel()
+            for stream in (self._proc.stdout, self._proc.stderr):  # no pipe outlives the run
+                if stream is not None:
+                    stream.close()
         self._observe(parser.finish())
         if self._cancel.is_set():
             code, message = "cancelled", "The external agent was stopped."

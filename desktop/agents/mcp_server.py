@@ -76,7 +76,8 @@ class EngramMCP:
         found = self.memory.search(query, limit=max(1, min(50, limit)))
         if not found:
             return f"No memory matches {query!r}."
-        self.memory.record_access([m.id for m in found[:3]])
+        # Every memory returned is shown to the client's agent: one feedback op (history, reinforcement).
+        self.project.memories.record_access([m.id for m in found], source="mcp")
         return "\n".join(_line(m) for m in found)
 
     def record_memory(self, content: Content, type: MType = "note", files: Files = None) -> str:
@@ -113,6 +114,8 @@ class EngramMCP:
         from desktop.memory.store.rows import MemoryQuery
 
         mems = [m for m in self.project.memories.list(MemoryQuery(pinned=True), limit=200) if injectable(m)]
+        if mems:
+            self.project.memories.record_access([m.id for m in mems], source="mcp")
         return "\n".join(_line(m) for m in mems) or "No pinned memories."
 
     def close(self) -> None:
@@ -174,10 +177,15 @@ def build_server(impl: EngramMCP) -> Any:
 def serve(project_dir: Path, *, data_dir: Path | None = None) -> None:
     """Open the project and serve MCP on stdin/stdout until the client disconnects."""
     from desktop.composition import Engram
+    from desktop.memory.lifecycle.maintenance import keep_graph_live
     from desktop.settings import Settings
 
     settings = Settings.load(data_dir) if data_dir else Settings.load()
     project = Engram(settings).open_project(project_dir, remember=False)
+    try:  # analyze_impact and the graph path need a current graph; a failure must not stop serving
+        keep_graph_live(project)
+    except Exception:
+        log.exception("could not bring the code graph up to date")
     impl = EngramMCP(project)
     log.info("MCP server for %s (%s)", project.info.root, project.info.db_path)
     try:

@@ -40,8 +40,9 @@ _INJECTABLE = INJECTABLE_SQL
 class MemoryAccess(Protocol):
     """What the agent runtime needs from memory. Every method is a read except record_access."""
 
-    def search(self, query: str, *, limit: int = 8, types: Iterable[str] = ()) -> list[Memory]:
-        """Memories relevant to ``query``, best first."""
+    def search(self, query: str, *, limit: int = 8, types: Iterable[str] = (), phase: str | None = None,
+               touched_files: Iterable[str] = (), min_confidence: float | None = None) -> list[Memory]:
+        """Memories relevant to ``query``, best first (phase weights, graph path from touched files)."""
         ...
 
     def always_inject(self, limit: int = 5) -> list[Memory]:
@@ -158,14 +159,18 @@ class StoreMemoryAccess:
         return self._facade_ready.wait(timeout)
 
     # -- protocol ------------------------------------------------------------------
-    def search(self, query: str, *, limit: int = 8, types: Iterable[str] = ()) -> list[Memory]:
-        """Retrieval facade when present; otherwise BM25 over FTS5 (OR of the query terms)."""
+    def search(self, query: str, *, limit: int = 8, types: Iterable[str] = (), phase: str | None = None,
+               touched_files: Iterable[str] = (), min_confidence: float | None = None) -> list[Memory]:
+        """The retrieval pipeline (phase, touched files for the graph path, the trust level's
+        confidence floor); BM25 over FTS5 only while the pipeline is being built."""
         types = list(types)
         facade = self._facade()
         if facade is not None and hasattr(facade, "search"):
             try:
                 # Ask for more: quarantined hits are dropped here, after ranking.
-                return [m for m in self._from_facade(facade, query, limit * 2, types) if injectable(m)][:limit]
+                found = self._from_facade(facade, query, limit * 2, types, phase=phase,
+                                          touched_files=list(touched_files), min_confidence=min_confidence)
+                return [m for m in found if injectable(m)][:limit]
             except Exception:  # a retrieval bug must not take the agent's memory away
                 log.exception("retrieval facade failed; falling back to FTS")
         match = _fts_or(query)
@@ -173,6 +178,9 @@ class StoreMemoryAccess:
             return []
         where = f"m.{_INJECTABLE.replace(' AND ', ' AND m.')} AND memories_fts MATCH ?"
         params: list[Any] = [match]
+        if min_confidence is not None:
+            where += " AND (m.confidence >= ? OR m.pinned = 1)"
+            params.append(float(min_confidence))
         if types:
             where += f" AND m.type IN ({','.join('?' * len(types))})"
             params += types
@@ -180,11 +188,10 @@ class StoreMemoryAccess:
                f" ORDER BY bm25(memories_fts) LIMIT ?")
         return [row_to_memory(r) for r in rows_as_dicts(self._conn().execute(sql, [*params, limit]))]
 
-    def _from_facade(self, facade: Any, query: str, limit: int, types: list[str]) -> list[Memory]:
-        try:
-            results = facade.search(query, limit=limit, types=types or None)
-        except TypeError:
-            results = facade.search(query, limit=limit)
+    def _from_facade(self, facade: Any, query: str, limit: int, types: list[str], *, phase: str | None = None,
+                     touched_files: list[str] | None = None, min_confidence: float | None = None) -> list[Memory]:
+        results = facade.search(query, limit=limit, types=types or None, phase=phase,
+                                touched_files=touched_files or (), min_confidence=min_confidence)
         items = getattr(results, "results", None)
         if items is None:
             items = getattr(results, "items", None)
@@ -299,19 +306,21 @@ class StoreMemoryAccess:
         return [(str(p), min(1.0, int(n) / total)) for p, n, _ in rows]
 
     def calibration_factor(self, task: str) -> float:
-        """From task-calibration memories: their stated factor, or 1.5 for an overrun note."""
+        """The recorded actual/planned step ratio of past overruns (the highest of the 5 most trusted).
+
+        Only measured numbers count: the observer stores ``planned`` and ``actual`` on a
+        step-overrun memory. A memory's wording never sets the factor.
+        """
         mems = self._select(f"{_INJECTABLE} AND type = 'task_calibration'", [], "confidence DESC", 5)
         best = 1.0
         for m in mems:
             meta = m.metadata or {}
-            factor = meta.get("factor") or meta.get("calibration_factor")
-            if factor is None and meta.get("planned") and meta.get("actual"):
-                factor = float(meta["actual"]) / float(meta["planned"])
-            if factor is None:
-                hit = re.search(r"(\d+(?:\.\d+)?)\s*x\b", m.content)
-                factor = float(hit.group(1)) if hit else (1.5 if "more steps" in m.content else None)
-            if factor:
-                best = max(best, float(factor))
+            try:
+                planned, actual = float(meta.get("planned") or 0), float(meta.get("actual") or 0)
+            except (TypeError, ValueError):
+                continue
+            if planned > 0 and actual > 0:
+                best = max(best, actual / planned)
         return best
 
     def analyze_impact(self, target: str, depth: int = 3) -> dict[str, Any]:

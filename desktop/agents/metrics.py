@@ -62,6 +62,7 @@ class SessionMetrics:
     cited: set[int] = field(default_factory=set)
     denied: int = 0
     memory_timeouts: int = 0
+    model_tokens: int | None = None  # input + output as the provider reported them (None: never reported)
 
     def on_tool(self, step: int, tool: str, files: list[str], dead_end_files: dict[str, set[int]]) -> None:
         """Count one tool call."""
@@ -77,6 +78,11 @@ class SessionMetrics:
                     self.early_reads.add(f)
             if tool in ("Edit", "Write") and dead_end_files.get(f):
                 self.dead_end_reentries += 1
+
+    def on_turn(self, input_tokens: int, output_tokens: int) -> None:
+        """Add one model turn's reported usage (providers that report none leave it None)."""
+        if input_tokens or output_tokens:
+            self.model_tokens = (self.model_tokens or 0) + int(input_tokens) + int(output_tokens)
 
     def on_injection(self, tier: str, tokens: int) -> None:
         """Count one injection of ``tier``."""
@@ -101,7 +107,7 @@ class SessionMetrics:
             "injections_total": sum(self.injections.values()),
             "tokens_added_total": sum(self.tokens_added.values()),
             "citations": sorted(self.cited), "approvals_denied": self.denied,
-            "memory_timeouts": self.memory_timeouts,
+            "memory_timeouts": self.memory_timeouts, "model_tokens": self.model_tokens,
         }
         data.update(extra or {})
         return data

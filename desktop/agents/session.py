@@ -90,6 +90,7 @@ class AgentSession:
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
         self._used_tokens = 0
+        self._shown: set[int] = set()  # every memory injected by any tier, for feedback at the end
         self._start_ctx = StartContext()
 
     # -- control ------------------------------------------------------------------------
@@ -208,7 +209,8 @@ class AgentSession:
         if "t1" in self.tiers:
             alloc = self.budget.allocate(0)
             self._start_ctx = build_start_context(self.memory, cfg.task, self.root, self.fmt, alloc,
-                                                  prefetch="t2" in self.tiers)
+                                                  prefetch="t2" in self.tiers, phase=cfg.phase,
+                                                  min_confidence=cfg.min_confidence)
             ctx = self._start_ctx
             self.decider.state.injected.update(ctx.memory_ids)
             if ctx.system_text:
@@ -224,6 +226,7 @@ class AgentSession:
         self._used_tokens = (len(system) + len(user)) // 4
 
     def _record_injection(self, inj: Injection, step: int) -> None:
+        self._shown.update(inj.memory_ids)
         self.metrics.on_injection(inj.tier, inj.tokens)
         self._emit(INJECTION, step, tier=inj.tier, trigger=inj.trigger, memory_ids=inj.memory_ids,
                    tokens=inj.tokens, content=inj.content)
@@ -253,10 +256,9 @@ class AgentSession:
             self._observe(ev.Reasoning(self.session_id, step, turn.text, now, "text"))
         cited = citations(turn.text) if turn.text else []
         if cited:
-            fresh = [i for i in cited if i not in self.metrics.cited]
             self.metrics.cited.update(cited)
-            self.memory.record_access(fresh)
         self.messages.append(ChatMessage("assistant", turn.text, list(turn.tool_calls)))
+        self.metrics.on_turn(turn.input_tokens, turn.output_tokens)
         self._used_tokens += turn.output_tokens or len(turn.text) // 4
         if turn.input_tokens:
             self._used_tokens = max(self._used_tokens, turn.input_tokens)
@@ -313,6 +315,7 @@ class AgentSession:
                                    "reinforced": len(getattr(promo, "reinforced", []) or [])}
             save_metrics(self.project.db, self.session_id, "engram", self.group, metrics,
                          outcome=outcome).result(30)
+            self._record_feedback(outcome)
         except Exception:  # keep the result even when learning failed
             log.exception("finishing session %s failed", self.session_id)
         self.result = result
@@ -322,3 +325,15 @@ class AgentSession:
         self._emit(FINISHED, step, **result.as_dict())
         self._done.set()
         return result
+
+    def _record_feedback(self, outcome: str) -> None:
+        """Every memory injected this session: cited or ignored (judged only when the session finished).
+
+        Waited for (bounded): once the session has ended, its feedback is in the database.
+        """
+        from desktop.memory.lifecycle.feedback import record_feedback
+
+        shown = self._shown | set(self.metrics.cited)
+        if shown:
+            record_feedback(self.project.db, shown, cited=self.metrics.cited, judged=outcome == "success",
+                            session_id=self.session_id, source="engram-agent").result(30)

@@ -50,6 +50,9 @@ class SessionConfig:
     promote: bool = True  # False for parallel children: the group promotes after merging
     step_hooks: list[StepHook] = field(default_factory=list)
     max_absolute_steps: int = 500
+    # The trust level's injection floor (None: the pipeline's own) and the retrieval phase of the work.
+    min_confidence: float | None = None
+    phase: str | None = "implement"
 
 
 @dataclass

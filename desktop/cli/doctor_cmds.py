@@ -28,13 +28,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     app = engram_from(args)
     folder = args.project or Path.cwd()
     try:
-        project = app.open_project(folder, remember=False)
+        project = app.open_project(folder, remember=False, maintain=False)
     except CorruptDatabaseError as exc:
         if not args.move_aside:
             raise CliError(f"{exc} Run `engram doctor --move-aside` to keep it renamed and start an "
                            "empty memory (nothing is deleted).", code=2) from exc
         moved = move_aside_corrupt(exc)
-        project = app.open_project(folder, remember=False)
+        project = app.open_project(folder, remember=False, maintain=False)
         try:
             emit(args, {"ok": True, "moved_aside": str(moved), "memories": 0},
                  f"The damaged database is kept as {moved}; this project now starts with an empty memory.")

@@ -49,9 +49,13 @@ def _one_line(text: str) -> str:
 def known_error_line(exc: BaseException) -> str | None:
     """Return the one-line message for a known error, or None for anything else (a bug)."""
     if isinstance(exc, EngramError):
+        from desktop.cli.words import word
+
         hint = (" Nothing was changed; `engram doctor --move-aside` keeps it renamed and starts an empty memory."
                 if exc.code == "corrupt_database" else "")
-        return _one_line(f"{exc}{hint}")
+        said = word(exc.code, str(exc))
+        detail = f" ({exc})" if said != str(exc) and exc.code != "corrupt_database" else ""
+        return _one_line(f"{said}{detail}{hint}")
     embedding = _loaded(*_KNOWN_ELSEWHERE[0])
     if embedding is not None and isinstance(exc, embedding):
         hint = _EMBEDDING_HINTS.get(exc.code, "Embedding failed.")

@@ -115,9 +115,12 @@ def cmd_auto_memory(args: argparse.Namespace) -> int:
 
 def cmd_check_stale(args: argparse.Namespace) -> int:
     """engram check-stale [--dry-run]."""
+    from desktop.memory.lifecycle.maintenance import anchor_unanchored
     from desktop.memory.lifecycle.staleness import check_staleness
 
     with open_project(args) as project:
+        if not args.dry_run:  # memories written before upkeep ran get their anchors now
+            anchor_unanchored(project.db, project.info.root)
         rep = check_staleness(project.db, project.info.root, apply=not args.dry_run)
     data = {"checked": rep.checked, "files_hashed": rep.files_hashed, "changed": rep.changed,
             "stale": rep.stale, "git": rep.git}

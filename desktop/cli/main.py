@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMAND_MODULES:
         __import__(f"desktop.cli.{name}", fromlist=["register"]).register(sub)
     for optional in ("search_cmds", "graph_cmds", "observer_cmds", "lifecycle_cmds", "agent_cmds", "doctor_cmds",
-                     "hook_cmds", "team_cmds"):
+                     "hook_cmds", "team_cmds", "feedback_cmds"):
         try:
             mod = __import__(f"desktop.cli.{optional}", fromlist=["register"])
         except ModuleNotFoundError as exc:

@@ -17,6 +17,8 @@ import keyring
 import keyring.errors
 from keyring.backend import KeyringBackend
 
+from desktop.memory.store.errors import EngramError
+
 __all__ = [
     "KEYRING_SERVICE",
     "NO_SECURE_STORE",
@@ -48,13 +50,12 @@ _INSECURE_BACKENDS: Final = frozenset(
 )
 
 
-class SecretStoreError(Exception):
-    """The secure store failed (locked, denied, crashed); ``code`` is stable."""
+class SecretStoreError(EngramError):
+    """The secure store failed (locked, denied, crashed); ``code`` is stable (an EngramError)."""
 
     def __init__(self, message: str, code: str = SECURE_STORE_FAILED) -> None:
         """Create an error with a stable ``code`` for the UI to word."""
-        super().__init__(message)
-        self.code = code
+        super().__init__(message, code=code)
 
 
 class KeyringUnavailable(SecretStoreError):

@@ -22,7 +22,6 @@ from desktop.memory.store.memory_ops import (
     EditMemory,
     HardDelete,
     NewMemory,
-    RecordAccess,
     SetFlag,
 )
 from desktop.memory.store.rows import ORDERS, MemoryQuery, row_to_memory
@@ -88,9 +87,12 @@ class MemoryService:
         ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
         return self.db.writer.submit(HardDelete(ids, actor=actor, reason=reason))
 
-    def record_access(self, memory_ids: Iterable[int]) -> Future[int]:
-        """Count an injection/use of these memories."""
-        return self.db.writer.submit(RecordAccess(list(memory_ids)))
+    def record_access(self, memory_ids: Iterable[int], *, source: str | None = None,
+                      session_id: str | None = None) -> Future[Any]:
+        """Memories were shown to an agent: the same feedback op as every other door (history, reinforcement)."""
+        from desktop.memory.lifecycle.feedback import record_feedback
+
+        return record_feedback(self.db, memory_ids, source=source, session_id=session_id)
 
     # -- reads -----------------------------------------------------------------
     def _conn(self) -> Any:

@@ -42,7 +42,7 @@ class Flows(QObject):
         self.w = window
         self.flags_this_session = 0
         self.summary: SessionSummary | None = None
-        self.last_summary: tuple[list[Memory], list[Memory], int] | None = None
+        self.last_summary: tuple[list[Memory], list[Memory]] | None = None
         self.onboarding: Onboarding | None = None
         self.conflicts: ConflictsDialog | None = None
 
@@ -108,13 +108,13 @@ class Flows(QObject):
 
     # -- session end -------------------------------------------------------------------------
     def session_finished(self, metrics: dict[str, Any]) -> None:
-        """Count the session, credit tokens saved, and show the summary the trust rules allow."""
+        """Count the session, refresh the measured effect, and show the summary the trust rules allow."""
         w = self.w
         if w.project is None or metrics.get("error"):
             return
         w.prefs.sessions += 1
         if w.panel is not None:
-            w.panel.dashboard.add_tokens_saved(int(metrics.get("tokens_saved", 0)))
+            w.panel.dashboard.schedule_refresh()
         used, learned = list(metrics.get("used", [])), list(metrics.get("learned", []))
         w.prefs.suggested += len(learned)
         self.save_prefs()
@@ -124,8 +124,7 @@ class Flows(QObject):
                                                        [found[i] for i in learned if i in found]))
 
     def _summarise(self, metrics: dict[str, Any], used: list[Memory], learned: list[Memory]) -> None:
-        tokens = int(metrics.get("tokens_saved", 0))
-        self.last_summary = (used, learned, tokens)
+        self.last_summary = (used, learned)
         mode = trust.summary_mode(self.w.prefs, len(learned))
         if mode in ("hidden", "quiet"):
             self._status(self.tr("Session finished. Its summary is in View ▸ Last Session Summary."))
@@ -137,8 +136,8 @@ class Flows(QObject):
         if self.last_summary is None:
             self._status(self.tr("No session has finished yet."))
             return
-        used, learned, tokens = self.last_summary
-        self.summary = SessionSummary(used, learned, tokens, mode=mode, parent=self.w)
+        used, learned = self.last_summary
+        self.summary = SessionSummary(used, learned, mode=mode, parent=self.w)
         self.summary.correct_requested.connect(self.correct)
         self.summary.finished.connect(lambda _r, d=self.summary, ls=learned: self._summary_closed(d, ls))
         self.summary.open()

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop import APP_NAME, __version__
+from desktop.agents.model_setup import model_setup
 from desktop.composition import (
     Engram,
     ProjectServices,
@@ -38,6 +39,8 @@ from desktop.memory.projects import move_aside_corrupt
 from desktop.memory.store.errors import CorruptDatabaseError
 from desktop.memory.store.writer import ChangeSet
 from desktop.ui.adapters.prefs import ProjectPrefs, load_prefs
+from desktop.ui.closing import ProjectCloser
+from desktop.ui.dialogs.approval import ApprovalBridge, session_policy
 from desktop.ui.flows import Flows
 from desktop.ui.memory_panel import MemoryBrowser
 from desktop.ui.messages import describe_error
@@ -110,6 +113,7 @@ class MainWindow(QMainWindow):
         self.session: SessionView | None = None
         self.tasks = Tasks(self, max_threads=4)
         self.relay = ChangeRelay(self)
+        self.closer = ProjectCloser(self.statusBar(), self)
         self.flows = Flows(self)
         self._unsubscribe: Any = None
         self._pending: list[ChangeSet] = []
@@ -201,6 +205,10 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.panel_action)
         view_menu.addAction(self._action(self.tr("Last Session &Summary…"), self.flows.show_summary))
         help_menu = self.menuBar().addMenu(self.tr("&Help"))
+        self.tour_action = self._action(self.tr("Guided &Tour (Sample Project)"), self.open_tour,
+                                        tip=self.tr("Open a sample project Engram creates, with a scripted "
+                                                    "agent; your projects are not touched"))
+        help_menu.addAction(self.tour_action)
         help_menu.addAction(self._action(self.tr("&About Engram"), lambda: QMessageBox.about(
             self, APP_NAME, self.tr("Engram %1\nLong-term memory for AI coding agents.").replace("%1", __version__))))
         # toolbar.clear() deleted the previous switcher, so each (re)build makes a new one.
@@ -262,7 +270,12 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(self.tr("Opening %1…").replace("%1", str(folder)))
 
         def work() -> tuple[ProjectServices, Any, ProjectPrefs]:
-            project = self.engram.open_project(folder)
+            from desktop.tour import seed_sample, tour_root
+
+            tour = Path(folder).resolve() == tour_root(self.engram.settings.data_dir).resolve()
+            project = self.engram.open_project(folder, remember=not tour)  # the tour is not a recent project
+            if tour:
+                seed_sample(project)
             try:
                 graph = build_graph_service(project)
             except Exception:  # the app works without a code graph
@@ -329,7 +342,13 @@ class MainWindow(QMainWindow):
         self.panel.correct_requested.connect(self.flows.correct)
         self.panel.status_message.connect(lambda text: self.statusBar().showMessage(text, 4000))
         self.memory_dock.setWidget(self.panel)
-        self.session = SessionView(project, lambda: self.prefs, lambda: self.graph, self.workspace)
+        self.approvals = ApprovalBridge(project.info.root, self)
+        self.session = SessionView(project, lambda: self.prefs, lambda: self.graph, self.workspace,
+                                   approval=lambda: session_policy(self.approvals, self.prefs.trust_level))
+        self.session.notice.settings_requested.connect(self.flows.settings)
+        self.session.notice.tour_requested.connect(self.open_tour)
+        settings = self.engram.settings
+        self.tasks.run(lambda: model_setup(settings), self._model_setup_known)
         self.session.teach_requested.connect(self.flows.teach)
         self.session.correct_requested.connect(self.flows.correct)
         self.session.open_memory.connect(self.open_memory)
@@ -337,9 +356,11 @@ class MainWindow(QMainWindow):
         self.session.session_finished.connect(self.flows.session_finished)
         self.workspace_layout.addWidget(self.session)
 
-    def _drop_views(self) -> None:
+    def _drop_views(self) -> Any:
+        """Remove the project's views at once; returns a still-running session thread (or None)."""
+        running = None
         if self.session is not None:
-            self.session.shutdown()
+            running = self.session.shutdown()
             self.workspace_layout.removeWidget(self.session)
             # Hide and unparent now: a deferred delete waits for the event loop to come round.
             self.session.hide()
@@ -353,22 +374,42 @@ class MainWindow(QMainWindow):
             self.panel.deleteLater()
             self.panel = None
             self.browser = None
+        return running
 
     def close_project(self) -> None:
-        """Close the open project (queued writes are flushed first)."""
+        """Close the open project; the waits (session, index, flush, writer) run off the GUI thread.
+
+        The views go at once; the status bar shows what is being stopped until it is done.
+        """
         if self.project is None:
             return
         self._idle_timer.stop()
         if self._unsubscribe:
             self._unsubscribe()
             self._unsubscribe = None
-        self._drop_views()
-        self.tasks.wait_idle()
-        self.project.close()
+        running = self._drop_views()
+        self.closer.close(self.project, self.tasks, running)
         self.project = None
         self.graph = None
         self.stack.setCurrentWidget(self.welcome)
         self._retitle()
+
+    def _model_setup_known(self, setup: Any) -> None:
+        if self.session is not None:
+            self.session.show_model_setup(setup)
+
+    def open_tour(self) -> None:
+        """Create (once) and open the guided tour's sample project; the user's projects are not touched."""
+        from desktop.tour import create_sample
+
+        data_dir = self.engram.settings.data_dir
+        def failed(exc: BaseException) -> None:
+            QMessageBox.critical(self, self.tr("Cannot open the tour"), describe_error(exc))
+        self.tasks.run(lambda: create_sample(data_dir), self.open_project, failed)
+
+    def wait_closed(self, timeout: float = 120.0) -> bool:
+        """Block until closed projects are fully closed (app exit and tests only)."""
+        return self.closer.wait(timeout)
 
     def open_memory(self, memory_id: int) -> None:
         """Show one memory in the panel's browser."""
@@ -428,6 +469,10 @@ class MainWindow(QMainWindow):
             self.browser.search.setFocus()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Flush and close the project before the window goes."""
+        """Close the project; the window goes once its last changes are written (progress shown)."""
         self.close_project()
+        if self.closer.busy:
+            event.ignore()
+            self.closer.finished.connect(self.close, Qt.ConnectionType.SingleShotConnection)
+            return
         super().closeEvent(event)

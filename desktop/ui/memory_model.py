@@ -74,6 +74,11 @@ class MemoryListModel(QAbstractTableModel):
     def _ids_loaded(self, generation: int, ids: list[int]) -> None:
         if generation != self._generation:
             return  # a newer filter superseded this answer
+        if ids == self._ids:
+            # A background write (anchoring, conflict links, feedback) left the list as it was:
+            # no reset, so the user's selection and scroll position stay where they are.
+            self.loaded.emit(len(ids))
+            return
         self.beginResetModel()
         self._ids = ids
         self._row_of = {mid: row for row, mid in enumerate(ids)}

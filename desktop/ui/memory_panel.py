@@ -24,13 +24,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.agents import ask as recall
 from desktop.composition import ProjectServices
 from desktop.memory.store.errors import ValidationError
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.rows import MemoryQuery
 from desktop.memory.store.writer import ChangeSet
 from desktop.memory.types import Memory, MemoryScope, MemorySource, MemoryStatus, MemoryType
-from desktop.ui.adapters import retrieval
 from desktop.ui.adapters.lifecycle import supersession_chain
 from desktop.ui.labels import scope_label, source_label, status_label, type_label
 from desktop.ui.memory_editor import MemoryEditor
@@ -90,6 +90,10 @@ class MemoryBrowser(QWidget):
         self.table = QTableView()
         self.table.setObjectName("memoryTable")
         self.table.setModel(self.model)
+        # A reload (a write elsewhere changed which memories match) must not drop the selection.
+        self._keep: int | None = None
+        self.model.modelAboutToBeReset.connect(self._remember_selection)
+        self.model.modelReset.connect(self._restore_selection)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()
@@ -202,6 +206,15 @@ class MemoryBrowser(QWidget):
         self.model.apply_changes(changes)
 
     # -- selection -------------------------------------------------------------------
+    def _remember_selection(self) -> None:
+        rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
+        self._keep = self.model.id_at(rows[0].row()) if rows else None
+
+    def _restore_selection(self) -> None:
+        row = self.model.row_of(self._keep) if self._keep is not None else None
+        if row is not None:
+            self.table.selectRow(row)
+
     def selected(self) -> Memory | None:
         """The selected memory (None when nothing is selected or it is still loading)."""
         rows = self.table.selectionModel().selectedRows()
@@ -227,7 +240,7 @@ class MemoryBrowser(QWidget):
         def gather() -> tuple[Any, Any, Any, Any]:
             from desktop.memory.team.service import shared_by
 
-            hit = retrieval.explain(project, memory, query) if query else None
+            hit = recall.explain(project, memory, query) if query else None
             who = shared_by(project.db.reads.conn(), [memory.id]).get(memory.id)
             return project.memories.history(memory.id), hit, supersession_chain(project, memory), who
         self.tasks.run(gather, lambda got: self._render_detail(memory, query, *got))

@@ -10,7 +10,22 @@ from desktop.memory.store.errors import EngramError
 def describe_error(exc: BaseException) -> str:
     """A sentence a person can act on, in the current language."""
     code = getattr(exc, "code", None)
-    words = {
+    words = error_words()
+    if code in words:
+        text = words[code]
+        if code in ("secret_refused", "invalid_input"):
+            text += " " + str(exc)
+        return text
+    if isinstance(exc, EngramError):
+        return str(exc)
+    return QCoreApplication.translate("Messages", "Something went wrong inside Engram (a bug): %1").replace(
+        "%1", f"{type(exc).__name__}: {exc}"
+    )
+
+
+def error_words() -> dict[str, str]:
+    """Every stable error code, worded in the current language."""
+    return {
         "corrupt_database": QCoreApplication.translate(
             "Messages", "The memory database of this project is damaged. Engram did not change it."
         ),
@@ -34,14 +49,29 @@ def describe_error(exc: BaseException) -> str:
         "not_found": QCoreApplication.translate("Messages", "That memory no longer exists."),
         "invalid_input": QCoreApplication.translate("Messages", "This input was not accepted:"),
         "writer_closed": QCoreApplication.translate("Messages", "The project is closing; the change was not saved."),
+        "engram_error": QCoreApplication.translate("Messages", "Engram could not do this."),
+        "store_error": QCoreApplication.translate("Messages", "The memory database could not be used."),
+        "provider_unreachable": QCoreApplication.translate("Messages", "The model server did not answer. Is it running, and is its address right in Settings?"),  # noqa: E501 (one literal, for lupdate)
+        "provider_timeout": QCoreApplication.translate("Messages", "The model server took too long to answer."),
+        "provider_auth_failed": QCoreApplication.translate("Messages", "The model provider refused the API key. Set a valid one in Settings."),  # noqa: E501 (one literal, for lupdate)
+        "provider_rate_limited": QCoreApplication.translate("Messages", "The model provider is limiting requests. Try again shortly."),  # noqa: E501 (one literal, for lupdate)
+        "provider_error": QCoreApplication.translate("Messages", "The model provider reported an error."),
+        "provider_http_error": QCoreApplication.translate("Messages", "The model provider answered with an HTTP error."),  # noqa: E501 (one literal, for lupdate)
+        "provider_bad_response": QCoreApplication.translate("Messages", "The model server answered something Engram does not understand."),  # noqa: E501 (one literal, for lupdate)
+        "provider_stream_broken": QCoreApplication.translate("Messages", "The connection to the model closed while it was answering."),  # noqa: E501 (one literal, for lupdate)
+        "bad_response": QCoreApplication.translate("Messages", "The embedding server answered something Engram does not understand."),  # noqa: E501 (one literal, for lupdate)
+        "missing_api_key": QCoreApplication.translate("Messages", "No API key is stored for this provider. Add one in Settings; it is kept in the system keyring."),  # noqa: E501 (one literal, for lupdate)
+        "no_secure_store": QCoreApplication.translate("Messages", "No secure credential store is available on this computer, so no API key can be kept."),  # noqa: E501 (one literal, for lupdate)
+        "secure_store_failed": QCoreApplication.translate("Messages", "The system keyring failed (locked or access denied)."),  # noqa: E501 (one literal, for lupdate)
+        "model_not_found": QCoreApplication.translate("Messages", "This model is not available. Pull it with Ollama or choose another in Settings."),  # noqa: E501 (one literal, for lupdate)
+        "unknown_provider": QCoreApplication.translate("Messages", "Unknown provider."),
+        "agent_error": QCoreApplication.translate("Messages", "The agent stopped because of an error."),
+        "tool_denied": QCoreApplication.translate("Messages", "The agent's action was not allowed."),
+        "path_outside_project": QCoreApplication.translate("Messages", "The agent tried to reach a file outside the project folder."),  # noqa: E501 (one literal, for lupdate)
+        "script_exhausted": QCoreApplication.translate("Messages", "The tour agent ran out of scripted turns."),
+        "external_agent_missing": QCoreApplication.translate("Messages", "That agent's command-line tool is not installed."),  # noqa: E501 (one literal, for lupdate)
+        "external_agent_failed": QCoreApplication.translate("Messages", "The external agent exited with an error."),
+        "graph_target_not_found": QCoreApplication.translate("Messages", "That file or symbol is not in the code graph."),  # noqa: E501 (one literal, for lupdate)
+        "transcript_import_error": QCoreApplication.translate("Messages", "A transcript could not be read."),
+        "tour_only": QCoreApplication.translate("Messages", "The scripted tour agent runs only on the tour's sample project."),  # noqa: E501 (one literal, for lupdate)
     }
-    if code in words:
-        text = words[code]
-        if code in ("secret_refused", "invalid_input"):
-            text += " " + str(exc)
-        return text
-    if isinstance(exc, EngramError):
-        return str(exc)
-    return QCoreApplication.translate("Messages", "Something went wrong inside Engram (a bug): %1").replace(
-        "%1", f"{type(exc).__name__}: {exc}"
-    )

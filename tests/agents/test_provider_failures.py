@@ -44,7 +44,7 @@ def test_provider_dies_mid_session(project: Any, fake_ollama: Any) -> None:
 
 def test_provider_down(project: Any) -> None:
     result, _ = _session(project, dead_url())
-    assert result.outcome == "failure" and result.error_code == "provider_unavailable"
+    assert result.outcome == "failure" and result.error_code == "provider_unreachable"
     assert _outcome_row(project, result.session_id) == "failure"
 
 

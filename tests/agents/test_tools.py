@@ -119,7 +119,10 @@ def test_memory_timeout_carries_on(project: Any) -> None:
 
 
 def test_calibrated_step_limit(project: Any) -> None:
-    add(project, "Tasks here take 3x more steps than planned", type="task_calibration")
+    # Wording alone sets nothing (5x would give 8 steps); the recorded planned/actual ratio (1.5x) does.
+    add(project, "Tasks here tend to take 5x more steps than planned", type="task_calibration")
+    add(project, "Tasks here tend to take noticeably more steps than planned", type="task_calibration",
+        metadata={"planned": 10, "actual": 15})
     provider = ScriptedProvider(lambda msgs, i: {"tool_calls": [{"name": "Glob", "arguments": {"pattern": "*"}}]})
-    res = AgentSession(project, SessionConfig("loop", provider, ab_group="full", max_steps=3)).run()
+    res = AgentSession(project, SessionConfig("loop", provider, ab_group="full", max_steps=4)).run()
     assert res.step_limit == 6 and res.steps == 6 and res.error_code == "step_limit"

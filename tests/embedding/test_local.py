@@ -150,7 +150,7 @@ def test_missing_model_file_is_model_missing(tmp_path: Path) -> None:
     assert not provider.available()
     with pytest.raises(EmbeddingError) as info:
         provider.embed(["hello"])
-    assert info.value.code == "model_missing"
+    assert info.value.code == "model_not_found"
 
 
 def test_corrupt_model_file_is_model_missing(tmp_path: Path) -> None:
@@ -158,7 +158,7 @@ def test_corrupt_model_file_is_model_missing(tmp_path: Path) -> None:
     bad.write_bytes(b"this is not an onnx graph")
     with pytest.raises(EmbeddingError) as info:
         LocalMiniLMProvider(model_path=bad).embed(["hello"])
-    assert info.value.code == "model_missing"
+    assert info.value.code == "model_not_found"
 
 
 def test_parallel_batches_give_the_same_vectors(local_provider: LocalMiniLMProvider) -> None:

@@ -60,7 +60,7 @@ def test_missing_model_maps_to_model_missing(fake_ollama: FakeServer) -> None:
     provider = OllamaEmbeddingProvider(fake_ollama.url, "qwen3-embedding")
     with pytest.raises(EmbeddingError) as info:
         provider.embed(["x"])
-    assert info.value.code == "model_missing"
+    assert info.value.code == "model_not_found"
 
 
 def test_wrong_vector_count_is_bad_response(fake_ollama: FakeServer) -> None:
@@ -113,4 +113,4 @@ def test_dead_server_is_unavailable_quickly_and_unreachable(dead_url: str) -> No
 def test_blank_model_is_rejected() -> None:
     with pytest.raises(EmbeddingError) as info:
         OllamaEmbeddingProvider("http://127.0.0.1:1", "  ")
-    assert info.value.code == "model_missing"
+    assert info.value.code == "model_not_found"

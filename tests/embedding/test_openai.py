@@ -67,7 +67,7 @@ def test_no_key_is_no_api_key_without_a_request(fake_openai: FakeServer) -> None
     assert not provider.available()
     with pytest.raises(EmbeddingError) as info:
         provider.embed(["a"])
-    assert info.value.code == "no_api_key"
+    assert info.value.code == "missing_api_key"
     assert fake_openai.requests == []
 
 
@@ -87,7 +87,7 @@ def test_unknown_model_is_model_missing(fake_openai: FakeServer) -> None:
     provider = OpenAICompatibleEmbeddingProvider(fake_openai.url, "no-such-model", lambda: KEY)
     with pytest.raises(EmbeddingError) as info:
         provider.embed(["a"])
-    assert info.value.code == "model_missing"
+    assert info.value.code == "model_not_found"
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,7 +13,6 @@ from desktop.memory.graph.queries import GraphQueries
 from desktop.memory.store.database import Database
 
 FIXTURES = Path(__file__).parent / "fixtures"
-HAVE_TOKENS = importlib.util.find_spec("desktop.memory.text.tokens") is not None
 
 CHAIN = {
     "d.py": "def fd():\n    return 1\n",

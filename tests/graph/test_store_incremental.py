@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_helpers import CHAIN, by_depth, closure_rows, fresh_edges, opened, rebuilt_rows, write
+from store_helpers import CHAIN, by_depth, closure_rows, copy_fixture, fresh_edges, opened, rebuilt_rows, write
 
 from desktop.memory.graph.queries import GraphTargetNotFound
 from desktop.memory.graph.store import MarkStale
@@ -124,3 +124,21 @@ def test_incremental_closure_equals_rebuild(tmp_path_factory: pytest.TempPathFac
                 write(root, {path.name: _random_project(rng, n)[path.name]})
                 ix.run(paths={path.name})
             assert closure_rows(db) == rebuilt_rows(db), f"seed {seed}"
+
+
+def test_module_memory_counts_one_query_each_memory_once(tmp_path: Path) -> None:
+    """The module map and the health tab use this one count: a memory naming a module and a file of it counts once."""
+    from desktop.memory.graph.queries import module_memory_counts
+    from desktop.memory.service import MemoryService
+
+    root = copy_fixture("python", tmp_path / "p")
+    with opened(tmp_path, root) as (db, ix, _q):
+        ix.run()
+        module = db.reads.conn().execute("SELECT coalesce(module,'.') FROM graph_files "
+                                         "WHERE file_path = 'shop/cart.py'").fetchall()[0][0]
+        svc = MemoryService(db)
+        svc.add("cart totals include VAT", related_files=["shop/cart.py"], related_modules=[module]).result(10)
+        svc.add("old cart note", related_files=["shop/cart.py"]).result(10)
+        gone = svc.add("forgotten cart note", related_files=["shop/cart.py"]).result(10).id
+        svc.forget(gone).result(10)
+        assert module_memory_counts(db.reads.conn())[module] == 2

@@ -6,8 +6,7 @@ import os
 import threading
 from pathlib import Path
 
-import pytest
-from store_helpers import HAVE_TOKENS, copy_fixture, opened, write
+from store_helpers import copy_fixture, opened, write
 
 from desktop.memory.graph.indexer import IndexProgress
 
@@ -92,7 +91,6 @@ def test_cancel_mid_index_then_resume(tmp_path: Path) -> None:
         assert q.stats()["files_by_status"] == {"ok": 65}
 
 
-@pytest.mark.skipif(not HAVE_TOKENS, reason="desktop.memory.text.tokens not there yet")
 def test_code_chunks_replaced_on_change(tmp_path: Path) -> None:
     root = copy_fixture("python", tmp_path / "p")
     with opened(tmp_path, root, chunks=True) as (db, ix, _q):
@@ -117,7 +115,6 @@ def test_code_chunks_replaced_on_change(tmp_path: Path) -> None:
         assert chunks("shop/models.py") == []
 
 
-@pytest.mark.skipif(not HAVE_TOKENS, reason="desktop.memory.text.tokens not there yet")
 def test_code_chunks_are_redacted_and_get_their_final_module(tmp_path: Path) -> None:
     """Chunks are stored while files parse (module not known yet) and fixed up after Louvain;
     their text is redacted in the indexing thread before it reaches the writer."""

@@ -45,7 +45,8 @@ def test_audit_browse_filter_and_export(capsys, env, tmp_path: Path) -> None:  #
     code, out, _ = run(capsys, "audit", *env, "--action", "pin")
     assert code == 0 and "pin" in out and out.count("\n") == 1
     code, out, _ = run(capsys, "audit", *env, "--export", str(tmp_path / "audit.csv"))
-    rows = list(csv.DictReader((tmp_path / "audit.csv").open(encoding="utf-8")))
+    with (tmp_path / "audit.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
     assert code == 0 and [r["action"] for r in rows] == ["add", "add", "pin"]
     run(capsys, "audit", *env, "--export", str(tmp_path / "audit.jsonl"))
     lines = (tmp_path / "audit.jsonl").read_text().splitlines()

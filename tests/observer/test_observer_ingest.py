@@ -149,6 +149,9 @@ def test_crash_and_restore_checkpointed_scratchpad(tmp_path: Path) -> None:
     finally:
         if child.poll() is None:
             child.kill()
+        child.wait(10)
+        if child.stdout is not None:
+            child.stdout.close()
     db = Database(path).open()
     try:
         ing = _ingestor(db)

@@ -115,6 +115,7 @@ def test_sigkill_mid_write_keeps_every_acknowledged_write(tmp_path: Path) -> Non
         acked.append(int(line))
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+    proc.stdout.close()
     assert len(acked) >= 400
     with Database(path) as database:
         conn = database.reads.conn()

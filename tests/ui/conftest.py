@@ -13,14 +13,6 @@ from desktop.settings import Settings
 
 FIXTURE = Path(__file__).resolve().parents[1] / "graph" / "fixtures" / "python"
 
-@pytest.fixture(autouse=True)
-def _local_ranker(monkeypatch: pytest.MonkeyPatch) -> None:
-    """UI tests use the adapter's local ranker: fast and deterministic (no embedding model load)."""
-    from desktop.ui.adapters import retrieval
-
-    monkeypatch.setattr(retrieval, "USE_FACADE", False)
-
-
 @pytest.fixture
 def project_dir(tmp_path: Path) -> Path:
     """A small Python project with a CLAUDE.md."""
@@ -44,6 +36,22 @@ def win(qtbot, tmp_path: Path, project_dir: Path) -> Iterator[object]:  # type: 
     qtbot.waitUntil(lambda: window.project is not None and window.panel is not None, timeout=15_000)
     yield window
     window.close_project()
+    window.wait_closed()
+
+
+@pytest.fixture
+def tour_win(qtbot, tmp_path: Path) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    """A MainWindow on the guided tour's sample project (the only place the scripted agent runs)."""
+    from desktop.ui.main_window import MainWindow
+
+    window = MainWindow(Engram(Settings(data_dir=tmp_path / "data")), onboarding=False, background=False)
+    qtbot.addWidget(window)
+    window.show()
+    window.open_tour()
+    qtbot.waitUntil(lambda: window.project is not None and window.panel is not None, timeout=15_000)
+    yield window
+    window.close_project()
+    window.wait_closed()
 
 
 @pytest.fixture(autouse=True)

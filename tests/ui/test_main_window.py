@@ -28,6 +28,7 @@ def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     qtbot.waitUntil(lambda: win.project is not None and win.browser is not None, timeout=10_000)
     yield win
     win.close_project()
+    win.wait_closed()
 
 
 def _rows(win: MainWindow) -> int:

@@ -1,4 +1,5 @@
-"""The agent session view: scripted provider, streaming, chips, folding, flag, teach entry points."""
+"""The agent session view: the tour's scripted agent, streaming, chips, folding, flag, teach entry points;
+the scripted agent never runs on (or writes to) a user's project, and with no model the view says how to connect one."""
 
 from __future__ import annotations
 
@@ -18,11 +19,11 @@ def _run(qtbot, win, prompt: str) -> None:  # type: ignore[no-untyped-def]
     qtbot.waitUntil(lambda: win.session.metrics.get("session_id") is not None, timeout=15_000)
 
 
-def test_scripted_session_streams_cited_answer_with_chips(qtbot, win, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    ids = seed(win)
-    monkeypatch.setattr(win.flows, "_summarise", lambda *a: None)
-    _run(qtbot, win, "fix the cart discount")
-    view = win.session
+def test_scripted_session_streams_cited_answer_with_chips(qtbot, tour_win, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    ids = seed(tour_win)
+    monkeypatch.setattr(tour_win.flows, "_summarise", lambda *a: None)
+    _run(qtbot, tour_win, "fix the cart discount")
+    view = tour_win.session
     assert view.provider.currentData() == "scripted"
     assert "Working on: fix the cart discount" in view.output.toPlainText()
     assert len(view.chips.chips) >= 6
@@ -36,7 +37,7 @@ def test_scripted_session_streams_cited_answer_with_chips(qtbot, win, monkeypatc
     view.chips.fold_button.click()
     assert not view.chips.folded()
     assert view.metrics["learned"]                       # confirm_each: one candidate proposed
-    learned = win.project.memories.get(view.metrics["learned"][0])
+    learned = tour_win.project.memories.get(view.metrics["learned"][0])
     assert learned.candidate and learned.source == "agent_explicit"
 
 
@@ -51,11 +52,11 @@ def test_fold_threshold_is_five(qtbot) -> None:  # type: ignore[no-untyped-def]
     assert bar.fold_button.text() == "Used 6 memories"
 
 
-def test_flag_on_chip_opens_correction_and_applies_it(qtbot, win, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    ids = seed(win)
-    monkeypatch.setattr(win.flows, "_summarise", lambda *a: None)
-    _run(qtbot, win, "cart discount")
-    chip = win.session.chips.chips[ids[0]]
+def test_flag_on_chip_opens_correction_and_applies_it(qtbot, tour_win, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    ids = seed(tour_win)
+    monkeypatch.setattr(tour_win.flows, "_summarise", lambda *a: None)
+    _run(qtbot, tour_win, "cart discount")
+    chip = tour_win.session.chips.chips[ids[0]]
 
     def fake_exec(dialog: CorrectionDialog) -> int:
         dialog.set_kind("outdated")
@@ -63,11 +64,11 @@ def test_flag_on_chip_opens_correction_and_applies_it(qtbot, win, monkeypatch) -
         return QDialog.DialogCode.Accepted.value
     monkeypatch.setattr(CorrectionDialog, "exec", fake_exec)
     chip.flag.click()
-    qtbot.waitUntil(lambda: win.project.memories.get(ids[0]).deprecated, timeout=15_000)
-    old = win.project.memories.get(ids[0])
+    qtbot.waitUntil(lambda: tour_win.project.memories.get(ids[0]).deprecated, timeout=15_000)
+    old = tour_win.project.memories.get(ids[0])
     new_id = next(r["id"] for r in old.relations if r["type"] == "superseded_by")
-    assert "after tax" in win.project.memories.get(new_id).content
-    assert win.flows.flags_this_session == 1
+    assert "after tax" in tour_win.project.memories.get(new_id).content
+    assert tour_win.flows.flags_this_session == 1
 
 
 def test_remember_command_teaches_immediately(qtbot, win) -> None:  # type: ignore[no-untyped-def]
@@ -100,17 +101,36 @@ def test_actually_banner_and_teach_from_output_and_file(qtbot, win, monkeypatch)
     qtbot.waitUntil(lambda: win.project.memories.count() == 3, timeout=5000)
 
 
-def test_stop_ends_a_running_session(qtbot, win, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    seed(win)
-    monkeypatch.setattr(win.flows, "_summarise", lambda *a: None)
+def test_stop_ends_a_running_session(qtbot, tour_win, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    seed(tour_win)
+    monkeypatch.setattr(tour_win.flows, "_summarise", lambda *a: None)
     monkeypatch.setattr("desktop.ui.adapters.agent.SessionRequest.delay", 0.3)
-    win.session.input.setPlainText("a long cart task")
-    win.session.submit()
-    qtbot.waitUntil(lambda: win.session.stop_button.isEnabled(), timeout=5000)
-    win.session.stop_button.click()
-    qtbot.waitUntil(lambda: win.session.metrics.get("cancelled") is True, timeout=10_000)
-    assert win.session.start_button.isEnabled()
+    tour_win.session.input.setPlainText("a long cart task")
+    tour_win.session.submit()
+    qtbot.waitUntil(lambda: tour_win.session.stop_button.isEnabled(), timeout=5000)
+    tour_win.session.stop_button.click()
+    qtbot.waitUntil(lambda: tour_win.session.metrics.get("cancelled") is True, timeout=10_000)
+    assert tour_win.session.start_button.isEnabled()
 
 
 def test_citation_parser() -> None:
     assert citations_in("see [Memory #12: use argon2] and [Memory #3: x]") == [(12, "use argon2"), (3, "x")]
+
+
+def test_scripted_agent_refuses_a_user_project_and_writes_nothing(qtbot, win) -> None:  # type: ignore[no-untyped-def]
+    from desktop.agents.model_setup import ModelSetup
+
+    seed(win)
+    before = win.project.memories.count()
+    view = win.session
+    assert view.provider.currentData() != "scripted"       # never the default on a user's project
+    view.provider.setCurrentIndex(view.provider.findData("scripted"))
+    view.start("fix the cart discount")
+    qtbot.waitUntil(lambda: view.metrics.get("error") is True, timeout=10_000)
+    assert win.project.memories.count() == before
+    view.show_model_setup(ModelSetup("none", "", ollama_running=False))
+    assert view.notice.isVisible() and "ollama.com" in view.notice.text.text()
+    view.show_model_setup(ModelSetup("none", "", ollama_running=True, ollama_models=["qwen2.5-coder:7b"]))
+    assert "qwen2.5-coder:7b" in view.notice.text.text()
+    view.show_model_setup(ModelSetup("ollama", "qwen2.5-coder:7b"))
+    assert not view.notice.isVisible()

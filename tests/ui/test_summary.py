@@ -16,7 +16,7 @@ def _learned(win, n: int = 3) -> list[int]:  # type: ignore[no-untyped-def]
 
 
 def _finish(qtbot, win, used: list[int], learned: list[int]) -> None:  # type: ignore[no-untyped-def]
-    win.flows.session_finished({"used": used, "learned": learned, "tokens_saved": 1200})
+    win.flows.session_finished({"used": used, "learned": learned})
 
 
 def test_summary_ok_edit_forget_and_save_all(qtbot, win) -> None:  # type: ignore[no-untyped-def]
@@ -26,7 +26,8 @@ def test_summary_ok_edit_forget_and_save_all(qtbot, win) -> None:  # type: ignor
     qtbot.waitUntil(lambda: win.flows.summary is not None, timeout=5000)
     dialog = win.flows.summary
     labels = dialog.findChildren(type(dialog.rows[0].text))
-    assert len(dialog.rows) == 4 and "1,200" in "".join(w.text() for w in labels)
+    # No unmeasured "tokens saved" claim any more.
+    assert len(dialog.rows) == 4 and "tokens" not in "".join(w.text() for w in labels)
     dialog.rows[0].ok.click()
     dialog.rows[1].edit.click()
     dialog.rows[1].editor.setPlainText("learned fact, reworded by the user")
@@ -38,7 +39,6 @@ def test_summary_ok_edit_forget_and_save_all(qtbot, win) -> None:  # type: ignor
     assert svc.get(learned[1]).content == "learned fact, reworded by the user"
     assert svc.get(learned[2]).deprecated
     assert win.prefs.sessions == 1 and win.prefs.confirmed == 3 and win.prefs.summary_dismiss_streak == 0
-    assert win.panel.dashboard.tokens_saved == 1200
 
 
 def test_review_later_keeps_undecided_for_review(qtbot, win) -> None:  # type: ignore[no-untyped-def]
@@ -58,7 +58,7 @@ def test_summary_flag_opens_correction(qtbot, win, monkeypatch) -> None:  # type
     win.flows.last_summary = None
     from desktop.ui.dialogs.summary import SessionSummary
 
-    dialog = SessionSummary([win.project.memories.get(used[0])], [], 10)
+    dialog = SessionSummary([win.project.memories.get(used[0])], [])
     qtbot.addWidget(dialog)
     dialog.correct_requested.connect(win.flows.correct)
     from PySide6.QtWidgets import QPushButton

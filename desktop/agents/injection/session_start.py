@@ -119,19 +119,29 @@ def build_prefetch(memory: Any, task: str, root: ProjectRoot, budget_tokens: int
 
 
 def build_start_context(memory: Any, task: str, root: ProjectRoot, fmt: str, alloc: Allocation, *,
-                        prefetch: bool = True) -> StartContext:
-    """T1 and (with ``prefetch``) T2 for a session on ``task``."""
+                        prefetch: bool = True, phase: str | None = None,
+                        min_confidence: float | None = None) -> StartContext:
+    """T1 and (with ``prefetch``) T2 for a session on ``task``.
+
+    Relevant memories come from the retrieval pipeline with the session's ``phase``,
+    the prefetched files as touched files (graph path) and the trust level's
+    ``min_confidence`` floor, which also applies to the always-inject tier (pinned excepted).
+    """
     started = time.perf_counter()
     ctx = StartContext()
     if prefetch:
         ctx.prefetch = build_prefetch(memory, task, root, alloc.prefetch)
     candidates = memory.prefetch_candidates(task) if not prefetch else []
     ctx.modules = modules_of(ctx.prefetch.paths or [p for p, _ in candidates])
-    always = fit(memory.always_inject(MAX_ALWAYS_INJECT), alloc.always_inject)
+    floor = min_confidence if min_confidence is not None else 0.0
+    always = fit([m for m in memory.always_inject(MAX_ALWAYS_INJECT) if m.pinned or m.confidence >= floor],
+                 alloc.always_inject)
     seen = {m.id for m in always}
-    relevant = [m for m in memory.search(task, limit=8) if m.id not in seen] if task.strip() else []
+    found = memory.search(task, limit=8, phase=phase, touched_files=ctx.prefetch.paths,
+                          min_confidence=min_confidence) if task.strip() else []
+    relevant = [m for m in found if m.id not in seen]
     seen |= {m.id for m in relevant}
-    scoped = [m for m in memory.scoped(ctx.modules, 8) if m.id not in seen]
+    scoped = [m for m in memory.scoped(ctx.modules, 8) if m.id not in seen and (m.pinned or m.confidence >= floor)]
     general = fit(relevant + scoped, alloc.retrieval)
     seen = {m.id for m in always} | {m.id for m in general}
     work = fit([m for m in memory.work_state(3) if m.id not in seen], alloc.work_state)

@@ -17,6 +17,8 @@ from typing import Final, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from desktop.memory.store.errors import EngramError
+
 __all__ = [
     "BAD_RESPONSE",
     "EMBEDDING_CODES",
@@ -43,15 +45,17 @@ logger = logging.getLogger("engram.embedding")
 FloatMatrix = npt.NDArray[np.float32]
 
 # Stable error codes: the UI/CLI words them, tests and callers branch on them.
+# One code per condition across the app: the agent runtime uses the same three
+# (provider_unreachable, missing_api_key, model_not_found).
 PROVIDER_UNREACHABLE: Final = "provider_unreachable"
 PROVIDER_TIMEOUT: Final = "provider_timeout"
 PROVIDER_AUTH_FAILED: Final = "provider_auth_failed"
 PROVIDER_RATE_LIMITED: Final = "provider_rate_limited"
 PROVIDER_ERROR: Final = "provider_error"
 BAD_RESPONSE: Final = "bad_response"
-NO_API_KEY: Final = "no_api_key"
+NO_API_KEY: Final = "missing_api_key"
 NO_SECURE_STORE: Final = "no_secure_store"
-MODEL_MISSING: Final = "model_missing"
+MODEL_MISSING: Final = "model_not_found"
 INVALID_INPUT: Final = "invalid_input"
 
 EMBEDDING_CODES: Final = frozenset(
@@ -70,16 +74,16 @@ EMBEDDING_CODES: Final = frozenset(
 )
 
 
-class EmbeddingError(Exception):
+class EmbeddingError(EngramError):
     """An embedding failure the user or caller can act on, with a stable ``code``.
 
-    The message is for logs; the UI words the error from ``code`` alone.
+    An :class:`EngramError` like every other known failure; the message is for logs,
+    the UI and CLI word the error from ``code`` alone.
     """
 
     def __init__(self, code: str, message: str = "") -> None:
         """Create an error with a stable ``code`` (one of :data:`EMBEDDING_CODES`)."""
-        super().__init__(message or code)
-        self.code = code
+        super().__init__(message or code, code=code)
         self.message = message or code
 
     def __repr__(self) -> str:

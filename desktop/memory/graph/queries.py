@@ -267,3 +267,17 @@ def _is_test(path: str) -> bool:
     from desktop.memory.graph.resolve import is_test_file
 
     return is_test_file(path)
+
+
+def module_memory_counts(conn: Any) -> dict[str, int]:
+    """Live, non-code memories per module: named in ``related_modules`` or about a file of it.
+
+    The one count the module map and the health dashboard both show (each memory once per module).
+    """
+    rows = conn.execute(
+        "SELECT x.module, count(DISTINCT x.memory_id) FROM ("
+        " SELECT mm.module AS module, mm.memory_id AS memory_id FROM memory_modules mm"
+        " UNION SELECT coalesce(f.module, '.'), mf.memory_id FROM memory_files mf"
+        " JOIN graph_files f ON f.file_path = mf.file_path) x"
+        " JOIN memories m ON m.id = x.memory_id WHERE m.deprecated = 0 AND m.type <> 'code' GROUP BY 1")
+    return {str(module): int(n) for module, n in rows}

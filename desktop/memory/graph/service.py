@@ -42,6 +42,9 @@ class GraphService:
         self._cancel = threading.Event()
         self._bg: threading.Thread | None = None
         self._initial_done = threading.Event()
+        self._lock = threading.Lock()
+        self._progress: list[Callable[[IndexProgress], None]] = []
+        self._done: list[Callable[[IndexReport], None]] = []
         self.last_report: IndexReport | None = None
 
     # -- indexing ----------------------------------------------------------------
@@ -58,26 +61,45 @@ class GraphService:
         """Index in the background, then keep the graph live with the watcher.
 
         The watcher starts first so edits made during the first index are not lost;
-        its batches wait until the first index has finished.
+        its batches wait until the first index has finished. A second caller while an
+        index runs (the app's open-project services, then onboarding) joins that run:
+        its ``progress`` and ``done`` are called too, nothing is indexed twice.
         """
-        if self._bg is not None and self._bg.is_alive():
-            return
-        self._cancel.clear()
-        self._initial_done.clear()
-        if watch:
-            self.watcher.start()
+        with self._lock:
+            if progress is not None:
+                self._progress.append(progress)
+            if done is not None:
+                self._done.append(done)
+            if self._bg is not None and self._bg.is_alive():
+                return
+            self._cancel.clear()
+            self._initial_done.clear()
+            if watch:
+                self.watcher.start()
+            self._bg = threading.Thread(target=self._background_index, name="engram-graph-index", daemon=True)
+            self._bg.start()
 
-        def run() -> None:
-            try:
-                report = self.index(progress, self._cancel, background=True)
-                if done is not None:
-                    done(report)
-            except Exception:
-                log.exception("background index failed")
-            finally:
-                self._initial_done.set()
-        self._bg = threading.Thread(target=run, name="engram-graph-index", daemon=True)
-        self._bg.start()
+    def _background_index(self) -> None:
+        report: IndexReport | None = None
+        try:
+            report = self.index(self._report_progress, self._cancel, background=True)
+        except Exception:
+            log.exception("background index failed")
+        finally:
+            self._initial_done.set()
+            with self._lock:
+                done, self._done, self._progress = self._done, [], []
+            for callback in done:
+                if report is None:
+                    break
+                try:
+                    callback(report)
+                except Exception:
+                    log.exception("index done callback failed")
+
+    def _report_progress(self, progress: IndexProgress) -> None:
+        for listener in list(self._progress):
+            listener(progress)
 
     def cancel(self) -> None:
         """Ask a running index to stop after the file in hand (its work so far is kept)."""

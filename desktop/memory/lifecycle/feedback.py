@@ -1,5 +1,11 @@
 """Reinforcement from use: access counts, cited/flagged feedback, candidate quarantine.
 
+:func:`record_feedback` is the one entry point every door calls (Engram's agent at
+session end, the MCP server when it shows memories, the retrieval service when it
+injects, hooks after a Claude Code turn). An outcome per memory -- shown, cited,
+flagged, confirmed or ignored (shown, and the answer is known, but not cited) -- is
+written to the memory's history as a ``use`` entry, then the rules below move it:
+
 * Every use (injection, a memory shown to an agent) bumps ``access_count``,
   ``uses_since_correction`` and ``last_accessed_at`` (which resets decay).
 * Each 5th use without a correction adds 0.05 confidence, capped at 0.95 (a
@@ -8,7 +14,10 @@
 * A use confirms an auto-promoted candidate: the quarantine ends.
 * Feedback: a cited memory that helped is strengthened (+0.05, cap 0.95); a
   flagged one is weakened (-0.1, floor 0.05), its uncorrected-use count resets and
-  it is marked for review.
+  it is marked for review. A confirmed one (a person or agent said it is right)
+  is strengthened like a citation, leaves quarantine and needs no review.
+* Ignored changes nothing beyond the use itself: the reference design rewards use
+  and lets time (decay from ``last_accessed_at``) do the rest.
 
 Every automatic change writes an audit row (actor ``engram``) with its reason,
 set-based, in the same op as the change.
@@ -16,6 +25,7 @@ set-based, in the same op as the change.
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Iterable
 from concurrent.futures import Future
@@ -32,6 +42,21 @@ CAP = 0.95
 FLAG_PENALTY = 0.10
 FLOOR = 0.05
 _CITATION = re.compile(r"\[Memory #(\d+)\b")
+
+
+class Outcome(enum.StrEnum):
+    """What happened to a memory an agent was given (the ``use`` history entry says which)."""
+
+    SHOWN = "shown"          # given to an agent; whether it helped is not known (MCP search)
+    CITED = "cited"          # the agent cited it: it helped
+    FLAGGED = "flagged"      # someone said it is wrong
+    CONFIRMED = "confirmed"  # someone said it is right
+    IGNORED = "ignored"      # given, the answer is known, and it was not cited
+
+
+_WORDS = {Outcome.SHOWN: "shown to an agent", Outcome.CITED: "shown and cited",
+          Outcome.FLAGGED: "flagged as wrong", Outcome.CONFIRMED: "confirmed as right",
+          Outcome.IGNORED: "shown, not cited"}
 
 
 def cited_ids(text: str) -> list[int]:
@@ -52,6 +77,7 @@ class FeedbackReport:
     confirmed: list[int] = field(default_factory=list)
     helped: list[int] = field(default_factory=list)
     flagged: list[int] = field(default_factory=list)
+    outcomes: dict[int, str] = field(default_factory=dict)
 
 
 def _temp(tx: Tx, name: str, ids: Iterable[int]) -> int:
@@ -72,13 +98,30 @@ class RecordUse(WriteOp[FeedbackReport]):
     name: ClassVar[str] = "record_use"
 
     def __init__(self, used: Iterable[int] = (), *, helped: Iterable[int] = (),
-                 flagged: Iterable[int] = (), actor: str = ACTOR, reason: str | None = None) -> None:
+                 flagged: Iterable[int] = (), confirmed: Iterable[int] = (), judged: bool = False,
+                 session_id: str | None = None, source: str | None = None,
+                 actor: str = ACTOR, reason: str | None = None) -> None:
+        """``judged``: the answer is known, so a used memory neither cited nor flagged was ignored."""
         self.flagged = sorted(set(flagged))
-        self.helped = sorted(set(helped) - set(self.flagged))
-        # Citing or flagging a memory means it was used.
+        self.confirmed = sorted(set(confirmed) - set(self.flagged))
+        self.helped = sorted((set(helped) | set(self.confirmed)) - set(self.flagged))
+        # Citing, confirming or flagging a memory means it was used.
         self.used = sorted(set(used) | set(self.helped) | set(self.flagged))
+        self.judged = judged or bool(self.helped or self.flagged)
+        self.session_id = session_id
+        self.source = source
         self.actor = actor
         self.reason = reason
+
+    def outcome(self, mid: int) -> Outcome:
+        """The history outcome of one used memory."""
+        if mid in self.flagged:
+            return Outcome.FLAGGED
+        if mid in self.confirmed:
+            return Outcome.CONFIRMED
+        if mid in self.helped:
+            return Outcome.CITED
+        return Outcome.IGNORED if self.judged else Outcome.SHOWN
 
     def apply(self, tx: Tx) -> FeedbackReport:
         """Count uses, then apply the reinforcement, confirmation and feedback rules."""
@@ -87,6 +130,7 @@ class RecordUse(WriteOp[FeedbackReport]):
             return rep
         rep.used = _temp(tx, "_used", self.used)
         live = "id IN (SELECT id FROM temp._used) AND deprecated = 0"
+        self._history(tx, rep)
         tx.execute(f"UPDATE memories SET access_count = access_count + 1, "
                    f"uses_since_correction = uses_since_correction + 1, last_accessed_at = ? WHERE {live}",
                    (tx.now,))
@@ -112,6 +156,8 @@ class RecordUse(WriteOp[FeedbackReport]):
             self._audit_set(tx, "confirm", rep.confirmed,
                             "'Candidate used by an agent without correction: quarantine ended.'")
             self._update(tx, rep.confirmed, "candidate = 0")
+        if self.confirmed:
+            self._update(tx, self.confirmed, "candidate = 0, needs_review = 0")
         if self.helped:
             rep.helped = self.helped
             self._audit_set(tx, "feedback", self.helped,
@@ -132,14 +178,24 @@ class RecordUse(WriteOp[FeedbackReport]):
             tx.changed("memory", "updated", changed)
         return rep
 
+    def _history(self, tx: Tx, rep: FeedbackReport) -> None:
+        """One ``use`` entry per live memory: the outcome, where and in which session."""
+        live = {int(r[0]) for r in tx.execute(
+            "SELECT id FROM memories WHERE id IN (SELECT id FROM temp._used) AND deprecated = 0")}
+        where = f" via {self.source}" if self.source else ""
+        session = f" in session {self.session_id}" if self.session_id else ""
+        for mid in sorted(live):
+            outcome = self.outcome(mid)
+            rep.outcomes[mid] = outcome.value
+            tx.audit("use", mid, actor=self.actor, reason=f"{_WORDS[outcome].capitalize()}{where}{session}.",
+                     detail={"outcome": outcome.value, "session": self.session_id, "source": self.source})
+
     def _audit_set(self, tx: Tx, action: str, ids: list[int], reason_sql: str) -> None:
         _temp(tx, "_fb", ids)
         extra = f" ({self.reason})" if self.reason else ""
-        tx.execute(f"INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) "
-                   f"SELECT ?, ?, ?, id, {reason_sql} || ?, json_object('confidence', confidence, "
-                   f"'access_count', access_count) FROM memories WHERE id IN (SELECT id FROM temp._fb)",
-                   (tx.now, self.actor, action, extra))
-        tx.changed("audit", "added")
+        tx.audit_from(f"SELECT ?, ?, ?, id, {reason_sql} || ?, json_object('confidence', confidence, "
+                      f"'access_count', access_count) FROM memories WHERE id IN (SELECT id FROM temp._fb)",
+                      (tx.now, self.actor, action, extra))
 
     def _update(self, tx: Tx, ids: list[int], sets: str) -> None:
         _temp(tx, "_fb", ids)
@@ -147,17 +203,37 @@ class RecordUse(WriteOp[FeedbackReport]):
                    (tx.now,))
 
 
+def record_feedback(db: Any, shown: Iterable[int] = (), *, answer_text: str | None = None,
+                    cited: Iterable[int] = (), flagged: Iterable[int] = (), confirmed: Iterable[int] = (),
+                    judged: bool | None = None, session_id: str | None = None, source: str | None = None,
+                    actor: str = ACTOR, reason: str | None = None) -> Future[FeedbackReport]:
+    """THE way any door reports what happened to memories it gave an agent; returns at once.
+
+    ``shown``: ids given to the agent (injected, returned by a search). ``answer_text``:
+    the agent's answer, whose ``[Memory #id: ...]`` citations count as cited. When the
+    answer is known (``judged``, default: an answer or citations were given) a shown
+    memory that was not cited is recorded as ignored. Hooks call this after a turn with
+    the transcript's text; Engram's agent at session end; the MCP server on a search.
+    """
+    helped = set(cited) | set(cited_ids(answer_text) if answer_text else [])
+    known = judged if judged is not None else (answer_text is not None or bool(helped))
+    return db.writer.submit(RecordUse(shown, helped=helped, flagged=flagged, confirmed=confirmed, judged=known,
+                                      session_id=session_id, source=source, actor=actor, reason=reason))
+
+
 def record_use(db: Any, used: Iterable[int], *, answer_text: str | None = None,
                flagged: Iterable[int] = ()) -> Future[FeedbackReport]:
-    """Record that `used` memories were injected; those cited in `answer_text` helped.
-
-    The agent runtime calls this after a turn; it returns at once with the op's future.
-    """
-    helped = cited_ids(answer_text) if answer_text else []
-    return db.writer.submit(RecordUse(used, helped=helped, flagged=flagged))
+    """Record that `used` memories were injected; those cited in `answer_text` helped."""
+    return record_feedback(db, used, answer_text=answer_text, flagged=flagged)
 
 
 def flag_wrong(db: Any, memory_id: int, *, reason: str | None = None, actor: str = "user"
                ) -> Future[FeedbackReport]:
     """A person (or agent) said a memory was wrong: weaken it and mark it for review."""
-    return db.writer.submit(RecordUse((), flagged=[memory_id], actor=actor, reason=reason))
+    return record_feedback(db, flagged=[memory_id], actor=actor, reason=reason)
+
+
+def confirm_right(db: Any, memory_id: int, *, reason: str | None = None, actor: str = "user"
+                  ) -> Future[FeedbackReport]:
+    """A person (or agent) said a memory is right: strengthen it, end quarantine and review."""
+    return record_feedback(db, confirmed=[memory_id], actor=actor, reason=reason)

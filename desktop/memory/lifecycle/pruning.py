@@ -222,8 +222,7 @@ class PruneOp(MaintenanceOp[PruneReport]):
             purge_ids = hard_ids
             tx.execute("UPDATE audit_log SET detail = '{\"scrubbed\": true}' "
                        "WHERE memory_id IN (SELECT id FROM temp._prune_hard)")
-            tx.execute(
-                "INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) "
+            tx.audit_from(
                 "SELECT :now, 'engram', 'prune', m.id, printf('Deprecated on %s (%s); hard-deleted after the "
                 "%g-day grace period.', substr(coalesce(m.deprecated_at, m.updated_at), 1, 10), "
                 "coalesce(m.deprecated_reason, 'deprecated'), :grace), json_object('rule', 'grace') "
@@ -233,9 +232,8 @@ class PruneOp(MaintenanceOp[PruneReport]):
             tx.changed("memory", "deleted", purge_ids)
         soft_ids = [int(r[0]) for r in tx.execute("SELECT id FROM temp._prune")]
         if soft_ids:
-            tx.execute("INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) "
-                       "SELECT :now, 'engram', action, id, reason, detail FROM temp._prune ORDER BY id",
-                       {"now": now})
+            tx.audit_from("SELECT :now, 'engram', action, id, reason, detail FROM temp._prune ORDER BY id",
+                          {"now": now})
             tx.execute(
                 "UPDATE memories SET deprecated = 1, deprecated_at = :now, updated_at = :now, "
                 "deprecated_reason = (SELECT reason FROM temp._prune p WHERE p.id = memories.id) "

@@ -141,10 +141,8 @@ class RestoreMemories(WriteOp[list[tuple[int, int, bool]]]):
             added.append(mid)
         if audit:
             # The audit rows go in with the rows, in the same savepoint: one cannot exist without the other.
-            tx.conn.executemany("INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) "
-                                "VALUES (?,?,?,?,?,?)", audit)
+            tx.audit_many(audit)
             tx.changed("memory", "added", added)
-            tx.changed("audit", "added")
         return out
 
 

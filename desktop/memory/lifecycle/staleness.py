@@ -271,8 +271,7 @@ class ApplyStaleness(WriteOp[int]):
                    f"confidence {u['confidence'][0]:.2f} -> {u['confidence'][1]:.2f}, needs review.",
                    json.dumps({"files": u["files"], "fraction": u["fraction"], "confidence": u["confidence"]}))
                   for u in changed]
-        tx.conn.executemany("INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) "
-                            "VALUES (?,?,?,?,?,?)", audit)
+        tx.audit_many(audit)
         tx.conn.executemany("UPDATE memories SET stale_at = ?, needs_review = 1, updated_at = ? WHERE id = ?",
                             [(tx.now, tx.now, u["id"]) for u in stale])
         tx.conn.executemany(

@@ -45,8 +45,17 @@ class AddedMemoryWatcher(abc.ABC):
         self._thread.start()
         return self
 
-    def close(self) -> None:
-        """Stop listening and let the worker finish what it has."""
+    def close(self, drain: float = 5.0) -> None:
+        """Handle what was committed so far (up to `drain` seconds), then stop.
+
+        Draining first is what makes a short-lived process (one CLI command, an MCP
+        call followed by exit) get the same upkeep as the long-running app.
+        """
+        if self._unsubscribe is not None and drain > 0 and self.db.writer.running:
+            try:
+                self.wait_idle(drain)
+            except Exception:  # closing must not fail because the writer is gone
+                log.warning("%s: could not drain before close", self.thread_name)
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None

@@ -176,6 +176,7 @@ def apply_session(tx: Tx, digest: SessionDigest, *, signal_keys: Iterable[str] =
                (digest.session_id, digest.agent, ts_iso(digest.started_at), now, digest.outcome,
                 digest.session_type, json.dumps(metrics, ensure_ascii=False)))
     tx.changed("observer", "updated", [digest.session_id])
+    tx.changed("session_metrics", "updated", [digest.session_id])  # the dashboard's A/B numbers
     return st
 
 

@@ -129,8 +129,10 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
     tool = ev.tool
     if "record_memory" in ev.raw_tool.lower():
         content = str(ev.args.get("content") or ev.args.get("text") or "").strip()
+        # The tool's own "files" argument names what the memory is about (anchoring needs it).
+        named = [str(f) for f in ev.args.get("files") or [] if isinstance(f, str) and plausible_file(f)]
         if content:
-            sig = Signal(EXPLICIT, f"{EXPLICIT}:{hash(content)}", step, list(ev.file_paths),
+            sig = Signal(EXPLICIT, f"{EXPLICIT}:{hash(content)}", step, list(dict.fromkeys([*ev.file_paths, *named])),
                          {"content": content[:2000], "type": ev.args.get("type")}, [excerpt(content)])
             # Words copied from a file, a command's output or a web page are not the agent's own.
             sig.tainted = tainted_record(content, sp.output_shingles, sp.saw_instruction)

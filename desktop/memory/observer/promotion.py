@@ -183,7 +183,7 @@ def to_new_memory(c: Candidate, digest: SessionDigest) -> NewMemory:
             "steps": [sig.step], "evidence": [excerpt(e, 200) for e in sig.evidence[:3]]}
     promoted = promotion_reason(c)
     meta: dict[str, Any] = {"signal": sig.kind, "signal_key": sig.key[:300], "sessions": c.sessions,
-                            "events": [str(e) for e in sig.data.get("events", [])][:8]}
+                            "events": [str(e) for e in sig.data.get("events", [])][:8], **_measured(sig.data)}
     if promoted:
         meta["promoted_on"] = promoted
     return NewMemory(
@@ -227,6 +227,11 @@ def is_noise(item: NewMemory) -> bool:
     if any(outside_project(f) for f in item.related_files):
         return True  # home folders, /tmp logs, another checkout: not this project's knowledge
     return bool(_TOOL_SEQUENCE.search(item.content))
+
+
+def _measured(data: dict[str, Any]) -> dict[str, int]:
+    """The numbers a signal measured (a step overrun's planned and actual steps), kept for calibration."""
+    return {k: int(data[k]) for k in ("planned", "actual") if isinstance(data.get(k), (int, float))}
 
 
 class PromoteSession(WriteOp[PromotionResult]):

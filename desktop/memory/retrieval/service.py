@@ -58,7 +58,7 @@ class SearchService:
         if inject:
             ids = resp.packed.memory_ids if resp.packed is not None else resp.ids
             if ids:
-                self.memories.record_access(ids)
+                self.memories.record_access(ids, source="retrieval")
         return resp
 
     def pack(self, results: Sequence[SearchResult], budget_tokens: int | None = None,

@@ -12,9 +12,12 @@ class EngramError(Exception):
 
     code = "engram_error"
 
-    def __init__(self, message: str, *, detail: str | None = None) -> None:
+    def __init__(self, message: str, *, detail: str | None = None, code: str | None = None) -> None:
+        """``code`` overrides the class's code for families that carry it per instance (embedding)."""
         super().__init__(message)
         self.detail = detail
+        if code is not None:
+            self.code = code
 
 
 class StoreError(EngramError):

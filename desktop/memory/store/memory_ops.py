@@ -160,9 +160,8 @@ class AddMemories(WriteOp[list[AddResult]]):
         created = item.created_at or tx.now
         # Journal first: the entry names the id the row is about to get (AUTOINCREMENT
         # hands out sqlite_sequence + 1), so no second statement has to patch it.
-        tx.execute(
-            "INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) VALUES (?,?,?,"
-            "(SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name='memories'), 0) + 1),?,?)",
+        tx.audit_from(
+            "SELECT ?, ?, ?, (SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name='memories'), 0) + 1), ?, ?",
             (tx.now, self.actor, "add", self.reason,
              json.dumps({"type": item.type, "source": item.source, "excerpt": content[:200]}, ensure_ascii=False)))
         values = {
@@ -378,22 +377,3 @@ class HardDelete(WriteOp[int]):
         if deleted:
             tx.changed("memory", "deleted", deleted)
         return len(deleted)
-
-
-class RecordAccess(WriteOp[int]):
-    """Count that memories were injected or shown to an agent (a trust signal)."""
-
-    name: ClassVar[str] = "record_access"
-
-    def __init__(self, memory_ids: list[int]) -> None:
-        self.memory_ids = sorted(set(memory_ids))
-
-    def apply(self, tx: Tx) -> int:
-        """Bump access_count and last_accessed_at."""
-        if not self.memory_ids:
-            return 0
-        marks = ",".join("?" * len(self.memory_ids))
-        tx.execute(f"UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
-                   f"WHERE id IN ({marks})", [tx.now, *self.memory_ids])
-        tx.changed("memory", "accessed", self.memory_ids)
-        return len(self.memory_ids)

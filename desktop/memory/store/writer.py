@@ -2,16 +2,22 @@
 
 Every database write in an Engram process is a `WriteOp` submitted here. The
 thread drains the queue, runs the ops it finds in one short `BEGIN IMMEDIATE`
-transaction (a savepoint per op, so one failing op never undoes its
-neighbours), commits, and only then resolves each op's future: a resolved
+transaction, commits, and only then resolves each op's future: a resolved
 future means the write is durable. Listeners then get a `ChangeSet` saying what
 changed, so views refresh only that. Group commit is what lets thousands of
 small writes a second through without any caller holding a transaction.
+
+There are no savepoints (they halved bulk-insert speed). When one op fails, the
+whole transaction is rolled back, that op gets its error and the others run again
+in a new transaction. So every op must be a pure function of the database: safe to
+apply twice, keeping no state from a rolled-back attempt (no side effects outside
+the transaction inside ``apply``).
 """
 
 from __future__ import annotations
 
 import abc
+import enum
 import itertools
 import json
 import logging
@@ -47,13 +53,46 @@ def iso(dt: datetime) -> str:
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
+class Entity(enum.StrEnum):
+    """What a change notice is about. A typed set (like Anki's OpChanges): a listener asking
+    about an entity nobody announces, or an op announcing an unknown one, fails loudly."""
+
+    MEMORY = "memory"
+    AUDIT = "audit"
+    EMBEDDING_JOB = "embedding_job"
+    VECTOR = "vector"
+    VECTOR_SPACE = "vector_space"
+    GRAPH = "graph"
+    OBSERVER = "observer"            # the observer's own tables (signals, co-access, ...)
+    SESSION_METRICS = "session_metrics"
+    PROJECT_META = "project_meta"
+
+
+class Action(enum.StrEnum):
+    """What happened to the entity's ids."""
+
+    ADDED = "added"
+    UPDATED = "updated"
+    DELETED = "deleted"
+    ACCESSED = "accessed"    # used by an agent: nothing a view shows changed
+    ANCHORED = "anchored"    # code anchors recorded
+    SCRUBBED = "scrubbed"    # history text scrubbed (emergency delete)
+    STALE = "stale"          # graph edges marked stale
+    MODULES = "modules"      # graph modules recomputed
+
+
 @dataclass(frozen=True)
 class Change:
     """One kind of change to one entity kind: which ids were added, updated or deleted."""
 
-    entity: str
-    action: str
+    entity: Entity
+    action: Action
     ids: frozenset[Any] = frozenset()
+
+    def __post_init__(self) -> None:
+        # Strings are accepted (and stay equal to the enum members) but must be known ones.
+        object.__setattr__(self, "entity", Entity(self.entity))
+        object.__setattr__(self, "action", Action(self.action))
 
 
 @dataclass
@@ -62,17 +101,23 @@ class ChangeSet:
 
     changes: list[Change] = field(default_factory=list)
 
-    def touches(self, entity: str) -> bool:
+    def touches(self, entity: Entity | str) -> bool:
         """True when anything of `entity` changed."""
+        entity = Entity(entity)
         return any(c.entity == entity for c in self.changes)
 
-    def ids(self, entity: str, action: str | None = None) -> set[Any]:
+    def ids(self, entity: Entity | str, action: Action | str | None = None) -> set[Any]:
         """Ids of `entity` changed (optionally only by `action`)."""
+        entity = Entity(entity)
+        action = Action(action) if action is not None else None
         out: set[Any] = set()
         for c in self.changes:
             if c.entity == entity and (action is None or c.action == action):
                 out |= c.ids
         return out
+
+
+_AUDIT_COLUMNS = "audit_log(at, actor, action, memory_id, reason, detail)"
 
 
 class Tx:
@@ -94,21 +139,33 @@ class Tx:
         """Run one statement inside the current transaction."""
         return self.conn.execute(sql, params)
 
-    def changed(self, entity: str, action: str, ids: Any = ()) -> None:
+    def changed(self, entity: Entity | str, action: Action | str, ids: Any = ()) -> None:
         """Record that ids of `entity` were added/updated/deleted (published after commit)."""
-        self.changes.append(Change(entity, action, frozenset(ids)))
+        self.changes.append(Change(Entity(entity), Action(action), frozenset(ids)))
 
     def audit(self, action: str, memory_id: int | None, *, actor: str,
               reason: str | None = None, detail: dict[str, Any] | None = None) -> None:
         """Journal-first: write the audit entry before the mutation it explains."""
-        self.conn.execute(
-            "INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) VALUES (?,?,?,?,?,?)",
-            (self.now, actor, action, memory_id, reason, json.dumps(detail or {}, ensure_ascii=False)))
-        self.changes.append(Change("audit", "added", frozenset()))
+        self.audit_many([(self.now, actor, action, memory_id, reason, json.dumps(detail or {}, ensure_ascii=False))])
+
+    def audit_many(self, rows: Any) -> None:
+        """Many entries at once: rows of (at, actor, action, memory_id, reason, detail JSON)."""
+        self.conn.executemany(f"INSERT INTO {_AUDIT_COLUMNS} VALUES (?,?,?,?,?,?)", rows)
+        self.changes.append(Change(Entity.AUDIT, Action.ADDED, frozenset()))
+
+    def audit_from(self, select_sql: str, params: Any = ()) -> None:
+        """Set-based entries: ``select_sql`` yields (at, actor, action, memory_id, reason, detail) rows.
+
+        The one other way an audit row is written (bulk pruning, feedback over many ids,
+        the id a new memory is about to get); the column list lives here only.
+        """
+        self.conn.execute(f"INSERT INTO {_AUDIT_COLUMNS} {select_sql}", params)
+        self.changes.append(Change(Entity.AUDIT, Action.ADDED, frozenset()))
 
 
 class WriteOp(abc.ABC, Generic[T]):
-    """A named, typed write. `apply` runs in the writer thread inside a savepoint."""
+    """A named, typed write. `apply` runs in the writer thread inside the batch's transaction,
+    and may run again if another op of the batch failed: it must be safe to re-run."""
 
     name: ClassVar[str] = "write"
 

@@ -1,10 +1,10 @@
 """The agent session seen from the UI: a stream of SessionEvents from a runtime.
 
-The real runtime (desktop.agents, being built) is used when it offers a
-``run_session`` entry point; the built-in scripted provider always works offline,
-with no LLM: it recalls memories for the prompt, "calls" tools (memory search and
-the code graph's impact analysis), streams an answer that cites what it used, and
-proposes what it learned according to the project's write policy.
+Real providers run ``desktop.agents.AgentSession`` with the window's approval policy.
+The scripted provider is the guided tour: it runs only on the sample project Engram
+creates (``desktop.tour``), never on a user's project, and is never the default. It
+recalls memories through the real retrieval pipeline, "calls" tools, streams an
+answer citing what it used, and proposes what it learned per the write policy.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.agents import ask as recall
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.trust import injectable
-from desktop.ui.adapters import retrieval
 from desktop.ui.adapters.prefs import ProjectPrefs
 from desktop.ui.trust import level
 
@@ -66,6 +66,7 @@ class SessionRequest:
     prefs: ProjectPrefs = field(default_factory=ProjectPrefs)
     graph: Any | None = None
     delay: float = 0.015  # pause between streamed chunks, so the stream is visible
+    approval: Any | None = None  # an agents ApprovalPolicy (the window's dialog); None denies writes
 
 
 def runtime_available(provider: str) -> bool:
@@ -84,6 +85,14 @@ def run(request: SessionRequest, emit: Emit, cancel: threading.Event) -> None:
     """Run one session to the end in the calling (worker) thread, emitting events."""
     if request.provider != "scripted" and runtime_available(request.provider):
         run_agent_session(request, emit, cancel)
+        return
+    from desktop.tour import is_tour_project
+
+    if not is_tour_project(request.project):
+        # The tour's scripted agent changes nothing, so it must not claim work in a real project.
+        emit(SessionEvent("error", "The scripted tour agent runs only on the tour's sample project.",
+                          {"code": "tour_only"}))
+        emit(SessionEvent("done", data={"error": True, "used": [], "learned": []}))
         return
     ScriptedSession(request).run(emit, cancel)
 
@@ -119,22 +128,33 @@ def run_agent_session(request: SessionRequest, emit: Emit, cancel: threading.Eve
         elif e.kind == st.ERROR:
             emit(SessionEvent("error", str(d.get("message", "")), {"code": d.get("code")}))
 
-    session = AgentSession(project, st.SessionConfig(task=request.prompt, provider=provider), on_event=translate)
+    # The project's trust level and write policy reach the real agent, not only the tour.
+    writes_memory = request.prefs.write_policy not in ("off", "read_only") and request.prefs.auto_memory
+    config = st.SessionConfig(task=request.prompt, provider=provider,
+                              min_confidence=level(request.prefs.trust_level).min_confidence,
+                              learn=writes_memory, promote=writes_memory)
+    if request.approval is not None:
+        config.approval = request.approval
+    session = AgentSession(project, config, on_event=translate)
     thread = session.start()
-    while thread.is_alive():
-        if cancel.wait(0.1):
-            session.cancel()
-            break
-    result = session.wait(60)
+    try:
+        while thread.is_alive():
+            if cancel.wait(0.1):
+                session.cancel()
+                break
+        result = session.wait(60)
+    finally:
+        closer = getattr(provider, "close", None)
+        if callable(closer):
+            closer()  # its HTTP connections must not outlive the session
     metrics = (result.metrics if result else {}) or {}
     cited = [int(i) for i in metrics.get("citations", []) if str(i).isdigit()]
     conn = project.db.reads.conn()
     learned = [r[0] for r in conn.execute("SELECT id FROM memories WHERE session_id=? AND type<>'code'",
                                           (session.session_id,))]
     used = project.memories.get_many(cited or injected)
-    saved = max(0, retrieval.tokens_of(list(used.values())) * 2)
     emit(SessionEvent("done", data={"session_id": session.session_id, "used": list(used), "learned": learned,
-                                    "tokens_saved": saved, "seconds": round(time.perf_counter() - started, 2),
+                                    "seconds": round(time.perf_counter() - started, 2),
                                     "cancelled": cancel.is_set(), "error": bool(result and result.error_code)}))
 
 
@@ -155,7 +175,7 @@ class ScriptedSession:
         threshold = level(self.r.prefs.trust_level).min_confidence
         emit(SessionEvent("status", "recall"))
         # What is injected passes the core's one filter: no candidates, nothing waiting for review.
-        hits = [h for h in retrieval.search(self.r.project, prompt, limit=12)
+        hits = [h for h in recall.search(self.r.project, prompt, limit=12)
                 if injectable(h.memory) and (h.memory.confidence > threshold or h.memory.pinned)][:8]
         emit(SessionEvent("injected", data={"ids": [h.memory.id for h in hits], "threshold": threshold,
                                             "types": {h.memory.id: h.memory.type for h in hits},
@@ -185,7 +205,7 @@ class ScriptedSession:
             emit(SessionEvent("learned", data={"ids": learned}))
         emit(SessionEvent("done", data=self._metrics(hits, learned, started)))
 
-    def _answer(self, prompt: str, hits: list[retrieval.Hit]) -> list[str]:
+    def _answer(self, prompt: str, hits: list[recall.Hit]) -> list[str]:
         lines = [f"Working on: {prompt}\n\n"]
         if not hits:
             lines.append("I found nothing in memory about this, so I will explore the code from scratch.\n")
@@ -202,7 +222,7 @@ class ScriptedSession:
             out += re.findall(r"\[Memory #\d+:[^\]]*\]|\S+\s*|\s+", line)
         return out
 
-    def _learn(self, prompt: str, hits: list[retrieval.Hit]) -> list[int]:
+    def _learn(self, prompt: str, hits: list[recall.Hit]) -> list[int]:
         policy = self.r.prefs.write_policy
         if policy in ("off", "read_only") or not self.r.prefs.auto_memory or not prompt:
             return []
@@ -217,14 +237,11 @@ class ScriptedSession:
         results = self.r.project.memories.add_many(items, actor="agent", reason="learned in session").result()
         return [res.id for res in results]
 
-    def _metrics(self, hits: list[retrieval.Hit], learned: list[int], started: float, *,
+    def _metrics(self, hits: list[recall.Hit], learned: list[int], started: float, *,
                  cancelled: bool = False) -> dict[str, Any]:
         used = [h.memory for h in hits]
-        # Tokens the agent did not spend rediscovering: each memory stands in for roughly
-        # the reading it summarises (design: ~3x its own length), minus its injected cost.
-        saved = max(0, retrieval.tokens_of(used) * 3 - retrieval.tokens_of(used))
         return {"session_id": self.session_id, "used": [m.id for m in used], "learned": learned,
-                "tokens_saved": saved, "seconds": round(time.perf_counter() - started, 2),
+                "seconds": round(time.perf_counter() - started, 2),
                 "cancelled": cancelled}
 
 

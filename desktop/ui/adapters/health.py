@@ -91,15 +91,9 @@ def _modules(project: Any, conn: Any) -> list[ModuleCoverage]:
         "SELECT coalesce(module,'.'), count(*) FROM graph_files WHERE status<>'skipped' GROUP BY 1")}
     if not files:
         return []
-    counts: dict[str, int] = {m: n for m, n in conn.execute(
-        "SELECT mm.module, count(*) FROM memory_modules mm JOIN memories m ON m.id = mm.memory_id "
-        "WHERE m.deprecated=0 AND m.type<>'code' GROUP BY 1")}
-    # Memories that name files count for the module those files belong to.
-    for module, n in conn.execute(
-            "SELECT coalesce(f.module,'.'), count(DISTINCT mf.memory_id) FROM memory_files mf JOIN graph_files f "
-            "ON f.file_path = mf.file_path JOIN memories m ON m.id = mf.memory_id "
-            "WHERE m.deprecated=0 AND m.type<>'code' GROUP BY 1"):
-        counts[module] = counts.get(module, 0) + n
+    from desktop.memory.graph.queries import module_memory_counts
+
+    counts = module_memory_counts(conn)  # the same count the module map shows
     return sorted((ModuleCoverage(m, n, counts.get(m, 0), coverage_level(counts.get(m, 0)))
                    for m, n in files.items()), key=lambda c: (-c.memories, c.name))
 

@@ -87,7 +87,7 @@ class SessionSummary(QDialog):
 
     correct_requested = Signal(int)
 
-    def __init__(self, used: list[Memory], learned: list[Memory], tokens_saved: int, *, mode: str = "full",
+    def __init__(self, used: list[Memory], learned: list[Memory], *, mode: str = "full",
                  title: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Session complete"))
@@ -100,8 +100,6 @@ class SessionSummary(QDialog):
         body = QWidget()
         col = QVBoxLayout(body)
         col.addWidget(QLabel("<h2>" + html.escape(title or self.tr("Session complete")) + "</h2>"))
-        col.addWidget(QLabel(self.tr("Memory saved about %1 tokens of discovery this session")
-                             .replace("%1", f"{tokens_saved:,}")))
         col.addWidget(QLabel("<h3>" + html.escape(self.tr("What the agent remembered")) + "</h3>"))
         if not used:
             col.addWidget(QLabel(self.tr("No memory was used.")))

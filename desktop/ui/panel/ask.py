@@ -9,8 +9,8 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
-from desktop.ui.adapters import retrieval
-from desktop.ui.adapters.retrieval import Answer
+from desktop.agents import ask as recall
+from desktop.agents.ask import Answer
 from desktop.ui.labels import score_label, type_label
 from desktop.ui.session.citations import chip_html
 from desktop.ui.tasks import Tasks
@@ -62,8 +62,8 @@ class AskMemory(QWidget):
         llm = self.llm
 
         def work() -> Answer:
-            model = llm if llm is not None else retrieval.llm_from_settings(project.settings)
-            return retrieval.ask(project, q, llm=model)
+            model = llm if llm is not None else recall.llm_from_settings(project.settings)
+            return recall.ask(project, q, llm=model)
         self.tasks.run(work, self._show,
                        lambda e: self.view.setPlainText(str(e)))
 

@@ -1,4 +1,4 @@
-"""The health dashboard: totals, activity, review load, tokens saved, health score, coverage, feed."""
+"""The health dashboard: totals, activity, review load, measured effect of memory, health score, coverage, feed."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.agents.effect import MemoryEffect, memory_effect
 from desktop.ui.adapters.health import Health, compute_health
 from desktop.ui.labels import action_label, type_label
 from desktop.ui.panel.charts import HBars, ScoreRing, Sparkline
@@ -64,18 +65,19 @@ class Dashboard(QScrollArea):
         super().__init__(parent)
         self.project = project
         self.tasks = tasks
-        self.tokens_saved = 0
         self.health: Health | None = None
+        self.effect: MemoryEffect | None = None
         self.setWidgetResizable(True)
         body = QWidget()
         self.setWidget(body)
         self.total = StatTile(self.tr("memories"), self.tr("Everything agents may be given (forgotten ones excluded)"))
         self.active = StatTile(self.tr("active in the last 30 days"), self.tr("Used or created in the last 30 days"))
         self.review = StatTile(self.tr("need review"), self.tr("New or flagged memories waiting for your OK"))
-        self.saved = StatTile(self.tr("tokens saved this session"),
-                              self.tr("Discovery the agents did not have to repeat, this app session"))
+        self.effect_tile = StatTile(self.tr("steps per session, with / without memory"),
+                              self.tr("Measured on finished sessions of Engram's agent: the A/B control group "
+                                      "gets no memory"))
         tiles = QGridLayout()
-        for i, t in enumerate((self.total, self.active, self.review, self.saved)):
+        for i, t in enumerate((self.total, self.active, self.review, self.effect_tile)):
             tiles.addWidget(t, i // 2, i % 2)
         self.ring = ScoreRing()
         self.ring.setToolTip(self.tr("Health score: average confidence × module coverage × review activity"))
@@ -131,6 +133,8 @@ class Dashboard(QScrollArea):
         """Recompute on a pool thread."""
         project = self.project
         self.tasks.run(lambda: compute_health(project), self._show, lambda e: log.warning("health: %s", e))
+        self.tasks.run(lambda: memory_effect(project.db), self._show_effect,
+                       lambda e: log.warning("memory effect: %s", e))
         self.refresh_team()
 
     def refresh_team(self) -> None:
@@ -148,17 +152,25 @@ class Dashboard(QScrollArea):
         self.team_line.setText(text)
         self.team_line.setVisible(bool(text))
 
-    def add_tokens_saved(self, tokens: int) -> None:
-        """Count tokens a finished session saved."""
-        self.tokens_saved += max(0, int(tokens))
-        self.saved.value.setText(f"{self.tokens_saved:,}")
+    def _show_effect(self, effect: MemoryEffect) -> None:
+        self.effect = effect
+        w, wo = effect.with_memory, effect.without
+        if not effect.measured:
+            self.effect_tile.value.setText("—")
+            self.effect_tile.setToolTip(self.tr("Not measured yet: %1 sessions with memory and %2 without have "
+                                          "finished; %3 of each are needed.").replace("%1", str(w.sessions))
+                                  .replace("%2", str(wo.sessions)).replace("%3", str(effect.min_sessions)))
+            return
+        self.effect_tile.value.setText(f"{w.means['steps']:.1f} / {wo.means['steps']:.1f}")
+        self.effect_tile.setToolTip(self.tr("Mean steps of finished sessions: %1 with memory (n=%2), %3 without "
+                                      "(n=%4).").replace("%1", f"{w.means['steps']:.1f}").replace("%2", str(w.sessions))
+                              .replace("%3", f"{wo.means['steps']:.1f}").replace("%4", str(wo.sessions)))
 
     def _show(self, h: Health) -> None:
         self.health = h
         self.total.value.setText(f"{h.total:,}")
         self.active.value.setText(f"{h.active_30d:,}")
         self.review.value.setText(f"{h.needs_review:,}")
-        self.saved.value.setText(f"{self.tokens_saved:,}")
         self.ring.set_value(h.score)
         self.score_text.setText(
             "<b>" + html.escape(self.tr("Health %1 / 100").replace("%1", str(h.score))) + "</b><br>" +

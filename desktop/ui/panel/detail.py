@@ -8,8 +8,8 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication
 
+from desktop.agents.ask import Hit
 from desktop.memory.types import Memory
-from desktop.ui.adapters.retrieval import Hit
 from desktop.ui.labels import action_label, scope_label, score_label, source_label, status_label, type_label
 from desktop.ui.theme import accent, css
 

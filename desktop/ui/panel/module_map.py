@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.memory.graph.queries import module_memory_counts
 from desktop.ui.tasks import Tasks
 from desktop.ui.theme import icon
 
@@ -38,10 +39,7 @@ def load_module_map(project: Any, graph: Any) -> dict[str, Any]:
     """Modules, dependencies and memory counts per module (pool thread)."""
     data = graph.modules() if graph is not None else {"modules": [], "dependencies": []}
     conn = project.db.reads.conn()
-    counts = {m: n for m, n in conn.execute(
-        "SELECT coalesce(f.module,'.'), count(DISTINCT mf.memory_id) FROM memory_files mf "
-        "JOIN graph_files f ON f.file_path = mf.file_path JOIN memories m ON m.id = mf.memory_id "
-        "WHERE m.deprecated=0 AND m.type<>'code' GROUP BY 1")}
+    counts = module_memory_counts(conn)  # the same count the health dashboard shows
     for m in data["modules"]:
         m["memories"] = counts.get(m["name"], 0)
     return data

@@ -33,7 +33,7 @@ class _SessionThread(QThread):
     def run(self) -> None:
         """The session loop (in this thread)."""
         try:
-            agent.run(self.request, self.emit_event, self.cancel)
+            agent.run(self.request, lambda ev: self.emit_event(ev), self.cancel)
         except Exception as exc:  # shown in the view, never lost
             log.exception("session failed")
             self.emit_event(SessionEvent("error", str(exc), {"type": type(exc).__name__}))
@@ -81,6 +81,17 @@ class SessionRunner(QObject):
         if self._thread is not None:
             return bool(self._thread.wait(int(timeout * 1000)))
         return True
+
+    def detach(self) -> QThread | None:
+        """Hand a still-running session thread over (project closing); its events go nowhere now.
+
+        The caller waits for it off the GUI thread; this runner (and its view) may go at once.
+        """
+        thread, self._thread = self._thread, None
+        if thread is None or not thread.isRunning():
+            return None
+        thread.emit_event = lambda _ev: None
+        return thread
 
     @Slot(object)
     def _deliver(self, ev: Any) -> None:

@@ -36,11 +36,13 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.composition import ProjectServices
+from desktop.tour import is_tour_project
 from desktop.ui.adapters import agent
 from desktop.ui.adapters.agent import SessionEvent, SessionRequest
 from desktop.ui.adapters.prefs import ProjectPrefs
 from desktop.ui.session.citations import CitationBar, chip_html
 from desktop.ui.session.runner import SessionRunner
+from desktop.ui.session.setup_notice import ModelNotice
 from desktop.ui.theme import icon
 
 log = logging.getLogger("engram.ui.session")
@@ -59,9 +61,12 @@ class SessionView(QWidget):
     session_finished = Signal(dict)          # metrics of the session that ended
 
     def __init__(self, project: ProjectServices, prefs: Callable[[], ProjectPrefs],
-                 graph: Callable[[], Any], parent: QWidget | None = None) -> None:
+                 graph: Callable[[], Any], parent: QWidget | None = None, *,
+                 approval: Callable[[], Any] | None = None) -> None:
+        """``approval()`` gives each session its approval policy (the window's dialog, per trust level)."""
         super().__init__(parent)
         self.project = project
+        self._approval = approval
         self._prefs = prefs
         self._graph = graph
         self.runner = SessionRunner(self)
@@ -74,16 +79,26 @@ class SessionView(QWidget):
 
         self.provider = QComboBox()
         self.provider.setObjectName("providerChoice")
-        self.provider.setToolTip(self.tr("Which model runs the agent. The scripted agent works offline."))
-        names = {"scripted": self.tr("Scripted demo agent (offline)"), "ollama": self.tr("Ollama (local)"),
-                 "openai": self.tr("OpenAI-compatible"), "anthropic": self.tr("Anthropic")}
-        for key in agent.PROVIDERS:
+        self.provider.setToolTip(self.tr("Which model runs the agent (set it up in Settings)."))
+        names = {"scripted": self.tr("Guided tour agent (sample project only)"),
+                 "ollama": self.tr("Ollama (local)"), "openai": self.tr("OpenAI-compatible"),
+                 "anthropic": self.tr("Anthropic")}
+        tour = is_tour_project(project)
+        for key in (*(k for k in agent.PROVIDERS if k != "scripted"), "scripted"):
             self.provider.addItem(names[key], key)
-            if not agent.runtime_available(key):
+            usable = tour if key == "scripted" else agent.runtime_available(key)
+            if not usable:
                 # model() is typed as the abstract base; a QComboBox's own model is a QStandardItemModel.
                 item = cast(QStandardItemModel, self.provider.model()).item(self.provider.count() - 1)
                 item.setEnabled(False)
-                item.setToolTip(self.tr("Needs the agent runtime and a configured model (Settings)."))
+                item.setToolTip(self.tr("The scripted tour agent changes nothing, so it runs only on the tour's "
+                                        "sample project.") if key == "scripted"
+                                else self.tr("Needs the agent runtime and a configured model (Settings)."))
+        # The default is the model chosen in Settings; the tour agent only on the tour project.
+        chosen = "scripted" if tour else str(getattr(project.settings, "llm_provider", "") or "")
+        if self.provider.findData(chosen) >= 0:
+            self.provider.setCurrentIndex(self.provider.findData(chosen))
+        self.notice = ModelNotice(self)
         self.start_button = QPushButton(icon("play"), self.tr("&Start"))
         self.start_button.setObjectName("startSession")
         self.start_button.setToolTip(self.tr("Run the agent on the task (Ctrl+Enter)"))
@@ -166,6 +181,7 @@ class SessionView(QWidget):
         split.setSizes([220, 760])
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addWidget(self.notice)
         layout.addWidget(split, 1)
 
         self.start_button.clicked.connect(self.submit)
@@ -189,7 +205,8 @@ class SessionView(QWidget):
 
     def start(self, prompt: str) -> bool:
         """Start a session on `prompt` with the chosen provider."""
-        request = SessionRequest(self.project, prompt, self.provider.currentData(), self._prefs(), self._graph())
+        request = SessionRequest(self.project, prompt, self.provider.currentData(), self._prefs(), self._graph(),
+                                 approval=self._approval() if self._approval is not None else None)
         if not self.runner.start(request):
             return False
         self.output.clear()
@@ -305,7 +322,12 @@ class SessionView(QWidget):
         action.triggered.connect(lambda: self.teach_requested.emit("", [rel]))
         menu.exec(self.files.viewport().mapToGlobal(pos))
 
-    def shutdown(self) -> None:
-        """Stop a running session and wait for its thread (project closing)."""
+    def show_model_setup(self, setup: Any) -> None:
+        """Show how to connect a model when none is set up (the tour project never needs one)."""
+        if not is_tour_project(self.project):
+            self.notice.show_setup(setup)
+
+    def shutdown(self) -> Any:
+        """Stop a running session (project closing); returns its thread, for the closer to wait on."""
         self.runner.stop()
-        self.runner.wait(10)
+        return self.runner.detach()

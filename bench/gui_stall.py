@@ -1,7 +1,13 @@
-"""The GUI thread never freezes: longest gap between 5 ms timer ticks while work happens (<= 50 ms).
+"""Bench (run by hand): the GUI thread never freezes while work happens (target <= 50 ms).
 
-Work measured together: indexing a project (GraphService.start with progress), a
-scripted agent session streaming into the view, and 10,000 memories imported.
+    .venv/bin/python -m pytest bench/gui_stall.py -q -s
+
+Measures the longest gap between 5 ms timer ticks on the GUI thread while, together:
+indexing a project (GraphService.start with progress), a scripted tour session
+streaming into the view, and 10,000 memories imported; then while a project is
+closed during a running session, an indexing run and a transcript flush. A timed
+target: it lives here, not in the suite (a shared 2-core box loses the CPU for longer
+than 50 ms to other processes). Record ``uptime`` beside the numbers.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
-from ui_helpers import seed
+from ui_helpers import seed  # tests/ui, put on the path by bench/conftest.py
 
 from desktop.ui.dialogs.onboarding import Onboarding
 
@@ -73,7 +79,8 @@ def _one_run(qtbot, win, path: Path) -> float:  # type: ignore[no-untyped-def]
     return worst
 
 
-def test_gui_never_stalls_while_indexing_running_and_importing(qtbot, win, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_gui_never_stalls_while_indexing_running_and_importing(qtbot, tour_win, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    win = tour_win  # the scripted agent runs only on the tour's sample project
     seed(win)
     monkeypatch.setattr(win.flows, "_summarise", lambda *a: None)
     worst_runs = []
@@ -87,4 +94,32 @@ def test_gui_never_stalls_while_indexing_running_and_importing(qtbot, win, tmp_p
         worst_runs.append(_one_run(qtbot, win, path))
         if worst_runs[-1] <= MAX_STALL_MS:
             break
+    print(f"\nGUI stall, index + session + 10k import: runs {[round(w, 1) for w in worst_runs]} ms")
     assert min(worst_runs) <= MAX_STALL_MS, f"the GUI thread stalled for {worst_runs} ms"
+
+
+def test_closing_a_busy_project_never_stalls(qtbot, tour_win, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Close the project while a session runs, the graph indexes and the observer flushes."""
+    from desktop.composition import start_project_services
+
+    win = tour_win
+    seed(win)
+    monkeypatch.setattr(win.flows, "_summarise", lambda *a: None)
+    monkeypatch.setattr("desktop.ui.adapters.agent.SessionRequest.delay", 0.2)
+    start_project_services(win.project, learn_from_transcripts=True)  # transcript watcher + graph + search
+    onboarding = Onboarding(win.project, win.tasks, win.graph, llm_configured=True, parent=win)
+    onboarding.start()
+    win.session.input.setPlainText("a long cart task")
+    win.session.submit()
+    qtbot.waitUntil(lambda: win.session.runner.is_running(), timeout=10_000)
+    meter = StallMeter()
+    meter.start()
+    t0 = time.perf_counter()
+    onboarding.close()
+    win.close_project()
+    returned_ms = (time.perf_counter() - t0) * 1000
+    qtbot.waitUntil(lambda: not win.closer.busy, timeout=120_000)
+    worst = meter.stop()
+    print(f"\nclose during session+index+watcher: close_project returned in {returned_ms:.1f} ms, "
+          f"worst GUI stall {worst:.1f} ms until fully closed")
+    assert worst <= MAX_STALL_MS * 4, worst  # generous under load; the number is what to record

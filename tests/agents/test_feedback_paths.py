@@ -1,0 +1,66 @@
+"""Feedback from every injection path: Engram's agent at session end and the MCP server's search.
+
+Each test fails if its door stops calling lifecycle.feedback.record_feedback: the memory's
+history would have no ``use`` entry and its access count would not move."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from desktop.agents.mcp_server import EngramMCP
+from desktop.agents.providers.scripted import ScriptedProvider
+from desktop.agents.session import AgentSession
+from desktop.agents.session_types import SessionConfig
+from desktop.memory.lifecycle.feedback import confirm_right, record_feedback
+from desktop.memory.store.writer import FnOp
+from tests.agents.conftest import add
+
+
+def _uses(project: Any, mid: int) -> list[dict[str, Any]]:
+    return [h for h in project.memories.history(mid) if h["action"] == "use"]
+
+
+def test_agent_session_records_cited_and_ignored_and_ends_quarantine(project: Any) -> None:
+    cited = add(project, "Deploys go through make release only", type="requirement", pinned=True,
+                candidate=True, source="agent_explicit")
+    ignored = add(project, "The cache is warmed at boot", type="requirement", pinned=True)
+    answer = f"Use make release, as [Memory #{cited}: deploys go through make release] says."
+    session = AgentSession(project, SessionConfig("how do I deploy?", ScriptedProvider([{"text": answer}]),
+                                                  ab_group="full", learn=False))
+    result = session.run()
+    assert result.outcome == "success"
+    project.db.writer.run(FnOp("sync", lambda tx: None))  # the feedback op is queued, not awaited
+    [use] = _uses(project, cited)
+    assert use["detail"]["outcome"] == "cited" and use["detail"]["session"] == session.session_id
+    assert _uses(project, ignored)[0]["detail"]["outcome"] == "ignored"
+    m = project.memories.get(cited)
+    assert m.access_count == 1 and not m.candidate
+    assert m.confidence > project.memories.get(ignored).confidence - 1e-9
+
+
+def test_mcp_search_records_shown(project: Any) -> None:
+    mid = add(project, "Deploys go through make release only", type="requirement")
+    mcp = EngramMCP(project)
+    try:
+        assert f"#{mid}" in mcp.search_memory("deploys release")
+    finally:
+        mcp.close()
+    project.db.writer.run(FnOp("sync", lambda tx: None))
+    [use] = _uses(project, mid)
+    assert use["detail"] == {"outcome": "shown", "session": None, "source": "mcp"}
+    assert project.memories.get(mid).access_count == 1
+
+
+def test_confirmed_ends_review_and_quarantine_and_five_uses_reinforce(project: Any) -> None:
+    mid = add(project, "Tests need docker", source="observer_inferred", candidate=True, needs_review=True,
+              confidence=0.6)
+    confirm_right(project.db, mid).result(10)
+    m = project.memories.get(mid)
+    assert not m.candidate and not m.needs_review and m.confidence == pytest.approx(0.65)
+    for _ in range(4):
+        record_feedback(project.db, [mid], session_id="s").result(10)
+    assert project.memories.get(mid).confidence == pytest.approx(0.70)  # 5th uncorrected use: +0.05
+    outcomes = [u["detail"]["outcome"] for u in _uses(project, mid)]
+    assert outcomes == ["confirmed", "shown", "shown", "shown", "shown"]
