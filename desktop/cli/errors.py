@@ -58,10 +58,11 @@ def known_error_line(exc: BaseException) -> str | None:
         return _one_line(f"{said}{detail}{hint}")
     embedding = _loaded(*_KNOWN_ELSEWHERE[0])
     if embedding is not None and isinstance(exc, embedding):
-        hint = _EMBEDDING_HINTS.get(exc.code, "Embedding failed.")
-        detail = exc.message if exc.message != exc.code else ""
-        return _one_line(f"{hint} ({exc.code}{': ' + detail if detail else ''})")
+        code, message = str(getattr(exc, "code", "")), str(getattr(exc, "message", ""))
+        hint = _EMBEDDING_HINTS.get(code, "Embedding failed.")
+        detail = message if message != code else ""
+        return _one_line(f"{hint} ({code}{': ' + detail if detail else ''})")
     others = tuple(c for c in (_loaded(*k) for k in _KNOWN_ELSEWHERE[1:]) if c is not None)
     if others and isinstance(exc, others):
-        return _one_line(f"{exc} ({exc.code})")
+        return _one_line(f"{exc} ({getattr(exc, 'code', '')})")
     return None
