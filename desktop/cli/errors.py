@@ -30,13 +30,13 @@ def _loaded(module: str, name: str) -> type | None:
 
 # What the user can do about each embedding failure; the error's own message says what failed.
 _EMBEDDING_HINTS = {
-    "model_missing": "The embedding model could not be loaded; `engram doctor` checks the installation "
+    "model_not_found": "The embedding model could not be loaded; `engram doctor` checks the installation "
                    "(reinstalling Engram restores the bundled model).",
     "provider_unreachable": "The embedding server cannot be reached; is it running?",
     "provider_timeout": "The embedding server did not answer in time.",
     "provider_auth_failed": "The embedding server refused the API key.",
     "provider_rate_limited": "The embedding server is rate-limiting requests; try again later.",
-    "no_api_key": "No API key is stored for the embedding provider.",
+    "missing_api_key": "No API key is stored for the embedding provider.",
     "no_secure_store": "No secure key store is available on this system for the API key.",
 }
 
@@ -48,6 +48,13 @@ def _one_line(text: str) -> str:
 
 def known_error_line(exc: BaseException) -> str | None:
     """Return the one-line message for a known error, or None for anything else (a bug)."""
+    # An EmbeddingError is an EngramError too: its own hints (what to check) come first.
+    embedding = _loaded(*_KNOWN_ELSEWHERE[0])
+    if embedding is not None and isinstance(exc, embedding):
+        code, message = str(getattr(exc, "code", "")), str(getattr(exc, "message", ""))
+        hint = _EMBEDDING_HINTS.get(code, "Embedding failed.")
+        detail = message if message != code else ""
+        return _one_line(f"{hint} ({code}{': ' + detail if detail else ''})")
     if isinstance(exc, EngramError):
         from desktop.cli.words import word
 
@@ -56,12 +63,6 @@ def known_error_line(exc: BaseException) -> str | None:
         said = word(exc.code, str(exc))
         detail = f" ({exc})" if said != str(exc) and exc.code != "corrupt_database" else ""
         return _one_line(f"{said}{detail}{hint}")
-    embedding = _loaded(*_KNOWN_ELSEWHERE[0])
-    if embedding is not None and isinstance(exc, embedding):
-        code, message = str(getattr(exc, "code", "")), str(getattr(exc, "message", ""))
-        hint = _EMBEDDING_HINTS.get(code, "Embedding failed.")
-        detail = message if message != code else ""
-        return _one_line(f"{hint} ({code}{': ' + detail if detail else ''})")
     others = tuple(c for c in (_loaded(*k) for k in _KNOWN_ELSEWHERE[1:]) if c is not None)
     if others and isinstance(exc, others):
         return _one_line(f"{exc} ({getattr(exc, 'code', '')})")

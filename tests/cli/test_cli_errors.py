@@ -13,7 +13,7 @@ from desktop.memory.store.errors import CorruptDatabaseError
 def test_embedding_errors_are_worded_with_their_code() -> None:
     line = known_error_line(EmbeddingError(MODEL_MISSING, "tokenizer not found:\n/x/tokenizer.json"))
     assert line is not None and "\n" not in line
-    assert "model_missing" in line and "/x/tokenizer.json" in line and "engram doctor" in line
+    assert MODEL_MISSING in line and "/x/tokenizer.json" in line and "engram doctor" in line
     assert "cannot be reached" in (known_error_line(EmbeddingError(PROVIDER_UNREACHABLE)) or "")
 
 
