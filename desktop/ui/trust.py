@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication
 
+from desktop.memory.trust_levels import INJECTION_THRESHOLDS
 from desktop.ui.adapters.prefs import ProjectPrefs
 from desktop.ui.tr_noop import QT_TRANSLATE_NOOP
 
@@ -27,16 +28,16 @@ class TrustLevel:
 
 
 LEVELS: tuple[TrustLevel, ...] = (
-    TrustLevel(1, QT_TRANSLATE_NOOP("Trust", "Cautious"), 0.80, QT_TRANSLATE_NOOP(
+    TrustLevel(1, QT_TRANSLATE_NOOP("Trust", "Cautious"), INJECTION_THRESHOLDS[1], QT_TRANSLATE_NOOP(
         "Trust", "Only memories above 0.80 confidence reach the agent. Every new memory waits for "
                  "your confirmation at the end of the session.")),
-    TrustLevel(2, QT_TRANSLATE_NOOP("Trust", "Standard"), 0.65, QT_TRANSLATE_NOOP(
+    TrustLevel(2, QT_TRANSLATE_NOOP("Trust", "Standard"), INJECTION_THRESHOLDS[2], QT_TRANSLATE_NOOP(
         "Trust", "Memories above 0.65 reach the agent, and gotchas are offered while it works. "
                  "The session summary proposes “Confirm all”.")),
-    TrustLevel(3, QT_TRANSLATE_NOOP("Trust", "Confident"), 0.55, QT_TRANSLATE_NOOP(
+    TrustLevel(3, QT_TRANSLATE_NOOP("Trust", "Confident"), INJECTION_THRESHOLDS[3], QT_TRANSLATE_NOOP(
         "Trust", "Memories above 0.55 reach the agent. The session summary only shows memories "
                  "that need review.")),
-    TrustLevel(4, QT_TRANSLATE_NOOP("Trust", "Autonomous"), 0.45, QT_TRANSLATE_NOOP(
+    TrustLevel(4, QT_TRANSLATE_NOOP("Trust", "Autonomous"), INJECTION_THRESHOLDS[4], QT_TRANSLATE_NOOP(
         "Trust", "Memories above 0.45 reach the agent. The session summary is not shown unless you "
                  "open it from the memory panel.")),
 )

@@ -40,14 +40,13 @@ from desktop.agents.injection.session_start import build_start_context
 from desktop.agents.memory_access import StoreMemoryAccess
 from desktop.agents.tools.confine import ProjectRoot
 from desktop.memory.text.tokens import count_tokens, query_terms
+from desktop.memory.trust_levels import DEFAULT_LEVEL, injection_threshold
 from desktop.memory.types import Memory
 
 log = logging.getLogger("engram.hooks")
 
 PROMPT_SHARE = 0.4          # a prompt's memories get at most this share of the session budget
 AFTER_TOOL_TOKENS = 400
-#: The trust levels' injection thresholds (the app's Trust dialog shows the same numbers).
-TRUST_THRESHOLDS = {1: 0.80, 2: 0.65, 3: 0.55, 4: 0.45}
 FORMATS = {"claude-code": "xml", "codex": "plain", "gemini": "markdown"}
 FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
 # Context the CLI itself prepends to the user's words (Gemini CLI's session context with the
@@ -74,10 +73,10 @@ def trust_threshold(project: Any) -> float:
     try:
         row = project.db.reads.conn().execute(
             "SELECT value FROM project_meta WHERE key = 'trust_level'").fetchall()
-        level = int(str(row[0][0]).strip('"')) if row else 1
+        level = int(str(row[0][0]).strip('"')) if row else DEFAULT_LEVEL
     except (ValueError, IndexError):
-        level = 1
-    return TRUST_THRESHOLDS[min(4, max(1, level))]
+        level = DEFAULT_LEVEL
+    return injection_threshold(level)
 
 
 def injectable(m: Memory) -> bool:

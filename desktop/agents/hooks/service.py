@@ -130,6 +130,12 @@ class HookService:
             build_search_service(project)
         except Exception:  # keyword search still answers
             log.exception("could not warm the search service")
+        try:  # the graph path and T3 need a current graph, as for `engram mcp` and the app
+            from desktop.memory.lifecycle.maintenance import keep_graph_live
+
+            keep_graph_live(project)
+        except Exception:
+            log.exception("could not bring the code graph up to date")
 
     def answer(self, request: dict[str, Any]) -> str:
         """The context text for one request ('' for nothing)."""
