@@ -2,6 +2,44 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="en_US">
 <context>
+    <name>ApprovalDialog</name>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="54"/>
+        <source>Allow the agent to do this?</source>
+        <translation>Allow the agent to do this?</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="59"/>
+        <source>The agent wants to run a command in %1:</source>
+        <translation>The agent wants to run a command in %1:</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="61"/>
+        <source>The agent wants to edit %1:</source>
+        <translation>The agent wants to edit %1:</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="64"/>
+        <source>The agent wants to write %1:</source>
+        <translation>The agent wants to write %1:</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="69"/>
+        <source>Allow &amp;once</source>
+        <translation>Allow &amp;once</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="70"/>
+        <source>Allow &amp;always this session</source>
+        <translation>Allow &amp;always this session</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="71"/>
+        <source>&amp;Deny</source>
+        <translation>&amp;Deny</translation>
+    </message>
+</context>
+<context>
     <name>AskMemory</name>
     <message>
         <location filename="../desktop/ui/panel/ask.py" line="35"/>
@@ -100,12 +138,12 @@
 <context>
     <name>CitationBar</name>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="175"/>
+        <location filename="../desktop/ui/session/citations.py" line="176"/>
         <source>Hide memories</source>
         <translation>Hide memories</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/citations.py" line="176"/>
+        <location filename="../desktop/ui/session/citations.py" line="177"/>
         <source>Used %n memories</source>
         <translation>
             <numerusform>Used %n memory</numerusform>
@@ -113,7 +151,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="177"/>
+        <location filename="../desktop/ui/session/citations.py" line="178"/>
         <source>Show every memory this answer cited</source>
         <translation>Show every memory this answer cited</translation>
     </message>
@@ -139,6 +177,65 @@
         <location filename="../desktop/ui/session/citations.py" line="119"/>
         <source>Memory the agent used</source>
         <translation>Memory the agent used</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/citations.py" line="120"/>
+        <source>Shared by %1</source>
+        <translation>Shared by %1</translation>
+    </message>
+</context>
+<context>
+    <name>Closing</name>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="24"/>
+        <source>stopping the agent session</source>
+        <translation>stopping the agent session</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="25"/>
+        <source>finishing background work</source>
+        <translation>finishing background work</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="26"/>
+        <source>stopping the code graph</source>
+        <translation>stopping the code graph</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="27"/>
+        <source>stopping the search indexer</source>
+        <translation>stopping the search indexer</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="28"/>
+        <location filename="../desktop/ui/closing.py" line="29"/>
+        <source>saving what the observer learned</source>
+        <translation>saving what the observer learned</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="30"/>
+        <source>checking new memories for conflicts</source>
+        <translation>checking new memories for conflicts</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="31"/>
+        <source>anchoring new memories</source>
+        <translation>anchoring new memories</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="32"/>
+        <source>writing the last changes</source>
+        <translation>writing the last changes</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="34"/>
+        <source>stopping background work</source>
+        <translation>stopping background work</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="98"/>
+        <source>Closing %1: %2…</source>
+        <translation>Closing %1: %2…</translation>
     </message>
 </context>
 <context>
@@ -273,170 +370,256 @@
 <context>
     <name>Dashboard</name>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="33"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="34"/>
         <source>unknown</source>
         <translation>unknown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="34"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="35"/>
         <source>shallow</source>
         <translation>shallow</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="35"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="36"/>
         <source>partial</source>
         <translation>partial</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="36"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="37"/>
         <source>mapped</source>
         <translation>mapped</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="72"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
         <source>memories</source>
         <translation>memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="72"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
         <source>Everything agents may be given (forgotten ones excluded)</source>
         <translation>Everything agents may be given (forgotten ones excluded)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
         <source>active in the last 30 days</source>
         <translation>active in the last 30 days</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
         <source>Used or created in the last 30 days</source>
         <translation>Used or created in the last 30 days</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
         <source>need review</source>
         <translation>need review</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
         <source>New or flagged memories waiting for your OK</source>
         <translation>New or flagged memories waiting for your OK</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
-        <source>tokens saved this session</source>
-        <translation>tokens saved this session</translation>
-    </message>
-    <message>
         <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
-        <source>Discovery the agents did not have to repeat, this app session</source>
-        <translation>Discovery the agents did not have to repeat, this app session</translation>
+        <source>steps per session, with / without memory</source>
+        <translation>steps per session, with / without memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="81"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="77"/>
+        <source>Measured on finished sessions of Engram&apos;s agent: the A/B control group gets no memory</source>
+        <translation>Measured on finished sessions of Engram&apos;s agent: the A/B control group gets no memory</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="83"/>
         <source>Health score: average confidence × module coverage × review activity</source>
         <translation>Health score: average confidence × module coverage × review activity</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="88"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="90"/>
         <source>Memories added per day over the last two weeks</source>
         <translation>Memories added per day over the last two weeks</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="103"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="111"/>
         <source>Added per day</source>
         <translation>Added per day</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="103"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="111"/>
         <source>By type</source>
         <translation>By type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="104"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="112"/>
         <source>Module coverage</source>
         <translation>Module coverage</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="105"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="113"/>
         <source>Needs attention</source>
         <translation>Needs attention</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="105"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="113"/>
         <source>Recent activity</source>
         <translation>Recent activity</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="137"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="160"/>
+        <source>Not measured yet: %1 sessions with memory and %2 without have finished; %3 of each are needed.</source>
+        <translation>Not measured yet: %1 sessions with memory and %2 without have finished; %3 of each are needed.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="165"/>
+        <source>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</source>
+        <translation>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="176"/>
         <source>Health %1 / 100</source>
         <translation>Health %1 / 100</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="138"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="177"/>
         <source>Average confidence %1 · %2 stale · %3 pinned</source>
         <translation>Average confidence %1 · %2 stale · %3 pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="144"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="183"/>
         <source>(project root)</source>
         <translation>(project root)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="147"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="186"/>
         <source>Module coverage appears once the code is indexed.</source>
         <translation>Module coverage appears once the code is indexed.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="151"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="190"/>
         <source>stale</source>
         <translation>stale</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="151"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="190"/>
         <source>needs review</source>
         <translation>needs review</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="156"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
         <source>Nothing needs your attention.</source>
         <translation>Nothing needs your attention.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="159"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
         <source>you</source>
         <translation>you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="159"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
         <source>an agent</source>
         <translation>an agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="159"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
         <source>an import</source>
         <translation>an import</translation>
     </message>
 </context>
 <context>
+    <name>ExternalSessions</name>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="64"/>
+        <source>No external session yet. Install Engram&apos;s hooks in your agent, then start a session in this project: what Engram tells it appears here.</source>
+        <translation>No external session yet. Install Engram&apos;s hooks in your agent, then start a session in this project: what Engram tells it appears here.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="96"/>
+        <location filename="../desktop/ui/panel/external.py" line="114"/>
+        <source>Hooks installed in %1</source>
+        <translation>Hooks installed in %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="96"/>
+        <source>Install hooks in %1</source>
+        <translation>Install hooks in %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="115"/>
+        <source>Engram&apos;s hooks were added to %1</source>
+        <translation>Engram&apos;s hooks were added to %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="150"/>
+        <source>%1 · %2
+%3 shown, %4 cited, %5 flagged</source>
+        <translation>%1 · %2
+%3 shown, %4 cited, %5 flagged</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="179"/>
+        <source>Session start</source>
+        <translation>Session start</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="179"/>
+        <source>After compaction</source>
+        <translation>After compaction</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="180"/>
+        <source>On resume</source>
+        <translation>On resume</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="180"/>
+        <source>Prompt: %1</source>
+        <translation>Prompt: %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="181"/>
+        <source>After opening %1</source>
+        <translation>After opening %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="181"/>
+        <source>Cited without being shown</source>
+        <translation>Cited without being shown</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="204"/>
+        <source>(deleted)</source>
+        <translation>(deleted)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <source>cited</source>
+        <translation>cited</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <source>flagged</source>
+        <translation>flagged</translation>
+    </message>
+</context>
+<context>
     <name>Flows</name>
     <message>
-        <location filename="../desktop/ui/flows.py" line="53"/>
+        <location filename="../desktop/ui/flows.py" line="54"/>
         <source>Not saved</source>
         <translation>Not saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="79"/>
+        <location filename="../desktop/ui/flows.py" line="80"/>
         <source>Memory saved</source>
         <translation>Memory saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="85"/>
+        <location filename="../desktop/ui/flows.py" line="86"/>
         <source>Remembered: %1</source>
         <translation>Remembered: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="101"/>
+        <location filename="../desktop/ui/flows.py" line="102"/>
         <source>Correction saved</source>
         <translation>Correction saved</translation>
     </message>
@@ -466,7 +649,7 @@
         <translation>API key saved in the system keyring</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="235"/>
+        <location filename="../desktop/ui/flows.py" line="237"/>
         <source>%n memories exported</source>
         <translation>
             <numerusform>%n memory exported</numerusform>
@@ -474,12 +657,12 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="242"/>
+        <location filename="../desktop/ui/flows.py" line="244"/>
         <source>Importing %1…</source>
         <translation>Importing %1…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="244"/>
+        <location filename="../desktop/ui/flows.py" line="246"/>
         <source>%n memories imported</source>
         <translation>
             <numerusform>%n memory imported</numerusform>
@@ -487,7 +670,7 @@
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="251"/>
+        <location filename="../desktop/ui/flows.py" line="253"/>
         <source>%n memories deleted</source>
         <translation>
             <numerusform>%n memory deleted</numerusform>
@@ -536,184 +719,194 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="154"/>
+        <location filename="../desktop/ui/main_window.py" line="158"/>
         <source>Open a project to begin.</source>
         <translation>Open a project to begin.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="170"/>
+        <location filename="../desktop/ui/main_window.py" line="174"/>
         <source>&amp;File</source>
         <translation>&amp;File</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="171"/>
+        <location filename="../desktop/ui/main_window.py" line="175"/>
         <source>&amp;Open Project…</source>
         <translation>&amp;Open Project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="173"/>
+        <location filename="../desktop/ui/main_window.py" line="177"/>
         <source>Open &amp;Recent</source>
         <translation>Open &amp;Recent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="175"/>
+        <location filename="../desktop/ui/main_window.py" line="179"/>
         <source>&amp;Settings…</source>
         <translation>&amp;Settings…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="178"/>
+        <location filename="../desktop/ui/main_window.py" line="182"/>
         <source>&amp;Quit</source>
         <translation>&amp;Quit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="179"/>
+        <location filename="../desktop/ui/main_window.py" line="183"/>
         <source>&amp;Project</source>
         <translation>&amp;Project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="180"/>
+        <location filename="../desktop/ui/main_window.py" line="184"/>
         <source>&amp;Teach Engram…</source>
         <translation>&amp;Teach Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="181"/>
+        <location filename="../desktop/ui/main_window.py" line="185"/>
         <source>Write down something agents should know</source>
         <translation>Write down something agents should know</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="182"/>
+        <location filename="../desktop/ui/main_window.py" line="186"/>
         <source>&amp;Review Memories…</source>
         <translation>&amp;Review Memories…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="184"/>
+        <location filename="../desktop/ui/main_window.py" line="188"/>
         <source>Confirm or forget memories that wait for review</source>
         <translation>Confirm or forget memories that wait for review</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="185"/>
+        <location filename="../desktop/ui/main_window.py" line="189"/>
         <source>Resolve &amp;Conflicts…</source>
         <translation>Resolve &amp;Conflicts…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="186"/>
+        <location filename="../desktop/ui/main_window.py" line="190"/>
         <source>Decide between memories that disagree</source>
         <translation>Decide between memories that disagree</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="187"/>
+        <location filename="../desktop/ui/main_window.py" line="191"/>
         <source>&amp;Get to Know This Project…</source>
         <translation>&amp;Get to Know This Project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="189"/>
+        <location filename="../desktop/ui/main_window.py" line="193"/>
         <source>Index the code and import agent rule files</source>
         <translation>Index the code and import agent rule files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="192"/>
+        <location filename="../desktop/ui/main_window.py" line="196"/>
         <source>&amp;View</source>
         <translation>&amp;View</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="193"/>
+        <location filename="../desktop/ui/main_window.py" line="197"/>
         <source>&amp;Memory Panel</source>
         <translation>&amp;Memory Panel</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="195"/>
+        <location filename="../desktop/ui/main_window.py" line="199"/>
         <source>Show or hide the memory panel (%1)</source>
         <translation>Show or hide the memory panel (%1)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="202"/>
+        <location filename="../desktop/ui/main_window.py" line="206"/>
         <source>Last Session &amp;Summary…</source>
         <translation>Last Session &amp;Summary…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="203"/>
+        <location filename="../desktop/ui/main_window.py" line="207"/>
         <source>&amp;Help</source>
         <translation>&amp;Help</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="204"/>
+        <location filename="../desktop/ui/main_window.py" line="208"/>
+        <source>Guided &amp;Tour (Sample Project)</source>
+        <translation>Guided &amp;Tour (Sample Project)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="209"/>
+        <source>Open a sample project Engram creates, with a scripted agent; your projects are not touched</source>
+        <translation>Open a sample project Engram creates, with a scripted agent; your projects are not touched</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="212"/>
         <source>&amp;About Engram</source>
         <translation>&amp;About Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="205"/>
+        <location filename="../desktop/ui/main_window.py" line="213"/>
         <source>Engram %1
 Long-term memory for AI coding agents.</source>
         <translation>Engram %1
 Long-term memory for AI coding agents.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="211"/>
+        <location filename="../desktop/ui/main_window.py" line="219"/>
         <source>Switch project</source>
         <translation>Switch project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="216"/>
+        <location filename="../desktop/ui/main_window.py" line="224"/>
         <source>Settings</source>
         <translation>Settings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="217"/>
+        <location filename="../desktop/ui/main_window.py" line="225"/>
         <source>Models, keys, data, language, trust</source>
         <translation>Models, keys, data, language, trust</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="235"/>
+        <location filename="../desktop/ui/main_window.py" line="243"/>
         <source>No project open</source>
         <translation>No project open</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="237"/>
+        <location filename="../desktop/ui/main_window.py" line="245"/>
         <source>Open another folder…</source>
         <translation>Open another folder…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="249"/>
+        <location filename="../desktop/ui/main_window.py" line="257"/>
         <source>Memory</source>
         <translation>Memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="256"/>
+        <location filename="../desktop/ui/main_window.py" line="264"/>
         <source>Open a project folder</source>
         <translation>Open a project folder</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="262"/>
+        <location filename="../desktop/ui/main_window.py" line="270"/>
         <source>Opening %1…</source>
         <translation>Opening %1…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="278"/>
+        <location filename="../desktop/ui/main_window.py" line="291"/>
         <source>Damaged memory</source>
         <translation>Damaged memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="280"/>
+        <location filename="../desktop/ui/main_window.py" line="293"/>
         <source>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</source>
         <translation>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="284"/>
+        <location filename="../desktop/ui/main_window.py" line="297"/>
         <source>Damaged file kept as %1</source>
         <translation>Damaged file kept as %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="287"/>
+        <location filename="../desktop/ui/main_window.py" line="300"/>
         <source>Cannot open project</source>
         <translation>Cannot open project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="299"/>
+        <location filename="../desktop/ui/main_window.py" line="312"/>
         <source>Opened %1</source>
         <translation>Opened %1</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/main_window.py" line="317"/>
+        <location filename="../desktop/ui/main_window.py" line="330"/>
         <source>Learned %n memories from past agent sessions</source>
         <translation>
             <numerusform>Learned %n memory from past agent sessions</numerusform>
@@ -721,7 +914,12 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="414"/>
+        <location filename="../desktop/ui/main_window.py" line="407"/>
+        <source>Cannot open the tour</source>
+        <translation>Cannot open the tour</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="455"/>
         <source>Language changed. Dialogs already open keep the old language until reopened.</source>
         <translation>Language changed. Dialogs already open keep the old language until reopened.</translation>
     </message>
@@ -729,99 +927,119 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryBrowser</name>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="60"/>
+        <location filename="../desktop/ui/memory_panel.py" line="61"/>
         <source>Search memories…</source>
         <translation>Search memories…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="64"/>
+        <location filename="../desktop/ui/memory_panel.py" line="65"/>
         <source>All types</source>
         <translation>All types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="69"/>
+        <location filename="../desktop/ui/memory_panel.py" line="70"/>
         <source>Not forgotten</source>
         <translation>Not forgotten</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="74"/>
+        <location filename="../desktop/ui/memory_panel.py" line="75"/>
         <source>All scopes</source>
         <translation>All scopes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="79"/>
+        <location filename="../desktop/ui/memory_panel.py" line="80"/>
         <source>All sources</source>
         <translation>All sources</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="82"/>
+        <location filename="../desktop/ui/memory_panel.py" line="83"/>
         <source>Filter by type</source>
         <translation>Filter by type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="83"/>
+        <location filename="../desktop/ui/memory_panel.py" line="84"/>
         <source>Filter by status</source>
         <translation>Filter by status</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="84"/>
+        <location filename="../desktop/ui/memory_panel.py" line="85"/>
         <source>Filter by scope</source>
         <translation>Filter by scope</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="85"/>
+        <location filename="../desktop/ui/memory_panel.py" line="86"/>
         <source>Filter by where the memory came from</source>
         <translation>Filter by where the memory came from</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="107"/>
+        <location filename="../desktop/ui/memory_panel.py" line="112"/>
         <source>&amp;Add…</source>
         <translation>&amp;Add…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="108"/>
+        <location filename="../desktop/ui/memory_panel.py" line="113"/>
         <source>&amp;Edit…</source>
         <translation>&amp;Edit…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="109"/>
-        <location filename="../desktop/ui/memory_panel.py" line="256"/>
+        <location filename="../desktop/ui/memory_panel.py" line="114"/>
+        <location filename="../desktop/ui/memory_panel.py" line="282"/>
         <source>&amp;Pin</source>
         <translation>&amp;Pin</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="110"/>
-        <location filename="../desktop/ui/memory_panel.py" line="258"/>
+        <location filename="../desktop/ui/memory_panel.py" line="115"/>
+        <location filename="../desktop/ui/memory_panel.py" line="284"/>
         <source>&amp;Forget</source>
         <translation>&amp;Forget</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="111"/>
+        <location filename="../desktop/ui/memory_panel.py" line="116"/>
         <source>Flag &amp;wrong…</source>
         <translation>Flag &amp;wrong…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="113"/>
+        <location filename="../desktop/ui/memory_panel.py" line="119"/>
+        <source>&amp;Team</source>
+        <translation>&amp;Team</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="122"/>
+        <source>Share with the team</source>
+        <translation>Share with the team</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="122"/>
+        <source>Keep personal</source>
+        <translation>Keep personal</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="123"/>
+        <source>Follow the shared types</source>
+        <translation>Follow the shared types</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="126"/>
         <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
         <translation>Correct this memory: outdated, partly wrong, not applicable or incorrect</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="118"/>
+        <location filename="../desktop/ui/memory_panel.py" line="131"/>
         <source>Teach Engram something agents should know</source>
         <translation>Teach Engram something agents should know</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="119"/>
+        <location filename="../desktop/ui/memory_panel.py" line="132"/>
         <source>Pinned memories are always given to agents and never fade</source>
         <translation>Pinned memories are always given to agents and never fade</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="120"/>
+        <location filename="../desktop/ui/memory_panel.py" line="133"/>
         <source>Agents will no longer see this memory</source>
         <translation>Agents will no longer see this memory</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="184"/>
+        <location filename="../desktop/ui/memory_panel.py" line="198"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n memory</numerusform>
@@ -829,53 +1047,58 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="213"/>
+        <location filename="../desktop/ui/memory_panel.py" line="236"/>
         <source>Select a memory to see where it came from.</source>
         <translation>Select a memory to see where it came from.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="256"/>
+        <location filename="../desktop/ui/memory_panel.py" line="282"/>
         <source>Un&amp;pin</source>
         <translation>Un&amp;pin</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="258"/>
+        <location filename="../desktop/ui/memory_panel.py" line="284"/>
         <source>&amp;Restore</source>
         <translation>&amp;Restore</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="265"/>
-        <location filename="../desktop/ui/memory_panel.py" line="270"/>
+        <location filename="../desktop/ui/memory_panel.py" line="291"/>
+        <location filename="../desktop/ui/memory_panel.py" line="296"/>
         <source>Not saved</source>
         <translation>Not saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="281"/>
+        <location filename="../desktop/ui/memory_panel.py" line="307"/>
         <source>Memory saved</source>
         <translation>Memory saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="292"/>
+        <location filename="../desktop/ui/memory_panel.py" line="318"/>
         <source>Memory updated</source>
         <translation>Memory updated</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="299"/>
+        <location filename="../desktop/ui/memory_panel.py" line="327"/>
+        <source>Team sharing updated</source>
+        <translation>Team sharing updated</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="334"/>
         <source>Unpinned</source>
         <translation>Unpinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="299"/>
+        <location filename="../desktop/ui/memory_panel.py" line="334"/>
         <source>Pinned</source>
         <translation>Pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="307"/>
+        <location filename="../desktop/ui/memory_panel.py" line="342"/>
         <source>Memory restored</source>
         <translation>Memory restored</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="310"/>
+        <location filename="../desktop/ui/memory_panel.py" line="345"/>
         <source>Memory forgotten</source>
         <translation>Memory forgotten</translation>
     </message>
@@ -883,117 +1106,122 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryDetail</name>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="28"/>
+        <location filename="../desktop/ui/panel/detail.py" line="29"/>
         <source>Provenance</source>
         <translation>Provenance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="29"/>
+        <location filename="../desktop/ui/panel/detail.py" line="30"/>
         <source>Why this exists</source>
         <translation>Why this exists</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="30"/>
+        <location filename="../desktop/ui/panel/detail.py" line="31"/>
         <source>Why was this retrieved for “%1”?</source>
         <translation>Why was this retrieved for “%1”?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="31"/>
+        <location filename="../desktop/ui/panel/detail.py" line="32"/>
         <source>It matches the filters but would not rank among the top results.</source>
         <translation>It matches the filters but would not rank among the top results.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="34"/>
+        <location filename="../desktop/ui/panel/detail.py" line="35"/>
         <source>Total</source>
         <translation>Total</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="35"/>
+        <location filename="../desktop/ui/panel/detail.py" line="36"/>
         <source>Superseded by</source>
         <translation>Superseded by</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="36"/>
+        <location filename="../desktop/ui/panel/detail.py" line="37"/>
         <source>History</source>
         <translation>History</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="39"/>
+        <location filename="../desktop/ui/panel/detail.py" line="40"/>
         <source>Type</source>
         <translation>Type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="40"/>
+        <location filename="../desktop/ui/panel/detail.py" line="41"/>
         <source>Status</source>
         <translation>Status</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="42"/>
+        <location filename="../desktop/ui/panel/detail.py" line="43"/>
         <source>Confidence</source>
         <translation>Confidence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="44"/>
+        <location filename="../desktop/ui/panel/detail.py" line="45"/>
         <source>verified by you</source>
         <translation>verified by you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="46"/>
+        <location filename="../desktop/ui/panel/detail.py" line="47"/>
         <source>Source</source>
         <translation>Source</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="47"/>
+        <location filename="../desktop/ui/panel/detail.py" line="48"/>
+        <source>shared by %1</source>
+        <translation>shared by %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="50"/>
         <source>Scope</source>
         <translation>Scope</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="48"/>
+        <location filename="../desktop/ui/panel/detail.py" line="51"/>
         <source>Files</source>
         <translation>Files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="49"/>
+        <location filename="../desktop/ui/panel/detail.py" line="52"/>
         <source>Modules</source>
         <translation>Modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="50"/>
+        <location filename="../desktop/ui/panel/detail.py" line="53"/>
         <source>Tags</source>
         <translation>Tags</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="51"/>
+        <location filename="../desktop/ui/panel/detail.py" line="54"/>
         <source>Created</source>
         <translation>Created</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="53"/>
+        <location filename="../desktop/ui/panel/detail.py" line="56"/>
         <source>Used</source>
         <translation>Used</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="57"/>
+        <location filename="../desktop/ui/panel/detail.py" line="60"/>
         <source>Sessions</source>
         <translation>Sessions</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="60"/>
+        <location filename="../desktop/ui/panel/detail.py" line="63"/>
         <source>Commit</source>
         <translation>Commit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="93"/>
+        <location filename="../desktop/ui/panel/detail.py" line="96"/>
         <source>you</source>
         <translation>you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="94"/>
+        <location filename="../desktop/ui/panel/detail.py" line="97"/>
         <source>an agent</source>
         <translation>an agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="95"/>
+        <location filename="../desktop/ui/panel/detail.py" line="98"/>
         <source>an import</source>
         <translation>an import</translation>
     </message>
@@ -1087,27 +1315,27 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryListModel</name>
     <message>
-        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <location filename="../desktop/ui/memory_model.py" line="220"/>
         <source>#</source>
         <translation>#</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <location filename="../desktop/ui/memory_model.py" line="220"/>
         <source>Type</source>
         <translation>Type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <location filename="../desktop/ui/memory_model.py" line="220"/>
         <source>Memory</source>
         <translation>Memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <location filename="../desktop/ui/memory_model.py" line="220"/>
         <source>Confidence</source>
         <translation>Confidence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_model.py" line="216"/>
+        <location filename="../desktop/ui/memory_model.py" line="221"/>
         <source>Status</source>
         <translation>Status</translation>
     </message>
@@ -1115,44 +1343,54 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryPanel</name>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="35"/>
+        <location filename="../desktop/ui/panel/panel.py" line="37"/>
         <source>&amp;Health</source>
         <translation>&amp;Health</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="36"/>
+        <location filename="../desktop/ui/panel/panel.py" line="38"/>
         <source>Module &amp;map</source>
         <translation>Module &amp;map</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="37"/>
+        <location filename="../desktop/ui/panel/panel.py" line="39"/>
         <source>&amp;Browse</source>
         <translation>&amp;Browse</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="38"/>
+        <location filename="../desktop/ui/panel/panel.py" line="40"/>
         <source>As&amp;k Memory</source>
         <translation>As&amp;k Memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="39"/>
+        <location filename="../desktop/ui/panel/panel.py" line="41"/>
+        <source>&amp;Agents</source>
+        <translation>&amp;Agents</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/panel.py" line="42"/>
         <source>How healthy this project&apos;s memory is</source>
         <translation>How healthy this project&apos;s memory is</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="40"/>
+        <location filename="../desktop/ui/panel/panel.py" line="43"/>
         <source>Modules of the code, their dependencies and what memory knows about them</source>
         <translation>Modules of the code, their dependencies and what memory knows about them</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="41"/>
+        <location filename="../desktop/ui/panel/panel.py" line="44"/>
         <source>Search, filter and correct memories</source>
         <translation>Search, filter and correct memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="42"/>
+        <location filename="../desktop/ui/panel/panel.py" line="45"/>
         <source>Ask a question; the answer cites memories</source>
         <translation>Ask a question; the answer cites memories</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/panel.py" line="46"/>
+        <source>What Claude Code, Codex and Gemini CLI sessions were told by Engram&apos;s hooks</source>
+        <translation>What Claude Code, Codex and Gemini CLI sessions were told by Engram&apos;s hooks</translation>
     </message>
 </context>
 <context>
@@ -1350,65 +1588,233 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>Messages</name>
     <message>
-        <location filename="../desktop/ui/messages.py" line="14"/>
+        <location filename="../desktop/ui/messages.py" line="29"/>
         <source>The memory database of this project is damaged. Engram did not change it.</source>
         <translation>The memory database of this project is damaged. Engram did not change it.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="17"/>
+        <location filename="../desktop/ui/messages.py" line="32"/>
         <source>This project&apos;s memory was saved by a newer version of Engram. Update Engram to open it; nothing was changed.</source>
         <translation>This project&apos;s memory was saved by a newer version of Engram. Update Engram to open it; nothing was changed.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="22"/>
+        <location filename="../desktop/ui/messages.py" line="37"/>
         <source>Engram cannot write to its data folder. Check its permissions or choose another data location in Settings.</source>
         <translation>Engram cannot write to its data folder. Check its permissions or choose another data location in Settings.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="27"/>
+        <location filename="../desktop/ui/messages.py" line="42"/>
         <source>The disk is full. The last change was not saved; everything saved before is safe.</source>
         <translation>The disk is full. The last change was not saved; everything saved before is safe.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="30"/>
+        <location filename="../desktop/ui/messages.py" line="45"/>
         <source>Another Engram window kept the memory busy. Please try again.</source>
         <translation>Another Engram window kept the memory busy. Please try again.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="31"/>
+        <location filename="../desktop/ui/messages.py" line="46"/>
         <source>This text contains what looks like a secret, so it was not saved:</source>
         <translation>This text contains what looks like a secret, so it was not saved:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="34"/>
+        <location filename="../desktop/ui/messages.py" line="49"/>
         <source>That memory no longer exists.</source>
         <translation>That memory no longer exists.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="35"/>
+        <location filename="../desktop/ui/messages.py" line="50"/>
         <source>This input was not accepted:</source>
         <translation>This input was not accepted:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="36"/>
+        <location filename="../desktop/ui/messages.py" line="51"/>
         <source>The project is closing; the change was not saved.</source>
         <translation>The project is closing; the change was not saved.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="45"/>
+        <location filename="../desktop/ui/messages.py" line="52"/>
+        <source>Engram could not do this.</source>
+        <translation>Engram could not do this.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="53"/>
+        <source>The memory database could not be used.</source>
+        <translation>The memory database could not be used.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="54"/>
+        <source>The model server did not answer. Is it running, and is its address right in Settings?</source>
+        <translation>The model server did not answer. Is it running, and is its address right in Settings?</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="55"/>
+        <source>The model server took too long to answer.</source>
+        <translation>The model server took too long to answer.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="56"/>
+        <source>The model provider refused the API key. Set a valid one in Settings.</source>
+        <translation>The model provider refused the API key. Set a valid one in Settings.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="57"/>
+        <source>The model provider is limiting requests. Try again shortly.</source>
+        <translation>The model provider is limiting requests. Try again shortly.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="58"/>
+        <source>The model provider reported an error.</source>
+        <translation>The model provider reported an error.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="59"/>
+        <source>The model provider answered with an HTTP error.</source>
+        <translation>The model provider answered with an HTTP error.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="60"/>
+        <source>The model server answered something Engram does not understand.</source>
+        <translation>The model server answered something Engram does not understand.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="61"/>
+        <source>The connection to the model closed while it was answering.</source>
+        <translation>The connection to the model closed while it was answering.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="62"/>
+        <source>The embedding server answered something Engram does not understand.</source>
+        <translation>The embedding server answered something Engram does not understand.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="63"/>
+        <source>No API key is stored for this provider. Add one in Settings; it is kept in the system keyring.</source>
+        <translation>No API key is stored for this provider. Add one in Settings; it is kept in the system keyring.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="64"/>
+        <source>No secure credential store is available on this computer, so no API key can be kept.</source>
+        <translation>No secure credential store is available on this computer, so no API key can be kept.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="65"/>
+        <source>The system keyring failed (locked or access denied).</source>
+        <translation>The system keyring failed (locked or access denied).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="66"/>
+        <source>This model is not available. Pull it with Ollama or choose another in Settings.</source>
+        <translation>This model is not available. Pull it with Ollama or choose another in Settings.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="67"/>
+        <source>Unknown provider.</source>
+        <translation>Unknown provider.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="68"/>
+        <source>The agent stopped because of an error.</source>
+        <translation>The agent stopped because of an error.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="69"/>
+        <source>The agent&apos;s action was not allowed.</source>
+        <translation>The agent&apos;s action was not allowed.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="70"/>
+        <source>The agent tried to reach a file outside the project folder.</source>
+        <translation>The agent tried to reach a file outside the project folder.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="71"/>
+        <source>The tour agent ran out of scripted turns.</source>
+        <translation>The tour agent ran out of scripted turns.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="72"/>
+        <source>That agent&apos;s command-line tool is not installed.</source>
+        <translation>That agent&apos;s command-line tool is not installed.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="73"/>
+        <source>The external agent exited with an error.</source>
+        <translation>The external agent exited with an error.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="74"/>
+        <source>That file or symbol is not in the code graph.</source>
+        <translation>That file or symbol is not in the code graph.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="75"/>
+        <source>A transcript could not be read.</source>
+        <translation>A transcript could not be read.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="76"/>
+        <source>The scripted tour agent runs only on the tour&apos;s sample project.</source>
+        <translation>The scripted tour agent runs only on the tour&apos;s sample project.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="21"/>
         <source>Something went wrong inside Engram (a bug): %1</source>
         <translation>Something went wrong inside Engram (a bug): %1</translation>
     </message>
 </context>
 <context>
+    <name>ModelNotice</name>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="25"/>
+        <source>Open &amp;Settings…</source>
+        <translation>Open &amp;Settings…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="26"/>
+        <source>Take the guided &amp;tour</source>
+        <translation>Take the guided &amp;tour</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="27"/>
+        <source>A sample project Engram creates for the tour; your projects are not touched</source>
+        <translation>A sample project Engram creates for the tour; your projects are not touched</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="45"/>
+        <source>&lt;b&gt;No model is set up for the agent.&lt;/b&gt;</source>
+        <translation>&lt;b&gt;No model is set up for the agent.&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="47"/>
+        <source>Ollama is running on this machine with %1. Choose Ollama and a model in Settings.</source>
+        <translation>Ollama is running on this machine with %1. Choose Ollama and a model in Settings.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="50"/>
+        <source>Ollama is running on this machine but has no model yet: run &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, then choose it in Settings.</source>
+        <translation>Ollama is running on this machine but has no model yet: run &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, then choose it in Settings.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="53"/>
+        <source>Ollama was not found on this machine: install it from ollama.com and run &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, or use a hosted model.</source>
+        <translation>Ollama was not found on this machine: install it from ollama.com and run &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, or use a hosted model.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="55"/>
+        <source>For a hosted model, choose OpenAI-compatible or Anthropic in Settings and add its API key (kept in the system keyring).</source>
+        <translation>For a hosted model, choose OpenAI-compatible or Anthropic in Settings and add its API key (kept in the system keyring).</translation>
+    </message>
+</context>
+<context>
     <name>ModuleCard</name>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="61"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="59"/>
         <source>Show the files of this module</source>
         <translation>Show the files of this module</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="63"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="61"/>
         <source>%n files</source>
         <translation>
             <numerusform>%n file</numerusform>
@@ -1416,7 +1822,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="64"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="62"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n memory</numerusform>
@@ -1424,12 +1830,12 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="65"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="63"/>
         <source>uses: %1</source>
         <translation>uses: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="66"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="64"/>
         <source>used by: %1</source>
         <translation>used by: %1</translation>
     </message>
@@ -1437,37 +1843,37 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>ModuleMap</name>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="97"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="95"/>
         <source>Reading the module map…</source>
         <translation>Reading the module map…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="107"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="105"/>
         <source>File or file:symbol, e.g. src/auth/tokens.py</source>
         <translation>File or file:symbol, e.g. src/auth/tokens.py</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="108"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="106"/>
         <source>&amp;Impact</source>
         <translation>&amp;Impact</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="110"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="108"/>
         <source>What may break if this changes</source>
         <translation>What may break if this changes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="113"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="111"/>
         <source>Depends on it</source>
         <translation>Depends on it</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="113"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="111"/>
         <source>Symbols</source>
         <translation>Symbols</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="164"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="162"/>
         <source>%n modules</source>
         <translation>
             <numerusform>%n module</numerusform>
@@ -1475,7 +1881,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="165"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="163"/>
         <source>%n dependencies between modules</source>
         <translation>
             <numerusform>%n dependency between module</numerusform>
@@ -1483,17 +1889,17 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="166"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="164"/>
         <source>No code graph yet: index the project (first run) to see its modules.</source>
         <translation>No code graph yet: index the project (first run) to see its modules.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="185"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="183"/>
         <source>Not in the code graph: %1</source>
         <translation>Not in the code graph: %1</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="187"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="185"/>
         <source>%n files may be affected</source>
         <translation>
             <numerusform>%n file may be affected</numerusform>
@@ -1501,7 +1907,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="189"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="187"/>
         <source>Depth %1</source>
         <translation>Depth %1</translation>
     </message>
@@ -1690,31 +2096,26 @@ Long-term memory for AI coding agents.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/summary.py" line="103"/>
-        <source>Memory saved about %1 tokens of discovery this session</source>
-        <translation>Memory saved about %1 tokens of discovery this session</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="105"/>
         <source>What the agent remembered</source>
         <translation>What the agent remembered</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="107"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="105"/>
         <source>No memory was used.</source>
         <translation>No memory was used.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="113"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="111"/>
         <source>Flag</source>
         <translation>Flag</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="114"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="112"/>
         <source>This memory was wrong — correct it</source>
         <translation>This memory was wrong — correct it</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/summary.py" line="119"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="117"/>
         <source>What the agent learned (%n new memories)</source>
         <translation>
             <numerusform>What the agent learned (%n new memory)</numerusform>
@@ -1722,7 +2123,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/summary.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="119"/>
         <source>New memories that need your review (%n)</source>
         <translation>
             <numerusform>New memory that need your review (%n)</numerusform>
@@ -1730,22 +2131,22 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="132"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="130"/>
         <source>&amp;Save all confirmed</source>
         <translation>&amp;Save all confirmed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="134"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="132"/>
         <source>Keep every new memory you did not forget, as confirmed</source>
         <translation>Keep every new memory you did not forget, as confirmed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="136"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="134"/>
         <source>&amp;Review later</source>
         <translation>&amp;Review later</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="138"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="136"/>
         <source>Apply what you decided; the rest waits in “Needs review”</source>
         <translation>Apply what you decided; the rest waits in “Needs review”</translation>
     </message>
@@ -1753,117 +2154,122 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>SessionView</name>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="76"/>
-        <source>Which model runs the agent. The scripted agent works offline.</source>
-        <translation>Which model runs the agent. The scripted agent works offline.</translation>
+        <location filename="../desktop/ui/session/view.py" line="82"/>
+        <source>Which model runs the agent (set it up in Settings).</source>
+        <translation>Which model runs the agent (set it up in Settings).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="77"/>
-        <source>Scripted demo agent (offline)</source>
-        <translation>Scripted demo agent (offline)</translation>
+        <location filename="../desktop/ui/session/view.py" line="83"/>
+        <source>Guided tour agent (sample project only)</source>
+        <translation>Guided tour agent (sample project only)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="77"/>
+        <location filename="../desktop/ui/session/view.py" line="84"/>
         <source>Ollama (local)</source>
         <translation>Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="78"/>
+        <location filename="../desktop/ui/session/view.py" line="84"/>
         <source>OpenAI-compatible</source>
         <translation>OpenAI-compatible</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="78"/>
+        <location filename="../desktop/ui/session/view.py" line="85"/>
         <source>Anthropic</source>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="85"/>
+        <location filename="../desktop/ui/session/view.py" line="94"/>
+        <source>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</source>
+        <translation>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/view.py" line="96"/>
         <source>Needs the agent runtime and a configured model (Settings).</source>
         <translation>Needs the agent runtime and a configured model (Settings).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="86"/>
+        <location filename="../desktop/ui/session/view.py" line="102"/>
         <source>&amp;Start</source>
         <translation>&amp;Start</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="88"/>
+        <location filename="../desktop/ui/session/view.py" line="104"/>
         <source>Run the agent on the task (Ctrl+Enter)</source>
         <translation>Run the agent on the task (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="89"/>
+        <location filename="../desktop/ui/session/view.py" line="105"/>
         <source>S&amp;top</source>
         <translation>S&amp;top</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="91"/>
+        <location filename="../desktop/ui/session/view.py" line="107"/>
         <source>Stop the agent after its current step</source>
         <translation>Stop the agent after its current step</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="93"/>
+        <location filename="../desktop/ui/session/view.py" line="109"/>
         <source>Ready</source>
         <translation>Ready</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="95"/>
+        <location filename="../desktop/ui/session/view.py" line="111"/>
         <source>&amp;Provider:</source>
         <translation>&amp;Provider:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="116"/>
+        <location filename="../desktop/ui/session/view.py" line="132"/>
         <source>Right-click a file to teach Engram something about it</source>
         <translation>Right-click a file to teach Engram something about it</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="124"/>
+        <location filename="../desktop/ui/session/view.py" line="140"/>
         <source>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</source>
         <translation>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="131"/>
+        <location filename="../desktop/ui/session/view.py" line="147"/>
         <source>Tool calls</source>
         <translation>Tool calls</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="133"/>
+        <location filename="../desktop/ui/session/view.py" line="149"/>
         <source>Tools the agent called; unfold one to see its arguments and result</source>
         <translation>Tools the agent called; unfold one to see its arguments and result</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="137"/>
+        <location filename="../desktop/ui/session/view.py" line="153"/>
         <source>Sounds like a correction. Create a correction memory?</source>
         <translation>Sounds like a correction. Create a correction memory?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="138"/>
+        <location filename="../desktop/ui/session/view.py" line="154"/>
         <source>Create &amp;correction…</source>
         <translation>Create &amp;correction…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="139"/>
+        <location filename="../desktop/ui/session/view.py" line="155"/>
         <source>Dismiss</source>
         <translation>Dismiss</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="152"/>
+        <location filename="../desktop/ui/session/view.py" line="168"/>
         <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
         <translation>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="200"/>
+        <location filename="../desktop/ui/session/view.py" line="219"/>
         <source>You</source>
         <translation>You</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="218"/>
+        <location filename="../desktop/ui/session/view.py" line="237"/>
         <source>Recalling memories…</source>
         <translation>Recalling memories…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/view.py" line="221"/>
+        <location filename="../desktop/ui/session/view.py" line="241"/>
         <source>%n memories given to the agent</source>
         <translation>
             <numerusform>%n memory given to the agent</numerusform>
@@ -1871,37 +2277,37 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="223"/>
+        <location filename="../desktop/ui/session/view.py" line="243"/>
         <source>Called %1</source>
         <translation>Called %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="234"/>
+        <location filename="../desktop/ui/session/view.py" line="254"/>
         <source>The session failed:</source>
         <translation>The session failed:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="240"/>
+        <location filename="../desktop/ui/session/view.py" line="260"/>
         <source>Stopped</source>
         <translation>Stopped</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="240"/>
+        <location filename="../desktop/ui/session/view.py" line="260"/>
         <source>Finished</source>
         <translation>Finished</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="272"/>
+        <location filename="../desktop/ui/session/view.py" line="292"/>
         <source>Running…</source>
         <translation>Running…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="282"/>
+        <location filename="../desktop/ui/session/view.py" line="302"/>
         <source>Teach Engram this…</source>
         <translation>Teach Engram this…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="301"/>
+        <location filename="../desktop/ui/session/view.py" line="321"/>
         <source>Teach Engram about %1…</source>
         <translation>Teach Engram about %1…</translation>
     </message>
@@ -1909,306 +2315,415 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="40"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
         <source>None (memory still works, without answers)</source>
         <translation>None (memory still works, without answers)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
         <source>Ollama (local)</source>
         <translation>Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
         <source>OpenAI-compatible</source>
         <translation>OpenAI-compatible</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
         <source>Anthropic</source>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
         <source>Automatic (best available)</source>
         <translation>Automatic (best available)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
         <source>Bundled MiniLM (offline)</source>
         <translation>Bundled MiniLM (offline)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
         <source>Ollama</source>
         <translation>Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="49"/>
         <source>Follow the system</source>
         <translation>Follow the system</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="51"/>
         <source>JSON (everything, re-importable)</source>
         <translation>JSON (everything, re-importable)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="51"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="52"/>
         <source>Markdown</source>
         <translation>Markdown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="53"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="54"/>
         <source>DELETE</source>
         <translation>DELETE</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="72"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="73"/>
         <source>Settings</source>
         <translation>Settings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="75"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="76"/>
         <source>&amp;Models</source>
         <translation>&amp;Models</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="76"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="77"/>
         <source>&amp;Data</source>
         <translation>&amp;Data</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="77"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="236"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="78"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="240"/>
         <source>&amp;Language</source>
         <translation>&amp;Language</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="81"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="83"/>
         <source>&amp;Trust &amp;&amp; control</source>
         <translation>&amp;Trust &amp;&amp; control</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="104"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="85"/>
+        <source>T&amp;eam</source>
+        <translation>T&amp;eam</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="108"/>
         <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
         <translation>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="107"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="111"/>
         <source>empty = the provider&apos;s default</source>
         <translation>empty = the provider&apos;s default</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="114"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="118"/>
         <source>Paste an API key</source>
         <translation>Paste an API key</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="115"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="119"/>
         <source>Save in the system &amp;keyring</source>
         <translation>Save in the system &amp;keyring</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="117"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="121"/>
         <source>Keys are kept by the operating system, never in Engram&apos;s files</source>
         <translation>Keys are kept by the operating system, never in Engram&apos;s files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="119"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="123"/>
         <source>Checking the system keyring…</source>
         <translation>Checking the system keyring…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="126"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
         <source>&amp;Agent model provider</source>
         <translation>&amp;Agent model provider</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
         <source>Agent &amp;model</source>
         <translation>Agent &amp;model</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="132"/>
         <source>&amp;Embeddings</source>
         <translation>&amp;Embeddings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="133"/>
         <source>Embedding mo&amp;del</source>
         <translation>Embedding mo&amp;del</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="134"/>
         <source>Ollama &amp;address</source>
         <translation>Ollama &amp;address</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="135"/>
         <source>OpenAI-compatible &amp;URL</source>
         <translation>OpenAI-compatible &amp;URL</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="132"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="136"/>
         <source>API &amp;key</source>
         <translation>API &amp;key</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="141"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="145"/>
         <source>Keys are stored in the system keyring.</source>
         <translation>Keys are stored in the system keyring.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="142"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="146"/>
         <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
         <translation>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="152"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="156"/>
         <source>Choose where Engram keeps its data</source>
         <translation>Choose where Engram keeps its data</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="159"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="163"/>
         <source>Data folder not changed</source>
         <translation>Data folder not changed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="161"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="165"/>
         <source>Data folder changed</source>
         <translation>Data folder changed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="162"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="166"/>
         <source>Engram will keep its data in %1 from its next start.</source>
         <translation>Engram will keep its data in %1 from its next start.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="168"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="172"/>
         <source>Memory is stored on this computer in:</source>
         <translation>Memory is stored on this computer in:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="170"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="174"/>
         <source>&amp;Open the data folder</source>
         <translation>&amp;Open the data folder</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="172"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="176"/>
         <source>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</source>
         <translation>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="176"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
         <source>&amp;Change the data folder…</source>
         <translation>&amp;Change the data folder…</translation>
     </message>
     <message>
-        <source>To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</source>
-        <translation type="vanished">To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
         <source>&amp;Export…</source>
         <translation>&amp;Export…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="183"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="187"/>
         <source>&amp;Import…</source>
         <translation>&amp;Import…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="185"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="189"/>
         <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
         <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="192"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="196"/>
         <source>Delete &amp;everything in this project…</source>
         <translation>Delete &amp;everything in this project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="194"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="198"/>
         <source>Removes every memory for good and scrubs the database file</source>
         <translation>Removes every memory for good and scrubs the database file</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="199"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="203"/>
         <source>Export and import</source>
         <translation>Export and import</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="210"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="214"/>
         <source>Export memories</source>
         <translation>Export memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="215"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="219"/>
         <source>Import memories</source>
         <translation>Import memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="216"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="220"/>
         <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
         <translation>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="228"/>
         <source>Delete everything</source>
         <translation>Delete everything</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="225"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="229"/>
         <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
         <translation>Every memory of this project will be deleted for good. Type %1 to confirm.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="234"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="238"/>
         <source>Menus and panels switch at once; a few texts follow after a restart.</source>
         <translation>Menus and panels switch at once; a few texts follow after a restart.</translation>
     </message>
 </context>
 <context>
+    <name>TeamPanel</name>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="34"/>
+        <source>The team server cannot be reached; changes wait here and sync when it answers.</source>
+        <translation>The team server cannot be reached; changes wait here and sync when it answers.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="36"/>
+        <source>The team server refused these credentials.</source>
+        <translation>The team server refused these credentials.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="37"/>
+        <source>The team server was upgraded by a newer Engram: update Engram to sync.</source>
+        <translation>The team server was upgraded by a newer Engram: update Engram to sync.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="39"/>
+        <source>The team server has no Engram schema yet: ask the team admin to run `engram team init`.</source>
+        <translation>The team server has no Engram schema yet: ask the team admin to run `engram team init`.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="41"/>
+        <source>These credentials do not belong to a team on this server.</source>
+        <translation>These credentials do not belong to a team on this server.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="43"/>
+        <source>This project is not connected to a team.</source>
+        <translation>This project is not connected to a team.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="44"/>
+        <source>Give the server as postgresql://user:password@host/database.</source>
+        <translation>Give the server as postgresql://user:password@host/database.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="46"/>
+        <source>No secure keyring was found, so the connection cannot be stored.</source>
+        <translation>No secure keyring was found, so the connection cannot be stored.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="62"/>
+        <source>Reading the team settings…</source>
+        <translation>Reading the team settings…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="68"/>
+        <source>postgresql://team-role:password@host/database?sslmode=verify-full</source>
+        <translation>postgresql://team-role:password@host/database?sslmode=verify-full</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="71"/>
+        <source>How teammates see you</source>
+        <translation>How teammates see you</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="72"/>
+        <source>&amp;Test</source>
+        <translation>&amp;Test</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="75"/>
+        <source>&amp;Connect</source>
+        <translation>&amp;Connect</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="79"/>
+        <source>&amp;Leave the team</source>
+        <translation>&amp;Leave the team</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="81"/>
+        <source>Stops syncing; the memories on this computer are kept</source>
+        <translation>Stops syncing; the memories on this computer are kept</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="91"/>
+        <source>Server &amp;URL</source>
+        <translation>Server &amp;URL</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="92"/>
+        <source>Your &amp;name</source>
+        <translation>Your &amp;name</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="93"/>
+        <source>Shared with the team</source>
+        <translation>Shared with the team</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="103"/>
+        <source>Personal memories never leave this computer. Secrets are redacted before anything is sent. One memory can be shared or kept personal with the Team button of the memory browser.</source>
+        <translation>Personal memories never leave this computer. Secrets are redacted before anything is sent. One memory can be shared or kept personal with the Team button of the memory browser.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="121"/>
+        <source>Connected to team %1 on %2 as %3.</source>
+        <translation>Connected to team %1 on %2 as %3.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="124"/>
+        <source>Not connected to a team. Paste the join URL your team admin gave you.</source>
+        <translation>Not connected to a team. Paste the join URL your team admin gave you.</translation>
+    </message>
+</context>
+<context>
     <name>Trust</name>
     <message>
-        <location filename="../desktop/ui/trust.py" line="30"/>
+        <location filename="../desktop/ui/trust.py" line="31"/>
         <source>Cautious</source>
         <translation>Cautious</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="30"/>
+        <location filename="../desktop/ui/trust.py" line="31"/>
         <source>Only memories above 0.80 confidence reach the agent. Every new memory waits for your confirmation at the end of the session.</source>
         <translation>Only memories above 0.80 confidence reach the agent. Every new memory waits for your confirmation at the end of the session.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="33"/>
+        <location filename="../desktop/ui/trust.py" line="34"/>
         <source>Standard</source>
         <translation>Standard</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="33"/>
+        <location filename="../desktop/ui/trust.py" line="34"/>
         <source>Memories above 0.65 reach the agent, and gotchas are offered while it works. The session summary proposes “Confirm all”.</source>
         <translation>Memories above 0.65 reach the agent, and gotchas are offered while it works. The session summary proposes “Confirm all”.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="36"/>
+        <location filename="../desktop/ui/trust.py" line="37"/>
         <source>Confident</source>
         <translation>Confident</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="36"/>
+        <location filename="../desktop/ui/trust.py" line="37"/>
         <source>Memories above 0.55 reach the agent. The session summary only shows memories that need review.</source>
         <translation>Memories above 0.55 reach the agent. The session summary only shows memories that need review.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="39"/>
+        <location filename="../desktop/ui/trust.py" line="40"/>
         <source>Autonomous</source>
         <translation>Autonomous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="39"/>
+        <location filename="../desktop/ui/trust.py" line="40"/>
         <source>Memories above 0.45 reach the agent. The session summary is not shown unless you open it from the memory panel.</source>
         <translation>Memories above 0.45 reach the agent. The session summary is not shown unless you open it from the memory panel.</translation>
     </message>
@@ -2319,19 +2834,19 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="63"/>
+        <location filename="../desktop/ui/main_window.py" line="66"/>
         <source>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</source>
         <translation>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="66"/>
+        <location filename="../desktop/ui/main_window.py" line="69"/>
         <source>&amp;Open a project folder…</source>
         <translation>&amp;Open a project folder…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="77"/>
+        <location filename="../desktop/ui/main_window.py" line="80"/>
         <source>Recent projects</source>
         <translation>Recent projects</translation>
     </message>

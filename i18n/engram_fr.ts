@@ -2,6 +2,44 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="fr_FR">
 <context>
+    <name>ApprovalDialog</name>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="54"/>
+        <source>Allow the agent to do this?</source>
+        <translation>Autoriser l&apos;agent à faire ceci ?</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="59"/>
+        <source>The agent wants to run a command in %1:</source>
+        <translation>L&apos;agent veut exécuter une commande dans %1 :</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="61"/>
+        <source>The agent wants to edit %1:</source>
+        <translation>L&apos;agent veut modifier %1 :</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="64"/>
+        <source>The agent wants to write %1:</source>
+        <translation>L&apos;agent veut écrire %1 :</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="69"/>
+        <source>Allow &amp;once</source>
+        <translation>Autoriser une &amp;fois</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="70"/>
+        <source>Allow &amp;always this session</source>
+        <translation>Autoriser &amp;toujours pour cette session</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/approval.py" line="71"/>
+        <source>&amp;Deny</source>
+        <translation>&amp;Refuser</translation>
+    </message>
+</context>
+<context>
     <name>AskMemory</name>
     <message>
         <location filename="../desktop/ui/panel/ask.py" line="35"/>
@@ -100,12 +138,12 @@
 <context>
     <name>CitationBar</name>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="175"/>
+        <location filename="../desktop/ui/session/citations.py" line="176"/>
         <source>Hide memories</source>
         <translation>Masquer les mémoires</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/citations.py" line="176"/>
+        <location filename="../desktop/ui/session/citations.py" line="177"/>
         <source>Used %n memories</source>
         <translation>
             <numerusform>%n mémoire utilisée</numerusform>
@@ -113,7 +151,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="177"/>
+        <location filename="../desktop/ui/session/citations.py" line="178"/>
         <source>Show every memory this answer cited</source>
         <translation>Afficher toutes les mémoires citées par cette réponse</translation>
     </message>
@@ -139,6 +177,65 @@
         <location filename="../desktop/ui/session/citations.py" line="119"/>
         <source>Memory the agent used</source>
         <translation>Mémoire utilisée par l’agent</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/citations.py" line="120"/>
+        <source>Shared by %1</source>
+        <translation>Partagé par %1</translation>
+    </message>
+</context>
+<context>
+    <name>Closing</name>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="24"/>
+        <source>stopping the agent session</source>
+        <translation>arrêt de la session de l&apos;agent</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="25"/>
+        <source>finishing background work</source>
+        <translation>fin des travaux en arrière-plan</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="26"/>
+        <source>stopping the code graph</source>
+        <translation>arrêt du graphe de code</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="27"/>
+        <source>stopping the search indexer</source>
+        <translation>arrêt de l&apos;indexeur de recherche</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="28"/>
+        <location filename="../desktop/ui/closing.py" line="29"/>
+        <source>saving what the observer learned</source>
+        <translation>enregistrement de ce que l&apos;observateur a appris</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="30"/>
+        <source>checking new memories for conflicts</source>
+        <translation>recherche de conflits dans les nouveaux souvenirs</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="31"/>
+        <source>anchoring new memories</source>
+        <translation>ancrage des nouveaux souvenirs</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="32"/>
+        <source>writing the last changes</source>
+        <translation>écriture des dernières modifications</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="34"/>
+        <source>stopping background work</source>
+        <translation>arrêt des travaux en arrière-plan</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/closing.py" line="98"/>
+        <source>Closing %1: %2…</source>
+        <translation>Fermeture de %1 : %2…</translation>
     </message>
 </context>
 <context>
@@ -273,170 +370,256 @@
 <context>
     <name>Dashboard</name>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="33"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="34"/>
         <source>unknown</source>
         <translation>inconnu</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="34"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="35"/>
         <source>shallow</source>
         <translation>superficiel</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="35"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="36"/>
         <source>partial</source>
         <translation>partiel</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="36"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="37"/>
         <source>mapped</source>
         <translation>cartographié</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="72"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
         <source>memories</source>
         <translation>mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="72"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
         <source>Everything agents may be given (forgotten ones excluded)</source>
         <translation>Tout ce qui peut être donné aux agents (sauf les mémoires oubliées)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
         <source>active in the last 30 days</source>
         <translation>actives ces 30 derniers jours</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
         <source>Used or created in the last 30 days</source>
         <translation>Utilisées ou créées ces 30 derniers jours</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
         <source>need review</source>
         <translation>à revoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
         <source>New or flagged memories waiting for your OK</source>
         <translation>Mémoires nouvelles ou signalées qui attendent votre accord</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
-        <source>tokens saved this session</source>
-        <translation>jetons économisés cette session</translation>
-    </message>
-    <message>
         <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
-        <source>Discovery the agents did not have to repeat, this app session</source>
-        <translation>Découvertes que les agents n’ont pas eu à refaire depuis l’ouverture de l’application</translation>
+        <source>steps per session, with / without memory</source>
+        <translation>étapes par session, avec / sans mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="81"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="77"/>
+        <source>Measured on finished sessions of Engram&apos;s agent: the A/B control group gets no memory</source>
+        <translation>Mesuré sur les sessions terminées de l&apos;agent d&apos;Engram : le groupe témoin A/B ne reçoit aucune mémoire</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="83"/>
         <source>Health score: average confidence × module coverage × review activity</source>
         <translation>Score de santé : confiance moyenne × couverture des modules × activité de revue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="88"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="90"/>
         <source>Memories added per day over the last two weeks</source>
         <translation>Mémoires ajoutées par jour ces deux dernières semaines</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="103"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="111"/>
         <source>Added per day</source>
         <translation>Ajouts par jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="103"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="111"/>
         <source>By type</source>
         <translation>Par type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="104"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="112"/>
         <source>Module coverage</source>
         <translation>Couverture des modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="105"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="113"/>
         <source>Needs attention</source>
         <translation>À surveiller</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="105"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="113"/>
         <source>Recent activity</source>
         <translation>Activité récente</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="137"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="160"/>
+        <source>Not measured yet: %1 sessions with memory and %2 without have finished; %3 of each are needed.</source>
+        <translation>Pas encore mesuré : %1 sessions avec mémoire et %2 sans sont terminées ; il en faut %3 de chaque.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="165"/>
+        <source>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</source>
+        <translation>Étapes moyennes des sessions terminées : %1 avec mémoire (n=%2), %3 sans (n=%4).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="176"/>
         <source>Health %1 / 100</source>
         <translation>Santé %1 / 100</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="138"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="177"/>
         <source>Average confidence %1 · %2 stale · %3 pinned</source>
         <translation>Confiance moyenne %1 · %2 périmées · %3 épinglées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="144"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="183"/>
         <source>(project root)</source>
         <translation>(racine du projet)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="147"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="186"/>
         <source>Module coverage appears once the code is indexed.</source>
         <translation>La couverture des modules apparaît une fois le code indexé.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="151"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="190"/>
         <source>stale</source>
         <translation>périmée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="151"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="190"/>
         <source>needs review</source>
         <translation>à revoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="156"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
         <source>Nothing needs your attention.</source>
         <translation>Rien ne demande votre attention.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="159"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
         <source>you</source>
         <translation>vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="159"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
         <source>an agent</source>
         <translation>un agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="159"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
         <source>an import</source>
         <translation>un import</translation>
     </message>
 </context>
 <context>
+    <name>ExternalSessions</name>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="64"/>
+        <source>No external session yet. Install Engram&apos;s hooks in your agent, then start a session in this project: what Engram tells it appears here.</source>
+        <translation>Aucune session externe pour l&apos;instant. Installez les hooks d&apos;Engram dans votre agent, puis lancez une session dans ce projet : ce qu&apos;Engram lui transmet s&apos;affichera ici.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="96"/>
+        <location filename="../desktop/ui/panel/external.py" line="114"/>
+        <source>Hooks installed in %1</source>
+        <translation>Hooks installés dans %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="96"/>
+        <source>Install hooks in %1</source>
+        <translation>Installer les hooks dans %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="115"/>
+        <source>Engram&apos;s hooks were added to %1</source>
+        <translation>Les hooks d&apos;Engram ont été ajoutés à %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="150"/>
+        <source>%1 · %2
+%3 shown, %4 cited, %5 flagged</source>
+        <translation>%1 · %2
+%3 montrées, %4 citées, %5 signalées</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="179"/>
+        <source>After compaction</source>
+        <translation>Après compaction</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="179"/>
+        <source>Session start</source>
+        <translation>Début de session</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="180"/>
+        <source>On resume</source>
+        <translation>À la reprise</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="180"/>
+        <source>Prompt: %1</source>
+        <translation>Demande : %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="181"/>
+        <source>After opening %1</source>
+        <translation>Après ouverture de %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="181"/>
+        <source>Cited without being shown</source>
+        <translation>Cité sans avoir été montré</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="204"/>
+        <source>(deleted)</source>
+        <translation>(supprimé)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <source>cited</source>
+        <translation>cité</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <source>flagged</source>
+        <translation>signalé</translation>
+    </message>
+</context>
+<context>
     <name>Flows</name>
     <message>
-        <location filename="../desktop/ui/flows.py" line="53"/>
+        <location filename="../desktop/ui/flows.py" line="54"/>
         <source>Not saved</source>
         <translation>Non enregistré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="79"/>
+        <location filename="../desktop/ui/flows.py" line="80"/>
         <source>Memory saved</source>
         <translation>Mémoire enregistrée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="85"/>
+        <location filename="../desktop/ui/flows.py" line="86"/>
         <source>Remembered: %1</source>
         <translation>Mémorisé : %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="101"/>
+        <location filename="../desktop/ui/flows.py" line="102"/>
         <source>Correction saved</source>
         <translation>Correction enregistrée</translation>
     </message>
@@ -466,7 +649,7 @@
         <translation>Clé d’API enregistrée dans le trousseau du système</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="235"/>
+        <location filename="../desktop/ui/flows.py" line="237"/>
         <source>%n memories exported</source>
         <translation>
             <numerusform>%n mémoire exportée</numerusform>
@@ -474,12 +657,12 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="242"/>
+        <location filename="../desktop/ui/flows.py" line="244"/>
         <source>Importing %1…</source>
         <translation>Import de %1…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="244"/>
+        <location filename="../desktop/ui/flows.py" line="246"/>
         <source>%n memories imported</source>
         <translation>
             <numerusform>%n mémoire importée</numerusform>
@@ -487,7 +670,7 @@
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="251"/>
+        <location filename="../desktop/ui/flows.py" line="253"/>
         <source>%n memories deleted</source>
         <translation>
             <numerusform>%n mémoire supprimée</numerusform>
@@ -536,184 +719,194 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="154"/>
+        <location filename="../desktop/ui/main_window.py" line="158"/>
         <source>Open a project to begin.</source>
         <translation>Ouvrez un projet pour commencer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="170"/>
+        <location filename="../desktop/ui/main_window.py" line="174"/>
         <source>&amp;File</source>
         <translation>&amp;Fichier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="171"/>
+        <location filename="../desktop/ui/main_window.py" line="175"/>
         <source>&amp;Open Project…</source>
         <translation>&amp;Ouvrir un projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="173"/>
+        <location filename="../desktop/ui/main_window.py" line="177"/>
         <source>Open &amp;Recent</source>
         <translation>Projets &amp;récents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="175"/>
+        <location filename="../desktop/ui/main_window.py" line="179"/>
         <source>&amp;Settings…</source>
         <translation>&amp;Réglages…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="178"/>
+        <location filename="../desktop/ui/main_window.py" line="182"/>
         <source>&amp;Quit</source>
         <translation>&amp;Quitter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="179"/>
+        <location filename="../desktop/ui/main_window.py" line="183"/>
         <source>&amp;Project</source>
         <translation>&amp;Projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="180"/>
+        <location filename="../desktop/ui/main_window.py" line="184"/>
         <source>&amp;Teach Engram…</source>
         <translation>&amp;Apprendre à Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="181"/>
+        <location filename="../desktop/ui/main_window.py" line="185"/>
         <source>Write down something agents should know</source>
         <translation>Noter quelque chose que les agents doivent savoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="182"/>
+        <location filename="../desktop/ui/main_window.py" line="186"/>
         <source>&amp;Review Memories…</source>
         <translation>&amp;Revoir les mémoires…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="184"/>
+        <location filename="../desktop/ui/main_window.py" line="188"/>
         <source>Confirm or forget memories that wait for review</source>
         <translation>Confirmer ou oublier les mémoires en attente de revue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="185"/>
+        <location filename="../desktop/ui/main_window.py" line="189"/>
         <source>Resolve &amp;Conflicts…</source>
         <translation>Résoudre les &amp;conflits…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="186"/>
+        <location filename="../desktop/ui/main_window.py" line="190"/>
         <source>Decide between memories that disagree</source>
         <translation>Trancher entre des mémoires qui se contredisent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="187"/>
+        <location filename="../desktop/ui/main_window.py" line="191"/>
         <source>&amp;Get to Know This Project…</source>
         <translation>&amp;Découvrir ce projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="189"/>
+        <location filename="../desktop/ui/main_window.py" line="193"/>
         <source>Index the code and import agent rule files</source>
         <translation>Indexer le code et importer les fichiers de règles des agents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="192"/>
+        <location filename="../desktop/ui/main_window.py" line="196"/>
         <source>&amp;View</source>
         <translation>&amp;Affichage</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="193"/>
+        <location filename="../desktop/ui/main_window.py" line="197"/>
         <source>&amp;Memory Panel</source>
         <translation>Panneau &amp;mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="195"/>
+        <location filename="../desktop/ui/main_window.py" line="199"/>
         <source>Show or hide the memory panel (%1)</source>
         <translation>Afficher ou masquer le panneau mémoire (%1)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="202"/>
+        <location filename="../desktop/ui/main_window.py" line="206"/>
         <source>Last Session &amp;Summary…</source>
         <translation>&amp;Résumé de la dernière session…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="203"/>
+        <location filename="../desktop/ui/main_window.py" line="207"/>
         <source>&amp;Help</source>
         <translation>&amp;Aide</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="204"/>
+        <location filename="../desktop/ui/main_window.py" line="208"/>
+        <source>Guided &amp;Tour (Sample Project)</source>
+        <translation>&amp;Visite guidée (projet d&apos;exemple)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="209"/>
+        <source>Open a sample project Engram creates, with a scripted agent; your projects are not touched</source>
+        <translation>Ouvrir un projet d&apos;exemple créé par Engram, avec un agent scripté ; vos projets ne sont pas modifiés</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="212"/>
         <source>&amp;About Engram</source>
         <translation>À &amp;propos d’Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="205"/>
+        <location filename="../desktop/ui/main_window.py" line="213"/>
         <source>Engram %1
 Long-term memory for AI coding agents.</source>
         <translation>Engram %1
 Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="211"/>
+        <location filename="../desktop/ui/main_window.py" line="219"/>
         <source>Switch project</source>
         <translation>Changer de projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="216"/>
+        <location filename="../desktop/ui/main_window.py" line="224"/>
         <source>Settings</source>
         <translation>Réglages</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="217"/>
+        <location filename="../desktop/ui/main_window.py" line="225"/>
         <source>Models, keys, data, language, trust</source>
         <translation>Modèles, clés, données, langue, confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="235"/>
+        <location filename="../desktop/ui/main_window.py" line="243"/>
         <source>No project open</source>
         <translation>Aucun projet ouvert</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="237"/>
+        <location filename="../desktop/ui/main_window.py" line="245"/>
         <source>Open another folder…</source>
         <translation>Ouvrir un autre dossier…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="249"/>
+        <location filename="../desktop/ui/main_window.py" line="257"/>
         <source>Memory</source>
         <translation>Mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="256"/>
+        <location filename="../desktop/ui/main_window.py" line="264"/>
         <source>Open a project folder</source>
         <translation>Ouvrir un dossier de projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="262"/>
+        <location filename="../desktop/ui/main_window.py" line="270"/>
         <source>Opening %1…</source>
         <translation>Ouverture de %1…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="278"/>
+        <location filename="../desktop/ui/main_window.py" line="291"/>
         <source>Damaged memory</source>
         <translation>Mémoire endommagée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="280"/>
+        <location filename="../desktop/ui/main_window.py" line="293"/>
         <source>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</source>
         <translation>Mettre le fichier endommagé de côté (il est conservé, renommé) et repartir d’une mémoire vide ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="284"/>
+        <location filename="../desktop/ui/main_window.py" line="297"/>
         <source>Damaged file kept as %1</source>
         <translation>Fichier endommagé conservé sous %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="287"/>
+        <location filename="../desktop/ui/main_window.py" line="300"/>
         <source>Cannot open project</source>
         <translation>Impossible d’ouvrir le projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="299"/>
+        <location filename="../desktop/ui/main_window.py" line="312"/>
         <source>Opened %1</source>
         <translation>%1 ouvert</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/main_window.py" line="317"/>
+        <location filename="../desktop/ui/main_window.py" line="330"/>
         <source>Learned %n memories from past agent sessions</source>
         <translation>
             <numerusform>%n mémoire apprise des sessions d&apos;agents passées</numerusform>
@@ -721,7 +914,12 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="414"/>
+        <location filename="../desktop/ui/main_window.py" line="407"/>
+        <source>Cannot open the tour</source>
+        <translation>Impossible d&apos;ouvrir la visite</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="455"/>
         <source>Language changed. Dialogs already open keep the old language until reopened.</source>
         <translation>Langue changée. Les fenêtres de dialogue déjà ouvertes gardent l’ancienne langue jusqu’à leur réouverture.</translation>
     </message>
@@ -729,99 +927,119 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryBrowser</name>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="60"/>
+        <location filename="../desktop/ui/memory_panel.py" line="61"/>
         <source>Search memories…</source>
         <translation>Rechercher dans les mémoires…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="64"/>
+        <location filename="../desktop/ui/memory_panel.py" line="65"/>
         <source>All types</source>
         <translation>Tous les types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="69"/>
+        <location filename="../desktop/ui/memory_panel.py" line="70"/>
         <source>Not forgotten</source>
         <translation>Non oubliées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="74"/>
+        <location filename="../desktop/ui/memory_panel.py" line="75"/>
         <source>All scopes</source>
         <translation>Toutes les portées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="79"/>
+        <location filename="../desktop/ui/memory_panel.py" line="80"/>
         <source>All sources</source>
         <translation>Toutes les sources</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="82"/>
+        <location filename="../desktop/ui/memory_panel.py" line="83"/>
         <source>Filter by type</source>
         <translation>Filtrer par type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="83"/>
+        <location filename="../desktop/ui/memory_panel.py" line="84"/>
         <source>Filter by status</source>
         <translation>Filtrer par état</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="84"/>
+        <location filename="../desktop/ui/memory_panel.py" line="85"/>
         <source>Filter by scope</source>
         <translation>Filtrer par portée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="85"/>
+        <location filename="../desktop/ui/memory_panel.py" line="86"/>
         <source>Filter by where the memory came from</source>
         <translation>Filtrer selon l’origine de la mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="107"/>
+        <location filename="../desktop/ui/memory_panel.py" line="112"/>
         <source>&amp;Add…</source>
         <translation>&amp;Ajouter…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="108"/>
+        <location filename="../desktop/ui/memory_panel.py" line="113"/>
         <source>&amp;Edit…</source>
         <translation>&amp;Modifier…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="109"/>
-        <location filename="../desktop/ui/memory_panel.py" line="256"/>
+        <location filename="../desktop/ui/memory_panel.py" line="114"/>
+        <location filename="../desktop/ui/memory_panel.py" line="282"/>
         <source>&amp;Pin</source>
         <translation>É&amp;pingler</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="110"/>
-        <location filename="../desktop/ui/memory_panel.py" line="258"/>
+        <location filename="../desktop/ui/memory_panel.py" line="115"/>
+        <location filename="../desktop/ui/memory_panel.py" line="284"/>
         <source>&amp;Forget</source>
         <translation>&amp;Oublier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="111"/>
+        <location filename="../desktop/ui/memory_panel.py" line="116"/>
         <source>Flag &amp;wrong…</source>
         <translation>Signaler &amp;fausse…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="113"/>
+        <location filename="../desktop/ui/memory_panel.py" line="119"/>
+        <source>&amp;Team</source>
+        <translation>&amp;Équipe</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="122"/>
+        <source>Share with the team</source>
+        <translation>Partager avec l&apos;équipe</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="122"/>
+        <source>Keep personal</source>
+        <translation>Garder personnelle</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="123"/>
+        <source>Follow the shared types</source>
+        <translation>Suivre les types partagés</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="126"/>
         <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
         <translation>Corriger cette mémoire : dépassée, en partie fausse, non applicable ou incorrecte</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="118"/>
+        <location filename="../desktop/ui/memory_panel.py" line="131"/>
         <source>Teach Engram something agents should know</source>
         <translation>Apprendre à Engram quelque chose que les agents doivent savoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="119"/>
+        <location filename="../desktop/ui/memory_panel.py" line="132"/>
         <source>Pinned memories are always given to agents and never fade</source>
         <translation>Les mémoires épinglées sont toujours données aux agents et ne s’estompent jamais</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="120"/>
+        <location filename="../desktop/ui/memory_panel.py" line="133"/>
         <source>Agents will no longer see this memory</source>
         <translation>Les agents ne verront plus cette mémoire</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="184"/>
+        <location filename="../desktop/ui/memory_panel.py" line="198"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n mémoire</numerusform>
@@ -829,53 +1047,58 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="213"/>
+        <location filename="../desktop/ui/memory_panel.py" line="236"/>
         <source>Select a memory to see where it came from.</source>
         <translation>Sélectionnez une mémoire pour voir d’où elle vient.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="256"/>
+        <location filename="../desktop/ui/memory_panel.py" line="282"/>
         <source>Un&amp;pin</source>
         <translation>Désé&amp;pingler</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="258"/>
+        <location filename="../desktop/ui/memory_panel.py" line="284"/>
         <source>&amp;Restore</source>
         <translation>&amp;Restaurer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="265"/>
-        <location filename="../desktop/ui/memory_panel.py" line="270"/>
+        <location filename="../desktop/ui/memory_panel.py" line="291"/>
+        <location filename="../desktop/ui/memory_panel.py" line="296"/>
         <source>Not saved</source>
         <translation>Non enregistré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="281"/>
+        <location filename="../desktop/ui/memory_panel.py" line="307"/>
         <source>Memory saved</source>
         <translation>Mémoire enregistrée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="292"/>
+        <location filename="../desktop/ui/memory_panel.py" line="318"/>
         <source>Memory updated</source>
         <translation>Mémoire mise à jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="299"/>
+        <location filename="../desktop/ui/memory_panel.py" line="327"/>
+        <source>Team sharing updated</source>
+        <translation>Partage d&apos;équipe mis à jour</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="334"/>
         <source>Unpinned</source>
         <translation>Désépinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="299"/>
+        <location filename="../desktop/ui/memory_panel.py" line="334"/>
         <source>Pinned</source>
         <translation>Épinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="307"/>
+        <location filename="../desktop/ui/memory_panel.py" line="342"/>
         <source>Memory restored</source>
         <translation>Mémoire restaurée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="310"/>
+        <location filename="../desktop/ui/memory_panel.py" line="345"/>
         <source>Memory forgotten</source>
         <translation>Mémoire oubliée</translation>
     </message>
@@ -883,117 +1106,122 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryDetail</name>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="28"/>
+        <location filename="../desktop/ui/panel/detail.py" line="29"/>
         <source>Provenance</source>
         <translation>Provenance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="29"/>
+        <location filename="../desktop/ui/panel/detail.py" line="30"/>
         <source>Why this exists</source>
         <translation>Pourquoi elle existe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="30"/>
+        <location filename="../desktop/ui/panel/detail.py" line="31"/>
         <source>Why was this retrieved for “%1”?</source>
         <translation>Pourquoi a-t-elle été retrouvée pour « %1 » ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="31"/>
+        <location filename="../desktop/ui/panel/detail.py" line="32"/>
         <source>It matches the filters but would not rank among the top results.</source>
         <translation>Elle correspond aux filtres mais ne figurerait pas parmi les meilleurs résultats.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="34"/>
+        <location filename="../desktop/ui/panel/detail.py" line="35"/>
         <source>Total</source>
         <translation>Total</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="35"/>
+        <location filename="../desktop/ui/panel/detail.py" line="36"/>
         <source>Superseded by</source>
         <translation>Remplacée par</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="36"/>
+        <location filename="../desktop/ui/panel/detail.py" line="37"/>
         <source>History</source>
         <translation>Historique</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="39"/>
+        <location filename="../desktop/ui/panel/detail.py" line="40"/>
         <source>Type</source>
         <translation>Type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="40"/>
+        <location filename="../desktop/ui/panel/detail.py" line="41"/>
         <source>Status</source>
         <translation>État</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="42"/>
+        <location filename="../desktop/ui/panel/detail.py" line="43"/>
         <source>Confidence</source>
         <translation>Confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="44"/>
+        <location filename="../desktop/ui/panel/detail.py" line="45"/>
         <source>verified by you</source>
         <translation>vérifiée par vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="46"/>
+        <location filename="../desktop/ui/panel/detail.py" line="47"/>
         <source>Source</source>
         <translation>Source</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="47"/>
+        <location filename="../desktop/ui/panel/detail.py" line="48"/>
+        <source>shared by %1</source>
+        <translation>partagé par %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="50"/>
         <source>Scope</source>
         <translation>Portée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="48"/>
+        <location filename="../desktop/ui/panel/detail.py" line="51"/>
         <source>Files</source>
         <translation>Fichiers</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="49"/>
+        <location filename="../desktop/ui/panel/detail.py" line="52"/>
         <source>Modules</source>
         <translation>Modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="50"/>
+        <location filename="../desktop/ui/panel/detail.py" line="53"/>
         <source>Tags</source>
         <translation>Étiquettes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="51"/>
+        <location filename="../desktop/ui/panel/detail.py" line="54"/>
         <source>Created</source>
         <translation>Créée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="53"/>
+        <location filename="../desktop/ui/panel/detail.py" line="56"/>
         <source>Used</source>
         <translation>Utilisée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="57"/>
+        <location filename="../desktop/ui/panel/detail.py" line="60"/>
         <source>Sessions</source>
         <translation>Sessions</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="60"/>
+        <location filename="../desktop/ui/panel/detail.py" line="63"/>
         <source>Commit</source>
         <translation>Commit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="93"/>
+        <location filename="../desktop/ui/panel/detail.py" line="96"/>
         <source>you</source>
         <translation>vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="94"/>
+        <location filename="../desktop/ui/panel/detail.py" line="97"/>
         <source>an agent</source>
         <translation>un agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="95"/>
+        <location filename="../desktop/ui/panel/detail.py" line="98"/>
         <source>an import</source>
         <translation>un import</translation>
     </message>
@@ -1087,27 +1315,27 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryListModel</name>
     <message>
-        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <location filename="../desktop/ui/memory_model.py" line="220"/>
         <source>#</source>
         <translation>n°</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <location filename="../desktop/ui/memory_model.py" line="220"/>
         <source>Type</source>
         <translation>Type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <location filename="../desktop/ui/memory_model.py" line="220"/>
         <source>Memory</source>
         <translation>Mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_model.py" line="215"/>
+        <location filename="../desktop/ui/memory_model.py" line="220"/>
         <source>Confidence</source>
         <translation>Confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_model.py" line="216"/>
+        <location filename="../desktop/ui/memory_model.py" line="221"/>
         <source>Status</source>
         <translation>État</translation>
     </message>
@@ -1115,44 +1343,54 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryPanel</name>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="35"/>
+        <location filename="../desktop/ui/panel/panel.py" line="37"/>
         <source>&amp;Health</source>
         <translation>&amp;Santé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="36"/>
+        <location filename="../desktop/ui/panel/panel.py" line="38"/>
         <source>Module &amp;map</source>
         <translation>&amp;Carte des modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="37"/>
+        <location filename="../desktop/ui/panel/panel.py" line="39"/>
         <source>&amp;Browse</source>
         <translation>&amp;Parcourir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="38"/>
+        <location filename="../desktop/ui/panel/panel.py" line="40"/>
         <source>As&amp;k Memory</source>
         <translation>&amp;Interroger la mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="39"/>
+        <location filename="../desktop/ui/panel/panel.py" line="41"/>
+        <source>&amp;Agents</source>
+        <translation>&amp;Agents</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/panel.py" line="42"/>
         <source>How healthy this project&apos;s memory is</source>
         <translation>L’état de santé de la mémoire de ce projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="40"/>
+        <location filename="../desktop/ui/panel/panel.py" line="43"/>
         <source>Modules of the code, their dependencies and what memory knows about them</source>
         <translation>Les modules du code, leurs dépendances et ce que la mémoire en sait</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="41"/>
+        <location filename="../desktop/ui/panel/panel.py" line="44"/>
         <source>Search, filter and correct memories</source>
         <translation>Rechercher, filtrer et corriger les mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="42"/>
+        <location filename="../desktop/ui/panel/panel.py" line="45"/>
         <source>Ask a question; the answer cites memories</source>
         <translation>Posez une question ; la réponse cite des mémoires</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/panel.py" line="46"/>
+        <source>What Claude Code, Codex and Gemini CLI sessions were told by Engram&apos;s hooks</source>
+        <translation>Ce que les hooks d&apos;Engram ont transmis aux sessions Claude Code, Codex et Gemini CLI</translation>
     </message>
 </context>
 <context>
@@ -1350,65 +1588,233 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>Messages</name>
     <message>
-        <location filename="../desktop/ui/messages.py" line="14"/>
+        <location filename="../desktop/ui/messages.py" line="29"/>
         <source>The memory database of this project is damaged. Engram did not change it.</source>
         <translation>La base de mémoire de ce projet est endommagée. Engram ne l’a pas modifiée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="17"/>
+        <location filename="../desktop/ui/messages.py" line="32"/>
         <source>This project&apos;s memory was saved by a newer version of Engram. Update Engram to open it; nothing was changed.</source>
         <translation>La mémoire de ce projet a été enregistrée par une version plus récente d’Engram. Mettez Engram à jour pour l’ouvrir ; rien n’a été modifié.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="22"/>
+        <location filename="../desktop/ui/messages.py" line="37"/>
         <source>Engram cannot write to its data folder. Check its permissions or choose another data location in Settings.</source>
         <translation>Engram ne peut pas écrire dans son dossier de données. Vérifiez ses droits ou choisissez un autre emplacement dans les Réglages.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="27"/>
+        <location filename="../desktop/ui/messages.py" line="42"/>
         <source>The disk is full. The last change was not saved; everything saved before is safe.</source>
         <translation>Le disque est plein. La dernière modification n’a pas été enregistrée ; tout ce qui l’a été avant est intact.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="30"/>
+        <location filename="../desktop/ui/messages.py" line="45"/>
         <source>Another Engram window kept the memory busy. Please try again.</source>
         <translation>Une autre fenêtre d’Engram occupait la mémoire. Veuillez réessayer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="31"/>
+        <location filename="../desktop/ui/messages.py" line="46"/>
         <source>This text contains what looks like a secret, so it was not saved:</source>
         <translation>Ce texte contient ce qui ressemble à un secret, il n’a donc pas été enregistré :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="34"/>
+        <location filename="../desktop/ui/messages.py" line="49"/>
         <source>That memory no longer exists.</source>
         <translation>Cette mémoire n’existe plus.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="35"/>
+        <location filename="../desktop/ui/messages.py" line="50"/>
         <source>This input was not accepted:</source>
         <translation>Cette saisie n’a pas été acceptée :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="36"/>
+        <location filename="../desktop/ui/messages.py" line="51"/>
         <source>The project is closing; the change was not saved.</source>
         <translation>Le projet se ferme ; la modification n’a pas été enregistrée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="45"/>
+        <location filename="../desktop/ui/messages.py" line="52"/>
+        <source>Engram could not do this.</source>
+        <translation>Engram n&apos;a pas pu faire cela.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="53"/>
+        <source>The memory database could not be used.</source>
+        <translation>La base de mémoire n&apos;a pas pu être utilisée.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="54"/>
+        <source>The model server did not answer. Is it running, and is its address right in Settings?</source>
+        <translation>Le serveur du modèle n&apos;a pas répondu. Est-il lancé, et son adresse est-elle correcte dans les Réglages ?</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="55"/>
+        <source>The model server took too long to answer.</source>
+        <translation>Le serveur du modèle a mis trop de temps à répondre.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="56"/>
+        <source>The model provider refused the API key. Set a valid one in Settings.</source>
+        <translation>Le fournisseur du modèle a refusé la clé d&apos;API. Indiquez-en une valide dans les Réglages.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="57"/>
+        <source>The model provider is limiting requests. Try again shortly.</source>
+        <translation>Le fournisseur du modèle limite les requêtes. Réessayez dans un instant.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="58"/>
+        <source>The model provider reported an error.</source>
+        <translation>Le fournisseur du modèle a signalé une erreur.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="59"/>
+        <source>The model provider answered with an HTTP error.</source>
+        <translation>Le fournisseur du modèle a répondu par une erreur HTTP.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="60"/>
+        <source>The model server answered something Engram does not understand.</source>
+        <translation>Le serveur du modèle a répondu quelque chose qu&apos;Engram ne comprend pas.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="61"/>
+        <source>The connection to the model closed while it was answering.</source>
+        <translation>La connexion au modèle s&apos;est fermée pendant sa réponse.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="62"/>
+        <source>The embedding server answered something Engram does not understand.</source>
+        <translation>Le serveur de plongements a répondu quelque chose qu&apos;Engram ne comprend pas.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="63"/>
+        <source>No API key is stored for this provider. Add one in Settings; it is kept in the system keyring.</source>
+        <translation>Aucune clé d&apos;API n&apos;est enregistrée pour ce fournisseur. Ajoutez-en une dans les Réglages ; elle est conservée dans le trousseau du système.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="64"/>
+        <source>No secure credential store is available on this computer, so no API key can be kept.</source>
+        <translation>Aucun trousseau sécurisé n&apos;est disponible sur cet ordinateur ; aucune clé d&apos;API ne peut être conservée.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="65"/>
+        <source>The system keyring failed (locked or access denied).</source>
+        <translation>Le trousseau du système a échoué (verrouillé ou accès refusé).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="66"/>
+        <source>This model is not available. Pull it with Ollama or choose another in Settings.</source>
+        <translation>Ce modèle n&apos;est pas disponible. Téléchargez-le avec Ollama ou choisissez-en un autre dans les Réglages.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="67"/>
+        <source>Unknown provider.</source>
+        <translation>Fournisseur inconnu.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="68"/>
+        <source>The agent stopped because of an error.</source>
+        <translation>L&apos;agent s&apos;est arrêté à cause d&apos;une erreur.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="69"/>
+        <source>The agent&apos;s action was not allowed.</source>
+        <translation>L&apos;action de l&apos;agent n&apos;a pas été autorisée.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="70"/>
+        <source>The agent tried to reach a file outside the project folder.</source>
+        <translation>L&apos;agent a tenté d&apos;accéder à un fichier hors du dossier du projet.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="71"/>
+        <source>The tour agent ran out of scripted turns.</source>
+        <translation>L&apos;agent de la visite n&apos;a plus de tours scriptés.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="72"/>
+        <source>That agent&apos;s command-line tool is not installed.</source>
+        <translation>L&apos;outil en ligne de commande de cet agent n&apos;est pas installé.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="73"/>
+        <source>The external agent exited with an error.</source>
+        <translation>L&apos;agent externe s&apos;est terminé avec une erreur.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="74"/>
+        <source>That file or symbol is not in the code graph.</source>
+        <translation>Ce fichier ou ce symbole n&apos;est pas dans le graphe de code.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="75"/>
+        <source>A transcript could not be read.</source>
+        <translation>Une transcription n&apos;a pas pu être lue.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="76"/>
+        <source>The scripted tour agent runs only on the tour&apos;s sample project.</source>
+        <translation>L&apos;agent scripté de la visite ne fonctionne que sur le projet d&apos;exemple de la visite.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="21"/>
         <source>Something went wrong inside Engram (a bug): %1</source>
         <translation>Un problème est survenu dans Engram (un bogue) : %1</translation>
     </message>
 </context>
 <context>
+    <name>ModelNotice</name>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="25"/>
+        <source>Open &amp;Settings…</source>
+        <translation>Ouvrir les &amp;Réglages…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="26"/>
+        <source>Take the guided &amp;tour</source>
+        <translation>Faire la &amp;visite guidée</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="27"/>
+        <source>A sample project Engram creates for the tour; your projects are not touched</source>
+        <translation>Un projet d&apos;exemple créé par Engram pour la visite ; vos projets ne sont pas modifiés</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="45"/>
+        <source>&lt;b&gt;No model is set up for the agent.&lt;/b&gt;</source>
+        <translation>&lt;b&gt;Aucun modèle n&apos;est configuré pour l&apos;agent.&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="47"/>
+        <source>Ollama is running on this machine with %1. Choose Ollama and a model in Settings.</source>
+        <translation>Ollama fonctionne sur cette machine avec %1. Choisissez Ollama et un modèle dans les Réglages.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="50"/>
+        <source>Ollama is running on this machine but has no model yet: run &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, then choose it in Settings.</source>
+        <translation>Ollama fonctionne sur cette machine mais n&apos;a encore aucun modèle : lancez &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, puis choisissez-le dans les Réglages.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="53"/>
+        <source>Ollama was not found on this machine: install it from ollama.com and run &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, or use a hosted model.</source>
+        <translation>Ollama est introuvable sur cette machine : installez-le depuis ollama.com et lancez &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, ou utilisez un modèle hébergé.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="55"/>
+        <source>For a hosted model, choose OpenAI-compatible or Anthropic in Settings and add its API key (kept in the system keyring).</source>
+        <translation>Pour un modèle hébergé, choisissez « compatible OpenAI » ou Anthropic dans les Réglages et ajoutez sa clé d&apos;API (conservée dans le trousseau du système).</translation>
+    </message>
+</context>
+<context>
     <name>ModuleCard</name>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="61"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="59"/>
         <source>Show the files of this module</source>
         <translation>Afficher les fichiers de ce module</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="63"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="61"/>
         <source>%n files</source>
         <translation>
             <numerusform>%n fichier</numerusform>
@@ -1416,7 +1822,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="64"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="62"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n mémoire</numerusform>
@@ -1424,12 +1830,12 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="65"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="63"/>
         <source>uses: %1</source>
         <translation>utilise : %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="66"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="64"/>
         <source>used by: %1</source>
         <translation>utilisé par : %1</translation>
     </message>
@@ -1437,37 +1843,37 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>ModuleMap</name>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="97"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="95"/>
         <source>Reading the module map…</source>
         <translation>Lecture de la carte des modules…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="107"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="105"/>
         <source>File or file:symbol, e.g. src/auth/tokens.py</source>
         <translation>Fichier ou fichier:symbole, p. ex. src/auth/tokens.py</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="108"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="106"/>
         <source>&amp;Impact</source>
         <translation>&amp;Impact</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="110"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="108"/>
         <source>What may break if this changes</source>
         <translation>Ce qui peut casser si ceci change</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="113"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="111"/>
         <source>Depends on it</source>
         <translation>En dépend</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="113"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="111"/>
         <source>Symbols</source>
         <translation>Symboles</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="164"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="162"/>
         <source>%n modules</source>
         <translation>
             <numerusform>%n module</numerusform>
@@ -1475,7 +1881,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="165"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="163"/>
         <source>%n dependencies between modules</source>
         <translation>
             <numerusform>%n dépendance entre modules</numerusform>
@@ -1483,17 +1889,17 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="166"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="164"/>
         <source>No code graph yet: index the project (first run) to see its modules.</source>
         <translation>Pas encore de graphe du code : indexez le projet (premier lancement) pour voir ses modules.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="185"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="183"/>
         <source>Not in the code graph: %1</source>
         <translation>Absent du graphe du code : %1</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="187"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="185"/>
         <source>%n files may be affected</source>
         <translation>
             <numerusform>%n fichier peut être touché</numerusform>
@@ -1501,7 +1907,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="189"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="187"/>
         <source>Depth %1</source>
         <translation>Profondeur %1</translation>
     </message>
@@ -1690,31 +2096,26 @@ Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/summary.py" line="103"/>
-        <source>Memory saved about %1 tokens of discovery this session</source>
-        <translation>La mémoire a évité environ %1 jetons de découverte cette session</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="105"/>
         <source>What the agent remembered</source>
         <translation>Ce dont l’agent s’est souvenu</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="107"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="105"/>
         <source>No memory was used.</source>
         <translation>Aucune mémoire n’a été utilisée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="113"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="111"/>
         <source>Flag</source>
         <translation>Signaler</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="114"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="112"/>
         <source>This memory was wrong — correct it</source>
         <translation>Cette mémoire était fausse — la corriger</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/summary.py" line="119"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="117"/>
         <source>What the agent learned (%n new memories)</source>
         <translation>
             <numerusform>Ce que l’agent a appris (%n nouvelle mémoire)</numerusform>
@@ -1722,7 +2123,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/summary.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="119"/>
         <source>New memories that need your review (%n)</source>
         <translation>
             <numerusform>Nouvelle mémoire à revoir (%n)</numerusform>
@@ -1730,22 +2131,22 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="132"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="130"/>
         <source>&amp;Save all confirmed</source>
         <translation>&amp;Tout enregistrer comme confirmé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="134"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="132"/>
         <source>Keep every new memory you did not forget, as confirmed</source>
         <translation>Garder comme confirmées toutes les nouvelles mémoires que vous n’avez pas oubliées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="136"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="134"/>
         <source>&amp;Review later</source>
         <translation>&amp;Revoir plus tard</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="138"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="136"/>
         <source>Apply what you decided; the rest waits in “Needs review”</source>
         <translation>Appliquer vos décisions ; le reste attend dans « À revoir »</translation>
     </message>
@@ -1753,117 +2154,122 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>SessionView</name>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="76"/>
-        <source>Which model runs the agent. The scripted agent works offline.</source>
-        <translation>Le modèle qui fait tourner l’agent. L’agent scripté fonctionne hors ligne.</translation>
+        <location filename="../desktop/ui/session/view.py" line="82"/>
+        <source>Which model runs the agent (set it up in Settings).</source>
+        <translation>Le modèle qui fait tourner l&apos;agent (à configurer dans les Réglages).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="77"/>
-        <source>Scripted demo agent (offline)</source>
-        <translation>Agent de démonstration scripté (hors ligne)</translation>
+        <location filename="../desktop/ui/session/view.py" line="83"/>
+        <source>Guided tour agent (sample project only)</source>
+        <translation>Agent de la visite guidée (projet d&apos;exemple uniquement)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="77"/>
+        <location filename="../desktop/ui/session/view.py" line="84"/>
         <source>Ollama (local)</source>
         <translation>Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="78"/>
+        <location filename="../desktop/ui/session/view.py" line="84"/>
         <source>OpenAI-compatible</source>
         <translation>Compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="78"/>
+        <location filename="../desktop/ui/session/view.py" line="85"/>
         <source>Anthropic</source>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="85"/>
+        <location filename="../desktop/ui/session/view.py" line="94"/>
+        <source>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</source>
+        <translation>L&apos;agent scripté de la visite ne modifie rien ; il ne fonctionne donc que sur le projet d&apos;exemple de la visite.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/view.py" line="96"/>
         <source>Needs the agent runtime and a configured model (Settings).</source>
         <translation>Nécessite le moteur d’agents et un modèle configuré (Réglages).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="86"/>
+        <location filename="../desktop/ui/session/view.py" line="102"/>
         <source>&amp;Start</source>
         <translation>&amp;Démarrer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="88"/>
+        <location filename="../desktop/ui/session/view.py" line="104"/>
         <source>Run the agent on the task (Ctrl+Enter)</source>
         <translation>Lancer l’agent sur la tâche (Ctrl+Entrée)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="89"/>
+        <location filename="../desktop/ui/session/view.py" line="105"/>
         <source>S&amp;top</source>
         <translation>&amp;Arrêter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="91"/>
+        <location filename="../desktop/ui/session/view.py" line="107"/>
         <source>Stop the agent after its current step</source>
         <translation>Arrêter l’agent après son étape en cours</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="93"/>
+        <location filename="../desktop/ui/session/view.py" line="109"/>
         <source>Ready</source>
         <translation>Prêt</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="95"/>
+        <location filename="../desktop/ui/session/view.py" line="111"/>
         <source>&amp;Provider:</source>
         <translation>&amp;Fournisseur :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="116"/>
+        <location filename="../desktop/ui/session/view.py" line="132"/>
         <source>Right-click a file to teach Engram something about it</source>
         <translation>Clic droit sur un fichier pour apprendre quelque chose à Engram à son sujet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="124"/>
+        <location filename="../desktop/ui/session/view.py" line="140"/>
         <source>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</source>
         <translation>La réponse de l’agent s’affiche ici au fil de l’eau. Les mémoires citées apparaissent en pastilles que vous pouvez signaler.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="131"/>
+        <location filename="../desktop/ui/session/view.py" line="147"/>
         <source>Tool calls</source>
         <translation>Appels d’outils</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="133"/>
+        <location filename="../desktop/ui/session/view.py" line="149"/>
         <source>Tools the agent called; unfold one to see its arguments and result</source>
         <translation>Outils appelés par l’agent ; dépliez-en un pour voir ses arguments et son résultat</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="137"/>
+        <location filename="../desktop/ui/session/view.py" line="153"/>
         <source>Sounds like a correction. Create a correction memory?</source>
         <translation>Cela ressemble à une correction. Créer une mémoire de correction ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="138"/>
+        <location filename="../desktop/ui/session/view.py" line="154"/>
         <source>Create &amp;correction…</source>
         <translation>Créer une &amp;correction…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="139"/>
+        <location filename="../desktop/ui/session/view.py" line="155"/>
         <source>Dismiss</source>
         <translation>Ignorer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="152"/>
+        <location filename="../desktop/ui/session/view.py" line="168"/>
         <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
         <translation>Décrivez une tâche, puis Ctrl+Entrée. « /remember TEXTE » enregistre aussitôt une mémoire.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="200"/>
+        <location filename="../desktop/ui/session/view.py" line="219"/>
         <source>You</source>
         <translation>Vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="218"/>
+        <location filename="../desktop/ui/session/view.py" line="237"/>
         <source>Recalling memories…</source>
         <translation>Rappel des mémoires…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/view.py" line="221"/>
+        <location filename="../desktop/ui/session/view.py" line="241"/>
         <source>%n memories given to the agent</source>
         <translation>
             <numerusform>%n mémoire donnée à l’agent</numerusform>
@@ -1871,37 +2277,37 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="223"/>
+        <location filename="../desktop/ui/session/view.py" line="243"/>
         <source>Called %1</source>
         <translation>Appel de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="234"/>
+        <location filename="../desktop/ui/session/view.py" line="254"/>
         <source>The session failed:</source>
         <translation>La session a échoué :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="240"/>
+        <location filename="../desktop/ui/session/view.py" line="260"/>
         <source>Stopped</source>
         <translation>Arrêté</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="240"/>
+        <location filename="../desktop/ui/session/view.py" line="260"/>
         <source>Finished</source>
         <translation>Terminé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="272"/>
+        <location filename="../desktop/ui/session/view.py" line="292"/>
         <source>Running…</source>
         <translation>En cours…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="282"/>
+        <location filename="../desktop/ui/session/view.py" line="302"/>
         <source>Teach Engram this…</source>
         <translation>Apprendre ceci à Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="301"/>
+        <location filename="../desktop/ui/session/view.py" line="321"/>
         <source>Teach Engram about %1…</source>
         <translation>Apprendre à Engram à propos de %1…</translation>
     </message>
@@ -1909,306 +2315,415 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="40"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
         <source>None (memory still works, without answers)</source>
         <translation>Aucun (la mémoire fonctionne, sans réponses rédigées)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
         <source>Ollama (local)</source>
         <translation>Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
         <source>OpenAI-compatible</source>
         <translation>Compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
         <source>Anthropic</source>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
         <source>Automatic (best available)</source>
         <translation>Automatique (le meilleur disponible)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
         <source>Bundled MiniLM (offline)</source>
         <translation>MiniLM intégré (hors ligne)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
         <source>Ollama</source>
         <translation>Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="49"/>
         <source>Follow the system</source>
         <translation>Suivre le système</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="51"/>
         <source>JSON (everything, re-importable)</source>
         <translation>JSON (tout, réimportable)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="51"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="52"/>
         <source>Markdown</source>
         <translation>Markdown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="53"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="54"/>
         <source>DELETE</source>
         <translation>SUPPRIMER</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="72"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="73"/>
         <source>Settings</source>
         <translation>Réglages</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="75"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="76"/>
         <source>&amp;Models</source>
         <translation>&amp;Modèles</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="76"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="77"/>
         <source>&amp;Data</source>
         <translation>&amp;Données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="77"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="236"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="78"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="240"/>
         <source>&amp;Language</source>
         <translation>&amp;Langue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="81"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="83"/>
         <source>&amp;Trust &amp;&amp; control</source>
         <translation>&amp;Confiance &amp;&amp; contrôle</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="104"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="85"/>
+        <source>T&amp;eam</source>
+        <translation>É&amp;quipe</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="108"/>
         <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
         <translation>p. ex. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="107"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="111"/>
         <source>empty = the provider&apos;s default</source>
         <translation>vide = le choix par défaut du fournisseur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="114"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="118"/>
         <source>Paste an API key</source>
         <translation>Collez une clé d’API</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="115"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="119"/>
         <source>Save in the system &amp;keyring</source>
         <translation>Enregistrer dans le &amp;trousseau du système</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="117"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="121"/>
         <source>Keys are kept by the operating system, never in Engram&apos;s files</source>
         <translation>Les clés sont gardées par le système d’exploitation, jamais dans les fichiers d’Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="119"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="123"/>
         <source>Checking the system keyring…</source>
         <translation>Vérification du trousseau du système…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="126"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
         <source>&amp;Agent model provider</source>
         <translation>&amp;Fournisseur du modèle d’agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
         <source>Agent &amp;model</source>
         <translation>&amp;Modèle d’agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="132"/>
         <source>&amp;Embeddings</source>
         <translation>&amp;Plongements</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="133"/>
         <source>Embedding mo&amp;del</source>
         <translation>Mo&amp;dèle de plongement</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="134"/>
         <source>Ollama &amp;address</source>
         <translation>&amp;Adresse d’Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="135"/>
         <source>OpenAI-compatible &amp;URL</source>
         <translation>&amp;URL compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="132"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="136"/>
         <source>API &amp;key</source>
         <translation>&amp;Clé d’API</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="141"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="145"/>
         <source>Keys are stored in the system keyring.</source>
         <translation>Les clés sont stockées dans le trousseau du système.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="142"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="146"/>
         <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
         <translation>Aucun trousseau sécurisé n’a été trouvé sur ce système : Engram n’enregistrera donc pas de clés d’API. Définissez-les plutôt dans l’environnement (p. ex. OPENAI_API_KEY).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="152"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="156"/>
         <source>Choose where Engram keeps its data</source>
         <translation>Choisir où Engram garde ses données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="159"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="163"/>
         <source>Data folder not changed</source>
         <translation>Dossier de données inchangé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="161"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="165"/>
         <source>Data folder changed</source>
         <translation>Dossier de données modifié</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="162"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="166"/>
         <source>Engram will keep its data in %1 from its next start.</source>
         <translation>Engram gardera ses données dans %1 à partir de son prochain démarrage.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="168"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="172"/>
         <source>Memory is stored on this computer in:</source>
         <translation>La mémoire est stockée sur cet ordinateur dans :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="170"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="174"/>
         <source>&amp;Open the data folder</source>
         <translation>&amp;Ouvrir le dossier de données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="172"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="176"/>
         <source>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</source>
         <translation>Pour garder les données ailleurs (un disque portable, un dossier synchronisé), choisissez un autre dossier : Engram l&apos;utilise dès son prochain démarrage. Les projets déjà enregistrés restent où ils sont ; exportez-les puis importez-les pour déplacer leurs mémoires.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="176"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
         <source>&amp;Change the data folder…</source>
         <translation>&amp;Changer le dossier de données…</translation>
     </message>
     <message>
-        <source>To keep the data elsewhere (a portable drive, tests), start Engram with the ENGRAM_DATA_DIR environment variable set to that folder.</source>
-        <translation type="vanished">Pour garder les données ailleurs (disque portable, tests), lancez Engram avec la variable d’environnement ENGRAM_DATA_DIR pointant vers ce dossier.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
         <source>&amp;Export…</source>
         <translation>&amp;Exporter…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="183"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="187"/>
         <source>&amp;Import…</source>
         <translation>&amp;Importer…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="185"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="189"/>
         <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
         <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md ou .cursorrules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="192"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="196"/>
         <source>Delete &amp;everything in this project…</source>
         <translation>&amp;Tout supprimer dans ce projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="194"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="198"/>
         <source>Removes every memory for good and scrubs the database file</source>
         <translation>Supprime définitivement toutes les mémoires et nettoie le fichier de la base</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="199"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="203"/>
         <source>Export and import</source>
         <translation>Export et import</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="210"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="214"/>
         <source>Export memories</source>
         <translation>Exporter les mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="215"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="219"/>
         <source>Import memories</source>
         <translation>Importer des mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="216"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="220"/>
         <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
         <translation>Fichiers de mémoire (*.json *.jsonl *.md *.mdc *.cursorrules);;Tous les fichiers (*)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="228"/>
         <source>Delete everything</source>
         <translation>Tout supprimer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="225"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="229"/>
         <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
         <translation>Toutes les mémoires de ce projet seront supprimées définitivement. Tapez %1 pour confirmer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="234"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="238"/>
         <source>Menus and panels switch at once; a few texts follow after a restart.</source>
         <translation>Les menus et panneaux changent aussitôt ; quelques textes suivent après un redémarrage.</translation>
     </message>
 </context>
 <context>
+    <name>TeamPanel</name>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="34"/>
+        <source>The team server cannot be reached; changes wait here and sync when it answers.</source>
+        <translation>Le serveur d&apos;équipe est injoignable ; les modifications attendent ici et se synchroniseront dès qu&apos;il répondra.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="36"/>
+        <source>The team server refused these credentials.</source>
+        <translation>Le serveur d&apos;équipe a refusé ces identifiants.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="37"/>
+        <source>The team server was upgraded by a newer Engram: update Engram to sync.</source>
+        <translation>Le serveur d&apos;équipe a été mis à niveau par une version plus récente d&apos;Engram : mettez Engram à jour pour synchroniser.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="39"/>
+        <source>The team server has no Engram schema yet: ask the team admin to run `engram team init`.</source>
+        <translation>Le serveur d&apos;équipe n&apos;a pas encore de schéma Engram : demandez à l&apos;administrateur de lancer `engram team init`.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="41"/>
+        <source>These credentials do not belong to a team on this server.</source>
+        <translation>Ces identifiants n&apos;appartiennent à aucune équipe sur ce serveur.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="43"/>
+        <source>This project is not connected to a team.</source>
+        <translation>Ce projet n&apos;est connecté à aucune équipe.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="44"/>
+        <source>Give the server as postgresql://user:password@host/database.</source>
+        <translation>Indiquez le serveur sous la forme postgresql://utilisateur:mot-de-passe@hote/base.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="46"/>
+        <source>No secure keyring was found, so the connection cannot be stored.</source>
+        <translation>Aucun trousseau sécurisé n&apos;a été trouvé : la connexion ne peut pas être enregistrée.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="62"/>
+        <source>Reading the team settings…</source>
+        <translation>Lecture des réglages d&apos;équipe…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="68"/>
+        <source>postgresql://team-role:password@host/database?sslmode=verify-full</source>
+        <translation>postgresql://role-equipe:mot-de-passe@hote/base?sslmode=verify-full</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="71"/>
+        <source>How teammates see you</source>
+        <translation>Comment vos coéquipiers vous voient</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="72"/>
+        <source>&amp;Test</source>
+        <translation>&amp;Tester</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="75"/>
+        <source>&amp;Connect</source>
+        <translation>&amp;Connecter</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="79"/>
+        <source>&amp;Leave the team</source>
+        <translation>&amp;Quitter l&apos;équipe</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="81"/>
+        <source>Stops syncing; the memories on this computer are kept</source>
+        <translation>Arrête la synchronisation ; les mémoires de cet ordinateur sont conservées</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="91"/>
+        <source>Server &amp;URL</source>
+        <translation>&amp;URL du serveur</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="92"/>
+        <source>Your &amp;name</source>
+        <translation>Votre &amp;nom</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="93"/>
+        <source>Shared with the team</source>
+        <translation>Partagé avec l&apos;équipe</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="103"/>
+        <source>Personal memories never leave this computer. Secrets are redacted before anything is sent. One memory can be shared or kept personal with the Team button of the memory browser.</source>
+        <translation>Les mémoires personnelles ne quittent jamais cet ordinateur. Les secrets sont masqués avant tout envoi. Une mémoire peut être partagée ou gardée personnelle avec le bouton Équipe du navigateur de mémoires.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="121"/>
+        <source>Connected to team %1 on %2 as %3.</source>
+        <translation>Connecté à l&apos;équipe %1 sur %2 en tant que %3.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/team.py" line="124"/>
+        <source>Not connected to a team. Paste the join URL your team admin gave you.</source>
+        <translation>Non connecté à une équipe. Collez l&apos;URL d&apos;adhésion fournie par l&apos;administrateur de l&apos;équipe.</translation>
+    </message>
+</context>
+<context>
     <name>Trust</name>
     <message>
-        <location filename="../desktop/ui/trust.py" line="30"/>
+        <location filename="../desktop/ui/trust.py" line="31"/>
         <source>Cautious</source>
         <translation>Prudent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="30"/>
+        <location filename="../desktop/ui/trust.py" line="31"/>
         <source>Only memories above 0.80 confidence reach the agent. Every new memory waits for your confirmation at the end of the session.</source>
         <translation>Seules les mémoires de confiance supérieure à 0,80 parviennent à l’agent. Chaque nouvelle mémoire attend votre confirmation en fin de session.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="33"/>
+        <location filename="../desktop/ui/trust.py" line="34"/>
         <source>Standard</source>
         <translation>Standard</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="33"/>
+        <location filename="../desktop/ui/trust.py" line="34"/>
         <source>Memories above 0.65 reach the agent, and gotchas are offered while it works. The session summary proposes “Confirm all”.</source>
         <translation>Les mémoires au-dessus de 0,65 parviennent à l’agent, et les pièges lui sont signalés pendant son travail. Le résumé de session propose « Tout confirmer ».</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="36"/>
+        <location filename="../desktop/ui/trust.py" line="37"/>
         <source>Confident</source>
         <translation>Confiant</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="36"/>
+        <location filename="../desktop/ui/trust.py" line="37"/>
         <source>Memories above 0.55 reach the agent. The session summary only shows memories that need review.</source>
         <translation>Les mémoires au-dessus de 0,55 parviennent à l’agent. Le résumé de session ne montre que les mémoires à revoir.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="39"/>
+        <location filename="../desktop/ui/trust.py" line="40"/>
         <source>Autonomous</source>
         <translation>Autonome</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/trust.py" line="39"/>
+        <location filename="../desktop/ui/trust.py" line="40"/>
         <source>Memories above 0.45 reach the agent. The session summary is not shown unless you open it from the memory panel.</source>
         <translation>Les mémoires au-dessus de 0,45 parviennent à l’agent. Le résumé de session n’apparaît que si vous l’ouvrez depuis le panneau mémoire.</translation>
     </message>
@@ -2319,19 +2834,19 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="63"/>
+        <location filename="../desktop/ui/main_window.py" line="66"/>
         <source>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</source>
         <translation>La mémoire à long terme de votre code pour les agents de code IA.
 Ouvrez un dossier de projet pour commencer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="66"/>
+        <location filename="../desktop/ui/main_window.py" line="69"/>
         <source>&amp;Open a project folder…</source>
         <translation>&amp;Ouvrir un dossier de projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="77"/>
+        <location filename="../desktop/ui/main_window.py" line="80"/>
         <source>Recent projects</source>
         <translation>Projets récents</translation>
     </message>
