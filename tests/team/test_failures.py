@@ -116,6 +116,8 @@ def test_client_killed_mid_push_loses_and_duplicates_nothing(make_client: Any, a
         if child.poll() is None:
             child.kill()
             child.wait(10)
+        if child.stdout is not None:
+            child.stdout.close()
     pushed_before = _server_count(admin_url)
     assert 0 < pushed_before < n  # killed mid-push
 

@@ -22,10 +22,8 @@ FIXTURE = Path(__file__).resolve().parents[1] / "graph" / "fixtures" / "python"
 
 @pytest.fixture
 def win(qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    from desktop.ui.adapters import retrieval
     from desktop.ui.main_window import MainWindow
 
-    monkeypatch.setattr(retrieval, "USE_FACADE", False)  # no embedding model load
     root = tmp_path / "shopfront"
     shutil.copytree(FIXTURE, root)
     window = MainWindow(Engram(Settings(data_dir=tmp_path / "data")), onboarding=False, background=False)
@@ -35,6 +33,7 @@ def win(qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     qtbot.waitUntil(lambda: window.project is not None and window.panel is not None, timeout=15_000)
     yield window
     window.close_project()
+    window.wait_closed()
 
 
 def test_connect_from_settings_then_see_a_teammates_memory(qtbot: Any, win: Any, make_client: Any,

@@ -66,6 +66,8 @@ class Entity(enum.StrEnum):
     OBSERVER = "observer"            # the observer's own tables (signals, co-access, ...)
     SESSION_METRICS = "session_metrics"
     PROJECT_META = "project_meta"
+    EXTERNAL_INJECTIONS = "external_injections"  # what hooks told an external agent (issue 16)
+    TEAM = "team"                    # team sync state and outbox (issue 18)
 
 
 class Action(enum.StrEnum):
@@ -79,6 +81,8 @@ class Action(enum.StrEnum):
     SCRUBBED = "scrubbed"    # history text scrubbed (emergency delete)
     STALE = "stale"          # graph edges marked stale
     MODULES = "modules"      # graph modules recomputed
+    STATE = "state"          # team sync settings or status changed
+    PUSHED = "pushed"        # queued team changes acknowledged by the server
 
 
 @dataclass(frozen=True)
