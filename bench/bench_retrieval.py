@@ -24,6 +24,7 @@ import shutil
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -45,21 +46,40 @@ SYSTEMS = ("bm25", "dense", "rrf", "engram")
 
 
 # -- LoCoMo ---------------------------------------------------------------------------------
+def session_time(value: str) -> datetime | None:
+    """LoCoMo's "1:56 pm on 8 May, 2023" as an aware datetime (None when absent or unreadable)."""
+    try:
+        return datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
 def turns_of(conv: dict[str, Any]) -> list[NewMemory]:
-    """One memory per dialogue turn, in order."""
+    """One memory per dialogue turn, in order; written at its session's time (as an import keeps it)."""
     c = conv["conversation"]
     out: list[NewMemory] = []
     n = 1
     while f"session_{n}" in c:
         date = c.get(f"session_{n}_date_time", "")
-        for turn in c[f"session_{n}"]:
+        when = session_time(date)
+        for i, turn in enumerate(c[f"session_{n}"]):
             text = f"{turn['speaker']}: {turn['text']}"
             if turn.get("blip_caption"):
                 text += f" [shares {turn['blip_caption']}]"
+            # Turns a few seconds apart keep their order in time as in the session.
+            created = (when + timedelta(seconds=20 * i)).strftime("%Y-%m-%dT%H:%M:%S.000Z") if when else None
             out.append(NewMemory(content=text, external_id=turn["dia_id"], session_id=f"session_{n}",
-                                 context_prefix=f"Session {n}, {date}" if date else None, source="imported"))
+                                 context_prefix=f"Session {n}, {date}" if date else None, source="imported",
+                                 created_at=created))
         n += 1
     return out
+
+
+def asked_at(conv: dict[str, Any]) -> datetime:
+    """When the questions are asked: the day after the conversation's last session."""
+    c = conv["conversation"]
+    times = [t for k, v in c.items() if k.endswith("_date_time") and (t := session_time(v)) is not None]
+    return (max(times) if times else datetime.now(UTC)) + timedelta(days=1)
 
 
 def metrics(ranked: list[str], evidence: set[str]) -> dict[str, float]:
@@ -88,7 +108,8 @@ def run_quality(provider: LocalMiniLMProvider, workdir: Path) -> list[dict[str, 
         emb = EmbeddingService(db, provider)
         emb.sync()
         INGEST.append((f"LoCoMo {conv['sample_id']} turns", len(turns), time.perf_counter() - t))
-        pipe = RetrievalPipeline(db, emb)
+        when = asked_at(conv)
+        pipe = RetrievalPipeline(db, emb, clock=lambda when=when: when)
         conn = db.reads.conn()
         ext = dict(conn.execute("SELECT id, external_id FROM memories").fetchall())
         for qa in conv["qa"]:

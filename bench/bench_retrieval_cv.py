@@ -1,0 +1,240 @@
+"""Cross-validated choice of the retrieval weights on the LoCoMo dev set, and the figures they earn.
+
+Same protocol as ``bench_retrieval.py`` (every turn a memory, written at its
+session's time; hit = an evidence turn; categories 1-4; no LLM). Every field of
+:class:`RetrievalParams` is chosen by coordinate ascent on R@10 + nDCG@10 of the
+*training* questions of a fold, and reported on the fold's *test* questions:
+
+* conversation folds: fit on conv-26, test on conv-30, and the reverse;
+* category folds: fit on three question categories (both conversations), test on the fourth.
+
+Per fold: the fitted pipeline, the shipped defaults and BM25 alone on the same test
+questions; then the mean and spread over the folds, and the pooled figure (each
+question scored once, by the weights fitted without it). Last, the weights fitted
+on every dev question (what ``DEFAULT_PARAMS`` should hold; an in-sample figure).
+Every configuration is evaluated once on all questions and cached, so the folds
+share work.
+
+    .venv/bin/python bench/bench_retrieval_cv.py [--rounds 2] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_retrieval import LOCOMO, asked_at, load, metrics, turns_of
+from common import table
+
+from desktop.memory.embedding.local import LocalMiniLMProvider
+from desktop.memory.embedding.service import EmbeddingService
+from desktop.memory.retrieval.params import DEFAULT_PARAMS, RetrievalParams
+from desktop.memory.retrieval.pipeline import RetrievalPipeline
+from desktop.memory.service import MemoryService
+from desktop.memory.store.database import Database
+
+# The values coordinate ascent may pick for each field (the current default is always one of them).
+GRID: dict[str, list[Any]] = {
+    "bm25_share": [0.4, 0.5, 0.6, 0.7, 0.8],
+    "context_share": [0.0, 0.15, 0.3, 0.45],
+    "reply_share": [0.0, 0.1, 0.2, 0.3, 0.45],
+    "coverage_weight": [0.0, 0.15, 0.3, 0.45, 0.6],
+    "coverage_depth": [20, 30, 50],
+    "coverage_context": [0.0, 0.25, 0.5],
+    "prf_weight": [0.0, 0.1, 0.2, 0.35],
+    "prf_docs": [3, 5, 10],
+    "prf_terms": [4, 8, 16],
+    "when_boost": [0.0, 0.05, 0.1, 0.2],
+    "date_boost": [0.0, 0.05, 0.1, 0.2],
+    "mmr_lambda": [1.0, 0.9, 0.8, 0.7],
+}
+Question = tuple[str, int, str, frozenset[str]]  # conversation, category, question, evidence
+
+
+class Evaluator:
+    """The two conversations' projects, and per-question metrics of every configuration tried (cached)."""
+
+    def __init__(self, provider: LocalMiniLMProvider, workdir: Path) -> None:
+        self.questions: list[Question] = []
+        self.pipes: dict[str, tuple[RetrievalPipeline, dict[int, str], Database]] = {}
+        self.cache: dict[RetrievalParams, list[dict[str, float]]] = {}
+        self.bm25: list[dict[str, float]] = []
+        for conv in json.loads(LOCOMO.read_text(encoding="utf-8")):
+            name = conv["sample_id"]
+            db = Database(workdir / f"{name}.db").open()
+            MemoryService(db).add_many(turns_of(conv), actor="bench").result()
+            emb = EmbeddingService(db, provider)
+            emb.sync()
+            when = asked_at(conv)
+            pipe = RetrievalPipeline(db, emb, clock=lambda when=when: when)
+            ext = dict(db.reads.conn().execute("SELECT id, external_id FROM memories").fetchall())
+            self.pipes[name] = (pipe, ext, db)
+            for qa in conv["qa"]:
+                if qa["category"] in (1, 2, 3, 4):
+                    self.questions.append((name, qa["category"], qa["question"],
+                                           frozenset(e.strip() for e in qa["evidence"])))
+        for name, _cat, q, ev in self.questions:
+            pipe, ext, db = self.pipes[name]
+            hits, _m = pipe.lexical.search(db.reads.conn(), q, 20)
+            self.bm25.append(metrics([ext[m] for m, _s in hits], set(ev)))
+
+    def rows(self, params: RetrievalParams) -> list[dict[str, float]]:
+        """Per-question metrics of ``params`` (evaluated once, then cached)."""
+        if params.prf_weight == 0:  # the feedback path is off: its sizes change nothing
+            params = params.with_(prf_docs=DEFAULT_PARAMS.prf_docs, prf_terms=DEFAULT_PARAMS.prf_terms)
+        if params not in self.cache:
+            if len(self.cache) % 20 == 0:
+                print(f"  ... {len(self.cache)} configurations evaluated", file=sys.stderr, flush=True)
+            out = []
+            for name, _cat, q, ev in self.questions:
+                pipe, ext, _db = self.pipes[name]
+                pipe.params = params
+                out.append(metrics([ext[i] for i in pipe.search(q, limit=20).ids], set(ev)))
+            self.cache[params] = out
+        return self.cache[params]
+
+    def close(self) -> None:
+        """Close every project."""
+        for pipe, _ext, db in self.pipes.values():
+            pipe.close()
+            db.close()
+
+
+def mean(rows: list[dict[str, float]], idx: list[int], key: str) -> float:
+    """Mean of ``key`` over the questions ``idx``."""
+    return sum(rows[i][key] for i in idx) / len(idx) if idx else float("nan")
+
+
+def objective(ev: Evaluator, params: RetrievalParams, idx: list[int]) -> float:
+    """What the fit maximises on the training questions: R@10 + nDCG@10."""
+    rows = ev.rows(params)
+    return mean(rows, idx, "R@10") + mean(rows, idx, "nDCG@10")
+
+
+def fit(ev: Evaluator, train: list[int], rounds: int) -> RetrievalParams:
+    """Coordinate ascent over GRID from the defaults; a change must win by more than a rounding tie."""
+    best = DEFAULT_PARAMS
+    score = objective(ev, best, train)
+    for _ in range(rounds):
+        moved = False
+        for f in fields(RetrievalParams):
+            for value in GRID.get(f.name, []):
+                cand = best.with_(**{f.name: value})
+                s = objective(ev, cand, train)
+                if s > score + 1e-9:
+                    best, score, moved = cand, s, True
+        if not moved:
+            break
+    return best
+
+
+def folds(ev: Evaluator) -> list[tuple[str, list[int], list[int]]]:
+    """(name, train indexes, test indexes) of the conversation and the category folds."""
+    out = []
+    convs = sorted({q[0] for q in ev.questions})
+    for test in convs:
+        out.append((f"fit {'+'.join(c for c in convs if c != test)} / test {test}",
+                    [i for i, q in enumerate(ev.questions) if q[0] != test],
+                    [i for i, q in enumerate(ev.questions) if q[0] == test]))
+    for cat in (1, 2, 3, 4):
+        out.append((f"fit categories {','.join(str(c) for c in (1, 2, 3, 4) if c != cat)} / test category {cat}",
+                    [i for i, q in enumerate(ev.questions) if q[1] != cat],
+                    [i for i, q in enumerate(ev.questions) if q[1] == cat]))
+    return out
+
+
+def changed(p: RetrievalParams) -> str:
+    """The fields that differ from the shipped defaults."""
+    diff = [f"{f.name}={getattr(p, f.name)}" for f in fields(p) if getattr(p, f.name) != getattr(DEFAULT_PARAMS, f.name)]
+    return ", ".join(diff) or "(defaults)"
+
+
+def spread(values: list[float]) -> str:
+    """mean +/- population sd [min, max]."""
+    return (f"{statistics.fmean(values):.3f} ± {statistics.pstdev(values):.3f} "
+            f"[{min(values):.3f}, {max(values):.3f}]")
+
+
+def report(ev: Evaluator, rounds: int) -> tuple[str, dict[str, Any]]:
+    """Markdown tables of every fold, the spread, the pooled figures and the all-data fit."""
+    body, out_json = [], {"folds": []}
+    groups: dict[str, list[tuple[list[int], RetrievalParams]]] = {"conversation": [], "category": []}
+    per_fold: dict[str, list[tuple[float, float]]] = {"conversation": [], "category": []}
+    for name, train, test in folds(ev):
+        p = fit(ev, train, rounds)
+        rows, d, b = ev.rows(p), ev.rows(DEFAULT_PARAMS), ev.bm25
+        kind = "conversation" if "category" not in name else "category"
+        groups[kind].append((test, p))
+        per_fold[kind].append((mean(rows, test, "R@10"), mean(rows, test, "nDCG@10")))
+        body.append([name, len(train), len(test), mean(b, test, "R@10"), mean(b, test, "nDCG@10"),
+                     mean(d, test, "R@10"), mean(d, test, "nDCG@10"), mean(rows, test, "R@10"),
+                     mean(rows, test, "nDCG@10"), changed(p)])
+        out_json["folds"].append({"fold": name, "params": p.to_dict(), "R@10": mean(rows, test, "R@10"),
+                                  "nDCG@10": mean(rows, test, "nDCG@10")})
+    md = ["**Folds (test questions only; BM25 alone, shipped defaults and the fold's fitted weights, "
+          "same run)**\n\n" + table(
+              ["fold", "train q", "test q", "BM25 R@10", "BM25 nDCG@10", "defaults R@10", "defaults nDCG@10",
+               "fitted R@10", "fitted nDCG@10", "fitted weights (vs defaults)"], body)]
+    summary = []
+    for kind, pairs in groups.items():
+        rs, ns = [r for r, _n in per_fold[kind]], [n for _r, n in per_fold[kind]]
+        pooled = [ev.rows(p)[i] for idx, p in pairs for i in idx]
+        allq = list(range(len(pooled)))
+        bm = [ev.bm25[i] for idx, _p in pairs for i in idx]
+        summary.append([f"{kind} folds ({len(pairs)})", len(pooled), spread(rs), spread(ns),
+                        mean(pooled, allq, "R@10"), mean(pooled, allq, "nDCG@10"),
+                        mean(bm, allq, "R@10"), mean(bm, allq, "nDCG@10")])
+        out_json[f"{kind}_pooled"] = {"R@10": mean(pooled, allq, "R@10"), "nDCG@10": mean(pooled, allq, "nDCG@10")}
+    md.append("**Spread over folds and pooled out-of-fold figures (each question scored once, by weights "
+              "fitted without it)**\n\n" + table(
+                  ["folds", "questions", "R@10 mean ± sd [min, max]", "nDCG@10 mean ± sd [min, max]",
+                   "pooled R@10", "pooled nDCG@10", "BM25 R@10", "BM25 nDCG@10"], summary))
+    every = list(range(len(ev.questions)))
+    full = fit(ev, every, rounds)
+    rows = ev.rows(full)
+    md.append(f"**Fitted on all {len(every)} dev questions (in-sample, for the shipped defaults only)**: "
+              f"R@10 {mean(rows, every, 'R@10'):.3f}, nDCG@10 {mean(rows, every, 'nDCG@10'):.3f}; "
+              f"{changed(full)}. Shipped defaults in-sample: R@10 "
+              f"{mean(ev.rows(DEFAULT_PARAMS), every, 'R@10'):.3f}, nDCG@10 "
+              f"{mean(ev.rows(DEFAULT_PARAMS), every, 'nDCG@10'):.3f}. "
+              f"Configurations evaluated: {len(ev.cache)}.")
+    out_json["all_data_fit"] = full.to_dict()
+    return "\n\n".join(md), out_json
+
+
+def main() -> int:
+    """Build both projects, run every fold, print Markdown (and optionally JSON)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=2, help="coordinate-ascent sweeps per fit")
+    ap.add_argument("--json", type=Path, default=None, help="also write the fitted weights here")
+    args = ap.parse_args()
+    provider = LocalMiniLMProvider()
+    provider.warm_up()
+    workdir = Path(tempfile.mkdtemp(prefix="engram-bench-cv-"))
+    print(f"(load average at start: {load()})\n")
+    t = time.perf_counter()
+    ev = Evaluator(provider, workdir)
+    try:
+        md, data = report(ev, args.rounds)
+        print(md)
+        if args.json:
+            args.json.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    finally:
+        ev.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(f"\n({len(ev.questions)} questions, {time.perf_counter() - t:.0f} s; "
+          f"load average at end: {load()})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
