@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from desktop.memory.retrieval.coverage import stem
-from desktop.memory.text.tokens import _query_terms
+from desktop.memory.text.tokens import _STOPWORDS, _query_terms
 
 __all__ = ["expansion_terms", "feedback_path"]
 
@@ -48,7 +48,8 @@ def expansion_terms(query: str, docs: list[tuple[str, float]], df: Callable[[str
     weight: Counter[str] = Counter()
     for text, score in docs:
         words = [w.lower() for w in _WORD.findall(text)]
-        terms = [w for w in _query_terms(" ".join(words), whole=False) if stem(w) not in qstems]
+        # Every occurrence counts (a term the hit repeats is more likely its topic).
+        terms = [w for w in words if w not in _STOPWORDS and stem(w) not in qstems]
         if not terms:
             continue
         share = (max(score, 0.0) or 1.0) / mass
