@@ -45,7 +45,7 @@ def expansion_terms(query: str, docs: list[tuple[str, float]], df: Callable[[str
         return []
     qstems = {stem(t) for t in _query_terms(query, whole=False)}
     mass = sum(max(s, 0.0) for _t, s in docs) or float(len(docs))
-    weight: Counter[str] = Counter()
+    weight: dict[str, float] = {}
     for text, score in docs:
         words = [w.lower() for w in _WORD.findall(text)]
         # Every occurrence counts (a term the hit repeats is more likely its topic).
@@ -54,9 +54,9 @@ def expansion_terms(query: str, docs: list[tuple[str, float]], df: Callable[[str
             continue
         share = (max(score, 0.0) or 1.0) / mass
         for term, count in Counter(terms).items():
-            weight[term] += count / len(words) * share
+            weight[term] = weight.get(term, 0.0) + count / len(words) * share
     out: list[tuple[float, str]] = []
-    for term, w in weight.most_common(n_terms * _LOOKUP_FACTOR):
+    for term, w in sorted(weight.items(), key=lambda x: (-x[1], x[0]))[:n_terms * _LOOKUP_FACTOR]:
         n = df(term)
         if n <= 0 or n > total / 2:
             continue

@@ -1,15 +1,19 @@
 """The retrieval pipeline: candidates -> fusion and scoring -> (rerank) -> (HyDE) -> packing.
 
-Stage 1 runs BM25 (with a postings budget, see :mod:`.lexical`) and the graph
-path in SQL while the query is embedded on a worker thread (onnxruntime and
-SQLite both release the GIL), reading the lexical candidates' scoring rows in
-that wait, then the dense path. Stage 2 fuses normalised scores with
-query-type weights, adds the session neighbours of the best *fused* candidates
-and lends them a share of each other's relevance, applies phase / trust /
-confidence / usage multipliers and the graph neighbourhood boost, then re-scores
-the best ~30 by query-term coverage (:mod:`.coverage`). Full rows
-and explanations are built only for what is returned. Optional LLM stages run
-only when configured and only within the SLO.
+Stage 1 runs BM25 (with a postings budget, see :mod:`.lexical`), the graph
+path and, when weighted, the query-expansion path (:mod:`.feedback`) in SQL
+while the query is embedded on a worker thread (onnxruntime and SQLite both
+release the GIL), reading the lexical candidates' scoring rows in that wait,
+then the dense path. Stage 2 fuses normalised scores with query-type weights,
+adds the session neighbours of the best *fused* candidates and lends them a
+share of each other's relevance (and a reply the relevance of the turn it
+answers), applies phase / trust / confidence / usage multipliers and the graph
+neighbourhood boost, then re-scores the best ~30 by query-term coverage
+(:mod:`.coverage`), by time (:mod:`.timeref`, :mod:`.rescore`) and for
+diversity (MMR). Every weight comes from :class:`RetrievalParams`
+(:mod:`.params`), chosen by cross-validation. Full rows and explanations are
+built only for what is returned. Optional LLM stages run only when configured
+and only within the SLO.
 """
 
 from __future__ import annotations
