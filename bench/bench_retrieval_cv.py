@@ -47,16 +47,16 @@ from desktop.memory.store.database import Database
 # path's sizes mean nothing while its weight is 0). START's value is always one of them.
 GRID: dict[str, list[dict[str, Any]]] = {
     "bm25_share": [{"bm25_share": v} for v in (0.4, 0.5, 0.6, 0.7, 0.8)],
-    "context_share": [{"context_share": v} for v in (0.0, 0.15, 0.3, 0.45, 0.6)],
-    "reply_share": [{"reply_share": v} for v in (0.0, 0.1, 0.2, 0.3, 0.45)],
-    "coverage_weight": [{"coverage_weight": v} for v in (0.0, 0.15, 0.3, 0.45, 0.6)],
+    "context_share": [{"context_share": v} for v in (0.0, 0.15, 0.3, 0.45, 0.6, 0.8)],
+    "reply_share": [{"reply_share": v} for v in (0.0, 0.1, 0.2, 0.3, 0.45, 0.6)],
+    "coverage_weight": [{"coverage_weight": v} for v in (0.0, 0.15, 0.3, 0.45, 0.6, 0.9)],
     "coverage_depth": [{"coverage_depth": v} for v in (20, 30, 50)],
     "coverage_context": [{"coverage_context": v} for v in (0.0, 0.25, 0.5)],
     "prf": [{"prf_weight": w, "prf_docs": d, "prf_terms": t} for w, d, t in
             ((0.0, 5, 8), (0.1, 5, 8), (0.2, 5, 8), (0.35, 5, 8), (0.2, 3, 8), (0.2, 10, 8), (0.2, 5, 4),
              (0.2, 5, 16))],
-    "when_boost": [{"when_boost": v} for v in (0.0, 0.05, 0.1, 0.2)],
-    "date_boost": [{"date_boost": v} for v in (0.0, 0.05, 0.1, 0.2)],
+    "when_boost": [{"when_boost": v} for v in (0.0, 0.05, 0.1, 0.2, 0.4)],
+    "date_boost": [{"date_boost": v} for v in (0.0, 0.05, 0.1, 0.2, 0.4)],
     "mmr_lambda": [{"mmr_lambda": v} for v in (1.0, 0.9, 0.8, 0.7)],
 }
 # Where every fit starts: the weights of issue 3 with every newer feature off (so the folds do not
@@ -130,26 +130,31 @@ def objective(ev: Evaluator, params: RetrievalParams, idx: list[int]) -> float:
 
 
 def fit(ev: Evaluator, train: list[int]) -> RetrievalParams:
-    """Per group, the value best on ``train`` with every other group at START (one shared scan of
-    ~40 configurations, so seven fits cost little more than one); then their combination, kept only
-    if it beats the best single change on ``train`` too (the groups interact: both context shares
-    lend neighbours relevance). Ties keep START's value."""
+    """Greedy forward selection over the groups of GRID, all scored on ``train`` only.
+
+    First each group's best value with every other group at START (one scan shared by every
+    fold, so seven fits cost little more than one); then, from START, the groups' best values
+    are added one at a time in order of their single gain, each kept only if the combination
+    still improves (the groups interact: both context shares lend neighbours relevance).
+    Ties keep START's value.
+    """
     base = objective(ev, START, train)
-    combined: dict[str, Any] = {}
-    best_single, best_single_score = START, base
+    singles: list[tuple[float, dict[str, Any]]] = []
     for options in GRID.values():
         top, top_score = None, base
         for change in options:
-            cand = START.with_(**change)
-            score = objective(ev, cand, train)
+            score = objective(ev, START.with_(**change), train)
             if score > top_score + 1e-9:
                 top, top_score = change, score
         if top is not None:
-            combined.update(top)
-            if top_score > best_single_score:
-                best_single, best_single_score = START.with_(**top), top_score
-    cand = START.with_(**combined)
-    return cand if objective(ev, cand, train) >= best_single_score else best_single
+            singles.append((top_score - base, top))
+    best, best_score = START, base
+    for _gain, change in sorted(singles, key=lambda x: -x[0]):
+        cand = best.with_(**change)
+        score = objective(ev, cand, train)
+        if score > best_score + 1e-9:
+            best, best_score = cand, score
+    return best
 
 
 def folds(ev: Evaluator) -> list[tuple[str, list[int], list[int]]]:
