@@ -49,14 +49,14 @@ GRID: dict[str, list[dict[str, Any]]] = {
     "bm25_share": [{"bm25_share": v} for v in (0.4, 0.5, 0.6, 0.7, 0.8)],
     "context_share": [{"context_share": v} for v in (0.0, 0.15, 0.3, 0.45, 0.6, 0.8)],
     "reply_share": [{"reply_share": v} for v in (0.0, 0.1, 0.2, 0.3, 0.45, 0.6)],
-    "coverage_weight": [{"coverage_weight": v} for v in (0.0, 0.15, 0.3, 0.45, 0.6, 0.9)],
+    "coverage_weight": [{"coverage_weight": v} for v in (0.0, 0.15, 0.3, 0.45, 0.6, 0.9, 1.2)],
     "coverage_depth": [{"coverage_depth": v} for v in (20, 30, 50)],
     "coverage_context": [{"coverage_context": v} for v in (0.0, 0.25, 0.5)],
     "prf": [{"prf_weight": w, "prf_docs": d, "prf_terms": t} for w, d, t in
             ((0.0, 5, 8), (0.1, 5, 8), (0.2, 5, 8), (0.35, 5, 8), (0.2, 3, 8), (0.2, 10, 8), (0.2, 5, 4),
              (0.2, 5, 16))],
-    "when_boost": [{"when_boost": v} for v in (0.0, 0.05, 0.1, 0.2, 0.4)],
-    "date_boost": [{"date_boost": v} for v in (0.0, 0.05, 0.1, 0.2, 0.4)],
+    "when_boost": [{"when_boost": v} for v in (0.0, 0.05, 0.1, 0.2, 0.4, 0.6)],
+    "date_boost": [{"date_boost": v} for v in (0.0, 0.05, 0.1, 0.2, 0.4, 0.6)],
     "mmr_lambda": [{"mmr_lambda": v} for v in (1.0, 0.9, 0.8, 0.7)],
 }
 # Where every fit starts: the weights of issue 3 with every newer feature off (so the folds do not
