@@ -24,6 +24,8 @@ from desktop.memory.retrieval.timeref import asks_when, memory_windows, overlaps
 
 __all__ = ["mmr", "time_boost"]
 
+_TIME_CHARS = 1500
+
 
 def time_boost(query: str, ranked: list[tuple[int, float]], texts: Callable[[list[int]], dict[int, str]],
                created: Callable[[int], datetime | None], now: datetime, *, when_boost: float,
@@ -42,7 +44,9 @@ def time_boost(query: str, ranked: list[tuple[int, float]], texts: Callable[[lis
     content = texts([mid for mid, _s in head])
     boosts: dict[int, float] = {}
     for mid, _s in head:
-        text = content.get(mid, "")
+        # Dates sit near the start of what a memory says; a long code chunk is not scanned whole
+        # (and the windows' cache keys stay small).
+        text = content.get(mid, "")[:_TIME_CHARS]
         b = 0.0
         if when and states_time(text):
             b += when_boost

@@ -71,7 +71,7 @@ def asks_when(query: str) -> bool:
     return bool(_WHEN.search(query))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=4096)
 def states_time(text: str) -> bool:
     """Whether the text states a time: a date, a month, a weekday or a relative expression."""
     return bool(_TIMEWORD.search(text))
@@ -162,7 +162,7 @@ def query_windows(query: str, now: datetime) -> list[Window]:
     return _absolute(query) + _relative(query, now.date())
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=4096)
 def memory_windows(text: str, created: datetime | None) -> tuple[Window, ...]:
     """The days a memory is about: the day it was written and the dates it states or implies.
 
