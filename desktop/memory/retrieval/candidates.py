@@ -35,6 +35,7 @@ class CandidateSet:
         self.explanations: dict[int, Explanation] = {}
         self._explain: Callable[[int], Explanation] | None = None
         self.light: dict[int, Memory] = {}  # scoring rows read early (absent id: not live or not read)
+        self.memo: dict[int, str] = {}  # contents read during this search, by id (read each once)
 
     def explain_with(self, build: Callable[[int], Explanation]) -> None:
         """Set how a scored candidate's explanation is built (lazily; forgets earlier ones)."""

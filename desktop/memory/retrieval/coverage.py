@@ -66,12 +66,17 @@ def coverage(qstems: list[str], text: str) -> float:
 
 
 def coverage_boost(query: str, ranked: list[tuple[int, float]], contents: Any,
-                   weight: float = COVERAGE_WEIGHT, depth: int = COVERAGE_DEPTH
+                   weight: float = COVERAGE_WEIGHT, depth: int = COVERAGE_DEPTH, *,
+                   context: Any = None, context_weight: float = 0.0
                    ) -> tuple[list[tuple[int, float]], dict[int, float]]:
     """Re-score the top ``depth`` of ``ranked`` (best first) by query-term coverage.
 
-    ``contents`` maps a list of ids to {id: text}. Returns the new ranking and the boost of
-    each re-scored memory; the tail below ``depth`` keeps its order and scores.
+    ``contents`` maps a list of ids to {id: text}. With ``context`` (the same for the
+    text of each memory's session neighbours) and ``context_weight`` > 0, query terms
+    that only a neighbour contains count for ``context_weight`` each: a question's
+    answer turn and the question turn before it cover the query together.
+    Returns the new ranking and the boost of each re-scored memory; the tail below
+    ``depth`` keeps its order and scores.
     """
     qstems = query_stems(query)
     if weight <= 0 or not qstems or len(ranked) < 2:
@@ -80,8 +85,18 @@ def coverage_boost(query: str, ranked: list[tuple[int, float]], contents: Any,
     top = head[0][1]
     if top <= 0:
         return ranked, {}
-    texts = contents([mid for mid, _s in head])
-    boosts = {mid: weight * coverage(qstems, texts.get(mid, "")) * top for mid, _s in head}
+    ids = [mid for mid, _s in head]
+    texts = contents(ids)
+    near = context(ids) if context is not None and context_weight > 0 else {}
+    boosts = {}
+    for mid in ids:
+        own = term_set(texts.get(mid, ""))
+        found = sum(1 for t in qstems if t in own)
+        extra = 0
+        if mid in near:
+            around = term_set(near[mid])
+            extra = sum(1 for t in qstems if t not in own and t in around)
+        boosts[mid] = weight * (found + context_weight * extra) / len(qstems) * top
     out = [(mid, s + boosts[mid]) for mid, s in head]
     out.sort(key=lambda x: (-x[1], x[0]))
     return out + ranked[depth:], {m: b for m, b in boosts.items() if b > 0}

@@ -85,18 +85,29 @@ def score_fusion(norm: dict[str, dict[int, float]], weights: dict[str, float],
 
 
 def context_boost(scores: dict[int, float], neighbours: dict[int, list[int]],
-                  share: float = CONTEXT_SHARE) -> dict[int, float]:
-    """Boost = ``share`` x the best relevance among a memory's session neighbours (minus its own).
+                  share: float = CONTEXT_SHARE, reply_share: float = 0.0) -> dict[int, float]:
+    """Boost = ``share`` x the best relevance among a memory's session neighbours, plus
+    ``reply_share`` x the relevance of the memory just before it (the one it answers).
 
     Only the part of the neighbour's relevance that exceeds the memory's own is
-    lent, so two equally relevant neighbours do not inflate each other.
+    lent in full, so two equally relevant neighbours do not inflate each other.
+    The reply term is directional because an answer follows its question: a
+    query that matches "how long have you been married?" is answered by the
+    next turn, "5 years already!", which shares none of its words.
     """
     out: dict[int, float] = {}
     for mid, near in neighbours.items():
         own = scores.get(mid, 0.0)
         best = max((scores.get(n, 0.0) for n in near), default=0.0)
+        b = 0.0
         if best > 0:
-            out[mid] = share * best if best > own else share * best * 0.5
+            b = share * best if best > own else share * best * 0.5
+        if reply_share > 0:
+            before = [n for n in near if n < mid]  # ids grow with writing order within a session
+            if before:
+                b += reply_share * scores.get(max(before), 0.0)
+        if b > 0:
+            out[mid] = b
     return out
 
 

@@ -87,16 +87,20 @@ class LexicalSearch:
                 self._df.popitem(last=False)
         return n
 
-    def budget(self, conn: Any) -> int | None:
-        """Postings one search may rank: max(floor, share x live memories); None when unlimited."""
-        if self.floor is None:
-            return None
+    def total_memories(self, conn: Any) -> int:
+        """Live memories in the project (cached for ``ttl_s``, like the document frequencies)."""
         now = self._clock()
         total = self._total
         if total is None or now - total[1] >= self.ttl_s:
             n = int(conn.execute("SELECT count(*) FROM memories WHERE deprecated = 0").fetchall()[0][0])
             self._total = total = (n, now)
-        return max(self.floor, int(self.share * total[0]))
+        return total[0]
+
+    def budget(self, conn: Any) -> int | None:
+        """Postings one search may rank: max(floor, share x live memories); None when unlimited."""
+        if self.floor is None:
+            return None
+        return max(self.floor, int(self.share * self.total_memories(conn)))
 
     def plan(self, conn: Any, terms: list[str]) -> tuple[list[str], list[str]]:
         """(kept terms, dropped terms) under the postings budget; terms no memory has are dropped."""

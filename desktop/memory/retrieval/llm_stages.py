@@ -12,12 +12,13 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import ollama
 
-__all__ = ["HydeWriter", "OllamaHyde", "OllamaReranker", "Reranker", "StageUnavailable"]
+__all__ = ["ChatReranker", "HydeWriter", "OllamaHyde", "OllamaReranker", "Reranker", "StageUnavailable",
+           "parse_order", "rerank_prompt"]
 
 log = logging.getLogger("engram.retrieval")
 
@@ -60,6 +61,54 @@ def _call_failed(exc: Exception, what: str) -> StageUnavailable:
     return StageUnavailable(f"{what}: {type(exc).__name__}: {exc}")
 
 
+def rerank_prompt(query: str, documents: Sequence[str]) -> str:
+    """The listwise ranking prompt: numbered passages, a JSON list of numbers back."""
+    listing = "\n".join(f"[{i + 1}] {' '.join(d.split())[:_MAX_DOC_CHARS]}" for i, d in enumerate(documents))
+    return (f"Query: {query}\n\nPassages:\n{listing}\n\nRank the passages by how well they answer the "
+            "query. Reply with only a JSON list of passage numbers, most relevant first.")
+
+
+def parse_order(text: str, n: int) -> list[int]:
+    """0-based passage indexes from a reply (a JSON list, else every number in it); raises when none."""
+    order: list[int] = []
+    try:
+        parsed = json.loads(text)
+        numbers = [int(x) for x in parsed] if isinstance(parsed, list) else []
+    except (ValueError, TypeError):
+        numbers = [int(x) for x in _NUMBERS.findall(text)]
+    for num in numbers:
+        if 1 <= num <= n and num - 1 not in order:
+            order.append(num - 1)
+    if not order:
+        raise StageUnavailable("rerank: reply had no passage numbers")
+    return order
+
+
+class ChatReranker:
+    """Listwise reranking by the user's configured chat model (OpenAI-compatible or Anthropic).
+
+    ``provider`` is any object with the agents' ``chat(messages, tools)`` (see
+    ``desktop.agents.providers.make_provider``); its own HTTP timeout bounds the call.
+    """
+
+    name = "chat-rerank"
+
+    def __init__(self, provider: Any) -> None:
+        """Wrap a chat provider; no request is made until :meth:`rerank`."""
+        self.provider = provider
+
+    def rerank(self, query: str, documents: Sequence[str]) -> list[int]:
+        """Ask the model for the passage numbers in order of relevance."""
+        from desktop.agents.messages import ChatMessage
+
+        try:
+            turn = self.provider.chat([ChatMessage("user", rerank_prompt(query, documents))], [])
+            text = turn.text or ""
+        except Exception as exc:  # any failure means "skip this stage"
+            raise _call_failed(exc, "rerank") from None
+        return parse_order(text, len(documents))
+
+
 class OllamaReranker:
     """Listwise reranking by a chat model through Ollama's ``/api/chat``."""
 
@@ -73,27 +122,14 @@ class OllamaReranker:
 
     def rerank(self, query: str, documents: Sequence[str]) -> list[int]:
         """Ask the model for the passage numbers in order of relevance."""
-        listing = "\n".join(f"[{i + 1}] {' '.join(d.split())[:_MAX_DOC_CHARS]}" for i, d in enumerate(documents))
-        prompt = (f"Query: {query}\n\nPassages:\n{listing}\n\nRank the passages by how well they answer the "
-                  "query. Reply with only a JSON list of passage numbers, most relevant first.")
+        prompt = rerank_prompt(query, documents)
         try:
             reply = self._client.chat(model=self.model, messages=[{"role": "user", "content": prompt}],
                                       options={"temperature": 0})
             text = reply.message.content or ""
         except Exception as exc:  # any failure means "skip this stage"
             raise _call_failed(exc, "rerank") from None
-        order: list[int] = []
-        try:
-            parsed = json.loads(text)
-            numbers = [int(x) for x in parsed] if isinstance(parsed, list) else []
-        except (ValueError, TypeError):
-            numbers = [int(x) for x in _NUMBERS.findall(text)]
-        for n in numbers:
-            if 1 <= n <= len(documents) and n - 1 not in order:
-                order.append(n - 1)
-        if not order:
-            raise StageUnavailable("rerank: reply had no passage numbers")
-        return order
+        return parse_order(text, len(documents))
 
 
 class OllamaHyde:

@@ -1,15 +1,19 @@
 """The retrieval pipeline: candidates -> fusion and scoring -> (rerank) -> (HyDE) -> packing.
 
-Stage 1 runs BM25 (with a postings budget, see :mod:`.lexical`) and the graph
-path in SQL while the query is embedded on a worker thread (onnxruntime and
-SQLite both release the GIL), reading the lexical candidates' scoring rows in
-that wait, then the dense path. Stage 2 fuses normalised scores with
-query-type weights, adds the session neighbours of the best *fused* candidates
-and lends them a share of each other's relevance, applies phase / trust /
-confidence / usage multipliers and the graph neighbourhood boost, then re-scores
-the best ~30 by query-term coverage (:mod:`.coverage`). Full rows
-and explanations are built only for what is returned. Optional LLM stages run
-only when configured and only within the SLO.
+Stage 1 runs BM25 (with a postings budget, see :mod:`.lexical`), the graph
+path and, when weighted, the query-expansion path (:mod:`.feedback`) in SQL
+while the query is embedded on a worker thread (onnxruntime and SQLite both
+release the GIL), reading the lexical candidates' scoring rows in that wait,
+then the dense path. Stage 2 fuses normalised scores with query-type weights,
+adds the session neighbours of the best *fused* candidates and lends them a
+share of each other's relevance (and a reply the relevance of the turn it
+answers), applies phase / trust / confidence / usage multipliers and the graph
+neighbourhood boost, then re-scores the best ~30 by query-term coverage
+(:mod:`.coverage`), by time (:mod:`.timeref`, :mod:`.rescore`) and for
+diversity (MMR). Every weight comes from :class:`RetrievalParams`
+(:mod:`.params`), chosen by cross-validation. Full rows and explanations are
+built only for what is returned. Optional LLM stages run only when configured
+and only within the SLO.
 """
 
 from __future__ import annotations
@@ -26,13 +30,22 @@ import numpy as np
 from desktop.memory.retrieval import paths as P
 from desktop.memory.retrieval.candidates import CandidateSet, load_light, passes_filters, related_files
 from desktop.memory.retrieval.coverage import coverage_boost
+from desktop.memory.retrieval.feedback import feedback_path
 from desktop.memory.retrieval.fusion import context_boost, neighbourhood_boost, normalise, rrf, score_fusion
 from desktop.memory.retrieval.lexical import LexicalSearch
 from desktop.memory.retrieval.llm_stages import HydeWriter, Reranker, StageUnavailable
 from desktop.memory.retrieval.packing import pack
+from desktop.memory.retrieval.params import DEFAULT_PARAMS, RetrievalParams
+from desktop.memory.retrieval.rescore import mmr, time_boost
 from desktop.memory.retrieval.slo import SloMonitor
 from desktop.memory.retrieval.types import Explanation, SearchRequest, SearchResponse, SearchResult
-from desktop.memory.retrieval.weights import PATH_WEIGHTS, RRF_WEIGHTS, detect_query_type, quality_multipliers
+from desktop.memory.retrieval.weights import (
+    PATH_WEIGHTS,
+    RRF_WEIGHTS,
+    detect_query_type,
+    parse_time,
+    quality_multipliers,
+)
 from desktop.memory.store.database import Database
 
 __all__ = ["RetrievalPipeline"]
@@ -49,9 +62,12 @@ class RetrievalPipeline:
 
     def __init__(self, db: Database, embeddings: Any | None = None, *, graph: Any | None = None,
                  reranker: Reranker | None = None, hyde: HydeWriter | None = None,
-                 slo: SloMonitor | None = None, clock: Any = None, embed_timeout_s: float = 2.0) -> None:
+                 slo: SloMonitor | None = None, clock: Any = None, embed_timeout_s: float = 2.0,
+                 params: RetrievalParams | None = None) -> None:
         """``embeddings`` is an EmbeddingService (None: no dense path); ``graph`` a GraphQueries-like
-        object with ``neighbours(files, depth)``; ``clock`` returns the current aware datetime."""
+        object with ``neighbours(files, depth)``; ``clock`` returns the current aware datetime;
+        ``params`` the scoring weights (default: the cross-validated :data:`DEFAULT_PARAMS`)."""
+        self.params = params or DEFAULT_PARAMS
         self.db = db
         self.embeddings = embeddings
         self.graph = graph
@@ -121,12 +137,23 @@ class RetrievalPipeline:
         # While the query is still being embedded, read the lexical candidates' scoring rows.
         early = load_light(conn, [m for m, _s in bm25], decode=decode) if fut is not None and not fut.done() else {}
         resp.timings["bm25_graph"] = (time.perf_counter() - t) * 1000
+        memo: dict[int, str] = {}
+        prf: list[tuple[int, float]] = []
+        if self.params.prf_weight > 0 and qtype == "semantic" and bm25:
+            # Also SQL only, so it too runs while the query is being embedded.
+            t = time.perf_counter()
+            prf, terms = feedback_path(self.lexical, conn, query, bm25, lambda ids: _memo_texts(conn, memo, ids),
+                                       self.params.prf_docs, self.params.prf_terms, k)
+            resp.timings["prf"] = (time.perf_counter() - t) * 1000
+            if terms:
+                log.debug("prf expanded %r with %s", query, terms)
         t = time.perf_counter()
         qvec, dense = self._dense(fut, k, resp)
         resp.timings["dense"] = (time.perf_counter() - t) * 1000
-        paths = {"bm25": bm25, "dense": dense, "graph": graph}
+        paths = {"bm25": bm25, "dense": dense, "graph": graph, "prf": prf}
         t = time.perf_counter()
         cands = CandidateSet(paths)
+        cands.memo = memo
         cands.light = early
         ranked = self._score(conn, req, cands, match, qvec, qtype, limits.neighbours)
         resp.timings["fusion"] = (time.perf_counter() - t) * 1000
@@ -162,9 +189,14 @@ class RetrievalPipeline:
         # search while changing LoCoMo nDCG@10 by 0.003, so they count as 0 here.
         cands.raw = {"bm25": dict(cands.paths.get("bm25", [])), "dense": dense_raw,
                      "graph": dict(cands.paths.get("graph", []))}
-        if "hyde" in cands.paths:
-            cands.raw["hyde"] = dict(cands.paths["hyde"])
+        for late in ("hyde", "prf"):
+            if late in cands.paths:
+                cands.raw[late] = dict(cands.paths[late])
+        p = self.params
         weights = dict(PATH_WEIGHTS[qtype])
+        if qtype == "semantic":
+            weights.update(bm25=p.bm25_share, dense=1.0 - p.bm25_share)
+        weights["prf"] = p.prf_weight
         if "hyde" in cands.raw:
             # HyDE replaces the dense query (the design's secondary dense search) rather than adding a vote.
             weights["hyde"] = weights.pop("dense")
@@ -179,7 +211,7 @@ class RetrievalPipeline:
             ids |= extra
             relevance, partials = self._fuse(cands, ids, qvec, weights)
         cands.relevance = relevance
-        boost = context_boost(relevance, neighbours)
+        boost = context_boost(relevance, neighbours, p.context_share, p.reply_share)
         base = {mid: relevance.get(mid, 0.0) + boost.get(mid, 0.0) for mid in ids}
         # Below this query's typical candidate on every path: noise, not a result (and not loaded).
         wanted = [mid for mid, b in base.items() if b > 0.0]
@@ -214,11 +246,23 @@ class RetrievalPipeline:
         # Explanations are built only for what is returned, reranked or boosted.
         cands.explain_with(explain)
         scored = self._graph_boost(conn, scored, light, cands)
-        # Last, the best candidates are re-scored by how many of the query's terms they contain.
-        scored, cover = coverage_boost(req.query, scored, lambda ids: cands.contents(conn, ids))
+        # Last, the best candidates are re-scored by how many of the query's terms they (and, for
+        # p.coverage_context, their session neighbours) contain, then by time, then diversified.
+        texts = lambda ids: _memo_texts(conn, cands.memo, ids)  # noqa: E731
+        scored, cover = coverage_boost(req.query, scored, texts, p.coverage_weight, p.coverage_depth,
+                                       context=lambda ids: _neighbour_texts(conn, cands.memo, ids),
+                                       context_weight=p.coverage_context)
+        scored, timed = time_boost(req.query, scored, texts, lambda mid: _created(light, mid), now,
+                                   when_boost=p.when_boost, date_boost=p.date_boost, depth=p.coverage_depth)
+        if p.mmr_lambda < 1.0 and self.embeddings is not None:
+            head = [mid for mid, _s in scored[:p.coverage_depth]]
+            scored = mmr(scored, self.embeddings.vectors(head), p.mmr_lambda, k=max(10, req.limit),
+                         depth=p.coverage_depth)
         for mid, _s in scored[:req.limit]:  # explanations only for what can be returned
             if cover.get(mid):
                 cands.explanation(mid).boosts["query_coverage"] = cover[mid]
+            if timed.get(mid):
+                cands.explanation(mid).boosts["time"] = timed[mid]
         return scored
 
     def _fuse(self, cands: CandidateSet, ids: set[int], qvec: np.ndarray | None, weights: dict[str, float]
@@ -288,3 +332,23 @@ class RetrievalPipeline:
             cands.explanation(mid).boosts["rerank_position"] = float(pos + 1)
         resp.timings["rerank"] = (time.perf_counter() - t) * 1000
         return out + ranked[RERANK_TOP:]
+
+
+def _memo_texts(conn: Any, memo: dict[int, str], ids: list[int]) -> dict[int, str]:
+    """Contents of ``ids``, each read at most once per search (PRF, coverage and time share them)."""
+    missing = [m for m in ids if m not in memo]
+    if missing:
+        memo.update(CandidateSet.contents(conn, missing))
+    return {m: memo[m] for m in ids if m in memo}
+
+
+def _neighbour_texts(conn: Any, memo: dict[int, str], ids: list[int]) -> dict[int, str]:
+    """For each memory, the joined text of its nearest session neighbours (before and after)."""
+    near = P.session_neighbours(conn, ids)
+    texts = _memo_texts(conn, memo, sorted({n for ns in near.values() for n in ns}))
+    return {mid: " ".join(texts.get(n, "") for n in ns) for mid, ns in near.items()}
+
+
+def _created(light: dict[int, Any], mid: int) -> datetime | None:
+    mem = light.get(mid)
+    return parse_time(mem.created_at) if mem is not None else None

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from desktop.memory.retrieval.llm_stages import HydeWriter, OllamaHyde, OllamaReranker, Reranker
+from desktop.memory.retrieval.llm_stages import ChatReranker, HydeWriter, OllamaHyde, OllamaReranker, Reranker
 from desktop.memory.retrieval.packing import pack as pack_results
 from desktop.memory.retrieval.pipeline import RetrievalPipeline
 from desktop.memory.retrieval.slo import SloMonitor
@@ -95,17 +95,31 @@ class SearchService:
 
 
 def _llm_stages(settings: Any) -> tuple[Reranker | None, HydeWriter | None]:
-    """Rerank and HyDE only with an Ollama LLM configured; rerank additionally needs ``extra.rerank``."""
+    """Rerank (when ``extra.rerank``) with any configured LLM; HyDE only through Ollama (local, cheap)."""
     provider = getattr(settings, "llm_provider", "none")
     model = getattr(settings, "llm_model", "")
+    extra = getattr(settings, "extra", {}) or {}
+    if provider in ("openai", "anthropic") and model and extra.get("rerank"):
+        return _chat_reranker(settings, provider, model, float(extra.get("llm_stage_timeout_s", 3.0))), None
     if provider != "ollama" or not model:
         return None, None
-    extra = getattr(settings, "extra", {}) or {}
     host = getattr(settings, "ollama_host", "http://127.0.0.1:11434")
     timeout = float(extra.get("llm_stage_timeout_s", 3.0))
     reranker = OllamaReranker(host, model, timeout=timeout) if extra.get("rerank") else None
     hyde = OllamaHyde(host, model, timeout=timeout) if extra.get("hyde", True) else None
     return reranker, hyde
+
+
+def _chat_reranker(settings: Any, provider: str, model: str, timeout: float) -> Reranker | None:
+    """A reranker on the user's OpenAI-compatible or Anthropic model; None (logged) when it cannot be
+    built (no key stored, no key store): search then simply runs without the stage."""
+    from desktop.agents.providers import make_provider
+
+    try:
+        return ChatReranker(make_provider(provider, model=model, settings=settings, timeout=timeout))
+    except Exception as exc:  # a missing key must not stop search from opening
+        log.info("rerank off: %s", exc)
+        return None
 
 
 def build_search_service(project: Any, *, provider: Any | None = None, start_indexer: bool = True,
