@@ -1714,46 +1714,91 @@ Long-term memory for AI coding agents.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/messages.py" line="68"/>
+        <source>Only you can do this to that memory; an agent asked for it and was refused.</source>
+        <translation>Only you can do this to that memory; an agent asked for it and was refused.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="69"/>
+        <source>Team sync could not do this.</source>
+        <translation>Team sync could not do this.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="70"/>
+        <source>This project is not connected to a team.</source>
+        <translation>This project is not connected to a team.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="71"/>
+        <source>The team server cannot be reached; your memories are kept here and will sync later.</source>
+        <translation>The team server cannot be reached; your memories are kept here and will sync later.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="72"/>
+        <source>The team server refused these credentials.</source>
+        <translation>The team server refused these credentials.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="73"/>
+        <source>The team server was upgraded by a newer Engram; update Engram to sync with it.</source>
+        <translation>The team server was upgraded by a newer Engram; update Engram to sync with it.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="74"/>
+        <source>The team server is not ready for this version of Engram; ask the team admin to run engram team init.</source>
+        <translation>The team server is not ready for this version of Engram; ask the team admin to run engram team init.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="75"/>
+        <source>These credentials do not belong to a team on this server.</source>
+        <translation>These credentials do not belong to a team on this server.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="76"/>
+        <source>This is not a PostgreSQL connection string (postgresql://…).</source>
+        <translation>This is not a PostgreSQL connection string (postgresql://…).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="77"/>
         <source>The agent stopped because of an error.</source>
         <translation>The agent stopped because of an error.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="69"/>
+        <location filename="../desktop/ui/messages.py" line="78"/>
         <source>The agent&apos;s action was not allowed.</source>
         <translation>The agent&apos;s action was not allowed.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="70"/>
+        <location filename="../desktop/ui/messages.py" line="79"/>
         <source>The agent tried to reach a file outside the project folder.</source>
         <translation>The agent tried to reach a file outside the project folder.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="71"/>
+        <location filename="../desktop/ui/messages.py" line="80"/>
         <source>The tour agent ran out of scripted turns.</source>
         <translation>The tour agent ran out of scripted turns.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="72"/>
+        <location filename="../desktop/ui/messages.py" line="81"/>
         <source>That agent&apos;s command-line tool is not installed.</source>
         <translation>That agent&apos;s command-line tool is not installed.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="73"/>
+        <location filename="../desktop/ui/messages.py" line="82"/>
         <source>The external agent exited with an error.</source>
         <translation>The external agent exited with an error.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="74"/>
+        <location filename="../desktop/ui/messages.py" line="83"/>
         <source>That file or symbol is not in the code graph.</source>
         <translation>That file or symbol is not in the code graph.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="75"/>
+        <location filename="../desktop/ui/messages.py" line="84"/>
         <source>A transcript could not be read.</source>
         <translation>A transcript could not be read.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="76"/>
+        <location filename="../desktop/ui/messages.py" line="85"/>
         <source>The scripted tour agent runs only on the tour&apos;s sample project.</source>
         <translation>The scripted tour agent runs only on the tour&apos;s sample project.</translation>
     </message>

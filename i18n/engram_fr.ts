@@ -1714,46 +1714,91 @@ Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/messages.py" line="68"/>
+        <source>Only you can do this to that memory; an agent asked for it and was refused.</source>
+        <translation>Seul·e vous pouvez faire cela à ce souvenir ; un agent l’a demandé et a été refusé.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="69"/>
+        <source>Team sync could not do this.</source>
+        <translation>La synchronisation d’équipe n’a pas pu faire cela.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="70"/>
+        <source>This project is not connected to a team.</source>
+        <translation>Ce projet n’est relié à aucune équipe.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="71"/>
+        <source>The team server cannot be reached; your memories are kept here and will sync later.</source>
+        <translation>Le serveur d’équipe est injoignable ; vos souvenirs sont gardés ici et seront synchronisés plus tard.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="72"/>
+        <source>The team server refused these credentials.</source>
+        <translation>Le serveur d’équipe a refusé ces identifiants.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="73"/>
+        <source>The team server was upgraded by a newer Engram; update Engram to sync with it.</source>
+        <translation>Le serveur d’équipe a été mis à jour par un Engram plus récent ; mettez Engram à jour pour synchroniser.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="74"/>
+        <source>The team server is not ready for this version of Engram; ask the team admin to run engram team init.</source>
+        <translation>Le serveur d’équipe n’est pas prêt pour cette version d’Engram ; demandez à l’administrateur de l’équipe de lancer engram team init.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="75"/>
+        <source>These credentials do not belong to a team on this server.</source>
+        <translation>Ces identifiants n’appartiennent à aucune équipe sur ce serveur.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="76"/>
+        <source>This is not a PostgreSQL connection string (postgresql://…).</source>
+        <translation>Ce n’est pas une chaîne de connexion PostgreSQL (postgresql://…).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="77"/>
         <source>The agent stopped because of an error.</source>
         <translation>L&apos;agent s&apos;est arrêté à cause d&apos;une erreur.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="69"/>
+        <location filename="../desktop/ui/messages.py" line="78"/>
         <source>The agent&apos;s action was not allowed.</source>
         <translation>L&apos;action de l&apos;agent n&apos;a pas été autorisée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="70"/>
+        <location filename="../desktop/ui/messages.py" line="79"/>
         <source>The agent tried to reach a file outside the project folder.</source>
         <translation>L&apos;agent a tenté d&apos;accéder à un fichier hors du dossier du projet.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="71"/>
+        <location filename="../desktop/ui/messages.py" line="80"/>
         <source>The tour agent ran out of scripted turns.</source>
         <translation>L&apos;agent de la visite n&apos;a plus de tours scriptés.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="72"/>
+        <location filename="../desktop/ui/messages.py" line="81"/>
         <source>That agent&apos;s command-line tool is not installed.</source>
         <translation>L&apos;outil en ligne de commande de cet agent n&apos;est pas installé.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="73"/>
+        <location filename="../desktop/ui/messages.py" line="82"/>
         <source>The external agent exited with an error.</source>
         <translation>L&apos;agent externe s&apos;est terminé avec une erreur.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="74"/>
+        <location filename="../desktop/ui/messages.py" line="83"/>
         <source>That file or symbol is not in the code graph.</source>
         <translation>Ce fichier ou ce symbole n&apos;est pas dans le graphe de code.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="75"/>
+        <location filename="../desktop/ui/messages.py" line="84"/>
         <source>A transcript could not be read.</source>
         <translation>Une transcription n&apos;a pas pu être lue.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="76"/>
+        <location filename="../desktop/ui/messages.py" line="85"/>
         <source>The scripted tour agent runs only on the tour&apos;s sample project.</source>
         <translation>L&apos;agent scripté de la visite ne fonctionne que sur le projet d&apos;exemple de la visite.</translation>
     </message>

@@ -35,6 +35,17 @@ WORDS: dict[str, str] = {
     "model_not_found": "The model is not available; pull it (Ollama) or choose another in Settings.",
     "unknown_provider": "Unknown provider name.",
     # agents
+    # trust and team
+    "not_allowed": "Only you can do this to that memory; an agent asked for it and was refused.",
+    "team_error": "Team sync could not do this.",
+    "team_not_joined": "This project is not connected to a team.",
+    "team_server_unreachable": "The team server cannot be reached; your memories are kept here and will sync later.",
+    "team_auth_failed": "The team server refused these credentials.",
+    "team_server_newer": "The team server was upgraded by a newer Engram; update Engram to sync with it.",
+    "team_server_not_ready": ("The team server is not ready for this version of Engram; "
+                              "ask the team admin to run engram team init."),
+    "team_unknown_role": "These credentials do not belong to a team on this server.",
+    "team_bad_url": "This is not a PostgreSQL connection string (postgresql://…).",
     "agent_error": "The agent stopped because of an error.",
     "tool_denied": "The agent's action was not allowed.",
     "path_outside_project": "The agent tried to reach a file outside the project folder.",

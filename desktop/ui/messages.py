@@ -65,6 +65,15 @@ def error_words() -> dict[str, str]:
         "secure_store_failed": QCoreApplication.translate("Messages", "The system keyring failed (locked or access denied)."),  # noqa: E501 (one literal, for lupdate)
         "model_not_found": QCoreApplication.translate("Messages", "This model is not available. Pull it with Ollama or choose another in Settings."),  # noqa: E501 (one literal, for lupdate)
         "unknown_provider": QCoreApplication.translate("Messages", "Unknown provider."),
+        "not_allowed": QCoreApplication.translate("Messages", "Only you can do this to that memory; an agent asked for it and was refused."),  # noqa: E501 (one literal, for lupdate)
+        "team_error": QCoreApplication.translate("Messages", "Team sync could not do this."),
+        "team_not_joined": QCoreApplication.translate("Messages", "This project is not connected to a team."),
+        "team_server_unreachable": QCoreApplication.translate("Messages", "The team server cannot be reached; your memories are kept here and will sync later."),  # noqa: E501 (one literal, for lupdate)
+        "team_auth_failed": QCoreApplication.translate("Messages", "The team server refused these credentials."),
+        "team_server_newer": QCoreApplication.translate("Messages", "The team server was upgraded by a newer Engram; update Engram to sync with it."),  # noqa: E501 (one literal, for lupdate)
+        "team_server_not_ready": QCoreApplication.translate("Messages", "The team server is not ready for this version of Engram; ask the team admin to run engram team init."),  # noqa: E501 (one literal, for lupdate)
+        "team_unknown_role": QCoreApplication.translate("Messages", "These credentials do not belong to a team on this server."),  # noqa: E501 (one literal, for lupdate)
+        "team_bad_url": QCoreApplication.translate("Messages", "This is not a PostgreSQL connection string (postgresql://…)."),
         "agent_error": QCoreApplication.translate("Messages", "The agent stopped because of an error."),
         "tool_denied": QCoreApplication.translate("Messages", "The agent's action was not allowed."),
         "path_outside_project": QCoreApplication.translate("Messages", "The agent tried to reach a file outside the project folder."),  # noqa: E501 (one literal, for lupdate)

@@ -131,7 +131,7 @@ def test_a_broken_install_says_so_in_one_line(venv: Path, user_env: dict[str, st
         search = _run([engram, "search", "memory"], env=user_env, cwd=tmp_path, check=False)
         assert search.returncode == 2
         assert "Traceback" not in search.stderr and search.stderr.count("\n") == 1, search.stderr
-        assert search.stderr.startswith("engram: ") and "model_missing" in search.stderr
+        assert search.stderr.startswith("engram: ") and "model_not_found" in search.stderr
 
         doctor = _run([engram, "doctor"], env=user_env, cwd=tmp_path, check=False)
         assert doctor.returncode == 1 and "FAILED  tokenizer" in doctor.stdout

@@ -28,7 +28,8 @@ class _Server:
             cwd=str(REPO), env={**os.environ, "PYTHONPATH": str(REPO)}, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.replies: queue.Queue[dict[str, Any]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -46,6 +47,9 @@ class _Server:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         self.proc.wait(30)
+        self.reader.join(10)  # the server's stdout is at EOF once it exited
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 @pytest.fixture

@@ -184,9 +184,9 @@ class ApplyRemote(WriteOp[Applied]):
     @staticmethod
     def _insert(tx: Tx, u: dict[str, Any], content: str, fp: str) -> int:
         source = u["source"] if u["source"] in _SOURCES else MemorySource.IMPORTED.value
-        tx.execute(
-            "INSERT INTO audit_log(at, actor, action, memory_id, reason, detail) VALUES (?, ?, 'add',"
-            " (SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name='memories'), 0) + 1), ?, ?)",
+        # Journal-first, before the row exists: the id the new memory is about to get.
+        tx.audit_from(
+            "SELECT ?, ?, 'add', COALESCE((SELECT seq FROM sqlite_sequence WHERE name='memories'), 0) + 1, ?, ?",
             (tx.now, f"team:{u['created_by']}", "shared by a teammate",
              json.dumps({"type": u["type"], "source": source, "excerpt": content[:200], "by": u["created_by"]},
                         ensure_ascii=False)))
