@@ -8,7 +8,6 @@ the data set shows up as a clear mismatch rather than a mystery.
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -128,9 +127,7 @@ def test_import_any_detects_claude_code() -> None:
     assert import_any(SYNAPSE).records_total == 871
 
 
-def test_import_speed() -> None:
-    start = time.perf_counter()
+def test_every_record_of_the_real_transcripts_is_read() -> None:
+    """All records of all shared transcripts (their import time is measured by bench/bench_observer.py)."""
     total = sum(import_claude_code(p).records_total for p in [SYNAPSE, *sorted(PROJECT.glob("*.jsonl"))])
-    elapsed = time.perf_counter() - start
     assert total == 3459
-    assert elapsed < 2.0, f"importing the real transcripts took {elapsed:.2f}s"
