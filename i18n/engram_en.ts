@@ -1729,8 +1729,8 @@ Long-term memory for AI coding agents.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/messages.py" line="71"/>
-        <source>The team server cannot be reached; your memories are kept here and will sync later.</source>
-        <translation>The team server cannot be reached; your memories are kept here and will sync later.</translation>
+        <source>The team server cannot be reached.</source>
+        <translation>The team server cannot be reached.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/messages.py" line="72"/>

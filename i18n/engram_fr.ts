@@ -1729,8 +1729,8 @@ Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/messages.py" line="71"/>
-        <source>The team server cannot be reached; your memories are kept here and will sync later.</source>
-        <translation>Le serveur d’équipe est injoignable ; vos souvenirs sont gardés ici et seront synchronisés plus tard.</translation>
+        <source>The team server cannot be reached.</source>
+        <translation>Le serveur d’équipe est injoignable.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/messages.py" line="72"/>

@@ -39,7 +39,7 @@ WORDS: dict[str, str] = {
     "not_allowed": "Only you can do this to that memory; an agent asked for it and was refused.",
     "team_error": "Team sync could not do this.",
     "team_not_joined": "This project is not connected to a team.",
-    "team_server_unreachable": "The team server cannot be reached; your memories are kept here and will sync later.",
+    "team_server_unreachable": "The team server cannot be reached.",
     "team_auth_failed": "The team server refused these credentials.",
     "team_server_newer": "The team server was upgraded by a newer Engram; update Engram to sync with it.",
     "team_server_not_ready": ("The team server is not ready for this version of Engram; "

@@ -64,5 +64,5 @@ def test_unreachable_server_is_one_clear_line(capsys: pytest.CaptureFixture[str]
 
     url = dead_url().replace("http://", "postgresql://u:p@") + "/db"
     code, _, err = run(capsys, "team", "join", *machine(tmp_path, "carol"), "--url", url)
-    assert code == 2 and err.startswith("engram: Cannot reach the team server") and "u:p" not in err
+    assert code == 2 and err.startswith("engram: The team server cannot be reached.") and "u:p" not in err
     assert len(err.strip().splitlines()) == 1
