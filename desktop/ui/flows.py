@@ -195,6 +195,7 @@ class Flows(QObject):
         llm = w.engram.settings.llm_provider != "none"
         self.onboarding = Onboarding(w.project, w.tasks, w.graph, llm_configured=llm, parent=w)
         self.onboarding.finished_onboarding.connect(self._onboarded)
+        self.onboarding.status_message.connect(self._status)
         self.onboarding.show()
         self.onboarding.start()
 
@@ -219,6 +220,8 @@ class Flows(QObject):
         dialog.delete_all_requested.connect(self.delete_everything)
         if dialog.team_panel is not None:
             wire_team_panel(dialog.team_panel, w)
+        if dialog.hooks_panel is not None and w.project is not None:
+            dialog.hooks_panel.bind(w.tasks, Path(w.project.info.root), w.project.settings.data_dir)
         if dialog.exec():
             language_changed = dialog.apply_to(w.engram.settings)
             settings = w.engram.settings

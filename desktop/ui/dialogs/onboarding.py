@@ -1,6 +1,7 @@
 """First run of a project: index the code, import agent rule files, review seeded memories.
 
-Phase 1 indexes in the background (GraphService.start) with live file/module counts.
+Phase 1 indexes in the background (GraphService.start) with live file/module counts,
+and offers Engram's hooks for the agent CLIs found on PATH (installed on Continue).
 Phase 2 offers the rules found in CLAUDE.md, AGENTS.md, .cursorrules, .cursor/rules
 and .github/copilot-instructions.md as typed memories, each with its own checkbox.
 Phase 3 shows one seeded memory per screen -- confirm, edit or forget -- with
@@ -12,6 +13,7 @@ from __future__ import annotations
 import html
 import logging
 import threading
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -32,6 +34,7 @@ from PySide6.QtWidgets import (
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.types import Memory
 from desktop.ui.adapters.portable import scan_rule_files
+from desktop.ui.dialogs.agent_hooks import HooksChooser
 from desktop.ui.labels import type_label
 from desktop.ui.tasks import Tasks
 
@@ -42,6 +45,7 @@ class Onboarding(QDialog):
     """The three first-run phases on one stacked dialog."""
 
     finished_onboarding = Signal()
+    status_message = Signal(str)
 
     def __init__(self, project: Any, tasks: Tasks, graph: Any | None, *, llm_configured: bool,
                  parent: QWidget | None = None) -> None:
@@ -89,8 +93,12 @@ class Onboarding(QDialog):
         self.index_next.setObjectName("indexContinue")
         self.index_next.setToolTip(self.tr("Indexing goes on in the background"))
         self.index_next.clicked.connect(self._to_rules)
+        self.hooks = HooksChooser()
+        self.hooks.status_message.connect(self.status_message)
         col.addWidget(self.bar)
         col.addWidget(self.index_label)
+        col.addSpacing(12)
+        col.addWidget(self.hooks)
         col.addStretch(1)
         col.addWidget(self.index_next, 0, Qt.AlignmentFlag.AlignRight)
         return page
@@ -106,6 +114,7 @@ class Onboarding(QDialog):
             self.bar.setValue(1)
         root = self.project.info.root
         self.tasks.run(lambda: scan_rule_files(root), self._rules_found)
+        self.hooks.detect(self.tasks, Path(root), self.project.settings.data_dir)
 
     def _on_progress(self, progress: Any) -> None:
         self._progress = progress  # indexer thread: just hand the value over
@@ -174,6 +183,7 @@ class Onboarding(QDialog):
                                                               len(items))) + "</h2>")
 
     def _to_rules(self) -> None:
+        self.hooks.install_chosen()
         if not self.proposed:
             self._to_review([])
             return

@@ -1,4 +1,4 @@
-"""Settings: models and providers, API keys (OS keyring only), data, import/export, language, trust.
+"""Settings: models and providers, API keys (OS keyring only), data, import/export, language, trust, agent hooks.
 
 The dialog never does I/O itself: keyring calls, file export/import and deleting
 everything are handed to the main window, which runs them on pool threads.
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from desktop.memory.store.errors import EngramError
 from desktop.settings import Settings, choose_data_location
 from desktop.ui.adapters.prefs import ProjectPrefs
+from desktop.ui.dialogs.agent_hooks import HooksPanel
 from desktop.ui.dialogs.team import TeamPanel
 from desktop.ui.dialogs.trust import TrustPanel
 from desktop.ui.theme import icon
@@ -59,7 +60,7 @@ def _t(text: str) -> str:
 
 
 class SettingsDialog(QDialog):
-    """Tabs: Models, Data, Language, and (with a project open) Trust & control."""
+    """Tabs: Models, Data, Language, and (with a project open) Trust & control, Team, Agent hooks."""
 
     save_key = Signal(str, str)          # provider, key
     export_requested = Signal(str, str)  # format, path
@@ -78,11 +79,14 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self._language_tab(), self.tr("&Language"))
         self.trust_panel: TrustPanel | None = None
         self.team_panel: TeamPanel | None = None
+        self.hooks_panel: HooksPanel | None = None
         if prefs is not None:
             self.trust_panel = TrustPanel(prefs)
             self.tabs.addTab(self.trust_panel, icon("shield"), self.tr("&Trust && control"))
             self.team_panel = TeamPanel()
             self.tabs.addTab(self.team_panel, self.tr("T&eam"))
+            self.hooks_panel = HooksPanel()  # filled by the caller, which owns the task runner
+            self.tabs.addTab(self.hooks_panel, self.tr("Agent &hooks"))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)

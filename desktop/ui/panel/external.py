@@ -28,13 +28,13 @@ from PySide6.QtWidgets import (
 
 from desktop.agents.hooks import ledger
 from desktop.memory.store.writer import ChangeSet
+from desktop.ui.dialogs.agent_hooks import AGENT_NAMES, agent_states
 from desktop.ui.session.citations import CitationBar
 from desktop.ui.tasks import Tasks
 
 log = logging.getLogger("engram.ui.panel")
 
 POLL_MS = 3000
-AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
 
 
 class ExternalSessions(QWidget):
@@ -85,11 +85,9 @@ class ExternalSessions(QWidget):
 
     # -- install -------------------------------------------------------------------------
     def _detect(self) -> list[tuple[str, bool]]:
-        from desktop.agents.hooks import install as hk
-
         root = Path(self.project.info.root)
-        return [(a, hk.status(a, "project", root, Path.home(), self.project.settings.data_dir).installed)
-                for a in hk.detected_agents()]
+        return [(a, installed) for a, found, installed in agent_states(root, self.project.settings.data_dir)
+                if found]
 
     def _offer_install(self, found: list[tuple[str, bool]]) -> None:
         for agent, installed in found:
