@@ -533,70 +533,70 @@
         <translation>No external session yet. Install Engram&apos;s hooks in your agent, then start a session in this project: what Engram tells it appears here.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="96"/>
-        <location filename="../desktop/ui/panel/external.py" line="114"/>
+        <location filename="../desktop/ui/panel/external.py" line="94"/>
+        <location filename="../desktop/ui/panel/external.py" line="112"/>
         <source>Hooks installed in %1</source>
         <translation>Hooks installed in %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="96"/>
+        <location filename="../desktop/ui/panel/external.py" line="94"/>
         <source>Install hooks in %1</source>
         <translation>Install hooks in %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="115"/>
+        <location filename="../desktop/ui/panel/external.py" line="113"/>
         <source>Engram&apos;s hooks were added to %1</source>
         <translation>Engram&apos;s hooks were added to %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="150"/>
+        <location filename="../desktop/ui/panel/external.py" line="148"/>
         <source>%1 · %2
 %3 shown, %4 cited, %5 flagged</source>
         <translation>%1 · %2
 %3 shown, %4 cited, %5 flagged</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="179"/>
+        <location filename="../desktop/ui/panel/external.py" line="177"/>
         <source>Session start</source>
         <translation>Session start</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="179"/>
+        <location filename="../desktop/ui/panel/external.py" line="177"/>
         <source>After compaction</source>
         <translation>After compaction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="180"/>
+        <location filename="../desktop/ui/panel/external.py" line="178"/>
         <source>On resume</source>
         <translation>On resume</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="180"/>
+        <location filename="../desktop/ui/panel/external.py" line="178"/>
         <source>Prompt: %1</source>
         <translation>Prompt: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="181"/>
+        <location filename="../desktop/ui/panel/external.py" line="179"/>
         <source>After opening %1</source>
         <translation>After opening %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="181"/>
+        <location filename="../desktop/ui/panel/external.py" line="179"/>
         <source>Cited without being shown</source>
         <translation>Cited without being shown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="204"/>
+        <location filename="../desktop/ui/panel/external.py" line="202"/>
         <source>(deleted)</source>
         <translation>(deleted)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <location filename="../desktop/ui/panel/external.py" line="203"/>
         <source>cited</source>
         <translation>cited</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <location filename="../desktop/ui/panel/external.py" line="203"/>
         <source>flagged</source>
         <translation>flagged</translation>
     </message>
@@ -644,12 +644,12 @@
         <translation>Nothing waits for review.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="216"/>
+        <location filename="../desktop/ui/flows.py" line="217"/>
         <source>API key saved in the system keyring</source>
         <translation>API key saved in the system keyring</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="237"/>
+        <location filename="../desktop/ui/flows.py" line="240"/>
         <source>%n memories exported</source>
         <translation>
             <numerusform>%n memory exported</numerusform>
@@ -657,12 +657,12 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="244"/>
+        <location filename="../desktop/ui/flows.py" line="247"/>
         <source>Importing %1…</source>
         <translation>Importing %1…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="246"/>
+        <location filename="../desktop/ui/flows.py" line="249"/>
         <source>%n memories imported</source>
         <translation>
             <numerusform>%n memory imported</numerusform>
@@ -670,12 +670,85 @@
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="253"/>
+        <location filename="../desktop/ui/flows.py" line="256"/>
         <source>%n memories deleted</source>
         <translation>
             <numerusform>%n memory deleted</numerusform>
             <numerusform>%n memories deleted</numerusform>
         </translation>
+    </message>
+</context>
+<context>
+    <name>HooksChooser</name>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="55"/>
+        <source>Give your coding agents Engram&apos;s memory</source>
+        <extracomment>(agent, found on PATH, installed for the project)</extracomment>
+        <translation>Give your coding agents Engram&apos;s memory</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="59"/>
+        <source>Engram adds hooks to these agents&apos; settings for this project, so they are told what Engram remembers when a session starts and as they work. You can remove them at any time in Settings.</source>
+        <translation>Engram adds hooks to these agents&apos; settings for this project, so they are told what Engram remembers when a session starts and as they work. You can remove them at any time in Settings.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="75"/>
+        <source>%1 (hooks already installed)</source>
+        <translation>%1 (hooks already installed)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="98"/>
+        <source>Engram&apos;s hooks were installed for %1</source>
+        <translation>Engram&apos;s hooks were installed for %1</translation>
+    </message>
+</context>
+<context>
+    <name>HooksPanel</name>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="116"/>
+        <source>Hooks let Claude Code, Codex and Gemini CLI receive Engram&apos;s memory in this project when a session starts, when you type a prompt and when they open a file.</source>
+        <translation>Hooks let Claude Code, Codex and Gemini CLI receive Engram&apos;s memory in this project when a session starts, when you type a prompt and when they open a file.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="120"/>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="163"/>
+        <source>Looking for agents…</source>
+        <translation>Looking for agents…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="144"/>
+        <source>&amp;Install</source>
+        <translation>&amp;Install</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="147"/>
+        <source>&amp;Remove</source>
+        <translation>&amp;Remove</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="157"/>
+        <source>Installed for this project</source>
+        <translation>Installed for this project</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="157"/>
+        <source>Not installed</source>
+        <translation>Not installed</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="161"/>
+        <source>No agent was found on this computer (looked for claude, codex and gemini on PATH).</source>
+        <translation>No agent was found on this computer (looked for claude, codex and gemini on PATH).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="180"/>
+        <source>Engram&apos;s hooks were added to %1</source>
+        <translation>Engram&apos;s hooks were added to %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="181"/>
+        <source>Engram&apos;s hooks were removed from %1</source>
+        <translation>Engram&apos;s hooks were removed from %1</translation>
     </message>
 </context>
 <context>
@@ -1960,97 +2033,97 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>Onboarding</name>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="52"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="56"/>
         <source>Getting to know %1</source>
         <translation>Getting to know %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="67"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="71"/>
         <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull qwen3-embedding:4b”, or choose a provider in Settings.</source>
         <translation>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull qwen3-embedding:4b”, or choose a provider in Settings.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="82"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="86"/>
         <source>Getting to know your project</source>
         <translation>Getting to know your project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="86"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="90"/>
         <source>Looking at the files…</source>
         <translation>Looking at the files…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="88"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="92"/>
         <source>&amp;Continue</source>
         <translation>&amp;Continue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="90"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="94"/>
         <source>Indexing goes on in the background</source>
         <translation>Indexing goes on in the background</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="104"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="112"/>
         <source>The code graph is not available; skipping indexing.</source>
         <translation>The code graph is not available; skipping indexing.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="120"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="129"/>
         <source>Listing files</source>
         <translation>Listing files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="120"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="129"/>
         <source>Reading code</source>
         <translation>Reading code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="130"/>
         <source>Linking symbols</source>
         <translation>Linking symbols</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="130"/>
         <source>Finding modules</source>
         <translation>Finding modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="122"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>Remembering code</source>
         <translation>Remembering code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="122"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>Mapping dependencies</source>
         <translation>Mapping dependencies</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="125"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="134"/>
         <source>%1: %2 of %3 files</source>
         <translation>%1: %2 of %3 files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="133"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="142"/>
         <source>Indexed %1 files in %2 modules.</source>
         <translation>Indexed %1 files in %2 modules.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="147"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="156"/>
         <source>Untick a rule to leave it out</source>
         <translation>Untick a rule to leave it out</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="149"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="158"/>
         <source>&amp;Import selected</source>
         <translation>&amp;Import selected</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="151"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="160"/>
         <source>&amp;Skip</source>
         <translation>&amp;Skip</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="173"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="182"/>
         <source>Found %n rules. Import them as memories?</source>
         <translation>
             <numerusform>Found %n rule. Import it as a memory?</numerusform>
@@ -2058,32 +2131,32 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="202"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="212"/>
         <source>Tell me if anything looks wrong — you are always the authority.</source>
         <translation>Tell me if anything looks wrong — you are always the authority.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="208"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="218"/>
         <source>&amp;Confirm</source>
         <translation>&amp;Confirm</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="210"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="220"/>
         <source>&amp;Forget</source>
         <translation>&amp;Forget</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="212"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="222"/>
         <source>Confirm &amp;all remaining</source>
         <translation>Confirm &amp;all remaining</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="214"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="224"/>
         <source>Right (your edits to the text are saved too)</source>
         <translation>Right (your edits to the text are saved too)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="230"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="240"/>
         <source>Review memories</source>
         <translation>Review memories</translation>
     </message>
@@ -2360,264 +2433,269 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
         <source>None (memory still works, without answers)</source>
         <translation>None (memory still works, without answers)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
         <source>Ollama (local)</source>
         <translation>Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="49"/>
         <source>OpenAI-compatible</source>
         <translation>OpenAI-compatible</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
         <source>Anthropic</source>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
         <source>Automatic (best available)</source>
         <translation>Automatic (best available)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
         <source>Bundled MiniLM (offline)</source>
         <translation>Bundled MiniLM (offline)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
         <source>Ollama</source>
         <translation>Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="49"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
         <source>Follow the system</source>
         <translation>Follow the system</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="51"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="52"/>
         <source>JSON (everything, re-importable)</source>
         <translation>JSON (everything, re-importable)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="52"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="53"/>
         <source>Markdown</source>
         <translation>Markdown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="54"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="55"/>
         <source>DELETE</source>
         <translation>DELETE</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="73"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="74"/>
         <source>Settings</source>
         <translation>Settings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="76"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="77"/>
         <source>&amp;Models</source>
         <translation>&amp;Models</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="77"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="78"/>
         <source>&amp;Data</source>
         <translation>&amp;Data</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="78"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="240"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="79"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="244"/>
         <source>&amp;Language</source>
         <translation>&amp;Language</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="83"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="85"/>
         <source>&amp;Trust &amp;&amp; control</source>
         <translation>&amp;Trust &amp;&amp; control</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="85"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="87"/>
         <source>T&amp;eam</source>
         <translation>T&amp;eam</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="108"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="89"/>
+        <source>Agent &amp;hooks</source>
+        <translation>Agent &amp;hooks</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="112"/>
         <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
         <translation>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="111"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="115"/>
         <source>empty = the provider&apos;s default</source>
         <translation>empty = the provider&apos;s default</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="118"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="122"/>
         <source>Paste an API key</source>
         <translation>Paste an API key</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="119"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="123"/>
         <source>Save in the system &amp;keyring</source>
         <translation>Save in the system &amp;keyring</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="125"/>
         <source>Keys are kept by the operating system, never in Engram&apos;s files</source>
         <translation>Keys are kept by the operating system, never in Engram&apos;s files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="123"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
         <source>Checking the system keyring…</source>
         <translation>Checking the system keyring…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="134"/>
         <source>&amp;Agent model provider</source>
         <translation>&amp;Agent model provider</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="135"/>
         <source>Agent &amp;model</source>
         <translation>Agent &amp;model</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="132"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="136"/>
         <source>&amp;Embeddings</source>
         <translation>&amp;Embeddings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="133"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="137"/>
         <source>Embedding mo&amp;del</source>
         <translation>Embedding mo&amp;del</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="134"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="138"/>
         <source>Ollama &amp;address</source>
         <translation>Ollama &amp;address</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="135"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="139"/>
         <source>OpenAI-compatible &amp;URL</source>
         <translation>OpenAI-compatible &amp;URL</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="136"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="140"/>
         <source>API &amp;key</source>
         <translation>API &amp;key</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="145"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="149"/>
         <source>Keys are stored in the system keyring.</source>
         <translation>Keys are stored in the system keyring.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="146"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="150"/>
         <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
         <translation>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="156"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="160"/>
         <source>Choose where Engram keeps its data</source>
         <translation>Choose where Engram keeps its data</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="163"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="167"/>
         <source>Data folder not changed</source>
         <translation>Data folder not changed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="165"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
         <source>Data folder changed</source>
         <translation>Data folder changed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="166"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="170"/>
         <source>Engram will keep its data in %1 from its next start.</source>
         <translation>Engram will keep its data in %1 from its next start.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="172"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="176"/>
         <source>Memory is stored on this computer in:</source>
         <translation>Memory is stored on this computer in:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="174"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="178"/>
         <source>&amp;Open the data folder</source>
         <translation>&amp;Open the data folder</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="176"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
         <source>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</source>
         <translation>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
         <source>&amp;Change the data folder…</source>
         <translation>&amp;Change the data folder…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="188"/>
         <source>&amp;Export…</source>
         <translation>&amp;Export…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="187"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="191"/>
         <source>&amp;Import…</source>
         <translation>&amp;Import…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="189"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
         <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
         <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="196"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="200"/>
         <source>Delete &amp;everything in this project…</source>
         <translation>Delete &amp;everything in this project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="198"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="202"/>
         <source>Removes every memory for good and scrubs the database file</source>
         <translation>Removes every memory for good and scrubs the database file</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="203"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="207"/>
         <source>Export and import</source>
         <translation>Export and import</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="214"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="218"/>
         <source>Export memories</source>
         <translation>Export memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="219"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="223"/>
         <source>Import memories</source>
         <translation>Import memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="220"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
         <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
         <translation>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="228"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="232"/>
         <source>Delete everything</source>
         <translation>Delete everything</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="229"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="233"/>
         <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
         <translation>Every memory of this project will be deleted for good. Type %1 to confirm.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="238"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="242"/>
         <source>Menus and panels switch at once; a few texts follow after a restart.</source>
         <translation>Menus and panels switch at once; a few texts follow after a restart.</translation>
     </message>

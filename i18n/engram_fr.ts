@@ -533,70 +533,70 @@
         <translation>Aucune session externe pour l&apos;instant. Installez les hooks d&apos;Engram dans votre agent, puis lancez une session dans ce projet : ce qu&apos;Engram lui transmet s&apos;affichera ici.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="96"/>
-        <location filename="../desktop/ui/panel/external.py" line="114"/>
+        <location filename="../desktop/ui/panel/external.py" line="94"/>
+        <location filename="../desktop/ui/panel/external.py" line="112"/>
         <source>Hooks installed in %1</source>
         <translation>Hooks installés dans %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="96"/>
+        <location filename="../desktop/ui/panel/external.py" line="94"/>
         <source>Install hooks in %1</source>
         <translation>Installer les hooks dans %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="115"/>
+        <location filename="../desktop/ui/panel/external.py" line="113"/>
         <source>Engram&apos;s hooks were added to %1</source>
         <translation>Les hooks d&apos;Engram ont été ajoutés à %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="150"/>
+        <location filename="../desktop/ui/panel/external.py" line="148"/>
         <source>%1 · %2
 %3 shown, %4 cited, %5 flagged</source>
         <translation>%1 · %2
 %3 montrées, %4 citées, %5 signalées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="179"/>
+        <location filename="../desktop/ui/panel/external.py" line="177"/>
         <source>After compaction</source>
         <translation>Après compaction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="179"/>
+        <location filename="../desktop/ui/panel/external.py" line="177"/>
         <source>Session start</source>
         <translation>Début de session</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="180"/>
+        <location filename="../desktop/ui/panel/external.py" line="178"/>
         <source>On resume</source>
         <translation>À la reprise</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="180"/>
+        <location filename="../desktop/ui/panel/external.py" line="178"/>
         <source>Prompt: %1</source>
         <translation>Demande : %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="181"/>
+        <location filename="../desktop/ui/panel/external.py" line="179"/>
         <source>After opening %1</source>
         <translation>Après ouverture de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="181"/>
+        <location filename="../desktop/ui/panel/external.py" line="179"/>
         <source>Cited without being shown</source>
         <translation>Cité sans avoir été montré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="204"/>
+        <location filename="../desktop/ui/panel/external.py" line="202"/>
         <source>(deleted)</source>
         <translation>(supprimé)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <location filename="../desktop/ui/panel/external.py" line="203"/>
         <source>cited</source>
         <translation>cité</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <location filename="../desktop/ui/panel/external.py" line="203"/>
         <source>flagged</source>
         <translation>signalé</translation>
     </message>
@@ -644,12 +644,12 @@
         <translation>Rien n’attend de revue.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="216"/>
+        <location filename="../desktop/ui/flows.py" line="217"/>
         <source>API key saved in the system keyring</source>
         <translation>Clé d’API enregistrée dans le trousseau du système</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="237"/>
+        <location filename="../desktop/ui/flows.py" line="240"/>
         <source>%n memories exported</source>
         <translation>
             <numerusform>%n mémoire exportée</numerusform>
@@ -657,12 +657,12 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="244"/>
+        <location filename="../desktop/ui/flows.py" line="247"/>
         <source>Importing %1…</source>
         <translation>Import de %1…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="246"/>
+        <location filename="../desktop/ui/flows.py" line="249"/>
         <source>%n memories imported</source>
         <translation>
             <numerusform>%n mémoire importée</numerusform>
@@ -670,12 +670,85 @@
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="253"/>
+        <location filename="../desktop/ui/flows.py" line="256"/>
         <source>%n memories deleted</source>
         <translation>
             <numerusform>%n mémoire supprimée</numerusform>
             <numerusform>%n mémoires supprimées</numerusform>
         </translation>
+    </message>
+</context>
+<context>
+    <name>HooksChooser</name>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="55"/>
+        <source>Give your coding agents Engram&apos;s memory</source>
+        <extracomment>(agent, found on PATH, installed for the project)</extracomment>
+        <translation>Donnez la mémoire d&apos;Engram à vos agents de code</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="59"/>
+        <source>Engram adds hooks to these agents&apos; settings for this project, so they are told what Engram remembers when a session starts and as they work. You can remove them at any time in Settings.</source>
+        <translation>Engram ajoute des hooks aux réglages de ces agents pour ce projet, afin qu&apos;ils reçoivent ce dont Engram se souvient au début d&apos;une session et pendant leur travail. Vous pouvez les retirer à tout moment dans les Réglages.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="75"/>
+        <source>%1 (hooks already installed)</source>
+        <translation>%1 (hooks déjà installés)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="98"/>
+        <source>Engram&apos;s hooks were installed for %1</source>
+        <translation>Les hooks d&apos;Engram ont été installés pour %1</translation>
+    </message>
+</context>
+<context>
+    <name>HooksPanel</name>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="116"/>
+        <source>Hooks let Claude Code, Codex and Gemini CLI receive Engram&apos;s memory in this project when a session starts, when you type a prompt and when they open a file.</source>
+        <translation>Les hooks permettent à Claude Code, Codex et Gemini CLI de recevoir la mémoire d&apos;Engram dans ce projet au début d&apos;une session, quand vous saisissez une demande et quand ils ouvrent un fichier.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="120"/>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="163"/>
+        <source>Looking for agents…</source>
+        <translation>Recherche des agents…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="144"/>
+        <source>&amp;Install</source>
+        <translation>&amp;Installer</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="147"/>
+        <source>&amp;Remove</source>
+        <translation>&amp;Retirer</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="157"/>
+        <source>Installed for this project</source>
+        <translation>Installés pour ce projet</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="157"/>
+        <source>Not installed</source>
+        <translation>Non installés</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="161"/>
+        <source>No agent was found on this computer (looked for claude, codex and gemini on PATH).</source>
+        <translation>Aucun agent n&apos;a été trouvé sur cet ordinateur (recherche de claude, codex et gemini dans le PATH).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="180"/>
+        <source>Engram&apos;s hooks were added to %1</source>
+        <translation>Les hooks d&apos;Engram ont été ajoutés à %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/agent_hooks.py" line="181"/>
+        <source>Engram&apos;s hooks were removed from %1</source>
+        <translation>Les hooks d&apos;Engram ont été retirés de %1</translation>
     </message>
 </context>
 <context>
@@ -1960,97 +2033,97 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>Onboarding</name>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="52"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="56"/>
         <source>Getting to know %1</source>
         <translation>Découverte de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="67"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="71"/>
         <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull qwen3-embedding:4b”, or choose a provider in Settings.</source>
         <translation>Aucun modèle de langage n’est configuré. Engram indexe quand même votre code, conserve et recherche les mémoires, et l’agent de démonstration hors ligne fonctionne. Sans mémoire, les agents redécouvrent votre code à chaque session : installez Ollama et lancez « ollama pull qwen3-embedding:4b », ou choisissez un fournisseur dans les Réglages.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="82"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="86"/>
         <source>Getting to know your project</source>
         <translation>Découverte de votre projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="86"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="90"/>
         <source>Looking at the files…</source>
         <translation>Examen des fichiers…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="88"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="92"/>
         <source>&amp;Continue</source>
         <translation>&amp;Continuer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="90"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="94"/>
         <source>Indexing goes on in the background</source>
         <translation>L’indexation continue en arrière-plan</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="104"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="112"/>
         <source>The code graph is not available; skipping indexing.</source>
         <translation>Le graphe du code n’est pas disponible ; indexation ignorée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="120"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="129"/>
         <source>Listing files</source>
         <translation>Liste des fichiers</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="120"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="129"/>
         <source>Reading code</source>
         <translation>Lecture du code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="130"/>
         <source>Linking symbols</source>
         <translation>Liaison des symboles</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="130"/>
         <source>Finding modules</source>
         <translation>Recherche des modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="122"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>Remembering code</source>
         <translation>Mémorisation du code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="122"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>Mapping dependencies</source>
         <translation>Cartographie des dépendances</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="125"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="134"/>
         <source>%1: %2 of %3 files</source>
         <translation>%1 : %2 fichiers sur %3</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="133"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="142"/>
         <source>Indexed %1 files in %2 modules.</source>
         <translation>%1 fichiers indexés dans %2 modules.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="147"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="156"/>
         <source>Untick a rule to leave it out</source>
         <translation>Décochez une règle pour l’écarter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="149"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="158"/>
         <source>&amp;Import selected</source>
         <translation>&amp;Importer la sélection</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="151"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="160"/>
         <source>&amp;Skip</source>
         <translation>&amp;Passer</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="173"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="182"/>
         <source>Found %n rules. Import them as memories?</source>
         <translation>
             <numerusform>%n règle trouvée. L’importer comme mémoire ?</numerusform>
@@ -2058,32 +2131,32 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="202"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="212"/>
         <source>Tell me if anything looks wrong — you are always the authority.</source>
         <translation>Dites-moi si quelque chose semble faux — c’est toujours vous qui avez le dernier mot.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="208"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="218"/>
         <source>&amp;Confirm</source>
         <translation>&amp;Confirmer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="210"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="220"/>
         <source>&amp;Forget</source>
         <translation>&amp;Oublier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="212"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="222"/>
         <source>Confirm &amp;all remaining</source>
         <translation>Confirmer &amp;tout le reste</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="214"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="224"/>
         <source>Right (your edits to the text are saved too)</source>
         <translation>Juste (vos modifications du texte sont aussi enregistrées)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="230"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="240"/>
         <source>Review memories</source>
         <translation>Revoir les mémoires</translation>
     </message>
@@ -2360,264 +2433,269 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="41"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
         <source>None (memory still works, without answers)</source>
         <translation>Aucun (la mémoire fonctionne, sans réponses rédigées)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="42"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
         <source>Ollama (local)</source>
         <translation>Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="43"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="49"/>
         <source>OpenAI-compatible</source>
         <translation>Compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
         <source>Anthropic</source>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="45"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
         <source>Automatic (best available)</source>
         <translation>Automatique (le meilleur disponible)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
         <source>Bundled MiniLM (offline)</source>
         <translation>MiniLM intégré (hors ligne)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
         <source>Ollama</source>
         <translation>Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="49"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
         <source>Follow the system</source>
         <translation>Suivre le système</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="51"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="52"/>
         <source>JSON (everything, re-importable)</source>
         <translation>JSON (tout, réimportable)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="52"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="53"/>
         <source>Markdown</source>
         <translation>Markdown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="54"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="55"/>
         <source>DELETE</source>
         <translation>SUPPRIMER</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="73"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="74"/>
         <source>Settings</source>
         <translation>Réglages</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="76"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="77"/>
         <source>&amp;Models</source>
         <translation>&amp;Modèles</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="77"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="78"/>
         <source>&amp;Data</source>
         <translation>&amp;Données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="78"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="240"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="79"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="244"/>
         <source>&amp;Language</source>
         <translation>&amp;Langue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="83"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="85"/>
         <source>&amp;Trust &amp;&amp; control</source>
         <translation>&amp;Confiance &amp;&amp; contrôle</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="85"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="87"/>
         <source>T&amp;eam</source>
         <translation>É&amp;quipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="108"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="89"/>
+        <source>Agent &amp;hooks</source>
+        <translation>&amp;Hooks des agents</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="112"/>
         <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
         <translation>p. ex. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="111"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="115"/>
         <source>empty = the provider&apos;s default</source>
         <translation>vide = le choix par défaut du fournisseur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="118"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="122"/>
         <source>Paste an API key</source>
         <translation>Collez une clé d’API</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="119"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="123"/>
         <source>Save in the system &amp;keyring</source>
         <translation>Enregistrer dans le &amp;trousseau du système</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="125"/>
         <source>Keys are kept by the operating system, never in Engram&apos;s files</source>
         <translation>Les clés sont gardées par le système d’exploitation, jamais dans les fichiers d’Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="123"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
         <source>Checking the system keyring…</source>
         <translation>Vérification du trousseau du système…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="134"/>
         <source>&amp;Agent model provider</source>
         <translation>&amp;Fournisseur du modèle d’agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="135"/>
         <source>Agent &amp;model</source>
         <translation>&amp;Modèle d’agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="132"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="136"/>
         <source>&amp;Embeddings</source>
         <translation>&amp;Plongements</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="133"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="137"/>
         <source>Embedding mo&amp;del</source>
         <translation>Mo&amp;dèle de plongement</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="134"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="138"/>
         <source>Ollama &amp;address</source>
         <translation>&amp;Adresse d’Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="135"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="139"/>
         <source>OpenAI-compatible &amp;URL</source>
         <translation>&amp;URL compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="136"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="140"/>
         <source>API &amp;key</source>
         <translation>&amp;Clé d’API</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="145"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="149"/>
         <source>Keys are stored in the system keyring.</source>
         <translation>Les clés sont stockées dans le trousseau du système.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="146"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="150"/>
         <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
         <translation>Aucun trousseau sécurisé n’a été trouvé sur ce système : Engram n’enregistrera donc pas de clés d’API. Définissez-les plutôt dans l’environnement (p. ex. OPENAI_API_KEY).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="156"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="160"/>
         <source>Choose where Engram keeps its data</source>
         <translation>Choisir où Engram garde ses données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="163"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="167"/>
         <source>Data folder not changed</source>
         <translation>Dossier de données inchangé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="165"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
         <source>Data folder changed</source>
         <translation>Dossier de données modifié</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="166"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="170"/>
         <source>Engram will keep its data in %1 from its next start.</source>
         <translation>Engram gardera ses données dans %1 à partir de son prochain démarrage.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="172"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="176"/>
         <source>Memory is stored on this computer in:</source>
         <translation>La mémoire est stockée sur cet ordinateur dans :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="174"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="178"/>
         <source>&amp;Open the data folder</source>
         <translation>&amp;Ouvrir le dossier de données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="176"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
         <source>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</source>
         <translation>Pour garder les données ailleurs (un disque portable, un dossier synchronisé), choisissez un autre dossier : Engram l&apos;utilise dès son prochain démarrage. Les projets déjà enregistrés restent où ils sont ; exportez-les puis importez-les pour déplacer leurs mémoires.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
         <source>&amp;Change the data folder…</source>
         <translation>&amp;Changer le dossier de données…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="188"/>
         <source>&amp;Export…</source>
         <translation>&amp;Exporter…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="187"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="191"/>
         <source>&amp;Import…</source>
         <translation>&amp;Importer…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="189"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
         <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
         <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md ou .cursorrules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="196"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="200"/>
         <source>Delete &amp;everything in this project…</source>
         <translation>&amp;Tout supprimer dans ce projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="198"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="202"/>
         <source>Removes every memory for good and scrubs the database file</source>
         <translation>Supprime définitivement toutes les mémoires et nettoie le fichier de la base</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="203"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="207"/>
         <source>Export and import</source>
         <translation>Export et import</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="214"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="218"/>
         <source>Export memories</source>
         <translation>Exporter les mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="219"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="223"/>
         <source>Import memories</source>
         <translation>Importer des mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="220"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
         <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
         <translation>Fichiers de mémoire (*.json *.jsonl *.md *.mdc *.cursorrules);;Tous les fichiers (*)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="228"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="232"/>
         <source>Delete everything</source>
         <translation>Tout supprimer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="229"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="233"/>
         <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
         <translation>Toutes les mémoires de ce projet seront supprimées définitivement. Tapez %1 pour confirmer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="238"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="242"/>
         <source>Menus and panels switch at once; a few texts follow after a restart.</source>
         <translation>Les menus et panneaux changent aussitôt ; quelques textes suivent après un redémarrage.</translation>
     </message>
