@@ -122,15 +122,12 @@ def main() -> int:
     win.show()
     settle()
     shot(win, "welcome")
-    win.open_project(build_demo(base))
+    # Session with citations, tool calls and chips: the guided tour's sample project, the only
+    # place the scripted (model-free) agent runs; a user's project needs a real model.
+    win.open_tour()
     wait(lambda: win.project is not None and win.panel is not None)
-    seed(win)
-    graph = win.graph
-    graph.index()
     settle()
-
-    # Session with citations, tool calls and chips.
-    win.session.provider.setCurrentIndex(0)
+    win.session.provider.setCurrentIndex(max(0, win.session.provider.findData("scripted")))
     win.session.input.setPlainText("Fix the checkout discount bug in cart.py")
     win.session.submit()
     wait(lambda: not win.session.runner.is_running(), 30)
@@ -144,6 +141,14 @@ def main() -> int:
         summary.rows[0].ok.click() if summary.rows else None
         summary.save_button.click()
     shot(win, "session")
+
+    tour_root = win.project.info.root
+    win.open_project(build_demo(base))
+    wait(lambda: win.project is not None and win.panel is not None and win.project.info.root != tour_root)
+    seed(win)
+    graph = win.graph
+    graph.index()
+    settle()
 
     panel = win.panel
     panel.setCurrentWidget(panel.dashboard)
@@ -238,12 +243,6 @@ def main() -> int:
 
     apply_theme(app)
     win.switch_language("en")  # rebuild views so icons pick up the dark palette
-    win.session.input.setPlainText("Where do we apply discounts?")
-    win.session.submit()
-    wait(lambda: not win.session.runner.is_running(), 30)
-    wait(lambda: win.flows.summary is not None, 10)
-    if win.flows.summary is not None:
-        win.flows.summary.later_button.click()
     win.panel.setCurrentWidget(win.panel.dashboard)
     settle(1.2)
     shot(win, "dark")
