@@ -247,6 +247,7 @@ def main() -> int:
     settle(1.2)
     shot(win, "dark")
     win.close()
+    win.wait_closed()  # the project closes off the GUI thread; let it finish before the app goes
     shutil.rmtree(base, ignore_errors=True)
     return 0
 
