@@ -142,7 +142,7 @@ def build_start_context(memory: Any, task: str, root: ProjectRoot, fmt: str, all
     relevant = [m for m in found if m.id not in seen]
     seen |= {m.id for m in relevant}
     scoped = [m for m in memory.scoped(ctx.modules, 8) if m.id not in seen and (m.pinned or m.confidence >= floor)]
-    general = fit(relevant + scoped, alloc.retrieval)
+    general = fit(relevant + scoped, alloc.retrieval, phase)
     seen = {m.id for m in always} | {m.id for m in general}
     work = fit([m for m in memory.work_state(3) if m.id not in seen], alloc.work_state)
     recipes = memory.workflow_recipes(task, 2)
