@@ -60,8 +60,9 @@ class MemoryAccess(Protocol):
         """Gotchas, dead ends and error patterns attached to ``files``."""
         ...
 
-    def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None) -> Memory | None:
-        """A memory that already answers a Grep/Glob for ``pattern``, if any."""
+    def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None,
+                          touched_files: Iterable[str] = (), phase: str | None = None) -> Memory | None:
+        """A memory that already answers a Grep/Glob for ``pattern``, if any (files touched so far rank)."""
         ...
 
     def workflow_recipes(self, task: str, limit: int = 3) -> list[str]:
@@ -258,17 +259,30 @@ class StoreMemoryAccess:
         return self._select(where, params, "CASE type WHEN 'dead_end' THEN 0 ELSE 1 END, confidence DESC",
                             limit)
 
-    def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None) -> Memory | None:
-        """The best memory whose text contains every term of the search pattern."""
-        terms = [t for t in re.split(r"[^\w]+", pattern) if len(t) >= 3]
+    def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None,
+                          touched_files: Iterable[str] = (), phase: str | None = None) -> Memory | None:
+        """The best memory whose text contains every term of the search pattern.
+
+        "Best" is the retrieval pipeline's rank with the session's phase and the files it has
+        touched so far (graph path, context boost); SQL by confidence only when the search
+        finds no memory containing every term.
+        """
+        terms = [t for t in re.split(r"[^\w]+", pattern) if len(t) >= 3][:6]
         if not terms:
             return None
-        q = MemoryQuery(text=" ".join(terms[:6]), min_confidence=0.6)
+        skip = set(exclude or ())
+        wanted = [t.casefold() for t in terms]
+        for m in self.search(" ".join(terms), limit=5, phase=phase, touched_files=touched_files,
+                             min_confidence=0.6):
+            text = m.content.casefold()
+            if m.id not in skip and all(t in text for t in wanted):
+                return m
+        q = MemoryQuery(text=" ".join(terms), min_confidence=0.6)
         where, params = q.where()
-        skip = sorted(exclude or ())[:500]
-        if skip:
-            where += f" AND id NOT IN ({','.join('?' * len(skip))})"
-            params += skip
+        ids = sorted(skip)[:500]
+        if ids:
+            where += f" AND id NOT IN ({','.join('?' * len(ids))})"
+            params += ids
         found = self._select(f"{where} AND {_INJECTABLE}", params, "confidence DESC", 1)
         return found[0] if found else None
 
