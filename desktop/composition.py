@@ -188,9 +188,32 @@ def start_project_services(project: ProjectServices, *, learn_from_transcripts: 
             started[name] = start()
         except Exception:  # each service is optional; the app works without it
             log.exception("could not start %s", name)
+    started["recovered"] = recover_crashed_sessions(project)
     if learn_from_transcripts:
         started.update(_learn_from_installed_agents(project, home))
     return started
+
+
+# A checkpoint not saved for this long belongs to a session that crashed: hook-observed
+# sessions checkpoint after every tool call, and Engram's own agent every few steps.
+STALE_CHECKPOINT_S = 2 * 3600.0
+
+
+def recover_crashed_sessions(project: ProjectServices, *, older_than_s: float = STALE_CHECKPOINT_S) -> list[Any]:
+    """Finalise and promote the sessions a crashed run left with only a checkpoint.
+
+    Only checkpoints older than ``older_than_s`` (a session in another process may still be
+    running); nothing when the project's auto-memory is off. Returns the promotion results.
+    """
+    from desktop.memory.lifecycle.control import auto_memory_enabled
+
+    try:
+        if not auto_memory_enabled(project.db):
+            return []
+        return list(observer_for(project).recover(older_than_s=older_than_s))
+    except Exception:  # recovery is best effort: a bad checkpoint must not stop the project opening
+        log.exception("recovering crashed sessions failed")
+        return []
 
 
 def team_sync_for(project: ProjectServices) -> Any:

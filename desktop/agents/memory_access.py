@@ -17,6 +17,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from desktop.memory.store.connection import rows_as_dicts
@@ -29,6 +30,7 @@ log = logging.getLogger("engram.agents")
 
 T = TypeVar("T")
 MEMORY_TIMEOUT_S = 3.0
+PREFETCH_RANKED = 24  # ranked files asked for; the session start keeps at most 12 within its budget
 GOTCHA_TYPES = (MemoryType.GOTCHA.value, MemoryType.DEAD_END.value, MemoryType.ERROR_PATTERN.value)
 CRITICAL_TYPES = (MemoryType.GOTCHA.value, MemoryType.DEAD_END.value, MemoryType.REQUIREMENT.value,
                   MemoryType.DECISION.value)
@@ -58,8 +60,9 @@ class MemoryAccess(Protocol):
         """Gotchas, dead ends and error patterns attached to ``files``."""
         ...
 
-    def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None) -> Memory | None:
-        """A memory that already answers a Grep/Glob for ``pattern``, if any."""
+    def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None,
+                          touched_files: Iterable[str] = (), phase: str | None = None) -> Memory | None:
+        """A memory that already answers a Grep/Glob for ``pattern``, if any (files touched so far rank)."""
         ...
 
     def workflow_recipes(self, task: str, limit: int = 3) -> list[str]:
@@ -75,7 +78,7 @@ class MemoryAccess(Protocol):
         ...
 
     def prefetch_candidates(self, task: str) -> list[tuple[str, float]]:
-        """(file, share of past sessions that read it) for files read in >= 50% of sessions."""
+        """(file, prefetch score) for the files a session on ``task`` should read first, best first."""
         ...
 
     def calibration_factor(self, task: str) -> float:
@@ -256,17 +259,30 @@ class StoreMemoryAccess:
         return self._select(where, params, "CASE type WHEN 'dead_end' THEN 0 ELSE 1 END, confidence DESC",
                             limit)
 
-    def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None) -> Memory | None:
-        """The best memory whose text contains every term of the search pattern."""
-        terms = [t for t in re.split(r"[^\w]+", pattern) if len(t) >= 3]
+    def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None,
+                          touched_files: Iterable[str] = (), phase: str | None = None) -> Memory | None:
+        """The best memory whose text contains every term of the search pattern.
+
+        "Best" is the retrieval pipeline's rank with the session's phase and the files it has
+        touched so far (graph path, context boost); SQL by confidence only when the search
+        finds no memory containing every term.
+        """
+        terms = [t for t in re.split(r"[^\w]+", pattern) if len(t) >= 3][:6]
         if not terms:
             return None
-        q = MemoryQuery(text=" ".join(terms[:6]), min_confidence=0.6)
+        skip = set(exclude or ())
+        wanted = [t.casefold() for t in terms]
+        for m in self.search(" ".join(terms), limit=5, phase=phase, touched_files=touched_files,
+                             min_confidence=0.6):
+            text = m.content.casefold()
+            if m.id not in skip and all(t in text for t in wanted):
+                return m
+        q = MemoryQuery(text=" ".join(terms), min_confidence=0.6)
         where, params = q.where()
-        skip = sorted(exclude or ())[:500]
-        if skip:
-            where += f" AND id NOT IN ({','.join('?' * len(skip))})"
-            params += skip
+        ids = sorted(skip)[:500]
+        if ids:
+            where += f" AND id NOT IN ({','.join('?' * len(ids))})"
+            params += ids
         found = self._select(f"{where} AND {_INJECTABLE}", params, "confidence DESC", 1)
         return found[0] if found else None
 
@@ -295,15 +311,19 @@ class StoreMemoryAccess:
         return find_conflicts(memories)
 
     def prefetch_candidates(self, task: str) -> list[tuple[str, float]]:
-        """Files by share of past sessions that read them (>= 50%), best first."""
-        conn = self._conn()
-        total = int(conn.execute("SELECT count(*) FROM session_metrics").fetchall()[0][0])
-        if total < 2:
-            return []
-        rows = conn.execute("SELECT file_path, session_count, read_count FROM observer_file_nodes"
-                            " WHERE session_count * 2 >= ? ORDER BY session_count DESC, read_count DESC,"
-                            " file_path LIMIT 64", (total,)).fetchall()
-        return [(str(p), min(1.0, int(n) / total)) for p, n, _ in rows]
+        """(file, score) a session on ``task`` should read first, best first: ``observer.prefetch``'s ranker.
+
+        The ranker weighs history (recent and all-time share), the last session's edits, the
+        task's words and the files it names, and what the session start knows (slash-command
+        text, handoff notes, git state); files no longer in the project are left out.
+        """
+        from desktop.memory.observer.prefetch import prefetch_plan
+        from desktop.memory.observer.start_context import start_context
+
+        root = Path(self.project.info.root)
+        context = start_context(task, root, home=Path.home())
+        items = prefetch_plan(self._conn(), task, PREFETCH_RANKED, exclude_missing_under=str(root), context=context)
+        return [(i.file, i.score) for i in items]
 
     def calibration_factor(self, task: str) -> float:
         """The recorded actual/planned step ratio of past overruns (the highest of the 5 most trusted).

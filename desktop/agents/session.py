@@ -79,7 +79,7 @@ class AgentSession:
         self.tools = ToolRegistry(self.root, self.memory, policy=config.approval, session_id=self.session_id,
                                   notes=self.notes, bash_timeout=config.bash_timeout, cancel=self.cancel_event,
                                   memory_tools=bool(self.tiers))
-        self.decider = StepInjectionDecider(self.memory, self.fmt, notes=self.notes)
+        self.decider = StepInjectionDecider(self.memory, self.fmt, notes=self.notes, phase=config.phase)
         self.budget = PromptBudget(config.provider.context_window)
         self.metrics = SessionMetrics(self.group)
         self.observer = observer

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from desktop.memory.store.errors import EngramError
+from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.types import MemorySource
 
 # Actors that speak for a person at a keyboard. Everything else is treated as an agent
@@ -36,8 +37,7 @@ AGENT_ACTORS = frozenset({"mcp", "agent", "hook", "hooks"})
 PROTECTED_ACTIONS = frozenset({"pin", "unpin", "forget", "deprecate", "restore", "verify", "edit",
                                "hard_delete"})
 
-INJECTABLE_SQL = ("deprecated = 0 AND candidate = 0 AND needs_review = 0 AND stale_at IS NULL "
-                  "AND type <> 'code'")
+INJECTABLE_SQL = f"{LIVE_SQL} AND candidate = 0 AND needs_review = 0 AND stale_at IS NULL AND type <> 'code'"
 """The one filter every injection path (T1-T4, MCP search, hooks, CLAUDE.md block) applies."""
 
 

@@ -36,7 +36,7 @@ from desktop.agents.hooks.protocol import (
 )
 from desktop.agents.injection.budget import Allocation
 from desktop.agents.injection.formatting import Section, citations, fit, render
-from desktop.agents.injection.session_start import build_start_context
+from desktop.agents.injection.session_start import build_start_context, min_prefetch_score
 from desktop.agents.memory_access import StoreMemoryAccess
 from desktop.agents.tools.confine import ProjectRoot
 from desktop.memory.text.tokens import count_tokens, query_terms
@@ -161,7 +161,8 @@ class Handlers:
         if changed:
             lines.append(f"Current branch: {branch}; files with uncommitted changes: "
                          f"{', '.join(changed[:8])}.")
-        plan = [p for p, share in self.memory.prefetch_candidates("")[:8]]
+        bar = min_prefetch_score()
+        plan = [p for p, score in self.memory.prefetch_candidates("") if score >= bar][:8]
         if plan:
             lines.append("Files past sessions here almost always needed: " + ", ".join(plan) + ".")
         sections = [Section("About the files and branch you are working on", mems),

@@ -60,15 +60,18 @@ class InjectionState:
     decide_ms: list[float] = field(default_factory=list)
     augment_ms: list[float] = field(default_factory=list)
     dead_end_files: dict[str, set[int]] = field(default_factory=dict)
+    touched: dict[str, None] = field(default_factory=dict)  # files read/edited so far, in order
 
 
 class StepInjectionDecider:
     """Decides T4 injections and produces T3 augmentations for one session."""
 
     def __init__(self, memory: Any, fmt: str, state: InjectionState | None = None,
-                 notes: Any | None = None) -> None:
-        """``memory`` is a MemoryAccess; ``notes`` the session's record_memory scratchpad."""
+                 notes: Any | None = None, phase: str | None = None) -> None:
+        """``memory`` is a MemoryAccess; ``notes`` the session's record_memory scratchpad;
+        ``phase`` the session's phase (memory searches rank with it)."""
         self.memory = memory
+        self.phase = phase
         self.fmt = fmt
         self.state = state or InjectionState()
         self.notes = notes
@@ -78,6 +81,14 @@ class StepInjectionDecider:
     def note_call(self, call: RecentCall) -> None:
         """Remember a tool call for the triggers (called by the session loop)."""
         self.recent.append(call)
+        if call.tool in ("Read", "Edit", "Write"):
+            for f in call.files:
+                self.state.touched.setdefault(f, None)
+
+    @property
+    def touched_files(self) -> list[str]:
+        """Files the agent has read or edited so far this session, first touch first."""
+        return list(self.state.touched)
 
     def _remember_dead_ends(self, mems: list[Memory]) -> None:
         for m in mems:
@@ -146,7 +157,9 @@ class StepInjectionDecider:
         # Trigger 3: a recent search for something memory already knows.
         for c in [c for c in recent if c.tool in ("Grep", "Glob")][-RECENT_STEPS:]:
             pattern = str(c.args.get("pattern") or c.args.get("glob") or "")
-            known = self.memory.known_for_pattern(pattern, exclude=self.state.injected) if pattern else None
+            known = self.memory.known_for_pattern(pattern, exclude=self.state.injected,
+                                                  touched_files=self.touched_files,
+                                                  phase=self.phase) if pattern else None
             if known is not None and fit([known], alloc.step_each):
                 return self._step(Section(f"You may already have the answer to your search for {pattern!r}",
                                           [known]), "search_short_circuit", [known.id])

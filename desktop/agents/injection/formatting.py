@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.text.tokens import count_tokens
 from desktop.memory.types import Memory
 
 CITATION_RE = re.compile(r"\[Memory #(\d+)(?::[^\]\n]{0,200})?\]")
@@ -108,14 +107,23 @@ def conflict_lines(pairs: list[tuple[Memory, Memory]]) -> list[str]:
             f'"{_one_line(b.content, 120)}". Verify which is current.' for a, b in pairs]
 
 
-def fit(memories: list[Memory], budget: int) -> list[Memory]:
-    """The longest prefix of ``memories`` whose texts fit in ``budget`` tokens."""
-    out: list[Memory] = []
-    used = 0
-    for m in memories:
-        cost = count_tokens(_one_line(m.content)) + 8  # id, type and markup
-        if used + cost > budget:
-            break
-        out.append(m)
-        used += cost
-    return out
+def fit(memories: list[Memory], budget: int, phase: str | None = None) -> list[Memory]:
+    """The memories (best first) that ``SearchService.pack`` fits in ``budget`` tokens, in their order.
+
+    One packing for every door: the retrieval packer chooses (per-phase type shares,
+    merged overlaps, real token counts); this module only renders what it chose.
+    """
+    if not memories or budget <= 0:
+        return []
+    # Imported here: the retrieval service pulls in the pipeline, which a hook process that
+    # only formats should not pay for at import time.
+    from desktop.memory.retrieval.service import SearchService
+    from desktop.memory.retrieval.types import Explanation, SearchResult
+
+    # Pack what will be rendered: the one-line, redacted, cut text, not the stored content.
+    shown = [replace(m, content=_one_line(m.content)) for m in memories]
+    n = len(shown)
+    results = [SearchResult(m, float(n - i), Explanation()) for i, m in enumerate(shown)]
+    packed = SearchService.pack(results, budget, phase)
+    chosen = {mid for item in packed.items for mid in item.memory_ids}
+    return [m for m in memories if m.id in chosen]

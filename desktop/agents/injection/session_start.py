@@ -3,8 +3,10 @@
 T1 goes into the system prompt: the always-inject tier (pinned, then critical;
 capped), global and module memories, workflow recipes, work state, and any
 contradicting pair flagged as a conflict. T2 goes into the first user message:
-files read in >= 80% ("always") / >= 50% ("frequently") of past sessions, at
-most 12 files and at most the prefetch budget (25% of the context window).
+the files ``observer/prefetch.py`` ranks for the task (history, the task's words
+and named files, the project's start state) whose score is at least what a file
+read in half of all past sessions earns from history alone, at most 12 files and
+at most the prefetch budget (25% of the context window).
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ class PrefetchedFile:
     """One file loaded into the first message."""
 
     path: str
-    share: float
-    kind: str  # always | frequently
+    score: float  # observer/prefetch.py's ranking score
+    kind: str  # likely (score >= ALWAYS_SHARE) | possible
     tokens: int
     truncated: bool
 
@@ -78,17 +80,28 @@ def modules_of(paths: list[str]) -> list[str]:
     return list(out)
 
 
+def min_prefetch_score() -> float:
+    """The bar for loading a whole file into the first message (ranker scores are not shares).
+
+    It is the score a file read in half of all past sessions earns from its all-time share
+    alone; recency, the task's words and named files lift other files over it.
+    """
+    # Imported here: the ranker pulls in the observer, which hook processes rarely need.
+    from desktop.memory.observer.prefetch import DEFAULT_PARAMS
+
+    return (1 - DEFAULT_PARAMS.short_share) * FREQUENT_SHARE
+
+
 def build_prefetch(memory: Any, task: str, root: ProjectRoot, budget_tokens: int, *,
                    exclude: set[str] | None = None) -> PrefetchPlan:
-    """Choose and read the prefetch files within ``budget_tokens``."""
+    """Choose, in the ranker's order for ``task``, and read the prefetch files within ``budget_tokens``."""
     plan = PrefetchPlan()
-    candidates = [(p, s) for p, s in memory.prefetch_candidates(task) if s >= FREQUENT_SHARE
+    bar = min_prefetch_score()
+    candidates = [(p, s) for p, s in memory.prefetch_candidates(task) if s >= bar
                   and p not in (exclude or set())]
-    # always-read files first, then frequent ones; within a class by share (stable)
-    candidates.sort(key=lambda ps: (0 if ps[1] >= ALWAYS_SHARE else 1, -ps[1]))
     blocks: list[str] = []
     used = 0
-    for path, share in candidates:
+    for path, score in candidates:
         if len(plan.files) >= MAX_PREFETCH_FILES or used >= budget_tokens:
             break
         try:
@@ -106,13 +119,13 @@ def build_prefetch(memory: Any, task: str, root: ProjectRoot, budget_tokens: int
                 continue
             text = text[: room * 4]
             cost, truncated = fast_tokens(text), True
-        kind = "always" if share >= ALWAYS_SHARE else "frequently"
-        head = f"=== {path} (read in {share:.0%} of past sessions{', truncated' if truncated else ''}) ==="
+        kind = "likely" if score >= ALWAYS_SHARE else "possible"
+        head = f"=== {path} (prefetch score {score:.2f}{', truncated' if truncated else ''}) ==="
         blocks.append(f"{head}\n{text}")
-        plan.files.append(PrefetchedFile(path, share, kind, cost, truncated))
+        plan.files.append(PrefetchedFile(path, score, kind, cost, truncated))
         used += cost
     if blocks:
-        plan.text = ("Files past sessions on this project almost always needed, already loaded for you "
+        plan.text = ("Files past sessions and this task suggest you will need, already loaded for you "
                      "(no need to Read them again):\n\n" + "\n\n".join(blocks))
         plan.tokens = used + 30
     return plan
@@ -142,7 +155,7 @@ def build_start_context(memory: Any, task: str, root: ProjectRoot, fmt: str, all
     relevant = [m for m in found if m.id not in seen]
     seen |= {m.id for m in relevant}
     scoped = [m for m in memory.scoped(ctx.modules, 8) if m.id not in seen and (m.pinned or m.confidence >= floor)]
-    general = fit(relevant + scoped, alloc.retrieval)
+    general = fit(relevant + scoped, alloc.retrieval, phase)
     seen = {m.id for m in always} | {m.id for m in general}
     work = fit([m for m in memory.work_state(3) if m.id not in seen], alloc.work_state)
     recipes = memory.workflow_recipes(task, 2)

@@ -36,6 +36,7 @@ from desktop.memory.embedding.vectors import (
 )
 from desktop.memory.store.connection import count_of
 from desktop.memory.store.database import Database
+from desktop.memory.store.live import LIVE_SQL
 
 __all__ = ["EmbeddingService", "memory_embedding_text"]
 
@@ -256,7 +257,7 @@ class EmbeddingService:
         self.load_index()
         conn = self.db.reads.conn()
         job = running_job(conn, space.model_id, space.dims)
-        total = count_of(conn.execute(f"SELECT count(*) FROM memories WHERE deprecated = 0 AND id NOT IN "
+        total = count_of(conn.execute(f"SELECT count(*) FROM memories WHERE {LIVE_SQL} AND id NOT IN "
                                       f"(SELECT rowid FROM {space.table})"))
         done = 0
         after = job["last_memory_id"] if job else 0
@@ -281,11 +282,11 @@ class EmbeddingService:
     def coverage(self) -> tuple[int, int]:
         """(memories with a vector in the active space, live memories)."""
         conn = self.db.reads.conn()
-        live = count_of(conn.execute("SELECT count(*) FROM memories WHERE deprecated = 0"))
+        live = count_of(conn.execute(f"SELECT count(*) FROM memories WHERE {LIVE_SQL}"))
         space = self._space
         if space is None:
             return 0, live
-        have = live - count_of(conn.execute(f"SELECT count(*) FROM memories WHERE deprecated = 0 AND id NOT IN "
+        have = live - count_of(conn.execute(f"SELECT count(*) FROM memories WHERE {LIVE_SQL} AND id NOT IN "
                                             f"(SELECT rowid FROM {space.table})"))
         return have, live
 

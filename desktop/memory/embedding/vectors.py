@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.writer import Tx, WriteOp
 
 __all__ = [
@@ -94,7 +95,7 @@ def running_job(conn: Any, model_id: str, dims: int) -> dict[str, Any] | None:
 def missing_ids(conn: Any, space: Space, *, after: int = 0, limit: int = 10_000) -> list[int]:
     """Live memories of id > ``after`` that have no vector in ``space`` yet, in id order."""
     rows = conn.execute(
-        f"SELECT id FROM memories WHERE deprecated = 0 AND id > ? "
+        f"SELECT id FROM memories WHERE {LIVE_SQL} AND id > ? "
         f"AND id NOT IN (SELECT rowid FROM {space.table}) ORDER BY id LIMIT ?",
         (after, limit)).fetchall()
     return [int(r[0]) for r in rows]
@@ -157,7 +158,7 @@ class EnsureSpace(WriteOp[Space]):
             tx.execute("UPDATE vector_spaces SET active = (id = ?)", (space.id,))
             space = Space(space.id, space.model_id, space.dims, space.table, True)
             tx.changed("vector_space", "updated", [space.id])
-        todo = tx.execute(f"SELECT count(*) FROM memories WHERE deprecated = 0 AND id NOT IN "
+        todo = tx.execute(f"SELECT count(*) FROM memories WHERE {LIVE_SQL} AND id NOT IN "
                           f"(SELECT rowid FROM {space.table})").fetchall()[0][0]
         if todo and running_job(tx.conn, self.model_id, self.dims) is None and was_active is not None \
                 and was_active.id != space.id:

@@ -18,6 +18,7 @@ from desktop.memory.graph.closure import DEFAULT_DEPTH, FORWARD_TYPES, REVERSED_
 from desktop.memory.graph.model import SYMBOL_TYPES
 from desktop.memory.store.database import Database
 from desktop.memory.store.errors import EngramError
+from desktop.memory.store.live import live_memory
 
 log = logging.getLogger("engram.graph")
 
@@ -279,5 +280,5 @@ def module_memory_counts(conn: Any) -> dict[str, int]:
         " SELECT mm.module AS module, mm.memory_id AS memory_id FROM memory_modules mm"
         " UNION SELECT coalesce(f.module, '.'), mf.memory_id FROM memory_files mf"
         " JOIN graph_files f ON f.file_path = mf.file_path) x"
-        " JOIN memories m ON m.id = x.memory_id WHERE m.deprecated = 0 AND m.type <> 'code' GROUP BY 1")
+        f" JOIN memories m ON m.id = x.memory_id WHERE {live_memory('m')} GROUP BY 1")
     return {str(module): int(n) for module, n in rows}

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, cast
 from desktop.memory.lifecycle.conflicts import Conflict, ConflictText, Embed, detect_conflicts
 from desktop.memory.lifecycle.watching import AddedMemoryWatcher
 from desktop.memory.store.errors import EngramError, NotFoundError, ValidationError
+from desktop.memory.store.live import LIVE_MEMORY_SQL
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.text.tokens import fts_match_query
 
@@ -55,7 +56,7 @@ def conflict_candidates(conn: Any, memory: ConflictText, limit: int = CANDIDATE_
     want = [i for i in dict.fromkeys(ids) if i != memory.id][:limit]
     if not want:
         return []
-    rows = conn.execute(f"SELECT {_COLS} FROM memories WHERE deprecated = 0 AND type <> 'code' AND id IN "
+    rows = conn.execute(f"SELECT {_COLS} FROM memories WHERE {LIVE_MEMORY_SQL} AND id IN "
                         f"({','.join('?' * len(want))})", want).fetchall()
     return [_text_of(r) for r in rows]
 
@@ -253,7 +254,7 @@ class ConflictWatcher(AddedMemoryWatcher):
         conn = self.db.reads.conn()
         marks = ",".join("?" * len(ids))
         wanted = [int(r[0]) for r in conn.execute(
-            f"SELECT id FROM memories WHERE id IN ({marks}) AND deprecated = 0 AND type <> 'code' "
+            f"SELECT id FROM memories WHERE id IN ({marks}) AND {LIVE_MEMORY_SQL} "
             f"AND source NOT IN ({','.join('?' * len(SKIP_SOURCES))})", [*ids, *SKIP_SOURCES])]
         found: list[Conflict] = []
         for mid in wanted:

@@ -32,6 +32,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.writer import Tx, WriteOp
 
 ACTOR = "engram"
@@ -129,7 +130,7 @@ class RecordUse(WriteOp[FeedbackReport]):
         if not self.used:
             return rep
         rep.used = _temp(tx, "_used", self.used)
-        live = "id IN (SELECT id FROM temp._used) AND deprecated = 0"
+        live = f"id IN (SELECT id FROM temp._used) AND {LIVE_SQL}"
         self._history(tx, rep)
         tx.execute(f"UPDATE memories SET access_count = access_count + 1, "
                    f"uses_since_correction = uses_since_correction + 1, last_accessed_at = ? WHERE {live}",
@@ -181,7 +182,7 @@ class RecordUse(WriteOp[FeedbackReport]):
     def _history(self, tx: Tx, rep: FeedbackReport) -> None:
         """One ``use`` entry per live memory: the outcome, where and in which session."""
         live = {int(r[0]) for r in tx.execute(
-            "SELECT id FROM memories WHERE id IN (SELECT id FROM temp._used) AND deprecated = 0")}
+            f"SELECT id FROM memories WHERE id IN (SELECT id FROM temp._used) AND {LIVE_SQL}")}
         where = f" via {self.source}" if self.source else ""
         session = f" in session {self.session_id}" if self.session_id else ""
         for mid in sorted(live):

@@ -24,6 +24,7 @@ from desktop.memory.lifecycle.decay import DECAYED_SQL
 from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.lifecycle.redaction import redact_for_output
 from desktop.memory.store.errors import EngramError, ValidationError
+from desktop.memory.store.live import LIVE_MEMORY_SQL
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.trust import INJECTABLE_SQL
 from desktop.memory.types import MAX_CONTENT_CHARS, MemorySource, MemoryType
@@ -50,7 +51,7 @@ def _title(mtype: str) -> str:
 def _rows(conn: Any, *, live_only: bool, limit: int | None, now: str) -> list[dict[str, Any]]:
     # The managed block goes to agents: the one injection filter of the core (no candidates,
     # nothing waiting for review, nothing stale).
-    where = INJECTABLE_SQL if live_only else "deprecated = 0 AND type <> 'code'"
+    where = INJECTABLE_SQL if live_only else LIVE_MEMORY_SQL
     sql = (f"SELECT id, type, content, tags, related_files, pinned, deprecated, needs_review, stale_at, "
            f"candidate, confidence, {DECAYED_SQL} AS score FROM memories WHERE {where} "
            f"ORDER BY pinned DESC, score DESC, id")

@@ -19,6 +19,7 @@ from typing import Any
 from desktop.memory.lifecycle.anchoring import AnchorWatcher, SetAnchors
 from desktop.memory.lifecycle.conflict_store import lifecycle_for
 from desktop.memory.lifecycle.staleness import compute_anchors, head_commit
+from desktop.memory.store.live import LIVE_MEMORY_SQL
 
 log = logging.getLogger("engram.lifecycle")
 
@@ -45,7 +46,7 @@ def anchor_unanchored(db: Any, root: Path | str, *, limit: int = 5000) -> int:
     app's idle work call it so staleness covers older memories too.
     """
     rows = db.reads.conn().execute(
-        "SELECT id, related_files FROM memories WHERE deprecated = 0 AND type <> 'code' "
+        f"SELECT id, related_files FROM memories WHERE {LIVE_MEMORY_SQL} "
         "AND source <> 'code_index' AND code_anchors = '{}' AND related_files <> '[]' LIMIT ?",
         (limit,)).fetchall()
     base = Path(root)

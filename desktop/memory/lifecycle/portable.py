@@ -16,6 +16,7 @@ from desktop.memory.privacy.secrets import scan
 from desktop.memory.service import MemoryService
 from desktop.memory.store.connection import rows_as_dicts
 from desktop.memory.store.errors import EngramError, ValidationError
+from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.rows import BOOL_FIELDS, JSON_DICT_FIELDS, JSON_LIST_FIELDS, decode_column
 from desktop.memory.types import Memory, MemorySource, memory_status
@@ -163,7 +164,7 @@ def export_json(service: MemoryService, out: IO[str], *, include_deprecated: boo
     read cursor, so 100,000 memories never sit in memory as objects.
     """
     conn = service.db.reads.conn()
-    where = "" if include_deprecated else " WHERE deprecated = 0"
+    where = "" if include_deprecated else f" WHERE {LIVE_SQL}"
     header = {"format": "engram-memories", "version": FORMAT_VERSION, "engram_version": __version__,
               "project_id": service.db.project_id}
     out.write(json.dumps(header)[:-1] + ', "memories": [\n')

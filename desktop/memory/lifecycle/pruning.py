@@ -31,6 +31,7 @@ from typing import Any, ClassVar, cast
 from desktop.memory.lifecycle.decay import DECAYED_SQL, SOFT_DEPRECATE_HALF_LIVES
 from desktop.memory.lifecycle.emergency import fill_temp, in_own_transaction, live_count, purge_temp
 from desktop.memory.store.connection import count_of
+from desktop.memory.store.live import live_memory
 from desktop.memory.store.writer import MaintenanceOp, Tx, iso
 from desktop.memory.types import MemoryType
 
@@ -91,7 +92,7 @@ class PruneReport:
         return asdict(self)
 
 
-_BASE = "m.deprecated = 0 AND m.pinned = 0 AND m.type <> 'code'"
+_BASE = f"{live_memory('m')} AND m.pinned = 0"
 _DAYS_UNUSED = "(julianday(:now) - julianday(m.last_accessed_at))"
 _AGE = "(julianday(:now) - julianday(m.created_at))"
 

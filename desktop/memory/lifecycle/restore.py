@@ -22,6 +22,7 @@ from desktop.memory.lifecycle.emergency import in_own_transaction
 from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.store.errors import EngramError, ValidationError
 from desktop.memory.store.guards import guard_text
+from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.record_schema import check_fields
 from desktop.memory.store.rows import BOOL_FIELDS, JSON_DICT_FIELDS, JSON_LIST_FIELDS, fingerprint
 from desktop.memory.store.writer import MaintenanceOp, Tx, WriteOp
@@ -165,11 +166,11 @@ class RestoreMemories(WriteOp[list[tuple[int, int, bool]]]):
                 same[(fp, created)] = int(mid)
         for part, marks in chunks([r["fingerprint"] for r in rows]):
             for mid, fp in tx.execute(
-                    f"SELECT id, fingerprint FROM memories WHERE deprecated = 0 AND fingerprint IN ({marks})", part):
+                    f"SELECT id, fingerprint FROM memories WHERE {LIVE_SQL} AND fingerprint IN ({marks})", part):
                 live[fp] = int(mid)
         for part, marks in chunks([r.get("external_id") for r in rows]):
             for mid, eid in tx.execute(
-                    f"SELECT id, external_id FROM memories WHERE deprecated = 0 AND external_id IN ({marks})", part):
+                    f"SELECT id, external_id FROM memories WHERE {LIVE_SQL} AND external_id IN ({marks})", part):
                 ext[eid] = int(mid)
         for part, marks in chunks([r["_orig"] for r in rows if r["_orig"] > 0]):
             taken |= {int(r[0]) for r in tx.execute(f"SELECT id FROM memories WHERE id IN ({marks})", part)}

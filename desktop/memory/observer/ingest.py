@@ -21,6 +21,7 @@ import os
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from desktop.memory.observer.promotion import Promoter, PromotionResult
 from desktop.memory.observer.records import TranscriptImportError
 from desktop.memory.observer.scratchpad import Scratchpad, merge_parallel
 from desktop.memory.observer.sniff import import_any
-from desktop.memory.store.writer import FnOp, Tx
+from desktop.memory.store.writer import FnOp, Tx, iso, utc_now
 
 logger = logging.getLogger("engram.observer")
 
@@ -94,10 +95,18 @@ class CheckpointStore:
             logger.exception("checkpoint of %s is unreadable; starting over", session_id)
             return None
 
-    def pending(self) -> list[str]:
-        """Sessions with a checkpoint but no promotion (interrupted by a crash)."""
+    def pending(self, *, older_than_s: float | None = None) -> list[str]:
+        """Sessions with a checkpoint but no promotion (interrupted by a crash, or still running).
+
+        With ``older_than_s``, only checkpoints not saved for that long: a hook-observed
+        session running in another process checkpoints after every tool call.
+        """
+        if older_than_s is None:
+            return [r[0] for r in self.db.reads.conn().execute(
+                "SELECT session_id FROM scratchpad_checkpoints ORDER BY saved_at")]
+        cutoff = iso(utc_now() - timedelta(seconds=older_than_s))
         return [r[0] for r in self.db.reads.conn().execute(
-            "SELECT session_id FROM scratchpad_checkpoints ORDER BY saved_at")]
+            "SELECT session_id FROM scratchpad_checkpoints WHERE saved_at < ? ORDER BY saved_at", (cutoff,))]
 
 
 class Ingestor:
@@ -264,10 +273,13 @@ class Ingestor:
         """Finalize and promote a live session (its checkpoint is dropped in the same write)."""
         return self.learn_digest(observer.finalize(outcome))
 
-    def recover(self) -> list[PromotionResult]:
-        """Promote every session a crash left with only a checkpoint (outcome unknown)."""
+    def recover(self, *, older_than_s: float | None = None) -> list[PromotionResult]:
+        """Promote every session a crash left with only a checkpoint (outcome unknown).
+
+        ``older_than_s`` leaves alone checkpoints saved more recently (sessions that may still run).
+        """
         out = []
-        for sid in self.checkpoints.pending():
+        for sid in self.checkpoints.pending(older_than_s=older_than_s):
             pad = self.checkpoints.load(sid)
             if pad is not None:
                 out.append(self.promoter.promote(Observer(sid, scratchpad=pad).finalize("unknown")))

@@ -32,6 +32,7 @@ import jsonschema
 
 from desktop.memory.observer.evidence import CommandRun, SessionEvidence
 from desktop.memory.observer.observer import SessionDigest
+from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.memory_ops import AddMemories, NewMemory
 from desktop.memory.store.writer import FnOp, Tx
 from desktop.memory.types import MemoryScope, MemorySource, MemoryType
@@ -241,7 +242,7 @@ class ModelSynthesizer:
         conn = self.db.reads.conn()
         recorded = int(conn.execute("SELECT count(*) FROM observer_session_evidence").fetchall()[0][0])
         earlier = [r[0] for r in conn.execute(
-            "SELECT content FROM memories WHERE deprecated = 0 AND tags LIKE '%model_synthesis%'"
+            f"SELECT content FROM memories WHERE {LIVE_SQL} AND tags LIKE '%model_synthesis%'"
             " ORDER BY id DESC LIMIT 30")]
         evidence: list[SessionEvidence] = []
         briefs: list[dict[str, Any]] = []

@@ -46,6 +46,7 @@ from desktop.memory.observer.signals import (
 )
 from desktop.memory.observer.synthesis import SynthesisPlan, plan_synthesis
 from desktop.memory.observer.templates import Rendered, looks_like_instruction, render
+from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.memory_ops import AddMemories, AddResult, NewMemory
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.types import MemoryScope, MemorySource
@@ -360,7 +361,7 @@ class Promoter:
         existing: list[tuple[int, str]] = []
         for t in types:
             existing.extend((int(i), str(c)) for i, c in conn.execute(
-                "SELECT id, content FROM memories WHERE type = ? AND deprecated = 0 ORDER BY id DESC LIMIT 400",
+                f"SELECT id, content FROM memories WHERE type = ? AND {LIVE_SQL} ORDER BY id DESC LIMIT 400",
                 (t,)))
         by_id = dict(existing)
         matches = self.novelty.match([it.content for it in items], existing)

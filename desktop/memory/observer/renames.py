@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from desktop.memory.store.errors import ValidationError
+from desktop.memory.store.live import LIVE_MEMORY_SQL
 from desktop.memory.store.memory_ops import EditMemory
 from desktop.memory.store.writer import Tx
 
@@ -60,7 +61,7 @@ def _token(path: str) -> re.Pattern[str]:
 
 def _candidates(tx: Tx, needle: str) -> list[tuple[int, str, list[str]]]:
     rows = cast(list[tuple[int, str, str]], tx.execute(
-        "SELECT id, content, related_files FROM memories WHERE deprecated = 0 AND type <> 'code'"
+        f"SELECT id, content, related_files FROM memories WHERE {LIVE_MEMORY_SQL}"
         " AND (instr(related_files, ?) > 0 OR instr(content, ?) > 0)", (needle, needle)).fetchall())
     return [(int(r[0]), str(r[1]), list(json.loads(r[2] or "[]"))) for r in rows]
 

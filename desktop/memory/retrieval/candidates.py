@@ -14,6 +14,7 @@ from typing import Any
 
 from desktop.memory.retrieval.types import Explanation, SearchRequest
 from desktop.memory.store.connection import rows_as_dicts
+from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.rows import row_to_memory
 from desktop.memory.types import Memory
 
@@ -111,7 +112,7 @@ def load_light(conn: Any, ids: list[int], *, decode: bool = True) -> dict[int, M
     out: dict[int, Memory] = {}
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
-        rows = conn.execute(f"SELECT {_LIGHT} FROM memories WHERE deprecated = 0 AND id IN "
+        rows = conn.execute(f"SELECT {_LIGHT} FROM memories WHERE {LIVE_SQL} AND id IN "
                             f"({','.join(map(str, map(int, chunk)))})")
         for (mid, typ, source, conf, pinned, scope, accessed, created, count, half, stale, files, mods,
              session) in rows:

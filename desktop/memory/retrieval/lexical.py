@@ -30,6 +30,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.text.tokens import fts_match_query
 
 __all__ = ["DF_TTL_S", "POSTINGS_FLOOR", "POSTINGS_SHARE", "LexicalSearch", "match_terms"]
@@ -92,7 +93,7 @@ class LexicalSearch:
         now = self._clock()
         total = self._total
         if total is None or now - total[1] >= self.ttl_s:
-            n = int(conn.execute("SELECT count(*) FROM memories WHERE deprecated = 0").fetchall()[0][0])
+            n = int(conn.execute(f"SELECT count(*) FROM memories WHERE {LIVE_SQL}").fetchall()[0][0])
             self._total = total = (n, now)
         return total[0]
 

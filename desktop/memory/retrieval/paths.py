@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.text.tokens import fts_match_query
 
 __all__ = ["bm25_path", "graph_available", "graph_files", "graph_path", "session_neighbours"]
@@ -119,7 +120,7 @@ def session_neighbours(conn: Any, ids: Sequence[int], window: int = 3) -> dict[i
     for i in range(0, len(probe), 900):
         chunk = probe[i:i + 900]
         for mid, sid in conn.execute(f"SELECT id, session_id FROM memories WHERE id IN "
-                                     f"({','.join(map(str, chunk))}) AND deprecated = 0 AND session_id IS NOT NULL"):
+                                     f"({','.join(map(str, chunk))}) AND {LIVE_SQL} AND session_id IS NOT NULL"):
             session[int(mid)] = sid
     out: dict[int, list[int]] = {}
     for mid in ids:

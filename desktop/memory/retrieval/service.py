@@ -61,9 +61,13 @@ class SearchService:
                 self.memories.record_access(ids, source="retrieval")
         return resp
 
-    def pack(self, results: Sequence[SearchResult], budget_tokens: int | None = None,
+    @staticmethod
+    def pack(results: Sequence[SearchResult], budget_tokens: int | None = None,
              phase: str | None = None) -> PackedContext:
-        """Pack results into a token budget (default: the phase's), grouped by file, with citations."""
+        """Pack results into a token budget (default: the phase's), grouped by file, with citations.
+
+        Static: packing needs no index, so the agent's injections use it without a service.
+        """
         return pack_results(results, budget_tokens, phase)
 
     def sync_vectors(self, *, timeout_s: float | None = None, progress: Any = None) -> int:

@@ -16,6 +16,7 @@ from desktop.memory.privacy.secrets import scan
 from desktop.memory.store.connection import rows_as_dicts
 from desktop.memory.store.errors import NotFoundError, ValidationError
 from desktop.memory.store.guards import check_text, guard_json, guard_text, refuse_secret_fields
+from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.record_schema import SQL_INT_MAX, check_fields
 from desktop.memory.store.rows import fingerprint, to_column
 from desktop.memory.store.sources import drop_sources
@@ -205,14 +206,14 @@ class AddMemories(WriteOp[list[AddResult]]):
         for start in range(0, len(prints), 500):
             chunk = prints[start:start + 500]
             found = cast(list[tuple[str]], tx.execute(  # fingerprint is TEXT NOT NULL
-                f"SELECT fingerprint FROM memories WHERE deprecated = 0 AND fingerprint IN "
+                f"SELECT fingerprint FROM memories WHERE {LIVE_SQL} AND fingerprint IN "
                 f"({','.join('?' * len(chunk))})", chunk).fetchall())
             self._known_fingerprints.update(r[0] for r in found)
         for start in range(0, len(externals), 500):
             chunk = externals[start:start + 500]
             # external_id IN (...) only matches TEXT; id is the INTEGER PRIMARY KEY.
             pairs = cast(list[tuple[str, int]], tx.execute(
-                f"SELECT external_id, id FROM memories WHERE deprecated = 0 AND external_id IN "
+                f"SELECT external_id, id FROM memories WHERE {LIVE_SQL} AND external_id IN "
                 f"({','.join('?' * len(chunk))})", chunk).fetchall())
             self._known_external.update({str(e): int(i) for e, i in pairs})
 

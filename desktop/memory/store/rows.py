@@ -9,6 +9,7 @@ import unicodedata
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.types import Memory, MemoryStatus
 
 JSON_LIST_FIELDS = ("tags", "related_files", "related_modules", "provenance_session_ids",
@@ -91,7 +92,7 @@ class MemoryQuery:
             parts = [_STATUS_SQL[s] for s in self.statuses if s in _STATUS_SQL]
             clauses.append("(" + " OR ".join(parts or ["0"]) + ")")
         else:
-            clauses.append("deprecated = 0")
+            clauses.append(LIVE_SQL)
         if self.types:
             any_of("type", self.types)
         if self.scopes:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from desktop.memory.store.live import LIVE_MEMORY_SQL
+
 log = logging.getLogger("engram.ui")
 
 COVERAGE_LEVELS = ("unknown", "shallow", "partial", "mapped")
@@ -59,7 +61,7 @@ def compute_health(project: Any, *, now: datetime | None = None, days: int = 14)
     conn = project.db.reads.conn()
     now = now or datetime.now(UTC)
     h = Health()
-    live = "deprecated=0 AND type<>'code'"
+    live = LIVE_MEMORY_SQL
     h.total, h.pinned, avg = conn.execute(
         f"SELECT count(*), coalesce(sum(pinned),0), coalesce(avg(confidence),0) FROM memories WHERE {live}"
     ).fetchall()[0]
