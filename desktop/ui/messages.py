@@ -68,7 +68,7 @@ def error_words() -> dict[str, str]:
         "not_allowed": QCoreApplication.translate("Messages", "Only you can do this to that memory; an agent asked for it and was refused."),  # noqa: E501 (one literal, for lupdate)
         "team_error": QCoreApplication.translate("Messages", "Team sync could not do this."),
         "team_not_joined": QCoreApplication.translate("Messages", "This project is not connected to a team."),
-        "team_server_unreachable": QCoreApplication.translate("Messages", "The team server cannot be reached."),  # noqa: E501 (one literal, for lupdate)
+        "team_server_unreachable": QCoreApplication.translate("Messages", "The team server cannot be reached."),
         "team_auth_failed": QCoreApplication.translate("Messages", "The team server refused these credentials."),
         "team_server_newer": QCoreApplication.translate("Messages", "The team server was upgraded by a newer Engram; update Engram to sync with it."),  # noqa: E501 (one literal, for lupdate)
         "team_server_not_ready": QCoreApplication.translate("Messages", "The team server is not ready for this version of Engram; ask the team admin to run engram team init."),  # noqa: E501 (one literal, for lupdate)
