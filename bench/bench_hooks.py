@@ -53,6 +53,11 @@ def main() -> None:
     ap.add_argument("--warm-search", action="store_true",
                     help="let the service build hybrid search (embeds every memory first: minutes at 10,000)")
     args = ap.parse_args()
+    # An installed Engram has its bytecode compiled (pip does it at install time); a source tree
+    # run with PYTHONDONTWRITEBYTECODE=1 would otherwise compile ~60 modules in every hook process.
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "desktop"), quiet=1)
     tmp = Path(tempfile.mkdtemp(prefix="engram-bench-hooks-"))
     data, root = tmp / "data", tmp / "project"
     root.mkdir()
