@@ -9,8 +9,9 @@ does not import every transcript importer.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from desktop.memory.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from desktop.memory.observer.claude_code import import_claude_code, import_claude_stream_json
@@ -47,10 +48,4 @@ __all__ = [
     "import_codex_rollout", "import_gemini_chat",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """Import the submodule that defines ``name`` on first access."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_getattr(__name__, _WHERE)

@@ -6,8 +6,9 @@ that only need ``retrieval.types`` (the CLI's parser, hooks) must not pay for it
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from desktop.memory.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from desktop.memory.retrieval.packing import pack
@@ -43,10 +44,4 @@ __all__ = [
     "pack",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """Import the submodule that defines ``name`` on first access."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_getattr(__name__, _WHERE)
