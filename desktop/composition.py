@@ -155,17 +155,6 @@ def _model_synthesizer(project: ProjectServices) -> Any | None:
 
 
 
-def lifecycle_for(project: ProjectServices, *, embed: Any | None = None) -> Any:
-    """The project's conflict watcher (detection on write), kept in ``project.extras["lifecycle"]``.
-
-    Pruning is not a service: the GUI's idle timer calls
-    ``desktop.memory.lifecycle.pruning.prune_when_idle(project.db)``.
-    """
-    from desktop.memory.lifecycle.conflict_store import lifecycle_for as build
-
-    return build(project, embed=embed)
-
-
 def start_project_services(project: ProjectServices, *, learn_from_transcripts: bool = True,
                            home: Path | None = None) -> dict[str, Any]:
     """Everything an open project runs in the background, each part optional.
@@ -179,8 +168,13 @@ def start_project_services(project: ProjectServices, *, learn_from_transcripts: 
     started: dict[str, Any] = {}
     from desktop.memory.lifecycle.maintenance import keep_graph_live, start_maintenance
 
-    for name, start in (("conflicts", lambda: start_maintenance(project)["lifecycle"]),
-                        ("anchors", lambda: start_maintenance(project)["anchors"]),
+    upkeep: dict[str, Any] = {}
+    try:  # already running since open_project: this only looks the services up
+        upkeep = start_maintenance(project)
+    except Exception:
+        log.exception("could not start upkeep")
+    for name, start in (("conflicts", lambda: upkeep["lifecycle"]),
+                        ("anchors", lambda: upkeep["anchors"]),
                         ("graph", lambda: keep_graph_live(project)),
                         ("search", lambda: build_search_service(project)),
                         ("team", lambda: team_sync_for(project))):
@@ -209,6 +203,11 @@ def recover_crashed_sessions(project: ProjectServices, *, older_than_s: float = 
 
     try:
         if not auto_memory_enabled(project.db):
+            return []
+        from desktop.memory.observer.ingest import CheckpointStore
+
+        # Usually none: look before building the ingestor (embedding provider, model synthesiser).
+        if not CheckpointStore(project.db).pending(older_than_s=older_than_s):
             return []
         return list(observer_for(project).recover(older_than_s=older_than_s))
     except Exception:  # recovery is best effort: a bad checkpoint must not stop the project opening

@@ -64,12 +64,13 @@ def cmd_hook(args: argparse.Namespace) -> int:
     """Never fails: prints the agent's JSON or nothing, exits 0 (even on a hard timeout)."""
     code = 0
     try:
+        from desktop.agents.hooks.protocol import MAX_STDIN
         from desktop.agents.hooks.runner import run, setup_logging
 
         data_dir = _data_dir(args.data_dir)
         setup_logging(data_dir)
         tokens = args.tokens or _token_budget(data_dir)
-        stdin = sys.stdin.buffer.read(4 * 1024 * 1024 + 1) if sys.stdin is not None else b""
+        stdin = sys.stdin.buffer.read(MAX_STDIN + 1) if sys.stdin is not None else b""
         out = run(args.agent, args.event, stdin, data_dir, token_budget=tokens, budget_s=args.budget)
         if out:
             sys.stdout.write(out + "\n")

@@ -31,7 +31,7 @@ SYSTEM_ACTORS = frozenset({"engram", "indexer", "observer", "import", "lifecycle
                            # Team sync applies what a teammate did on their machine (their own
                            # door already applied this policy there): never an agent's word here.
                            "team"})
-AGENT_ACTORS = frozenset({"mcp", "agent", "hook", "hooks"})
+# Agent-facing actors ("mcp", "agent", "hook") need no list: anything not above is one (fail closed).
 
 # Actions on an existing memory an agent may not take when the memory is the user's.
 PROTECTED_ACTIONS = frozenset({"pin", "unpin", "forget", "deprecate", "restore", "verify", "edit",

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import re
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from desktop.agents.injection.session_start import build_start_context, min_pref
 from desktop.agents.memory_access import StoreMemoryAccess
 from desktop.agents.tools.confine import ProjectRoot
 from desktop.memory.text.tokens import count_tokens, query_terms
+from desktop.memory.trust import injectable
 from desktop.memory.trust_levels import DEFAULT_LEVEL, injection_threshold
 from desktop.memory.types import Memory
 
@@ -77,11 +77,6 @@ def trust_threshold(project: Any) -> float:
     except (ValueError, IndexError):
         level = DEFAULT_LEVEL
     return injection_threshold(level)
-
-
-def injectable(m: Memory) -> bool:
-    """The core's rule, applied again to what a hook is about to show (belt and braces)."""
-    return not (m.candidate or m.needs_review or m.deprecated or m.stale_at)
 
 
 def relevant(prompt: str, m: Memory) -> bool:
@@ -285,8 +280,3 @@ def _git_state(root: Path) -> tuple[list[str], str]:
         elif len(line) > 3:
             changed.append(line[3:].split(" -> ")[-1].strip('"'))
     return changed[:50], branch
-
-
-def elapsed_ms(started: float) -> float:
-    """Milliseconds since ``started`` (perf_counter)."""
-    return (time.perf_counter() - started) * 1000

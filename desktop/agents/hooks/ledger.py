@@ -15,9 +15,6 @@ from typing import Any
 
 from desktop.memory.store.writer import FnOp, Tx
 
-#: Event codes stored in ``external_injections.event`` (the UI words them).
-EVENTS = ("session_start", "compact", "resume", "prompt", "after_tool")
-
 
 @dataclass(frozen=True)
 class Shown:

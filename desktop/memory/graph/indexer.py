@@ -40,7 +40,6 @@ from desktop.memory.graph.parse_pool import (
     Parsed,
     ParseJob,
     ParsePipeline,
-    parse_job,
 )
 from desktop.memory.graph.resolve import SymbolIndex, resolve_file
 from desktop.memory.graph.store import (
@@ -148,10 +147,6 @@ class ProjectIndexer:
             return None, f"unreadable: {getattr(exc, 'strerror', None) or exc}", 0.0
         why = classify(rel, data)
         return (None if why else data), why, st.st_mtime
-
-    def parse(self, rel: str, data: bytes, mtime: float, module: str | None) -> Parsed:
-        """Extract, chunk and redact one file (pure CPU; the same function the pool's workers run)."""
-        return parse_job(ParseJob(rel, data, mtime, module), self.chunks)
 
     # -- state -----------------------------------------------------------------
     def _known(self) -> dict[str, tuple[str, str, str | None]]:

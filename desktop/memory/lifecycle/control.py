@@ -60,9 +60,8 @@ class DeleteAll(WriteOp[int]):
         ids = [int(r[0]) for r in tx.execute(f"SELECT id FROM memories WHERE {where}")]
         fill_temp(tx, "_delete_all", ids)
         n = purge_temp(tx, "_delete_all", scrub_reason=True)
-        # The sessions' evidence kept for model synthesis holds the user's own words: it goes too.
-        tx.execute("DELETE FROM observer_session_evidence")
-        # What sessions taught the observer (commands, errors, prompts, terms) goes too.
+        # What sessions taught the observer (commands, errors, prompts, terms, the evidence kept for
+        # model synthesis) goes too.
         side = clear_side_tables(tx)
         tx.audit("delete_all", None, actor=self.actor, reason=self.reason or "delete all memories",
                  detail={"count": n, "side_rows": sum(side.values())})

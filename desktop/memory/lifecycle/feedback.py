@@ -26,6 +26,7 @@ set-based, in the same op as the change.
 from __future__ import annotations
 
 import enum
+import json
 import re
 from collections.abc import Iterable
 from concurrent.futures import Future
@@ -185,11 +186,15 @@ class RecordUse(WriteOp[FeedbackReport]):
             f"SELECT id FROM memories WHERE id IN (SELECT id FROM temp._used) AND {LIVE_SQL}")}
         where = f" via {self.source}" if self.source else ""
         session = f" in session {self.session_id}" if self.session_id else ""
+        rows = []
         for mid in sorted(live):
             outcome = self.outcome(mid)
             rep.outcomes[mid] = outcome.value
-            tx.audit("use", mid, actor=self.actor, reason=f"{_WORDS[outcome].capitalize()}{where}{session}.",
-                     detail={"outcome": outcome.value, "session": self.session_id, "source": self.source})
+            detail = {"outcome": outcome.value, "session": self.session_id, "source": self.source}
+            rows.append((tx.now, self.actor, "use", mid, f"{_WORDS[outcome].capitalize()}{where}{session}.",
+                         json.dumps(detail, ensure_ascii=False)))
+        if rows:  # one batch: this runs on every injection
+            tx.audit_many(rows)
 
     def _audit_set(self, tx: Tx, action: str, ids: list[int], reason_sql: str) -> None:
         _temp(tx, "_fb", ids)

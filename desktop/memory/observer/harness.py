@@ -48,18 +48,16 @@ HARNESS_ERRORS: Final[dict[str, tuple[str, ...]]] = {
     ),
 }
 _COMBINED: Final = re.compile("|".join(f"(?:{p})" for ps in HARNESS_ERRORS.values() for p in ps), re.I)
-_PER_AGENT: Final = {a: re.compile("|".join(f"(?:{p})" for p in ps), re.I) for a, ps in HARNESS_ERRORS.items()}
 
 
 def is_harness_error(output: str, agent: str = "") -> bool:
     """True when a tool error is the agent harness's own protocol error, not the project's.
 
-    An unknown agent (or a terminal log whose agent is only guessed) is checked
-    against every registry: the messages are distinctive enough not to collide.
+    Every output is checked against every agent's registry (``agent`` is accepted for the
+    callers' sake): a terminal log's agent is only guessed, and the messages are distinctive
+    enough not to collide. One search over the union, on every tool error.
     """
-    head = output[:600]
-    rx = _PER_AGENT.get(agent)
-    return bool((rx or _COMBINED).search(head) or (rx is not None and _COMBINED.search(head)))
+    return bool(_COMBINED.search(output[:600]))
 
 
 _CD_PREFIX: Final = re.compile(r"^\s*cd\s+(\"[^\"]+\"|'[^']+'|\S+)\s*&&\s*")

@@ -24,8 +24,6 @@ from desktop.memory.types import MemoryScope
 # A global id is derived from (client, local id): a retried push after a crash sends
 # the same id, so the server recognises it instead of creating a second memory.
 GID_NAMESPACE = uuid.UUID("6f1d4b8e-7a39-4c55-9a53-0e6a8f2d1c77")
-SENT_FIELDS = ("type", "content", "confidence", "tags", "related_files", "related_modules",
-               "citation_text", "source", "pinned", "deprecated", "user_verified", "created_at")
 
 
 def local_gid(client_id: str, memory_id: int) -> str:

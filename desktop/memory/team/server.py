@@ -12,7 +12,6 @@ import re
 import secrets
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from urllib.parse import parse_qs, quote, urlsplit, urlunsplit
 
 import psycopg
@@ -205,8 +204,3 @@ def register_member(conn: psycopg.Connection, team_id: str, client_id: str, name
         conn.execute("INSERT INTO engram.members(team_id, client_id, name) VALUES (%s, %s, %s) "
                      "ON CONFLICT (team_id, client_id) DO UPDATE SET name = EXCLUDED.name, last_seen = now()",
                      (team_id, client_id, name))
-
-
-def now_utc() -> datetime:
-    """The timestamp used for server rows written by this client."""
-    return datetime.now(UTC)

@@ -48,7 +48,8 @@ def preview(request: ApprovalRequest, root: Path) -> str:
 class ApprovalDialog(QDialog):
     """One question; ``answer`` is ONCE, ALWAYS or DENY (closing denies)."""
 
-    def __init__(self, request: ApprovalRequest, root: Path, parent: QWidget | None = None) -> None:
+    def __init__(self, request: ApprovalRequest, root: Path, parent: QWidget | None = None,
+                 text: str | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("approvalDialog")
         self.setWindowTitle(self.tr("Allow the agent to do this?"))
@@ -63,7 +64,8 @@ class ApprovalDialog(QDialog):
         else:
             head = self.tr("The agent wants to write %1:").replace(
                 "%1", html.escape(str(request.arguments.get("file_path", ""))))
-        self.body = QPlainTextEdit(preview(request, root))
+        # ``text``: the preview computed off the GUI thread (it reads the file and diffs it).
+        self.body = QPlainTextEdit(preview(request, root) if text is None else text)
         self.body.setObjectName("approvalPreview")
         self.body.setReadOnly(True)
         self.once = QPushButton(self.tr("Allow &once"))
@@ -87,8 +89,9 @@ class ApprovalDialog(QDialog):
 
 
 class _Question:
-    def __init__(self, request: ApprovalRequest) -> None:
+    def __init__(self, request: ApprovalRequest, text: str) -> None:
         self.request = request
+        self.text = text
         self.answer = DENY
         self.done = threading.Event()
 
@@ -108,14 +111,15 @@ class ApprovalBridge(QObject):
 
     def ask(self, request: ApprovalRequest) -> str:
         """Session thread: block until the person answers ONCE, ALWAYS or DENY (DENY after WAIT_S)."""
-        question = _Question(request)
+        # The file read and diff run here, on the (blocked anyway) session thread, not the GUI's.
+        question = _Question(request, preview(request, self.root))
         self._asked.emit(question)
         question.done.wait(WAIT_S)
         return question.answer
 
     @Slot(object)
     def _open(self, question: _Question) -> None:
-        dialog = ApprovalDialog(question.request, self.root, self.parent_widget)
+        dialog = ApprovalDialog(question.request, self.root, self.parent_widget, question.text)
         self.dialog = dialog
 
         def finished(_code: int) -> None:
