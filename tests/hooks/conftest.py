@@ -10,7 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -24,19 +24,29 @@ PINS = {"claude": "@anthropic-ai/claude-code@2.1", "codex": "@openai/codex@0.169
 
 
 def agent_cli(name: str) -> Path:
-    """The pinned CLI ``name``, installed into the cache with npm the first time (skip without npm)."""
+    """The pinned CLI ``name``, installed into the cache with npm the first time.
+
+    Without npm or the package, a developer's run skips; CI (``CI=true``) fails instead, so a
+    broken install step can never pass as a green run that tested no real CLI.
+    """
     exe = CLI_CACHE / "node_modules" / ".bin" / name
     if exe.exists():
         return exe
     npm = shutil.which("npm")
     if npm is None:
-        pytest.skip("npm is not installed (scripts/bootstrap.sh installs node and npm)")
+        _missing("npm is not installed (scripts/bootstrap.sh installs node and npm)")
     CLI_CACHE.mkdir(parents=True, exist_ok=True)
     subprocess.run([npm, "install", "-s", "--prefix", str(CLI_CACHE), PINS[name]], capture_output=True,
                    timeout=600, check=False)
     if not exe.exists():
-        pytest.skip(f"could not install {PINS[name]} from npm")
+        _missing(f"could not install {PINS[name]} from npm")
     return exe
+
+
+def _missing(reason: str) -> NoReturn:
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
 
 
 @pytest.fixture
