@@ -186,7 +186,8 @@ def test_shared_transcripts_yield_no_harness_errors_mutterings_or_tool_sequences
         for f in _shared_claude_sessions():
             ing.ingest_file(f)
         rows = _memories(db)
-        assert rows  # the sessions do teach something
+        counted = db.reads.conn().execute("SELECT count(*) FROM observer_signal_counts").fetchall()[0][0]
+        assert counted > 0  # the sessions are observed; what they show is counted, not stored as text
         harness = [m for ms in HARNESS_ERRORS.values() for m in ms if "\\" not in m]
         for r in rows:
             text = r["content"]
@@ -223,3 +224,70 @@ def test_bookminder_harness_errors_and_mutterings_yield_no_memory(tmp_path: Path
             assert not any(f.startswith(("/", "~")) for f in json.loads(r["files"])), text
     finally:
         db.close()
+
+
+def test_deleted_file_retires_learned_lessons_but_only_marks_the_users_words(db: Database) -> None:
+    p = _promoter(db)
+    s = Seq("s1").bash("python3 -m pytest", "python3: No module named pytest", True)
+    s.bash("source venv/bin/activate && python3 -m pytest", "3 passed")
+    s.user("Never edit `venv/bin/activate` by hand, recreate the venv instead.")
+    p.promote(digest_of(s.end()))
+    learned = {r["type"]: r["id"] for r in _memories(db)}
+    assert set(learned) == {"gotcha", "preference"}
+    p.promote(digest_of(Seq("s2").bash("rm -rf venv", "").end()))
+    live = {r["id"]: r for r in _memories(db)}
+    # Engram's own lesson about a folder that is gone is no longer knowledge: retired, with the reason.
+    assert learned["gotcha"] not in live
+    reason = db.reads.conn().execute("SELECT deprecated_reason FROM memories WHERE id = ?",
+                                     (learned["gotcha"],)).fetchall()[0][0]
+    assert reason == "venv/ was deleted" or reason == "venv was deleted"
+    # The user's instruction waits for the user: stale (never injected), not gone.
+    assert live[learned["preference"]]["stale_at"] is not None
+
+
+def test_an_error_the_session_made_itself_waits_for_a_second_session(db: Database) -> None:
+    p = _promoter(db)
+
+    def session(sid: str) -> list:
+        s = Seq(sid).edit("app/cli.py")  # the session edits the file, then breaks it
+        s.bash("pytest", "  File \"app/cli.py\", line 3\nNameError: name 'fmt_row' is not defined", True)
+        s.call("Edit", ("app/cli.py",), "ok", old_string="print(fmt_row(r))", new_string="print(format_row(r))")
+        return s.bash("pytest", "4 passed").end()
+
+    p.promote(digest_of(session("s1")))
+    assert [r for r in _memories(db) if r["type"] == "error_pattern"] == []  # counted, not stored
+    p.promote(digest_of(session("s2")))
+    rows = [r for r in _memories(db) if r["type"] == "error_pattern"]
+    assert len(rows) == 1 and "`print(fmt_row(r))` → `print(format_row(r))`" in rows[0]["content"]
+
+
+@pytest.mark.parametrize(("failed", "error", "worked"), [
+    # The pipe's pager rejected an option: the command itself was fine.
+    ("npm ls open 2>/dev/null | head -20 --color=never", "head: unrecognized option '--color=never'",
+     "npm ls open"),
+    # Only the redirection changed: that cannot make `make` work.
+    ("make lint 2>/dev/null", "make: *** No rule to make target 'lint'. usage: make", "make lint 2>&1"),
+])
+def test_output_plumbing_is_not_a_command_lesson(failed: str, error: str, worked: str) -> None:
+    d = digest_of(Seq().bash(failed, error, True).bash(worked, "ok").end())
+    assert "command_fix" not in kinds(d)
+
+
+@pytest.mark.parametrize("text", [
+    "- If you still need to run grep, STOP. ALWAYS USE ripgrep at rg first, which all ${PRODUCT_NAME} users "
+    "have pre-installed.",  # a system prompt pasted for discussion
+    "Good, but don't forget to also update the one in `stories`, it matched too.",
+    "Use single attribution, because as you correctly said, the CLI defaults to the Pro model.",
+    "If you must work around the special symbols in book names, always search for the prefix.",
+    "We shouldn't select *, use the targeted select like before.",
+])
+def test_pasted_templates_and_conversation_bound_wording_are_not_rules(text: str) -> None:
+    assert "user_rule" not in kinds(digest_of(Seq().user(text).end()))
+
+
+def test_users_rule_after_a_web_lookup_is_still_their_word() -> None:
+    s = Seq().call("WebFetch", (), "a page that says: always deploy on Fridays", url="https://example.com")
+    s.user("Never push to `main` directly, open a pull request.")
+    s.read("README.md")
+    (rule,) = kinds(digest_of(s.end()))["user_rule"]
+    assert not rule.tainted

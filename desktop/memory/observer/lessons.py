@@ -244,8 +244,10 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> None:
     flags_only = all(t.startswith("-") for t in [*removed, *added])
     if not (_INVOCATION_ERROR.search(err) or flags_only):
         return
-    if not any(len(t) > 1 and t.strip("'\"") in err for t in failed.split()):
+    if not any(len(t) > 1 and t.strip("'\"") in err for t in failed.split()) or _piped_program_failed(failed, err):
         return  # "head: unrecognized option": another command of the pipe failed, not this one
+    if _plumbing_free(failed) == _plumbing_free(command):
+        return  # only "2>/dev/null" or "| head" changed: that cannot make the command itself work
     sp.ev.pop("last_fail", None)
     key = f"{COMMAND_FIX}:{' '.join(sorted(removed))}>{' '.join(sorted(added))}"[:200]
     data: dict[str, Any] = {"failed": shorten_command(failed), "worked": shorten_command(command),
@@ -258,6 +260,21 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> None:
             data["program"], data["prefix"] = rest[0], " ".join(added)
     sp.add_signal(Signal(COMMAND_FIX, key, step, [], data,
                          [f"{shorten_command(failed, 80)} → {shorten_command(command, 80)}"]))
+
+
+_REDIRECT: Final = re.compile(r"(?:\d|&)?>>?(?:&\d|\S+)?")
+
+
+def _plumbing_free(command: str) -> str:
+    """The command without what only shapes its output: later pipe stages and redirections."""
+    return " ".join(t for t in command.split("|")[0].split() if not _REDIRECT.fullmatch(t))
+
+
+def _piped_program_failed(command: str, err: str) -> bool:
+    """True when the error is printed by a program later in the pipe (``x | head -z`` and
+    ``head: invalid option``): what failed is the output plumbing, not the command."""
+    programs = [seg.split()[0] for seg in command.split("|")[1:] if seg.split()]
+    return any(err.lstrip().startswith((f"{prog}:", f"{posixpath.basename(prog)}:")) for prog in programs)
 
 
 def _error_fixed(sp: Scratchpad, command: str, category: str | None, step: int, event: str) -> None:
@@ -277,5 +294,9 @@ def _error_fixed(sp: Scratchpad, command: str, category: str | None, step: int, 
         sp.add_signal(Signal(ERROR_FIX, f"{ERROR_FIX}:{err['fp']}", step, [path],
                              {"command": shorten_command(recipe_form(err["cmd"])), "error": err["err"],
                               "file": path, "edit": summary, "events": [err["event"], edit_event, event],
-                              "self_inflicted": bool(err.get("own"))},
+                              "self_inflicted": bool(err.get("own")),
+                              # A bug this session made in a file it had edited, then fixed: the
+                              # next session learns nothing from it unless it happens again, so it
+                              # waits in the signal counts for a second session before it is stored.
+                              **({"min_sessions": 2} if err.get("own") else {})},
                              [err["err"]]))

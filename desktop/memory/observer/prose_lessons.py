@@ -50,7 +50,12 @@ _RULE_ANYWHERE: Final = re.compile(r"\b(?:you should (?:not|never)|"
                                    r"(?:never|always) (?:use|run|commit|add|load|read|write|put|create))\b", re.I)
 # Words that point into the conversation ("it", "here", "again"): the sentence means nothing later.
 _DEICTIC: Final = re.compile(r"\b(?:that|this)\W*$|\b(?:here|now|again|above|below|previous(?:ly)?|earlier|last time|"
-                             r"this one|that one|already there)\b", re.I)
+                             r"this one|that one|already there|like before|as before|"
+                             r"the (?:other )?ones? (?:in|from|at)|"
+                             r"as you (?:\w+ )?(?:said|suggested|mentioned|noted)|if (?:you|we) must)\b", re.I)
+# Template text pasted into a message (``${PRODUCT_NAME}``, ``{{user}}``): a system prompt or a
+# document quoted for discussion, not the user's own instruction.
+_PASTED_TEMPLATE: Final = re.compile(r"\$\{[A-Za-z_]\w*\}|\{\{\s*\w+\s*\}\}")
 # An object pronoun ("show them to me") points back into the conversation; "it"/"they" later
 # in a sentence usually mean the sentence's own subject ("Never load `x.md`: it is huge").
 _PRONOUN: Final = re.compile(r"\b(?:them|its|those ones)\b", re.I)
@@ -85,7 +90,7 @@ def _concrete(sentence: str) -> list[str]:
 def rule_sentences(text: str) -> list[str]:
     """The sentences of a typed user message that state a standing rule or correction."""
     stripped = text.strip()
-    if not stripped or _NOT_TYPED.match(stripped) or len(stripped) > 3000:
+    if not stripped or _NOT_TYPED.match(stripped) or len(stripped) > 3000 or _PASTED_TEMPLATE.search(stripped):
         return []
     out: list[str] = []
     for raw in _SENTENCES.split(stripped[:3000]):

@@ -4,8 +4,11 @@ A session that ran ``mv old new`` / ``git mv`` (observer/file_ops.py parses them
 leaves ``digest.moved``; every live memory naming ``old`` (in its text or its
 related files, a folder move included) is rewritten to name ``new``, through
 EditMemory so the audit log keeps the old text. A session that deleted a file
-leaves ``digest.removed``; memories naming it are marked stale, and stale
-memories are never injected (memory_access's injectable filter).
+leaves ``digest.removed``: what Engram learned on its own about that file (an
+observer lesson nobody confirmed or pinned) is retired (deprecated, reason in the audit
+log): a lesson about a file that is gone is no longer knowledge. What the user taught,
+confirmed or pinned is only marked stale and waits for review; stale memories are never
+injected (the injectable filter).
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from desktop.memory.observer.signals import USER_RULE
 from desktop.memory.store.errors import ValidationError
 from desktop.memory.store.live import LIVE_MEMORY_SQL
 from desktop.memory.store.memory_ops import EditMemory
 from desktop.memory.store.writer import Tx
+from desktop.memory.types import MemorySource
 
 logger = logging.getLogger("engram.observer")
 
@@ -60,10 +65,20 @@ def _token(path: str) -> re.Pattern[str]:
 
 
 def _candidates(tx: Tx, needle: str) -> list[tuple[int, str, list[str]]]:
-    rows = cast(list[tuple[int, str, str]], tx.execute(
-        f"SELECT id, content, related_files FROM memories WHERE {LIVE_MEMORY_SQL}"
+    return [(mid, content, files) for mid, content, files, _ in _rows(tx, needle)]
+
+
+def _rows(tx: Tx, needle: str) -> list[tuple[int, str, list[str], bool]]:
+    """Live memories naming ``needle`` in their text or files, and whether each is Engram's own
+    unconfirmed lesson: observer-learned, not pinned or verified, and not the user's own words
+    (a user's instruction about a deleted file waits for the user, like anything they taught)."""
+    rows = cast(list[tuple[int, str, str, str, int, int, str | None]], tx.execute(
+        "SELECT id, content, related_files, source, user_verified, pinned, json_extract(metadata, '$.signal')"
+        f" FROM memories WHERE {LIVE_MEMORY_SQL}"
         " AND (instr(related_files, ?) > 0 OR instr(content, ?) > 0)", (needle, needle)).fetchall())
-    return [(int(r[0]), str(r[1]), list(json.loads(r[2] or "[]"))) for r in rows]
+    return [(int(r[0]), str(r[1]), list(json.loads(r[2] or "[]")),
+             r[3] == MemorySource.OBSERVER_INFERRED.value and not r[4] and not r[5] and r[6] != USER_RULE)
+            for r in rows]
 
 
 def implied_moves(removed: list[str], created: list[str]) -> list[tuple[str, str]]:
@@ -82,7 +97,7 @@ def implied_moves(removed: list[str], created: list[str]) -> list[tuple[str, str
 
 def apply_file_ops(tx: Tx, moved: list[tuple[str, str]], removed: list[str],
                    created: Sequence[str] = ()) -> RenameStats:
-    """Rewrite memories naming moved paths; mark memories naming deleted paths stale."""
+    """Rewrite memories naming moved paths; retire (or, for the user's, mark stale) those naming deleted ones."""
     st = RenameStats()
     implied = implied_moves(removed, list(created))
     moved = [*moved, *implied]
@@ -111,13 +126,19 @@ def apply_file_ops(tx: Tx, moved: list[tuple[str, str]], removed: list[str],
         if not _plausible(path):
             continue
         rx = _token(path)
-        for mid, content, files in _candidates(tx, path):
-            if any(_under(f, path) is not None for f in files) or rx.search(content):
+        for mid, content, files, learned in _rows(tx, path):
+            if not (any(_under(f, path) is not None for f in files) or rx.search(content)):
+                continue
+            if learned:
+                tx.audit("deprecate", mid, actor="observer", reason=f"{path} was deleted", detail={"path": path})
+                tx.execute("UPDATE memories SET deprecated = 1, deprecated_at = ?, deprecated_reason = ?,"
+                           " updated_at = ? WHERE id = ?", (tx.now, f"{path} was deleted", tx.now, mid))
+            else:
                 tx.audit("stale", mid, actor="observer", reason=f"{path} was deleted", detail={"path": path})
                 tx.execute("UPDATE memories SET stale_at = ?, needs_review = 1, updated_at = ? WHERE id = ?"
                            " AND stale_at IS NULL", (tx.now, tx.now, mid))
-                tx.changed("memory", "updated", [mid])
-                st.retired += 1
+            tx.changed("memory", "updated", [mid])
+            st.retired += 1
     if st.rewritten or st.retired:
         logger.info("file operations: %d memories rewritten, %d retired", st.rewritten, st.retired)
     return st

@@ -24,6 +24,7 @@ from desktop.memory.observer.signals import (
     EVICTION_ORDER,
     PARALLEL_CONFLICT,
     SIGNAL_SPECS,
+    USER_RULE,
     Signal,
     excerpt,
 )
@@ -129,8 +130,8 @@ class Scratchpad:
         """Add a signal or fold it into the one with the same key; evict when full."""
         if signal.kind not in SIGNAL_SPECS:
             raise ValueError(f"unknown signal kind {signal.kind}")
-        if self.external_step is not None and signal.step > self.external_step:
-            signal.tainted = True
+        if self.external_step is not None and signal.step > self.external_step and signal.kind != USER_RULE:
+            signal.tainted = True  # what the user typed is their word, whatever the agent read before
         known = self.signals.get(signal.key)
         if known is not None:
             known.count += signal.count
