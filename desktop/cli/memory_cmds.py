@@ -17,6 +17,7 @@ from desktop.cli.common import (
     sql_int,
     terminal_safe,
 )
+from desktop.memory.evidence_view import evidence_json
 from desktop.memory.lifecycle.formats import FORMATS as IMPORT_FORMATS
 from desktop.memory.lifecycle.portable import export_json, memory_to_record
 from desktop.memory.store.memory_ops import NewMemory
@@ -117,8 +118,10 @@ def cmd_get(args: argparse.Namespace) -> int:
     with open_project(args) as project:
         memory = project.memories.get(args.id)
         history = project.memories.history(args.id)
+        evidence = project.memories.evidence(args.id)
     record = memory_to_record(memory)
     record["history"] = history
+    record["evidence"] = evidence_json(evidence)
     emit(args, record, lambda: json.dumps(record, indent=2, ensure_ascii=False))
     return 0
 

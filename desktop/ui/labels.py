@@ -75,6 +75,19 @@ AUDIT_ACTIONS: dict[str, str] = {
     "reinforce": QT_TRANSLATE_NOOP("AuditActions", "reinforced"),
 }
 
+# What kind of evidence a learned memory came from (the observer's signal kinds); the
+# behavioural statistics not listed fall back to their key.
+LESSON_KINDS: dict[str, str] = {
+    "user_rule": QT_TRANSLATE_NOOP("LessonKinds", "your instruction"),
+    "command_fix": QT_TRANSLATE_NOOP("LessonKinds", "failed command, then one that worked"),
+    "recipe": QT_TRANSLATE_NOOP("LessonKinds", "command that worked"),
+    "error_fix": QT_TRANSLATE_NOOP("LessonKinds", "error fixed by an edit"),
+    "stated_cause": QT_TRANSLATE_NOOP("LessonKinds", "cause stated by the agent"),
+    "dead_end": QT_TRANSLATE_NOOP("LessonKinds", "abandoned approach"),
+    "explicit": QT_TRANSLATE_NOOP("LessonKinds", "recorded by an agent"),
+    "error_retry": QT_TRANSLATE_NOOP("LessonKinds", "recurring error"),
+}
+
 # Retrieval score components, as the "why was this retrieved" view names them.
 SCORE_PARTS: dict[str, str] = {
     "bm25": QT_TRANSLATE_NOOP("ScoreParts", "Keyword match"),
@@ -118,6 +131,11 @@ def scope_label(value: str) -> str:
 def action_label(value: str) -> str:
     """Translated past-tense verb of an audit action."""
     return _lookup("AuditActions", AUDIT_ACTIONS, value)
+
+
+def lesson_label(value: str) -> str:
+    """Translated name of the evidence kind a learned memory came from."""
+    return _lookup("LessonKinds", LESSON_KINDS, value)
 
 
 def score_label(value: str) -> str:

@@ -237,20 +237,21 @@ class MemoryBrowser(QWidget):
             return
         project, query = self.project, self.search.text().strip()
 
-        def gather() -> tuple[Any, Any, Any, Any]:
+        def gather() -> tuple[Any, Any, Any, Any, Any]:
             from desktop.memory.team.service import shared_by
 
             hit = recall.explain(project, memory, query) if query else None
             who = shared_by(project.db.reads.conn(), [memory.id]).get(memory.id)
-            return project.memories.history(memory.id), hit, supersession_chain(project, memory), who
+            return (project.memories.history(memory.id), hit, supersession_chain(project, memory), who,
+                    project.memories.evidence(memory.id))
         self.tasks.run(gather, lambda got: self._render_detail(memory, query, *got))
 
     def _render_detail(self, m: Memory, query: str, history: list[dict[str, Any]], hit: Any,
-                       chain: list[Memory], who: str | None = None) -> None:
+                       chain: list[Memory], who: str | None = None, evidence: list[Any] | None = None) -> None:
         current = self.selected()
         if current is None or current.id != m.id:
             return
-        self.detail.setHtml(render_detail(m, history, hit, query, chain, who))
+        self.detail.setHtml(render_detail(m, history, hit, query, chain, who, evidence))
 
     def show_memory(self, memory_id: int) -> None:
         """Select a memory (clearing filters if it is hidden by them)."""

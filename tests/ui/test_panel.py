@@ -126,3 +126,23 @@ def test_ask_memory_without_llm_shows_ranked_citations(qtbot, win) -> None:  # t
 
     ask.view.anchorClicked.emit(QUrl(f"memory:{ask.answer.hits[0].memory.id}"))
     assert opened == [ask.answer.hits[0].memory.id]
+
+
+def test_browser_shows_what_a_learned_memory_came_from(qtbot, win) -> None:  # type: ignore[no-untyped-def]
+    from desktop.memory.observer.events import SessionEnd, SessionStart, UserMessage
+    from desktop.memory.observer.ingest import Ingestor
+    from desktop.memory.observer.novelty import HashingEmbedder, Novelty
+    from desktop.memory.observer.promotion import Promoter
+
+    rule = "Never run the migrations against `db/prod.sqlite`, copy it to `db/dev.sqlite` first."
+    ing = Ingestor(win.project.db, Promoter(win.project.db, novelty=Novelty(HashingEmbedder())))
+    ing.learn_events([SessionStart("sess-42", "claude-code", "/proj", None, "interactive", 1.0, None),
+                      UserMessage("sess-42", 0, rule, 2.0), SessionEnd("sess-42", "unknown", 3.0)])
+    (mid,) = [r[0] for r in win.project.db.reads.conn().execute(
+        "SELECT id FROM memories WHERE deprecated = 0 AND content LIKE '%prod.sqlite%'")]
+    b = win.browser
+    win.open_memory(mid)
+    qtbot.waitUntil(lambda: "Evidence" in b.detail.toPlainText(), timeout=10_000)
+    text = b.detail.toPlainText()
+    for word in ("Learned from 1 session", "sess-42", "your instruction", "1 event", "db/prod.sqlite"):
+        assert word in text, word

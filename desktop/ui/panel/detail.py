@@ -9,8 +9,17 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication
 
 from desktop.agents.ask import Hit
+from desktop.memory.evidence_view import SessionEvidence
 from desktop.memory.types import Memory
-from desktop.ui.labels import action_label, scope_label, score_label, source_label, status_label, type_label
+from desktop.ui.labels import (
+    action_label,
+    lesson_label,
+    scope_label,
+    score_label,
+    source_label,
+    status_label,
+    type_label,
+)
 from desktop.ui.theme import accent, css
 
 
@@ -21,9 +30,32 @@ def _bar(value: float, top: float) -> str:
     return f"<span style='background:{colour}'>{'&nbsp;' * cells}</span>&nbsp;{value:.2f}"
 
 
+def _evidence_html(evidence: list[SessionEvidence]) -> str:
+    """The sessions a learned memory came from, with what each showed (newest last)."""
+    e = html.escape
+    tr = QCoreApplication.translate
+    parts = [f"<h4>{e(tr('MemoryDetail', 'Evidence'))}</h4>",
+             f"<p>{e(tr('MemoryDetail', 'Learned from %n session(s).', '', len(evidence)))}</p><ul>"]
+    for item in evidence[:20]:
+        head = [f"<b>{e(item.session_id[:24])}</b>"]
+        if item.agent:
+            head.append(e(item.agent))
+        if item.signal:
+            head.append(e(lesson_label(item.signal)))
+        if item.events:
+            head.append(e(tr("MemoryDetail", "%n event(s) linked", "", item.events)))
+        if item.first_linked:
+            head.append(e(item.first_linked[:16].replace("T", " ")))
+        quotes = "".join(f"<br><span style='color:gray'>“{e(x[:300])}”</span>" for x in item.excerpts)
+        parts.append(f"<li>{' · '.join(head)}{quotes}</li>")
+    parts.append("</ul>")
+    return "".join(parts)
+
+
 def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, query: str, chain: list[Memory],
-                  shared_by: str | None = None) -> str:
-    """HTML for one memory (`shared_by`: the teammate it came from, for memories pulled from the team)."""
+                  shared_by: str | None = None, evidence: list[SessionEvidence] | None = None) -> str:
+    """HTML for one memory (`shared_by`: the teammate it came from, for memories pulled from the team;
+    `evidence`: what a learned memory was learned from, per session)."""
     e = html.escape
     words = {
         "provenance": QCoreApplication.translate("MemoryDetail", "Provenance"),
@@ -68,7 +100,9 @@ def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, que
     ]
     parts += [f"<tr><td><b>{e(k)}</b>&nbsp;&nbsp;</td><td>{e(str(v))}</td></tr>" for k, v in rows]
     parts.append("</table>")
-    if m.provenance:
+    if evidence:
+        parts.append(_evidence_html(evidence))
+    elif m.provenance:
         parts.append(f"<p><b>{e(words['why'])}</b></p><ul>")
         for p in m.provenance[:10]:
             parts.append(f"<li>{e(json.dumps(p, ensure_ascii=False)[:300])}</li>")
