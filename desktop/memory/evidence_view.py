@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["SessionEvidence", "evidence_json", "evidence_of"]
+__all__ = ["SessionContribution", "evidence_json", "evidence_of"]
 
 
 @dataclass(frozen=True)
-class SessionEvidence:
+class SessionContribution:
     """One session's contribution to a memory."""
 
     session_id: str
@@ -31,7 +31,7 @@ class SessionEvidence:
     """When the first event of this session was linked (ISO time), or '' when none is."""
 
 
-def evidence_of(conn: Any, memory_id: int, provenance: list[dict[str, Any]]) -> list[SessionEvidence]:
+def evidence_of(conn: Any, memory_id: int, provenance: list[dict[str, Any]]) -> list[SessionContribution]:
     """Every session a memory was learned or reinforced from, oldest link first.
 
     ``conn`` is a read connection; ``provenance`` is the memory's own provenance list. Sessions
@@ -43,7 +43,7 @@ def evidence_of(conn: Any, memory_id: int, provenance: list[dict[str, Any]]) -> 
             "SELECT session_id, max(signal), count(*), min(added_at) FROM memory_evidence"
             " WHERE memory_id = ? GROUP BY session_id", (memory_id,)).fetchall():
         links[str(session_id)] = (int(count), str(signal or ""), str(first or ""))
-    out: list[SessionEvidence] = []
+    out: list[SessionContribution] = []
     seen: set[str] = set()
     for entry in provenance:
         if not isinstance(entry, dict) or not entry.get("session_id"):
@@ -54,14 +54,14 @@ def evidence_of(conn: Any, memory_id: int, provenance: list[dict[str, Any]]) -> 
         seen.add(sid)
         count, signal, first = links.get(sid, (0, "", ""))
         excerpts = tuple(str(e) for e in entry.get("evidence", []) if str(e).strip())[:3]
-        out.append(SessionEvidence(sid, str(entry.get("agent", "")), str(entry.get("signal") or signal),
+        out.append(SessionContribution(sid, str(entry.get("agent", "")), str(entry.get("signal") or signal),
                                    count, excerpts, first))
     for sid, (count, signal, first) in links.items():
         if sid not in seen:
-            out.append(SessionEvidence(sid, "", signal, count, (), first))
+            out.append(SessionContribution(sid, "", signal, count, (), first))
     return sorted(out, key=lambda e: (e.first_linked == "", e.first_linked))
 
 
-def evidence_json(items: list[SessionEvidence]) -> list[dict[str, Any]]:
+def evidence_json(items: list[SessionContribution]) -> list[dict[str, Any]]:
     """The JSON form (``engram get --json``)."""
     return [{**asdict(e), "excerpts": list(e.excerpts)} for e in items]

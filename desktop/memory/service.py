@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from concurrent.futures import Future
 from typing import Any
 
-from desktop.memory.evidence_view import SessionEvidence, evidence_of
+from desktop.memory.evidence_view import SessionContribution, evidence_of
 from desktop.memory.store.connection import guarded, rows_as_dicts
 from desktop.memory.store.database import Database
 from desktop.memory.store.errors import NotFoundError
@@ -157,7 +157,7 @@ class MemoryService:
             row["detail"] = json.loads(row["detail"] or "{}")
         return out
 
-    def evidence(self, memory_id: int) -> builtins.list[SessionEvidence]:
+    def evidence(self, memory_id: int) -> builtins.list[SessionContribution]:
         """What a memory was learned from, per session (excerpts and linked transcript events)."""
         memory = self.get(memory_id)
         return evidence_of(self._conn(), memory_id, memory.provenance)

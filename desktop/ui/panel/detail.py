@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication
 
 from desktop.agents.ask import Hit
-from desktop.memory.evidence_view import SessionEvidence
+from desktop.memory.evidence_view import SessionContribution
 from desktop.memory.types import Memory
 from desktop.ui.labels import (
     action_label,
@@ -30,7 +30,7 @@ def _bar(value: float, top: float) -> str:
     return f"<span style='background:{colour}'>{'&nbsp;' * cells}</span>&nbsp;{value:.2f}"
 
 
-def _evidence_html(evidence: list[SessionEvidence]) -> str:
+def _evidence_html(evidence: list[SessionContribution]) -> str:
     """The sessions a learned memory came from, with what each showed (newest last)."""
     e = html.escape
     tr = QCoreApplication.translate
@@ -53,7 +53,7 @@ def _evidence_html(evidence: list[SessionEvidence]) -> str:
 
 
 def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, query: str, chain: list[Memory],
-                  shared_by: str | None = None, evidence: list[SessionEvidence] | None = None) -> str:
+                  shared_by: str | None = None, evidence: list[SessionContribution] | None = None) -> str:
     """HTML for one memory (`shared_by`: the teammate it came from, for memories pulled from the team;
     `evidence`: what a learned memory was learned from, per session)."""
     e = html.escape
