@@ -45,7 +45,7 @@ WORDS: dict[str, str] = {
     "team_server_not_ready": ("The team server is not ready for this version of Engram; "
                               "ask the team admin to run engram team init."),
     "team_unknown_role": "These credentials do not belong to a team on this server.",
-    "team_bad_url": "This is not a PostgreSQL connection string (postgresql://…).",
+    "team_bad_url": "This is not a PostgreSQL connection string: give it as postgresql://user:password@host/database.",
     "agent_error": "The agent stopped because of an error.",
     "tool_denied": "The agent's action was not allowed.",
     "path_outside_project": "The agent tried to reach a file outside the project folder.",

@@ -61,7 +61,7 @@ def error_words() -> dict[str, str]:
         "provider_stream_broken": QCoreApplication.translate("Messages", "The connection to the model closed while it was answering."),  # noqa: E501 (one literal, for lupdate)
         "bad_response": QCoreApplication.translate("Messages", "The embedding server answered something Engram does not understand."),  # noqa: E501 (one literal, for lupdate)
         "missing_api_key": QCoreApplication.translate("Messages", "No API key is stored for this provider. Add one in Settings; it is kept in the system keyring."),  # noqa: E501 (one literal, for lupdate)
-        "no_secure_store": QCoreApplication.translate("Messages", "No secure credential store is available on this computer, so no API key can be kept."),  # noqa: E501 (one literal, for lupdate)
+        "no_secure_store": QCoreApplication.translate("Messages", "No secure credential store is available on this computer, so no API key or team connection can be kept."),  # noqa: E501 (one literal, for lupdate)
         "secure_store_failed": QCoreApplication.translate("Messages", "The system keyring failed (locked or access denied)."),  # noqa: E501 (one literal, for lupdate)
         "model_not_found": QCoreApplication.translate("Messages", "This model is not available. Pull it with Ollama or choose another in Settings."),  # noqa: E501 (one literal, for lupdate)
         "unknown_provider": QCoreApplication.translate("Messages", "Unknown provider."),
@@ -73,7 +73,7 @@ def error_words() -> dict[str, str]:
         "team_server_newer": QCoreApplication.translate("Messages", "The team server was upgraded by a newer Engram; update Engram to sync with it."),  # noqa: E501 (one literal, for lupdate)
         "team_server_not_ready": QCoreApplication.translate("Messages", "The team server is not ready for this version of Engram; ask the team admin to run engram team init."),  # noqa: E501 (one literal, for lupdate)
         "team_unknown_role": QCoreApplication.translate("Messages", "These credentials do not belong to a team on this server."),  # noqa: E501 (one literal, for lupdate)
-        "team_bad_url": QCoreApplication.translate("Messages", "This is not a PostgreSQL connection string (postgresql://…)."),
+        "team_bad_url": QCoreApplication.translate("Messages", "This is not a PostgreSQL connection string: give it as postgresql://user:password@host/database."),
         "agent_error": QCoreApplication.translate("Messages", "The agent stopped because of an error."),
         "tool_denied": QCoreApplication.translate("Messages", "The agent's action was not allowed."),
         "path_outside_project": QCoreApplication.translate("Messages", "The agent tried to reach a file outside the project folder."),  # noqa: E501 (one literal, for lupdate)

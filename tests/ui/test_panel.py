@@ -146,3 +146,14 @@ def test_browser_shows_what_a_learned_memory_came_from(qtbot, win) -> None:  # t
     text = b.detail.toPlainText()
     for word in ("Learned from 1 session", "sess-42", "your instruction", "1 event", "db/prod.sqlite"):
         assert word in text, word
+
+
+def test_team_status_is_polled_only_while_the_dashboard_shows(qtbot, win) -> None:  # type: ignore[no-untyped-def]
+    dash, calls = win.panel.dashboard, []
+    dash.refresh_team = lambda: calls.append(1)  # type: ignore[method-assign]
+    win.panel.setCurrentWidget(win.browser)
+    dash._poll_team()
+    assert calls == []
+    win.panel.setCurrentWidget(dash)
+    dash._poll_team()
+    assert calls == [1]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
@@ -29,24 +29,10 @@ from desktop.ui.labels import type_label
 
 
 def error_words(code: str, detail: str = "") -> str:
-    """A team error code in words (the core's message is English detail, shown after)."""
-    words = {
-        "team_server_unreachable": QCoreApplication.translate(
-            "TeamPanel", "The team server cannot be reached; changes wait here and sync when it answers."),
-        "team_auth_failed": QCoreApplication.translate("TeamPanel", "The team server refused these credentials."),
-        "team_server_newer": QCoreApplication.translate(
-            "TeamPanel", "The team server was upgraded by a newer Engram: update Engram to sync."),
-        "team_server_not_ready": QCoreApplication.translate(
-            "TeamPanel", "The team server has no Engram schema yet: ask the team admin to run `engram team init`."),
-        "team_unknown_role": QCoreApplication.translate(
-            "TeamPanel", "These credentials do not belong to a team on this server."),
-        "team_not_joined": QCoreApplication.translate("TeamPanel", "This project is not connected to a team."),
-        "team_bad_url": QCoreApplication.translate(
-            "TeamPanel", "Give the server as postgresql://user:password@host/database."),
-        "no_secure_store": QCoreApplication.translate(
-            "TeamPanel", "No secure keyring was found, so the connection cannot be stored."),
-    }
-    return words.get(code, detail or code)
+    """A team error code in words (the UI's one table, ``ui/messages``); the core's detail otherwise."""
+    from desktop.ui.messages import error_words as words
+
+    return words().get(code, detail or code)
 
 
 class TeamPanel(QWidget):

@@ -122,7 +122,7 @@ class Dashboard(QScrollArea):
         # Sync errors and the queue change without a local write: poll the (local) status.
         self._team_timer = QTimer(self)
         self._team_timer.setInterval(5000)
-        self._team_timer.timeout.connect(self.refresh_team)
+        self._team_timer.timeout.connect(self._poll_team)
         self._team_timer.start()
 
     def schedule_refresh(self) -> None:
@@ -136,6 +136,11 @@ class Dashboard(QScrollArea):
         self.tasks.run(lambda: memory_effect(project.db), self._show_effect,
                        lambda e: log.warning("memory effect: %s", e))
         self.refresh_team()
+
+    def _poll_team(self) -> None:
+        # Nobody reads the line while the dashboard is hidden; showing it refreshes everything.
+        if self.isVisible():
+            self.refresh_team()
 
     def refresh_team(self) -> None:
         """Read the team sync status on a pool thread (local database only, never the network)."""
