@@ -45,7 +45,7 @@ from desktop.memory.store.database import Database  # noqa: E402
 OUT = ROOT / "bench" / "memory_quality"
 TRANSCRIPTS = SHARED / "transcripts"
 LABELS = ("useful", "weak", "noise")
-LESSONS = frozenset({"user_rule", "command_fix", "recipe", "error_fix", "stated_cause"})
+LESSONS = frozenset({"user_rule", "command_fix", "recipe", "error_fix", "stated_cause", "hook_block"})
 SYNTHESIS = frozenset({"co_access", "prefetch_pattern", "weekly_synthesis", "workflow_recipe", "module_synthesis"})
 
 

@@ -86,6 +86,7 @@ LESSON_KINDS: dict[str, str] = {
     "dead_end": QT_TRANSLATE_NOOP("LessonKinds", "abandoned approach"),
     "explicit": QT_TRANSLATE_NOOP("LessonKinds", "recorded by an agent"),
     "error_retry": QT_TRANSLATE_NOOP("LessonKinds", "recurring error"),
+    "hook_block": QT_TRANSLATE_NOOP("LessonKinds", "command refused by a hook"),
 }
 
 # Retrieval score components, as the "why was this retrieved" view names them.

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from desktop.memory.observer.events import ToolCall, ToolResult
 from desktop.memory.observer.harness import outside_project, shorten_command, strip_project_cd
+from desktop.memory.observer.hook_blocks import on_refusal
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import (
     COMMAND_FIX,
@@ -192,6 +193,8 @@ def _around_change(old: str, new: str, width: int = 60) -> tuple[str, str]:
 def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harness: bool) -> None:
     """Failed-then-worked pairs, error → fix with proof, and recipes (succeeded commands)."""
     raw = str(pend.get("command", ""))
+    if raw and harness:
+        on_refusal(sp, strip_project_cd(raw, sp.cwd)[0], ev.output, ev.step, str(pend.get("event", ev.event_key)))
     if not raw or harness:
         return
     command, folder = strip_project_cd(raw, sp.cwd)

@@ -33,6 +33,7 @@ from desktop.memory.observer.signals import (
     ERROR_RETRY,
     EXPLICIT,
     FILE_ACCESS,
+    HOOK_BLOCK,
     MIN_SIGNAL_VALUE,
     RECIPE,
     REPEATED_GREP,
@@ -55,7 +56,9 @@ logger = logging.getLogger("engram.observer")
 
 TAINT_FACTOR: Final = 0.7
 #: Strong evidence promotes at once (issue 13): the user said it, or a passing run proved the fix.
-STRONG_EVIDENCE: Final = {USER_RULE: "user_instruction", ERROR_FIX: "proven_fix", COMMAND_FIX: "proven_fix"}
+STRONG_EVIDENCE: Final = {USER_RULE: "user_instruction", ERROR_FIX: "proven_fix", COMMAND_FIX: "proven_fix",
+                           # A rule the project's (or the user's) hook enforces in code.
+                           HOOK_BLOCK: "enforced_by_hook"}
 # "read → grep → read": the agent's tool types, not knowledge (some synthesis paths render them).
 _TOOL_SEQUENCE: Final = re.compile(r"\b(?:read|grep|glob|edit|write|bash|other|todowrite|task)\s*(?:→|->|>)\s*"
                                    r"(?:read|grep|glob|edit|write|bash|other|todowrite|task)\b", re.I)

@@ -29,7 +29,7 @@ PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE = "parallel_conflict", "context_token_spi
 DEAD_END, EXPLICIT = "dead_end", "explicit"
 # Issue 13's evidence kinds (observer/lessons.py): what a session shows, not what the agent muttered.
 USER_RULE, COMMAND_FIX, RECIPE = "user_rule", "command_fix", "recipe"
-ERROR_FIX, STATED_CAUSE = "error_fix", "stated_cause"
+ERROR_FIX, STATED_CAUSE, HOOK_BLOCK = "error_fix", "stated_cause", "hook_block"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,7 @@ SIGNAL_SPECS: Final[dict[str, SignalSpec]] = {s.name: s for s in (
     SignalSpec(ERROR_FIX, 0.92, (_T.ERROR_PATTERN,), 1),
     SignalSpec(RECIPE, 0.9, (_T.WORKFLOW_RECIPE,), 2),
     SignalSpec(STATED_CAUSE, 0.86, (_T.GOTCHA, _T.DECISION), 1),
+    SignalSpec(HOOK_BLOCK, 0.95, (_T.GOTCHA,), 1),
 )}
 #: Signals below this score are discarded before promotion filtering (design rule).
 MIN_SIGNAL_VALUE: Final = 0.4
@@ -78,7 +79,7 @@ EVICTION_ORDER: Final[tuple[str, ...]] = (
     READ_ABANDON, REPEATED_GREP, ERROR_RETRY, DEAD_END,
 )
 NEVER_EVICTED: Final = frozenset({SELF_CORRECTION, PARALLEL_CONFLICT, EXPLICIT, USER_RULE, COMMAND_FIX,
-                                  ERROR_FIX, RECIPE, STATED_CAUSE})
+                                  ERROR_FIX, RECIPE, STATED_CAUSE, HOOK_BLOCK})
 
 
 @dataclass(slots=True)

@@ -18,6 +18,7 @@ from desktop.memory.observer.signals import (
     CONTEXT_TOKEN_SPIKE,
     ERROR_FIX,
     EXPLICIT,
+    HOOK_BLOCK,
     PARALLEL_CONFLICT,
     RECIPE,
     STATED_CAUSE,
@@ -71,7 +72,7 @@ def _list(paths: list[str], limit: int = 4) -> str:
 #: lookups, the agent's self-corrections and dead-end phrases, bare error retries) still feed
 #: the cross-session tables and prefetch, but as memory text a reader labelled them weak or
 #: noise (bench/memory_quality: 0 useful of 96 before issue 13), so they are never rendered.
-MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, STATED_CAUSE, EXPLICIT,
+MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, STATED_CAUSE, EXPLICIT, HOOK_BLOCK,
                                  PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE})
 _RECIPE_VERB: Final = {"test": "Run the tests with", "lint": "Check lint and types with",
                        "build": "Build with", "install": "Install the dependencies with",
@@ -108,6 +109,12 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         edit = f" ({d['edit']})" if d.get("edit") else ""
         return Rendered(T.ERROR_PATTERN, f"`{d['command']}` failed with \"{excerpt(d['error'], 140)}\"; "
                         f"editing {_q(d['file'])}{edit} made it pass.", [d["file"]], from_tool_output=True)
+    if k == HOOK_BLOCK:
+        # Not the command that tripped it (a different one each time): the rule is the lesson.
+        # A hook outside the project (the user's own settings) is named by whose it is, not its path.
+        who = f"The project's hook {_q(files[0])}" if files else "The user's own hook"
+        return Rendered(T.GOTCHA, f"{who} refuses shell commands that break this rule: \"{d['rule']}\"",
+                        files[:1], from_tool_output=True)
     if k == RECIPE:
         verb = _RECIPE_VERB.get(str(d.get("category")), "Run")
         return Rendered(T.WORKFLOW_RECIPE, f"{verb} `{d['command']}` {_where(d)}.", [])

@@ -1,0 +1,78 @@
+"""Commands a hook refused: the rules a project (or its user) enforces in code (issue 13).
+
+When a ``PreToolUse`` hook refuses a shell command, Claude Code replaces the command's
+output with ``Bash operation blocked by hook:`` and one ``- [hook command]: message``
+entry per hook. The message is the rule ("Please stage files explicitly by name", "Use
+rg instead of grep -r"): the next session should know it before it runs into it. A hook
+that crashed (``can't open file``, a traceback) states no rule and teaches nothing.
+
+The refusal reaches the observer as a failed tool result, which the harness registry
+(``harness.py``) keeps out of the error and command lessons; this module is the one place
+that reads it, as a ``hook_block`` signal keyed by the hook and the rule's wording, so the
+same refusal in many sessions reinforces one memory.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Final
+
+from desktop.memory.observer.harness import outside_project, shorten_command
+from desktop.memory.observer.scratchpad import Scratchpad
+from desktop.memory.observer.signals import HOOK_BLOCK, Signal, excerpt
+
+MAX_RULES_PER_REFUSAL: Final = 3
+
+# At the start of a line, and before any "Exit code" line: the harness's words, not text a
+# failing command printed (a command cannot make its own output a hook's refusal).
+_REFUSAL: Final = re.compile(r"^(?:Error:\s*)?\w+ (?:operation blocked by hook|hook error):?\s*-?\s*"
+                             r"\[(?P<hook>[^\]\n]{1,300})\]:?(?P<msg>.*)", re.I | re.S | re.M)
+_EXIT_CODE: Final = re.compile(r"^Exit code \d+", re.M)
+# Text a broken hook prints instead of a rule.
+_BROKEN: Final = re.compile(r"can't open file|No such file|Traceback|\[Errno|command not found|"
+                            r"Permission denied|SyntaxError|ModuleNotFoundError", re.I)
+# The hook's own footer and the terminal's fold marker: not part of the rule.
+_NOT_RULE: Final = re.compile(r"^\(add .{1,60} to override[^)]*\)$|^… \+\d+ lines", re.I)
+_FOOTER: Final = re.compile(r"\s*\(add .{1,60} to override[^)]*\)\s*$", re.I)
+# A label some hooks put before each rule: the rule is what follows.
+_LABEL: Final = re.compile(r"^(?:System prompt instructs|Reason|Rule):\s*", re.I)
+_SCRIPT: Final = re.compile(r"[\w~./-]+\.(?:py|sh|js|mjs|ts|rb|pl)\b")
+
+
+def refusal_rules(output: str) -> tuple[str, list[str]]:
+    """The hook (its script when it names one) and the rules it stated, or ``("", [])``."""
+    m = _REFUSAL.search(output[:4000])
+    if m is None or _EXIT_CODE.search(output[:m.start()]):
+        return "", []
+    hook = m.group("hook").strip()
+    script = _SCRIPT.search(hook)
+    msg = re.split(r"\n\s*-\s\[[^\]\n]+\]:", m.group("msg"))[0]  # the next hook's entry, if several refused
+    rules: list[str] = []
+    for line in (ln.strip() for ln in msg.splitlines()):
+        if not line or _NOT_RULE.match(line):
+            continue
+        if rules and line[0].islower():
+            rules[-1] = f"{rules[-1]} {line}"  # the terminal wrapped the line
+        else:
+            rules.append(line)
+    if not rules or any(_BROKEN.search(r) for r in rules):
+        return "", []
+    rules = [_FOOTER.sub("", _LABEL.sub("", r)).strip() for r in rules]
+    rules = [r for r in rules if len(r) >= 12]
+    return (script.group(0) if script else hook), rules[:MAX_RULES_PER_REFUSAL]
+
+
+def on_refusal(sp: Scratchpad, command: str, output: str, step: int, event: str) -> None:
+    """Record each rule a hook stated when it refused ``command``."""
+    hook, rules = refusal_rules(output)
+    if not rules:
+        return
+    files = [] if outside_project(hook) else [hook.removeprefix("./")]
+    for rule in rules:
+        # Quoted parts name the command or pattern that tripped it; the rule is the rest.
+        wording = re.sub(r"'[^']*'|\"[^\"]*\"|[^a-z ]+", "", rule.lower())
+        key = f"{HOOK_BLOCK}:{posixpath.basename(hook)}:{' '.join(wording.split())}"[:200]
+        sp.add_signal(Signal(HOOK_BLOCK, key, step, files,
+                             {"hook": hook, "rule": excerpt(rule, 200), "command": shorten_command(command, 80),
+                              "events": [event]}, [f"{shorten_command(command, 80)} → {excerpt(rule, 160)}"]))
