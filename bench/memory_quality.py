@@ -153,7 +153,7 @@ def report(tag: str) -> str:
         "injectable (not candidate, not stale)": [m for m in mems if not m["candidate"] and not m["stale"]],
         "candidates": [m for m in mems if m["candidate"]],
         "stale (retired by a rename or deletion)": [m for m in mems if m["stale"]],
-        "from session lessons (user_rule, command_fix, recipe, error_fix, stated_cause)":
+        f"from session lessons ({', '.join(sorted(LESSONS))})":
             [m for m in mems if m["signal"] in LESSONS],
         "from module/weekly synthesis (synthesis.py)": [m for m in mems if m["signal"] in SYNTHESIS],
     }
