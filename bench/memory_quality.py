@@ -19,6 +19,8 @@ and the keys of memories stating each). Unlabelled memories are reported as such
 never guessed.
 
 ``--days A-B`` restricts BookMinder to those days (cross-validation of thresholds).
+Novelty uses the bundled MiniLM model, as the app's observer does; ``--hashing`` uses the
+hashing fallback the app falls back to when no model loads.
 """
 
 from __future__ import annotations
@@ -54,9 +56,31 @@ def memory_key(project: str, mtype: str, content: str) -> str:
     return hashlib.sha1(f"{project}|{mtype}|{content}".encode()).hexdigest()[:12]
 
 
+_EMBEDDER: list[Any] = []
+HASHING = "--hashing" in sys.argv
+
+
+def _embedder() -> Any:
+    """The embedder the app's observer uses for novelty (the bundled MiniLM when it loads, as in
+    composition.observer_for), or the hashing fallback with ``--hashing``."""
+    if not _EMBEDDER:
+        _EMBEDDER.append(HashingEmbedder() if HASHING else _bundled_model())
+    return _EMBEDDER[0]
+
+
+def _bundled_model() -> Any:
+    from desktop.memory.embedding.detect import detect_provider
+    from desktop.settings import Settings
+
+    provider = detect_provider(Settings(data_dir=Path(tempfile.mkdtemp(prefix="engram-memory-quality-settings-"))))
+    if not provider.available():
+        raise SystemExit("the bundled embedding model does not load here; run with --hashing")
+    return provider
+
+
 def _open(tmp: Path, name: str) -> tuple[Database, Ingestor]:
     db = Database(tmp / f"{name}.db").open()
-    return db, Ingestor(db, gated_promoter(db, novelty=Novelty(HashingEmbedder())))
+    return db, Ingestor(db, gated_promoter(db, novelty=Novelty(_embedder())))
 
 
 def _dump(db: Database, project: str) -> list[dict[str, Any]]:
@@ -223,6 +247,8 @@ def main() -> None:
     ap.add_argument("action", choices=("learn", "report", "cv"))
     ap.add_argument("tag")
     ap.add_argument("--days", help="BookMinder days only, e.g. 1-10")
+    ap.add_argument("--hashing", action="store_true",
+                    help="novelty with the hashing embedder (the app's fallback) instead of the bundled model")
     args = ap.parse_args()
     if args.action == "learn":
         days = tuple(int(x) for x in args.days.split("-")) if args.days else None
