@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from desktop.agents.hooks import ledger
 from desktop.memory.store.writer import ChangeSet
-from desktop.ui.dialogs.agent_hooks import AGENT_NAMES, agent_states
+from desktop.ui.dialogs.agent_hooks import AGENT_NAMES, agent_states, install_agents
 from desktop.ui.session.citations import CitationBar
 from desktop.ui.tasks import Tasks
 
@@ -100,12 +100,10 @@ class ExternalSessions(QWidget):
         self.install_row.addStretch(1)
 
     def _install(self, agent: str, button: QPushButton) -> None:
-        from desktop.agents.hooks import install as hk
-
         root = Path(self.project.info.root)
         button.setEnabled(False)
-        self.tasks.run(lambda: hk.install(agent, "project", root, Path.home(), self.project.settings.data_dir),
-                       lambda res: self._installed(agent, button, res[0]),
+        self.tasks.run(lambda: install_agents([agent], root, self.project.settings.data_dir),
+                       lambda written: self._installed(agent, button, written[0]),
                        lambda exc: self._install_failed(button, exc))
 
     def _installed(self, agent: str, button: QPushButton, path: Path) -> None:
@@ -113,8 +111,10 @@ class ExternalSessions(QWidget):
         self.status_message.emit(self.tr("Engram's hooks were added to %1").replace("%1", str(path)))
 
     def _install_failed(self, button: QPushButton, exc: BaseException) -> None:
+        from desktop.ui.messages import describe_error
+
         button.setEnabled(True)
-        self.status_message.emit(str(exc))
+        self.status_message.emit(describe_error(exc))
 
     # -- sessions --------------------------------------------------------------------------
     def _check_new(self) -> None:
