@@ -14,7 +14,6 @@ the cross-session tables, so a session's learning is committed atomically.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
 from desktop.memory.observer import cross_session as xs
-from desktop.memory.observer.harness import outside_project
+from desktop.memory.observer.harness import is_noise
 from desktop.memory.observer.observer import SessionDigest
 from desktop.memory.observer.prose_lessons import attach_files
 from desktop.memory.observer.renames import apply_file_ops
@@ -57,9 +56,6 @@ logger = logging.getLogger("engram.observer")
 TAINT_FACTOR: Final = 0.7
 #: Strong evidence promotes at once (issue 13): the user said it, or a passing run proved the fix.
 STRONG_EVIDENCE: Final = {USER_RULE: "user_instruction", ERROR_FIX: "proven_fix", COMMAND_FIX: "proven_fix"}
-# "read → grep → read": the agent's tool types, not knowledge (some synthesis paths render them).
-_TOOL_SEQUENCE: Final = re.compile(r"\b(?:read|grep|glob|edit|write|bash|other|todowrite|task)\s*(?:→|->|>)\s*"
-                                   r"(?:read|grep|glob|edit|write|bash|other|todowrite|task)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -223,22 +219,6 @@ def promotion_reason(c: Candidate) -> str | None:
     if c.sessions >= 2:
         return "reinforced"
     return None
-
-
-#: Statistics rendered as sentences ("`a` and `b` are usually worked on together", "sessions in
-#: `x` need `y`"): the observer tables already hold them for prefetch; as memory text a reader
-#: found none of 42 useful before issue 13 (bench/memory_quality, labels.tsv), so the template
-#: synthesis's versions are not stored. A model's synthesis names other signals and is kept.
-STATISTICS_AS_TEXT: Final = frozenset({"co_access", "prefetch_pattern", "weekly_synthesis", "workflow_recipe"})
-
-
-def is_noise(item: NewMemory) -> bool:
-    """Memory text that must never be stored, whichever path produced it (issue 13, item 2)."""
-    if item.source == MemorySource.OBSERVER_INFERRED.value and item.metadata.get("signal") in STATISTICS_AS_TEXT:
-        return True
-    if any(outside_project(f) for f in item.related_files):
-        return True  # home folders, /tmp logs, another checkout: not this project's knowledge
-    return bool(_TOOL_SEQUENCE.search(item.content))
 
 
 def _measured(data: dict[str, Any]) -> dict[str, int]:
