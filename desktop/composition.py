@@ -118,7 +118,7 @@ def observer_for(project: ProjectServices, *, embedder: Any | None = None) -> An
     known = project.extras.get("observer")
     if known is not None:
         return known
-    from desktop.memory.lifecycle.control import gated_promoter
+    from desktop.memory.lifecycle.control import gated_promoter, project_promotion_preset
     from desktop.memory.observer.ingest import Ingestor
     from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 
@@ -132,8 +132,12 @@ def observer_for(project: ProjectServices, *, embedder: Any | None = None) -> An
             log.warning("no embedding provider for novelty; using the hashing embedder")
             embedder = HashingEmbedder()
     # The lifecycle gate honours the project's auto-memory opt-out and quarantines
-    # auto-promoted memories as candidates until an agent uses them.
-    ingestor = Ingestor(project.db, gated_promoter(project.db, novelty=Novelty(embedder)),
+    # auto-promoted memories as candidates until an agent uses them. The promotion preset
+    # of the project's trust settings is read at every promotion, here and only here, so
+    # every door (app sessions, engram run/ingest, hooks, engram serve) promotes alike.
+    promoter = gated_promoter(project.db, novelty=Novelty(embedder),
+                              preset=lambda: project_promotion_preset(project.db))
+    ingestor = Ingestor(project.db, promoter,
                         project_dir=project.info.root, synthesizer=_model_synthesizer(project))
     project.extras["observer"] = ingestor
     return ingestor

@@ -12,14 +12,14 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
-from desktop.agents.messages import ChatMessage, Provider
+from desktop.agents.messages import ChatMessage, ClosingProvider, Provider
 
 log = logging.getLogger("engram.agents")
 
 SYNTHESIS_TIMEOUT_S: Final = 60.0
 
 
-class ProviderJSONModel:
+class ProviderJSONModel(ClosingProvider):
     """Wraps a chat provider: a system and a user message in, the reply's text out."""
 
     def __init__(self, provider: Provider) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, Self
 
 Role = Literal["system", "user", "assistant", "tool"]
 #: How injected memory is formatted for the model family (design 001 section 15).
@@ -61,6 +61,25 @@ class AssistantTurn:
 
 
 TextSink = Callable[[str], None]
+
+
+class ClosingProvider:
+    """``with make_provider(...) as provider:``: the provider's HTTP connections close on leaving.
+
+    Providers hold an HTTP client with pooled sockets; whoever builds one closes it when
+    the session or service that used it ends (an unclosed socket is a ResourceWarning).
+    """
+
+    def close(self) -> None:
+        """Release HTTP connections (nothing to release here)."""
+
+    def __enter__(self) -> Self:
+        """The provider itself."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the provider."""
+        self.close()
 
 
 class Provider(Protocol):

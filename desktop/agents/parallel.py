@@ -5,6 +5,10 @@ their scratchpads are merged with the quorum rule (an observation two children
 made independently needs one session instead of the usual minimum; a file edited
 by two children becomes a parallel-conflict signal) into the parent's digest,
 and every session is promoted in one pass.
+
+Doors: ``engram run`` given several tasks runs them through here. Transcripts of
+other agents whose sub-agents ran in parallel get the same merge at import
+(``Ingestor.learn_events``).
 """
 
 from __future__ import annotations

@@ -22,9 +22,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--client", default="all", choices=["all", "claude-code", "cursor", "codex"])
     p.set_defaults(func=cmd_mcp)
 
-    p = sub.add_parser("run", help="run Engram's own agent on a task (headless)")
+    p = sub.add_parser("run", help="run Engram's own agent on a task (headless); several tasks run at once")
     add_common(p)
-    p.add_argument("task")
+    p.add_argument("task", nargs="+",
+                   help="the task; with several, each runs concurrently as a sub-agent of one group with its own"
+                        " scratchpad, merged when all have ended")
     p.add_argument("--provider", default="ollama", choices=["ollama", "openai", "anthropic", "scripted"])
     p.add_argument("--model", default="")
     p.add_argument("--host", default=None, help="Ollama host or OpenAI-compatible base URL")
@@ -59,8 +61,9 @@ def _stderr_event(event: Any) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """A headless session; exit 0 on success, 1 otherwise."""
+    """A headless session, or a parallel group for several tasks; exit 0 when every session succeeded."""
     from desktop.agents.errors import AgentError
+    from desktop.agents.parallel import run_parallel
     from desktop.agents.providers import make_provider
     from desktop.agents.session import AgentSession
     from desktop.agents.session_types import SessionConfig
@@ -76,17 +79,30 @@ def cmd_run(args: argparse.Namespace) -> int:
             options["host"] = args.host
         if args.host and args.provider == "openai":
             options["base_url"] = args.host
+        providers: list[Any] = []
         try:
-            provider = make_provider(args.provider, model=args.model, settings=project.settings, **options)
+            # One provider per session: a scripted one keeps its place in the script, and
+            # each concurrent session streams on its own connection.
+            for _ in args.task:
+                providers.append(make_provider(args.provider, model=args.model, settings=project.settings,
+                                               **options))
+            configs = [SessionConfig(task=task, provider=provider, max_steps=args.max_steps, ab_group=args.group,
+                                     approval=ApprovalPolicy(allow_writes=args.allow_writes,
+                                                             allow_commands=args.allow_commands),
+                                     session_type="headless")
+                       for task, provider in zip(args.task, providers, strict=True)]
+            if len(configs) == 1:
+                result = AgentSession(project, configs[0], on_event=_stderr_event).run()
+                emit(args, result.as_dict(),
+                     lambda: f"{result.outcome}: {result.final_text or result.error_message or ''}")
+                return 0 if result.outcome == "success" else 1
+            group, results = run_parallel(project, configs, on_event=_stderr_event)
         except AgentError as exc:
             raise CliError(f"{exc.code}: {exc}", 2) from exc
-        config = SessionConfig(task=args.task, provider=provider, max_steps=args.max_steps, ab_group=args.group,
-                               approval=ApprovalPolicy(allow_writes=args.allow_writes,
-                                                       allow_commands=args.allow_commands),
-                               session_type="headless")
-        try:
-            result = AgentSession(project, config, on_event=_stderr_event).run()
         finally:
-            provider.close()
-        emit(args, result.as_dict(), lambda: f"{result.outcome}: {result.final_text or result.error_message or ''}")
-        return 0 if result.outcome == "success" else 1
+            for provider in providers:
+                provider.close()
+        emit(args, {"group": group, "sessions": [r.as_dict() for r in results]},
+             lambda: "\n".join(f"{r.session_id} {r.outcome}: {r.final_text or r.error_message or ''}"
+                               for r in results))
+        return 0 if all(r.outcome == "success" for r in results) else 1

@@ -14,9 +14,10 @@ from tests.support.loopback import dead_url
 
 def _session(project: Any, host: str, model: str = MODEL) -> tuple[Any, list[Any]]:
     events: list[Any] = []
-    cfg = SessionConfig(task="Look around", provider=OllamaProvider(model, host=host, timeout=10),
-                        ab_group="full", approval=ApprovalPolicy(allow_writes=True))
-    result = AgentSession(project, cfg, on_event=events.append).run()
+    with OllamaProvider(model, host=host, timeout=10) as provider:  # its sockets close with the session
+        cfg = SessionConfig(task="Look around", provider=provider, ab_group="full",
+                            approval=ApprovalPolicy(allow_writes=True))
+        result = AgentSession(project, cfg, on_event=events.append).run()
     return result, events
 
 
@@ -61,15 +62,17 @@ def test_unknown_model(project: Any, fake_ollama: Any) -> None:
 
 
 def test_cancel_stops_session(project: Any, fake_ollama: Any) -> None:
-    server = fake_ollama(lambda b, n: tool_turn(("Bash", {"command": "sleep 30"})))
-    cfg = SessionConfig(task="wait", provider=OllamaProvider(MODEL, host=server.host), ab_group="control",
-                        approval=ApprovalPolicy(allow_commands=True))
-    session = AgentSession(project, cfg)
-    session.start()
     import time
-    deadline = time.time() + 10
-    while time.time() < deadline and not any(True for _ in list(session.events.queue) if _.kind == "tool_call"):
-        time.sleep(0.05)
-    session.cancel()
-    result = session.wait(15)
+
+    server = fake_ollama(lambda b, n: tool_turn(("Bash", {"command": "sleep 30"})))
+    with OllamaProvider(MODEL, host=server.host) as provider:
+        cfg = SessionConfig(task="wait", provider=provider, ab_group="control",
+                            approval=ApprovalPolicy(allow_commands=True))
+        session = AgentSession(project, cfg)
+        session.start()
+        deadline = time.time() + 10
+        while time.time() < deadline and not any(True for _ in list(session.events.queue) if _.kind == "tool_call"):
+            time.sleep(0.05)
+        session.cancel()
+        result = session.wait(15)
     assert result is not None and result.outcome == "abandoned"

@@ -14,14 +14,12 @@ from tests.agents.fake_ollama import MODEL, text_turn, tool_turn
 
 def run(project: Any, server: Any, task: str = "Tidy up the code", group: str = "full",
         **cfg: Any) -> tuple[Any, list[Any]]:
-    provider = OllamaProvider(MODEL, host=server.host)
     events: list[Any] = []
-    config = SessionConfig(task=task, provider=provider, ab_group=group,
-                           approval=cfg.pop("approval", ApprovalPolicy(allow_writes=True, allow_commands=True)),
-                           **cfg)
-    session = AgentSession(project, config, on_event=events.append)
-    result = session.run()
-    provider.close()
+    with OllamaProvider(MODEL, host=server.host) as provider:
+        config = SessionConfig(task=task, provider=provider, ab_group=group,
+                               approval=cfg.pop("approval", ApprovalPolicy(allow_writes=True, allow_commands=True)),
+                               **cfg)
+        result = AgentSession(project, config, on_event=events.append).run()
     return result, events
 
 

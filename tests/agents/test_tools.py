@@ -67,6 +67,37 @@ def test_read_write_edit_grep_glob(project_dir: Path) -> None:
     assert "core/payments.py" in reg.execute("Glob", {"pattern": "**/*.py"}).output
 
 
+def test_edits_replace_a_file_whole_while_another_agent_reads_it(project_dir: Path) -> None:
+    """Parallel sub-agents: a reader never sees a half-written file (it would edit the half back)."""
+    import threading
+
+    target = project_dir / "core" / "big.py"
+    a, b = "A = 1\n" * 40_000, "B = 2\n" * 40_000
+    target.write_text(a, encoding="utf-8")
+    target.chmod(0o640)
+    reg = registry(project_dir, allow_writes=True)
+    seen: set[int] = set()
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            seen.add(len(target.read_text(encoding="utf-8")))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for _ in range(15):
+            assert not reg.execute("Write", {"file_path": "core/big.py", "content": b}).is_error
+            assert not reg.execute("Edit", {"file_path": "core/big.py", "old_string": "B = 2",
+                                            "new_string": "A = 1", "replace_all": True}).is_error
+    finally:
+        stop.set()
+        reader.join(10)
+    assert seen == {len(a)}, sorted(seen)[:5]  # every version is as long as a and b
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert not list(project_dir.rglob("*.engram-tmp"))
+
+
 def test_approval_flow(project_dir: Path) -> None:
     asked: list[ApprovalRequest] = []
     reg = registry(project_dir, ask=lambda r: (asked.append(r), r.tool == "Write")[1])

@@ -9,6 +9,7 @@ out: what it invents is dropped, what it breaks costs nothing already learned.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,6 +69,21 @@ GOOD = memory("Run the unit tests with `npm run test:unit`; `npm test` has no sc
 INVENTED_FILE = memory("Deployment goes through `deploy/release.sh` after the tests pass.",
                        files=["deploy/release.sh"])
 INVENTED_COMMAND = memory("Lint before committing with the project's make target.", commands=["make lint"])
+
+
+@pytest.fixture(autouse=True)
+def _close_models(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every model a test builds is closed when the test ends (its provider's sockets with it)."""
+    made: list[ProviderJSONModel] = []
+
+    class Closed(ProviderJSONModel):
+        def __init__(self, provider: Any) -> None:
+            super().__init__(provider)
+            made.append(self)
+    monkeypatch.setattr(sys.modules[__name__], "ProviderJSONModel", Closed)
+    yield
+    for model in made:
+        model.close()
 
 
 @pytest.fixture

@@ -64,6 +64,7 @@ def test_settings_choose_the_reranker(scripted):
 
     rerank, hyde = _llm_stages(settings("openai", rerank=True))
     assert isinstance(rerank, ChatReranker) and hyde is None
+    rerank.close()  # its provider's HTTP client
     assert _llm_stages(settings("openai")) == (None, None)  # rerank is opt-in
     with fail_keyring():  # no key store: search opens without the stage
         assert _llm_stages(settings("anthropic", rerank=True)) == (None, None)

@@ -9,7 +9,15 @@ from typing import Any
 import httpx
 
 from desktop.agents.errors import ProviderBadResponse, ProviderStreamBroken
-from desktop.agents.messages import AgentFormat, AssistantTurn, ChatMessage, TextSink, ToolCallRequest, ToolSpec
+from desktop.agents.messages import (
+    AgentFormat,
+    AssistantTurn,
+    ChatMessage,
+    ClosingProvider,
+    TextSink,
+    ToolCallRequest,
+    ToolSpec,
+)
 from desktop.agents.providers.sse import get_json, is_json_body, iter_sse, not_a_stream, parse_json, streaming
 
 log = logging.getLogger("engram.agents")
@@ -43,7 +51,7 @@ def to_anthropic(messages: list[ChatMessage]) -> tuple[str, list[dict[str, Any]]
     return "\n\n".join(system), out
 
 
-class AnthropicProvider:
+class AnthropicProvider(ClosingProvider):
     """Claude models through the Messages API."""
 
     name = "anthropic"

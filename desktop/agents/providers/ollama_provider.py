@@ -19,6 +19,7 @@ from desktop.agents.errors import (
 from desktop.agents.messages import (
     AssistantTurn,
     ChatMessage,
+    ClosingProvider,
     TextSink,
     ToolCallRequest,
     ToolSpec,
@@ -41,7 +42,7 @@ def to_ollama_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
     return out
 
 
-class OllamaProvider:
+class OllamaProvider(ClosingProvider):
     """A model served by Ollama (local or remote)."""
 
     name = "ollama"

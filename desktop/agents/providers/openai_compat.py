@@ -22,6 +22,7 @@ from desktop.agents.errors import (
 from desktop.agents.messages import (
     AssistantTurn,
     ChatMessage,
+    ClosingProvider,
     TextSink,
     ToolCallRequest,
     ToolSpec,
@@ -48,7 +49,7 @@ def to_openai_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
     return out
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(ClosingProvider):
     """Chat completions with streaming and tool calls over plain httpx."""
 
     name = "openai"

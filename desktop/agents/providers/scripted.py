@@ -24,6 +24,7 @@ from desktop.agents.messages import (
     AgentFormat,
     AssistantTurn,
     ChatMessage,
+    ClosingProvider,
     TextSink,
     ToolCallRequest,
     ToolSpec,
@@ -48,7 +49,7 @@ def turn_from_dict(d: dict[str, Any], counter: int) -> AssistantTurn:
                          stop_reason="tool_calls" if calls else "stop")
 
 
-class ScriptedProvider:
+class ScriptedProvider(ClosingProvider):
     """Replays a fixed list of turns (or asks a function for each turn)."""
 
     name = "scripted"

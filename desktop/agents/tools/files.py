@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import os
 import re
+import stat
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +36,29 @@ def _arg(args: dict[str, Any], *names: str, default: Any = None) -> Any:
         if n in args and args[n] is not None:
             return args[n]
     return default
+
+
+def replace_text(path: Path, text: str) -> None:
+    """Give an existing file new text in one step (a new file is simply written).
+
+    Parallel sub-agents may edit the file another one is reading: through a temporary file
+    and ``os.replace`` a reader sees the old or the new text, never a truncated file whose
+    "edit" would write the truncation back. The file keeps its permissions.
+    """
+    if not path.is_file():
+        path.write_text(text, encoding="utf-8")
+        return
+    target = path.resolve()  # through a symlink: replace the file it names, not the link
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".engram-tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def read_file(root: ProjectRoot, args: dict[str, Any]) -> ToolOutcome:
@@ -65,7 +92,7 @@ def write_file(root: ProjectRoot, args: dict[str, Any]) -> ToolOutcome:
         return ToolOutcome(f"{rel} is a folder.", True, [rel])
     path.parent.mkdir(parents=True, exist_ok=True)
     root.resolve(path.parent)  # mkdir may not have created through a symlink outside
-    path.write_text(content, encoding="utf-8")
+    replace_text(path, content)
     return ToolOutcome(f"Wrote {len(content)} characters to {rel}.", False, [rel])
 
 
@@ -86,7 +113,7 @@ def edit_file(root: ProjectRoot, args: dict[str, Any]) -> ToolOutcome:
     if count > 1 and not _arg(args, "replace_all", default=False):
         return ToolOutcome(f"old_string occurs {count} times in {rel}; give more context or replace_all.",
                            True, [rel])
-    path.write_text(text.replace(old, new), encoding="utf-8")
+    replace_text(path, text.replace(old, new))
     return ToolOutcome(f"Edited {rel} ({count} replacement{'s' if count > 1 else ''}).", False, [rel])
 
 

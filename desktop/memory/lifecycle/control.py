@@ -8,17 +8,21 @@ only nothing new is learned from sessions.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any, ClassVar
 
 from desktop.memory.lifecycle.emergency import fill_temp, purge_temp
 from desktop.memory.lifecycle.leak import clear_side_tables
 from desktop.memory.store.writer import FnOp, Tx, WriteOp
+from desktop.memory.trust_levels import PROMOTION_PRESETS, PromotionPreset, promotion_preset
 from desktop.memory.types import MemorySource
 
 log = logging.getLogger("engram.lifecycle")
 
 AUTO_MEMORY_KEY = "auto_memory"
+#: The Trust dialog's promotion preset, stored JSON-encoded as the app's preferences store it.
+PROMOTION_PRESET_KEY = "promotion_preset"
 # Sources written without a person or an agent saying "remember this": quarantined.
 AUTO_SOURCES = frozenset({MemorySource.OBSERVER_INFERRED.value, MemorySource.QA_AUTO.value,
                           MemorySource.MCP_AUTO.value, MemorySource.COMMIT_AUTO.value})
@@ -29,6 +33,27 @@ def auto_memory_enabled(db: Any) -> bool:
     rows = db.reads.conn().execute("SELECT value FROM project_meta WHERE key = ?",
                                    (AUTO_MEMORY_KEY,)).fetchall()
     return not rows or str(rows[0][0]).lower() != "off"
+
+
+def project_promotion_preset(db: Any) -> PromotionPreset:
+    """The promotion preset this project's trust settings chose (balanced when none was chosen)."""
+    rows = db.reads.conn().execute("SELECT value FROM project_meta WHERE key = ?",
+                                   (PROMOTION_PRESET_KEY,)).fetchall()
+    return promotion_preset(str(rows[0][0]) if rows else None)
+
+
+def set_promotion_preset(db: Any, name: str, *, actor: str = "user") -> None:
+    """Choose the project's promotion preset (audited); waits for the commit. Unknown names raise ValueError."""
+    if name not in PROMOTION_PRESETS:
+        raise ValueError(f"unknown promotion preset {name!r}")
+
+    def write(tx: Tx) -> None:
+        tx.audit("promotion_preset", None, actor=actor, reason=f"promotion preset set to {name}",
+                 detail={"value": name})
+        tx.execute("INSERT INTO project_meta(key, value) VALUES (?, ?) "
+                   "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (PROMOTION_PRESET_KEY, json.dumps(name)))
+        tx.changed("project_meta", "updated", [PROMOTION_PRESET_KEY])
+    db.writer.run(FnOp("set_promotion_preset", write))
 
 
 def set_auto_memory(db: Any, enabled: bool, *, actor: str = "user") -> None:

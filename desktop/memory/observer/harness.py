@@ -7,6 +7,9 @@ They say nothing about the project, and their "resolution" is whatever the agent
 did next. ``is_harness_error`` recognises them per agent (a registry, so a new
 harness message is one line here) and the detectors drop them before they count.
 
+``is_noise`` is the last check on every memory a session would store (statistics as
+sentences, outside paths, tool-type sequences), whichever path produced it.
+
 ``shorten_command`` is the one place a command becomes memory text: secrets are
 redacted first, the ``cd <project> &&`` prefix goes, and a long command is cut at
 a word boundary (never mid-token) keeping its head, the part that matters.
@@ -15,9 +18,13 @@ a word boundary (never mid-token) keeping its head, the part that matters.
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from desktop.memory.privacy.secrets import redact
+from desktop.memory.types import MemorySource
+
+if TYPE_CHECKING:
+    from desktop.memory.store.memory_ops import NewMemory
 
 #: Protocol errors per agent: the harness's words, matched case-insensitively at any position
 #: of the first lines of the tool output.
@@ -103,3 +110,23 @@ def shorten_command(command: str, limit: int = 120) -> str:
 def outside_project(path: str) -> bool:
     """True for absolute paths (the importers make project files relative), home and temp paths."""
     return path.startswith(("/", "~", "$HOME", "..")) or bool(re.match(r"^[A-Za-z]:[\\/]", path))
+
+
+# "read → grep → read": the agent's tool types, not knowledge (some synthesis paths render them).
+_TOOL_SEQUENCE: Final = re.compile(r"\b(?:read|grep|glob|edit|write|bash|other|todowrite|task)\s*(?:→|->|>)\s*"
+                                   r"(?:read|grep|glob|edit|write|bash|other|todowrite|task)\b", re.I)
+
+#: Statistics rendered as sentences ("`a` and `b` are usually worked on together", "sessions in
+#: `x` need `y`"): the observer tables already hold them for prefetch; as memory text a reader
+#: found none of 42 useful before issue 13 (bench/memory_quality, labels.tsv), so the template
+#: synthesis's versions are not stored. A model's synthesis names other signals and is kept.
+STATISTICS_AS_TEXT: Final = frozenset({"co_access", "prefetch_pattern", "weekly_synthesis", "workflow_recipe"})
+
+
+def is_noise(item: NewMemory) -> bool:
+    """Memory text that must never be stored, whichever path produced it (issue 13, item 2)."""
+    if item.source == MemorySource.OBSERVER_INFERRED.value and item.metadata.get("signal") in STATISTICS_AS_TEXT:
+        return True
+    if any(outside_project(f) for f in item.related_files):
+        return True  # home folders, /tmp logs, another checkout: not this project's knowledge
+    return bool(_TOOL_SEQUENCE.search(item.content))

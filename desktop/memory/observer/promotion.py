@@ -14,14 +14,14 @@ the cross-session tables, so a session's learning is committed atomically.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
 from desktop.memory.observer import cross_session as xs
-from desktop.memory.observer.harness import outside_project
+from desktop.memory.observer.harness import is_noise
 from desktop.memory.observer.observer import SessionDigest
 from desktop.memory.observer.prose_lessons import attach_files
 from desktop.memory.observer.renames import apply_file_ops
@@ -34,7 +34,6 @@ from desktop.memory.observer.signals import (
     EXPLICIT,
     FILE_ACCESS,
     HOOK_BLOCK,
-    MIN_SIGNAL_VALUE,
     RECIPE,
     REPEATED_GREP,
     SELF_CORRECTION,
@@ -50,6 +49,7 @@ from desktop.memory.observer.templates import Rendered, looks_like_instruction, 
 from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.memory_ops import AddMemories, AddResult, NewMemory
 from desktop.memory.store.writer import Tx, WriteOp
+from desktop.memory.trust_levels import PromotionPreset, promotion_preset
 from desktop.memory.types import MemoryScope, MemorySource
 
 logger = logging.getLogger("engram.observer")
@@ -59,9 +59,6 @@ TAINT_FACTOR: Final = 0.7
 STRONG_EVIDENCE: Final = {USER_RULE: "user_instruction", ERROR_FIX: "proven_fix", COMMAND_FIX: "proven_fix",
                            # A rule the project's (or the user's) hook enforces in code.
                            HOOK_BLOCK: "enforced_by_hook"}
-# "read → grep → read": the agent's tool types, not knowledge (some synthesis paths render them).
-_TOOL_SEQUENCE: Final = re.compile(r"\b(?:read|grep|glob|edit|write|bash|other|todowrite|task)\s*(?:→|->|>)\s*"
-                                   r"(?:read|grep|glob|edit|write|bash|other|todowrite|task)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -113,6 +110,8 @@ class PromotionResult:
     considered: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    preset: str = ""
+    """The promotion preset the session was promoted with."""
 
 
 def _error_signals(digest: SessionDigest) -> list[Signal]:
@@ -129,8 +128,14 @@ def _error_signals(digest: SessionDigest) -> list[Signal]:
     return out
 
 
-def build_candidates(digest: SessionDigest, prior: dict[str, int], *, failed: bool) -> list[Candidate]:
-    """Apply validation, frequency, rendering, trust and scoring; then the gate and its cap (pure)."""
+def build_candidates(digest: SessionDigest, prior: dict[str, int], *, failed: bool,
+                     preset: PromotionPreset | None = None) -> list[Candidate]:
+    """Apply validation, frequency, rendering, trust and scoring; then the gate and its cap (pure).
+
+    ``preset`` (the project's trust settings; balanced when None) shifts the frequency
+    minimum, the score floor and the cap; what the user said is exempt from the first two.
+    """
+    preset = preset or promotion_preset(None)
     gate = SESSION_GATES.get(digest.session_type, DEFAULT_GATE)
     errors = {e["fingerprint"]: e for e in digest.errors}
     out: list[Candidate] = []
@@ -148,6 +153,8 @@ def build_candidates(digest: SessionDigest, prior: dict[str, int], *, failed: bo
         need = int(sig.data.get("min_sessions", spec.min_sessions))
         if sig.kind in digest.early and sig.count >= 3:
             need = 1  # an early-promotion trigger fired: strong evidence within one session
+        if sig.kind not in (EXPLICIT, USER_RULE):
+            need = max(1, need + preset.extra_sessions)
         if cand.sessions < need:
             cand.drop_reason = "frequency"
             continue
@@ -171,10 +178,10 @@ def build_candidates(digest: SessionDigest, prior: dict[str, int], *, failed: bo
         cand.needs_review = tainted
         if tainted:
             cand.priority *= TAINT_FACTOR
-        if cand.priority < MIN_SIGNAL_VALUE:
+        if cand.priority < preset.min_value and sig.kind not in (EXPLICIT, USER_RULE):
             cand.drop_reason = "score"
     live = sorted((c for c in out if c.drop_reason is None), key=lambda c: (-c.priority, -c.sessions))
-    for c in live[gate.cap:]:
+    for c in live[preset.cap(gate.cap):]:
         c.drop_reason = "cap"
     return out
 
@@ -215,22 +222,6 @@ def promotion_reason(c: Candidate) -> str | None:
     if c.sessions >= 2:
         return "reinforced"
     return None
-
-
-#: Statistics rendered as sentences ("`a` and `b` are usually worked on together", "sessions in
-#: `x` need `y`"): the observer tables already hold them for prefetch; as memory text a reader
-#: found none of 42 useful before issue 13 (bench/memory_quality, labels.tsv), so the template
-#: synthesis's versions are not stored. A model's synthesis names other signals and is kept.
-STATISTICS_AS_TEXT: Final = frozenset({"co_access", "prefetch_pattern", "weekly_synthesis", "workflow_recipe"})
-
-
-def is_noise(item: NewMemory) -> bool:
-    """Memory text that must never be stored, whichever path produced it (issue 13, item 2)."""
-    if item.source == MemorySource.OBSERVER_INFERRED.value and item.metadata.get("signal") in STATISTICS_AS_TEXT:
-        return True
-    if any(outside_project(f) for f in item.related_files):
-        return True  # home folders, /tmp logs, another checkout: not this project's knowledge
-    return bool(_TOOL_SEQUENCE.search(item.content))
 
 
 def _measured(data: dict[str, Any]) -> dict[str, int]:
@@ -295,12 +286,29 @@ class Promoter:
     """Runs the promotion pipeline for finished sessions of one project database."""
 
     def __init__(self, db: Any, *, novelty: Any | None = None, llm: Any | None = None,
-                 synthesis_llm: Any | None = None) -> None:
-        """``novelty`` is a :class:`Novelty` (None: exact duplicates only); LLMs are optional."""
+                 synthesis_llm: Any | None = None,
+                 preset: PromotionPreset | Callable[[], PromotionPreset] | None = None) -> None:
+        """``novelty`` is a :class:`Novelty` (None: exact duplicates only); LLMs are optional.
+
+        ``preset`` is a fixed preset or a function asked at every promotion (the composition
+        root passes the project's trust settings, so a change reaches a long-running service).
+        """
         self.db = db
         self.novelty = novelty
         self.llm = llm
         self.synthesis_llm = synthesis_llm
+        self._preset = preset
+
+    def preset(self) -> PromotionPreset:
+        """The preset the next promotion uses (balanced when none was given or asking fails)."""
+        source = self._preset
+        if source is None or isinstance(source, PromotionPreset):
+            return source or promotion_preset(None)
+        try:
+            return source()
+        except Exception:  # a settings read must not cost the session its learning
+            logger.exception("could not read the promotion preset; using balanced")
+            return promotion_preset(None)
 
     def promote(self, digest: SessionDigest, *, event_keys: list[str] | None = None,
                 wait: bool = True) -> PromotionResult | Any:
@@ -314,7 +322,8 @@ class Promoter:
         if not first_time:  # a grown transcript: counts already include this session
             prior = {k: max(0, v - 1) for k, v in xs.signal_session_counts(conn, signal_keys).items()}
         failed = digest.outcome in ("failure", "abandoned")
-        cands = build_candidates(digest, prior, failed=failed)
+        preset = self.preset()
+        cands = build_candidates(digest, prior, failed=failed, preset=preset)
         chosen = [c for c in cands if c.drop_reason is None]
         synth = plan_synthesis(conn, digest, first_time=first_time, llm=self.synthesis_llm)
         t1 = time.perf_counter()
@@ -335,6 +344,7 @@ class Promoter:
             return fut
         res: PromotionResult = fut.result(120)
         res.considered = len(cands)
+        res.preset = preset.name
         res.dropped = Counter(c.drop_reason for c in cands if c.drop_reason)
         res.dropped["novelty_reinforced"] = reinforced_by_novelty
         res.timings_ms = {"filter": (t1 - t0) * 1000, "novelty": (t2 - t1) * 1000,

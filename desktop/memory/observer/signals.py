@@ -70,8 +70,8 @@ SIGNAL_SPECS: Final[dict[str, SignalSpec]] = {s.name: s for s in (
     SignalSpec(STATED_CAUSE, 0.86, (_T.GOTCHA, _T.DECISION), 1),
     SignalSpec(HOOK_BLOCK, 0.95, (_T.GOTCHA,), 1),
 )}
-#: Signals below this score are discarded before promotion filtering (design rule).
-MIN_SIGNAL_VALUE: Final = 0.4
+# The score a signal needs (0.4 by the design rule) is the promotion preset's ``min_value``:
+# desktop/memory/trust_levels.py.
 #: Lowest value evicted first when the scratchpad is full; the others are never evicted.
 EVICTION_ORDER: Final[tuple[str, ...]] = (
     TIME_ANOMALY, FILE_ACCESS, SEQUENCE, CO_ACCESS, CONTEXT_TOKEN_SPIKE, IMPORT_CHASE,

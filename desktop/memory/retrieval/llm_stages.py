@@ -97,6 +97,12 @@ class ChatReranker:
         """Wrap a chat provider; no request is made until :meth:`rerank`."""
         self.provider = provider
 
+    def close(self) -> None:
+        """Close the chat provider's HTTP client (the search service closes its reranker)."""
+        closer = getattr(self.provider, "close", None)
+        if callable(closer):
+            closer()
+
     def rerank(self, query: str, documents: Sequence[str]) -> list[int]:
         """Ask the model for the passage numbers in order of relevance."""
         from desktop.agents.messages import ChatMessage
@@ -120,6 +126,12 @@ class OllamaReranker:
         self.model = model
         self._client = _client(host, timeout)
 
+    def close(self) -> None:
+        """Close the Ollama client's HTTP connections."""
+        inner = getattr(self._client, "_client", None)  # ollama.Client keeps an httpx.Client there
+        if inner is not None:
+            inner.close()
+
     def rerank(self, query: str, documents: Sequence[str]) -> list[int]:
         """Ask the model for the passage numbers in order of relevance."""
         prompt = rerank_prompt(query, documents)
@@ -142,6 +154,12 @@ class OllamaHyde:
         self.host = host
         self.model = model
         self._client = _client(host, timeout)
+
+    def close(self) -> None:
+        """Close the Ollama client's HTTP connections."""
+        inner = getattr(self._client, "_client", None)  # ollama.Client keeps an httpx.Client there
+        if inner is not None:
+            inner.close()
 
     def write(self, query: str) -> str:
         """Generate the passage; raises StageUnavailable on any failure."""

@@ -80,8 +80,15 @@ class RetrievalPipeline:
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-search")
 
     def close(self) -> None:
-        """Stop the worker threads."""
+        """Stop the worker threads and close the LLM stages' HTTP connections."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        for stage in (self.reranker, self.hyde):
+            closer = getattr(stage, "close", None)
+            if callable(closer):
+                try:
+                    closer()
+                except Exception:  # closing HTTP pools must not fail a project close
+                    log.debug("closing %s failed", type(stage).__name__, exc_info=True)
 
     # -- stage 1 -----------------------------------------------------------------------
     def _start_embedding(self, query: str) -> Future[np.ndarray] | None:

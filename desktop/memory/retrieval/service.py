@@ -89,7 +89,7 @@ class SearchService:
         self._closed = True
         if self.indexer is not None:
             self.indexer.close()
-        self.pipeline.close()
+        self.pipeline.close()  # with its LLM stages' HTTP clients
         closer = getattr(getattr(self.embeddings, "provider", None), "close", None)
         if callable(closer):
             try:

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from desktop.memory.store.writer import FnOp, Tx
+from desktop.memory.trust_levels import PROMOTION_PRESETS as PRESET_TABLE
 
 log = logging.getLogger("engram.ui")
 
@@ -23,7 +24,8 @@ PLAIN_KEYS = ("trust_level", "write_policy", "auto_memory", "promotion_preset")
 STATE_KEY = "ui_state"
 
 WRITE_POLICIES = ("off", "read_only", "confirm_each", "automatic")
-PROMOTION_PRESETS = ("conservative", "balanced", "eager")
+# One list of presets: the core defines what each one does (desktop/memory/trust_levels.py).
+PROMOTION_PRESETS = tuple(PRESET_TABLE)
 
 
 @dataclass

@@ -62,8 +62,14 @@ class AskMemory(QWidget):
         llm = self.llm
 
         def work() -> Answer:
-            model = llm if llm is not None else recall.llm_from_settings(project.settings)
-            return recall.ask(project, q, llm=model)
+            if llm is not None:
+                return recall.ask(project, q, llm=llm)
+            model = recall.llm_from_settings(project.settings)
+            try:
+                return recall.ask(project, q, llm=model)
+            finally:
+                if model is not None:
+                    model.close()  # built for this question: its HTTP connections go with it
         self.tasks.run(work, self._show,
                        lambda e: self.view.setPlainText(str(e)))
 
