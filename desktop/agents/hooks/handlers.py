@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +64,21 @@ class HookMemoryAccess(StoreMemoryAccess):
     live to use.
     """
 
+    def __init__(self, project: Any) -> None:
+        """One instance per hook event: the prefetch ranking is computed once per event."""
+        super().__init__(project)
+        self._prefetch: dict[str, list[tuple[str, float]]] = {}
+
     def _facade(self) -> Any | None:
         extras = getattr(self.project, "extras", None) or {}
         return extras.get("search") or extras.get("retrieval")
+
+    def prefetch_candidates(self, task: str) -> list[tuple[str, float]]:
+        """The core's ranking, remembered for this event: T1 (modules) and the work-in-progress
+        section both ask, and each asking runs git three times."""
+        if task not in self._prefetch:
+            self._prefetch[task] = super().prefetch_candidates(task)
+        return self._prefetch[task]
 
 
 def trust_threshold(project: Any) -> float:
@@ -95,15 +108,27 @@ class Handlers:
     def __init__(self, project: Any, *, token_budget: int = DEFAULT_TOKEN_BUDGET) -> None:
         """``project`` is an open ProjectServices."""
         self.project = project
-        self.memory = HookMemoryAccess(project)
         self.token_budget = max(200, int(token_budget))
         self.root = Path(project.info.root)
+        self._local = threading.local()
+
+    @property
+    def memory(self) -> HookMemoryAccess:
+        """The memory door of the event being handled (the service handles events on several threads)."""
+        memory: HookMemoryAccess | None = getattr(self._local, "memory", None)
+        if memory is None:  # called outside handle() (tests, tools): a fresh door
+            return HookMemoryAccess(self.project)
+        return memory
 
     def handle(self, call: HookCall) -> str:
         """The context text for the model ('' for nothing)."""
         handler = {SESSION_START: self.session_start, PROMPT: self.prompt, AFTER_TOOL: self.after_tool,
                    STOP: self.stop, SESSION_END: self.session_end}[call.event]
-        return handler(call)
+        self._local.memory = HookMemoryAccess(self.project)
+        try:
+            return handler(call)
+        finally:
+            self._local.memory = None
 
     # -- session start ---------------------------------------------------------------------
     def session_start(self, call: HookCall) -> str:

@@ -66,7 +66,11 @@ def answer_inline(call: HookCall, data_dir: Path, token_budget: int) -> str:
     if root is None:
         log.info("%s: %s is not an Engram project; nothing to do", call.event, call.cwd)
         return ""
-    project = Engram(Settings(data_dir=data_dir)).open_project(root, remember=False)
+    # A hook opens the database on every agent event: no whole-file integrity check (a damaged
+    # page fails the read that touches it, which is logged like any failure), and the memory
+    # upkeep (conflicts, anchors) only for the events that add memories.
+    project = Engram(Settings(data_dir=data_dir)).open_project(
+        root, remember=False, check=False, maintain=call.event in (STOP, SESSION_END))
     try:
         return Handlers(project, token_budget=token_budget).handle(call)
     finally:

@@ -46,9 +46,9 @@ def _load_tokenizer() -> Any:
             try:
                 from tokenizers import Tokenizer
 
-                from desktop.memory.embedding.local import default_tokenizer_path
+                from desktop.paths import bundled_tokenizer_path
 
-                tok = Tokenizer.from_file(str(default_tokenizer_path()))
+                tok = Tokenizer.from_file(str(bundled_tokenizer_path()))
                 tok.no_truncation()
                 tok.no_padding()
                 _tokenizer = tok
