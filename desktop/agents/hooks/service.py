@@ -17,16 +17,17 @@ import json
 import logging
 import os
 import socket
-import socketserver
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.agents.hooks.protocol import BadPayload, HookCall, from_dict
+
+if TYPE_CHECKING:  # the hook client (a new process per agent event) never serves
+    import socketserver
 
 log = logging.getLogger("engram.hooks")
 
@@ -77,6 +78,8 @@ def ask(data_dir: Path, call: HookCall, token_budget: int, *, timeout: float) ->
 
 def start_in_background(data_dir: Path) -> None:
     """Launch ``engram serve`` detached (for the next hook); never waits for it."""
+    import subprocess
+
     try:
         idle = os.environ.get(IDLE_ENV) or str(IDLE_S)
         subprocess.Popen([sys.executable, "-m", "desktop.cli.main", "serve", "--data-dir", str(data_dir),
@@ -146,6 +149,8 @@ class HookService:
 
     def serve(self) -> None:
         """Listen until idle for ``idle`` seconds (or another service owns the socket)."""
+        import socketserver
+
         path = socket_path(self.data_dir)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(path.parent, 0o700)
