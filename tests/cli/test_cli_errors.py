@@ -32,7 +32,7 @@ def test_an_embedding_error_in_a_command_exits_2_with_one_line(monkeypatch: pyte
 
     parser = cli_main.build_parser()
     args = parser.parse_args(["list"])
-    monkeypatch.setattr(cli_main, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli_main, "parser_for", lambda _args: parser)
     monkeypatch.setattr(args, "func", explode, raising=False)
     monkeypatch.setattr(parser, "parse_args", lambda _argv=None: args)
     assert cli_main.main(["list"]) == 2

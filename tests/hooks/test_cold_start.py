@@ -51,6 +51,7 @@ def test_engram_list_imports_nothing_heavy(tmp_path: Path) -> None:
     loaded = _modules(["list", "--project", str(tmp_path / "p"), "--data-dir", str(tmp_path / "d")])
     assert "desktop.memory.store" in loaded  # it did open the database
     assert not [m for m in HEAVY if m in loaded]
+    assert "desktop.cli.search_cmds" not in loaded  # a core command builds only the core commands' parser
 
 
 @pytest.mark.parametrize(("event", "native", "fields", "shown"), [
