@@ -134,6 +134,11 @@ class Handlers:
     def session_start(self, call: HookCall) -> str:
         """T1 within the budget; after compact/resume, what the session had been shown."""
         fmt = FORMATS[call.agent]
+        # git answers while T1 is read from the database (a process start is ~5 ms the hook need not wait for)
+        git: dict[str, tuple[list[str], str]] = {}
+        asking = threading.Thread(target=lambda: git.setdefault("state", _git_state(self.root)),
+                                  name="engram-hook-git", daemon=True)
+        asking.start()
         shown = ledger.shown_ids(self.project.db, call.session_id)
         budget = self.token_budget
         parts: list[str] = []
@@ -157,7 +162,9 @@ class Handlers:
             parts.append(ctx.system_text)
             ids += fresh
             budget -= ctx.tokens_t1
-        extra, extra_ids = self._work_in_progress(fmt, set(ids), budget)
+        asking.join(2.0)
+        changed, branch = git.get("state", ([], ""))
+        extra, extra_ids = self._work_in_progress(fmt, set(ids), budget, changed, branch)
         if extra:
             parts.append(extra)
             ids += extra_ids
@@ -166,9 +173,9 @@ class Handlers:
         self._shown(call, event, ids, call.source or "startup")
         return "\n\n".join(parts)
 
-    def _work_in_progress(self, fmt: str, seen: set[int], budget: int) -> tuple[str, list[int]]:
+    def _work_in_progress(self, fmt: str, seen: set[int], budget: int, changed: list[str],
+                          branch: str) -> tuple[str, list[int]]:
         """Gotchas of files with uncommitted changes, the branch, and the prefetch plan."""
-        changed, branch = _git_state(self.root)
         found = self.memory.gotchas_for(changed, exclude=seen, limit=4) if changed else []
         if branch and branch not in ("main", "master", "trunk", "develop", "HEAD"):
             # a feature branch names the work: memories about it (fix/refund-webhook -> refund webhook)
