@@ -45,7 +45,7 @@ def socket_path(data_dir: Path) -> Path:
     return folder / f"hooks-{digest}.sock"
 
 
-def ask(data_dir: Path, call: HookCall, token_budget: int, *, timeout: float) -> str | None:
+def ask(data_dir: Path, call: HookCall, token_budget: int | None, *, timeout: float) -> str | None:
     """The service's answer; None when no service listens (the caller answers inline)."""
     path = socket_path(data_dir)
     if not path.exists():
@@ -144,7 +144,12 @@ class HookService:
         """The context text for one request ('' for nothing)."""
         self.last_request = time.monotonic()
         call = from_dict(str(request.get("agent")), str(request.get("event")), request.get("payload"))
-        handlers = self.handlers_for(call.cwd, int(request.get("token_budget") or 1500))
+        budget = request.get("token_budget")
+        if not budget:
+            from desktop.agents.hooks.runner import configured_token_budget
+
+            budget = configured_token_budget(self.data_dir)
+        handlers = self.handlers_for(call.cwd, int(budget))
         return handlers.handle(call) if handlers is not None else ""
 
     def serve(self) -> None:
