@@ -60,20 +60,22 @@ class Engram:
         self.clock = clock
         self.registry = ProjectRegistry(self.settings.data_dir)
 
-    def open_project(self, folder: Path | str, *, remember: bool = True, maintain: bool = True) -> ProjectServices:
+    def open_project(self, folder: Path | str, *, remember: bool = True, maintain: bool = True,
+                     check: bool = True) -> ProjectServices:
         """Open (creating if needed) the database of the project in `folder`.
 
         Every door (app, CLI, MCP, agent runs) opens projects here, so every door gets
         the same upkeep: with ``maintain`` (the default) memories written while the
         project is open are checked for conflicts and anchored to the files they name,
         and closing the project finishes that work first. ``maintain=False`` is for
-        read-only inspection (``engram doctor``).
+        read-only inspection (``engram doctor``). ``check=False`` skips the whole-file integrity
+        check (hooks, which open the database on every agent event; see Database).
 
         Raises CorruptDatabaseError, NewerDatabaseError, ReadOnlyLocationError as
         known errors; the caller decides how to word them.
         """
         info = self.registry.prepare(folder)
-        db = Database(info.db_path, clock=self.clock).open()
+        db = Database(info.db_path, clock=self.clock, check=check).open()
         if remember:
             self.registry.remember(info.root)
         log.info("opened project %s (%s)", info.name, info.db_path)

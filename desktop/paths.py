@@ -18,7 +18,7 @@ import importlib.resources
 import sys
 from pathlib import Path
 
-__all__ = ["resource_path", "resources_root"]
+__all__ = ["bundled_tokenizer_path", "resource_path", "resources_root"]
 
 # desktop/paths.py -> desktop/ -> repository root.
 _SOURCE_ROOT = Path(__file__).resolve().parent.parent
@@ -59,3 +59,12 @@ def resource_path(*parts: str) -> Path:
     resource is an error (and which error code it maps to).
     """
     return resources_root().joinpath(*parts)
+
+
+def bundled_tokenizer_path() -> Path:
+    """Return the ``tokenizer.json`` of the bundled embedding model (all-MiniLM-L6-v2).
+
+    Here rather than beside the model code: the context packer counts tokens with it,
+    and must not import the embedding package (numpy) to find it.
+    """
+    return resource_path("models", "all-minilm-l6-v2", "tokenizer.json")

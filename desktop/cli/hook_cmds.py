@@ -55,7 +55,7 @@ def run_hook_command(argv: list[str]) -> int:
 
 
 def _data_dir(arg: Path | None) -> Path:
-    from desktop.settings import default_data_dir
+    from desktop.data_location import default_data_dir
 
     return Path(arg).expanduser() if arg else default_data_dir()
 
@@ -69,7 +69,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
         data_dir = _data_dir(args.data_dir)
         setup_logging(data_dir)
-        tokens = args.tokens or _token_budget(data_dir)
+        tokens = args.tokens  # None: the settings' budget, read where the hook is answered
         stdin = sys.stdin.buffer.read(MAX_STDIN + 1) if sys.stdin is not None else b""
         out = run(args.agent, args.event, stdin, data_dir, token_budget=tokens, budget_s=args.budget)
         if out:
@@ -79,18 +79,6 @@ def cmd_hook(args: argparse.Namespace) -> int:
         code = 0
     # Threads still running past the budget (a locked database) must not hold the agent up.
     os._exit(code)
-
-
-def _token_budget(data_dir: Path) -> int:
-    """``hooks.token_budget`` from the settings file (default 1,500)."""
-    from desktop.agents.hooks.protocol import DEFAULT_TOKEN_BUDGET
-    from desktop.settings import Settings
-
-    try:
-        value = (Settings.load(data_dir).extra.get("hooks") or {}).get("token_budget")
-        return int(value) if value else DEFAULT_TOKEN_BUDGET
-    except Exception:  # a broken settings file must not break the agent
-        return DEFAULT_TOKEN_BUDGET
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -16,14 +16,16 @@ log = logging.getLogger("engram.cli")
 COMMAND_MODULES = ["memory_cmds"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser."""
+def build_parser(*, core_only: bool = False) -> argparse.ArgumentParser:
+    """The full argument parser (``core_only``: only the COMMAND_MODULES' commands)."""
     parser = argparse.ArgumentParser(prog="engram", description="Long-term memory of a codebase for AI agents.")
     parser.add_argument("--version", action="version", version=f"engram {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
         __import__(f"desktop.cli.{name}", fromlist=["register"]).register(sub)
+    if core_only:
+        return parser
     for optional in ("search_cmds", "graph_cmds", "observer_cmds", "lifecycle_cmds", "agent_cmds", "doctor_cmds",
                      "hook_cmds", "team_cmds", "feedback_cmds"):
         try:
@@ -34,6 +36,18 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         mod.register(sub)
     return parser
+
+
+def parser_for(args: Sequence[str]) -> argparse.ArgumentParser:
+    """The core commands' parser when ``args`` run one of them, else the full parser.
+
+    Building all ~40 subcommand parsers (argparse looks up translations for each) and importing
+    every command module is a third of a cold ``engram list``; list/get/add/... need none of it.
+    """
+    command = next((a for a in args if not a.startswith("-")), None)
+    core = build_parser(core_only=True)
+    subs = next(a for a in core._actions if isinstance(a, argparse._SubParsersAction))
+    return core if command in subs.choices else build_parser()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,8 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from desktop.cli.common import CliError
     from desktop.cli.errors import known_error_line
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    parser = parser_for(args_in)
+    args = parser.parse_args(args_in)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     try:

@@ -105,7 +105,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     """engram list."""
     query = MemoryQuery(types=args.type, scopes=args.scope, sources=args.source, statuses=args.status,
                         files=args.file, text=args.text)
-    with open_project(args) as project:
+    with open_project(args, read_only=True) as project:
         items = project.memories.list(query, limit=args.limit, offset=args.offset)
         total = project.memories.count(query)
     emit(args, {"total": total, "memories": [memory_json(m) for m in items]},
@@ -115,7 +115,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_get(args: argparse.Namespace) -> int:
     """engram get."""
-    with open_project(args) as project:
+    with open_project(args, read_only=True) as project:
         memory = project.memories.get(args.id)
         history = project.memories.history(args.id)
         evidence = project.memories.evidence(args.id)

@@ -1,5 +1,6 @@
-"""The agent's injections are packed by ``SearchService.pack`` (one packer for every door): the session
-start hands it the phase, and what the packer leaves out is not injected."""
+"""The agent's injections are packed by the retrieval packer (``packing.pack``, which ``SearchService.pack``
+delegates to: one packer for every door): the session start hands it the phase, and what the packer
+leaves out is not injected."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from desktop.agents.injection import formatting
 from desktop.agents.injection.budget import PromptBudget
 from desktop.agents.injection.session_start import build_start_context
 from desktop.agents.tools.confine import ProjectRoot
+from desktop.memory.retrieval import packing
 from desktop.memory.retrieval.packing import pack
-from desktop.memory.retrieval.service import SearchService
 from tests.agents.conftest import add
 from tests.agents.test_agent_pipeline import Spy
 
@@ -32,7 +33,7 @@ def test_session_start_packs_with_search_service_and_phase(project: Any, monkeyp
         # the packer's choice is what gets injected: drop one memory here
         return pack([r for r in results if r.memory.id != dropped], budget_tokens, phase)
 
-    monkeypatch.setattr(SearchService, "pack", staticmethod(spy))
+    monkeypatch.setattr(packing, "pack", spy)  # the packer fit() calls
     alloc = PromptBudget(32_000).allocate(0)
     ctx = build_start_context(Spy(project), "fix the payments retry", ProjectRoot(project.info.root), "plain",
                               alloc, prefetch=False, phase="refine")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from desktop.cli import main as cli_main
@@ -30,9 +32,31 @@ def test_an_embedding_error_in_a_command_exits_2_with_one_line(monkeypatch: pyte
 
     parser = cli_main.build_parser()
     args = parser.parse_args(["list"])
-    monkeypatch.setattr(cli_main, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli_main, "parser_for", lambda _args: parser)
     monkeypatch.setattr(args, "func", explode, raising=False)
     monkeypatch.setattr(parser, "parse_args", lambda _argv=None: args)
     assert cli_main.main(["list"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("engram: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_list_on_a_damaged_database_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`engram list` opens without the whole-file check; a damaged page it reads is still one line."""
+    from desktop.composition import Engram
+    from desktop.memory.store.memory_ops import NewMemory
+    from desktop.settings import Settings
+
+    data, root = tmp_path / "data", tmp_path / "proj"
+    root.mkdir()
+    project = Engram(Settings(data_dir=data)).open_project(root, remember=False)
+    project.memories.add_many([NewMemory(content=f"memory number {i} " + "x" * 200, type="note")
+                               for i in range(300)]).result(60)
+    db_path = project.info.db_path
+    project.close()
+    raw = bytearray(db_path.read_bytes())
+    page = int.from_bytes(raw[16:18], "big") or 65536
+    raw[page:] = b"\xa5" * (len(raw) - page)  # every page but the schema page
+    db_path.write_bytes(bytes(raw))
+    code = cli_main.main(["list", "--project", str(root), "--data-dir", str(data)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("engram: ") and err.count("\n") == 1 and "--move-aside" in err

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from retrieval_helpers import add, pipeline
 
 from desktop.memory.retrieval import paths as P
 from desktop.memory.retrieval.lexical import LexicalSearch, match_terms
-from desktop.memory.retrieval.packing import _load_tokenizer, _wordpiece_count, token_counts
+from desktop.memory.retrieval.packing import token_counts
+from desktop.memory.retrieval.wordpiece import load_tokenizer, load_vocabulary, wordpiece_count
 
 
 def _corpus(db) -> list[int]:
@@ -75,11 +78,30 @@ def test_pipeline_uses_the_budgeted_path(project_db, tiny):
     "- call verifyJwt() in src/auth/tokens.ts [Memory #12: call verifyJwt…]",
     "## src/a_b/c-d.py", "Ünïcödé, naïve café 東京タワー 🚀 e\u0301 x\u00a0y", "[PAD] and [pad] literally",
     "tabs\tand\nnewlines\r\n", "", "x" * 300, "a\x0bb",
+    "[Memory #12: call verifyJwt…] “quoted” — dash…x «é» ⚠ CONFLICT", "…", "a…b…", "x…" + "y" * 120,
 ])
 def test_fast_token_counts_equal_the_tokenizer(text):
-    tok = _load_tokenizer()
+    tok = load_tokenizer()
     assert tok is not None, "the bundled tokenizer did not load"
     real = len(tok.encode(text, add_special_tokens=False).ids)
-    fast = _wordpiece_count(tok, text)
+    fast = wordpiece_count(text)
     assert fast is None or fast == real
     assert token_counts([text]) == [real]
+
+
+def test_wordpiece_rule_counts_a_real_corpus_like_the_tokenizer():
+    """The vocabulary-only count (no tokenizers import) is the tokenizer's, word for word, on
+    Engram's own code and docs: identifiers, paths, punctuation, long words."""
+    assert load_vocabulary() is not None
+    tok = load_tokenizer()
+    root = Path(__file__).resolve().parents[2]
+    corpus = "\n".join(p.read_text(encoding="utf-8") for p in [
+        root / "desktop" / "memory" / "retrieval" / "packing.py", root / "desktop" / "memory" / "store" / "writer.py",
+        root / "README.md"])
+    words = list(dict.fromkeys(w for w in corpus.split() if w.isascii()))
+    assert len(words) > 2000
+    fast = [wordpiece_count(w) for w in words]
+    real = [len(e.ids) for e in tok.encode_batch(words, add_special_tokens=False)]
+    assert [(w, f) for w, f, r in zip(words, fast, real, strict=True) if f != r] == []
+    cut = "[Memory #12: call verifyJwt…] “quoted” — ok"  # every cut citation ends in "…"
+    assert wordpiece_count(cut) == len(tok.encode(cut, add_special_tokens=False).ids)

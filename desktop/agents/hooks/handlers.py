@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +64,21 @@ class HookMemoryAccess(StoreMemoryAccess):
     live to use.
     """
 
+    def __init__(self, project: Any) -> None:
+        """One instance per hook event: the prefetch ranking is computed once per event."""
+        super().__init__(project)
+        self._prefetch: dict[str, list[tuple[str, float]]] = {}
+
     def _facade(self) -> Any | None:
         extras = getattr(self.project, "extras", None) or {}
         return extras.get("search") or extras.get("retrieval")
+
+    def prefetch_candidates(self, task: str) -> list[tuple[str, float]]:
+        """The core's ranking, remembered for this event: T1 (modules) and the work-in-progress
+        section both ask, and each asking runs git three times."""
+        if task not in self._prefetch:
+            self._prefetch[task] = super().prefetch_candidates(task)
+        return self._prefetch[task]
 
 
 def trust_threshold(project: Any) -> float:
@@ -95,20 +108,37 @@ class Handlers:
     def __init__(self, project: Any, *, token_budget: int = DEFAULT_TOKEN_BUDGET) -> None:
         """``project`` is an open ProjectServices."""
         self.project = project
-        self.memory = HookMemoryAccess(project)
         self.token_budget = max(200, int(token_budget))
         self.root = Path(project.info.root)
+        self._local = threading.local()
+
+    @property
+    def memory(self) -> HookMemoryAccess:
+        """The memory door of the event being handled (the service handles events on several threads)."""
+        memory: HookMemoryAccess | None = getattr(self._local, "memory", None)
+        if memory is None:  # called outside handle() (tests, tools): a fresh door
+            return HookMemoryAccess(self.project)
+        return memory
 
     def handle(self, call: HookCall) -> str:
         """The context text for the model ('' for nothing)."""
         handler = {SESSION_START: self.session_start, PROMPT: self.prompt, AFTER_TOOL: self.after_tool,
                    STOP: self.stop, SESSION_END: self.session_end}[call.event]
-        return handler(call)
+        self._local.memory = HookMemoryAccess(self.project)
+        try:
+            return handler(call)
+        finally:
+            self._local.memory = None
 
     # -- session start ---------------------------------------------------------------------
     def session_start(self, call: HookCall) -> str:
         """T1 within the budget; after compact/resume, what the session had been shown."""
         fmt = FORMATS[call.agent]
+        # git answers while T1 is read from the database (a process start is ~5 ms the hook need not wait for)
+        git: dict[str, tuple[list[str], str]] = {}
+        asking = threading.Thread(target=lambda: git.setdefault("state", _git_state(self.root)),
+                                  name="engram-hook-git", daemon=True)
+        asking.start()
         shown = ledger.shown_ids(self.project.db, call.session_id)
         budget = self.token_budget
         parts: list[str] = []
@@ -132,7 +162,9 @@ class Handlers:
             parts.append(ctx.system_text)
             ids += fresh
             budget -= ctx.tokens_t1
-        extra, extra_ids = self._work_in_progress(fmt, set(ids), budget)
+        asking.join(2.0)
+        changed, branch = git.get("state", ([], ""))
+        extra, extra_ids = self._work_in_progress(fmt, set(ids), budget, changed, branch)
         if extra:
             parts.append(extra)
             ids += extra_ids
@@ -141,9 +173,9 @@ class Handlers:
         self._shown(call, event, ids, call.source or "startup")
         return "\n\n".join(parts)
 
-    def _work_in_progress(self, fmt: str, seen: set[int], budget: int) -> tuple[str, list[int]]:
+    def _work_in_progress(self, fmt: str, seen: set[int], budget: int, changed: list[str],
+                          branch: str) -> tuple[str, list[int]]:
         """Gotchas of files with uncommitted changes, the branch, and the prefetch plan."""
-        changed, branch = _git_state(self.root)
         found = self.memory.gotchas_for(changed, exclude=seen, limit=4) if changed else []
         if branch and branch not in ("main", "master", "trunk", "develop", "HEAD"):
             # a feature branch names the work: memories about it (fix/refund-webhook -> refund webhook)

@@ -42,6 +42,18 @@ def setup_logging(data_dir: Path) -> None:
     root.setLevel(logging.INFO)
 
 
+def configured_token_budget(data_dir: Path) -> int:
+    """``hooks.token_budget`` from the settings file (default 1,500)."""
+    from desktop.agents.hooks.protocol import DEFAULT_TOKEN_BUDGET
+    from desktop.settings import Settings
+
+    try:
+        value = (Settings.load(data_dir).extra.get("hooks") or {}).get("token_budget")
+        return int(value) if value else DEFAULT_TOKEN_BUDGET
+    except Exception:  # a broken settings file must not break the agent
+        return DEFAULT_TOKEN_BUDGET
+
+
 def find_project_root(data_dir: Path, cwd: str) -> Path | None:
     """The folder (cwd or a parent) that has an Engram database in ``data_dir``; None otherwise."""
     from desktop.memory.projects import ProjectRegistry
@@ -56,8 +68,9 @@ def find_project_root(data_dir: Path, cwd: str) -> Path | None:
     return None
 
 
-def answer_inline(call: HookCall, data_dir: Path, token_budget: int) -> str:
-    """Open the project, run the handler, close (queued writes are flushed)."""
+def answer_inline(call: HookCall, data_dir: Path, token_budget: int | None) -> str:
+    """Open the project, run the handler, close (queued writes are flushed). ``token_budget``
+    None: the settings' budget."""
     from desktop.agents.hooks.handlers import Handlers
     from desktop.composition import Engram
     from desktop.settings import Settings
@@ -66,14 +79,18 @@ def answer_inline(call: HookCall, data_dir: Path, token_budget: int) -> str:
     if root is None:
         log.info("%s: %s is not an Engram project; nothing to do", call.event, call.cwd)
         return ""
-    project = Engram(Settings(data_dir=data_dir)).open_project(root, remember=False)
+    # A hook opens the database on every agent event: no whole-file integrity check (a damaged
+    # page fails the read that touches it, which is logged like any failure), and the memory
+    # upkeep (conflicts, anchors) only for the events that add memories.
+    project = Engram(Settings(data_dir=data_dir)).open_project(
+        root, remember=False, check=False, maintain=call.event in (STOP, SESSION_END))
     try:
-        return Handlers(project, token_budget=token_budget).handle(call)
+        return Handlers(project, token_budget=token_budget or configured_token_budget(data_dir)).handle(call)
     finally:
         project.close()
 
 
-def answer(call: HookCall, data_dir: Path, token_budget: int, deadline: float) -> str:
+def answer(call: HookCall, data_dir: Path, token_budget: int | None, deadline: float) -> str:
     """Through the warm service when it answers, else inline (starting the service for next time)."""
     from desktop.agents.hooks import service
 
@@ -85,9 +102,12 @@ def answer(call: HookCall, data_dir: Path, token_budget: int, deadline: float) -
     return answer_inline(call, data_dir, token_budget)
 
 
-def run(agent: str, event: str, stdin: bytes, data_dir: Path, *, token_budget: int,
+def run(agent: str, event: str, stdin: bytes, data_dir: Path, *, token_budget: int | None = None,
         budget_s: float | None = None) -> str:
-    """The text to print for one hook ('' for nothing); never raises, never exceeds the budget."""
+    """The text to print for one hook ('' for nothing); never raises, never exceeds the budget.
+
+    ``token_budget`` None: the settings' ``hooks.token_budget``, read by whoever answers (the
+    service, or this process inline), so the client does not load the settings."""
     started = time.monotonic()
     try:
         call = parse(agent, event, stdin)

@@ -17,16 +17,17 @@ import json
 import logging
 import os
 import socket
-import socketserver
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.agents.hooks.protocol import BadPayload, HookCall, from_dict
+
+if TYPE_CHECKING:  # the hook client (a new process per agent event) never serves
+    import socketserver
 
 log = logging.getLogger("engram.hooks")
 
@@ -44,7 +45,7 @@ def socket_path(data_dir: Path) -> Path:
     return folder / f"hooks-{digest}.sock"
 
 
-def ask(data_dir: Path, call: HookCall, token_budget: int, *, timeout: float) -> str | None:
+def ask(data_dir: Path, call: HookCall, token_budget: int | None, *, timeout: float) -> str | None:
     """The service's answer; None when no service listens (the caller answers inline)."""
     path = socket_path(data_dir)
     if not path.exists():
@@ -77,6 +78,8 @@ def ask(data_dir: Path, call: HookCall, token_budget: int, *, timeout: float) ->
 
 def start_in_background(data_dir: Path) -> None:
     """Launch ``engram serve`` detached (for the next hook); never waits for it."""
+    import subprocess
+
     try:
         idle = os.environ.get(IDLE_ENV) or str(IDLE_S)
         subprocess.Popen([sys.executable, "-m", "desktop.cli.main", "serve", "--data-dir", str(data_dir),
@@ -141,11 +144,18 @@ class HookService:
         """The context text for one request ('' for nothing)."""
         self.last_request = time.monotonic()
         call = from_dict(str(request.get("agent")), str(request.get("event")), request.get("payload"))
-        handlers = self.handlers_for(call.cwd, int(request.get("token_budget") or 1500))
+        budget = request.get("token_budget")
+        if not budget:
+            from desktop.agents.hooks.runner import configured_token_budget
+
+            budget = configured_token_budget(self.data_dir)
+        handlers = self.handlers_for(call.cwd, int(budget))
         return handlers.handle(call) if handlers is not None else ""
 
     def serve(self) -> None:
         """Listen until idle for ``idle`` seconds (or another service owns the socket)."""
+        import socketserver
+
         path = socket_path(self.data_dir)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(path.parent, 0o700)

@@ -115,15 +115,15 @@ def fit(memories: list[Memory], budget: int, phase: str | None = None) -> list[M
     """
     if not memories or budget <= 0:
         return []
-    # Imported here: the retrieval service pulls in the pipeline, which a hook process that
-    # only formats should not pay for at import time.
-    from desktop.memory.retrieval.service import SearchService
+    # The packer itself (what SearchService.pack calls), not the service: the service pulls in
+    # the retrieval pipeline and numpy, which a hook process that only formats never uses.
+    from desktop.memory.retrieval.packing import pack
     from desktop.memory.retrieval.types import Explanation, SearchResult
 
     # Pack what will be rendered: the one-line, redacted, cut text, not the stored content.
     shown = [replace(m, content=_one_line(m.content)) for m in memories]
     n = len(shown)
     results = [SearchResult(m, float(n - i), Explanation()) for i, m in enumerate(shown)]
-    packed = SearchService.pack(results, budget, phase)
+    packed = pack(results, budget, phase)
     chosen = {mid for item in packed.items for mid in item.memory_ids}
     return [m for m in memories if m.id in chosen]

@@ -37,7 +37,7 @@ from desktop.memory.embedding.base import (
     empty_matrix,
     l2_normalize,
 )
-from desktop.paths import resource_path
+from desktop.paths import bundled_tokenizer_path, resource_path
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -108,7 +108,7 @@ def package_model_path() -> Path | None:
 
 def default_tokenizer_path() -> Path:
     """Return the bundled ``tokenizer.json`` of all-MiniLM-L6-v2."""
-    return resource_path("models", "all-minilm-l6-v2", "tokenizer.json")
+    return bundled_tokenizer_path()
 
 
 class LocalMiniLMProvider:

@@ -20,11 +20,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
-from desktop.memory.observer.observer import SessionDigest
 from desktop.memory.observer.signals import module_of
 from desktop.memory.store.writer import Tx, iso
+
+if TYPE_CHECKING:  # the observer (detectors, lessons) is heavy; prefetch only needs prompt_terms
+    from desktop.memory.observer.observer import SessionDigest
 
 logger = logging.getLogger("engram.observer")
 

@@ -146,22 +146,46 @@ def attached_text(prompt: str, project_dir: Path | None) -> str:
     return "\n".join(t for t in texts if t)
 
 
-def _git(project_dir: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(["git", "-C", str(project_dir), *args], capture_output=True, text=True,
-                              timeout=GIT_TIMEOUT_S, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        logger.debug("git %s failed in %s: %s", args[0], project_dir, exc)
-        return None
-    return done.stdout if done.returncode == 0 else None
+def _git(project_dir: Path, *commands: tuple[str, ...]) -> list[str | None]:
+    """The stdout of each git command (None when it failed), the commands run side by side.
+
+    A session start asks git three questions; running them at once costs the time of the
+    slowest instead of the sum (each is a process start), which a hook answering before the
+    agent's first step feels.
+    """
+    procs: list[subprocess.Popen[str] | None] = []
+    for args in commands:
+        try:
+            procs.append(subprocess.Popen(["git", "-C", str(project_dir), *args], stdout=subprocess.PIPE,
+                                          stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True))
+        except OSError as exc:
+            logger.debug("git %s failed in %s: %s", args[0], project_dir, exc)
+            procs.append(None)
+    out: list[str | None] = []
+    for args, proc in zip(commands, procs, strict=True):
+        if proc is None:
+            out.append(None)
+            continue
+        try:
+            stdout, _ = proc.communicate(timeout=GIT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            logger.debug("git %s timed out in %s", args[0], project_dir)
+            out.append(None)
+            continue
+        out.append(stdout if proc.returncode == 0 else None)
+    return out
 
 
 def git_state(project_dir: Path, commits: int = RECENT_COMMITS) -> tuple[str | None, list[str], list[str]]:
     """(branch, uncommitted files, files of the last ``commits`` commits newest first); empty outside git."""
-    status = _git(project_dir, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    status, head, log_text = _git(project_dir, ("status", "--porcelain=v1", "-z", "--untracked-files=all"),
+                                  ("rev-parse", "--abbrev-ref", "HEAD"),
+                                  ("log", f"-{commits}", "--name-only", "--format=", "--no-renames"))
     if status is None:
         return None, [], []
-    branch = (_git(project_dir, "rev-parse", "--abbrev-ref", "HEAD") or "").strip() or None
+    branch = (head or "").strip() or None
     uncommitted: dict[str, None] = {}
     entries = status.split("\0")
     i = 0
@@ -175,8 +199,7 @@ def git_state(project_dir: Path, commits: int = RECENT_COMMITS) -> tuple[str | N
             i += 1  # -z puts the rename's source in the next field
         if "D" not in code and not path.endswith("/"):
             uncommitted.setdefault(path, None)
-    log = _git(project_dir, "log", f"-{commits}", "--name-only", "--format=", "--no-renames") or ""
-    committed = list(dict.fromkeys(p for p in log.splitlines() if p.strip()))
+    committed = list(dict.fromkeys(p for p in (log_text or "").splitlines() if p.strip()))
     if branch == "HEAD":
         branch = None  # detached
     return branch, list(uncommitted), committed

@@ -6,134 +6,22 @@ never left empty while relevant memories wait. Overlapping items are merged
 first: code chunks of the same file whose line ranges overlap, and memories
 whose text contains another's.
 
-Token counts come from a real tokenizer: the bundled WordPiece vocabulary of
-the local embedding model, run by the HF ``tokenizers`` package (Rust, ~10 us
-per item). No BPE vocabulary (cl100k/o200k) ships with any installed package and
-``tiktoken`` downloads its files at run time, which an offline app cannot do.
-The estimate :func:`count_tokens` is within 3% of WordPiece on prose but 28%
-under on identifier-heavy memories; WordPiece splits code at least as finely as
-LLM BPE vocabularies, so its counts are exact for a real tokenizer and err on the
-safe side of an LLM's budget. Without the tokenizer file, the estimate is used.
+Token counts are the bundled WordPiece tokenizer's (:mod:`desktop.memory.retrieval.wordpiece`).
 """
 
 from __future__ import annotations
 
 import logging
-import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from desktop.memory.retrieval.types import PackedContext, PackedItem, SearchResult
-from desktop.memory.text.tokens import count_tokens
+from desktop.memory.retrieval.wordpiece import exact, token_counts
 from desktop.memory.types import Memory
 
 __all__ = ["DEFAULT_BUDGET", "PACKING", "pack", "token_counts"]
 
 log = logging.getLogger("engram.retrieval")
-_tokenizer: Any = None
-_tokenizer_lock = threading.Lock()
-_tokenizer_failed = False
-
-
-def _load_tokenizer() -> Any:
-    global _tokenizer, _tokenizer_failed
-    if _tokenizer is not None or _tokenizer_failed:
-        return _tokenizer
-    with _tokenizer_lock:
-        if _tokenizer is None and not _tokenizer_failed:
-            try:
-                from tokenizers import Tokenizer
-
-                from desktop.memory.embedding.local import default_tokenizer_path
-
-                tok = Tokenizer.from_file(str(default_tokenizer_path()))
-                tok.no_truncation()
-                tok.no_padding()
-                _tokenizer = tok
-            except Exception as exc:  # a broken install still packs, with the estimate
-                log.warning("tokenizer unavailable, packing with estimated token counts: %s", exc)
-                _tokenizer_failed = True
-    return _tokenizer
-
-
-def token_counts(texts: Sequence[str]) -> list[int]:
-    """Token counts of ``texts`` by the bundled real tokenizer (estimate if it is missing).
-
-    ASCII text is counted word by word with remembered word counts (:func:`_wordpiece_count`,
-    identical to the tokenizer's and ~10x faster); other text goes through the tokenizer.
-    """
-    tok = _load_tokenizer()
-    if tok is None:
-        return [count_tokens(t) for t in texts]
-    out = [_wordpiece_count(tok, t) for t in texts]
-    todo = [i for i, n in enumerate(out) if n is None]
-    if todo:
-        if len(todo) >= _PARALLEL_FROM:
-            fresh = [len(e.ids) for e in tok.encode_batch([texts[i] for i in todo], add_special_tokens=False)]
-        else:
-            # encode_batch hands work to a thread pool; for a few short texts, waking its
-            # threads on a busy 2-core machine costs more than encoding them in turn.
-            fresh = [len(tok.encode(texts[i], add_special_tokens=False).ids) for i in todo]
-        for i, n in zip(todo, fresh, strict=True):
-            out[i] = n
-    return [int(n or 0) for n in out]
-
-
-# BERT's pre-tokenizer splits at whitespace and makes every punctuation character a piece of its
-# own; in printable ASCII everything that is not a letter, digit or space is punctuation to it.
-_ASCII_PIECES = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
-# Characters where str.split() and BERT disagree about whitespace (BERT deletes control
-# characters, joining their neighbours): such texts go to the tokenizer whole.
-_SPLIT_DISAGREE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029]")
-_CHUNK_CACHE = 65536
-_PARALLEL_FROM = 64
-_chunk_counts: dict[str, int] = {}
-_specials: tuple[str, ...] | None = None
-
-
-def _special_tokens(tok: Any) -> tuple[str, ...]:
-    """The tokenizer's added tokens ([CLS], [PAD], ...), lower-cased; read once."""
-    global _specials
-    if _specials is None:
-        try:
-            _specials = tuple(t.content.lower() for t in tok.get_added_tokens_decoder().values())
-        except Exception:  # an unknown tokenizer build: never take the fast path
-            _specials = ("",)
-    return _specials
-
-
-def _chunk_count(tok: Any, chunk: str) -> int:
-    """Tokens of one whitespace-free chunk: WordPiece per piece for plain ASCII, else the tokenizer."""
-    lowered = chunk.lower()
-    if chunk.isascii() and not any(s in lowered for s in _special_tokens(tok)):
-        model = tok.model
-        return sum(len(model.tokenize(p)) for p in _ASCII_PIECES.findall(lowered))
-    return len(tok.encode(chunk, add_special_tokens=False).ids)
-
-
-def _wordpiece_count(tok: Any, text: str) -> int | None:
-    """The tokenizer's count for ``text``, summed over its whitespace-separated chunks.
-
-    Normalisation and pre-tokenization never cross whitespace, so the count of a
-    text is the sum of its chunks' counts; each distinct chunk is counted once and
-    remembered (a project's vocabulary is small), which makes packing ~10x faster
-    than re-tokenising every result. None for the rare text with characters that
-    BERT and Python split differently (the caller then asks the tokenizer).
-    """
-    if _SPLIT_DISAGREE.search(text):
-        return None
-    n = 0
-    for chunk in text.split():
-        c = _chunk_counts.get(chunk)
-        if c is None:
-            c = _chunk_count(tok, chunk)
-            if len(_chunk_counts) >= _CHUNK_CACHE:
-                _chunk_counts.clear()
-            _chunk_counts[chunk] = c
-        n += c
-    return n
 
 DEFAULT_BUDGET = 2000
 PACKING: dict[str, tuple[int, dict[str, float]]] = {
@@ -252,7 +140,7 @@ def pack(results: Sequence[SearchResult], budget_tokens: int | None = None, phas
             items.append(PackedItem([m.id for m in b.memories], text, costs[id(b)] - 1, file, b.type))
         sections.append("\n".join(lines))
     text = "\n\n".join(sections)
-    if _load_tokenizer() is not None:
+    if exact():
         # WordPiece splits at whitespace first, so pieces joined by newlines cost exactly the
         # sum of their counts: no second pass over the whole text.
         tokens = sum(i.tokens for i in items) + sum(header_cost[f] - 1 for f in groups)

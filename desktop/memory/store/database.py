@@ -11,10 +11,13 @@ from desktop.memory.store.writer import Clock, Writer, utc_now
 class Database:
     """Opens a project database for writing (one writer thread) and reading (per-thread connections)."""
 
-    def __init__(self, path: Path | str, *, clock: Clock = utc_now) -> None:
+    def __init__(self, path: Path | str, *, clock: Clock = utc_now, check: bool = True) -> None:
+        """``check=False`` skips ``PRAGMA quick_check`` at open: it reads the whole file (~100 ms at
+        10,000 memories), which a hook process run on every agent event cannot afford. A damaged
+        page still fails the query that touches it, as a known error."""
         self.path = Path(path)
         self.clock = clock
-        self.writer = Writer(self.path, clock=clock)
+        self.writer = Writer(self.path, clock=clock, check=check)
         self.reads = ReadPool(self.path)
 
     def open(self) -> Database:

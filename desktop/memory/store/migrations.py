@@ -51,7 +51,15 @@ def migrate(conn: apsw.Connection, path: str,
     re-read after the write lock is taken, so a migration is never applied twice.
     Returns the names applied now.
     """
-    check_not_newer(conn, path, migrations)
+    applied = applied_migrations(conn)
+    known = {name for name, _ in migrations}
+    unknown = [name for name in applied if name not in known]
+    if unknown:
+        raise NewerDatabaseError(path, unknown)
+    if len(set(applied)) == len(known) and _has_project_id(conn):
+        # Up to date (every open but the first after an upgrade): one read, no write lock. A hook
+        # process opens the database on every agent event and must not queue behind a busy writer.
+        return []
     done: list[str] = []
     for name, sql in migrations:
         conn.execute("BEGIN IMMEDIATE")
@@ -82,10 +90,13 @@ def migrate(conn: apsw.Connection, path: str,
     return done
 
 
+def _has_project_id(conn: apsw.Connection) -> bool:
+    return bool(conn.execute("SELECT 1 FROM project_meta WHERE key='project_id'").fetchall())
+
+
 def _ensure_project_id(conn: apsw.Connection) -> None:
     """Give a new database its permanent project id (used in exports and provenance)."""
-    row = conn.execute("SELECT value FROM project_meta WHERE key='project_id'").fetchall()
-    if row:
+    if _has_project_id(conn):
         return
     conn.execute("BEGIN IMMEDIATE")
     try:

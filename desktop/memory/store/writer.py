@@ -213,10 +213,13 @@ class Writer:
 
     _ids = itertools.count(1)
 
-    def __init__(self, path: Path | str, *, clock: Clock = utc_now, max_batch: int = 512) -> None:
+    def __init__(self, path: Path | str, *, clock: Clock = utc_now, max_batch: int = 512,
+                 check: bool = True) -> None:
+        """``check=False`` skips the whole-file integrity check at start (see Database)."""
         self.path = str(path)
         self.clock = clock
         self.max_batch = max_batch
+        self.check = check
         self.project_id = ""
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._listeners: list[Callable[[ChangeSet], None]] = []
@@ -280,7 +283,8 @@ class Writer:
             return
         try:
             try:
-                self._check_integrity(conn)
+                if self.check:
+                    self._check_integrity(conn)
                 migrate(conn, self.path)
                 self.project_id = project_id(conn)
             except apsw.Error as exc:
