@@ -68,6 +68,8 @@ class AnchorWatcher(AddedMemoryWatcher):
             f"AND source <> 'code_index' AND code_anchors = '{{}}' AND related_files <> '[]'", ids).fetchall()
         anchors = {}
         for mid, files in rows:
+            if self.stopping:
+                return  # closing: `engram check-stale` / idle work anchors the rest later
             found = compute_anchors(self.root, json.loads(files))
             if found:
                 anchors[int(mid)] = found

@@ -258,6 +258,8 @@ class ConflictWatcher(AddedMemoryWatcher):
             f"AND source NOT IN ({','.join('?' * len(SKIP_SOURCES))})", [*ids, *SKIP_SOURCES])]
         found: list[Conflict] = []
         for mid in wanted:
+            if self.stopping:
+                return  # the project is closing; the unchecked ones wait for the next check
             try:
                 found += find_conflicts(self.db, mid, embed=self.embed)
             except EngramError:

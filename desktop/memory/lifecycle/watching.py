@@ -34,6 +34,13 @@ class AddedMemoryWatcher(abc.ABC):
         self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
         self._idle = threading.Event()
         self._idle.set()
+        self._stopping = threading.Event()
+
+    @property
+    def stopping(self) -> bool:
+        """True once close() gave up waiting: ``handle`` should return between items (the
+        database is about to close under it; what is left is checked on a later run)."""
+        return self._stopping.is_set()
 
     @abc.abstractmethod
     def handle(self, ids: list[int]) -> None:
@@ -59,6 +66,7 @@ class AddedMemoryWatcher(abc.ABC):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        self._stopping.set()
         if self._thread.is_alive():
             self._queue.put(_STOP)
             self._thread.join(10)
@@ -80,9 +88,14 @@ class AddedMemoryWatcher(abc.ABC):
             item = self._queue.get()
             if item is _STOP:
                 return
+            if self.stopping:
+                continue  # closing: leave the rest (the STOP behind it ends the loop)
             try:
                 self.handle(item)
             except Exception:  # the watcher must outlive any one bad batch
-                log.exception("%s failed for %d memories", self.thread_name, len(item))
+                if self.stopping:  # the database closed under a batch we were told to drop
+                    log.debug("%s stopped during a batch of %d memories", self.thread_name, len(item))
+                else:
+                    log.exception("%s failed for %d memories", self.thread_name, len(item))
             if self._queue.empty():
                 self._idle.set()
