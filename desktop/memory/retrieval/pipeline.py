@@ -205,7 +205,7 @@ class RetrievalPipeline:
         # The session neighbours of the best fused candidates join the set (an answer sits right
         # after the question it answers, a fix right after its error); then fuse again over all.
         seeds = sorted(relevance, key=lambda m: (-relevance[m], m))[:n_neighbours]
-        neighbours = P.session_neighbours(conn, seeds)
+        neighbours = P.session_neighbours(conn, seeds, known=cands.sessions)
         extra = {n for near in neighbours.values() for n in near} - ids
         if extra:
             ids |= extra
@@ -250,7 +250,7 @@ class RetrievalPipeline:
         # p.coverage_context, their session neighbours) contain, then by time, then diversified.
         texts = lambda ids: _memo_texts(conn, cands.memo, ids)  # noqa: E731
         scored, cover = coverage_boost(req.query, scored, texts, p.coverage_weight, p.coverage_depth,
-                                       context=lambda ids: _neighbour_texts(conn, cands.memo, ids),
+                                       context=lambda ids: _neighbour_texts(conn, cands, ids),
                                        context_weight=p.coverage_context)
         scored, timed = time_boost(req.query, scored, texts, lambda mid: _created(light, mid), now,
                                    when_boost=p.when_boost, date_boost=p.date_boost, depth=p.coverage_depth)
@@ -342,10 +342,10 @@ def _memo_texts(conn: Any, memo: dict[int, str], ids: list[int]) -> dict[int, st
     return {m: memo[m] for m in ids if m in memo}
 
 
-def _neighbour_texts(conn: Any, memo: dict[int, str], ids: list[int]) -> dict[int, str]:
+def _neighbour_texts(conn: Any, cands: CandidateSet, ids: list[int]) -> dict[int, str]:
     """For each memory, the joined text of its nearest session neighbours (before and after)."""
-    near = P.session_neighbours(conn, ids)
-    texts = _memo_texts(conn, memo, sorted({n for ns in near.values() for n in ns}))
+    near = P.session_neighbours(conn, ids, known=cands.sessions)
+    texts = _memo_texts(conn, cands.memo, sorted({n for ns in near.values() for n in ns}))
     return {mid: " ".join(texts.get(n, "") for n in ns) for mid, ns in near.items()}
 
 
