@@ -31,7 +31,14 @@ from desktop.memory.retrieval import paths as P
 from desktop.memory.retrieval.candidates import CandidateSet, load_light, passes_filters, related_files
 from desktop.memory.retrieval.coverage import coverage_boost
 from desktop.memory.retrieval.feedback import feedback_path
-from desktop.memory.retrieval.fusion import context_boost, neighbourhood_boost, normalise, rrf, score_fusion
+from desktop.memory.retrieval.fusion import (
+    FusionParts,
+    context_boost,
+    neighbourhood_boost,
+    normalise,
+    rrf,
+    score_fusion,
+)
 from desktop.memory.retrieval.lexical import LexicalSearch
 from desktop.memory.retrieval.llm_stages import HydeWriter, Reranker, StageUnavailable
 from desktop.memory.retrieval.packing import pack
@@ -266,7 +273,7 @@ class RetrievalPipeline:
         return scored
 
     def _fuse(self, cands: CandidateSet, ids: set[int], qvec: np.ndarray | None, weights: dict[str, float]
-              ) -> tuple[dict[int, float], dict[int, dict[str, float]]]:
+              ) -> tuple[dict[int, float], FusionParts]:
         """Dense-score the candidates no dense hit covered, normalise each path over ``ids``, fuse."""
         dense_raw = cands.raw["dense"]
         if qvec is not None and self.embeddings is not None:
