@@ -44,16 +44,21 @@ def query_stems(query: str) -> list[str]:
     return list(dict.fromkeys(stem(t) for t in _query_terms(query, whole=False)))
 
 
+@lru_cache(maxsize=131_072)
+def _word_stems(run: str) -> tuple[str, ...]:
+    """The stems one word of a text contributes (an identifier's parts); cached like :func:`stem`."""
+    if run.isalpha() and (run.islower() or run[1:].islower()):
+        return (stem(run),)  # a plain word: nothing to split
+    return tuple(stem(p) for p in split_identifier(run))
+
+
 @lru_cache(maxsize=8192)
 def term_set(text: str) -> frozenset[str]:
     """Stemmed terms of a memory's text (identifiers split like the FTS row); cached, since the
     same memories come back query after query."""
     out: set[str] = set()
     for run in set(_WORD.findall(text)):  # each distinct word once
-        if run.isalpha() and (run.islower() or run[1:].islower()):
-            out.add(stem(run))  # a plain word: nothing to split
-        else:
-            out.update(stem(p) for p in split_identifier(run))
+        out.update(_word_stems(run))
     return frozenset(out)
 
 
