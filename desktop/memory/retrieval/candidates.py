@@ -19,7 +19,7 @@ from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.rows import row_to_memory
 from desktop.memory.types import Memory
 
-__all__ = ["CandidateSet", "LightMemory", "load_light", "passes_filters", "related_files"]
+__all__ = ["CandidateSet", "LightMemory", "has_filters", "load_light", "passes_filters", "related_files"]
 
 _LIGHT = ("id, type, source, confidence, pinned, scope, last_accessed_at, created_at, access_count, "
           "decay_half_life_days, stale_at, related_files, related_modules, session_id")
@@ -146,6 +146,12 @@ def load_light(conn: Any, ids: list[int], *, decode: bool = True) -> dict[int, M
                 _related_modules(mem)
             out[int(mid)] = mem
     return out
+
+
+def has_filters(req: SearchRequest) -> bool:
+    """Whether :func:`passes_filters` can reject anything for this request (keep the two in step)."""
+    return bool(req.exclude_ids or req.types or req.scope or req.min_confidence is not None or req.files
+                or req.modules)
 
 
 def passes_filters(conn: Any, memory: Memory, req: SearchRequest, light: dict[int, Memory]) -> bool:

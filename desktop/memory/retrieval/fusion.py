@@ -12,7 +12,7 @@ candidate and shown in the explanation, and is available as a mode.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 __all__ = ["RRF_K", "FusionParts", "context_boost", "neighbourhood_boost", "normalise", "rrf", "score_fusion"]
 
@@ -69,7 +69,7 @@ class FusionParts(Mapping[int, dict[str, float]]):
     """Per-path partial scores of each fused candidate, computed when asked (only the returned
     results' explanations read them; building a dict per candidate cost a third of fusion)."""
 
-    def __init__(self, shares: list[tuple[str, float, Callable[[int, float], float]]], ids: set[int]) -> None:
+    def __init__(self, shares: Sequence[tuple[str, float, Callable[[int, float], float]]], ids: set[int]) -> None:
         """``shares``: (path, weight share, that path's normalised-score getter); ``ids``: the candidates."""
         self._shares = shares
         self._ids = ids

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from desktop.memory.retrieval import paths as P
-from desktop.memory.retrieval.candidates import CandidateSet, load_light, passes_filters, related_files
+from desktop.memory.retrieval.candidates import CandidateSet, has_filters, load_light, passes_filters, related_files
 from desktop.memory.retrieval.coverage import coverage_boost
 from desktop.memory.retrieval.feedback import feedback_path
 from desktop.memory.retrieval.fusion import (
@@ -228,8 +228,9 @@ class RetrievalPipeline:
         now: datetime = self.clock()
         scored: list[tuple[int, float]] = []
         mults: dict[int, dict[str, float]] = {}
+        check = has_filters(req)  # most searches filter nothing: no call per candidate then
         for mid, mem in light.items():
-            if not passes_filters(conn, mem, req, light):
+            if check and not passes_filters(conn, mem, req, light):
                 continue
             mult = quality_multipliers(mem, req.phase, now)
             score = base[mid]
