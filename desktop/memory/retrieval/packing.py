@@ -90,24 +90,26 @@ _SPLIT_DISAGREE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029]")
 _CHUNK_CACHE = 65536
 _PARALLEL_FROM = 64
 _chunk_counts: dict[str, int] = {}
-_specials: tuple[str, ...] | None = None
+_specials: re.Pattern[str] | None = None
 
 
-def _special_tokens(tok: Any) -> tuple[str, ...]:
-    """The tokenizer's added tokens ([CLS], [PAD], ...), lower-cased; read once."""
+def _special_tokens(tok: Any) -> re.Pattern[str]:
+    """A pattern finding the tokenizer's added tokens ([CLS], [PAD], ...) in lower-cased text; built once
+    (one regex search per chunk instead of a generator over the tokens)."""
     global _specials
     if _specials is None:
         try:
-            _specials = tuple(t.content.lower() for t in tok.get_added_tokens_decoder().values())
+            words = [t.content.lower() for t in tok.get_added_tokens_decoder().values()]
         except Exception:  # an unknown tokenizer build: never take the fast path
-            _specials = ("",)
+            words = [""]
+        _specials = re.compile("|".join(map(re.escape, words)) if words else "(?!)")
     return _specials
 
 
 def _chunk_count(tok: Any, chunk: str) -> int:
     """Tokens of one whitespace-free chunk: WordPiece per piece for plain ASCII, else the tokenizer."""
     lowered = chunk.lower()
-    if chunk.isascii() and not any(s in lowered for s in _special_tokens(tok)):
+    if chunk.isascii() and not _special_tokens(tok).search(lowered):
         model = tok.model
         return sum(len(model.tokenize(p)) for p in _ASCII_PIECES.findall(lowered))
     return len(tok.encode(chunk, add_special_tokens=False).ids)
