@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
+from types import MappingProxyType
 from typing import Any
 
 from desktop.memory.retrieval.types import Explanation, SearchRequest
@@ -18,7 +19,7 @@ from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.rows import row_to_memory
 from desktop.memory.types import Memory
 
-__all__ = ["CandidateSet", "LightMemory", "load_light", "passes_filters", "related_files"]
+__all__ = ["CandidateSet", "LightMemory", "has_filters", "load_light", "passes_filters", "related_files"]
 
 _LIGHT = ("id, type, source, confidence, pinned, scope, last_accessed_at, created_at, access_count, "
           "decay_half_life_days, stale_at, related_files, related_modules, session_id")
@@ -37,6 +38,7 @@ class CandidateSet:
         self._explain: Callable[[int], Explanation] | None = None
         self.light: dict[int, Memory] = {}  # scoring rows read early (absent id: not live or not read)
         self.memo: dict[int, str] = {}  # contents read during this search, by id (read each once)
+        self.sessions: dict[int, str | None] = {}  # session of each id read during this search
 
     def explain_with(self, build: Callable[[int], Explanation]) -> None:
         """Set how a scored candidate's explanation is built (lazily; forgets earlier ones)."""
@@ -86,13 +88,31 @@ class LightMemory(Memory):
     modules_json: str = "[]"
 
 
+# A light row is built by filling its __dict__: the dataclass __init__ of Memory's 41 fields cost
+# ~8 us a row, a third of load_light for the few hundred candidates of a search. Its list and dict
+# fields it does not read are empty and immutable (a tuple, a read-only mapping), so writing to one
+# fails loudly instead of sharing state between rows; related_files/modules are assigned, not mutated.
+_LIGHT_DEFAULTS: dict[str, Any] = {
+    f.name: f.default if f.default is not MISSING else (() if f.default_factory is list else MappingProxyType({}))
+    for f in fields(LightMemory) if f.default is not MISSING or f.default_factory is not MISSING}
+
+
+def _light_memory(values: dict[str, Any]) -> LightMemory:
+    """A LightMemory with ``values`` and every other field at its (read-only) default."""
+    mem = object.__new__(LightMemory)
+    state = mem.__dict__
+    state.update(_LIGHT_DEFAULTS)
+    state.update(values)
+    return mem
+
+
 def related_files(memory: Memory) -> list[str]:
     """The memory's related files, decoding a light candidate's JSON once."""
     raw = getattr(memory, "files_json", "[]")
     if not memory.related_files and raw and raw != "[]":
         memory.related_files = json.loads(raw)
         memory.files_json = "[]"  # type: ignore[attr-defined]
-    return memory.related_files
+    return memory.related_files or []  # a light row's empty default is a tuple
 
 
 def _related_modules(memory: Memory) -> list[str]:
@@ -100,7 +120,7 @@ def _related_modules(memory: Memory) -> list[str]:
     if not memory.related_modules and raw and raw != "[]":
         memory.related_modules = json.loads(raw)
         memory.modules_json = "[]"  # type: ignore[attr-defined]
-    return memory.related_modules
+    return memory.related_modules or []
 
 
 def load_light(conn: Any, ids: list[int], *, decode: bool = True) -> dict[int, Memory]:
@@ -116,16 +136,22 @@ def load_light(conn: Any, ids: list[int], *, decode: bool = True) -> dict[int, M
                             f"({','.join(map(str, map(int, chunk)))})")
         for (mid, typ, source, conf, pinned, scope, accessed, created, count, half, stale, files, mods,
              session) in rows:
-            mem = LightMemory(
-                id=int(mid), type=typ, content="", source=source, confidence=float(conf), pinned=bool(pinned),
-                scope=scope, last_accessed_at=accessed, created_at=created, access_count=int(count),
-                decay_half_life_days=half, stale_at=stale, session_id=session,
-                files_json=files or "[]", modules_json=mods or "[]")
+            mem = _light_memory({
+                "id": int(mid), "type": typ, "content": "", "source": source, "confidence": float(conf),
+                "pinned": bool(pinned), "scope": scope, "last_accessed_at": accessed, "created_at": created,
+                "access_count": int(count), "decay_half_life_days": half, "stale_at": stale,
+                "session_id": session, "files_json": files or "[]", "modules_json": mods or "[]"})
             if decode:
                 related_files(mem)
                 _related_modules(mem)
             out[int(mid)] = mem
     return out
+
+
+def has_filters(req: SearchRequest) -> bool:
+    """Whether :func:`passes_filters` can reject anything for this request (keep the two in step)."""
+    return bool(req.exclude_ids or req.types or req.scope or req.min_confidence is not None or req.files
+                or req.modules)
 
 
 def passes_filters(conn: Any, memory: Memory, req: SearchRequest, light: dict[int, Memory]) -> bool:

@@ -12,9 +12,9 @@ candidate and shown in the explanation, and is available as a mode.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
-__all__ = ["RRF_K", "context_boost", "neighbourhood_boost", "normalise", "rrf", "score_fusion"]
+__all__ = ["RRF_K", "FusionParts", "context_boost", "neighbourhood_boost", "normalise", "rrf", "score_fusion"]
 
 RRF_K = 60
 # Fewer scores than this and z-normalisation is meaningless; max-scaling is used instead.
@@ -65,8 +65,33 @@ def normalise(name: str, scores: dict[int, float]) -> dict[int, float]:
     return {m: max(0.0, v / top) for m, v in z.items()}
 
 
+class FusionParts(Mapping[int, dict[str, float]]):
+    """Per-path partial scores of each fused candidate, computed when asked (only the returned
+    results' explanations read them; building a dict per candidate cost a third of fusion)."""
+
+    def __init__(self, shares: Sequence[tuple[str, float, Callable[[int, float], float]]], ids: set[int]) -> None:
+        """``shares``: (path, weight share, that path's normalised-score getter); ``ids``: the candidates."""
+        self._shares = shares
+        self._ids = ids
+
+    def __getitem__(self, mid: int) -> dict[str, float]:
+        """The candidate's positive weighted contributions by path."""
+        if mid not in self._ids:
+            raise KeyError(mid)
+        parts = ((p, share * get(mid, 0.0)) for p, share, get in self._shares)
+        return {p: v for p, v in parts if v > 0}
+
+    def __iter__(self) -> Iterator[int]:
+        """The fused candidates."""
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        """How many candidates were fused."""
+        return len(self._ids)
+
+
 def score_fusion(norm: dict[str, dict[int, float]], weights: dict[str, float],
-                 candidates: Iterable[int]) -> tuple[dict[int, float], dict[int, dict[str, float]]]:
+                 candidates: Iterable[int]) -> tuple[dict[int, float], FusionParts]:
     """Weighted sum of normalised path scores; returns totals and per-path partial scores.
 
     Weights of paths that produced nothing for this query are handed to the
@@ -75,13 +100,11 @@ def score_fusion(norm: dict[str, dict[int, float]], weights: dict[str, float],
     """
     active = {p: w for p, w in weights.items() if norm.get(p)}
     total_w = sum(active.values()) or 1.0
-    totals: dict[int, float] = {}
-    partials: dict[int, dict[str, float]] = {}
-    for mid in candidates:
-        parts = {p: (w / total_w) * norm[p].get(mid, 0.0) for p, w in active.items()}
-        partials[mid] = {p: v for p, v in parts.items() if v > 0}
-        totals[mid] = sum(parts.values())
-    return totals, partials
+    shares = [(p, w / total_w, norm[p].get) for p, w in active.items()]
+    getters = [(share, get) for _p, share, get in shares]
+    # The same products summed in the same order as the partials would give.
+    totals = {mid: sum([share * get(mid, 0.0) for share, get in getters]) for mid in candidates}
+    return totals, FusionParts(shares, set(totals))
 
 
 def context_boost(scores: dict[int, float], neighbours: dict[int, list[int]],

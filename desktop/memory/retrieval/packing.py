@@ -64,29 +64,33 @@ def _norm(text: str) -> str:
 def _merge(results: Sequence[SearchResult]) -> list[_Block]:
     """One block per memory, except overlapping chunks / contained texts, which are merged."""
     blocks: list[_Block] = []
+    norms: list[str] = []  # each block's normalised text, kept in step with its parts (not redone per pair)
     for rank, r in enumerate(results):
         m = r.memory
         file = m.related_files[0] if m.related_files else None
         lines = (m.chunk_start_line, m.chunk_end_line) if m.chunk_start_line and m.chunk_end_line else None
         merged = False
         mine = _norm(m.content)
-        for b in blocks:
+        for i, b in enumerate(blocks):
+            theirs = norms[i]
             if lines and b.lines and b.file == file and lines[0] <= b.lines[1] and b.lines[0] <= lines[1]:
                 b.lines = (min(b.lines[0], lines[0]), max(b.lines[1], lines[1]))
-                if mine not in _norm("\n".join(b.parts)):
+                if mine not in theirs:
                     b.parts.append(m.content.strip())
+                    norms[i] = _norm("\n".join(b.parts))
                 b.memories.append(m)
                 merged = True
                 break
-            theirs = _norm("\n".join(b.parts))
             if mine and (mine in theirs or theirs in mine):
                 if len(mine) > len(theirs):
                     b.parts = [m.content.strip()]
+                    norms[i] = _norm(b.parts[0])
                 b.memories.append(m)
                 merged = True
                 break
         if not merged:
             blocks.append(_Block([m], r.score, rank, file, lines, [m.content.strip()]))
+            norms.append(_norm(m.content.strip()))
     return blocks
 
 

