@@ -4,37 +4,37 @@
 <context>
     <name>ApprovalDialog</name>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="54"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="55"/>
         <source>Allow the agent to do this?</source>
         <translation>Allow the agent to do this?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="59"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="60"/>
         <source>The agent wants to run a command in %1:</source>
         <translation>The agent wants to run a command in %1:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="61"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="62"/>
         <source>The agent wants to edit %1:</source>
         <translation>The agent wants to edit %1:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="64"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="65"/>
         <source>The agent wants to write %1:</source>
         <translation>The agent wants to write %1:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="69"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="71"/>
         <source>Allow &amp;once</source>
         <translation>Allow &amp;once</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="70"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="72"/>
         <source>Allow &amp;always this session</source>
         <translation>Allow &amp;always this session</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="71"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="73"/>
         <source>&amp;Deny</source>
         <translation>&amp;Deny</translation>
     </message>
@@ -57,17 +57,17 @@
         <translation>Searching memory…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="73"/>
+        <location filename="../desktop/ui/panel/ask.py" line="79"/>
         <source>No language model is set up, so here are the memories that answer best, ranked, with their citations. Choose a model in Settings for written answers.</source>
         <translation>No language model is set up, so here are the memories that answer best, ranked, with their citations. Choose a model in Settings for written answers.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="79"/>
+        <location filename="../desktop/ui/panel/ask.py" line="85"/>
         <source>Memory has nothing on this yet.</source>
         <translation>Memory has nothing on this yet.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="80"/>
+        <location filename="../desktop/ui/panel/ask.py" line="86"/>
         <source>score</source>
         <translation>score</translation>
     </message>
@@ -465,62 +465,62 @@
         <translation>Recent activity</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="160"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="165"/>
         <source>Not measured yet: %1 sessions with memory and %2 without have finished; %3 of each are needed.</source>
         <translation>Not measured yet: %1 sessions with memory and %2 without have finished; %3 of each are needed.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="165"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="170"/>
         <source>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</source>
         <translation>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="176"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="181"/>
         <source>Health %1 / 100</source>
         <translation>Health %1 / 100</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="177"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="182"/>
         <source>Average confidence %1 · %2 stale · %3 pinned</source>
         <translation>Average confidence %1 · %2 stale · %3 pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="183"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="188"/>
         <source>(project root)</source>
         <translation>(project root)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="186"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="191"/>
         <source>Module coverage appears once the code is indexed.</source>
         <translation>Module coverage appears once the code is indexed.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="190"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
         <source>stale</source>
         <translation>stale</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="190"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
         <source>needs review</source>
         <translation>needs review</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="200"/>
         <source>Nothing needs your attention.</source>
         <translation>Nothing needs your attention.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="203"/>
         <source>you</source>
         <translation>you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="203"/>
         <source>an agent</source>
         <translation>an agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="203"/>
         <source>an import</source>
         <translation>an import</translation>
     </message>
@@ -534,7 +534,7 @@
     </message>
     <message>
         <location filename="../desktop/ui/panel/external.py" line="94"/>
-        <location filename="../desktop/ui/panel/external.py" line="112"/>
+        <location filename="../desktop/ui/panel/external.py" line="110"/>
         <source>Hooks installed in %1</source>
         <translation>Hooks installed in %1</translation>
     </message>
@@ -544,7 +544,7 @@
         <translation>Install hooks in %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="113"/>
+        <location filename="../desktop/ui/panel/external.py" line="111"/>
         <source>Engram&apos;s hooks were added to %1</source>
         <translation>Engram&apos;s hooks were added to %1</translation>
     </message>
@@ -787,6 +787,54 @@
         <location filename="../desktop/ui/dialogs/summary.py" line="61"/>
         <source>Wrong or useless: agents will not see it</source>
         <translation>Wrong or useless: agents will not see it</translation>
+    </message>
+</context>
+<context>
+    <name>LessonKinds</name>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="81"/>
+        <source>your instruction</source>
+        <translation>your instruction</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="82"/>
+        <source>failed command, then one that worked</source>
+        <translation>failed command, then one that worked</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="83"/>
+        <source>command that worked</source>
+        <translation>command that worked</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="84"/>
+        <source>error fixed by an edit</source>
+        <translation>error fixed by an edit</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="85"/>
+        <source>cause stated by the agent</source>
+        <translation>cause stated by the agent</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="86"/>
+        <source>abandoned approach</source>
+        <translation>abandoned approach</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="87"/>
+        <source>recorded by an agent</source>
+        <translation>recorded by an agent</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="88"/>
+        <source>recurring error</source>
+        <translation>recurring error</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="89"/>
+        <source>command refused by a hook</source>
+        <translation>command refused by a hook</translation>
     </message>
 </context>
 <context>
@@ -1056,13 +1104,13 @@ Long-term memory for AI coding agents.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/memory_panel.py" line="114"/>
-        <location filename="../desktop/ui/memory_panel.py" line="282"/>
+        <location filename="../desktop/ui/memory_panel.py" line="283"/>
         <source>&amp;Pin</source>
         <translation>&amp;Pin</translation>
     </message>
     <message>
         <location filename="../desktop/ui/memory_panel.py" line="115"/>
-        <location filename="../desktop/ui/memory_panel.py" line="284"/>
+        <location filename="../desktop/ui/memory_panel.py" line="285"/>
         <source>&amp;Forget</source>
         <translation>&amp;Forget</translation>
     </message>
@@ -1125,53 +1173,53 @@ Long-term memory for AI coding agents.</translation>
         <translation>Select a memory to see where it came from.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="282"/>
+        <location filename="../desktop/ui/memory_panel.py" line="283"/>
         <source>Un&amp;pin</source>
         <translation>Un&amp;pin</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="284"/>
+        <location filename="../desktop/ui/memory_panel.py" line="285"/>
         <source>&amp;Restore</source>
         <translation>&amp;Restore</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="291"/>
-        <location filename="../desktop/ui/memory_panel.py" line="296"/>
+        <location filename="../desktop/ui/memory_panel.py" line="292"/>
+        <location filename="../desktop/ui/memory_panel.py" line="297"/>
         <source>Not saved</source>
         <translation>Not saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="307"/>
+        <location filename="../desktop/ui/memory_panel.py" line="308"/>
         <source>Memory saved</source>
         <translation>Memory saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="318"/>
+        <location filename="../desktop/ui/memory_panel.py" line="319"/>
         <source>Memory updated</source>
         <translation>Memory updated</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="327"/>
+        <location filename="../desktop/ui/memory_panel.py" line="328"/>
         <source>Team sharing updated</source>
         <translation>Team sharing updated</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="334"/>
+        <location filename="../desktop/ui/memory_panel.py" line="335"/>
         <source>Unpinned</source>
         <translation>Unpinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="334"/>
+        <location filename="../desktop/ui/memory_panel.py" line="335"/>
         <source>Pinned</source>
         <translation>Pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="342"/>
+        <location filename="../desktop/ui/memory_panel.py" line="343"/>
         <source>Memory restored</source>
         <translation>Memory restored</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="345"/>
+        <location filename="../desktop/ui/memory_panel.py" line="346"/>
         <source>Memory forgotten</source>
         <translation>Memory forgotten</translation>
     </message>
@@ -1179,122 +1227,137 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryDetail</name>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="29"/>
+        <location filename="../desktop/ui/panel/detail.py" line="36"/>
+        <source>Evidence</source>
+        <translation>Evidence</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="38"/>
+        <source>Sessions it was learned from: %1</source>
+        <translation>Sessions it was learned from: %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="48"/>
+        <source>linked events: %1</source>
+        <translation>linked events: %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="64"/>
         <source>Provenance</source>
         <translation>Provenance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="30"/>
+        <location filename="../desktop/ui/panel/detail.py" line="65"/>
         <source>Why this exists</source>
         <translation>Why this exists</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="31"/>
+        <location filename="../desktop/ui/panel/detail.py" line="66"/>
         <source>Why was this retrieved for “%1”?</source>
         <translation>Why was this retrieved for “%1”?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="32"/>
+        <location filename="../desktop/ui/panel/detail.py" line="67"/>
         <source>It matches the filters but would not rank among the top results.</source>
         <translation>It matches the filters but would not rank among the top results.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="35"/>
+        <location filename="../desktop/ui/panel/detail.py" line="70"/>
         <source>Total</source>
         <translation>Total</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="36"/>
+        <location filename="../desktop/ui/panel/detail.py" line="71"/>
         <source>Superseded by</source>
         <translation>Superseded by</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="37"/>
+        <location filename="../desktop/ui/panel/detail.py" line="72"/>
         <source>History</source>
         <translation>History</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="40"/>
+        <location filename="../desktop/ui/panel/detail.py" line="75"/>
         <source>Type</source>
         <translation>Type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="41"/>
+        <location filename="../desktop/ui/panel/detail.py" line="76"/>
         <source>Status</source>
         <translation>Status</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="43"/>
+        <location filename="../desktop/ui/panel/detail.py" line="78"/>
         <source>Confidence</source>
         <translation>Confidence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="45"/>
+        <location filename="../desktop/ui/panel/detail.py" line="80"/>
         <source>verified by you</source>
         <translation>verified by you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="47"/>
+        <location filename="../desktop/ui/panel/detail.py" line="82"/>
         <source>Source</source>
         <translation>Source</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="48"/>
+        <location filename="../desktop/ui/panel/detail.py" line="83"/>
         <source>shared by %1</source>
         <translation>shared by %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="50"/>
+        <location filename="../desktop/ui/panel/detail.py" line="85"/>
         <source>Scope</source>
         <translation>Scope</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="51"/>
+        <location filename="../desktop/ui/panel/detail.py" line="86"/>
         <source>Files</source>
         <translation>Files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="52"/>
+        <location filename="../desktop/ui/panel/detail.py" line="87"/>
         <source>Modules</source>
         <translation>Modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="53"/>
+        <location filename="../desktop/ui/panel/detail.py" line="88"/>
         <source>Tags</source>
         <translation>Tags</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="54"/>
+        <location filename="../desktop/ui/panel/detail.py" line="89"/>
         <source>Created</source>
         <translation>Created</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="56"/>
-        <source>Used</source>
-        <translation>Used</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="90"/>
+        <source>Times used</source>
+        <translation>Times used</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="60"/>
+        <location filename="../desktop/ui/panel/detail.py" line="92"/>
         <source>Sessions</source>
         <translation>Sessions</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="63"/>
+        <location filename="../desktop/ui/panel/detail.py" line="95"/>
         <source>Commit</source>
         <translation>Commit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="96"/>
+        <location filename="../desktop/ui/panel/detail.py" line="130"/>
         <source>you</source>
         <translation>you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="97"/>
+        <location filename="../desktop/ui/panel/detail.py" line="131"/>
         <source>an agent</source>
         <translation>an agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="98"/>
+        <location filename="../desktop/ui/panel/detail.py" line="132"/>
         <source>an import</source>
         <translation>an import</translation>
     </message>
@@ -1767,8 +1830,13 @@ Long-term memory for AI coding agents.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/messages.py" line="64"/>
-        <source>No secure credential store is available on this computer, so no API key can be kept.</source>
-        <translation>No secure credential store is available on this computer, so no API key can be kept.</translation>
+        <source>No secure credential store is available on this computer, so no API key or team connection can be kept.</source>
+        <translation>No secure credential store is available on this computer, so no API key or team connection can be kept.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="76"/>
+        <source>This is not a PostgreSQL connection string: give it as postgresql://user:password@host/database.</source>
+        <translation>This is not a PostgreSQL connection string: give it as postgresql://user:password@host/database.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/messages.py" line="65"/>
@@ -1824,11 +1892,6 @@ Long-term memory for AI coding agents.</translation>
         <location filename="../desktop/ui/messages.py" line="75"/>
         <source>These credentials do not belong to a team on this server.</source>
         <translation>These credentials do not belong to a team on this server.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/messages.py" line="76"/>
-        <source>This is not a PostgreSQL connection string (postgresql://…).</source>
-        <translation>This is not a PostgreSQL connection string (postgresql://…).</translation>
     </message>
     <message>
         <location filename="../desktop/ui/messages.py" line="77"/>
@@ -2164,42 +2227,42 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>ScoreParts</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="80"/>
+        <location filename="../desktop/ui/labels.py" line="94"/>
         <source>Keyword match</source>
         <translation>Keyword match</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="81"/>
+        <location filename="../desktop/ui/labels.py" line="95"/>
         <source>Meaning match</source>
         <translation>Meaning match</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="82"/>
+        <location filename="../desktop/ui/labels.py" line="96"/>
         <source>Code graph proximity</source>
         <translation>Code graph proximity</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="83"/>
+        <location filename="../desktop/ui/labels.py" line="97"/>
         <source>Confidence</source>
         <translation>Confidence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="84"/>
+        <location filename="../desktop/ui/labels.py" line="98"/>
         <source>Recency</source>
         <translation>Recency</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="85"/>
+        <location filename="../desktop/ui/labels.py" line="99"/>
         <source>Source trust</source>
         <translation>Source trust</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="86"/>
+        <location filename="../desktop/ui/labels.py" line="100"/>
         <source>Pinned</source>
         <translation>Pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="87"/>
+        <location filename="../desktop/ui/labels.py" line="101"/>
         <source>Past use</source>
         <translation>Past use</translation>
     </message>
@@ -2703,107 +2766,67 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>TeamPanel</name>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="34"/>
-        <source>The team server cannot be reached; changes wait here and sync when it answers.</source>
-        <translation>The team server cannot be reached; changes wait here and sync when it answers.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="36"/>
-        <source>The team server refused these credentials.</source>
-        <translation>The team server refused these credentials.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="37"/>
-        <source>The team server was upgraded by a newer Engram: update Engram to sync.</source>
-        <translation>The team server was upgraded by a newer Engram: update Engram to sync.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="39"/>
-        <source>The team server has no Engram schema yet: ask the team admin to run `engram team init`.</source>
-        <translation>The team server has no Engram schema yet: ask the team admin to run `engram team init`.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="41"/>
-        <source>These credentials do not belong to a team on this server.</source>
-        <translation>These credentials do not belong to a team on this server.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="43"/>
-        <source>This project is not connected to a team.</source>
-        <translation>This project is not connected to a team.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="44"/>
-        <source>Give the server as postgresql://user:password@host/database.</source>
-        <translation>Give the server as postgresql://user:password@host/database.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="46"/>
-        <source>No secure keyring was found, so the connection cannot be stored.</source>
-        <translation>No secure keyring was found, so the connection cannot be stored.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="62"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="48"/>
         <source>Reading the team settings…</source>
         <translation>Reading the team settings…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="68"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="54"/>
         <source>postgresql://team-role:password@host/database?sslmode=verify-full</source>
         <translation>postgresql://team-role:password@host/database?sslmode=verify-full</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="71"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="57"/>
         <source>How teammates see you</source>
         <translation>How teammates see you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="72"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="58"/>
         <source>&amp;Test</source>
         <translation>&amp;Test</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="75"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="61"/>
         <source>&amp;Connect</source>
         <translation>&amp;Connect</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="79"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="65"/>
         <source>&amp;Leave the team</source>
         <translation>&amp;Leave the team</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="81"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="67"/>
         <source>Stops syncing; the memories on this computer are kept</source>
         <translation>Stops syncing; the memories on this computer are kept</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="91"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="77"/>
         <source>Server &amp;URL</source>
         <translation>Server &amp;URL</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="92"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="78"/>
         <source>Your &amp;name</source>
         <translation>Your &amp;name</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="93"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="79"/>
         <source>Shared with the team</source>
         <translation>Shared with the team</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="103"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="89"/>
         <source>Personal memories never leave this computer. Secrets are redacted before anything is sent. One memory can be shared or kept personal with the Team button of the memory browser.</source>
         <translation>Personal memories never leave this computer. Secrets are redacted before anything is sent. One memory can be shared or kept personal with the Team button of the memory browser.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="107"/>
         <source>Connected to team %1 on %2 as %3.</source>
         <translation>Connected to team %1 on %2 as %3.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="124"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="110"/>
         <source>Not connected to a team. Paste the join URL your team admin gave you.</source>
         <translation>Not connected to a team. Paste the join URL your team admin gave you.</translation>
     </message>

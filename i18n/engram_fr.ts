@@ -4,37 +4,37 @@
 <context>
     <name>ApprovalDialog</name>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="54"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="55"/>
         <source>Allow the agent to do this?</source>
         <translation>Autoriser l&apos;agent à faire ceci ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="59"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="60"/>
         <source>The agent wants to run a command in %1:</source>
         <translation>L&apos;agent veut exécuter une commande dans %1 :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="61"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="62"/>
         <source>The agent wants to edit %1:</source>
         <translation>L&apos;agent veut modifier %1 :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="64"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="65"/>
         <source>The agent wants to write %1:</source>
         <translation>L&apos;agent veut écrire %1 :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="69"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="71"/>
         <source>Allow &amp;once</source>
         <translation>Autoriser une &amp;fois</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="70"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="72"/>
         <source>Allow &amp;always this session</source>
         <translation>Autoriser &amp;toujours pour cette session</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/approval.py" line="71"/>
+        <location filename="../desktop/ui/dialogs/approval.py" line="73"/>
         <source>&amp;Deny</source>
         <translation>&amp;Refuser</translation>
     </message>
@@ -57,17 +57,17 @@
         <translation>Recherche dans la mémoire…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="73"/>
+        <location filename="../desktop/ui/panel/ask.py" line="79"/>
         <source>No language model is set up, so here are the memories that answer best, ranked, with their citations. Choose a model in Settings for written answers.</source>
         <translation>Aucun modèle de langage n’est configuré : voici les mémoires qui répondent le mieux, classées, avec leurs citations. Choisissez un modèle dans les Réglages pour obtenir des réponses rédigées.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="79"/>
+        <location filename="../desktop/ui/panel/ask.py" line="85"/>
         <source>Memory has nothing on this yet.</source>
         <translation>La mémoire ne sait encore rien là-dessus.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="80"/>
+        <location filename="../desktop/ui/panel/ask.py" line="86"/>
         <source>score</source>
         <translation>score</translation>
     </message>
@@ -465,62 +465,62 @@
         <translation>Activité récente</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="160"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="165"/>
         <source>Not measured yet: %1 sessions with memory and %2 without have finished; %3 of each are needed.</source>
         <translation>Pas encore mesuré : %1 sessions avec mémoire et %2 sans sont terminées ; il en faut %3 de chaque.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="165"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="170"/>
         <source>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</source>
         <translation>Étapes moyennes des sessions terminées : %1 avec mémoire (n=%2), %3 sans (n=%4).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="176"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="181"/>
         <source>Health %1 / 100</source>
         <translation>Santé %1 / 100</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="177"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="182"/>
         <source>Average confidence %1 · %2 stale · %3 pinned</source>
         <translation>Confiance moyenne %1 · %2 périmées · %3 épinglées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="183"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="188"/>
         <source>(project root)</source>
         <translation>(racine du projet)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="186"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="191"/>
         <source>Module coverage appears once the code is indexed.</source>
         <translation>La couverture des modules apparaît une fois le code indexé.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="190"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
         <source>stale</source>
         <translation>périmée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="190"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
         <source>needs review</source>
         <translation>à revoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="200"/>
         <source>Nothing needs your attention.</source>
         <translation>Rien ne demande votre attention.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="203"/>
         <source>you</source>
         <translation>vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="203"/>
         <source>an agent</source>
         <translation>un agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="203"/>
         <source>an import</source>
         <translation>un import</translation>
     </message>
@@ -534,7 +534,7 @@
     </message>
     <message>
         <location filename="../desktop/ui/panel/external.py" line="94"/>
-        <location filename="../desktop/ui/panel/external.py" line="112"/>
+        <location filename="../desktop/ui/panel/external.py" line="110"/>
         <source>Hooks installed in %1</source>
         <translation>Hooks installés dans %1</translation>
     </message>
@@ -544,7 +544,7 @@
         <translation>Installer les hooks dans %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="113"/>
+        <location filename="../desktop/ui/panel/external.py" line="111"/>
         <source>Engram&apos;s hooks were added to %1</source>
         <translation>Les hooks d&apos;Engram ont été ajoutés à %1</translation>
     </message>
@@ -787,6 +787,54 @@
         <location filename="../desktop/ui/dialogs/summary.py" line="61"/>
         <source>Wrong or useless: agents will not see it</source>
         <translation>Fausse ou inutile : les agents ne la verront pas</translation>
+    </message>
+</context>
+<context>
+    <name>LessonKinds</name>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="81"/>
+        <source>your instruction</source>
+        <translation>votre consigne</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="82"/>
+        <source>failed command, then one that worked</source>
+        <translation>commande en échec, puis une qui a marché</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="83"/>
+        <source>command that worked</source>
+        <translation>commande qui a marché</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="84"/>
+        <source>error fixed by an edit</source>
+        <translation>erreur corrigée par une modification</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="85"/>
+        <source>cause stated by the agent</source>
+        <translation>cause énoncée par l&apos;agent</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="86"/>
+        <source>abandoned approach</source>
+        <translation>piste abandonnée</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="87"/>
+        <source>recorded by an agent</source>
+        <translation>enregistré par un agent</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="88"/>
+        <source>recurring error</source>
+        <translation>erreur récurrente</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="89"/>
+        <source>command refused by a hook</source>
+        <translation>commande refusée par un hook</translation>
     </message>
 </context>
 <context>
@@ -1056,13 +1104,13 @@ Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/memory_panel.py" line="114"/>
-        <location filename="../desktop/ui/memory_panel.py" line="282"/>
+        <location filename="../desktop/ui/memory_panel.py" line="283"/>
         <source>&amp;Pin</source>
         <translation>É&amp;pingler</translation>
     </message>
     <message>
         <location filename="../desktop/ui/memory_panel.py" line="115"/>
-        <location filename="../desktop/ui/memory_panel.py" line="284"/>
+        <location filename="../desktop/ui/memory_panel.py" line="285"/>
         <source>&amp;Forget</source>
         <translation>&amp;Oublier</translation>
     </message>
@@ -1125,53 +1173,53 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <translation>Sélectionnez une mémoire pour voir d’où elle vient.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="282"/>
+        <location filename="../desktop/ui/memory_panel.py" line="283"/>
         <source>Un&amp;pin</source>
         <translation>Désé&amp;pingler</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="284"/>
+        <location filename="../desktop/ui/memory_panel.py" line="285"/>
         <source>&amp;Restore</source>
         <translation>&amp;Restaurer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="291"/>
-        <location filename="../desktop/ui/memory_panel.py" line="296"/>
+        <location filename="../desktop/ui/memory_panel.py" line="292"/>
+        <location filename="../desktop/ui/memory_panel.py" line="297"/>
         <source>Not saved</source>
         <translation>Non enregistré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="307"/>
+        <location filename="../desktop/ui/memory_panel.py" line="308"/>
         <source>Memory saved</source>
         <translation>Mémoire enregistrée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="318"/>
+        <location filename="../desktop/ui/memory_panel.py" line="319"/>
         <source>Memory updated</source>
         <translation>Mémoire mise à jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="327"/>
+        <location filename="../desktop/ui/memory_panel.py" line="328"/>
         <source>Team sharing updated</source>
         <translation>Partage d&apos;équipe mis à jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="334"/>
+        <location filename="../desktop/ui/memory_panel.py" line="335"/>
         <source>Unpinned</source>
         <translation>Désépinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="334"/>
+        <location filename="../desktop/ui/memory_panel.py" line="335"/>
         <source>Pinned</source>
         <translation>Épinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="342"/>
+        <location filename="../desktop/ui/memory_panel.py" line="343"/>
         <source>Memory restored</source>
         <translation>Mémoire restaurée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="345"/>
+        <location filename="../desktop/ui/memory_panel.py" line="346"/>
         <source>Memory forgotten</source>
         <translation>Mémoire oubliée</translation>
     </message>
@@ -1179,122 +1227,137 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryDetail</name>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="29"/>
+        <location filename="../desktop/ui/panel/detail.py" line="36"/>
+        <source>Evidence</source>
+        <translation>Preuves</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="38"/>
+        <source>Sessions it was learned from: %1</source>
+        <translation>Sessions dont elle a été apprise : %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="48"/>
+        <source>linked events: %1</source>
+        <translation>événements liés : %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="64"/>
         <source>Provenance</source>
         <translation>Provenance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="30"/>
+        <location filename="../desktop/ui/panel/detail.py" line="65"/>
         <source>Why this exists</source>
         <translation>Pourquoi elle existe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="31"/>
+        <location filename="../desktop/ui/panel/detail.py" line="66"/>
         <source>Why was this retrieved for “%1”?</source>
         <translation>Pourquoi a-t-elle été retrouvée pour « %1 » ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="32"/>
+        <location filename="../desktop/ui/panel/detail.py" line="67"/>
         <source>It matches the filters but would not rank among the top results.</source>
         <translation>Elle correspond aux filtres mais ne figurerait pas parmi les meilleurs résultats.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="35"/>
+        <location filename="../desktop/ui/panel/detail.py" line="70"/>
         <source>Total</source>
         <translation>Total</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="36"/>
+        <location filename="../desktop/ui/panel/detail.py" line="71"/>
         <source>Superseded by</source>
         <translation>Remplacée par</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="37"/>
+        <location filename="../desktop/ui/panel/detail.py" line="72"/>
         <source>History</source>
         <translation>Historique</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="40"/>
+        <location filename="../desktop/ui/panel/detail.py" line="75"/>
         <source>Type</source>
         <translation>Type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="41"/>
+        <location filename="../desktop/ui/panel/detail.py" line="76"/>
         <source>Status</source>
         <translation>État</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="43"/>
+        <location filename="../desktop/ui/panel/detail.py" line="78"/>
         <source>Confidence</source>
         <translation>Confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="45"/>
+        <location filename="../desktop/ui/panel/detail.py" line="80"/>
         <source>verified by you</source>
         <translation>vérifiée par vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="47"/>
+        <location filename="../desktop/ui/panel/detail.py" line="82"/>
         <source>Source</source>
         <translation>Source</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="48"/>
+        <location filename="../desktop/ui/panel/detail.py" line="83"/>
         <source>shared by %1</source>
         <translation>partagé par %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="50"/>
+        <location filename="../desktop/ui/panel/detail.py" line="85"/>
         <source>Scope</source>
         <translation>Portée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="51"/>
+        <location filename="../desktop/ui/panel/detail.py" line="86"/>
         <source>Files</source>
         <translation>Fichiers</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="52"/>
+        <location filename="../desktop/ui/panel/detail.py" line="87"/>
         <source>Modules</source>
         <translation>Modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="53"/>
+        <location filename="../desktop/ui/panel/detail.py" line="88"/>
         <source>Tags</source>
         <translation>Étiquettes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="54"/>
+        <location filename="../desktop/ui/panel/detail.py" line="89"/>
         <source>Created</source>
         <translation>Créée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="56"/>
-        <source>Used</source>
-        <translation>Utilisée</translation>
+        <location filename="../desktop/ui/panel/detail.py" line="90"/>
+        <source>Times used</source>
+        <translation>Utilisations</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="60"/>
+        <location filename="../desktop/ui/panel/detail.py" line="92"/>
         <source>Sessions</source>
         <translation>Sessions</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="63"/>
+        <location filename="../desktop/ui/panel/detail.py" line="95"/>
         <source>Commit</source>
         <translation>Commit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="96"/>
+        <location filename="../desktop/ui/panel/detail.py" line="130"/>
         <source>you</source>
         <translation>vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="97"/>
+        <location filename="../desktop/ui/panel/detail.py" line="131"/>
         <source>an agent</source>
         <translation>un agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="98"/>
+        <location filename="../desktop/ui/panel/detail.py" line="132"/>
         <source>an import</source>
         <translation>un import</translation>
     </message>
@@ -1767,8 +1830,13 @@ Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/messages.py" line="64"/>
-        <source>No secure credential store is available on this computer, so no API key can be kept.</source>
-        <translation>Aucun trousseau sécurisé n&apos;est disponible sur cet ordinateur ; aucune clé d&apos;API ne peut être conservée.</translation>
+        <source>No secure credential store is available on this computer, so no API key or team connection can be kept.</source>
+        <translation>Aucun coffre sécurisé n&apos;est disponible sur cet ordinateur : aucune clé d&apos;API ni connexion d&apos;équipe ne peut être conservée.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/messages.py" line="76"/>
+        <source>This is not a PostgreSQL connection string: give it as postgresql://user:password@host/database.</source>
+        <translation>Ce n&apos;est pas une chaîne de connexion PostgreSQL : donnez-la sous la forme postgresql://utilisateur:motdepasse@hôte/base.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/messages.py" line="65"/>
@@ -1824,11 +1892,6 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <location filename="../desktop/ui/messages.py" line="75"/>
         <source>These credentials do not belong to a team on this server.</source>
         <translation>Ces identifiants n’appartiennent à aucune équipe sur ce serveur.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/messages.py" line="76"/>
-        <source>This is not a PostgreSQL connection string (postgresql://…).</source>
-        <translation>Ce n’est pas une chaîne de connexion PostgreSQL (postgresql://…).</translation>
     </message>
     <message>
         <location filename="../desktop/ui/messages.py" line="77"/>
@@ -2164,42 +2227,42 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>ScoreParts</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="80"/>
+        <location filename="../desktop/ui/labels.py" line="94"/>
         <source>Keyword match</source>
         <translation>Mots-clés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="81"/>
+        <location filename="../desktop/ui/labels.py" line="95"/>
         <source>Meaning match</source>
         <translation>Sens</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="82"/>
+        <location filename="../desktop/ui/labels.py" line="96"/>
         <source>Code graph proximity</source>
         <translation>Proximité dans le graphe du code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="83"/>
+        <location filename="../desktop/ui/labels.py" line="97"/>
         <source>Confidence</source>
         <translation>Confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="84"/>
+        <location filename="../desktop/ui/labels.py" line="98"/>
         <source>Recency</source>
         <translation>Fraîcheur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="85"/>
+        <location filename="../desktop/ui/labels.py" line="99"/>
         <source>Source trust</source>
         <translation>Fiabilité de la source</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="86"/>
+        <location filename="../desktop/ui/labels.py" line="100"/>
         <source>Pinned</source>
         <translation>Épinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="87"/>
+        <location filename="../desktop/ui/labels.py" line="101"/>
         <source>Past use</source>
         <translation>Usage passé</translation>
     </message>
@@ -2703,107 +2766,67 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>TeamPanel</name>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="34"/>
-        <source>The team server cannot be reached; changes wait here and sync when it answers.</source>
-        <translation>Le serveur d&apos;équipe est injoignable ; les modifications attendent ici et se synchroniseront dès qu&apos;il répondra.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="36"/>
-        <source>The team server refused these credentials.</source>
-        <translation>Le serveur d&apos;équipe a refusé ces identifiants.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="37"/>
-        <source>The team server was upgraded by a newer Engram: update Engram to sync.</source>
-        <translation>Le serveur d&apos;équipe a été mis à niveau par une version plus récente d&apos;Engram : mettez Engram à jour pour synchroniser.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="39"/>
-        <source>The team server has no Engram schema yet: ask the team admin to run `engram team init`.</source>
-        <translation>Le serveur d&apos;équipe n&apos;a pas encore de schéma Engram : demandez à l&apos;administrateur de lancer `engram team init`.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="41"/>
-        <source>These credentials do not belong to a team on this server.</source>
-        <translation>Ces identifiants n&apos;appartiennent à aucune équipe sur ce serveur.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="43"/>
-        <source>This project is not connected to a team.</source>
-        <translation>Ce projet n&apos;est connecté à aucune équipe.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="44"/>
-        <source>Give the server as postgresql://user:password@host/database.</source>
-        <translation>Indiquez le serveur sous la forme postgresql://utilisateur:mot-de-passe@hote/base.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="46"/>
-        <source>No secure keyring was found, so the connection cannot be stored.</source>
-        <translation>Aucun trousseau sécurisé n&apos;a été trouvé : la connexion ne peut pas être enregistrée.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="62"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="48"/>
         <source>Reading the team settings…</source>
         <translation>Lecture des réglages d&apos;équipe…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="68"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="54"/>
         <source>postgresql://team-role:password@host/database?sslmode=verify-full</source>
         <translation>postgresql://role-equipe:mot-de-passe@hote/base?sslmode=verify-full</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="71"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="57"/>
         <source>How teammates see you</source>
         <translation>Comment vos coéquipiers vous voient</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="72"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="58"/>
         <source>&amp;Test</source>
         <translation>&amp;Tester</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="75"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="61"/>
         <source>&amp;Connect</source>
         <translation>&amp;Connecter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="79"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="65"/>
         <source>&amp;Leave the team</source>
         <translation>&amp;Quitter l&apos;équipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="81"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="67"/>
         <source>Stops syncing; the memories on this computer are kept</source>
         <translation>Arrête la synchronisation ; les mémoires de cet ordinateur sont conservées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="91"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="77"/>
         <source>Server &amp;URL</source>
         <translation>&amp;URL du serveur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="92"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="78"/>
         <source>Your &amp;name</source>
         <translation>Votre &amp;nom</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="93"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="79"/>
         <source>Shared with the team</source>
         <translation>Partagé avec l&apos;équipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="103"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="89"/>
         <source>Personal memories never leave this computer. Secrets are redacted before anything is sent. One memory can be shared or kept personal with the Team button of the memory browser.</source>
         <translation>Les mémoires personnelles ne quittent jamais cet ordinateur. Les secrets sont masqués avant tout envoi. Une mémoire peut être partagée ou gardée personnelle avec le bouton Équipe du navigateur de mémoires.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="107"/>
         <source>Connected to team %1 on %2 as %3.</source>
         <translation>Connecté à l&apos;équipe %1 sur %2 en tant que %3.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/team.py" line="124"/>
+        <location filename="../desktop/ui/dialogs/team.py" line="110"/>
         <source>Not connected to a team. Paste the join URL your team admin gave you.</source>
         <translation>Non connecté à une équipe. Collez l&apos;URL d&apos;adhésion fournie par l&apos;administrateur de l&apos;équipe.</translation>
     </message>

@@ -144,7 +144,8 @@ def test_browser_shows_what_a_learned_memory_came_from(qtbot, win) -> None:  # t
     win.open_memory(mid)
     qtbot.waitUntil(lambda: "Evidence" in b.detail.toPlainText(), timeout=10_000)
     text = b.detail.toPlainText()
-    for word in ("Learned from 1 session", "sess-42", "your instruction", "1 event", "db/prod.sqlite"):
+    for word in ("Sessions it was learned from: 1", "sess-42", "your instruction", "linked events: 1",
+                 "db/prod.sqlite"):
         assert word in text, word
 
 

@@ -33,9 +33,11 @@ def _bar(value: float, top: float) -> str:
 def _evidence_html(evidence: list[SessionContribution]) -> str:
     """The sessions a learned memory came from, with what each showed (newest last)."""
     e = html.escape
-    tr = QCoreApplication.translate
-    parts = [f"<h4>{e(tr('MemoryDetail', 'Evidence'))}</h4>",
-             f"<p>{e(tr('MemoryDetail', 'Learned from %n session(s).', '', len(evidence)))}</p><ul>"]
+    title = QCoreApplication.translate("MemoryDetail", "Evidence")
+    # lupdate does not extract QCoreApplication.translate's plural form: numbers go in as %1.
+    learned = QCoreApplication.translate("MemoryDetail", "Sessions it was learned from: %1").replace(
+        "%1", str(len(evidence)))
+    parts = [f"<h4>{e(title)}</h4>", f"<p>{e(learned)}</p><ul>"]
     for item in evidence[:20]:
         head = [f"<b>{e(item.session_id[:24])}</b>"]
         if item.agent:
@@ -43,7 +45,8 @@ def _evidence_html(evidence: list[SessionContribution]) -> str:
         if item.signal:
             head.append(e(lesson_label(item.signal)))
         if item.events:
-            head.append(e(tr("MemoryDetail", "%n event(s) linked", "", item.events)))
+            head.append(e(QCoreApplication.translate("MemoryDetail", "linked events: %1").replace(
+                "%1", str(item.events))))
         if item.first_linked:
             head.append(e(item.first_linked[:16].replace("T", " ")))
         quotes = "".join(f"<br><span style='color:gray'>“{e(x[:300])}”</span>" for x in item.excerpts)
@@ -84,10 +87,7 @@ def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, que
         (QCoreApplication.translate("MemoryDetail", "Modules"), ", ".join(m.related_modules) or "—"),
         (QCoreApplication.translate("MemoryDetail", "Tags"), ", ".join(m.tags) or "—"),
         (QCoreApplication.translate("MemoryDetail", "Created"), m.created_at[:19].replace("T", " ")),
-        (
-            QCoreApplication.translate("MemoryDetail", "Used"),
-            QCoreApplication.translate("MemoryDetail", "%n time(s)", "", m.access_count),
-        ),
+        (QCoreApplication.translate("MemoryDetail", "Times used"), str(m.access_count)),
         (
             QCoreApplication.translate("MemoryDetail", "Sessions"),
             ", ".join(m.provenance_session_ids) or (m.session_id or "—"),
