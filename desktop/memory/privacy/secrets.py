@@ -332,20 +332,21 @@ def _scan_cached(text: str) -> tuple[SecretFinding, ...]:
     return tuple(_scan(text))
 
 
-def _scan(text: str) -> list[SecretFinding]:
+def _scan(text: str, *, gated: bool = True) -> list[SecretFinding]:
     """Find secrets in ``text``; findings are non-overlapping and sorted by start.
 
     Specific formats win over generic assignments, which win over the entropy
     check, so ``OPENAI_API_KEY=sk-...`` is reported once, as ``openai_key``.
     A rule whose trigger (triggers.py) is absent from an ASCII text cannot match
     there and is not run; a non-ASCII text runs every rule once the gate passes.
+    ``gated=False`` runs every rule regardless (the reference the tests hold the gates to).
     """
     if not text:
         return []
     lowered = text.lower()
-    every = not text.isascii()
+    every = not gated or not text.isascii()
     if every:
-        if not might_contain_secret(text):
+        if gated and not might_contain_secret(text):
             return []
     elif not ascii_gate(text, lowered):
         return []
