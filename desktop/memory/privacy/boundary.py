@@ -69,8 +69,8 @@ def redact_param(value: Any) -> Any:
 
 # Values that store as they are (redact_stored is a pure function of its text), kept only
 # while short and only up to a bound: a cache of what needs no work, never of secrets.
-_CLEAN_MAX_CHARS = 512
-_CLEAN_MAX_ENTRIES = 200_000
+_CLEAN_MAX_CHARS = 160  # node ids, paths, labels, small JSON: what repeats
+_CLEAN_MAX_ENTRIES = 100_000  # ~10 MB at most
 _clean: set[str] = set()
 
 
