@@ -82,3 +82,17 @@ def test_boundary_never_remembers_a_secret_as_clean() -> None:
     assert aws not in "".join(out)
     assert aws not in boundary._clean and f"key={aws}" not in boundary._clean
     assert boundary.redact_values([aws]) != [aws]  # asked again: still redacted
+
+
+def test_json_lists_of_quiet_items_are_quiet_and_nothing_else_is() -> None:
+    """Closure paths (JSON lists of node ids already gated) skip the gate; a list with a secret never does."""
+    ids = ["file:lib/a.py", "sym:lib/a.py:Key.get", "file:lib/tokenize.py"]
+    boundary.redact_values(ids)  # bound first, as graph nodes are
+    path = '["' + '","'.join(ids) + '"]'
+    assert boundary._quiet_list(path)
+    aws = "AKIA" + "".join(_RNG.choice(string.ascii_uppercase + string.digits) for _ in range(16))
+    for text in ['["' + ids[0] + '","' + aws + '"]', '["key","=' + aws + '"]', '["a\\\\"b"]', '["' + ids[0] + '"',
+                 '["token",": hunter2hunter2"]']:
+        assert not boundary._quiet_list(text), text
+        assert boundary.redact_values([text]) == [boundary.redact_param(text)]
+    assert aws not in boundary.redact_values(['["' + ids[0] + '","' + aws + '"]'])[0]

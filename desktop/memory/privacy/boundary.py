@@ -72,10 +72,33 @@ def redact_param(value: Any) -> Any:
 _CLEAN_MAX_CHARS = 160  # node ids, paths, labels, small JSON: what repeats
 _CLEAN_MAX_ENTRIES = 100_000  # ~10 MB at most
 _clean: set[str] = set()
+# The subset in which no trigger fires at all (not merely no finding): their JSON lists
+# are quiet too (see _quiet_list).
+_quiet: set[str] = set()
 
 
-def _triggered(texts: list[str]) -> list[str]:
-    """The ASCII ``texts`` in which some detector's trigger fires, all tested in one joined string.
+def _quiet_list(text: str) -> bool:
+    """True for ``["a","b",...]`` (no backslash) whose every item is known quiet: no trigger fires in it.
+
+    Closure paths are JSON lists of node ids already bound (and gated) as nodes, and are
+    most of the text of a big index. No trigger can fire across an item's quotes: no
+    trigger literal holds ``[ ] " ,``; the keyword patterns may only take a quote when a
+    blank, ``:`` or ``=`` follows it (here ``,`` or ``]`` does); the URL pattern excludes
+    ``"``; token runs stop at it. So every trigger match would lie inside one item.
+    """
+    if not (text.startswith('["') and text.endswith('"]')) or "\\" in text or len(text) < 5:
+        return False
+    return all(item in _quiet for item in text[2:-2].split('","'))
+
+
+def _remember(into: set[str], texts: Iterable[str]) -> None:
+    if len(into) >= _CLEAN_MAX_ENTRIES:
+        into.clear()
+    into.update(t for t in texts if len(t) <= _CLEAN_MAX_CHARS)
+
+
+def _triggered(texts: list[str]) -> set[int]:
+    """Indices of the ASCII ``texts`` in which some detector's trigger fires, all tested in one joined string.
 
     The triggers are monotone substring conditions and NUL is in none of them, so a
     trigger that fires in one text fires at the same place in the joined text.
@@ -91,7 +114,7 @@ def _triggered(texts: list[str]) -> list[str]:
         first = bisect_right(starts, a) - 1
         last = bisect_right(starts, max(a, b - 1)) - 1
         hit.update(range(first, last + 1))
-    return [texts[i] for i in sorted(hit)]
+    return hit
 
 
 def redact_values(values: Sequence[Any]) -> list[Any]:
@@ -103,17 +126,17 @@ def redact_values(values: Sequence[Any]) -> list[Any]:
     fresh = {v for v in values if isinstance(v, str) and v}.difference(_clean)
     if not fresh:
         return list(values)
-    plain = [v for v in fresh if v.isascii()]
+    plain = [v for v in fresh if v.isascii() and not _quiet_list(v)]
+    hit = _triggered(plain) if plain else set()
+    _remember(_quiet, (v for i, v in enumerate(plain) if i not in hit))
     # Non-ASCII text (lower-casing may move offsets) goes the plain way, value by value.
-    suspects = _triggered(plain) + [v for v in fresh if not v.isascii()] if plain else list(fresh)
+    suspects = [plain[i] for i in sorted(hit)] + [v for v in fresh if not v.isascii()]
     changed: dict[str, str] = {}
     for v in suspects:
         stored = redact_stored(v)
         if stored != v:
             changed[v] = stored
-    if len(_clean) >= _CLEAN_MAX_ENTRIES:
-        _clean.clear()
-    _clean.update(v for v in fresh if len(v) <= _CLEAN_MAX_CHARS and v not in changed)
+    _remember(_clean, (v for v in fresh if v not in changed))
     if not changed:
         return list(values)
     return [changed.get(v, v) if isinstance(v, str) else v for v in values]
