@@ -46,6 +46,29 @@ def test_expand_code_terms_keeps_original_and_adds_parts() -> None:
     assert expand_code_terms("") == ""
 
 
+def test_expand_code_terms_fast_path_finds_the_same_compounds_as_the_regex() -> None:
+    """ASCII text takes str.translate+split (issue 17); it must add exactly the regex's compounds' parts."""
+    import random
+
+    from desktop.memory.text.tokens import _COMPOUND, split_identifier
+
+    def reference(text: str) -> str:
+        extra: list[str] = []
+        for compound in dict.fromkeys(_COMPOUND.findall(text)):
+            parts = split_identifier(compound)
+            for part in parts if len(parts) >= 2 else ():
+                if part not in extra:
+                    extra.append(part)
+        return f"{text} {' '.join(extra)}" if extra else text
+
+    rng = random.Random(17)
+    alphabet = "".join(chr(c) for c in range(32, 127)) + "\t\n\r\x0b\x0c\x1c\x1f\x85\xa0éßİ_"
+    samples = [reference.__doc__ or "", "def get_URL2(self, x_y): return self.httpServer/a.b::c-d $e @f #g"]
+    samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(3000)]
+    for text in samples:
+        assert expand_code_terms(text) == reference(text), repr(text)
+
+
 def _fts() -> apsw.Connection:
     conn = apsw.Connection(":memory:")
     conn.execute("create virtual table t using fts5(body, tokenize='porter unicode61 remove_diacritics 2')")

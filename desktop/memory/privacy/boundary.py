@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from desktop.memory.privacy.secrets import might_contain_secret, redact
+from desktop.memory.privacy.triggers import gate_spans
 
 log = logging.getLogger("engram.privacy")
 
-__all__ = ["GuardedConnection", "redact_json_value", "redact_param", "redact_stored", "redact_then_cut"]
+__all__ = ["GuardedConnection", "redact_json_value", "redact_param", "redact_stored", "redact_then_cut",
+           "redact_values"]
 
 
 def redact_json_value(value: Any) -> Any:
@@ -64,15 +67,107 @@ def redact_param(value: Any) -> Any:
     return redact_stored(value) if isinstance(value, str) and value else value
 
 
+# Values that store as they are (redact_stored is a pure function of its text), kept only
+# while short and only up to a bound: a cache of what needs no work, never of secrets.
+_CLEAN_MAX_CHARS = 160  # node ids, paths, labels, small JSON: what repeats
+_CLEAN_MAX_ENTRIES = 100_000  # ~10 MB at most
+_clean: set[str] = set()
+# The subset in which no trigger fires at all (not merely no finding): their JSON lists
+# are quiet too (see _quiet_list).
+_quiet: set[str] = set()
+
+
+def _quiet_list(text: str) -> bool:
+    """True for ``["a","b",...]`` (no backslash) whose every item is known quiet: no trigger fires in it.
+
+    Closure paths are JSON lists of node ids already bound (and gated) as nodes, and are
+    most of the text of a big index. No trigger can fire across an item's quotes: no
+    trigger literal holds ``[ ] " ,``; the keyword patterns may only take a quote when a
+    blank, ``:`` or ``=`` follows it (here ``,`` or ``]`` does); the URL pattern excludes
+    ``"``; token runs stop at it. So every trigger match would lie inside one item.
+    """
+    if not (text.startswith('["') and text.endswith('"]')) or "\\" in text or len(text) < 5:
+        return False
+    return all(item in _quiet for item in text[2:-2].split('","'))
+
+
+def _remember(into: set[str], texts: Iterable[str]) -> None:
+    if len(into) >= _CLEAN_MAX_ENTRIES:
+        into.clear()
+    into.update(t for t in texts if len(t) <= _CLEAN_MAX_CHARS)
+
+
+def _triggered(texts: list[str]) -> set[int]:
+    """Indices of the ASCII ``texts`` in which some detector's trigger fires, all tested in one joined string.
+
+    The triggers are monotone substring conditions and NUL is in none of them, so a
+    trigger that fires in one text fires at the same place in the joined text.
+    """
+    joined = "\0".join(texts)
+    starts: list[int] = []
+    at = 0
+    for t in texts:
+        starts.append(at)
+        at += len(t) + 1
+    hit: set[int] = set()
+    for a, b in gate_spans(joined, joined.lower()):
+        first = bisect_right(starts, a) - 1
+        last = bisect_right(starts, max(a, b - 1)) - 1
+        hit.update(range(first, last + 1))
+    return hit
+
+
+def redact_values(values: Sequence[Any]) -> list[Any]:
+    """``values`` as they may be stored: every non-empty ``str`` passed through :func:`redact_stored`.
+
+    Equivalent to ``[redact_param(v) for v in values]``, at a fraction of the cost: texts
+    already known clean are skipped, the other ASCII ones are gated in one joined pass.
+    """
+    fresh = {v for v in values if isinstance(v, str) and v}.difference(_clean)
+    if not fresh:
+        return list(values)
+    plain = [v for v in fresh if v.isascii() and not _quiet_list(v)]
+    hit = _triggered(plain) if plain else set()
+    _remember(_quiet, (v for i, v in enumerate(plain) if i not in hit))
+    # Non-ASCII text (lower-casing may move offsets) goes the plain way, value by value.
+    suspects = [plain[i] for i in sorted(hit)] + [v for v in fresh if not v.isascii()]
+    changed: dict[str, str] = {}
+    for v in suspects:
+        stored = redact_stored(v)
+        if stored != v:
+            changed[v] = stored
+    _remember(_clean, (v for v in fresh if v not in changed))
+    if not changed:
+        return list(values)
+    return [changed.get(v, v) if isinstance(v, str) else v for v in values]
+
+
 def _params(params: Any) -> Any:
     if isinstance(params, dict):
-        return {k: redact_param(v) for k, v in params.items()}
+        return dict(zip(params, redact_values(list(params.values())), strict=True))
     if params is None or isinstance(params, (str, bytes)):
         return params
     try:  # any other sequence or iterable of bindings (list, tuple, generator, ...)
-        return [redact_param(v) for v in params]
+        return redact_values(list(params))
     except TypeError:
         return params
+
+
+def _rows(rows: Iterable[Any]) -> list[Any]:
+    """Every row of an ``executemany``, redacted; the values of all rows are tested together."""
+    rows = list(rows)
+    if not all(isinstance(r, (tuple, list)) for r in rows):
+        return [_params(r) for r in rows]
+    everything = [v for r in rows for v in r]
+    flat = redact_values(everything)
+    if flat == everything:  # the usual case: nothing to redact, the rows go as they came
+        return rows
+    out: list[Any] = []
+    at = 0
+    for r in rows:
+        out.append(flat[at:at + len(r)])
+        at += len(r)
+    return out
 
 
 class GuardedConnection:
@@ -87,7 +182,7 @@ class GuardedConnection:
 
     def executemany(self, sql: str, rows: Iterable[Any]) -> Any:
         """Run one statement per row, each row's parameters redacted."""
-        return self.raw.executemany(sql, (_params(r) for r in rows))
+        return self.raw.executemany(sql, _rows(rows))
 
     def __getattr__(self, name: str) -> Any:
         # last_insert_rowid, changes, getautocommit, ...: no text goes through these.

@@ -139,8 +139,12 @@ def _pem_body(text: str) -> Iterator[tuple[str, int, int]]:
         yield "private_key_body", m.start(), m.end()
 
 
-def prose_spans(text: str) -> Iterator[tuple[str, int, int]]:
-    """(kind, start, end) of secrets in prose, split/spaced keys and headerless PEM bodies."""
-    yield from _prose(text)
+def prose_spans(text: str, *, prose: bool = True) -> Iterator[tuple[str, int, int]]:
+    """(kind, start, end) of secrets in prose, split/spaced keys and headerless PEM bodies.
+
+    ``prose=False`` skips the prose detector (the caller knows its keywords are absent).
+    """
+    if prose:
+        yield from _prose(text)
     yield from _split(text)
     yield from _pem_body(text)
