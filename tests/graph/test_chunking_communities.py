@@ -68,3 +68,20 @@ def test_communities_two_clusters_deterministic() -> None:
     assert first["README.md"] == "." and first["scripts/tool.py"] == "scripts"
     for _ in range(3):
         assert detect_modules(list(reversed(edges)), list(reversed(files)), seed=0) == first
+
+
+def test_module_detection_ends_on_the_graph_that_hangs_networkx_louvain() -> None:
+    # networkx#8739: Louvain on this ten-edge graph loops forever for most seeds (3.6.1). In a
+    # child process with a deadline, so a regression fails the test instead of hanging the suite.
+    import subprocess
+    import sys
+
+    code = ("from desktop.memory.graph import detect_modules\n"
+            "edges = [(0, 1), (0, 2), (0, 5), (0, 6), (1, 2), (1, 4), (2, 3), (2, 5), (2, 6), (3, 4)]\n"
+            "files = [f'pkg/m{i}.py' for i in range(7)]\n"
+            "for seed in range(40):\n"
+            "    mods = detect_modules([(files[a], files[b]) for a, b in edges], files, seed=seed)\n"
+            "    assert set(mods) == set(files)\n"
+            "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

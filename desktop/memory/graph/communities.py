@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import posixpath
 from collections import defaultdict
@@ -26,6 +27,18 @@ def _top_dir(rel_path: str) -> str:
     return rel_path.split("/", 1)[0] if "/" in rel_path else "."
 
 
+def _tie_breaking_weight(a: str, b: str) -> float:
+    """1 plus a tiny, deterministic amount per edge.
+
+    networkx 3.6.1's Louvain can loop forever when two moves gain exactly the same and
+    round-off makes each look better in turn (networkx#8739, fixed upstream by #8757, not
+    released yet): an import graph as small as ten files hung indexing. Distinct weights make
+    exact ties vanish while leaving every real difference (~1/edges) far above the nudge (~1e-6).
+    """
+    digest = hashlib.blake2b(f"{a}\0{b}".encode(), digest_size=4).digest()
+    return 1.0 + int.from_bytes(digest, "big") % 1_000_003 * 1e-9
+
+
 def detect_modules(import_edges: Iterable[tuple[str, str]], files: Iterable[str],
                    resolution: float = 1.0, seed: int = 0) -> dict[str, str]:
     """Map each file to a module name using seeded Louvain on the undirected import graph.
@@ -47,8 +60,9 @@ def detect_modules(import_edges: Iterable[tuple[str, str]], files: Iterable[str]
         # Sorted insertion plus a fixed seed makes Louvain reproducible run to run.
         ordered = nx.Graph()
         ordered.add_nodes_from(sorted(graph.nodes))
-        ordered.add_edges_from(sorted(tuple(sorted(e)) for e in graph.edges))
-        communities = louvain_communities(ordered, resolution=resolution, seed=seed)
+        for a, b in sorted(tuple(sorted(e)) for e in graph.edges):
+            ordered.add_edge(a, b, weight=_tie_breaking_weight(a, b))
+        communities = louvain_communities(ordered, weight="weight", resolution=resolution, seed=seed)
         groups = sorted((sorted(c) for c in communities), key=lambda c: (-len(c), c[0]))
         for members in groups:
             name = _common_dir(members)
