@@ -96,3 +96,15 @@ def test_json_lists_of_quiet_items_are_quiet_and_nothing_else_is() -> None:
         assert not boundary._quiet_list(text), text
         assert boundary.redact_values([text]) == [boundary.redact_param(text)]
     assert aws not in boundary.redact_values(['["' + ids[0] + '","' + aws + '"]'])[0]
+
+
+def test_a_large_statement_is_gated_in_bounded_slices_with_the_same_result() -> None:
+    # A 10,000-row import binds megabytes: the joined pass runs in slices (each regex scan holds
+    # the GIL), and a secret on either side of a slice boundary is still found.
+    filler = ["".join(_RNG.choice(string.ascii_lowercase + " ") for _ in range(300)) for _ in range(600)]
+    secrets = [s for s in _SECRET_TEXTS if s.isascii()][:20]
+    values = [v for pair in zip(filler, [*secrets * 30][:600], strict=True) for v in pair]
+    assert sum(len(v) + 1 for v in values) > 3 * boundary._JOIN_MAX_CHARS
+    boundary._clean.clear()
+    boundary._quiet.clear()
+    assert boundary.redact_values(values) == [boundary.redact_param(v) for v in values]

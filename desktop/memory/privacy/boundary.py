@@ -97,12 +97,30 @@ def _remember(into: set[str], texts: Iterable[str]) -> None:
     into.update(t for t in texts if len(t) <= _CLEAN_MAX_CHARS)
 
 
+#: A joined pass covers at most this many characters: a regex scan holds the GIL for its whole
+#: length, and one over megabytes (a 10,000-memory import) froze the GUI thread for ~50 ms.
+_JOIN_MAX_CHARS = 65_536
+
+
 def _triggered(texts: list[str]) -> set[int]:
-    """Indices of the ASCII ``texts`` in which some detector's trigger fires, all tested in one joined string.
+    """Indices of the ASCII ``texts`` in which some detector's trigger fires, tested in joined strings.
 
     The triggers are monotone substring conditions and NUL is in none of them, so a
     trigger that fires in one text fires at the same place in the joined text.
     """
+    hit: set[int] = set()
+    begin, size = 0, 0
+    for i, t in enumerate(texts):
+        if size and size + len(t) > _JOIN_MAX_CHARS:
+            hit.update(begin + j for j in _triggered_joined(texts[begin:i]))
+            begin, size = i, 0
+        size += len(t) + 1
+    if begin < len(texts):
+        hit.update(begin + j for j in _triggered_joined(texts[begin:]))
+    return hit
+
+
+def _triggered_joined(texts: list[str]) -> set[int]:
     joined = "\0".join(texts)
     starts: list[int] = []
     at = 0
