@@ -61,6 +61,7 @@ def test_locked_database_gives_up_within_the_budget(hook_env: dict[str, str], pa
                                                      memories: dict[str, int]) -> None:
     db_path = ProjectRegistry(data_dir).info(payments_dir).db_path
     holder = apsw.Connection(str(db_path))
+    holder.setbusytimeout(10_000)  # the open project's upkeep (anchoring the gotcha) may be mid-write
     holder.execute("BEGIN EXCLUSIVE")
     try:
         started = time.monotonic()
