@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from desktop.cli.common import (
     CliError,
@@ -122,8 +122,35 @@ def cmd_get(args: argparse.Namespace) -> int:
     record = memory_to_record(memory)
     record["history"] = history
     record["evidence"] = evidence_json(evidence)
-    emit(args, record, lambda: json.dumps(record, indent=2, ensure_ascii=False))
+    emit(args, record, lambda: memory_page(record))
     return 0
+
+
+def memory_page(record: dict[str, Any]) -> str:
+    """``engram get`` for a person: the text, what it is, where it came from, what happened to it."""
+    status = "candidate" if record.get("candidate") else "forgotten" if record.get("deprecated") else "active"
+    if record.get("stale_at"):
+        status += ", stale"
+    if record.get("needs_review"):
+        status += ", needs review"
+    lines = [f"#{record['id']} {record['type']} · {status} · confidence {record['confidence']:.2f}"
+             + (" · pinned" if record.get("pinned") else ""), "", record["content"], ""]
+    if record.get("related_files"):
+        lines.append("files: " + ", ".join(record["related_files"]))
+    lines.append(f"source: {record['source']}")
+    if record["evidence"]:
+        lines += ["", f"evidence ({len(record['evidence'])} session(s)):"]
+        for ev in record["evidence"]:
+            head = " · ".join(x for x in (ev["session_id"], ev["agent"], ev["signal"],
+                                          f"{ev['events']} event(s)" if ev["events"] else "") if x)
+            lines.append(f"  {head}")
+            lines += [f"    “{x}”" for x in ev["excerpts"]]
+    if record["history"]:
+        lines += ["", "history:"]
+        for h in record["history"]:
+            reason = f" — {h['reason']}" if h.get("reason") else ""
+            lines.append(f"  {str(h['at'])[:19].replace('T', ' ')} {h['action']} by {h['actor']}{reason}")
+    return "\n".join(lines)
 
 
 def cmd_forget(args: argparse.Namespace) -> int:

@@ -56,3 +56,9 @@ def test_engram_get_prints_the_evidence(tmp_path: Path, capsys: pytest.CaptureFi
     record = json.loads(capsys.readouterr().out)
     assert [e["session_id"] for e in record["evidence"]] == ["s-cli"]
     assert record["evidence"][0]["signal"] == "user_rule" and record["evidence"][0]["events"] >= 1
+    # Without --json the same command reads as a page: what, status, evidence, history.
+    assert cli_main(["get", *args, str(mid)]) == 0
+    page = capsys.readouterr().out
+    assert page.startswith(f"#{mid} preference · active") and "db/prod.sqlite" in page
+    assert "evidence (1 session(s)):" in page and "s-cli · claude-code · user_rule" in page
+    assert "history:" in page and "add by observer" in page
