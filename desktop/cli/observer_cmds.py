@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("ingest", help="learn from agent transcripts (Claude Code, Codex, Gemini CLI)")
     add_common(p)
     p.add_argument("files", nargs="*", type=Path,
-                   help="transcript files (default: every transcript of the project found on disk)")
+                   help="transcript files or folders of them (default: every transcript of the project found on disk)")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("prefetch", help="rank the files a new session on PROMPT should read first")
@@ -50,7 +50,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             missing = [str(f) for f in args.files if not f.exists()]
             if missing:
                 raise CliError(f"not found: {', '.join(missing)}")
-            reports = [ingestor.ingest_file(f) for f in args.files]
+            from desktop.memory.observer.discover import expand_transcript_paths
+
+            reports = [ingestor.ingest_file(f) for f in expand_transcript_paths(args.files)]
         else:
             reports = ingestor.ingest_project()
     data = [r.as_dict() for r in reports]

@@ -196,3 +196,18 @@ def test_cli_ingest_of_a_file_with_no_agent_records_says_so(tmp_path: Path,
     assert json.loads(capsys.readouterr().out)[0]["status"] == "unchanged"  # not parsed twice
     assert cli_main(["ingest", *common, str(tmp_path)]) == 1  # a folder: failed, in words
     assert "cannot be read" in capsys.readouterr().out
+
+
+@real
+def test_cli_ingest_takes_a_folder_of_transcripts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project, folder = tmp_path / "proj", tmp_path / "exported"
+    project.mkdir()
+    (folder / "nested").mkdir(parents=True)
+    (folder / "a.jsonl").write_bytes(SYNAPSE.read_bytes())
+    (folder / "nested" / "b.jsonl").write_bytes(MAIN.read_bytes())
+    (folder / "notes.txt").write_text("not a transcript", encoding="utf-8")
+    args = ["--project", str(project), "--data-dir", str(tmp_path / "data"), "--json"]
+    assert cli_main(["ingest", *args, str(folder)]) == 0
+    reports = json.loads(capsys.readouterr().out)
+    assert [(Path(r["path"]).name, r["status"]) for r in reports] == [("a.jsonl", "imported"),
+                                                                       ("b.jsonl", "imported")]

@@ -101,6 +101,23 @@ def _safe_glob(folder: Path, pattern: str) -> list[Path]:
         return []
 
 
+#: What a transcript file is called in a folder someone points at (Claude Code and Codex
+#: JSONL, Gemini CLI's saved chats); anything else in the folder is not read.
+_TRANSCRIPT_PATTERNS = ("*.jsonl", "session-*.json")
+
+
+def expand_transcript_paths(paths: list[Path]) -> list[Path]:
+    """Files as given; each folder replaced by the transcript files under it (sorted, recursively)."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = {f for pattern in _TRANSCRIPT_PATTERNS for f in _safe_glob(path, f"**/{pattern}") if f.is_file()}
+            out += sorted(found)
+        else:
+            out.append(path)
+    return out
+
+
 def find_transcripts(project_dir: Path, home: Path | None = None) -> list[TranscriptRef]:
     """List every Claude Code, Codex and Gemini CLI transcript about ``project_dir``.
 
