@@ -52,7 +52,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 raise CliError(f"not found: {', '.join(missing)}")
             from desktop.memory.observer.discover import expand_transcript_paths
 
-            reports = [ingestor.ingest_file(f) for f in expand_transcript_paths(args.files)]
+            files = expand_transcript_paths(args.files)
+            if not files:
+                raise CliError(f"no transcript files (*.jsonl, session-*.json) in: {', '.join(map(str, args.files))}")
+            reports = [ingestor.ingest_file(f) for f in files]
         else:
             reports = ingestor.ingest_project()
     data = [r.as_dict() for r in reports]

@@ -194,8 +194,12 @@ def test_cli_ingest_of_a_file_with_no_agent_records_says_so(tmp_path: Path,
     assert out.startswith("empty") and "no Claude Code, Codex or Gemini CLI records" in out
     assert cli_main(["ingest", *common, "--json", str(garbage)]) == 0
     assert json.loads(capsys.readouterr().out)[0]["status"] == "unchanged"  # not parsed twice
-    assert cli_main(["ingest", *common, str(tmp_path)]) == 1  # a folder: failed, in words
-    assert "cannot be read" in capsys.readouterr().out
+    assert cli_main(["ingest", *common, str(tmp_path)]) == 0  # a folder: its transcript files
+    assert "unchanged" in capsys.readouterr().out
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli_main(["ingest", *common, str(empty)]) == 1  # nothing to read there, in words
+    assert "no transcript files" in capsys.readouterr().err
 
 
 @real
