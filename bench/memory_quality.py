@@ -39,10 +39,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bookminder_parser import parse_all  # noqa: E402
 from bench.common import SHARED  # noqa: E402
+from desktop.composition import novelty_embedder  # noqa: E402
 from desktop.memory.lifecycle.control import gated_promoter  # noqa: E402
 from desktop.memory.observer.ingest import Ingestor  # noqa: E402
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty  # noqa: E402
 from desktop.memory.store.database import Database  # noqa: E402
+from desktop.settings import Settings  # noqa: E402
 
 OUT = ROOT / "bench" / "memory_quality"
 TRANSCRIPTS = SHARED / "transcripts"
@@ -56,31 +58,12 @@ def memory_key(project: str, mtype: str, content: str) -> str:
     return hashlib.sha1(f"{project}|{mtype}|{content}".encode()).hexdigest()[:12]
 
 
-_EMBEDDER: list[Any] = []
-HASHING = "--hashing" in sys.argv
-
-
-def _embedder() -> Any:
-    """The embedder the app's observer uses for novelty (the bundled MiniLM when it loads, as in
-    composition.observer_for), or the hashing fallback with ``--hashing``."""
-    if not _EMBEDDER:
-        _EMBEDDER.append(HashingEmbedder() if HASHING else _bundled_model())
-    return _EMBEDDER[0]
-
-
-def _bundled_model() -> Any:
-    from desktop.memory.embedding.detect import detect_provider
-    from desktop.settings import Settings
-
-    provider = detect_provider(Settings(data_dir=Path(tempfile.mkdtemp(prefix="engram-memory-quality-settings-"))))
-    if not provider.available():
-        raise SystemExit("the bundled embedding model does not load here; run with --hashing")
-    return provider
+_EMBEDDER: list[Any] = []  # chosen once per run by main() (loading the model takes seconds)
 
 
 def _open(tmp: Path, name: str) -> tuple[Database, Ingestor]:
     db = Database(tmp / f"{name}.db").open()
-    return db, Ingestor(db, gated_promoter(db, novelty=Novelty(_embedder())))
+    return db, Ingestor(db, gated_promoter(db, novelty=Novelty(_EMBEDDER[0])))
 
 
 def _dump(db: Database, project: str) -> list[dict[str, Any]]:
@@ -251,6 +234,11 @@ def main() -> None:
                     help="novelty with the hashing embedder (the app's fallback) instead of the bundled model")
     args = ap.parse_args()
     if args.action == "learn":
+        # The app's own choice (composition.novelty_embedder: the bundled MiniLM when it loads),
+        # or the hashing fallback it uses when no model loads.
+        settings = Settings(data_dir=Path(tempfile.mkdtemp(prefix="engram-memory-quality-settings-")))
+        _EMBEDDER.append(HashingEmbedder() if args.hashing else novelty_embedder(settings))
+        sys.stdout.write(f"novelty embedder: {type(_EMBEDDER[0]).__name__}\n")
         days = tuple(int(x) for x in args.days.split("-")) if args.days else None
         mems = learn(days)  # type: ignore[arg-type]
         OUT.mkdir(exist_ok=True)

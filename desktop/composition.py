@@ -111,6 +111,22 @@ def build_search_service(project: ProjectServices, **options: Any) -> Any:
     return build(project, **options)
 
 
+def novelty_embedder(settings: Settings) -> Any:
+    """What tells the observer a lesson is one it already holds: the configured embedding
+    provider, else (no model installed) a hashing embedder so near-duplicates are still caught."""
+    from desktop.memory.observer.novelty import HashingEmbedder
+
+    try:
+        from desktop.memory.embedding.detect import detect_provider
+
+        provider = detect_provider(settings)
+        if provider.available():
+            return provider
+    except Exception:  # the observer must work without an embedding model
+        log.warning("no embedding provider for novelty; using the hashing embedder")
+    return HashingEmbedder()
+
+
 def observer_for(project: ProjectServices, *, embedder: Any | None = None) -> Any:
     """The project's transcript ingestor (created once, kept in ``project.extras["observer"]``).
 
@@ -122,17 +138,10 @@ def observer_for(project: ProjectServices, *, embedder: Any | None = None) -> An
         return known
     from desktop.memory.lifecycle.control import gated_promoter, project_promotion_preset
     from desktop.memory.observer.ingest import Ingestor
-    from desktop.memory.observer.novelty import HashingEmbedder, Novelty
+    from desktop.memory.observer.novelty import Novelty
 
     if embedder is None:
-        try:
-            from desktop.memory.embedding.detect import detect_provider
-
-            provider = detect_provider(project.settings)
-            embedder = provider if provider.available() else HashingEmbedder()
-        except Exception:  # the observer must work without an embedding model
-            log.warning("no embedding provider for novelty; using the hashing embedder")
-            embedder = HashingEmbedder()
+        embedder = novelty_embedder(project.settings)
     # The lifecycle gate honours the project's auto-memory opt-out and quarantines
     # auto-promoted memories as candidates until an agent uses them. The promotion preset
     # of the project's trust settings is read at every promotion, here and only here, so

@@ -159,8 +159,10 @@ class MemoryService:
 
     def evidence(self, memory_id: int) -> builtins.list[SessionContribution]:
         """What a memory was learned from, per session (excerpts and linked transcript events)."""
-        memory = self.get(memory_id)
-        return evidence_of(self._conn(), memory_id, memory.provenance)
+        rows = self._conn().execute("SELECT provenance FROM memories WHERE id=?", (memory_id,)).fetchall()
+        if not rows:
+            raise NotFoundError(f"Memory #{memory_id} does not exist.")
+        return evidence_of(self._conn(), memory_id, json.loads(rows[0][0] or "[]"))
 
     def audit_log(self, *, limit: int = 200, offset: int = 0, actions: builtins.list[str] | None = None
                   ) -> builtins.list[dict[str, Any]]:

@@ -64,10 +64,6 @@ def _token(path: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.-]){re.escape(bare)}{end}")
 
 
-def _candidates(tx: Tx, needle: str) -> list[tuple[int, str, list[str]]]:
-    return [(mid, content, files) for mid, content, files, _ in _rows(tx, needle)]
-
-
 def _rows(tx: Tx, needle: str) -> list[tuple[int, str, list[str], bool]]:
     """Live memories naming ``needle`` in their text or files, and whether each is Engram's own
     unconfirmed lesson: observer-learned, not pinned or verified, and not the user's own words
@@ -106,7 +102,7 @@ def apply_file_ops(tx: Tx, moved: list[tuple[str, str]], removed: list[str],
         if old == new or not _plausible(old) or not _plausible(new):
             continue
         rx = _token(old)
-        for mid, content, files in _candidates(tx, old):
+        for mid, content, files, _ in _rows(tx, old):
             if not rx.search(content) and all(_under(f, old) is None for f in files):
                 continue
             new_files = []
