@@ -159,3 +159,16 @@ def test_team_status_is_polled_only_while_the_dashboard_shows(qtbot, win) -> Non
     shown = len(calls)
     dash._poll_team()  # ...and the poll goes on while it shows
     assert shown >= 1 and len(calls) == shown + 1
+
+
+def test_activity_feed_lists_what_happened_to_memories_not_upkeep(qtbot, win) -> None:  # type: ignore[no-untyped-def]
+    from desktop.memory.lifecycle.maintenance import ANCHORS
+
+    seed(win, extra=[NewMemory(content="cart totals are recomputed each request", related_files=["shop/cart.py"])])
+    win.project.extras[ANCHORS].wait_idle()  # the anchoring batch is in the audit log now
+    assert win.project.memories.audit_log(actions=["anchor"])
+    dash = win.panel.dashboard
+    dash.refresh()
+    qtbot.waitUntil(lambda: dash.activity.count() >= 8, timeout=5000)
+    texts = [dash.activity.item(i).text() for i in range(dash.activity.count())]
+    assert not [t for t in texts if t.endswith("anchor")] and "added" in texts[0]

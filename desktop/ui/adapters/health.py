@@ -80,7 +80,11 @@ def compute_health(project: Any, *, now: datetime | None = None, days: int = 14)
                                 "WHERE created_at>=? AND type<>'code' GROUP BY 1", (start.isoformat(),)))
     h.daily = [int(per_day.get((start + timedelta(days=i)).isoformat(), 0)) for i in range(days)]
     h.modules = _modules(project, conn)
-    h.activity = project.memories.audit_log(limit=30)
+    # What happened to memories (added, edited, pinned, ...), not Engram's upkeep batches
+    # (anchoring, pruning passes): the words the feed can show are the actions it lists.
+    from desktop.ui.labels import AUDIT_ACTIONS
+
+    h.activity = project.memories.audit_log(limit=30, actions=list(AUDIT_ACTIONS))
     h.attention = [{"id": i, "content": c, "why": "stale" if s else "review"} for i, c, s in conn.execute(
         f"SELECT id, content, stale_at FROM memories WHERE {live} AND (stale_at IS NOT NULL OR needs_review=1"
         " OR candidate=1) ORDER BY stale_at IS NULL, id DESC LIMIT 20")]
