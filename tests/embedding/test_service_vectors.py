@@ -195,3 +195,22 @@ def test_sqlite_vec_knn_before_the_mirror_is_loaded(tmp_path, monkeypatch):
     assert method3 == "exact" and [m for m, _ in warm] == [m for m, _ in hits]
     assert warm[0][1] == pytest.approx(hits[0][1], abs=1e-5)
     db.close()
+
+
+def test_exact_search_split_over_two_threads_gives_the_single_thread_scores():
+    # From SPLIT_FROM rows the exact product runs in two halves side by side: same numbers, same order.
+    from desktop.memory.embedding import vector_index
+
+    rng = np.random.default_rng(5)
+    n = vector_index.SPLIT_FROM * 2 + 7  # odd: the halves differ in size
+    base = l2_normalize(rng.normal(size=(n, 384))).astype(np.float32)
+    q = l2_normalize(rng.normal(size=(1, 384)))[0].astype(np.float32)
+    assert np.array_equal(vector_index._split_dot(base, q), vector_index._dot(base, q))
+    index = VectorIndex(384)
+    index.upsert(list(range(1, n + 1)), base)
+    index.remove([3, 4000])
+    hits, method = index.search(q, 50)
+    expected = sorted(((i + 1, float(s)) for i, s in enumerate(base @ q) if i + 1 not in (3, 4000)),
+                      key=lambda x: (-x[1], x[0]))[:50]
+    assert method == "exact" and [m for m, _ in hits] == [m for m, _ in expected]
+    assert np.allclose([s for _, s in hits], [s for _, s in expected], atol=1e-5)
