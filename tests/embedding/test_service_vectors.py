@@ -214,3 +214,23 @@ def test_exact_search_split_over_two_threads_gives_the_single_thread_scores():
                       key=lambda x: (-x[1], x[0]))[:50]
     assert method == "exact" and [m for m, _ in hits] == [m for m, _ in expected]
     assert np.allclose([s for _, s in hits], [s for _, s in expected], atol=1e-5)
+
+
+def test_split_product_is_complete_when_the_helper_thread_is_busy():
+    # A second search's half queued behind a slow one is taken back by its caller, not waited for.
+    import threading
+
+    from desktop.memory.embedding import vector_index
+
+    rng = np.random.default_rng(6)
+    base = l2_normalize(rng.normal(size=(vector_index.SPLIT_FROM + 100, 384))).astype(np.float32)
+    q = base[0]
+    vector_index._split_dot(base, q)  # the helper thread exists from here on
+    assert vector_index._splitter is not None
+    release = threading.Event()
+    blocker = vector_index._splitter.submit(release.wait, 10)
+    try:
+        assert np.array_equal(vector_index._split_dot(base, q), vector_index._dot(base, q))
+    finally:
+        release.set()
+        blocker.result()

@@ -52,7 +52,11 @@ _splitter_lock = threading.Lock()
 
 
 def _split_dot(mat: np.ndarray, vec: np.ndarray) -> np.ndarray:
-    """``_dot`` with the second half of the rows on a helper thread (einsum releases the GIL)."""
+    """``_dot`` with the second half of the rows on a helper thread (einsum releases the GIL).
+
+    Never slower than :func:`_dot` by more than a hand-over: the caller takes the
+    second half back if the helper has not started it by the time the first is done.
+    """
     global _splitter
     if len(mat) < SPLIT_FROM:
         return _dot(mat, vec)
@@ -63,7 +67,12 @@ def _split_dot(mat: np.ndarray, vec: np.ndarray) -> np.ndarray:
     out = np.empty(len(mat), dtype=np.float32)
     second = _splitter.submit(np.einsum, "ij,j->i", mat[half:], vec, out=out[half:])
     np.einsum("ij,j->i", mat[:half], vec, out=out[:half])
-    second.result()
+    if second.cancel():
+        # The helper was not scheduled in time (a busy machine) or is busy with another search:
+        # waiting for it could stall; doing its half here costs at most the single-thread time.
+        np.einsum("ij,j->i", mat[half:], vec, out=out[half:])
+    else:
+        second.result()
     return out
 
 
