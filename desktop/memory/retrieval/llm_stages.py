@@ -115,13 +115,11 @@ class ChatReranker:
         return parse_order(text, len(documents))
 
 
-class OllamaReranker:
-    """Listwise reranking by a chat model through Ollama's ``/api/chat``."""
+class _OllamaStage:
+    """An optional stage served by a model on an Ollama server (one HTTP client, closable)."""
 
-    name = "ollama-rerank"
-
-    def __init__(self, host: str, model: str, *, timeout: float = 2.0) -> None:
-        """Configure; no request is made until :meth:`rerank`."""
+    def __init__(self, host: str, model: str, *, timeout: float) -> None:
+        """Configure; no request is made until the stage is used."""
         self.host = host
         self.model = model
         self._client = _client(host, timeout)
@@ -131,6 +129,16 @@ class OllamaReranker:
         inner = getattr(self._client, "_client", None)  # ollama.Client keeps an httpx.Client there
         if inner is not None:
             inner.close()
+
+
+class OllamaReranker(_OllamaStage):
+    """Listwise reranking by a chat model through Ollama's ``/api/chat``."""
+
+    name = "ollama-rerank"
+
+    def __init__(self, host: str, model: str, *, timeout: float = 2.0) -> None:
+        """Configure; no request is made until :meth:`rerank`."""
+        super().__init__(host, model, timeout=timeout)
 
     def rerank(self, query: str, documents: Sequence[str]) -> list[int]:
         """Ask the model for the passage numbers in order of relevance."""
@@ -144,22 +152,14 @@ class OllamaReranker:
         return parse_order(text, len(documents))
 
 
-class OllamaHyde:
+class OllamaHyde(_OllamaStage):
     """HyDE through Ollama's ``/api/generate``: a two-sentence hypothetical memory."""
 
     name = "ollama-hyde"
 
     def __init__(self, host: str, model: str, *, timeout: float = 3.0) -> None:
         """Configure; no request is made until :meth:`write`."""
-        self.host = host
-        self.model = model
-        self._client = _client(host, timeout)
-
-    def close(self) -> None:
-        """Close the Ollama client's HTTP connections."""
-        inner = getattr(self._client, "_client", None)  # ollama.Client keeps an httpx.Client there
-        if inner is not None:
-            inner.close()
+        super().__init__(host, model, timeout=timeout)
 
     def write(self, query: str) -> str:
         """Generate the passage; raises StageUnavailable on any failure."""
