@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from desktop.memory.graph.model import CodeChunk, pickle_by_fields
 from desktop.memory.privacy.secrets import redact
-from desktop.memory.store.connection import fts_text, precomputed_fts
+from desktop.memory.store.connection import fts_in_bulk, fts_text
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.types import MAX_CONTENT_CHARS
 
@@ -104,23 +104,37 @@ def delete_code_memories(tx: Tx, path: str) -> list[int]:
 
 def insert_code_memories(tx: Tx, path: str, module: str | None,
                          chunks: Sequence[CodeChunk | PreparedChunk]) -> list[int]:
-    """Store chunks as CODE memories; unprepared chunks are redacted here first."""
-    raw = [c for c in chunks if isinstance(c, CodeChunk)]
-    ready = [c for c in chunks if isinstance(c, PreparedChunk)]
-    if raw:
-        ready += prepare_chunks(path, raw)
-    if not ready:
-        return []
-    files = _files_json(path)
-    mods = json.dumps([module] if module else [])
+    """Store one file's chunks as CODE memories; unprepared chunks are redacted here first."""
+    return insert_code_memories_of(tx, {path: (module, chunks)})
+
+
+def insert_code_memories_of(tx: Tx, files: Mapping[str, tuple[str | None, Sequence[CodeChunk | PreparedChunk]]],
+                            ) -> list[int]:
+    """Store the chunks of several files ({path: (module, chunks)}) in one insert; returns their ids.
+
+    Their FTS rows are written in one statement after the rows (see ``fts_in_bulk``),
+    with the bodies computed in the parse workers.
+    """
     now, pid = tx.now, tx.project_id
-    # FTS bodies computed in the parse workers: the insert trigger's engram_fts_text() returns them.
-    bodies: dict[tuple[str | None, str | None, str | None], str] = {
-        (c.content, _NO_TAGS, files): c.fts_body for c in ready if c.fts_body is not None}
-    with precomputed_fts(bodies):
-        return [r[0] for r in tx.conn.executemany(_INSERT, [
-            (c.content, files, mods, now, now, now, pid, c.chunk_type, c.start_line, c.end_line,
-             c.context_prefix, c.fingerprint, c.metadata) for c in ready])]
+    rows: list[tuple[Any, ...]] = []
+    bodies: dict[tuple[str | None, str | None, str | None], str] = {}
+    for path, (module, chunks) in files.items():
+        raw = [c for c in chunks if isinstance(c, CodeChunk)]
+        ready = [c for c in chunks if isinstance(c, PreparedChunk)]
+        if raw:
+            ready += prepare_chunks(path, raw)
+        files_json = _files_json(path)
+        mods = json.dumps([module] if module else [])
+        for c in ready:
+            rows.append((c.content, files_json, mods, now, now, now, pid, c.chunk_type, c.start_line, c.end_line,
+                         c.context_prefix, c.fingerprint, c.metadata))
+            if c.fts_body is not None:
+                bodies[(c.content, _NO_TAGS, files_json)] = c.fts_body
+    if not rows:
+        return []
+    with fts_in_bulk(tx.conn, bodies) as ids:
+        ids += [r[0] for r in tx.conn.executemany(_INSERT, rows)]
+    return ids
 
 
 class StoreChunks(WriteOp[tuple[int, int]]):
@@ -133,13 +147,12 @@ class StoreChunks(WriteOp[tuple[int, int]]):
 
     def apply(self, tx: Tx) -> tuple[int, int]:
         """Delete each file's old chunks, insert the new ones; returns (added, deleted)."""
-        added: list[int] = []
         deleted: list[int] = []
         if self.files:
             tx.audit("code_index", None, actor="indexer", detail={"chunked_files": len(self.files)})
-        for path, (module, chunks) in self.files.items():
+        for path in self.files:
             deleted += delete_code_memories(tx, path)
-            added += insert_code_memories(tx, path, module, chunks)
+        added = insert_code_memories_of(tx, self.files)
         if added:
             tx.changed("memory", "added", added)
         if deleted:

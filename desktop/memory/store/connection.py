@@ -85,6 +85,40 @@ def precomputed_fts(bodies: Mapping[tuple[str | None, str | None, str | None], s
         _hints.bodies = previous
 
 
+def _fts_deferred() -> int:
+    """The SQL function the insert trigger asks: 1 inside :func:`fts_in_bulk` on this thread."""
+    return 1 if getattr(_hints, "deferred", False) else 0
+
+
+# One statement for a whole batch: FTS5 flushes its pending terms at every statement
+# savepoint, and a trigger's INSERT opens one per row (see schema FTS_IN_BULK).
+_BULK_FTS = ("INSERT INTO memories_fts(rowid, body) SELECT id, engram_fts_text(content, tags, related_files)"
+             " FROM memories WHERE id IN (SELECT value FROM json_each(?))")
+
+
+@contextmanager
+def fts_in_bulk(conn: Any, bodies: Mapping[tuple[str | None, str | None, str | None], str]) -> Iterator[list[int]]:
+    """Insert memories inside this block and add their ids to the yielded list: they are indexed at its end.
+
+    The insert trigger leaves their FTS rows out; one ``INSERT ... SELECT`` then indexes
+    every listed row from its stored columns, with the same SQL function as the trigger
+    (so ``bodies`` hints apply as in :func:`precomputed_fts`). ``conn`` is the writer's
+    (guarded) connection. A row inserted in the block but not listed would be missing
+    from search: list every id an insert returns.
+    """
+    ids: list[int] = []
+    previous = getattr(_hints, "deferred", False)
+    _hints.deferred = True
+    try:
+        with precomputed_fts(bodies):
+            yield ids
+            _hints.deferred = previous
+            if ids:
+                conn.execute(_BULK_FTS, (json.dumps(ids),))
+    finally:
+        _hints.deferred = previous
+
+
 def vec0_path() -> str:
     """Path of the sqlite-vec loadable library (without suffix; SQLite adds .so/.dylib/.dll).
 
@@ -176,6 +210,7 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
         conn.enable_load_extension(False)
         # apsw types scalar callbacks as variadic (*SQLiteValue); numargs=3 fixes the arity SQLite calls with.
         conn.create_scalar_function("engram_fts_text", _fts_text, 3, deterministic=True)  # type: ignore[arg-type]
+        conn.create_scalar_function("engram_fts_deferred", _fts_deferred, 0)
         _apply_pragmas(conn, readonly=readonly)
     except apsw.Error as exc:
         conn.close()
