@@ -2,7 +2,9 @@
 
 Chunks are derived data: re-chunking a changed file hard-deletes its old chunks and
 adds the new ones in the same transaction, so search never returns code that is no
-longer on disk. Text passes through the secret redactor like any agent-derived text.
+longer on disk. Text passes through the secret redactor like any agent-derived text: here,
+in the parse workers, as :class:`~desktop.memory.privacy.scanned.Scanned` text the writer's
+boundary then stores without scanning it a second time.
 
 The expensive per-chunk Python work (redaction, truncation, fingerprint, metadata
 JSON) is done by :func:`prepare_chunks` in the indexing thread, so the writer only
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from desktop.memory.graph.model import CodeChunk, pickle_by_fields
-from desktop.memory.privacy.secrets import redact
+from desktop.memory.privacy.scanned import scanned_cut
 from desktop.memory.store.connection import fts_in_bulk, fts_text
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.types import MAX_CONTENT_CHARS
@@ -57,10 +59,10 @@ def prepare_chunks(path: str, chunks: Sequence[CodeChunk]) -> list[PreparedChunk
     out: list[PreparedChunk] = []
     files = _files_json(path)
     for c in chunks:
-        content = redact(c.text)[0]
+        # Exactly what the writer's boundary would store, marked so it is not scanned again there.
+        content, cut = scanned_cut(c.text, MAX_CONTENT_CHARS)
         meta: dict[str, Any] = {"language": c.language, "symbol": c.symbol}
-        if len(content) > MAX_CONTENT_CHARS:
-            content = content[:MAX_CONTENT_CHARS]
+        if cut:
             meta["truncated"] = True
         if not content.strip():
             continue

@@ -35,6 +35,7 @@ from desktop.memory.graph.code_memories import PreparedChunk, prepare_chunks
 from desktop.memory.graph.extract import extract_file
 from desktop.memory.graph.model import FileExtraction
 from desktop.memory.graph.store import FileRecord
+from desktop.memory.privacy.scanned import adopt_key, worker_key
 
 log = logging.getLogger("engram.graph")
 
@@ -56,8 +57,13 @@ _TASK_FILES = 4
 BACKGROUND_NICENESS = 5
 
 
-def _init_worker(niceness: int) -> None:
-    """Lower the worker's CPU priority (POSIX; Windows has no os.nice and keeps the default)."""
+def _init_worker(niceness: int, key: bytes) -> None:
+    """Vouch for redacted chunks with the parent's key; lower the CPU priority (POSIX only).
+
+    With the key, the chunk texts this worker redacts reach the parent's writer as
+    ``Scanned`` (see privacy.scanned) and are not scanned a second time there.
+    """
+    adopt_key(key)
     if niceness and hasattr(os, "nice"):
         try:
             os.nice(niceness)
@@ -185,7 +191,8 @@ class ParsePipeline:
         """Start the pool (spawned processes: no fork of a threaded process)."""
         try:
             self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=_init_worker, initargs=(self.niceness,))
+                                                 initializer=_init_worker,
+                                                 initargs=(self.niceness, worker_key()))
             log.info("parsing with %d worker processes", self.workers)
         except (OSError, ValueError, NotImplementedError) as exc:  # no semaphores, sandboxed, ...
             log.warning("no process pool (%s); parsing in this thread", exc)

@@ -210,7 +210,7 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
         conn.enable_load_extension(False)
         # apsw types scalar callbacks as variadic (*SQLiteValue); numargs=3 fixes the arity SQLite calls with.
         conn.create_scalar_function("engram_fts_text", _fts_text, 3, deterministic=True)  # type: ignore[arg-type]
-        conn.create_scalar_function("engram_fts_deferred", _fts_deferred, 0)
+        conn.create_scalar_function("engram_fts_deferred", _fts_deferred, 0)  # type: ignore[arg-type]
         _apply_pragmas(conn, readonly=readonly)
     except apsw.Error as exc:
         conn.close()
