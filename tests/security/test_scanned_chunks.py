@@ -21,7 +21,7 @@ from desktop.memory.graph import parse_pool
 from desktop.memory.graph.indexer import ProjectIndexer
 from desktop.memory.privacy import boundary, scanned
 from desktop.memory.privacy.boundary import redact_stored, redact_values
-from desktop.memory.privacy.scanned import Scanned, scanned_cut
+from desktop.memory.privacy.scanned import Scanned, scanned_cut, scanned_cuts
 from desktop.memory.privacy.secrets import redact
 from desktop.memory.store.database import Database
 from tests.security.test_redaction_boundary import _every_stored_text, _rnd
@@ -55,6 +55,17 @@ def test_scanned_cut_is_exactly_what_the_boundary_would_store(text: str) -> None
         assert cut == (len(expected) > limit)
         assert value == redact_stored(expected[:limit]), (text, limit)
         assert not any(raw in value for raw in RAW)
+
+
+def test_many_texts_at_once_give_what_one_at_a_time_gives() -> None:
+    """scanned_cuts gates the quiet texts together (most code): same values, same marks."""
+    texts = ["def f():\n    return 1\n", LEAKY, "clé = 'été'\n" + AWS, "z" * 500, "a = 1\n" * 30 + GHP,
+             "print('ünï')\n" * 20, f"key = {AWS}"]
+    for limit in (12, 50, 1_000):
+        many = scanned_cuts(texts, limit)
+        assert many == [scanned_cut(t, limit) for t in texts]
+        assert all(type(v) is Scanned for v, _ in many)
+        assert not any(raw in v for v, _ in many for raw in RAW)
 
 
 def test_only_a_process_holding_the_key_restores_the_mark() -> None:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from desktop.memory.graph.model import CodeChunk, pickle_by_fields
-from desktop.memory.privacy.scanned import scanned_cut
-from desktop.memory.store.connection import fts_in_bulk, fts_text
+from desktop.memory.privacy.scanned import scanned_cuts
+from desktop.memory.store.connection import fts_in_bulk, fts_text_of
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.types import MAX_CONTENT_CHARS
 
@@ -57,10 +57,9 @@ def prepare_chunks(path: str, chunks: Sequence[CodeChunk]) -> list[PreparedChunk
     twice in one) is two retrievable places, not a duplicate fact.
     """
     out: list[PreparedChunk] = []
-    files = _files_json(path)
-    for c in chunks:
-        # Exactly what the writer's boundary would store, marked so it is not scanned again there.
-        content, cut = scanned_cut(c.text, MAX_CONTENT_CHARS)
+    words = (path,)  # fts_text(content, _NO_TAGS, _files_json(path)) without decoding the JSON again
+    # Exactly what the writer's boundary would store, marked so it is not scanned again there.
+    for c, (content, cut) in zip(chunks, scanned_cuts([c.text for c in chunks], MAX_CONTENT_CHARS), strict=True):
         meta: dict[str, Any] = {"language": c.language, "symbol": c.symbol}
         if cut:
             meta["truncated"] = True
@@ -68,7 +67,7 @@ def prepare_chunks(path: str, chunks: Sequence[CodeChunk]) -> list[PreparedChunk
             continue
         fp = code_fingerprint(path, c.start_line, c.end_line, c.chunk_type, content)
         out.append(PreparedChunk(content, c.chunk_type, c.start_line, c.end_line, c.context_prefix, fp,
-                                 json.dumps(meta), fts_text(content, _NO_TAGS, files)))
+                                 json.dumps(meta), fts_text_of(content, words)))
     return out
 
 

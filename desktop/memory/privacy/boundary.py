@@ -29,7 +29,7 @@ from desktop.memory.privacy.triggers import gate_spans
 log = logging.getLogger("engram.privacy")
 
 __all__ = ["GuardedConnection", "redact_json_value", "redact_param", "redact_stored", "redact_then_cut",
-           "redact_values"]
+           "redact_values", "suspects"]
 
 
 def redact_json_value(value: Any) -> Any:
@@ -135,6 +135,17 @@ def _triggered_joined(texts: list[str]) -> set[int]:
         last = bisect_right(starts, max(a, b - 1)) - 1
         hit.update(range(first, last + 1))
     return hit
+
+
+def suspects(texts: Sequence[str]) -> set[int]:
+    """Indices of the ``texts`` in which some detector may match; in every other one a scan finds nothing.
+
+    The ASCII ones are gated together in joined passes (see :func:`_triggered`), far
+    cheaper than one gate per text when most are quiet, as code chunks are.
+    """
+    plain = [i for i, t in enumerate(texts) if t.isascii()]
+    hit = {plain[j] for j in _triggered([texts[i] for i in plain])} if plain else set()
+    return hit | {i for i, t in enumerate(texts) if not t.isascii() and might_contain_secret(t)}
 
 
 def redact_values(values: Sequence[Any]) -> list[Any]:

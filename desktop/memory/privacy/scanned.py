@@ -9,7 +9,8 @@ as it is and scans every other value as before.
 A ``Scanned`` value only comes into being in three ways:
 
 * ``Scanned(text)`` runs the boundary's own redaction on ``text`` first;
-* :func:`scanned_cut` redacts and cuts a text exactly as the boundary would store it;
+* :func:`scanned_cut` (:func:`scanned_cuts` for many) redacts and cuts a text exactly as
+  the boundary would store it;
 * unpickling one that a worker process made, whose tag (a keyed BLAKE2b MAC of the
   text) checks against this process's key. The key is random per process and given
   only to the parse workers Engram spawns (:func:`worker_key`, :func:`adopt_key`);
@@ -26,12 +27,13 @@ import hashlib
 import hmac
 import logging
 import os
+from collections.abc import Sequence
 
 from desktop.memory.privacy.secrets import redact
 
 log = logging.getLogger("engram.privacy")
 
-__all__ = ["Scanned", "adopt_key", "scanned_cut", "worker_key"]
+__all__ = ["Scanned", "adopt_key", "scanned_cut", "scanned_cuts", "worker_key"]
 
 _TAG_BYTES = 16
 _key = os.urandom(32)  # this process's; a parse worker adopts its parent's
@@ -89,6 +91,19 @@ def _restore(text: str, tag: bytes) -> str:
         _warned = True
         log.warning("a scanned text came from a process without this one's key; it will be scanned again")
     return str(text)
+
+
+def scanned_cuts(texts: Sequence[str], limit: int) -> list[tuple[Scanned, bool]]:
+    """:func:`scanned_cut` of each text; the quiet ones (no detector can match) found in one joined pass.
+
+    An ASCII text in which no detector's trigger fires is stored as it is (cut if too
+    long: a prefix of a quiet ASCII text is quiet too, every trigger being a substring
+    condition). Non-ASCII text, whose gate is another one, takes the full path.
+    """
+    from desktop.memory.privacy.boundary import suspects
+
+    loud = suspects(texts) | {i for i, t in enumerate(texts) if not t.isascii()}
+    return [scanned_cut(t, limit) if i in loud else (_mint(t[:limit]), len(t) > limit) for i, t in enumerate(texts)]
 
 
 def scanned_cut(text: str, limit: int) -> tuple[Scanned, bool]:

@@ -13,7 +13,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -47,16 +47,21 @@ def fts_text(content: str | None, tags: str | None, files: str | None) -> str:
     Pure: callers that insert many rows may compute it ahead (in other processes)
     and pass it to :func:`precomputed_fts`.
     """
-    from desktop.memory.text.tokens import expand_code_terms
-
-    parts = [content or ""]
+    parts: list[str] = []
     for blob in (tags, files):
         if blob:
             try:
                 parts.extend(str(v) for v in json.loads(blob))
             except (ValueError, TypeError):
                 parts.append(blob)
-    return expand_code_terms("\n".join(parts))
+    return fts_text_of(content or "", parts)
+
+
+def fts_text_of(content: str, words: Sequence[str]) -> str:
+    """:func:`fts_text` given the decoded items of the tags and related_files columns, in that order."""
+    from desktop.memory.text.tokens import expand_code_terms
+
+    return expand_code_terms("\n".join([content, *words]))
 
 
 def _fts_text(content: str | None, tags: str | None, files: str | None) -> str:
