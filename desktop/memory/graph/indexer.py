@@ -297,9 +297,11 @@ class ProjectIndexer:
         self._resolve(parsed, gone, index, rebuild, cold, progress)
         modules = self._modules(parsed, gone, cold or rebuild, progress)
         report.modules = len(set(modules.values())) if modules else 0
-        self._chunk_modules(parsed, progress)
+        # The writer fixes the chunks' modules while this thread computes the closure.
+        moved = self._chunk_modules(parsed, progress)
         if rebuild:
             report.closure_rows = self.rebuild_closure(progress)
+        _wait(moved)
         self._finish(parsed, full=paths is None)
         report.indexed = len(parsed)
         report.partial = sum(1 for p in parsed if p.extraction.had_errors)
@@ -370,14 +372,13 @@ class ProjectIndexer:
                 p.record = FileRecord(**{**p.record.__dict__, "module": modules[p.path]})
         return modules
 
-    def _chunk_modules(self, parsed: list[Parsed], progress: Progress) -> None:
-        """Give the chunks stored during parsing their final module (when it changed)."""
+    def _chunk_modules(self, parsed: list[Parsed], progress: Progress) -> list[Future[Any]]:
+        """Give the chunks stored during parsing their final module (when it changed); returns the pending write."""
         if not self.chunks:
-            return
+            return []
         progress(IndexProgress("chunks", 0, len(parsed)))
         moved = {p.path: p.record.module for p in parsed if p.record.module != p.chunk_module and p.chunks}
-        if moved:
-            self.db.writer.run(SetChunkModules(moved), None)
+        return [self.db.writer.submit(SetChunkModules(moved))] if moved else []
 
     def rebuild_closure(self, progress: Progress | None = None) -> int:
         """Compute the whole closure here (not in the writer) and write it in batches."""
