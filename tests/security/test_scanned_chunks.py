@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 
 from desktop.memory.graph import parse_pool
+from desktop.memory.graph.closure import json_list
 from desktop.memory.graph.indexer import ProjectIndexer
 from desktop.memory.privacy import boundary, scanned
 from desktop.memory.privacy.boundary import redact_stored, redact_values
-from desktop.memory.privacy.scanned import Scanned, scanned_cut, scanned_cuts
+from desktop.memory.privacy.scanned import QuietParts, Scanned, scanned_cut, scanned_cuts
 from desktop.memory.privacy.secrets import redact
 from desktop.memory.store.database import Database
 from tests.security.test_redaction_boundary import _every_stored_text, _rnd
@@ -66,6 +67,19 @@ def test_many_texts_at_once_give_what_one_at_a_time_gives() -> None:
         assert many == [scanned_cut(t, limit) for t in texts]
         assert all(type(v) is Scanned for v, _ in many)
         assert not any(raw in v for v, _ in many for raw in RAW)
+
+
+def test_closure_paths_of_quiet_ids_are_marked_and_written_as_before() -> None:
+    ids = ["file:app/main.py", "sym:app/main.py:run", "ext:os", "imports", "calls"]
+    loud = ["sym:cfg.py:password = hunter2hunter2", f"ext:{AWS}", 'sym:q.py:say"hi"', "sym:é.py:f"]
+    quiet = QuietParts(ids + loud)
+    assert all(i in quiet for i in ids) and not any(i in quiet for i in loud)
+    for items in [(), tuple(ids[:3]), ("ext:os",)]:
+        value = quiet.json_list(items)
+        assert type(value) is Scanned and value == json_list(items) == json.dumps(list(items), separators=(",", ":"))
+        assert redact_stored(value) == value
+    for bad in loud:
+        assert quiet.json_list((ids[0], bad)) is None  # the closure writes it unmarked: the boundary scans it
 
 
 def test_only_a_process_holding_the_key_restores_the_mark() -> None:

@@ -29,7 +29,13 @@ from pathlib import Path
 from typing import Any, cast
 
 from desktop.memory.graph import facts as factlib
-from desktop.memory.graph.closure import DEFAULT_DEPTH, adjacency_from_rows, full_closure_params
+from desktop.memory.graph.closure import (
+    CLOSURE_TYPES,
+    DEFAULT_DEPTH,
+    adjacency_from_rows,
+    full_closure_params,
+    json_list,
+)
 from desktop.memory.graph.code_memories import PreparedChunk, SetChunkModules, StoreChunks
 from desktop.memory.graph.communities import detect_modules
 from desktop.memory.graph.extract import extract_file
@@ -40,6 +46,7 @@ from desktop.memory.graph.parse_pool import (
     Parsed,
     ParseJob,
     ParsePipeline,
+    fewer_collections,
 )
 from desktop.memory.graph.resolve import SymbolIndex, resolve_file
 from desktop.memory.graph.store import (
@@ -51,6 +58,7 @@ from desktop.memory.graph.store import (
     UpdateIndexState,
 )
 from desktop.memory.graph.walk import MAX_FILE_BYTES, IgnoreRules, classify, walk
+from desktop.memory.privacy.scanned import QuietParts
 from desktop.memory.store.database import Database
 from desktop.memory.store.writer import FnOp, Tx
 
@@ -179,7 +187,7 @@ class ProjectIndexer:
 
         ``background``: nobody is waiting on this run, so its parse workers yield the CPU.
         """
-        with self._lock:
+        with self._lock, fewer_collections():
             self._niceness = BACKGROUND_NICENESS if background else 0
             return self._run(progress or (lambda p: None), cancel or threading.Event(), force,
                              paths, deleted or set())
@@ -385,11 +393,16 @@ class ProjectIndexer:
         conn = self.db.reads.conn()
         adj = adjacency_from_rows(cast(list[tuple[str, str, str, float]], conn.execute(  # TEXT/REAL NOT NULL
             "SELECT from_id, to_id, type, weight FROM graph_edges WHERE stale_at IS NULL").fetchall()))
+        # Paths made only of quiet ids reach the writer as Scanned text (checked here once per id).
+        quiet = QuietParts({n for n in adj} | {h for hops in adj.values() for h, _, _ in hops} | CLOSURE_TYPES)
+
+        def encode(items: tuple[str, ...]) -> str:
+            return quiet.json_list(items) or json_list(items)
         futures: list[Future[int]] = []
         rows: list[Any] = []
         first = True
         total = 0
-        for part in full_closure_params(adj, self.depth):
+        for part in full_closure_params(adj, self.depth, encode):
             rows.extend(part)
             if len(rows) >= CLOSURE_BATCH:
                 futures.append(self.db.writer.submit(ReplaceClosure(rows, clear=first)))

@@ -11,6 +11,8 @@ A ``Scanned`` value only comes into being in three ways:
 * ``Scanned(text)`` runs the boundary's own redaction on ``text`` first;
 * :func:`scanned_cut` (:func:`scanned_cuts` for many) redacts and cuts a text exactly as
   the boundary would store it;
+* :meth:`QuietParts.json_list` writes a JSON list whose every item the gate found quiet
+  (closure paths: node ids, which the boundary would otherwise split and look up row by row);
 * unpickling one that a worker process made, whose tag (a keyed BLAKE2b MAC of the
   text) checks against this process's key. The key is random per process and given
   only to the parse workers Engram spawns (:func:`worker_key`, :func:`adopt_key`);
@@ -27,13 +29,13 @@ import hashlib
 import hmac
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from desktop.memory.privacy.secrets import redact
 
 log = logging.getLogger("engram.privacy")
 
-__all__ = ["Scanned", "adopt_key", "scanned_cut", "scanned_cuts", "worker_key"]
+__all__ = ["QuietParts", "Scanned", "adopt_key", "scanned_cut", "scanned_cuts", "worker_key"]
 
 _TAG_BYTES = 16
 _key = os.urandom(32)  # this process's; a parse worker adopts its parent's
@@ -123,3 +125,34 @@ def scanned_cut(text: str, limit: int) -> tuple[Scanned, bool]:
     if found or cut:
         red = _store_form(red)
     return _mint(red), cut
+
+
+class QuietParts:
+    """Texts in which no detector's trigger fires and which JSON writes verbatim; a JSON list of them is quiet.
+
+    Built by gating the texts (in joined passes), so holding one proves the check ran.
+    The boundary's ``_quiet_list`` states why such a list is quiet too: no trigger can
+    fire across an item's quotes, so every match would lie inside one item. The cold
+    index writes ~90k closure paths made only of node ids; checked here once per id
+    instead of once per path in the writer.
+    """
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        """Keep the ``texts`` that are ASCII, printable, free of quotes and backslashes, and quiet."""
+        from desktop.memory.privacy.boundary import suspects
+
+        plain = [t for t in set(texts) if t and t.isascii() and t.isprintable() and '"' not in t and "\\" not in t]
+        loud = suspects(plain)
+        self._parts = frozenset(t for i, t in enumerate(plain) if i not in loud)
+
+    def __contains__(self, text: object) -> bool:
+        """Whether ``text`` is one of the quiet parts."""
+        return text in self._parts
+
+    def json_list(self, items: Sequence[str]) -> Scanned | None:
+        """``["a","b"]`` of ``items`` (json.dumps without blanks), or None when an item is not a quiet part."""
+        if not self._parts.issuperset(items):
+            return None
+        return _mint('["' + '","'.join(items) + '"]' if items else "[]")
