@@ -74,3 +74,17 @@ def test_an_existing_database_keeps_its_search_across_the_migration(tmp_path: Pa
         assert added == 1 and _hits(db, "warm") == [2, later] and _hits(db, "cache") == [1, 2, later]
     finally:
         db.close()
+
+
+def test_replaced_chunks_leave_search_and_other_deletes_still_do(db: Database) -> None:
+    memories = MemoryService(db)
+    db.writer.run(StoreChunks({"a.py": (None, [_chunk("a.py", "def oldName():\n    pass", 1)]),
+                               "b.py": (None, [_chunk("b.py", "def keepMe():\n    pass", 1)])}))
+    note = memories.add(NewMemory(content="oldName was renamed", type="decision")).result().id
+    assert len(_hits(db, "old")) == 2
+    # Re-chunking a.py deletes its chunk (FTS rows in one executemany) and adds the new one.
+    added, deleted = db.writer.run(StoreChunks({"a.py": (None, [_chunk("a.py", "def newName():\n    pass", 1)])}))
+    assert (added, deleted) == (1, 1)
+    assert _hits(db, "old") == [note] and len(_hits(db, "new")) == 1 and len(_hits(db, "keep")) == 1
+    memories.hard_delete(note).result()  # an ordinary delete: the trigger removes its FTS row
+    assert _hits(db, "old") == [] and _hits(db, "renamed") == []

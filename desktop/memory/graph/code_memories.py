@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from desktop.memory.graph.model import CodeChunk, pickle_by_fields
 from desktop.memory.privacy.scanned import scanned_cuts
-from desktop.memory.store.connection import fts_in_bulk, fts_text_of
+from desktop.memory.store.connection import delete_memories, fts_in_bulk, fts_text_of
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.types import MAX_CONTENT_CHARS
 
@@ -93,13 +93,15 @@ def _files_json(path: str) -> str:
 
 def delete_code_memories(tx: Tx, path: str) -> list[int]:
     """Hard-delete the code-index chunks of one file (derived data: no audit trail to scrub)."""
-    ids = [r[0] for r in tx.execute(
+    return delete_code_memories_of(tx, [path])
+
+
+def delete_code_memories_of(tx: Tx, paths: Sequence[str]) -> list[int]:
+    """Hard-delete the code-index chunks of several files, their FTS rows in one go (see delete_memories)."""
+    ids = [r[0] for path in paths for r in tx.execute(
         "SELECT m.id FROM memory_files f JOIN memories m ON m.id = f.memory_id WHERE f.file_path=?"
         " AND m.source='code_index' AND m.type='code'", (path,))]
-    if ids:
-        for i in range(0, len(ids), 500):
-            part = ids[i:i + 500]
-            tx.execute(f"DELETE FROM memories WHERE id IN ({','.join('?' * len(part))})", part)
+    delete_memories(tx.conn, ids)
     return ids
 
 
@@ -148,11 +150,10 @@ class StoreChunks(WriteOp[tuple[int, int]]):
 
     def apply(self, tx: Tx) -> tuple[int, int]:
         """Delete each file's old chunks, insert the new ones; returns (added, deleted)."""
-        deleted: list[int] = []
         if self.files:
             tx.audit("code_index", None, actor="indexer", detail={"chunked_files": len(self.files)})
-        for path in self.files:
-            deleted += delete_code_memories(tx, path)
+        # All deletions before any insert: FTS5 then flushes its deleted rows once, not per file.
+        deleted = delete_code_memories_of(tx, list(self.files))
         added = insert_code_memories_of(tx, self.files)
         if added:
             tx.changed("memory", "added", added)

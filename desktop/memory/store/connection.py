@@ -124,6 +124,27 @@ def fts_in_bulk(conn: Any, bodies: Mapping[tuple[str | None, str | None, str | N
         _hints.deferred = previous
 
 
+def delete_memories(conn: Any, ids: Sequence[int]) -> None:
+    """Hard-delete memories by id (every one must exist); their FTS rows go in one executemany.
+
+    The delete trigger leaves the FTS rows alone meanwhile (see :func:`fts_in_bulk`);
+    side tables follow by their foreign keys and triggers as for any delete. FTS5 writes
+    the deleted rows at the next statement savepoint, and that costs in proportion to its
+    index, not to the rows: delete many rows per call, not one file's at a time.
+    """
+    if not ids:
+        return
+    previous = getattr(_hints, "deferred", False)
+    _hints.deferred = True
+    try:
+        for i in range(0, len(ids), 500):
+            part = list(ids[i:i + 500])
+            conn.execute(f"DELETE FROM memories WHERE id IN ({','.join('?' * len(part))})", part)
+    finally:
+        _hints.deferred = previous
+    conn.executemany("DELETE FROM memories_fts WHERE rowid = ?", [(i,) for i in ids])
+
+
 def vec0_path() -> str:
     """Path of the sqlite-vec loadable library (without suffix; SQLite adds .so/.dylib/.dll).
 
