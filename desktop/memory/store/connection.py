@@ -109,7 +109,9 @@ def fts_in_bulk(conn: Any, bodies: Mapping[tuple[str | None, str | None, str | N
     every listed row from its stored columns, with the same SQL function as the trigger
     (so ``bodies`` hints apply as in :func:`precomputed_fts`). ``conn`` is the writer's
     (guarded) connection. A row inserted in the block but not listed would be missing
-    from search: list every id an insert returns.
+    from search: list every id an insert returns. Only insert in the block (no REPLACE,
+    no DELETE): the delete trigger is deferred too, and a row deleted here would keep
+    its FTS row.
     """
     ids: list[int] = []
     previous = getattr(_hints, "deferred", False)
