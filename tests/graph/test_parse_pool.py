@@ -115,3 +115,24 @@ def test_background_workers_yield_the_cpu_and_foreground_ones_do_not() -> None:
             pipeline._start()
             assert pipeline._executor is not None
             assert pipeline._executor.submit(os.nice, 0).result() == expected
+
+
+def test_an_index_run_collects_garbage_less_often_and_restores_the_threshold(tmp_path: Path) -> None:
+    import gc
+
+    from desktop.memory.graph.parse_pool import GC_THRESHOLD0, fewer_collections
+
+    before = gc.get_threshold()
+    with fewer_collections():
+        with fewer_collections():  # two projects indexing at once share the setting
+            assert gc.get_threshold()[0] == max(before[0], GC_THRESHOLD0)
+        assert gc.get_threshold()[0] == max(before[0], GC_THRESHOLD0)
+    assert gc.get_threshold() == before
+    root = tmp_path / "p"
+    write(root, {"a.py": "def f():\n    return 1\n"})
+    db = Database(tmp_path / "g.sqlite").open()
+    try:
+        assert ProjectIndexer(db, root).run().indexed == 1
+    finally:
+        db.close()
+    assert gc.get_threshold() == before

@@ -2,7 +2,9 @@
 
 Chunks are derived data: re-chunking a changed file hard-deletes its old chunks and
 adds the new ones in the same transaction, so search never returns code that is no
-longer on disk. Text passes through the secret redactor like any agent-derived text.
+longer on disk. Text passes through the secret redactor like any agent-derived text: here,
+in the parse workers, as :class:`~desktop.memory.privacy.scanned.Scanned` text the writer's
+boundary then stores without scanning it a second time.
 
 The expensive per-chunk Python work (redaction, truncation, fingerprint, metadata
 JSON) is done by :func:`prepare_chunks` in the indexing thread, so the writer only
@@ -19,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from desktop.memory.graph.model import CodeChunk, pickle_by_fields
-from desktop.memory.privacy.secrets import redact
-from desktop.memory.store.connection import fts_text, precomputed_fts
+from desktop.memory.privacy.scanned import scanned_cuts
+from desktop.memory.store.connection import delete_memories, fts_in_bulk, fts_text_of
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.types import MAX_CONTENT_CHARS
 
@@ -55,18 +57,17 @@ def prepare_chunks(path: str, chunks: Sequence[CodeChunk]) -> list[PreparedChunk
     twice in one) is two retrievable places, not a duplicate fact.
     """
     out: list[PreparedChunk] = []
-    files = _files_json(path)
-    for c in chunks:
-        content = redact(c.text)[0]
+    words = (path,)  # fts_text(content, _NO_TAGS, _files_json(path)) without decoding the JSON again
+    # Exactly what the writer's boundary would store, marked so it is not scanned again there.
+    for c, (content, cut) in zip(chunks, scanned_cuts([c.text for c in chunks], MAX_CONTENT_CHARS), strict=True):
         meta: dict[str, Any] = {"language": c.language, "symbol": c.symbol}
-        if len(content) > MAX_CONTENT_CHARS:
-            content = content[:MAX_CONTENT_CHARS]
+        if cut:
             meta["truncated"] = True
         if not content.strip():
             continue
         fp = code_fingerprint(path, c.start_line, c.end_line, c.chunk_type, content)
         out.append(PreparedChunk(content, c.chunk_type, c.start_line, c.end_line, c.context_prefix, fp,
-                                 json.dumps(meta), fts_text(content, _NO_TAGS, files)))
+                                 json.dumps(meta), fts_text_of(content, words)))
     return out
 
 
@@ -92,35 +93,51 @@ def _files_json(path: str) -> str:
 
 def delete_code_memories(tx: Tx, path: str) -> list[int]:
     """Hard-delete the code-index chunks of one file (derived data: no audit trail to scrub)."""
-    ids = [r[0] for r in tx.execute(
+    return delete_code_memories_of(tx, [path])
+
+
+def delete_code_memories_of(tx: Tx, paths: Sequence[str]) -> list[int]:
+    """Hard-delete the code-index chunks of several files, their FTS rows in one go (see delete_memories)."""
+    ids = [r[0] for path in paths for r in tx.execute(
         "SELECT m.id FROM memory_files f JOIN memories m ON m.id = f.memory_id WHERE f.file_path=?"
         " AND m.source='code_index' AND m.type='code'", (path,))]
-    if ids:
-        for i in range(0, len(ids), 500):
-            part = ids[i:i + 500]
-            tx.execute(f"DELETE FROM memories WHERE id IN ({','.join('?' * len(part))})", part)
+    delete_memories(tx.conn, ids)
     return ids
 
 
 def insert_code_memories(tx: Tx, path: str, module: str | None,
                          chunks: Sequence[CodeChunk | PreparedChunk]) -> list[int]:
-    """Store chunks as CODE memories; unprepared chunks are redacted here first."""
-    raw = [c for c in chunks if isinstance(c, CodeChunk)]
-    ready = [c for c in chunks if isinstance(c, PreparedChunk)]
-    if raw:
-        ready += prepare_chunks(path, raw)
-    if not ready:
-        return []
-    files = _files_json(path)
-    mods = json.dumps([module] if module else [])
+    """Store one file's chunks as CODE memories; unprepared chunks are redacted here first."""
+    return insert_code_memories_of(tx, {path: (module, chunks)})
+
+
+def insert_code_memories_of(tx: Tx, files: Mapping[str, tuple[str | None, Sequence[CodeChunk | PreparedChunk]]],
+                            ) -> list[int]:
+    """Store the chunks of several files ({path: (module, chunks)}) in one insert; returns their ids.
+
+    Their FTS rows are written in one statement after the rows (see ``fts_in_bulk``),
+    with the bodies computed in the parse workers.
+    """
     now, pid = tx.now, tx.project_id
-    # FTS bodies computed in the parse workers: the insert trigger's engram_fts_text() returns them.
-    bodies: dict[tuple[str | None, str | None, str | None], str] = {
-        (c.content, _NO_TAGS, files): c.fts_body for c in ready if c.fts_body is not None}
-    with precomputed_fts(bodies):
-        return [r[0] for r in tx.conn.executemany(_INSERT, [
-            (c.content, files, mods, now, now, now, pid, c.chunk_type, c.start_line, c.end_line,
-             c.context_prefix, c.fingerprint, c.metadata) for c in ready])]
+    rows: list[tuple[Any, ...]] = []
+    bodies: dict[tuple[str | None, str | None, str | None], str] = {}
+    for path, (module, chunks) in files.items():
+        raw = [c for c in chunks if isinstance(c, CodeChunk)]
+        ready = [c for c in chunks if isinstance(c, PreparedChunk)]
+        if raw:
+            ready += prepare_chunks(path, raw)
+        files_json = _files_json(path)
+        mods = json.dumps([module] if module else [])
+        for c in ready:
+            rows.append((c.content, files_json, mods, now, now, now, pid, c.chunk_type, c.start_line, c.end_line,
+                         c.context_prefix, c.fingerprint, c.metadata))
+            if c.fts_body is not None:
+                bodies[(c.content, _NO_TAGS, files_json)] = c.fts_body
+    if not rows:
+        return []
+    with fts_in_bulk(tx.conn, bodies) as ids:
+        ids += [r[0] for r in tx.conn.executemany(_INSERT, rows)]
+    return ids
 
 
 class StoreChunks(WriteOp[tuple[int, int]]):
@@ -133,13 +150,11 @@ class StoreChunks(WriteOp[tuple[int, int]]):
 
     def apply(self, tx: Tx) -> tuple[int, int]:
         """Delete each file's old chunks, insert the new ones; returns (added, deleted)."""
-        added: list[int] = []
-        deleted: list[int] = []
         if self.files:
             tx.audit("code_index", None, actor="indexer", detail={"chunked_files": len(self.files)})
-        for path, (module, chunks) in self.files.items():
-            deleted += delete_code_memories(tx, path)
-            added += insert_code_memories(tx, path, module, chunks)
+        # All deletions before any insert: FTS5 then flushes its deleted rows once, not per file.
+        deleted = delete_code_memories_of(tx, list(self.files))
+        added = insert_code_memories_of(tx, self.files)
         if added:
             tx.changed("memory", "added", added)
         if deleted:

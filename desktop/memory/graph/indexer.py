@@ -29,7 +29,13 @@ from pathlib import Path
 from typing import Any, cast
 
 from desktop.memory.graph import facts as factlib
-from desktop.memory.graph.closure import DEFAULT_DEPTH, adjacency_from_rows, full_closure_params
+from desktop.memory.graph.closure import (
+    CLOSURE_TYPES,
+    DEFAULT_DEPTH,
+    adjacency_from_rows,
+    full_closure_params,
+    json_list,
+)
 from desktop.memory.graph.code_memories import PreparedChunk, SetChunkModules, StoreChunks
 from desktop.memory.graph.communities import detect_modules
 from desktop.memory.graph.extract import extract_file
@@ -40,6 +46,7 @@ from desktop.memory.graph.parse_pool import (
     Parsed,
     ParseJob,
     ParsePipeline,
+    fewer_collections,
 )
 from desktop.memory.graph.resolve import SymbolIndex, resolve_file
 from desktop.memory.graph.store import (
@@ -51,6 +58,7 @@ from desktop.memory.graph.store import (
     UpdateIndexState,
 )
 from desktop.memory.graph.walk import MAX_FILE_BYTES, IgnoreRules, classify, walk
+from desktop.memory.privacy.scanned import QuietParts
 from desktop.memory.store.database import Database
 from desktop.memory.store.writer import FnOp, Tx
 
@@ -179,7 +187,7 @@ class ProjectIndexer:
 
         ``background``: nobody is waiting on this run, so its parse workers yield the CPU.
         """
-        with self._lock:
+        with self._lock, fewer_collections():
             self._niceness = BACKGROUND_NICENESS if background else 0
             return self._run(progress or (lambda p: None), cancel or threading.Event(), force,
                              paths, deleted or set())
@@ -297,9 +305,11 @@ class ProjectIndexer:
         self._resolve(parsed, gone, index, rebuild, cold, progress)
         modules = self._modules(parsed, gone, cold or rebuild, progress)
         report.modules = len(set(modules.values())) if modules else 0
-        self._chunk_modules(parsed, progress)
+        # The writer fixes the chunks' modules while this thread computes the closure.
+        moved = self._chunk_modules(parsed, progress)
         if rebuild:
             report.closure_rows = self.rebuild_closure(progress)
+        _wait(moved)
         self._finish(parsed, full=paths is None)
         report.indexed = len(parsed)
         report.partial = sum(1 for p in parsed if p.extraction.had_errors)
@@ -370,25 +380,29 @@ class ProjectIndexer:
                 p.record = FileRecord(**{**p.record.__dict__, "module": modules[p.path]})
         return modules
 
-    def _chunk_modules(self, parsed: list[Parsed], progress: Progress) -> None:
-        """Give the chunks stored during parsing their final module (when it changed)."""
+    def _chunk_modules(self, parsed: list[Parsed], progress: Progress) -> list[Future[Any]]:
+        """Give the chunks stored during parsing their final module (when it changed); returns the pending write."""
         if not self.chunks:
-            return
+            return []
         progress(IndexProgress("chunks", 0, len(parsed)))
         moved = {p.path: p.record.module for p in parsed if p.record.module != p.chunk_module and p.chunks}
-        if moved:
-            self.db.writer.run(SetChunkModules(moved), None)
+        return [self.db.writer.submit(SetChunkModules(moved))] if moved else []
 
     def rebuild_closure(self, progress: Progress | None = None) -> int:
         """Compute the whole closure here (not in the writer) and write it in batches."""
         conn = self.db.reads.conn()
         adj = adjacency_from_rows(cast(list[tuple[str, str, str, float]], conn.execute(  # TEXT/REAL NOT NULL
             "SELECT from_id, to_id, type, weight FROM graph_edges WHERE stale_at IS NULL").fetchall()))
+        # Paths made only of quiet ids reach the writer as Scanned text (checked here once per id).
+        quiet = QuietParts({n for n in adj} | {h for hops in adj.values() for h, _, _ in hops} | CLOSURE_TYPES)
+
+        def encode(items: tuple[str, ...]) -> str:
+            return quiet.json_list(items) or json_list(items)
         futures: list[Future[int]] = []
         rows: list[Any] = []
         first = True
         total = 0
-        for part in full_closure_params(adj, self.depth):
+        for part in full_closure_params(adj, self.depth, encode):
             rows.extend(part)
             if len(rows) >= CLOSURE_BATCH:
                 futures.append(self.db.writer.submit(ReplaceClosure(rows, clear=first)))

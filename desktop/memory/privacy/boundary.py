@@ -4,7 +4,8 @@ The writer thread's transaction object (``store.writer.Tx``) hands ops a
 :class:`GuardedConnection` instead of the raw connection, so every ``execute`` and
 ``executemany`` of every op (memories, audit log, observer tables, metrics,
 scratchpad checkpoints, graph tables, project meta, anything added later) has its
-``str`` parameters redacted before SQLite sees them. Nothing an op forgets to
+``str`` parameters redacted before SQLite sees them (a :class:`~desktop.memory.privacy.scanned.Scanned`
+text is one the scanner already passed, and is stored as it is). Nothing an op forgets to
 guard reaches a page, the WAL or a backup.
 
 Values holding JSON stay valid JSON: when redacting the text would break it (a
@@ -21,13 +22,14 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from desktop.memory.privacy.scanned import Scanned
 from desktop.memory.privacy.secrets import might_contain_secret, redact
 from desktop.memory.privacy.triggers import gate_spans
 
 log = logging.getLogger("engram.privacy")
 
 __all__ = ["GuardedConnection", "redact_json_value", "redact_param", "redact_stored", "redact_then_cut",
-           "redact_values"]
+           "redact_values", "suspects"]
 
 
 def redact_json_value(value: Any) -> Any:
@@ -135,6 +137,17 @@ def _triggered_joined(texts: list[str]) -> set[int]:
     return hit
 
 
+def suspects(texts: Sequence[str]) -> set[int]:
+    """Indices of the ``texts`` in which some detector may match; in every other one a scan finds nothing.
+
+    The ASCII ones are gated together in joined passes (see :func:`_triggered`), far
+    cheaper than one gate per text when most are quiet, as code chunks are.
+    """
+    plain = [i for i, t in enumerate(texts) if t.isascii()]
+    hit = {plain[j] for j in _triggered([texts[i] for i in plain])} if plain else set()
+    return hit | {i for i, t in enumerate(texts) if not t.isascii() and might_contain_secret(t)}
+
+
 def redact_values(values: Sequence[Any]) -> list[Any]:
     """``values`` as they may be stored: every non-empty ``str`` passed through :func:`redact_stored`.
 
@@ -142,6 +155,8 @@ def redact_values(values: Sequence[Any]) -> list[Any]:
     already known clean are skipped, the other ASCII ones are gated in one joined pass.
     """
     fresh = {v for v in values if isinstance(v, str) and v}.difference(_clean)
+    # A Scanned text is stored as the scanner left it (its proof: privacy.scanned).
+    fresh = {v for v in fresh if type(v) is not Scanned}
     if not fresh:
         return list(values)
     plain = [v for v in fresh if v.isascii() and not _quiet_list(v)]

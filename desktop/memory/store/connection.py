@@ -13,7 +13,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -47,16 +47,21 @@ def fts_text(content: str | None, tags: str | None, files: str | None) -> str:
     Pure: callers that insert many rows may compute it ahead (in other processes)
     and pass it to :func:`precomputed_fts`.
     """
-    from desktop.memory.text.tokens import expand_code_terms
-
-    parts = [content or ""]
+    parts: list[str] = []
     for blob in (tags, files):
         if blob:
             try:
                 parts.extend(str(v) for v in json.loads(blob))
             except (ValueError, TypeError):
                 parts.append(blob)
-    return expand_code_terms("\n".join(parts))
+    return fts_text_of(content or "", parts)
+
+
+def fts_text_of(content: str, words: Sequence[str]) -> str:
+    """:func:`fts_text` given the decoded items of the tags and related_files columns, in that order."""
+    from desktop.memory.text.tokens import expand_code_terms
+
+    return expand_code_terms("\n".join([content, *words]))
 
 
 def _fts_text(content: str | None, tags: str | None, files: str | None) -> str:
@@ -83,6 +88,63 @@ def precomputed_fts(bodies: Mapping[tuple[str | None, str | None, str | None], s
         yield
     finally:
         _hints.bodies = previous
+
+
+def _fts_deferred() -> int:
+    """The SQL function the insert trigger asks: 1 inside :func:`fts_in_bulk` on this thread."""
+    return 1 if getattr(_hints, "deferred", False) else 0
+
+
+# One statement for a whole batch: FTS5 flushes its pending terms at every statement
+# savepoint, and a trigger's INSERT opens one per row (see schema FTS_IN_BULK).
+_BULK_FTS = ("INSERT INTO memories_fts(rowid, body) SELECT id, engram_fts_text(content, tags, related_files)"
+             " FROM memories WHERE id IN (SELECT value FROM json_each(?))")
+
+
+@contextmanager
+def fts_in_bulk(conn: Any, bodies: Mapping[tuple[str | None, str | None, str | None], str]) -> Iterator[list[int]]:
+    """Insert memories inside this block and add their ids to the yielded list: they are indexed at its end.
+
+    The insert trigger leaves their FTS rows out; one ``INSERT ... SELECT`` then indexes
+    every listed row from its stored columns, with the same SQL function as the trigger
+    (so ``bodies`` hints apply as in :func:`precomputed_fts`). ``conn`` is the writer's
+    (guarded) connection. A row inserted in the block but not listed would be missing
+    from search: list every id an insert returns. Only insert in the block (no REPLACE,
+    no DELETE): the delete trigger is deferred too, and a row deleted here would keep
+    its FTS row.
+    """
+    ids: list[int] = []
+    previous = getattr(_hints, "deferred", False)
+    _hints.deferred = True
+    try:
+        with precomputed_fts(bodies):
+            yield ids
+            _hints.deferred = previous
+            if ids:
+                conn.execute(_BULK_FTS, (json.dumps(ids),))
+    finally:
+        _hints.deferred = previous
+
+
+def delete_memories(conn: Any, ids: Sequence[int]) -> None:
+    """Hard-delete memories by id (every one must exist); their FTS rows go in one executemany.
+
+    The delete trigger leaves the FTS rows alone meanwhile (see :func:`fts_in_bulk`);
+    side tables follow by their foreign keys and triggers as for any delete. FTS5 writes
+    the deleted rows at the next statement savepoint, and that costs in proportion to its
+    index, not to the rows: delete many rows per call, not one file's at a time.
+    """
+    if not ids:
+        return
+    previous = getattr(_hints, "deferred", False)
+    _hints.deferred = True
+    try:
+        for i in range(0, len(ids), 500):
+            part = list(ids[i:i + 500])
+            conn.execute(f"DELETE FROM memories WHERE id IN ({','.join('?' * len(part))})", part)
+    finally:
+        _hints.deferred = previous
+    conn.executemany("DELETE FROM memories_fts WHERE rowid = ?", [(i,) for i in ids])
 
 
 def vec0_path() -> str:
@@ -176,6 +238,7 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
         conn.enable_load_extension(False)
         # apsw types scalar callbacks as variadic (*SQLiteValue); numargs=3 fixes the arity SQLite calls with.
         conn.create_scalar_function("engram_fts_text", _fts_text, 3, deterministic=True)  # type: ignore[arg-type]
+        conn.create_scalar_function("engram_fts_deferred", _fts_deferred, 0)  # type: ignore[arg-type]
         _apply_pragmas(conn, readonly=readonly)
     except apsw.Error as exc:
         conn.close()

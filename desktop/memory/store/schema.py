@@ -551,6 +551,30 @@ CREATE INDEX idx_external_injections_at ON external_injections(at);
 """
 
 # (name, sql). Append only.
+# Indexing (issue 17): a code indexer inserting thousands of chunks indexes their FTS rows in
+# one INSERT ... SELECT per batch instead of one per row from this trigger, and deletes them
+# with one executemany. FTS5 flushes its pending terms at every statement savepoint, which a
+# trigger's statement opens for each row: measured on the standard library's 15.5k chunks,
+# 0.84 s of writer CPU per row against 0.29 s in bulk to insert, 0.83 s against 0.08 s to
+# delete. engram_fts_deferred() is 1 only inside connection.fts_in_bulk()/delete_memories()
+# on the writer thread, so every other write (agents, users, imports) goes through the
+# triggers as before.
+FTS_IN_BULK = """
+DROP TRIGGER memories_ai;
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+  INSERT INTO memories_fts(rowid, body)
+    SELECT new.id, engram_fts_text(new.content, new.tags, new.related_files) WHERE NOT engram_fts_deferred();
+  INSERT OR IGNORE INTO memory_files(memory_id, file_path)
+    SELECT new.id, value FROM json_each(new.related_files);
+  INSERT OR IGNORE INTO memory_modules(memory_id, module)
+    SELECT new.id, value FROM json_each(new.related_modules);
+END;
+DROP TRIGGER memories_ad;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories WHEN NOT engram_fts_deferred() BEGIN
+  DELETE FROM memories_fts WHERE rowid = old.id;
+END;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core_memories", CORE_MEMORIES),
     ("0002_vectors_and_embedding_cache", VECTORS),
@@ -567,4 +591,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0013_observer_session_evidence", OBSERVER_SESSION_EVIDENCE),
     ("0016_external_injections", EXTERNAL_INJECTIONS),
     ("0019_team_sync", TEAM_SYNC),
+    ("0020_fts_in_bulk", FTS_IN_BULK),
 ]
