@@ -11,7 +11,7 @@ from desktop.cli.common import CliError, add_common, emit, open_project, sql_int
 from desktop.composition import build_graph_service
 
 if TYPE_CHECKING:
-    from desktop.memory.graph.indexer import IndexProgress
+    from desktop.memory.graph.report import IndexProgress
 
 # The graph package imports networkx (0.3-0.5 s); the parser is built for every `engram`
 # command, so the default depth is repeated here (tests/cli check it matches closure.DEFAULT_DEPTH).

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from store_helpers import copy_fixture, opened, write
 
-from desktop.memory.graph.indexer import IndexProgress
+from desktop.memory.graph.report import IndexProgress
 
 
 def _status(db, path: str) -> tuple[str, str | None] | None:  # type: ignore[no-untyped-def]

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from desktop.memory.graph.closure import DEFAULT_DEPTH
-from desktop.memory.graph.indexer import IndexProgress, IndexReport, ProjectIndexer
+from desktop.memory.graph.indexer import ProjectIndexer
 from desktop.memory.graph.queries import GraphQueries, GraphTargetNotFound
+from desktop.memory.graph.report import IndexProgress, IndexReport
 from desktop.memory.graph.store import MarkStale
 from desktop.memory.graph.walk import iter_known_under, walk
 from desktop.memory.graph.watcher import DEBOUNCE_SECONDS, ChangeBatch, GraphWatcher

@@ -6,7 +6,7 @@ text again: about a fifth of the writer's CPU on a cold index of the standard li
 A :class:`Scanned` string is the proof that the scan happened: the boundary stores it
 as it is and scans every other value as before.
 
-A ``Scanned`` value only comes into being in three ways:
+A ``Scanned`` value only comes into being in four ways:
 
 * ``Scanned(text)`` runs the boundary's own redaction on ``text`` first;
 * :func:`scanned_cut` (:func:`scanned_cuts` for many) redacts and cuts a text exactly as
