@@ -8,10 +8,18 @@ truth (the ``vec0`` tables); this mirror is loaded from it once, kept current
 by the indexer (which knows what it wrote) and by change notices (deletes),
 and answers queries with numpy:
 
-* up to ``exact_limit`` vectors: one exact matrix-vector product;
+* up to ``exact_limit`` vectors: one exact matrix-vector product (split over
+  two threads from :data:`SPLIT_FROM` rows);
 * above: a Hamming pass over sign bits (the same quantisation as
   ``vec_quantize_binary``) picks ``oversample * k`` candidates, then exact
   float cosine re-scores them.
+
+Where the line lies is a recall question first. On 11,948 real code chunks of the
+standard library embedded by the bundled model, with 207 queries, the sign-bit
+pass keeps only 0.85 of the exact top 50 with 8x oversampling (p10 0.69), 0.94
+with 16x and 0.98 with 32x; the exact product over 100,000 vectors costs ~6.3 ms
+here (split), the binary pass ~2.5 ms. So the product stays exact up to
+150,000 vectors (under 10 ms), and the pass beyond it oversamples 32x.
 """
 
 from __future__ import annotations
@@ -27,8 +35,8 @@ __all__ = ["EXACT_LIMIT", "VectorIndex"]
 
 log = logging.getLogger("engram.embedding")
 
-EXACT_LIMIT = 20_000
-OVERSAMPLE = 8
+EXACT_LIMIT = 150_000
+OVERSAMPLE = 32
 _MIN_CAPACITY = 1024
 
 
