@@ -234,3 +234,27 @@ def test_split_product_is_complete_when_the_helper_thread_is_busy():
     finally:
         release.set()
         blocker.result()
+
+
+def test_similarities_after_a_search_reuse_its_product_until_a_vector_changes():
+    rng = np.random.default_rng(7)
+    base = l2_normalize(rng.normal(size=(300, 384))).astype(np.float32)
+    index = VectorIndex(384)
+    ids = list(range(1, 301))
+    index.upsert(ids, base)
+    q = base[0]
+    index.search(q, 10)
+    cached = index.similarities(q, [5, 6, 299, 1000])
+    assert set(cached) == {5, 6, 299}
+    assert cached == {m: float(v) for m, v in zip((5, 6, 299), vector_index_dot(base[[4, 5, 298]], q), strict=True)}
+    # Another query on this thread, or a changed vector, is never answered from the old product.
+    index.upsert([6], base[[7]])
+    assert index.similarities(q, [6])[6] == float(vector_index_dot(base[[7]], q)[0])
+    other = base[1]
+    assert index.similarities(other, [5])[5] == float(vector_index_dot(base[[4]], other)[0])
+
+
+def vector_index_dot(mat: np.ndarray, vec: np.ndarray) -> np.ndarray:
+    from desktop.memory.embedding import vector_index
+
+    return vector_index._dot(np.ascontiguousarray(mat), vec)

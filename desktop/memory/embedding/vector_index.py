@@ -112,6 +112,11 @@ class VectorIndex:
         self._alive = np.zeros(_MIN_CAPACITY, dtype=bool)
         self._n = 0
         self._slot: dict[int, int] = {}
+        # Every search's fusion then asks the cosine of the other paths' candidates with the same
+        # query: after an exact search they are already in its product, kept per thread and valid
+        # while no vector changed (``_version``).
+        self._version = 0
+        self._recent = threading.local()
 
     def __len__(self) -> int:
         """How many live vectors the mirror holds."""
@@ -143,6 +148,7 @@ class VectorIndex:
         vecs = np.ascontiguousarray(vecs, dtype=np.float32).reshape(len(ids), self.dims)
         bits = self._pack(vecs)
         with self._lock:
+            self._version += 1
             fresh = [i for i, mid in enumerate(ids) if int(mid) not in self._slot]
             self._grow(self._n + len(fresh))
             for row, mid in enumerate(ids):
@@ -159,6 +165,7 @@ class VectorIndex:
     def remove(self, ids: Iterable[int]) -> None:
         """Forget vectors (their slots are reused only after a compaction)."""
         with self._lock:
+            self._version += 1
             for mid in ids:
                 slot = self._slot.pop(int(mid), None)
                 if slot is not None:
@@ -187,11 +194,16 @@ class VectorIndex:
 
     def similarities(self, query: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
         """Exact cosine of ``query`` with each known id (re-scoring of other paths' candidates)."""
+        q = np.ascontiguousarray(query, dtype=np.float32).reshape(self.dims)
         with self._lock:
             pairs = [(int(m), self._slot[int(m)]) for m in ids if int(m) in self._slot]
             if not pairs:
                 return {}
-            sims = _dot(self._vecs[[s for _m, s in pairs]], np.asarray(query, dtype=np.float32).reshape(self.dims))
+            recent = getattr(self._recent, "exact", None)
+            if recent is not None and recent[0] == self._version and recent[1] == q.tobytes():
+                known = recent[2]
+                return {m: float(known[s]) for m, s in pairs}
+            sims = _dot(self._vecs[[s for _m, s in pairs]], q)
         return {m: float(v) for (m, _s), v in zip(pairs, sims, strict=True)}
 
     def search(self, query: np.ndarray, k: int) -> tuple[list[tuple[int, float]], str]:
@@ -206,6 +218,8 @@ class VectorIndex:
                 method = "exact"
                 sims = _split_dot(self._vecs[:n], q)
                 sims[~self._alive[:n]] = -2.0
+                # Kept as is: the masked slots are dead, and similarities() only reads live ones.
+                self._recent.exact = (self._version, q.tobytes(), sims)
                 cand = np.arange(n)
             else:
                 method = "binary"
