@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from desktop.memory.retrieval.candidates import IDS_IN, ids_param
 from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.text.tokens import fts_match_query
 
@@ -120,11 +121,10 @@ def session_neighbours(conn: Any, ids: Sequence[int], window: int = 3,
         return {}
     session: dict[int, str | None] = {} if known is None else known
     probe = sorted({int(i) + d for i in ids for d in range(-window, window + 1)} - {0} - session.keys())
-    for i in range(0, len(probe), 900):
-        chunk = probe[i:i + 900]
-        session.update(dict.fromkeys(chunk))
-        for mid, sid in conn.execute(f"SELECT id, session_id FROM memories WHERE id IN "
-                                     f"({','.join(map(str, chunk))}) AND {LIVE_SQL} AND session_id IS NOT NULL"):
+    session.update(dict.fromkeys(probe))
+    if probe:
+        for mid, sid in conn.execute(f"SELECT id, session_id FROM memories WHERE {IDS_IN} AND {LIVE_SQL} "
+                                     f"AND session_id IS NOT NULL", (ids_param(probe),)):
             session[int(mid)] = sid
     out: dict[int, list[int]] = {}
     for mid in ids:
