@@ -15,24 +15,14 @@ from typing import Any
 
 from desktop.memory.retrieval.types import Explanation, SearchRequest
 from desktop.memory.store.connection import rows_as_dicts
-from desktop.memory.store.live import LIVE_SQL
+from desktop.memory.store.live import IDS_IN, LIVE_SQL, ids_param
 from desktop.memory.store.rows import row_to_memory
 from desktop.memory.types import Memory
 
-__all__ = ["IDS_IN", "CandidateSet", "LightMemory", "has_filters", "ids_param", "load_light", "passes_filters",
-           "related_files"]
+__all__ = ["CandidateSet", "LightMemory", "has_filters", "load_light", "passes_filters", "related_files"]
 
 _LIGHT = ("id, type, source, confidence, pinned, scope, last_accessed_at, created_at, access_count, "
           "decay_half_life_days, stale_at, related_files, related_modules, session_id")
-# The ids of a read go in one JSON parameter, so each statement's text is the same from search to
-# search and SQLite reuses its prepared form (an IN list of literals is parsed anew each time:
-# ~35 us of a 50-id read here, and a search makes half a dozen).
-IDS_IN = "id IN (SELECT value FROM json_each(?))"
-
-
-def ids_param(ids: Any) -> str:
-    """The ``?`` of :data:`IDS_IN`: the ids as a JSON array of integers."""
-    return json.dumps([int(i) for i in ids])
 
 
 class CandidateSet:

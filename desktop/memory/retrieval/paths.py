@@ -10,8 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from desktop.memory.retrieval.candidates import IDS_IN, ids_param
-from desktop.memory.store.live import LIVE_SQL
+from desktop.memory.store.live import IDS_IN, LIVE_SQL, ids_param
 from desktop.memory.text.tokens import fts_match_query
 
 __all__ = ["bm25_path", "graph_available", "graph_files", "graph_path", "session_neighbours"]

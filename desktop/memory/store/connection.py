@@ -27,6 +27,7 @@ from desktop.memory.store.errors import (
     ReadOnlyLocationError,
     StoreError,
 )
+from desktop.memory.store.live import IDS_IN, ids_param
 
 log = logging.getLogger("engram.store")
 
@@ -98,7 +99,7 @@ def _fts_deferred() -> int:
 # One statement for a whole batch: FTS5 flushes its pending terms at every statement
 # savepoint, and a trigger's INSERT opens one per row (see schema FTS_IN_BULK).
 _BULK_FTS = ("INSERT INTO memories_fts(rowid, body) SELECT id, engram_fts_text(content, tags, related_files)"
-             " FROM memories WHERE id IN (SELECT value FROM json_each(?))")
+             f" FROM memories WHERE {IDS_IN}")
 
 
 @contextmanager
@@ -121,7 +122,7 @@ def fts_in_bulk(conn: Any, bodies: Mapping[tuple[str | None, str | None, str | N
             yield ids
             _hints.deferred = previous
             if ids:
-                conn.execute(_BULK_FTS, (json.dumps(ids),))
+                conn.execute(_BULK_FTS, (ids_param(ids),))
     finally:
         _hints.deferred = previous
 
