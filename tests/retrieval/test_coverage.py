@@ -39,3 +39,24 @@ def test_coverage_boost_is_a_no_op_without_terms_or_weight():
     ranked = [(1, 1.0), (2, 0.9)]
     assert coverage_boost("the of and", ranked, _contents)[0] == ranked
     assert coverage_boost("lake", ranked, _contents, weight=0.0)[0] == ranked
+
+
+def test_found_stems_agrees_with_the_whole_term_set():
+    """The substring shortcut finds exactly the stems the text's full term set holds."""
+    import random
+
+    from desktop.memory.retrieval.coverage import found_stems, term_set
+
+    words = ["HTTPServerError", "verifyJwt", "painted", "paint", "x2y", "ABC123def", "running", "runs",
+             "a_b", "e", "es", "Caroline's", "getLinesReplied", "v2", "123abc", "XMLHttpRequest", "naïve",
+             "Straße", "ly", "lakes", "serve"]
+    rnd = random.Random(5)
+    for _ in range(3000):
+        text = " ".join(rnd.choice(words) + rnd.choice(["", ".", "/", "_", "-", "()", ","])
+                        for _ in range(rnd.randint(0, 8)))
+        stems = query_stems(" ".join(rnd.choice(words) for _ in range(rnd.randint(1, 4))))
+        terms = term_set(text)
+        assert found_stems(stems, text) == [t for t in stems if t in terms], (stems, text)
+    # A stem inside a longer word does not count unless that word's own stems hold it.
+    assert found_stems(["serve"], "the observer ran") == []
+    assert found_stems(["serve", "server"], "HTTPServerError") == ["server"]

@@ -26,7 +26,7 @@ import logging
 import re
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +56,16 @@ class Vocabulary:
     max_chars: int  # a longer word is one [UNK]
     specials: tuple[str, ...]  # added tokens ([CLS], [PAD], ...), lower-cased: left to the tokenizer
 
+    @property
+    def has_special(self) -> Callable[[str], Any]:
+        """A test for whether a lower-cased text contains a special token (one regex search)."""
+        found = _special_tests.get(self.specials)
+        if found is None:
+            pattern = "|".join(re.escape(t) for t in self.specials)
+            found = re.compile(pattern).search if pattern else (lambda _text: None)
+            _special_tests[self.specials] = found
+        return found
+
     def word_count(self, word: str) -> int:
         """Tokens of one pre-tokenized, normalised word: greedy longest match, [UNK] when it fails."""
         if len(word) > self.max_chars:
@@ -80,6 +90,10 @@ _vocab: Vocabulary | None = None
 _tokenizer: Any = None
 _failed: set[str] = set()
 _chunk_counts: dict[str, int] = {}
+# Chunks carry their punctuation and identifiers ("parse_args(argv),"), so most are new to the
+# chunk cache while their words are not: the words' counts are remembered too.
+_word_counts: dict[str, int] = {}
+_special_tests: dict[tuple[str, ...], Callable[[str], Any]] = {}
 
 
 def load_vocabulary() -> Vocabulary | None:
@@ -132,19 +146,33 @@ def exact() -> bool:
     return load_vocabulary() is not None or load_tokenizer() is not None
 
 
+def _words_count(vocab: Vocabulary, words: list[str]) -> int:
+    """Summed WordPiece counts of pre-tokenized words, each distinct word counted once."""
+    n = 0
+    for word in words:
+        c = _word_counts.get(word)
+        if c is None:
+            c = vocab.word_count(word)
+            if len(_word_counts) >= _CHUNK_CACHE:
+                _word_counts.clear()
+            _word_counts[word] = c
+        n += c
+    return n
+
+
 def _chunk_count(vocab: Vocabulary, chunk: str) -> int | None:
     """Tokens of one whitespace-free chunk; None when the WordPiece rule here does not cover it."""
     lowered = chunk.lower()
-    if any(s in lowered for s in vocab.specials):
+    if vocab.has_special(lowered):
         return None
     if chunk.isascii():
-        return sum(vocab.word_count(p) for p in _ASCII_PIECES.findall(lowered))
+        return _words_count(vocab, _ASCII_PIECES.findall(lowered))
     # Non-ASCII punctuation (the "…" of every cut citation, dashes, curly quotes) is a word of its
     # own to BERT, so one token (its piece or [UNK]); any other non-ASCII text goes to the tokenizer.
     parts = _NON_ASCII.split(lowered)
     if not all(unicodedata.category(c).startswith("P") for c in _NON_ASCII.findall(lowered)):
         return None
-    return len(parts) - 1 + sum(vocab.word_count(p) for part in parts for p in _ASCII_PIECES.findall(part))
+    return len(parts) - 1 + _words_count(vocab, [p for part in parts for p in _ASCII_PIECES.findall(part)])
 
 
 def wordpiece_count(text: str) -> int | None:
