@@ -101,9 +101,13 @@ def score_fusion(norm: dict[str, dict[int, float]], weights: dict[str, float],
     active = {p: w for p, w in weights.items() if norm.get(p)}
     total_w = sum(active.values()) or 1.0
     shares = [(p, w / total_w, norm[p].get) for p, w in active.items()]
-    getters = [(share, get) for _p, share, get in shares]
-    # The same products summed in the same order as the partials would give.
-    totals = {mid: sum([share * get(mid, 0.0) for share, get in getters]) for mid in candidates}
+    totals = dict.fromkeys(candidates, 0.0)
+    # Path by path over the scores each has (a path that lacks a candidate would add 0.0): the same
+    # products summed in the same order as the partials would give, without a list per candidate.
+    for p, share, _get in shares:
+        for mid, value in norm[p].items():
+            if mid in totals:
+                totals[mid] += share * value
     return totals, FusionParts(shares, set(totals))
 
 
