@@ -71,3 +71,13 @@ def test_row_decoder_matches_column_by_column(project_db):
     names = {f.name for f in dataclasses.fields(Memory)}
     assert mem == Memory(**{k: decode_column(k, v) for k, v in row.items() if k in names})
     assert mem.tags == ["t"] and mem.related_files == ["f.py"] and mem.metadata == {} and mem.pinned is False
+
+
+def test_row_decoder_fills_a_partial_row_and_shares_no_list(project_db):
+    add(project_db, NewMemory("first"), NewMemory("second"))
+    rows = rows_as_dicts(project_db.reads.conn().execute("SELECT * FROM memories ORDER BY id"))
+    one, two = (row_to_memory(r) for r in rows)
+    one.tags.append("x")
+    assert two.tags == [] and type(one) is Memory
+    partial = row_to_memory({"id": 5, "type": "note", "content": "c", "pinned": 1, "not_a_field": 2})
+    assert partial == Memory(id=5, type="note", content="c", pinned=True)

@@ -88,21 +88,21 @@ class LightMemory(Memory):
     modules_json: str = "[]"
 
 
-# A light row is built by filling its __dict__: the dataclass __init__ of Memory's 41 fields cost
-# ~8 us a row, a third of load_light for the few hundred candidates of a search. Its list and dict
-# fields it does not read are empty and immutable (a tuple, a read-only mapping), so writing to one
-# fails loudly instead of sharing state between rows; related_files/modules are assigned, not mutated.
-_LIGHT_DEFAULTS: dict[str, Any] = {
-    f.name: f.default if f.default is not MISSING else (() if f.default_factory is list else MappingProxyType({}))
-    for f in fields(LightMemory) if f.default is not MISSING or f.default_factory is not MISSING}
+# A light row is built by filling its __dict__ with the columns read: the dataclass __init__ of
+# Memory's 41 fields cost ~8 us a row, a third of load_light for the few hundred candidates of a
+# search. Every other field reads its class-level default: Memory's plain defaults, and for its list
+# and dict fields an empty, immutable one set on LightMemory below (a tuple, a read-only mapping), so
+# writing into one fails loudly instead of sharing state between rows; related_files/modules are
+# assigned, not mutated.
+for _field in fields(LightMemory):
+    if _field.default is MISSING and _field.default_factory is not MISSING:
+        setattr(LightMemory, _field.name, () if _field.default_factory is list else MappingProxyType({}))
 
 
 def _light_memory(values: dict[str, Any]) -> LightMemory:
     """A LightMemory with ``values`` and every other field at its (read-only) default."""
     mem = object.__new__(LightMemory)
-    state = mem.__dict__
-    state.update(_LIGHT_DEFAULTS)
-    state.update(values)
+    mem.__dict__.update(values)
     return mem
 
 

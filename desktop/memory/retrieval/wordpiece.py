@@ -150,6 +150,10 @@ def exact() -> bool:
 
 def _words_count(vocab: Vocabulary, words: list[str]) -> int:
     """Summed WordPiece counts of pre-tokenized words, each distinct word counted once."""
+    try:
+        return sum(map(_word_counts.__getitem__, words))  # every word seen before: the loop stays in C
+    except KeyError:
+        pass
     n = 0
     for word in words:
         c = _word_counts.get(word)
