@@ -100,7 +100,8 @@ def pack(results: Sequence[SearchResult], budget_tokens: int | None = None, phas
     budget = int(budget_tokens if budget_tokens is not None else phase_budget)
     blocks = _merge(results)
     names = list({b.file: None for b in blocks})
-    counted = token_counts([b.text() for b in blocks] + [f"## {f or _GENERAL}" for f in names])
+    block_texts = {id(b): b.text() for b in blocks}  # each built once: citations cost a few us each
+    counted = token_counts([*block_texts.values()] + [f"## {f or _GENERAL}" for f in names])
     costs = {id(b): n + 1 for b, n in zip(blocks, counted, strict=False)}
     header_cost = {f: n + 1 for f, n in zip(names, counted[len(blocks):], strict=True)}
     quota = {t: share * budget for t, share in allocation.items()}
@@ -139,7 +140,7 @@ def pack(results: Sequence[SearchResult], budget_tokens: int | None = None, phas
     for file, members in groups.items():
         lines = [f"## {file or _GENERAL}"]
         for b in members:
-            text = b.text()
+            text = block_texts[id(b)]
             lines.append(text)
             items.append(PackedItem([m.id for m in b.memories], text, costs[id(b)] - 1, file, b.type))
         sections.append("\n".join(lines))

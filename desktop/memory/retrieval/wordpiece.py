@@ -149,21 +149,22 @@ def exact() -> bool:
 
 
 def _words_count(vocab: Vocabulary, words: list[str]) -> int:
-    """Summed WordPiece counts of pre-tokenized words, each distinct word counted once."""
+    """Summed WordPiece counts of pre-tokenized words, each distinct word counted once.
+
+    The loops stay in C except over words never seen. A full cache is replaced, never
+    cleared in place, so a search on another thread summing over it cannot miss a word.
+    """
+    global _word_counts
+    cache = _word_counts
     try:
-        return sum(map(_word_counts.__getitem__, words))  # every word seen before: the loop stays in C
+        return sum(map(cache.__getitem__, words))
     except KeyError:
         pass
-    n = 0
-    for word in words:
-        c = _word_counts.get(word)
-        if c is None:
-            c = vocab.word_count(word)
-            if len(_word_counts) >= _CHUNK_CACHE:
-                _word_counts.clear()
-            _word_counts[word] = c
-        n += c
-    return n
+    if len(cache) >= _CHUNK_CACHE:
+        cache = _word_counts = {}
+    for word in set(words).difference(cache):
+        cache[word] = vocab.word_count(word)
+    return sum(map(cache.__getitem__, words))
 
 
 def _chunk_count(vocab: Vocabulary, chunk: str) -> int | None:
