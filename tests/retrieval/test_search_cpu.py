@@ -81,3 +81,12 @@ def test_row_decoder_fills_a_partial_row_and_shares_no_list(project_db):
     assert two.tags == [] and type(one) is Memory
     partial = row_to_memory({"id": 5, "type": "note", "content": "c", "pinned": 1, "not_a_field": 2})
     assert partial == Memory(id=5, type="note", content="c", pinned=True)
+
+
+def test_session_windows_are_read_by_primary_key_ranges_without_statistics(project_db):
+    """A new project has no ANALYZE statistics: the window query must still start from the ids."""
+    conn = project_db.reads.conn()
+    assert not conn.execute("SELECT name FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchall()
+    plan = " | ".join(str(r[-1]) for r in conn.execute("EXPLAIN QUERY PLAN " + P._WINDOWS_SQL, ("[1]", 3)))
+    assert plan.index("SCAN c") < plan.index("SEARCH m"), plan
+    assert "id>? AND id<?" in plan, plan

@@ -104,6 +104,12 @@ def graph_path(conn: Any, files: dict[str, float], k: int) -> list[tuple[int, fl
     return ranked[:k]
 
 
+# CROSS JOIN keeps the id list outside: without ANALYZE statistics (a new project) SQLite would
+# otherwise walk every live memory and test it against each window (measured: 30 ms a search).
+_WINDOWS_SQL = (f"SELECT m.id, m.session_id FROM json_each(?1) AS c CROSS JOIN memories AS m "
+                f"ON m.id BETWEEN c.value - ?2 AND c.value + ?2 WHERE {LIVE_SQL} AND m.session_id IS NOT NULL")
+
+
 def session_neighbours(conn: Any, ids: Sequence[int], window: int = 3,
                        known: dict[int, str | None] | None = None) -> dict[int, list[int]]:
     """For each memory, the live memories written just before and after it in the same session.
@@ -125,10 +131,7 @@ def session_neighbours(conn: Any, ids: Sequence[int], window: int = 3,
         # lookup per id (the rows of ids already known are read again, with the same sessions).
         centres = sorted({int(i) for i in ids if any(int(i) + d in probe for d in range(-window, window + 1))})
         session.update(dict.fromkeys(probe))
-        for mid, sid in conn.execute(
-                f"SELECT m.id, m.session_id FROM json_each(?1) AS c JOIN memories AS m "
-                f"ON m.id BETWEEN c.value - ?2 AND c.value + ?2 WHERE {LIVE_SQL} AND m.session_id IS NOT NULL",
-                (ids_param(centres), window)):
+        for mid, sid in conn.execute(_WINDOWS_SQL, (ids_param(centres), window)):
             session[int(mid)] = sid
     out: dict[int, list[int]] = {}
     for mid in ids:
