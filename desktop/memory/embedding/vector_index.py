@@ -196,7 +196,8 @@ class VectorIndex:
         """Exact cosine of ``query`` with each known id (re-scoring of other paths' candidates)."""
         q = np.ascontiguousarray(query, dtype=np.float32).reshape(self.dims)
         with self._lock:
-            pairs = [(int(m), self._slot[int(m)]) for m in ids if int(m) in self._slot]
+            slots = self._slot
+            pairs = [(m, slot) for m in map(int, ids) if (slot := slots.get(m)) is not None]
             if not pairs:
                 return {}
             recent = getattr(self._recent, "exact", None)

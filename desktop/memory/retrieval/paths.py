@@ -129,7 +129,10 @@ def session_neighbours(conn: Any, ids: Sequence[int], window: int = 3,
     if probe:
         # One primary-key range per memory whose window is not all known: ~30 % cheaper than a
         # lookup per id (the rows of ids already known are read again, with the same sessions).
-        centres = sorted({int(i) for i in ids if any(int(i) + d in probe for d in range(-window, window + 1))})
+        if session:
+            centres = sorted({int(i) for i in ids if any(int(i) + d in probe for d in range(-window, window + 1))})
+        else:  # nothing known yet (the search's first lookup): every window is read
+            centres = sorted(set(map(int, ids)))
         session.update(dict.fromkeys(probe))
         for mid, sid in conn.execute(_WINDOWS_SQL, (ids_param(centres), window)):
             session[int(mid)] = sid

@@ -55,6 +55,7 @@ SOURCE_TRUST: dict[str, float] = {
     "user_taught": 1.4, "agent_explicit": 1.2, "qa_auto": 1.1, "mcp_auto": 1.0, "commit_auto": 1.0,
     "imported": 1.0, "code_index": 1.0, "observer_inferred": 0.85,
 }
+_LOG1P_100 = math.log1p(100)
 _TRUST_NORM = 1.2  # trust is divided by this so agent-explicit memories keep their fused score
 
 _IDENTIFIER = re.compile(r"[a-z][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]|[\w-]+/[\w.-]+|\w\.(?:py|ts|tsx|js|rs|go|java|kt|"
@@ -90,6 +91,8 @@ def parse_time(value: str | None) -> datetime | None:
 
 
 def _days_since(value: str | None, now: datetime) -> float:
+    if not value:
+        return 0.0  # never used (most memories): no parse, no cache lookup
     when = parse_time(value)
     if when is None:
         return 0.0
@@ -120,7 +123,7 @@ def quality_multipliers(memory: Memory, phase: str | None, now: datetime) -> dic
     # Confidence matters, but a 0.5-confidence exact answer should still beat a vague 0.9 one.
     out["confidence"] = 0.6 + 0.4 * decayed_confidence(memory, now)
     recency = math.exp(-_days_since(memory.last_accessed_at, now) / 30.0)
-    frequency = math.log1p(memory.access_count) / math.log1p(100)
+    frequency = math.log1p(memory.access_count) / _LOG1P_100
     out["usage"] = 1.0 + 0.08 * recency + 0.07 * min(1.0, frequency)
     if memory.stale_at:
         out["stale"] = 0.7
