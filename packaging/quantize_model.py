@@ -16,7 +16,9 @@ MatMul runs in fp32. This script rewrites it once, at build/set-up time:
    per-tensor activation scales handle worst) stay fp32: quantising them too was
    ~14% faster but lost 0.013 R@10 / 0.008 nDCG@10 on LoCoMo (mean cosine
    0.9939 instead of 0.996);
-3. check quality against the original on ~200 varied texts from this
+3. replace each attention layer's key transpose chain by one ``Transpose``
+   (:func:`fuse_key_transposes`);
+4. check quality against the original on ~200 varied texts from this
    repository (cosine of the two embeddings of each text) and only then write
    ``resources/models/all-minilm-l6-v2/model.int8.onnx`` (atomically).
 
@@ -122,6 +124,57 @@ def fold_matmul_weights(model: onnx.ModelProto) -> tuple[int, int]:
     return len(folded), kept
 
 
+def fuse_key_transposes(model: onnx.ModelProto) -> int:
+    """Replace each attention layer's four-node key transpose by one ``Transpose``.
+
+    The exporter turns the keys ``[B, H, S, D]`` into ``[B, H, D, S]`` through
+    ``Transpose(0,2,1,3) -> Reshape(B*H, S, D) -> Transpose(0,2,1) -> Reshape(B, H, D, S)``
+    (plus the shape arithmetic feeding both reshapes); a single ``Transpose(0,2,3,1)`` of
+    the head view gives the same tensor. Eleven fewer nodes a layer: ~4 % of a query's
+    embedding time. Vectors move by float rounding only (cosine to before >= 0.9999997 on
+    600 texts; the LoCoMo cross-validation figures are unchanged). Returns how many chains
+    were replaced; the graph is modified in place.
+    """
+    from onnx import helper
+
+    graph = model.graph
+    producer = {out: node for node in graph.node for out in node.output}
+
+    def perm(node: onnx.NodeProto) -> list[int]:
+        return [int(v) for v in next(a for a in node.attribute if a.name == "perm").ints]
+
+    replace: dict[int, onnx.NodeProto] = {}
+    for node in graph.node:
+        chain = [node]
+        for op in ("Transpose", "Reshape", "Transpose"):
+            up = producer.get(chain[-1].input[0])
+            if up is None or up.op_type != op:
+                break
+            chain.append(up)
+        if node.op_type != "Reshape" or len(chain) != 4:
+            continue
+        _reshape_out, inner_t, _reshape_in, outer_t = chain
+        if perm(outer_t) != [0, 2, 1, 3] or perm(inner_t) != [0, 2, 1]:
+            continue
+        replace[id(node)] = helper.make_node("Transpose", [outer_t.input[0]], list(node.output),
+                                             name=f"{node.name}_keys_transposed", perm=[0, 2, 3, 1])
+    nodes = [replace.get(id(node), node) for node in graph.node]
+    outputs = {out.name for out in graph.output}
+    while True:  # drop what only fed the replaced chains
+        used = {name for node in nodes for name in node.input} | outputs
+        live = [node for node in nodes if any(out in used for out in node.output)]
+        if len(live) == len(nodes):
+            break
+        nodes = live
+    del graph.node[:]
+    graph.node.extend(nodes)
+    used = {name for node in nodes for name in node.input}
+    kept = [init for init in graph.initializer if init.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    return len(replace)
+
+
 def quantize(source: Path, target: Path) -> None:
     """Write the dynamically quantised (per-channel QInt8) model of ``source`` to ``target``."""
     import onnx
@@ -154,9 +207,11 @@ def quantize(source: Path, target: Path) -> None:
         finally:
             root.setLevel(level)
     quantized = onnx.load(str(target))
+    logger.info("simplified %d attention key transposes", fuse_key_transposes(quantized))
     entry = quantized.metadata_props.add()
     entry.key = METADATA_KEY
-    entry.value = "dynamic int8 per-channel MatMuls, FFN down-projections fp32 (packaging/quantize_model.py)"
+    entry.value = ("dynamic int8 per-channel MatMuls, FFN down-projections fp32, one key transpose per layer "
+                   "(packaging/quantize_model.py)")
     onnx.save(quantized, str(target))
 
 
