@@ -218,7 +218,8 @@ class VectorIndex:
             if live <= self.exact_limit:
                 method = "exact"
                 sims = _split_dot(self._vecs[:n], q)
-                sims[~self._alive[:n]] = -2.0
+                if live < n:  # removed vectors leave dead slots until a compaction
+                    sims[~self._alive[:n]] = -2.0
                 # Kept as is: the masked slots are dead, and similarities() only reads live ones.
                 self._recent.exact = (self._version, q.tobytes(), sims)
                 cand = np.arange(n)
@@ -232,7 +233,8 @@ class VectorIndex:
                 sims = _dot(self._vecs[cand], q)
                 sims[~self._alive[cand]] = -2.0
             kk = min(k, len(cand))
-            top = np.argpartition(-sims, kk - 1)[:kk] if kk < len(cand) else np.arange(len(cand))
+            # The kk largest, without negating the whole array first.
+            top = np.argpartition(sims, len(cand) - kk)[len(cand) - kk:] if kk < len(cand) else np.arange(len(cand))
             top = top[np.lexsort((self._ids[cand[top]], -sims[top]))]
             out = [(int(self._ids[cand[i]]), float(sims[i])) for i in top if sims[i] > -1.5]
         return out, method
