@@ -94,6 +94,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise CliError("give either a QUERY or --batch FILE")
     if args.limit < 1:
         raise CliError("--limit must be at least 1")
+    if args.query is not None and not args.query.strip():
+        raise CliError("the query is empty: give some words or identifiers to look for")
     requests: list[dict[str, Any]] = []
     if args.batch is not None:
         try:

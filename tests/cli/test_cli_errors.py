@@ -60,3 +60,13 @@ def test_list_on_a_damaged_database_is_one_line(tmp_path: Path, capsys: pytest.C
     code = cli_main.main(["list", "--project", str(root), "--data-dir", str(data)])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("engram: ") and err.count("\n") == 1 and "--move-aside" in err
+
+
+def test_an_empty_query_is_one_line_and_stores_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root, data = tmp_path / "proj", tmp_path / "data"
+    root.mkdir()
+    for query in ("", "   "):
+        code = cli_main.main(["search", query, "--project", str(root), "--data-dir", str(data)])
+        err = capsys.readouterr().err
+        assert code == 1 and err == "engram: the query is empty: give some words or identifiers to look for\n"
+    assert not data.exists() or not any(data.rglob("*.db"))

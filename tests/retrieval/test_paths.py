@@ -90,3 +90,22 @@ def test_session_neighbours(project_db):
     near = P.session_neighbours(project_db.reads.conn(), ids)
     assert near[ids[0]] == [ids[2]] and near[ids[2]] == [ids[0]]
     assert ids[3] not in near and ids[1] not in near
+
+
+def test_a_blank_query_embeds_nothing_but_touched_files_still_find(project_db, tiny):
+    """An empty prompt has no text to embed (its vector would rank every memory by noise); the files
+    an agent touched still reach the memories linked to them."""
+    ids = add(project_db, NewMemory("pool size is 10", related_files=["db/pool.py"]),
+              NewMemory("unrelated", related_files=["ui/theme.py"]))
+
+    def edges(tx):
+        tx.execute("INSERT INTO observer_co_access_edges(file_a, file_b, project_id, weight, last_observed_at) "
+                   "VALUES ('api/handler.py', 'db/pool.py', ?, 0.9, ?)", (tx.project_id, tx.now))
+    project_db.writer.run(FnOp("edges", edges))
+    pipe, _emb = pipeline(project_db, tiny)
+    blank = pipe.search("   ", limit=5)
+    assert blank.results == [] and blank.skipped["dense"] == "empty query"
+    near = pipe.search("", limit=5, touched_files=["api/handler.py"])
+    assert [r.memory.id for r in near.results] == [ids[0]]
+    assert pipe.search("pool size", limit=5).results[0].memory.id == ids[0]  # a real query embeds as before
+    pipe.close()

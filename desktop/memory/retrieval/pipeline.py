@@ -141,7 +141,8 @@ class RetrievalPipeline:
         resp.query_type = qtype
         filtered = bool(types or files or modules or scope or min_confidence is not None or exclude_ids)
         k = limits.candidates * (3 if filtered else 1)
-        fut = self._start_embedding(query)
+        blank = not query.strip()  # nothing to embed: the graph path (touched files) may still find something
+        fut = None if blank else self._start_embedding(query)
         conn = self.db.reads.conn()
         t = time.perf_counter()
         bm25, match = self.lexical.search(conn, query, k)
@@ -162,7 +163,12 @@ class RetrievalPipeline:
             if terms:
                 log.debug("prf expanded %r with %s", query, terms)
         t = time.perf_counter()
-        qvec, dense = self._dense(fut, k, resp)
+        qvec: np.ndarray | None = None
+        dense: list[tuple[int, float]] = []
+        if blank:
+            resp.skipped["dense"] = "empty query"
+        else:
+            qvec, dense = self._dense(fut, k, resp)
         resp.timings["dense"] = (time.perf_counter() - t) * 1000
         paths = {"bm25": bm25, "dense": dense, "graph": graph, "prf": prf}
         t = time.perf_counter()
