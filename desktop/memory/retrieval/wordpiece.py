@@ -28,6 +28,7 @@ import threading
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from desktop.memory.text.tokens import count_tokens
@@ -57,15 +58,11 @@ class Vocabulary:
     max_chars: int  # a longer word is one [UNK]
     specials: tuple[str, ...]  # added tokens ([CLS], [PAD], ...), lower-cased: left to the tokenizer
 
-    @property
+    @cached_property
     def has_special(self) -> Callable[[str], Any]:
         """A test for whether a lower-cased text contains a special token (one regex search)."""
-        found = _special_tests.get(self.specials)
-        if found is None:
-            pattern = "|".join(re.escape(t) for t in self.specials)
-            found = re.compile(pattern).search if pattern else (lambda _text: None)
-            _special_tests[self.specials] = found
-        return found
+        pattern = "|".join(re.escape(t) for t in self.specials)
+        return re.compile(pattern).search if pattern else (lambda _text: None)
 
     def word_count(self, word: str) -> int:
         """Tokens of one pre-tokenized, normalised word: greedy longest match, [UNK] when it fails."""
@@ -95,7 +92,6 @@ _chunk_counts: dict[str, int] = {}
 # chunk cache while their words are not: the words' counts are remembered too.
 _word_counts: dict[str, int] = {}
 _text_counts: dict[str, int] = {}
-_special_tests: dict[tuple[str, ...], Callable[[str], Any]] = {}
 
 
 def load_vocabulary() -> Vocabulary | None:
