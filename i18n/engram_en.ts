@@ -1947,42 +1947,42 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>ModelNotice</name>
     <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="25"/>
+        <location filename="../desktop/ui/session/setup_notice.py" line="26"/>
         <source>Open &amp;Settings…</source>
         <translation>Open &amp;Settings…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="26"/>
+        <location filename="../desktop/ui/session/setup_notice.py" line="27"/>
         <source>Take the guided &amp;tour</source>
         <translation>Take the guided &amp;tour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="27"/>
+        <location filename="../desktop/ui/session/setup_notice.py" line="28"/>
         <source>A sample project Engram creates for the tour; your projects are not touched</source>
         <translation>A sample project Engram creates for the tour; your projects are not touched</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="45"/>
+        <location filename="../desktop/ui/session/setup_notice.py" line="46"/>
         <source>&lt;b&gt;No model is set up for the agent.&lt;/b&gt;</source>
         <translation>&lt;b&gt;No model is set up for the agent.&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="47"/>
+        <location filename="../desktop/ui/session/setup_notice.py" line="48"/>
         <source>Ollama is running on this machine with %1. Choose Ollama and a model in Settings.</source>
         <translation>Ollama is running on this machine with %1. Choose Ollama and a model in Settings.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="50"/>
-        <source>Ollama is running on this machine but has no model yet: run &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, then choose it in Settings.</source>
-        <translation>Ollama is running on this machine but has no model yet: run &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, then choose it in Settings.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="53"/>
-        <source>Ollama was not found on this machine: install it from ollama.com and run &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, or use a hosted model.</source>
-        <translation>Ollama was not found on this machine: install it from ollama.com and run &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, or use a hosted model.</translation>
+        <location filename="../desktop/ui/session/setup_notice.py" line="51"/>
+        <source>Ollama is running on this machine but has no model yet: run &lt;code&gt;ollama pull %1&lt;/code&gt;, then choose it in Settings.</source>
+        <translation>Ollama is running on this machine but has no model yet: run &lt;code&gt;ollama pull %1&lt;/code&gt;, then choose it in Settings.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/session/setup_notice.py" line="55"/>
+        <source>Ollama was not found on this machine: install it from ollama.com and run &lt;code&gt;ollama pull %1&lt;/code&gt;, or use a hosted model.</source>
+        <translation>Ollama was not found on this machine: install it from ollama.com and run &lt;code&gt;ollama pull %1&lt;/code&gt;, or use a hosted model.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="58"/>
         <source>For a hosted model, choose OpenAI-compatible or Anthropic in Settings and add its API key (kept in the system keyring).</source>
         <translation>For a hosted model, choose OpenAI-compatible or Anthropic in Settings and add its API key (kept in the system keyring).</translation>
     </message>
@@ -2096,97 +2096,97 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>Onboarding</name>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="56"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="57"/>
         <source>Getting to know %1</source>
         <translation>Getting to know %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="71"/>
-        <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull qwen3-embedding:4b”, or choose a provider in Settings.</source>
-        <translation>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull qwen3-embedding:4b”, or choose a provider in Settings.</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="72"/>
+        <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull %1”, or choose a provider in Settings.</source>
+        <translation>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull %1”, or choose a provider in Settings.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="86"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="88"/>
         <source>Getting to know your project</source>
         <translation>Getting to know your project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="90"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="92"/>
         <source>Looking at the files…</source>
         <translation>Looking at the files…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="92"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="94"/>
         <source>&amp;Continue</source>
         <translation>&amp;Continue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="94"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="96"/>
         <source>Indexing goes on in the background</source>
         <translation>Indexing goes on in the background</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="112"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="114"/>
         <source>The code graph is not available; skipping indexing.</source>
         <translation>The code graph is not available; skipping indexing.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="129"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>Listing files</source>
         <translation>Listing files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="129"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>Reading code</source>
         <translation>Reading code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="130"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="132"/>
         <source>Linking symbols</source>
         <translation>Linking symbols</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="130"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="132"/>
         <source>Finding modules</source>
         <translation>Finding modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="133"/>
         <source>Remembering code</source>
         <translation>Remembering code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="133"/>
         <source>Mapping dependencies</source>
         <translation>Mapping dependencies</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="134"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="136"/>
         <source>%1: %2 of %3 files</source>
         <translation>%1: %2 of %3 files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="142"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="144"/>
         <source>Indexed %1 files in %2 modules.</source>
         <translation>Indexed %1 files in %2 modules.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="156"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="158"/>
         <source>Untick a rule to leave it out</source>
         <translation>Untick a rule to leave it out</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="158"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="160"/>
         <source>&amp;Import selected</source>
         <translation>&amp;Import selected</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="160"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="162"/>
         <source>&amp;Skip</source>
         <translation>&amp;Skip</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="182"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="184"/>
         <source>Found %n rules. Import them as memories?</source>
         <translation>
             <numerusform>Found %n rule. Import it as a memory?</numerusform>
@@ -2194,32 +2194,32 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="212"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="214"/>
         <source>Tell me if anything looks wrong — you are always the authority.</source>
         <translation>Tell me if anything looks wrong — you are always the authority.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="218"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="220"/>
         <source>&amp;Confirm</source>
         <translation>&amp;Confirm</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="220"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="222"/>
         <source>&amp;Forget</source>
         <translation>&amp;Forget</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="222"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="224"/>
         <source>Confirm &amp;all remaining</source>
         <translation>Confirm &amp;all remaining</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="224"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="226"/>
         <source>Right (your edits to the text are saved too)</source>
         <translation>Right (your edits to the text are saved too)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="240"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="242"/>
         <source>Review memories</source>
         <translation>Review memories</translation>
     </message>

@@ -1947,42 +1947,42 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>ModelNotice</name>
     <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="25"/>
+        <location filename="../desktop/ui/session/setup_notice.py" line="26"/>
         <source>Open &amp;Settings…</source>
         <translation>Ouvrir les &amp;Réglages…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="26"/>
+        <location filename="../desktop/ui/session/setup_notice.py" line="27"/>
         <source>Take the guided &amp;tour</source>
         <translation>Faire la &amp;visite guidée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="27"/>
+        <location filename="../desktop/ui/session/setup_notice.py" line="28"/>
         <source>A sample project Engram creates for the tour; your projects are not touched</source>
         <translation>Un projet d&apos;exemple créé par Engram pour la visite ; vos projets ne sont pas modifiés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="45"/>
+        <location filename="../desktop/ui/session/setup_notice.py" line="46"/>
         <source>&lt;b&gt;No model is set up for the agent.&lt;/b&gt;</source>
         <translation>&lt;b&gt;Aucun modèle n&apos;est configuré pour l&apos;agent.&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="47"/>
+        <location filename="../desktop/ui/session/setup_notice.py" line="48"/>
         <source>Ollama is running on this machine with %1. Choose Ollama and a model in Settings.</source>
         <translation>Ollama fonctionne sur cette machine avec %1. Choisissez Ollama et un modèle dans les Réglages.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="50"/>
-        <source>Ollama is running on this machine but has no model yet: run &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, then choose it in Settings.</source>
-        <translation>Ollama fonctionne sur cette machine mais n&apos;a encore aucun modèle : lancez &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, puis choisissez-le dans les Réglages.</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/session/setup_notice.py" line="53"/>
-        <source>Ollama was not found on this machine: install it from ollama.com and run &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, or use a hosted model.</source>
-        <translation>Ollama est introuvable sur cette machine : installez-le depuis ollama.com et lancez &lt;code&gt;ollama pull qwen2.5-coder&lt;/code&gt;, ou utilisez un modèle hébergé.</translation>
+        <location filename="../desktop/ui/session/setup_notice.py" line="51"/>
+        <source>Ollama is running on this machine but has no model yet: run &lt;code&gt;ollama pull %1&lt;/code&gt;, then choose it in Settings.</source>
+        <translation>Ollama fonctionne sur cette machine mais n&apos;a encore aucun modèle : lancez &lt;code&gt;ollama pull %1&lt;/code&gt;, puis choisissez-le dans les Réglages.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/session/setup_notice.py" line="55"/>
+        <source>Ollama was not found on this machine: install it from ollama.com and run &lt;code&gt;ollama pull %1&lt;/code&gt;, or use a hosted model.</source>
+        <translation>Ollama est introuvable sur cette machine : installez-le depuis ollama.com et lancez &lt;code&gt;ollama pull %1&lt;/code&gt;, ou utilisez un modèle hébergé.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/setup_notice.py" line="58"/>
         <source>For a hosted model, choose OpenAI-compatible or Anthropic in Settings and add its API key (kept in the system keyring).</source>
         <translation>Pour un modèle hébergé, choisissez « compatible OpenAI » ou Anthropic dans les Réglages et ajoutez sa clé d&apos;API (conservée dans le trousseau du système).</translation>
     </message>
@@ -2096,97 +2096,97 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>Onboarding</name>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="56"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="57"/>
         <source>Getting to know %1</source>
         <translation>Découverte de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="71"/>
-        <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull qwen3-embedding:4b”, or choose a provider in Settings.</source>
-        <translation>Aucun modèle de langage n’est configuré. Engram indexe quand même votre code, conserve et recherche les mémoires, et l’agent de démonstration hors ligne fonctionne. Sans mémoire, les agents redécouvrent votre code à chaque session : installez Ollama et lancez « ollama pull qwen3-embedding:4b », ou choisissez un fournisseur dans les Réglages.</translation>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="72"/>
+        <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull %1”, or choose a provider in Settings.</source>
+        <translation>Aucun modèle de langage n’est configuré. Engram indexe quand même votre code, conserve et recherche les mémoires, et l’agent de démonstration hors ligne fonctionne. Sans mémoire, les agents redécouvrent votre code à chaque session : installez Ollama et lancez « ollama pull %1 », ou choisissez un fournisseur dans les Réglages.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="86"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="88"/>
         <source>Getting to know your project</source>
         <translation>Découverte de votre projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="90"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="92"/>
         <source>Looking at the files…</source>
         <translation>Examen des fichiers…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="92"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="94"/>
         <source>&amp;Continue</source>
         <translation>&amp;Continuer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="94"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="96"/>
         <source>Indexing goes on in the background</source>
         <translation>L’indexation continue en arrière-plan</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="112"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="114"/>
         <source>The code graph is not available; skipping indexing.</source>
         <translation>Le graphe du code n’est pas disponible ; indexation ignorée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="129"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>Listing files</source>
         <translation>Liste des fichiers</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="129"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>Reading code</source>
         <translation>Lecture du code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="130"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="132"/>
         <source>Linking symbols</source>
         <translation>Liaison des symboles</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="130"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="132"/>
         <source>Finding modules</source>
         <translation>Recherche des modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="133"/>
         <source>Remembering code</source>
         <translation>Mémorisation du code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="133"/>
         <source>Mapping dependencies</source>
         <translation>Cartographie des dépendances</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="134"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="136"/>
         <source>%1: %2 of %3 files</source>
         <translation>%1 : %2 fichiers sur %3</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="142"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="144"/>
         <source>Indexed %1 files in %2 modules.</source>
         <translation>%1 fichiers indexés dans %2 modules.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="156"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="158"/>
         <source>Untick a rule to leave it out</source>
         <translation>Décochez une règle pour l’écarter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="158"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="160"/>
         <source>&amp;Import selected</source>
         <translation>&amp;Importer la sélection</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="160"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="162"/>
         <source>&amp;Skip</source>
         <translation>&amp;Passer</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="182"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="184"/>
         <source>Found %n rules. Import them as memories?</source>
         <translation>
             <numerusform>%n règle trouvée. L’importer comme mémoire ?</numerusform>
@@ -2194,32 +2194,32 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="212"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="214"/>
         <source>Tell me if anything looks wrong — you are always the authority.</source>
         <translation>Dites-moi si quelque chose semble faux — c’est toujours vous qui avez le dernier mot.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="218"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="220"/>
         <source>&amp;Confirm</source>
         <translation>&amp;Confirmer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="220"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="222"/>
         <source>&amp;Forget</source>
         <translation>&amp;Oublier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="222"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="224"/>
         <source>Confirm &amp;all remaining</source>
         <translation>Confirmer &amp;tout le reste</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="224"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="226"/>
         <source>Right (your edits to the text are saved too)</source>
         <translation>Juste (vos modifications du texte sont aussi enregistrées)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="240"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="242"/>
         <source>Review memories</source>
         <translation>Revoir les mémoires</translation>
     </message>

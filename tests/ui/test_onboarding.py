@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from ui_helpers import seed
 
+from desktop.agents.providers import DEFAULT_OLLAMA_MODEL
 from desktop.memory.store.rows import MemoryQuery
 from desktop.ui.adapters.portable import classify_rule, find_rule_files, parse_rules
 from desktop.ui.dialogs.onboarding import Onboarding
@@ -35,6 +36,8 @@ def test_onboarding_indexes_imports_and_reviews(qtbot, win) -> None:  # type: ig
     dialog.show()
     dialog.start()
     assert dialog.no_llm.isVisible() and "Ollama" in dialog.no_llm.text()
+    # The chat model the Ollama provider uses by default, not an embedding model (which sets up no agent).
+    assert f"ollama pull {DEFAULT_OLLAMA_MODEL}" in dialog.no_llm.text() and "embedding" not in dialog.no_llm.text()
     qtbot.waitUntil(lambda: dialog.index_finished() and len(dialog.proposed) == 3, timeout=20_000)
     qtbot.waitUntil(lambda: "Indexed" in dialog.index_label.text(), timeout=5000)
     assert "modules" in dialog.index_label.text()

@@ -130,6 +130,7 @@ def test_scripted_agent_refuses_a_user_project_and_writes_nothing(qtbot, win) ->
     assert win.project.memories.count() == before
     view.show_model_setup(ModelSetup("none", "", ollama_running=False))
     assert view.notice.isVisible() and "ollama.com" in view.notice.text.text()
+    assert "ollama pull qwen2.5-coder" in view.notice.text.text()  # the provider's default chat model
     view.show_model_setup(ModelSetup("none", "", ollama_running=True, ollama_models=["qwen2.5-coder:7b"]))
     assert "qwen2.5-coder:7b" in view.notice.text.text()
     view.show_model_setup(ModelSetup("ollama", "qwen2.5-coder:7b"))

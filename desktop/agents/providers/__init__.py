@@ -11,6 +11,8 @@ from desktop.agents.messages import Provider
 log = logging.getLogger("engram.agents")
 
 PROVIDERS = ("ollama", "openai", "anthropic", "scripted")
+# The local chat model Engram suggests and uses when Ollama is chosen without naming one.
+DEFAULT_OLLAMA_MODEL = "qwen2.5-coder"
 
 
 def api_key_for(service: str) -> str:
@@ -35,7 +37,7 @@ def make_provider(name: str, *, model: str = "", settings: Any | None = None,
         from desktop.agents.providers.ollama_provider import OllamaProvider
 
         host = options.pop("host", None) or (settings.ollama_host if settings else "http://127.0.0.1:11434")
-        return OllamaProvider(model or (settings.llm_model if settings else "") or "qwen2.5-coder",
+        return OllamaProvider(model or (settings.llm_model if settings else "") or DEFAULT_OLLAMA_MODEL,
                               host=host, **options)
     if name == "openai":
         from desktop.agents.providers.openai_compat import OpenAICompatProvider

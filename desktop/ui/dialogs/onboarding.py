@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.agents.providers import DEFAULT_OLLAMA_MODEL
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.types import Memory
 from desktop.ui.adapters.portable import scan_rule_files
@@ -70,7 +71,8 @@ class Onboarding(QDialog):
         self.no_llm = QLabel(self.tr(
             "No language model is set up. Engram still indexes your code, keeps and searches memories, and "
             "the offline demo agent works. Agents without memory rediscover your codebase every session: "
-            "install Ollama and run “ollama pull qwen3-embedding:4b”, or choose a provider in Settings."))
+            "install Ollama and run “ollama pull %1”, or choose a provider in Settings.")
+            .replace("%1", DEFAULT_OLLAMA_MODEL))
         self.no_llm.setObjectName("noLlmNote")
         self.no_llm.setWordWrap(True)
         self.no_llm.setVisible(not llm_configured)

@@ -8,6 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop.agents.model_setup import ModelSetup
+from desktop.agents.providers import DEFAULT_OLLAMA_MODEL
 
 
 class ModelNotice(QFrame):
@@ -48,10 +49,12 @@ class ModelNotice(QFrame):
                                  "Settings.").replace("%1", html.escape(", ".join(setup.ollama_models[:4]))))
         elif setup.ollama_running:
             lines.append(self.tr("Ollama is running on this machine but has no model yet: run "
-                                 "<code>ollama pull qwen2.5-coder</code>, then choose it in Settings."))
+                                 "<code>ollama pull %1</code>, then choose it in Settings.")
+                         .replace("%1", DEFAULT_OLLAMA_MODEL))
         else:
             lines.append(self.tr("Ollama was not found on this machine: install it from ollama.com and run "
-                                 "<code>ollama pull qwen2.5-coder</code>, or use a hosted model."))
+                                 "<code>ollama pull %1</code>, or use a hosted model.")
+                         .replace("%1", DEFAULT_OLLAMA_MODEL))
         lines.append(self.tr("For a hosted model, choose OpenAI-compatible or Anthropic in Settings and add "
                              "its API key (kept in the system keyring)."))
         self.text.setText("<br>".join(lines))
