@@ -2165,28 +2165,39 @@ Long-term memory for AI coding agents.</translation>
         <source>%1: %2 of %3 files</source>
         <translation>%1: %2 of %3 files</translation>
     </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="144"/>
-        <source>Indexed %1 files in %2 modules.</source>
-        <translation>Indexed %1 files in %2 modules.</translation>
+    <message numerus="yes">
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="145"/>
+        <source>Indexed %n files</source>
+        <translation>
+            <numerusform>Indexed %n file</numerusform>
+            <numerusform>Indexed %n files</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="146"/>
+        <source>in %n modules.</source>
+        <translation>
+            <numerusform>in %n module.</numerusform>
+            <numerusform>in %n modules.</numerusform>
+        </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="158"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="159"/>
         <source>Untick a rule to leave it out</source>
         <translation>Untick a rule to leave it out</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="160"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="161"/>
         <source>&amp;Import selected</source>
         <translation>&amp;Import selected</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="162"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="163"/>
         <source>&amp;Skip</source>
         <translation>&amp;Skip</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="184"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="185"/>
         <source>Found %n rules. Import them as memories?</source>
         <translation>
             <numerusform>Found %n rule. Import it as a memory?</numerusform>
@@ -2194,32 +2205,32 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="214"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="215"/>
         <source>Tell me if anything looks wrong — you are always the authority.</source>
         <translation>Tell me if anything looks wrong — you are always the authority.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="220"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="221"/>
         <source>&amp;Confirm</source>
         <translation>&amp;Confirm</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="222"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="223"/>
         <source>&amp;Forget</source>
         <translation>&amp;Forget</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="224"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="225"/>
         <source>Confirm &amp;all remaining</source>
         <translation>Confirm &amp;all remaining</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="226"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="227"/>
         <source>Right (your edits to the text are saved too)</source>
         <translation>Right (your edits to the text are saved too)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="242"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="243"/>
         <source>Review memories</source>
         <translation>Review memories</translation>
     </message>

@@ -2165,28 +2165,39 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <source>%1: %2 of %3 files</source>
         <translation>%1 : %2 fichiers sur %3</translation>
     </message>
-    <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="144"/>
-        <source>Indexed %1 files in %2 modules.</source>
-        <translation>%1 fichiers indexés dans %2 modules.</translation>
+    <message numerus="yes">
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="145"/>
+        <source>Indexed %n files</source>
+        <translation>
+            <numerusform>%n fichier indexé</numerusform>
+            <numerusform>%n fichiers indexés</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="146"/>
+        <source>in %n modules.</source>
+        <translation>
+            <numerusform>dans %n module.</numerusform>
+            <numerusform>dans %n modules.</numerusform>
+        </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="158"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="159"/>
         <source>Untick a rule to leave it out</source>
         <translation>Décochez une règle pour l’écarter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="160"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="161"/>
         <source>&amp;Import selected</source>
         <translation>&amp;Importer la sélection</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="162"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="163"/>
         <source>&amp;Skip</source>
         <translation>&amp;Passer</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="184"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="185"/>
         <source>Found %n rules. Import them as memories?</source>
         <translation>
             <numerusform>%n règle trouvée. L’importer comme mémoire ?</numerusform>
@@ -2194,32 +2205,32 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="214"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="215"/>
         <source>Tell me if anything looks wrong — you are always the authority.</source>
         <translation>Dites-moi si quelque chose semble faux — c’est toujours vous qui avez le dernier mot.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="220"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="221"/>
         <source>&amp;Confirm</source>
         <translation>&amp;Confirmer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="222"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="223"/>
         <source>&amp;Forget</source>
         <translation>&amp;Oublier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="224"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="225"/>
         <source>Confirm &amp;all remaining</source>
         <translation>Confirmer &amp;tout le reste</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="226"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="227"/>
         <source>Right (your edits to the text are saved too)</source>
         <translation>Juste (vos modifications du texte sont aussi enregistrées)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="242"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="243"/>
         <source>Review memories</source>
         <translation>Revoir les mémoires</translation>
     </message>

@@ -34,7 +34,11 @@ def install_translators(app: QApplication, language: str) -> list[QTranslator]:
     locale = QLocale.system() if language in ("", "system") else QLocale(language)
     loaded: list[QTranslator] = []
     ours = QTranslator(app)
-    if ours.load(locale, "engram", "_", str(resource_path("i18n"))):
+    folder = str(resource_path("i18n"))
+    found = ours.load(locale, "engram", "_", folder)
+    # Without a translation for this locale, the English one still gives English its plural forms
+    # ("1 module", not the source text's "1 modules").
+    if found or ours.load("engram_en", folder):
         app.installTranslator(ours)
         loaded.append(ours)
     qt = QTranslator(app)
@@ -42,7 +46,7 @@ def install_translators(app: QApplication, language: str) -> list[QTranslator]:
         app.installTranslator(qt)
         loaded.append(qt)
     _installed.extend(loaded)
-    if not loaded or ours not in loaded:
+    if not found:
         log.info("no Engram translation for %s; using English", locale.name())
     return loaded
 

@@ -40,7 +40,10 @@ def test_onboarding_indexes_imports_and_reviews(qtbot, win) -> None:  # type: ig
     assert f"ollama pull {DEFAULT_OLLAMA_MODEL}" in dialog.no_llm.text() and "embedding" not in dialog.no_llm.text()
     qtbot.waitUntil(lambda: dialog.index_finished() and len(dialog.proposed) == 3, timeout=20_000)
     qtbot.waitUntil(lambda: "Indexed" in dialog.index_label.text(), timeout=5000)
-    assert "modules" in dialog.index_label.text()
+    report = dialog._report
+    files, modules = report.indexed + report.unchanged, report.modules
+    assert dialog.index_label.text() == (f"Indexed {files} file{'s' * (files != 1)} "
+                                         f"in {modules} module{'s' * (modules != 1)}.")
     dialog.index_next.click()
     assert dialog.pages.currentIndex() == 1 and dialog.rules_list.count() == 3
     dialog.rules_list.item(1).setCheckState(Qt.CheckState.Unchecked)   # per-item review

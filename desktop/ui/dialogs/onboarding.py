@@ -141,8 +141,9 @@ class Onboarding(QDialog):
             self.bar.setRange(0, 1)
             self.bar.setValue(1)
             if r is not None:
-                self.index_label.setText(self.tr("Indexed %1 files in %2 modules.")
-                                         .replace("%1", str(r.indexed + r.unchanged)).replace("%2", str(r.modules)))
+                # Two plural counts, so two fragments: Qt's plural forms take one %n per string.
+                self.index_label.setText(self.tr("Indexed %n files", "", r.indexed + r.unchanged) + " "
+                                         + self.tr("in %n modules.", "", r.modules))
 
     def index_finished(self) -> bool:
         """True once the first index has finished (or there was nothing to index)."""
