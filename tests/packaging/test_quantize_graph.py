@@ -76,3 +76,21 @@ def test_the_built_model_has_one_key_transpose_per_layer() -> None:
     model = onnx.load(str(dynamic_int8_model_path()), load_external_data=False)
     perms = [list(a.ints) for n in model.graph.node if n.op_type == "Transpose" for a in n.attribute]
     assert perms.count([0, 2, 3, 1]) == 6 and [0, 2, 1] not in perms
+
+
+def test_bootstrap_rebuilds_a_model_of_an_older_recipe() -> None:
+    """scripts/bootstrap.sh greps the built model for part of RECIPE; the two must not drift apart."""
+    quantize_model = _quantize_module()
+    script = (ROOT / "scripts" / "bootstrap.sh").read_text(encoding="utf-8")
+    needle = script.split('grep -qF "', 1)[1].split('"', 1)[0]
+    assert needle and needle in quantize_model.RECIPE
+
+
+def test_built_recipe_reads_what_quantize_records(tmp_path: Path) -> None:
+    quantize_model = _quantize_module()
+    model = _key_chain_model()
+    assert quantize_model.built_recipe(tmp_path / "missing.onnx") is None
+    entry = model.metadata_props.add()
+    entry.key, entry.value = quantize_model.METADATA_KEY, quantize_model.RECIPE
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    assert quantize_model.built_recipe(tmp_path / "m.onnx") == quantize_model.RECIPE
