@@ -49,6 +49,7 @@ def test_mcp_tools_and_resource(project: Any) -> None:
         tools = {t.name for t in (await s.list_tools()).tools}
         out = {"tools": tools}
         out["search"] = _text(await s.call_tool("search_memory", {"query": "deploys release"}))
+        out["blank"] = _text(await s.call_tool("search_memory", {"query": "   "}))
         out["record"] = _text(await s.call_tool("record_memory", {"content": "mcp learned: tests need redis",
                                                                   "type": "gotcha"}))
         out["recipe"] = _text(await s.call_tool("get_workflow_recipe", {"task": "deploy"}))
@@ -68,6 +69,7 @@ def test_mcp_tools_and_resource(project: Any) -> None:
     out = anyio.run(_client, project, body)
     assert {"search_memory", "record_memory", "get_workflow_recipe", "analyze_impact", "pin", "forget"} <= out["tools"]
     assert f"#{pinned}" in out["search"]
+    assert out["blank"] == "No memory matches '   '."  # a blank query ranks nothing by noise
     assert "Recorded as memory" in out["record"]
     assert "analyze" not in out["impact"] or out["impact"]
     assert f"#{pinned}" in out["resource"]
