@@ -148,13 +148,15 @@ def fuse_key_transposes(model: onnx.ModelProto) -> int:
 
     replace: dict[int, onnx.NodeProto] = {}
     for node in graph.node:
+        if node.op_type != "Reshape":
+            continue
         chain = [node]
         for op in ("Transpose", "Reshape", "Transpose"):
             up = producer.get(chain[-1].input[0])
             if up is None or up.op_type != op:
                 break
             chain.append(up)
-        if node.op_type != "Reshape" or len(chain) != 4:
+        if len(chain) != 4:
             continue
         _reshape_out, inner_t, _reshape_in, outer_t = chain
         if perm(outer_t) != [0, 2, 1, 3] or perm(inner_t) != [0, 2, 1]:

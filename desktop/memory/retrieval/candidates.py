@@ -97,6 +97,7 @@ class LightMemory(Memory):
 for _field in fields(LightMemory):
     if _field.default is MISSING and _field.default_factory is not MISSING:
         setattr(LightMemory, _field.name, () if _field.default_factory is list else MappingProxyType({}))
+del _field
 
 
 def _light_memory(values: dict[str, Any]) -> LightMemory:

@@ -45,6 +45,7 @@ _ASCII_PIECES = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
 _SPLIT_DISAGREE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _CHUNK_CACHE = 65536
+_WORD_CACHE = 65536
 _TEXT_CACHE = 4096
 _PARALLEL_FROM = 64
 
@@ -88,8 +89,7 @@ _vocab: Vocabulary | None = None
 _tokenizer: Any = None
 _failed: set[str] = set()
 _chunk_counts: dict[str, int] = {}
-# Chunks carry their punctuation and identifiers ("parse_args(argv),"), so most are new to the
-# chunk cache while their words are not: the words' counts are remembered too.
+# Whole texts are mostly new to a search (its results), their words mostly not: both are remembered.
 _word_counts: dict[str, int] = {}
 _text_counts: dict[str, int] = {}
 
@@ -156,7 +156,7 @@ def _words_count(vocab: Vocabulary, words: list[str]) -> int:
         return sum(map(cache.__getitem__, words))
     except KeyError:
         pass
-    if len(cache) >= _CHUNK_CACHE:
+    if len(cache) >= _WORD_CACHE:
         cache = _word_counts = {}
     for word in set(words).difference(cache):
         cache[word] = vocab.word_count(word)
