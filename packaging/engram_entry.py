@@ -574,6 +574,12 @@ def enable_fault_dumps() -> None:
 def run(argv: Sequence[str] | None = None) -> int:
     """Start the app (or the smoke test) with the checks above."""
     argv = list(sys.argv if argv is None else argv)
+    if argv[1:2] == ["--cli"]:
+        # Hooks, the warm service and the MCP server run the bundle headless (desktop/agents/launch.py):
+        # the command line, never the window.
+        from desktop.cli.main import main as cli_main
+
+        return cli_main(argv[2:])
     enable_fault_dumps()
     level = logging.DEBUG if os.environ.get("ENGRAM_DEBUG") else logging.INFO
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

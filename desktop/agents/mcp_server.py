@@ -17,8 +17,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import shutil
-import sys
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
@@ -197,14 +195,15 @@ def serve(project_dir: Path, *, data_dir: Path | None = None) -> None:
 
 
 def launch_command(project_dir: Path, data_dir: Path | None = None) -> tuple[str, list[str]]:
-    """The command an MCP client should run: the ``engram`` executable, else this Python."""
-    exe = shutil.which("engram")
+    """The command an MCP client should run: this installation's absolute entry point (never
+    ``python -m`` from the client's working folder, which is a repository: see launch.py)."""
+    from desktop.agents.launch import engram_argv
+
     args = ["mcp", "--project", str(Path(project_dir).resolve())]
     if data_dir is not None:
         args += ["--data-dir", str(Path(data_dir).expanduser().resolve())]
-    if exe:
-        return exe, args
-    return sys.executable, ["-m", "desktop.cli.main", *args]
+    exe, *prefix = engram_argv()
+    return exe, [*prefix, *args]
 
 
 def client_config(project_dir: Path, client: str = "all", data_dir: Path | None = None) -> dict[str, Any]:

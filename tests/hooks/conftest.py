@@ -55,7 +55,7 @@ def engram_bin(tmp_path: Path) -> Path:
     folder = tmp_path / "bin"
     folder.mkdir()
     script = folder / "engram"
-    script.write_text(f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -m desktop.cli.main \"$@\"\n",
+    script.write_text(f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -P -m desktop.cli.main \"$@\"\n",
                       encoding="utf-8")
     script.chmod(0o755)
     return folder

@@ -21,7 +21,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import tomllib
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from typing import Any
 from desktop.agents.hooks.protocol import AGENTS, NATIVE_EVENTS, SESSION_END, STOP
 from desktop.memory.store.errors import ValidationError
 
-OURS = re.compile(r"(?:engram|desktop\.cli\.main)\S*\s+hook\s+[\w-]+\s+--agent\s")
+OURS = re.compile(r"(?:engram\S*|desktop\.cli\.main|--cli)\s+hook\s+[\w-]+\s+--agent\s")
 FEATURE_LINE = "codex_hooks = true  # added by engram hooks install"
 FEATURES_HEADER = "[features]  # added by engram hooks install"
 #: Seconds each agent lets a hook run before killing it (above the handler's own budget).
@@ -65,9 +64,15 @@ def settings_path(agent: str, scope: str, project: Path, home: Path) -> Path:
 
 
 def engram_command() -> list[str]:
-    """How a hook runs Engram: the ``engram`` script when on PATH, else this Python."""
-    exe = shutil.which("engram")
-    return [exe] if exe else [sys.executable, "-m", "desktop.cli.main"]
+    """How a hook runs Engram: by this installation's absolute entry point.
+
+    Agents run hooks in the repository they work in, so the command must not let that folder
+    choose the code (no ``python -m`` with the working folder on ``sys.path``, no ``engram``
+    found through a relative ``PATH`` entry): see desktop/agents/launch.py.
+    """
+    from desktop.agents.launch import engram_argv
+
+    return engram_argv()
 
 
 def hook_command(agent: str, event: str, data_dir: Path | None) -> str:

@@ -17,13 +17,13 @@ import json
 import logging
 import os
 import socket
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop.agents.hooks.peer import peer_uid, private_folder, private_socket
 from desktop.agents.hooks.protocol import BadPayload, HookCall, from_dict
 
 if TYPE_CHECKING:  # the hook client (a new process per agent event) never serves
@@ -36,24 +36,53 @@ IDLE_ENV = "ENGRAM_SERVE_IDLE"  # seconds an on-demand service waits for the nex
 MAX_REQUEST = 4 * 1024 * 1024
 
 
+#: A socket path must fit ``sockaddr_un.sun_path`` (108 bytes on Linux, 104 on macOS).
+MAX_SOCKET_PATH = 100
+
+
 def socket_path(data_dir: Path) -> Path:
-    """The service socket for this data folder, in the user's runtime folder."""
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    folder = Path(base) / "engram" if base and Path(base).is_dir() else \
-        Path(tempfile.gettempdir()) / f"engram-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    """The service socket for this data folder, in a folder only this user can enter.
+
+    The user's runtime folder (``$XDG_RUNTIME_DIR``, private by definition) when there is one;
+    else ``run/`` inside the data folder; the shared temp folder only when that path is too long
+    for a socket (there another user could create the folder first: see :func:`ask`).
+    """
     digest = hashlib.sha256(str(Path(data_dir).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    return folder / f"hooks-{digest}.sock"
+    name = f"hooks-{digest}.sock"
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if base and os.path.isabs(base) and Path(base).is_dir():
+        return Path(base) / "engram" / name
+    own = Path(data_dir).resolve() / "run" / name
+    if len(os.fsencode(own)) <= MAX_SOCKET_PATH:
+        return own
+    return Path(tempfile.gettempdir()) / f"engram-{os.getuid() if hasattr(os, 'getuid') else 'user'}" / name
+
+
+def trusted(path: Path) -> bool:
+    """True when the socket and its folder are this user's alone (never talk to another's)."""
+    if private_folder(path.parent) and private_socket(path):
+        return True
+    log.warning("refusing the hook service socket %s: its folder or socket is not this user's alone", path)
+    return False
 
 
 def ask(data_dir: Path, call: HookCall, token_budget: int | None, *, timeout: float) -> str | None:
-    """The service's answer; None when no service listens (the caller answers inline)."""
+    """The service's answer; None when no trusted service listens (the caller answers inline).
+
+    The folder and socket must be this user's with no access for others, and the process that
+    listens must run as this user (its credentials from the kernel): otherwise nothing is sent.
+    """
     path = socket_path(data_dir)
-    if not path.exists():
+    if not path.exists() or not trusted(path):
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(min(0.2, timeout))
     try:
         sock.connect(str(path))
+        if peer_uid(sock) != os.getuid():
+            log.warning("refusing the hook service on %s: it runs as another user", path)
+            sock.close()
+            return None
     except OSError:
         sock.close()
         return None
@@ -77,13 +106,21 @@ def ask(data_dir: Path, call: HookCall, token_budget: int | None, *, timeout: fl
 
 
 def start_in_background(data_dir: Path) -> None:
-    """Launch ``engram serve`` detached (for the next hook); never waits for it."""
+    """Launch ``engram serve`` detached (for the next hook); never waits for it.
+
+    By Engram's absolute entry point, in the data folder: the agent's working folder is a
+    repository, and nothing in it may decide what code runs (see desktop/agents/launch.py).
+    """
     import subprocess
+
+    from desktop.agents.launch import engram_argv, spawn_environment
 
     try:
         idle = os.environ.get(IDLE_ENV) or str(IDLE_S)
-        subprocess.Popen([sys.executable, "-m", "desktop.cli.main", "serve", "--data-dir", str(data_dir),
-                          "--idle", idle],
+        home = Path(data_dir).resolve()
+        home.mkdir(parents=True, exist_ok=True)
+        subprocess.Popen([*engram_argv(), "serve", "--data-dir", str(home), "--idle", idle],
+                         cwd=str(home), env=spawn_environment(),
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True, close_fds=True)
     except OSError as exc:
@@ -158,6 +195,10 @@ class HookService:
 
         path = socket_path(self.data_dir)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder = os.lstat(path.parent)
+        if folder.st_uid != os.getuid() or not os.path.isdir(path.parent) or os.path.islink(path.parent):
+            log.warning("not serving: %s belongs to another user (hooks answer inline)", path.parent)
+            return
         os.chmod(path.parent, 0o700)
         if path.exists():
             probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -173,6 +214,13 @@ class HookService:
 
         class Handler(socketserver.StreamRequestHandler):
             def handle(self) -> None:
+                try:
+                    uid = peer_uid(self.connection)
+                except OSError:
+                    uid = None
+                if uid != os.getuid():  # the folder is private; this is the second lock
+                    log.warning("service refused a connection from uid %s", uid)
+                    return
                 line = self.rfile.readline(MAX_REQUEST)
                 try:
                     output = service.answer(json.loads(line))
