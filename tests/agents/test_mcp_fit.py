@@ -69,7 +69,11 @@ def test_print_config_keeps_data_dir_and_scope(tmp_path: Path, capsys: pytest.Ca
     assert main(["mcp", "--project", str(tmp_path), "--data-dir", str(data), "--print-config"]) == 0
     cfg = json.loads(capsys.readouterr().out)
     entry = cfg["claude-code"]["json"]["mcpServers"]["engram"]
-    assert entry["command"] == str(script)
+    # This installation's own entry point, never whatever `engram` a PATH finds (issue 27: a
+    # relative PATH entry could name a repository's script).
+    from desktop.agents.launch import engram_argv
+
+    assert entry["command"] == engram_argv()[0] and Path(entry["command"]).is_absolute()
     assert entry["args"][-2:] == ["--data-dir", str(data.resolve())]
     assert cfg["claude-code"]["command"].startswith("claude mcp add --scope project engram -- ")
     assert "--data-dir" in cfg["codex"]["toml"]

@@ -45,7 +45,8 @@ def test_claude_code_session_gets_memory_from_hooks(payments_dir: Path, data_dir
                                text=True, timeout=60)
     assert installed.returncode == 0, installed.stderr
     settings = json.loads((payments_dir / ".claude" / "settings.local.json").read_text(encoding="utf-8"))
-    assert set(settings["hooks"]) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"}
+    assert set(settings["hooks"]) == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+                                      "PostToolUseFailure", "Stop", "SessionEnd"}
 
     with ScriptedClaudeModel(script) as model:
         env = {**hook_env, "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-test"}
@@ -65,15 +66,16 @@ def test_claude_code_session_gets_memory_from_hooks(payments_dir: Path, data_dir
     # Prompt submit: the memory relevant to the prompt; never the candidate.
     assert f'<memory id=\\"{relevant}\\"' in first
     assert f'id=\\"{memories["candidate"]}\\"' not in json.dumps(requests)
-    # The file's gotcha arrives only after the agent read the file.
-    assert f'<memory id=\\"{gotcha}\\"' not in first
-    assert f'<memory id=\\"{gotcha}\\"' in after_read and "customers pay 100x" in after_read
+    # The file's gotcha is said when the agent is about to read the file (PreToolUse), and Claude
+    # Code hands it to the model with that call's result.
+    assert f"[Memory #{gotcha}]" not in first
+    assert f"[Memory #{gotcha}]" in after_read and "customers pay 100x" in after_read
     assert "round(amount * 100)" in (payments_dir / "core" / "payments.py").read_text(encoding="utf-8")
 
     told = db_rows(data_dir, payments_dir, "SELECT event, memory_id, cited FROM external_injections "
                                            "WHERE session_id = ? ORDER BY id", (session_id,))
     assert (("session_start", pinned, 1) in told and ("prompt", relevant, 0) in told
-            and ("after_tool", gotcha, 1) in told), told
+            and ("before_tool", gotcha, 1) in told), told
     # The observer holds the session's events and learned from it.
     seen = db_rows(data_dir, payments_dir, "SELECT count(*) FROM observer_seen_events WHERE session_id = ?",
                    (session_id,))[0][0]

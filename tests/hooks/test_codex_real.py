@@ -49,12 +49,13 @@ def test_codex_session_gets_memory_from_hooks(payments_dir: Path, data_dir: Path
     assert f"#{pinned} [DECISION]" in first and "cite it inline as [Memory #" in first  # session start (plain)
     assert f"#{relevant} [GOTCHA]" in first  # the prompt's memory
     assert f"#{memories['candidate']} [" not in json.dumps(requests)
-    assert f"#{gotcha} [GOTCHA]" not in first and f"#{gotcha} [GOTCHA]" in after_read  # after `cat`
+    # The file's gotcha is said before `cat` reads it (PreToolUse), and reaches the model with its result.
+    assert f"[Memory #{gotcha}]" not in first and f"[Memory #{gotcha}]" in after_read
     sessions = db_rows(data_dir, payments_dir, "SELECT DISTINCT session_id FROM external_injections "
                                                "WHERE agent = 'codex'")
     assert len(sessions) == 1
     told = db_rows(data_dir, payments_dir, "SELECT event, memory_id, cited FROM external_injections "
                                            "WHERE session_id = ?", (sessions[0][0],))
-    assert ("after_tool", gotcha, 1) in told and ("session_start", pinned, 1) in told, told
+    assert ("before_tool", gotcha, 1) in told and ("session_start", pinned, 1) in told, told
     uses = dict(db_rows(data_dir, payments_dir, "SELECT id, access_count FROM memories"))
     assert uses[gotcha] == 1 and uses[relevant] == 0

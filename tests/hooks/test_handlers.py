@@ -80,14 +80,16 @@ def test_candidates_and_needs_review_never_injected(project: Any, memories: dict
         pytest.xfail("needs_review filtering of T1 lands in the core with issue 14")
 
 
-def test_after_tool_shows_a_gotcha_once_and_observes_live(project: Any, memories: dict[str, int]) -> None:
+def test_before_tool_shows_a_gotcha_once_and_after_tool_observes_live(project: Any,
+                                                                     memories: dict[str, int]) -> None:
     h = Handlers(project)
     root = project.info.root
-    read = {"tool_name": "Read", "tool_input": {"file_path": str(root / "core/payments.py")},
-            "tool_response": {"type": "text", "file": {"content": "def charge..."}}, "tool_use_id": "t1"}
-    first = h.handle(call(project, "after-tool", **read))
-    assert f'id="{memories["gotcha"]}"' in first and "core/payments.py" in first
-    assert h.handle(call(project, "after-tool", **{**read, "tool_use_id": "t2"})) == ""
+    read = {"tool_name": "Read", "tool_input": {"file_path": str(root / "core/payments.py")}, "tool_use_id": "t1"}
+    first = h.handle(call(project, "before-tool", **read))
+    assert f"[Memory #{memories['gotcha']}]" in first and "euros" in first
+    assert h.handle(call(project, "before-tool", **{**read, "tool_use_id": "t2"})) == ""  # once a session
+    done = {**read, "tool_response": {"type": "text", "file": {"content": "def charge..."}}}
+    assert h.handle(call(project, "after-tool", **done)) == ""  # Claude Code heard it before the call
     assert h.handle(call(project, "after-tool", tool_name="Bash", tool_input={"command": "ls"},
                          tool_response={"stdout": "core"}, tool_use_id="t3")) == ""
     flush(project)
@@ -131,10 +133,10 @@ def test_citations_count_once_and_unshown_citations_are_recorded(project: Any, m
                                                 "model": "gpt-5", "transcript_path": None}),
     ("codex", "prompt", "UserPromptSubmit", {"hook_event_name": "UserPromptSubmit", "turn_id": "t",
                                              "prompt": "Is the refund webhook handler idempotent?"}),
-    ("codex", "after-tool", "PostToolUse", {"hook_event_name": "PostToolUse", "tool_name": "apply_patch",
+    ("codex", "before-tool", "PreToolUse", {"hook_event_name": "PreToolUse", "tool_name": "apply_patch",
                                             "tool_input": {"input": "*** Begin Patch\n*** Update File: "
                                                                     "core/payments.py\n@@\n-a\n+b\n*** End Patch"},
-                                            "tool_response": "Success"}),
+                                            "tool_use_id": "c1", "turn_id": "t"}),
     ("gemini", "session-start", "SessionStart", {"hook_event_name": "SessionStart", "source": "startup",
                                                  "timestamp": "2026-01-01T00:00:00Z"}),
     ("gemini", "prompt", "BeforeAgent", {"hook_event_name": "BeforeAgent",
@@ -153,7 +155,7 @@ def test_codex_and_gemini_payloads(hook_env: dict[str, str], payments_dir: Path,
     assert done.returncode == 0 and done.stderr == ""
     out = json.loads(done.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == native
-    want = {"session-start": "pinned", "prompt": "prompt", "after-tool": "gotcha"}[event]
+    want = {"session-start": "pinned", "prompt": "prompt", "before-tool": "gotcha", "after-tool": "gotcha"}[event]
     # Codex gets plain text ("#12 [GOTCHA] ..."), Gemini Markdown ("[#12]"), both citable by id
     assert re.search(rf'(?:#|id="){memories[want]}\b', out["additionalContext"]), out["additionalContext"]
 
@@ -223,6 +225,7 @@ def test_session_start_knows_uncommitted_files_and_the_branch(project: Any, memo
     (root / "core" / "payments.py").write_text("def charge(amount):\n    return round(amount * 100)\n",
                                                encoding="utf-8")
     text = Handlers(project).handle(call(project, "session-start", source="startup"))
-    assert "core/payments.py" in text and f'id="{memories["gotcha"]}"' in text  # the changed file's gotcha
-    assert f'id="{memories["prompt"]}"' in text  # the branch names the refund webhook
+    assert "fix/refund-webhook" in text and f'id="{memories["gotcha"]}"' in text  # the changed file's gotcha
+    # No task yet: nothing "relevant to the task" is guessed from the branch name (issue 25).
+    assert f'id="{memories["prompt"]}"' not in text
     assert f'id="{memories["candidate"]}"' not in text

@@ -5,8 +5,10 @@
   with uncommitted changes and the prefetch plan, within a token budget; on
   ``compact``/``resume`` the memories the session had already been shown come back.
 * prompt: memories relevant to the prompt above the trust threshold, or nothing.
-* after a tool: the call goes to the session's live observer (checkpointed), and
-  a Read/Edit/Write of a file with a gotcha or dead end not yet shown shows it (T3).
+* before a tool: the lessons whose trigger the call matches and the gotchas of the file it
+  reads or edits, not yet shown (``moments``);
+* after a tool: the call goes to the session's live observer (checkpointed); a failure gets
+  the lesson that knows it at once (``moments``).
 * stop: memories cited in the reply are recorded as used (and helped); memories
   shown and not cited stay "shown" in the ledger.
 * session end: the session is finalised and promoted from its transcript.
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import re
-import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -27,18 +28,18 @@ from typing import Any
 from desktop.agents.hooks import ledger
 from desktop.agents.hooks.protocol import (
     AFTER_TOOL,
+    BEFORE_TOOL,
     DEFAULT_TOKEN_BUDGET,
     PROMPT,
     SESSION_END,
     SESSION_START,
     STOP,
+    TOOL_FAILED,
     HookCall,
 )
-from desktop.agents.injection.budget import Allocation
+from desktop.agents.hooks.start import start_context
 from desktop.agents.injection.formatting import Section, citations, fit, render
-from desktop.agents.injection.session_start import build_start_context, min_prefetch_score
 from desktop.agents.memory_access import StoreMemoryAccess
-from desktop.agents.tools.confine import ProjectRoot
 from desktop.memory.text.tokens import count_tokens, query_terms
 from desktop.memory.trust import injectable
 from desktop.memory.trust_levels import DEFAULT_LEVEL, injection_threshold
@@ -47,9 +48,7 @@ from desktop.memory.types import Memory
 log = logging.getLogger("engram.hooks")
 
 PROMPT_SHARE = 0.4          # a prompt's memories get at most this share of the session budget
-AFTER_TOOL_TOKENS = 400
 FORMATS = {"claude-code": "xml", "codex": "plain", "gemini": "markdown"}
-FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
 # Context the CLI itself prepends to the user's words (Gemini CLI's session context with the
 # folder tree, reminders, earlier hook output): not what the user asked about.
 _CONTEXT_BLOCKS = re.compile(r"<(session_context|system-reminder|hook_context)>.*?</\1>", re.S)
@@ -122,8 +121,9 @@ class Handlers:
 
     def handle(self, call: HookCall) -> str:
         """The context text for the model ('' for nothing)."""
-        handler = {SESSION_START: self.session_start, PROMPT: self.prompt, AFTER_TOOL: self.after_tool,
-                   STOP: self.stop, SESSION_END: self.session_end}[call.event]
+        handler = {SESSION_START: self.session_start, PROMPT: self.prompt, BEFORE_TOOL: self.before_tool,
+                   AFTER_TOOL: self.after_tool, TOOL_FAILED: self.tool_failed, STOP: self.stop,
+                   SESSION_END: self.session_end}[call.event]
         self._local.memory = HookMemoryAccess(self.project)
         try:
             return handler(call)
@@ -132,13 +132,8 @@ class Handlers:
 
     # -- session start ---------------------------------------------------------------------
     def session_start(self, call: HookCall) -> str:
-        """T1 within the budget; after compact/resume, what the session had been shown."""
+        """What holds before any task (``start``); after compact/resume, what the session had been shown."""
         fmt = FORMATS[call.agent]
-        # git answers while T1 is read from the database (a process start is ~5 ms the hook need not wait for)
-        git: dict[str, tuple[list[str], str]] = {}
-        asking = threading.Thread(target=lambda: git.setdefault("state", _git_state(self.root)),
-                                  name="engram-hook-git", daemon=True)
-        asking.start()
         shown = ledger.shown_ids(self.project.db, call.session_id)
         budget = self.token_budget
         parts: list[str] = []
@@ -153,55 +148,15 @@ class Handlers:
                 parts.append(render([Section(title, again)], fmt, heading="Engram memory"))
                 ids += [m.id for m in again]
                 budget -= count_tokens(parts[-1])
-        # T1's shares of what is left; the rest stays for work in progress below
-        alloc = Allocation(total=budget, always_inject=int(budget * 0.25), retrieval=int(budget * 0.35),
-                           work_state=int(budget * 0.15), prefetch=0, step_each=0, step_total=0, augment_each=0)
-        ctx = build_start_context(self.memory, "", ProjectRoot(self.root), fmt, alloc, prefetch=False)
-        fresh = [i for i in ctx.memory_ids if i not in ids]
-        if ctx.system_text and (fresh or not ids) and ctx.tokens_t1 <= budget:
-            parts.append(ctx.system_text)
+        text, fresh = start_context(self.project, self.memory, self.root, fmt, budget, trust_threshold(self.project),
+                                    set(ids))
+        if text:
+            parts.append(text)
             ids += fresh
-            budget -= ctx.tokens_t1
-        asking.join(2.0)
-        changed, branch = git.get("state", ([], ""))
-        extra, extra_ids = self._work_in_progress(fmt, set(ids), budget, changed, branch)
-        if extra:
-            parts.append(extra)
-            ids += extra_ids
         if not parts:
             return ""
         self._shown(call, event, ids, call.source or "startup")
         return "\n\n".join(parts)
-
-    def _work_in_progress(self, fmt: str, seen: set[int], budget: int, changed: list[str],
-                          branch: str) -> tuple[str, list[int]]:
-        """Gotchas of files with uncommitted changes, the branch, and the prefetch plan."""
-        found = self.memory.gotchas_for(changed, exclude=seen, limit=4) if changed else []
-        if branch and branch not in ("main", "master", "trunk", "develop", "HEAD"):
-            # a feature branch names the work: memories about it (fix/refund-webhook -> refund webhook)
-            topic = re.sub(r"[/_\-]+", " ", branch)
-            taken = seen | {m.id for m in found}
-            found += [m for m in self.memory.search(topic, limit=6)
-                      if m.id not in taken and relevant(topic, m)][:3]
-        mems = fit([m for m in found if injectable(m)], max(0, budget - 120))
-        lines: list[str] = []
-        if changed:
-            lines.append(f"Current branch: {branch}; files with uncommitted changes: "
-                         f"{', '.join(changed[:8])}.")
-        bar = min_prefetch_score()
-        plan = [p for p, score in self.memory.prefetch_candidates("") if score >= bar][:8]
-        if plan:
-            lines.append("Files past sessions here almost always needed: " + ", ".join(plan) + ".")
-        sections = [Section("About the files and branch you are working on", mems),
-                    Section("Work in progress", lines=lines)]
-        text = render(sections, fmt, heading="Engram memory", hint=False)
-        while text and count_tokens(text) > budget and (lines or mems):
-            if lines:
-                lines.pop()
-            else:
-                mems.pop()
-            text = render(sections, fmt, heading="Engram memory", hint=False)
-        return text, [m.id for m in mems]
 
     # -- prompt ------------------------------------------------------------------------------
     def prompt(self, call: HookCall) -> str:
@@ -222,25 +177,37 @@ class Handlers:
         return render([Section("Memory relevant to this request", mems)], FORMATS[call.agent],
                       heading="Engram memory")
 
-    # -- after a tool ---------------------------------------------------------------------------
+    # -- around a tool ----------------------------------------------------------------------------
+    def _moments(self) -> Any:
+        from desktop.agents.hooks.moments import ToolMoments
+
+        return ToolMoments(self.project, self.root, self.memory, trust_threshold(self.project))
+
+    def before_tool(self, call: HookCall) -> str:
+        """Lessons and file gotchas for the call about to run."""
+        return str(self._moments().before(call))
+
     def after_tool(self, call: HookCall) -> str:
-        """Observe the call live; show unseen gotchas/dead ends of the file it read or edited."""
+        """Observe the call live; a failure (Codex and Gemini report it here) gets its lesson."""
+        from desktop.agents.hooks.live import observe_tool, output_of, tool_files
+
+        tool, files = tool_files(call, self.root)
+        try:
+            observe_tool(self.project, call, tool, files)
+        except Exception:  # learning is secondary: what the agent should hear must still reach it
+            log.exception("live observation of %s failed", call.session_id)
+        return str(self._moments().after(call, failed=output_of(call)[1]))
+
+    def tool_failed(self, call: HookCall) -> str:
+        """A failed call (Claude Code's own event): observe it, say the lesson that knows it."""
         from desktop.agents.hooks.live import observe_tool, tool_files
 
         tool, files = tool_files(call, self.root)
         try:
             observe_tool(self.project, call, tool, files)
-        except Exception:  # learning is secondary: the gotcha must still reach the agent
+        except Exception:
             log.exception("live observation of %s failed", call.session_id)
-        if tool not in FILE_TOOLS or not files:
-            return ""
-        shown = set(ledger.shown_ids(self.project.db, call.session_id))
-        found = self.memory.gotchas_for(files, exclude=shown, limit=3, min_confidence=trust_threshold(self.project))
-        mems = fit([m for m in found if injectable(m)], AFTER_TOOL_TOKENS)
-        if not mems:
-            return ""
-        self._shown(call, "after_tool", [m.id for m in mems], files[0])
-        return render([Section(f"Memory about {files[0]}", mems)], FORMATS[call.agent], heading="Engram memory")
+        return str(self._moments().after(call, failed=True))
 
     # -- stop / session end -----------------------------------------------------------------------
     def stop(self, call: HookCall) -> str:
@@ -278,7 +245,9 @@ class Handlers:
 
     def _finalise(self, call: HookCall) -> None:
         from desktop.agents.hooks.live import finalise
+        from desktop.memory.triggers.warn import Outcomes
 
+        Outcomes(self.project.db).close(call.session_id)
         finalise(self.project, call)
 
     # -- helpers ------------------------------------------------------------------------------------
@@ -292,23 +261,3 @@ class Handlers:
             # Shown is not used: only a citation counts as a use (see _record_citations). Waited for
             # (a few ms): the next hook of the session, maybe on another service thread, must see it.
             ledger.record_shown(self.project.db, call.session_id, call.agent, event, ids, detail).result(5)
-
-
-def _git_state(root: Path) -> tuple[list[str], str]:
-    """(files with uncommitted changes, current branch); empty outside a git repository."""
-    try:
-        status = subprocess.run(["git", "status", "--porcelain", "--branch", "-uno"], cwd=root, capture_output=True,
-                                text=True, timeout=1.5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return [], ""
-    if status.returncode != 0:
-        return [], ""
-    changed: list[str] = []
-    branch = ""
-    for line in status.stdout.splitlines():
-        if line.startswith("## "):
-            branch = line[3:].split("...")[0].split(" ")[0]
-            branch = "" if branch.startswith("No commits yet on") else branch
-        elif len(line) > 3:
-            changed.append(line[3:].split(" -> ")[-1].strip('"'))
-    return changed[:50], branch

@@ -27,14 +27,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.agents.hooks.protocol import AGENTS, NATIVE_EVENTS, SESSION_END, STOP
+from desktop.agents.hooks.protocol import (
+    AFTER_TOOL,
+    AGENTS,
+    BEFORE_TOOL,
+    NATIVE_EVENTS,
+    SESSION_END,
+    STOP,
+    TOOL_EVENTS,
+    TOOL_FAILED,
+)
 from desktop.memory.store.errors import ValidationError
 
 OURS = re.compile(r"(?:engram\S*|desktop\.cli\.main|--cli)\s+hook\s+[\w-]+\s+--agent\s")
 FEATURE_LINE = "codex_hooks = true  # added by engram hooks install"
 FEATURES_HEADER = "[features]  # added by engram hooks install"
 #: Seconds each agent lets a hook run before killing it (above the handler's own budget).
-TIMEOUTS = {"session-start": 10, "prompt": 10, "after-tool": 10, STOP: 30, SESSION_END: 60}
+TIMEOUTS = {"session-start": 10, "prompt": 10, BEFORE_TOOL: 5, AFTER_TOOL: 10, TOOL_FAILED: 10, STOP: 30,
+            SESSION_END: 60}
 TOOL_MATCHER = {"claude-code": "*", "codex": "", "gemini": ".*"}
 
 
@@ -128,7 +138,7 @@ def _entry(agent: str, event: str, data_dir: Path | None) -> dict[str, Any]:
 
 def _group(agent: str, event: str, data_dir: Path | None) -> dict[str, Any]:
     group: dict[str, Any] = {"hooks": [_entry(agent, event, data_dir)]}
-    matcher = TOOL_MATCHER[agent] if event == "after-tool" else ""
+    matcher = TOOL_MATCHER[agent] if event in TOOL_EVENTS else ""
     return {"matcher": matcher, **group} if matcher else group
 
 

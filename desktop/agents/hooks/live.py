@@ -54,6 +54,17 @@ def tool_files(call: HookCall, root: Path) -> tuple[str, list[str]]:
     return tool, [f for f in files if not Path(f).is_absolute()]
 
 
+def output_of(call: HookCall) -> tuple[str, bool]:
+    """The call's result as text, and whether it failed (a failed-tool event always did)."""
+    from desktop.agents.hooks.protocol import TOOL_FAILED
+
+    text, error = _output_text(call.tool_response)
+    if not error and isinstance(call.tool_response, dict):
+        code = call.tool_response.get("exit_code", call.tool_response.get("exitCode"))
+        error = isinstance(code, int) and code != 0
+    return text, error or call.event == TOOL_FAILED
+
+
 def _output_text(response: Any) -> tuple[str, bool]:
     """The tool result as text, and whether it reports an error."""
     if isinstance(response, str):
@@ -89,7 +100,7 @@ def observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> N
     args = dict(call.tool_input)
     if files:
         args.setdefault("file_path", files[0])
-    output, error = _output_text(call.tool_response)
+    output, error = output_of(call)
     obs.observe(ToolCall(call.session_id, step, call_id, tool, call.tool_name, args, tuple(files), now))
     obs.observe(ToolResult(call.session_id, step, call_id, tool, output[:20_000], error, None, now))
     obs.observe(StepComplete(call.session_id, step, now))

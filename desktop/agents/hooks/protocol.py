@@ -6,8 +6,15 @@ command per lifecycle event, pass one JSON object on stdin (``session_id``,
 ``transcript_path``, ``cwd``, ``hook_event_name`` and the event's own fields)
 and read ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}``
 from stdout. Their event names and tool names differ; this module maps them to
-five canonical events and one :class:`HookCall`. Checked against Claude Code
-2.1.197, Codex 0.169 and Gemini CLI 0.61 (see docs/hooks in the README section).
+seven canonical events and one :class:`HookCall`. Checked against Claude Code
+2.1.197, Codex 0.169 and Gemini CLI 0.61 (their bundled hook schemas):
+
+* before a tool runs, Claude Code and Codex pass ``additionalContext`` to the model; Gemini
+  CLI's BeforeTool ignores it and can only refuse the call, so there a warning is a refusal
+  (``decision: deny`` with the reason), which the handler gives only for a call that would
+  fail exactly as before;
+* a failed tool call is its own event in Claude Code (PostToolUseFailure, with ``error``);
+  Codex and Gemini report it in the after-tool payload.
 """
 
 from __future__ import annotations
@@ -16,23 +23,27 @@ import json
 from typing import Any, NamedTuple
 
 SESSION_START, PROMPT, AFTER_TOOL, STOP, SESSION_END = "session-start", "prompt", "after-tool", "stop", "session-end"
-CANONICAL_EVENTS = (SESSION_START, PROMPT, AFTER_TOOL, STOP, SESSION_END)
+BEFORE_TOOL, TOOL_FAILED = "before-tool", "tool-failed"
+CANONICAL_EVENTS = (SESSION_START, PROMPT, BEFORE_TOOL, AFTER_TOOL, TOOL_FAILED, STOP, SESSION_END)
 AGENTS = ("claude-code", "codex", "gemini")
 #: The agent name the observer's importers and tool tables use.
 OBSERVER_AGENT = {"claude-code": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
 
 #: canonical event -> the agent's own event name (absent: the agent has no such event).
 NATIVE_EVENTS: dict[str, dict[str, str]] = {
-    "claude-code": {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", AFTER_TOOL: "PostToolUse",
-                    STOP: "Stop", SESSION_END: "SessionEnd"},
-    # Codex has no SessionEnd: its Stop (end of a turn) also finalises.
-    "codex": {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", AFTER_TOOL: "PostToolUse",
-              STOP: "Stop"},
-    "gemini": {SESSION_START: "SessionStart", PROMPT: "BeforeAgent", AFTER_TOOL: "AfterTool",
-               STOP: "AfterAgent", SESSION_END: "SessionEnd"},
+    "claude-code": {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", BEFORE_TOOL: "PreToolUse",
+                    AFTER_TOOL: "PostToolUse", TOOL_FAILED: "PostToolUseFailure", STOP: "Stop",
+                    SESSION_END: "SessionEnd"},
+    # Codex's Stop (end of a turn) also finalises: `codex exec` ends without a SessionEnd.
+    "codex": {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", BEFORE_TOOL: "PreToolUse",
+              AFTER_TOOL: "PostToolUse", STOP: "Stop"},
+    "gemini": {SESSION_START: "SessionStart", PROMPT: "BeforeAgent", BEFORE_TOOL: "BeforeTool",
+               AFTER_TOOL: "AfterTool", STOP: "AfterAgent", SESSION_END: "SessionEnd"},
 }
 #: Events whose output reaches the model (the others only record).
-CONTEXT_EVENTS = (SESSION_START, PROMPT, AFTER_TOOL)
+CONTEXT_EVENTS = (SESSION_START, PROMPT, BEFORE_TOOL, AFTER_TOOL, TOOL_FAILED)
+#: Events about one tool call (the installer gives them a matcher for every tool).
+TOOL_EVENTS = (BEFORE_TOOL, AFTER_TOOL, TOOL_FAILED)
 DEFAULT_TOKEN_BUDGET = 1500  # session-start context, unless settings say "hooks": {"token_budget": N}
 MAX_STDIN = 4 * 1024 * 1024  # a tool_response can be a whole file; more than this is not a payload
 
@@ -69,6 +80,7 @@ class HookCall(NamedTuple):
     tool_name: str = ""
     tool_response: Any = None
     last_message: str = ""  # the agent's final reply of the turn (stop)
+    tool_use_id: str = ""
 
     def as_json(self) -> dict[str, Any]:
         """The form sent to the warm service."""
@@ -111,12 +123,17 @@ def from_dict(agent: str, event: str, raw: Any) -> HookCall:
         raise BadPayload(f"payload is for {named}, not {event}")
     tool_input = raw.get("tool_input")
     last = _text(raw.get("last_assistant_message")) or _text(raw.get("prompt_response"))
+    response = raw.get("tool_response")
+    if event == TOOL_FAILED and response is None:  # Claude Code's failure payload carries "error"
+        response = {"error": _text(raw.get("error")) or "failed", "is_error": True,
+                    "output": _text(raw.get("error"))}
     return HookCall(agent=agent, event=event, session_id=sid[:200], cwd=cwd,
                     transcript_path=_text(raw.get("transcript_path")),
                     source=_text(raw.get("source")) or _text(raw.get("trigger")),
                     prompt=_text(raw.get("prompt")), tool_name=_text(raw.get("tool_name")),
                     tool_input=tool_input if isinstance(tool_input, dict) else {},
-                    tool_response=raw.get("tool_response"), last_message=last, raw=raw)
+                    tool_response=response, last_message=last, raw=raw,
+                    tool_use_id=_text(raw.get("tool_use_id")) or _text(raw.get("call_id")))
 
 
 def canonical_event_or_none(name: str) -> str | None:
@@ -128,9 +145,14 @@ def canonical_event_or_none(name: str) -> str | None:
 
 
 def render_output(call: HookCall, text: str) -> str:
-    """What to print on stdout: the JSON every agent reads, or nothing."""
+    """What to print on stdout: the JSON every agent reads, or nothing.
+
+    Gemini CLI's BeforeTool cannot add context, only refuse: text there is a refusal's reason.
+    """
     if not text or call.event not in CONTEXT_EVENTS:
         return ""
+    if call.agent == "gemini" and call.event == BEFORE_TOOL:
+        return json.dumps({"decision": "deny", "reason": text}, ensure_ascii=False)
     native = NATIVE_EVENTS[call.agent].get(call.event, "")
     return json.dumps({"hookSpecificOutput": {"hookEventName": native, "additionalContext": text}},
                       ensure_ascii=False)

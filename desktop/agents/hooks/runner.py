@@ -22,7 +22,8 @@ log = logging.getLogger("engram.hooks")
 
 #: Seconds each event may take before the hook gives up silently (the agents' own
 #: timeouts are longer: 60 s for Claude Code and Gemini CLI, 600 s for Codex).
-BUDGETS = {"session-start": 5.0, "prompt": 3.0, "after-tool": 3.0, STOP: 15.0, SESSION_END: 40.0}
+BUDGETS = {"session-start": 5.0, "prompt": 3.0, "before-tool": 2.0, "after-tool": 3.0, "tool-failed": 3.0,
+           STOP: 15.0, SESSION_END: 40.0}
 NO_SERVICE_ENV = "ENGRAM_HOOK_NO_SERVICE"
 
 

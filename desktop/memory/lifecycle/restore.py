@@ -26,6 +26,7 @@ from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.record_schema import check_fields
 from desktop.memory.store.rows import BOOL_FIELDS, JSON_DICT_FIELDS, JSON_LIST_FIELDS, fingerprint
 from desktop.memory.store.writer import MaintenanceOp, Tx, WriteOp
+from desktop.memory.triggers.index import index_memory
 from desktop.memory.trust import imported_columns
 from desktop.memory.types import MemoryScope, MemorySource, MemoryType
 
@@ -130,6 +131,8 @@ class RestoreMemories(WriteOp[list[tuple[int, int, bool]]]):
             tx.execute(f"INSERT INTO memories({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
                        [row[c] for c in cols])
             mid = tx.conn.last_insert_rowid()
+            index_memory(tx, mid, str(row.get("type", "")), str(row.get("content", "")), str(row.get("source", "")),
+                         row.get("metadata"))
             taken.add(mid)
             same[(fp, row.get("created_at"))] = mid
             if not row.get("deprecated"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from desktop.memory.observer import lessons, prose_lessons
+from desktop.memory.observer import lessons, prose_lessons, trigger_lessons
 from desktop.memory.observer.events import Reasoning, ToolCall, ToolResult
 from desktop.memory.observer.file_ops import file_operations
 from desktop.memory.observer.harness import is_harness_error
@@ -145,6 +145,10 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
     pend: dict[str, Any] = {"tool": tool, "step": step, "ts": ev.timestamp}
     # A folder read as ".", or a tool argument mis-parsed into a path, is not a file to learn about.
     files = [p for p in ev.file_paths if plausible_file(p)]
+    if tool in (READ, GREP, GLOB):  # where it looks: an empty look then a find elsewhere is a lesson
+        look = trigger_lessons.look_of(tool, ev.args, sp.cwd)
+        if look is not None:
+            pend["look"] = look
     if tool == READ:
         for path in files:
             touch_file(sp, path, step, ev.timestamp, edit=False, write=False)
@@ -255,6 +259,8 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
     harness = ev.is_error and is_harness_error(ev.output, sp.agent)
     if tool == BASH:
         lessons.on_bash_result(sp, ev, pend, harness=harness)
+    if "look" in pend:  # before the harness check: "File does not exist" is the lesson here
+        trigger_lessons.on_look_result(sp, pend["look"], ev.output, ev.is_error, step, ev.event_key)
     if harness:
         return
     if ev.is_error:

@@ -21,6 +21,8 @@ import posixpath
 import re
 from typing import Any, Final
 
+from desktop.memory.observer import trigger_lessons
+from desktop.memory.observer.command_shape import parse
 from desktop.memory.observer.events import ToolCall, ToolResult
 from desktop.memory.observer.harness import outside_project, shorten_command, strip_project_cd
 from desktop.memory.observer.hook_blocks import on_refusal
@@ -33,6 +35,7 @@ from desktop.memory.observer.signals import (
     error_core,
     normalize_error,
 )
+from desktop.memory.triggers.model import COMMAND, Trigger
 
 ERROR_FIX_WINDOW: Final = 40
 COMMAND_FIX_WINDOW: Final = 6
@@ -145,9 +148,10 @@ def on_bash_call(sp: Scratchpad, ev: ToolCall, pend: dict[str, Any]) -> None:
 def on_edit(sp: Scratchpad, ev: ToolCall, path: str) -> None:
     """One-line summary of an edit, kept for the open errors it might fix."""
     state = sp.ev.setdefault("open", [])
-    if not state or outside_project(path):
+    if outside_project(path) or not (state or sp.ev.get("checks")):
         return
     summary = edit_summary(ev.args)
+    trigger_lessons.on_edit(sp, path, summary)
     for err in state:
         edits = err.setdefault("edits", [])
         if len(edits) < 3 and all(e[0] != path for e in edits):
@@ -203,6 +207,7 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
         return  # run in another folder (another checkout): not a fact about this project
     category = command_category(command)
     event = str(pend.get("event", ev.event_key))
+    trigger_lessons.on_check_result(sp, command, category, ev.output, ev.is_error, ev.step, event)
     if ev.is_error:
         err = stable_error(ev.output)
         if err:
@@ -255,6 +260,9 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> None:
     key = f"{COMMAND_FIX}:{' '.join(sorted(removed))}>{' '.join(sorted(added))}"[:200]
     data: dict[str, Any] = {"failed": shorten_command(failed), "worked": shorten_command(command),
                             "error": err[:160], "events": [fail_event, event]}
+    trigger = _fix_trigger(failed, removed, err)
+    if trigger is not None:
+        data["triggers"] = [trigger.as_json()]
     # "pytest: command not found" fixed by a setup prefix is one lesson whatever the arguments:
     # stated once, in the same words every session, so it reinforces instead of repeating.
     if not removed and added and added[-1] in ("&&", ";") and _NOT_FOUND.search(err):
@@ -263,6 +271,17 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> None:
             data["program"], data["prefix"] = rest[0], " ".join(added)
     sp.add_signal(Signal(COMMAND_FIX, key, step, [], data,
                          [f"{shorten_command(failed, 80)} → {shorten_command(command, 80)}"]))
+
+
+def _fix_trigger(failed: str, removed: list[str], err: str) -> Trigger | None:
+    """What makes a command-fix lesson fire: the failed program and subcommand, given the tokens
+    the fix removed (those the error names first; a prefix fix fires on the bare program)."""
+    seg = next((s for s in parse(failed).segments if not s.piped), None)
+    if seg is None:
+        return None
+    named = [t for t in removed if len(t) > 1 and t.strip("'\"") in err and t not in (seg.program, *seg.words)]
+    tokens = tuple(named or [t for t in removed if t.startswith("-")])[:3]
+    return Trigger(COMMAND, seg.program, seg.words, tokens)
 
 
 _REDIRECT: Final = re.compile(r"(?:\d|&)?>>?(?:&\d|\S+)?")
@@ -293,6 +312,8 @@ def _error_fixed(sp: Scratchpad, command: str, category: str | None, step: int, 
         edits = [e for e in err.get("edits", []) if e[1]]
         if not edits:
             continue  # passed without a concrete edit: a flaky run or a different selection
+        if sum(1 for seg in parse(err["cmd"]).segments if not seg.piped) > 2:
+            continue  # a one-off chain of several programs (a script session), not a command to learn
         path, summary, edit_event = edits[0]
         sp.add_signal(Signal(ERROR_FIX, f"{ERROR_FIX}:{err['fp']}", step, [path],
                              {"command": shorten_command(recipe_form(err["cmd"])), "error": err["err"],

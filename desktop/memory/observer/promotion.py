@@ -26,6 +26,8 @@ from desktop.memory.observer.observer import SessionDigest
 from desktop.memory.observer.prose_lessons import attach_files
 from desktop.memory.observer.renames import apply_file_ops
 from desktop.memory.observer.signals import (
+    CHECK_GAP,
+    CHECK_RULE,
     CO_ACCESS,
     COMMAND_FIX,
     DEAD_END,
@@ -57,6 +59,8 @@ logger = logging.getLogger("engram.observer")
 TAINT_FACTOR: Final = 0.7
 #: Strong evidence promotes at once (issue 13): the user said it, or a passing run proved the fix.
 STRONG_EVIDENCE: Final = {USER_RULE: "user_instruction", ERROR_FIX: "proven_fix", COMMAND_FIX: "proven_fix",
+                           # A checker failed, the flagged file was edited, the checker passed.
+                           CHECK_RULE: "proven_fix", CHECK_GAP: "proven_fix",
                            # A rule the project's (or the user's) hook enforces in code.
                            HOOK_BLOCK: "enforced_by_hook"}
 
@@ -73,7 +77,7 @@ SESSION_GATES: Final[dict[str, Gate]] = {
     "build": Gate(20, None),
     "insights": Gate(5, frozenset({CO_ACCESS, SELF_CORRECTION, REPEATED_GREP, STATED_CAUSE})),
     "roadmap": Gate(3, frozenset({EXPLICIT})),
-    "terminal": Gate(3, frozenset({ERROR_RETRY, SEQUENCE, COMMAND_FIX, RECIPE, ERROR_FIX})),
+    "terminal": Gate(3, frozenset({ERROR_RETRY, SEQUENCE, COMMAND_FIX, RECIPE, ERROR_FIX, CHECK_RULE, CHECK_GAP})),
     "changelog": Gate(0, frozenset()),
     "spec_creation": Gate(3, frozenset({FILE_ACCESS, REPEATED_GREP})),
     "pr_review": Gate(8, frozenset({ERROR_RETRY, SELF_CORRECTION, STATED_CAUSE})),
@@ -197,6 +201,8 @@ def to_new_memory(c: Candidate, digest: SessionDigest) -> NewMemory:
                             "events": [str(e) for e in sig.data.get("events", [])][:8], **_measured(sig.data)}
     if promoted:
         meta["promoted_on"] = promoted
+    if isinstance(sig.data.get("triggers"), list):
+        meta["triggers"] = sig.data["triggers"][:6]  # what makes the lesson fire (memory_triggers)
     return NewMemory(
         content=c.rendered.content, type=c.rendered.type, confidence=round(c.confidence, 4),
         tags=["observer", sig.kind], related_files=c.rendered.files[:8],
@@ -222,6 +228,27 @@ def promotion_reason(c: Candidate) -> str | None:
     if c.sessions >= 2:
         return "reinforced"
     return None
+
+
+def _same_lesson(conn: Any, items: list[NewMemory], keys: list[str]) -> int:
+    """A lesson learned again under the same signal key reinforces the memory it became, even
+    when this session's example reads differently (another line number, another file): its
+    text is replaced by the live memory's, which the store then reinforces. Returns how many."""
+    wanted = [k for k in keys if k]
+    if not wanted:
+        return 0
+    found: dict[str, str] = {}
+    for i in range(0, len(wanted), 400):
+        chunk = wanted[i:i + 400]
+        found.update({str(k): str(c) for k, c in conn.execute(
+            "SELECT s.signal_key, m.content FROM observer_signal_counts s JOIN memories m ON m.id = s.memory_id "
+            f"WHERE m.deprecated = 0 AND s.signal_key IN ({','.join('?' * len(chunk))})", chunk)})
+    hits = 0
+    for it, key in zip(items, keys, strict=True):
+        if key in found and it.content != found[key]:
+            it.content = found[key]
+            hits += 1
+    return hits
 
 
 def _measured(data: dict[str, Any]) -> dict[str, int]:
@@ -335,6 +362,7 @@ class Promoter:
         keys.extend("" for _ in synth.memories)
         kept = [(it, k) for it, k in zip(items, keys, strict=True) if not is_noise(it)]
         items, keys = [it for it, _ in kept], [k for _, k in kept]
+        same_lesson = _same_lesson(conn, items, keys)
         items, keys, reinforced_by_novelty = self._novelty(conn, items, keys)
         t2 = time.perf_counter()
         op = PromoteSession(digest, items, keys, signal_keys=signal_keys if first_time else [],
@@ -347,6 +375,7 @@ class Promoter:
         res.preset = preset.name
         res.dropped = Counter(c.drop_reason for c in cands if c.drop_reason)
         res.dropped["novelty_reinforced"] = reinforced_by_novelty
+        res.dropped["same_lesson_reinforced"] = same_lesson
         res.timings_ms = {"filter": (t1 - t0) * 1000, "novelty": (t2 - t1) * 1000,
                           "write": (time.perf_counter() - t2) * 1000}
         return res

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from desktop.memory.observer.signals import USER_RULE
+from desktop.memory.observer.signals import USER_RULE, WRONG_PLACE
 from desktop.memory.store.errors import ValidationError
 from desktop.memory.store.live import LIVE_MEMORY_SQL
 from desktop.memory.store.memory_ops import EditMemory
@@ -68,10 +68,13 @@ def _rows(tx: Tx, needle: str) -> list[tuple[int, str, list[str], bool]]:
     """Live memories naming ``needle`` in their text or files, and whether each is Engram's own
     unconfirmed lesson: observer-learned, not pinned or verified, and not the user's own words
     (a user's instruction about a deleted file waits for the user, like anything they taught)."""
+    # A "wrong place" lesson is about a path that holds nothing useful: moving or deleting it
+    # leaves the lesson true (agents keep looking there), so it is never rewritten or retired.
     rows = cast(list[tuple[int, str, str, str, int, int, str | None]], tx.execute(
         "SELECT id, content, related_files, source, user_verified, pinned, json_extract(metadata, '$.signal')"
         f" FROM memories WHERE {LIVE_MEMORY_SQL}"
-        " AND (instr(related_files, ?) > 0 OR instr(content, ?) > 0)", (needle, needle)).fetchall())
+        " AND (instr(related_files, ?) > 0 OR instr(content, ?) > 0)"
+        " AND coalesce(json_extract(metadata, '$.signal'), '') <> ?", (needle, needle, WRONG_PLACE)).fetchall())
     return [(int(r[0]), str(r[1]), list(json.loads(r[2] or "[]")),
              r[3] == MemorySource.OBSERVER_INFERRED.value and not r[4] and not r[5] and r[6] != USER_RULE)
             for r in rows]

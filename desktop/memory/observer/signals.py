@@ -30,6 +30,8 @@ DEAD_END, EXPLICIT = "dead_end", "explicit"
 # Issue 13's evidence kinds (observer/lessons.py): what a session shows, not what the agent muttered.
 USER_RULE, COMMAND_FIX, RECIPE = "user_rule", "command_fix", "recipe"
 ERROR_FIX, STATED_CAUSE, HOOK_BLOCK = "error_fix", "stated_cause", "hook_block"
+# Issue 25's lessons that carry their own triggers (observer/trigger_lessons.py).
+WRONG_PLACE, CHECK_RULE, CHECK_GAP = "wrong_place", "check_rule", "check_gap"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +71,10 @@ SIGNAL_SPECS: Final[dict[str, SignalSpec]] = {s.name: s for s in (
     SignalSpec(RECIPE, 0.9, (_T.WORKFLOW_RECIPE,), 2),
     SignalSpec(STATED_CAUSE, 0.86, (_T.GOTCHA, _T.DECISION), 1),
     SignalSpec(HOOK_BLOCK, 0.95, (_T.GOTCHA,), 1),
+    # One empty search is exploration; the same wrong place in a second session is a lesson.
+    SignalSpec(WRONG_PLACE, 0.84, (_T.GOTCHA,), 2),
+    SignalSpec(CHECK_RULE, 0.9, (_T.ERROR_PATTERN,), 1),
+    SignalSpec(CHECK_GAP, 0.9, (_T.GOTCHA,), 1),
 )}
 # The score a signal needs (0.4 by the design rule) is the promotion preset's ``min_value``:
 # desktop/memory/trust_levels.py.
@@ -79,7 +85,7 @@ EVICTION_ORDER: Final[tuple[str, ...]] = (
     READ_ABANDON, REPEATED_GREP, ERROR_RETRY, DEAD_END,
 )
 NEVER_EVICTED: Final = frozenset({SELF_CORRECTION, PARALLEL_CONFLICT, EXPLICIT, USER_RULE, COMMAND_FIX,
-                                  ERROR_FIX, RECIPE, STATED_CAUSE, HOOK_BLOCK})
+                                  ERROR_FIX, RECIPE, STATED_CAUSE, HOOK_BLOCK, WRONG_PLACE, CHECK_RULE, CHECK_GAP})
 
 
 @dataclass(slots=True)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from desktop.memory.observer.signals import (
+    CHECK_GAP,
+    CHECK_RULE,
     COMMAND_FIX,
     CONTEXT_TOKEN_SPIKE,
     ERROR_FIX,
@@ -23,6 +25,7 @@ from desktop.memory.observer.signals import (
     RECIPE,
     STATED_CAUSE,
     USER_RULE,
+    WRONG_PLACE,
     Signal,
     excerpt,
 )
@@ -73,7 +76,7 @@ def _list(paths: list[str], limit: int = 4) -> str:
 #: the cross-session tables and prefetch, but as memory text a reader labelled them weak or
 #: noise (bench/memory_quality: 0 useful of 96 before issue 13), so they are never rendered.
 MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, STATED_CAUSE, EXPLICIT, HOOK_BLOCK,
-                                 PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE})
+                                 PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE, WRONG_PLACE, CHECK_RULE, CHECK_GAP})
 _RECIPE_VERB: Final = {"test": "Run the tests with", "lint": "Check lint and types with",
                        "build": "Build with", "install": "Install the dependencies with",
                        "migrate": "Apply migrations with", "deploy": "Deploy with", "run": "Start the app with"}
@@ -109,6 +112,22 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         edit = f" ({d['edit']})" if d.get("edit") else ""
         return Rendered(T.ERROR_PATTERN, f"`{d['command']}` failed with \"{excerpt(d['error'], 140)}\"; "
                         f"editing {_q(d['file'])}{edit} made it pass.", [d["file"]], from_tool_output=True)
+    if k == WRONG_PLACE:
+        # No related files: the example found elsewhere may be moved or deleted later, and the
+        # lesson about the wrong place stays true (the same key reinforces this text).
+        gone = "does not exist" if d.get("missing") else "is the wrong place to look"
+        return Rendered(T.GOTCHA, f"{_q(d['path'])} {gone}: what a session looked for there "
+                        f"(`{excerpt(str(d.get('what', '')), 40)}`) was in {_q(d['found'])}.", [])
+    if k == CHECK_RULE:
+        note = str(d.get("annotation") or "")
+        fix = f"; where it is intended, the line is annotated `{note}{' <reason>' if note.endswith('//') else ''}`" \
+            if note else f" (fixed by editing {_q(d['file'])})"
+        return Rendered(T.ERROR_PATTERN, f"`{d['command']}` checks `{d['rule']}`: \"{excerpt(d['message'], 140)}\""
+                        f"{fix}.", [], from_tool_output=True)
+    if k == CHECK_GAP:
+        return Rendered(T.GOTCHA, f"`{d['passed']}` passing is not enough here: `{d['failed']}` also checks, and "
+                        f"failed with \"{excerpt(d['error'], 120)}\"; run `{d['failed']}` before calling the "
+                        f"work done.", [], from_tool_output=True)
     if k == HOOK_BLOCK:
         # Not the command that tripped it (a different one each time): the rule is the lesson.
         # A hook outside the project (the user's own settings) is named by whose it is, not its path.

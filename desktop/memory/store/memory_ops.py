@@ -21,6 +21,7 @@ from desktop.memory.store.record_schema import SQL_INT_MAX, check_fields
 from desktop.memory.store.rows import fingerprint, to_column
 from desktop.memory.store.sources import drop_sources
 from desktop.memory.store.writer import Tx, WriteOp
+from desktop.memory.triggers.index import index_memory
 from desktop.memory.trust import IMPORT_ACTORS, agent_record, check_action, imported_record, is_agent, is_user
 from desktop.memory.types import (
     DEFAULT_HALF_LIFE_DAYS,
@@ -186,6 +187,7 @@ class AddMemories(WriteOp[list[AddResult]]):
         tx.execute(f"INSERT INTO memories({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
                    [to_column(c, values[c]) for c in cols])
         mid = tx.conn.last_insert_rowid()
+        index_memory(tx, mid, item.type, content, item.source, item.metadata)
         # Later items of the same batch must see this one (dedup within a batch).
         self._known_fingerprints.add(fp)
         if item.external_id:
@@ -306,6 +308,9 @@ class EditMemory(WriteOp[int]):
         sets = ", ".join(f"{k} = ?" for k in diff)
         tx.execute(f"UPDATE memories SET {sets}, updated_at = ? WHERE id = ?",
                    [v[1] for v in diff.values()] + [tx.now, self.memory_id])
+        if {"content", "type", "metadata"} & set(diff):
+            after = _load(tx, self.memory_id)
+            index_memory(tx, self.memory_id, after["type"], after["content"], after["source"], after["metadata"])
         tx.changed("memory", "updated", [self.memory_id])
         return self.memory_id
 

@@ -8,6 +8,8 @@ newer Engram and is refused.
 
 from __future__ import annotations
 
+from desktop.memory.triggers.schema import MEMORY_TRIGGERS
+
 CORE_MEMORIES = """
 CREATE TABLE project_meta (
   key   TEXT PRIMARY KEY,
@@ -592,4 +594,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0016_external_injections", EXTERNAL_INJECTIONS),
     ("0019_team_sync", TEAM_SYNC),
     ("0020_fts_in_bulk", FTS_IN_BULK),
+    ("0021_memory_triggers", MEMORY_TRIGGERS),
 ]

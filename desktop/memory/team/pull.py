@@ -27,6 +27,7 @@ from desktop.memory.privacy.secrets import redact
 from desktop.memory.store.memory_ops import HardDelete
 from desktop.memory.store.rows import fingerprint
 from desktop.memory.store.writer import Tx, WriteOp
+from desktop.memory.triggers.index import index_memory
 from desktop.memory.types import DEFAULT_HALF_LIFE_DAYS, MemorySource
 
 log = logging.getLogger("engram.team")
@@ -199,7 +200,9 @@ class ApplyRemote(WriteOp[Applied]):
              json.dumps(u["related_modules"]), source, u["citation_text"], int(u["pinned"]), int(u["deprecated"]),
              tx.now if u["deprecated"] else None, int(u["user_verified"]), DEFAULT_HALF_LIFE_DAYS.get(u["type"]),
              u["created_at"], tx.now, tx.now, tx.project_id, fp))
-        return int(tx.conn.last_insert_rowid())
+        mid = int(tx.conn.last_insert_rowid())
+        index_memory(tx, mid, u["type"], content, source, {})
+        return mid
 
     @staticmethod
     def _conflict(tx: Tx, c: dict[str, Any], links: dict[str, tuple[int, int]], out: Applied) -> None:

@@ -1,0 +1,155 @@
+"""What a hook says around one tool call: before it runs, after it worked, after it failed.
+
+Before a call, the lessons whose trigger it matches (``desktop.memory.triggers.warn``, the core's
+one implementation) and the gotchas of the file it reads or edits, each at most once a session,
+in one or two lines each. After a failure, the lesson that knows this failure, at once. Every
+warning is recorded with its call, so the session's later failures decide whether it helped.
+
+Claude Code and Codex read context before a call; Gemini CLI can only refuse one there, so it is
+refused only when its shape failed exactly so before (the warning is its reason), and the rest
+is said after the call, when Gemini does read context.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Final
+
+from desktop.agents.hooks import ledger
+from desktop.agents.hooks.protocol import HookCall
+from desktop.memory.privacy.boundary import redact_then_cut
+from desktop.memory.triggers.model import CallShape, shape_of
+from desktop.memory.triggers.warn import Outcomes, Warning, warnings_for
+from desktop.memory.types import Memory
+
+log = logging.getLogger("engram.hooks")
+
+LOOK_OR_EDIT: Final = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
+MAX_GOTCHAS: Final = 2
+LINE_CHARS: Final = 320
+
+
+def call_shape(call: HookCall, root: Path) -> tuple[CallShape, list[str]]:
+    """The call's shape for triggers, and the project files it reads or edits."""
+    from desktop.agents.hooks.live import tool_files
+    from desktop.memory.observer.tool_names import normalize_args
+
+    tool, files = tool_files(call, root)
+    args = normalize_args(tool, call.tool_input)
+    paths = list(files)
+    scope = args.get("path")
+    if isinstance(scope, str) and scope:
+        rel = _relative(scope, root)
+        if rel and rel not in paths:
+            paths.append(rel)
+    return shape_of(tool, args, paths), files
+
+
+def _relative(path: str, root: Path) -> str:
+    p = Path(path)
+    if not p.is_absolute():
+        return path.strip("./") if path not in (".", "./") else ""
+    try:
+        return p.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return ""
+
+
+def _evidence(m: Memory) -> str:
+    """Where a lesson comes from, in a few words (counted, never estimated)."""
+    if m.source in ("user_taught", "imported") or m.metadata.get("signal") == "user_rule":
+        return "your rule"
+    sessions = len(m.provenance_session_ids)
+    return f"seen in {sessions} earlier session{'s' if sessions != 1 else ''}" if sessions else "learned here"
+
+
+def warning_line(m: Memory) -> str:
+    """One memory as one line the agent can cite."""
+    text = redact_then_cut(" ".join(m.content.split()), LINE_CHARS, "…")
+    return f"[Memory #{m.id}] ({_evidence(m)}) {text}"
+
+
+def render_block(title: str, memories: list[Memory]) -> str:
+    """The lines of a block (the same plain text for every agent: it is short and needs no markup)."""
+    if not memories:
+        return ""
+    return "\n".join([f"Engram memory {title} (cite as [Memory #id] if it helps):",
+                      *(f"- {warning_line(m)}" for m in memories)])
+
+
+class ToolMoments:
+    """The before/after/failed answers for one open project."""
+
+    def __init__(self, project: Any, root: Path, memory: Any, threshold: float) -> None:
+        """``memory`` is the event's StoreMemoryAccess; ``threshold`` the trust level's floor."""
+        self.project = project
+        self.root = root
+        self.memory = memory
+        self.threshold = threshold
+        self.outcomes = Outcomes(project.db)
+
+    def _warnings(self, shape: CallShape, exclude: set[int]) -> list[Warning]:
+        return warnings_for(self.project.db.reads.conn(), self.project.memories, shape, self.root, exclude=exclude)
+
+    def _gotchas(self, files: list[str], exclude: set[int]) -> list[Memory]:
+        if not files:
+            return []
+        from desktop.memory.trust import injectable
+
+        found = self.memory.gotchas_for(files, exclude=exclude, limit=MAX_GOTCHAS, min_confidence=self.threshold)
+        return [m for m in found if injectable(m)]
+
+    def before(self, call: HookCall) -> str:
+        """Lessons for the call about to run (Gemini: a refusal, only for an exact known failure)."""
+        shape, files = call_shape(call, self.root)
+        shown = set(ledger.shown_ids(self.project.db, call.session_id))
+        warned = self._warnings(shape, shown)
+        if call.agent == "gemini":
+            warned = [w for w in warned if w.exact][:1]
+            return self._say(call, "before_tool", warned, [], "before this call (refused: it failed this way before)")
+        gotchas = self._gotchas(files, shown | {w.memory.id for w in warned}) if shape.tool in LOOK_OR_EDIT else []
+        return self._say(call, "before_tool", warned, gotchas, "for this tool call")
+
+    def after(self, call: HookCall, *, failed: bool) -> str:
+        """After a call: a failure's known lesson at once; what Gemini could not hear before."""
+        shape, files = call_shape(call, self.root)
+        if failed:
+            self._mark_repeated(call, shape)
+        shown = set(ledger.shown_ids(self.project.db, call.session_id))
+        if failed:
+            return self._say(call, "tool_failed", self._warnings(shape, shown), [], "about this failure")
+        if call.agent != "gemini":
+            return ""
+        warned = self._warnings(shape, shown)
+        gotchas = self._gotchas(files, shown | {w.memory.id for w in warned}) if shape.tool in LOOK_OR_EDIT else []
+        return self._say(call, "after_tool", warned, gotchas, "for the call just made")
+
+    def _mark_repeated(self, call: HookCall, shape: CallShape) -> None:
+        """A failure matching a lesson this session was warned about: the warning did not help."""
+        open_ids = set(self.outcomes.open_ids(call.session_id))
+        if not open_ids:
+            return
+        hit = [w.memory.id for w in warnings_for(self.project.db.reads.conn(), self.project.memories, shape,
+                                                 self.root, limit=20) if w.memory.id in open_ids]
+        if hit:
+            self.outcomes.repeated(call.session_id, hit, call.tool_use_id)
+
+    def _say(self, call: HookCall, event: str, warned: list[Warning], gotchas: list[Memory], title: str) -> str:
+        memories = [w.memory for w in warned] + gotchas
+        if not memories:
+            return ""
+        summary = _call_summary(call)
+        ledger.record_shown(self.project.db, call.session_id, call.agent, event, [m.id for m in memories],
+                            summary).result(5)
+        if warned:
+            self.outcomes.warned(call.session_id, call.agent, [w.memory.id for w in warned], call.tool_use_id,
+                                 summary)
+        return render_block(title, memories)
+
+
+def _call_summary(call: HookCall) -> str:
+    """The call in a few redacted words (the ledger's detail column)."""
+    args = call.tool_input
+    what = args.get("command") or args.get("file_path") or args.get("path") or args.get("pattern") or ""
+    return redact_then_cut(f"{call.tool_name} {' '.join(str(what).split())}", 200)

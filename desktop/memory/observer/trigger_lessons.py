@@ -1,0 +1,287 @@
+"""Lessons whose trigger is the call that went wrong (issue 25): learned from outcomes, not words.
+
+Three kinds, each carrying in ``data["triggers"]`` what should make it fire next time:
+
+- ``wrong_place``: a search or read under a path found nothing (or the path did not exist),
+  and a few steps later the thing was found elsewhere; fires before the next look there.
+- ``check_rule``: a checker (linter, type checker, compiler, test runner) failed with a
+  structured diagnostic naming its rule (``file:line: message (rule)``, ``[rule]``, ``E501``,
+  ``TS2345``, ``error[E0382]``), and the same checker passed later in the session (the fix is
+  the edit of the flagged file in between); fires before that checker runs and before an edit
+  of a file of the kind it flagged.
+- ``check_gap``: a checker passed, then a sibling of it (same program and first word, another
+  target: ``mise run test`` then ``mise run test:ci``) failed and was fixed: the first one is
+  not enough; fires before the first one runs.
+
+All state lives in ``Scratchpad.ev`` (JSON-safe, bounded); every handler does bounded work.
+The formats recognised are tool output formats, never a project's own words.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any, Final
+
+from desktop.memory.observer.command_shape import Command, parse
+from desktop.memory.observer.scratchpad import Scratchpad
+from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, WRONG_PLACE, Signal, excerpt
+from desktop.memory.privacy.boundary import redact_then_cut
+from desktop.memory.triggers.model import COMMAND, EDIT, PATH, Trigger
+
+LOOK_WINDOW: Final = 8
+MAX_MISSES: Final = 4
+MAX_RULES: Final = 4
+_EMPTY: Final = re.compile(r"^\s*(?:No (?:files|matches) found\.?|Found 0 (?:files|matches)\.?|0 matches?\.?|"
+                           r"No such file or directory|)\s*$", re.I)
+_MISSING: Final = re.compile(r"does not exist|no such file or directory|not found|ENOENT|cannot find the path",
+                             re.I)
+_FILE: Final = r"(?P<file>(?:\.{0,2}/)?[\w@+-][\w@.+/-]*\.[A-Za-z]\w{0,7})"
+#: Diagnostic lines of common checkers, by their output format.
+_DIAGNOSTICS: Final = (
+    # golangci-lint, staticcheck, many linters: path:line:col: message (rule)
+    re.compile(_FILE + r":(?P<line>\d+)(?::\d+)?:\s+(?P<msg>.+?)\s+\((?P<rule>[a-z][\w-]{1,40})\)\s*$"),
+    # mypy / pyright: path:line: error: message  [rule]
+    re.compile(_FILE + r":(?P<line>\d+)(?::\d+)?(?::| -)\s*error:\s+(?P<msg>.+?)\s+\[(?P<rule>[\w-]{2,40})\]\s*$"),
+    re.compile(_FILE + r":(?P<line>\d+)(?::\d+)? - error:\s+(?P<msg>.+?)\s+\((?P<rule>report\w+)\)\s*$"),
+    # ruff / flake8 / pylint: path:line:col: CODE message
+    re.compile(_FILE + r":(?P<line>\d+):\d+:\s+(?P<rule>[A-Z]{1,4}\d{2,4})\b:?\s+(?P<msg>.+)$"),
+    # tsc: path(line,col): error TS1234: message
+    re.compile(_FILE + r"\((?P<line>\d+),\d+\):\s+error\s+(?P<rule>TS\d{3,5}):\s+(?P<msg>.+)$"),
+    # rustc / cargo: error[E0382]: message (the file follows on a "-->" line)
+    re.compile(r"^error\[(?P<rule>E\d{4})\]:\s+(?P<msg>.+)$"),
+)
+_RUST_AT: Final = re.compile(r"^\s*-->\s+" + _FILE + r":(?P<line>\d+)")
+#: Rule names checkers give plain compile errors (golangci-lint's ``typecheck``): the code was
+#: broken, no project rule was learned.
+_COMPILE_RULES: Final = frozenset({"typecheck", "compile", "syntax"})
+#: Instance details in a checker message (numbers, quoted names) that differ from run to run.
+_INSTANCE: Final = ((re.compile(r"`[^`]{1,80}`|'[^']{1,80}'|\"[^\"]{1,80}\""), "…"), (re.compile(r"\b\d+\b"), "N"))
+#: "message: <the code it is about>": the code part is the instance.
+_CODE_TAIL: Final = re.compile(r"^(.{20,}?):\s+.*[().].*$")
+
+
+def diagnostics(output: str) -> dict[str, list[str]]:
+    """Rule -> [message, file] for each checker rule named in ``output`` (first occurrence)."""
+    found: dict[str, list[str]] = {}
+    pending_rust: str | None = None
+    for raw in output[-40_000:].splitlines()[-600:]:
+        line = raw.rstrip()
+        if pending_rust is not None:
+            at = _RUST_AT.match(line)
+            if at:
+                found[pending_rust][1] = at.group("file")
+                pending_rust = None
+                continue
+        for rx in _DIAGNOSTICS:
+            m = rx.search(line.strip())
+            if not m:
+                continue
+            rule = m.group("rule")
+            if rule not in found and rule not in _COMPILE_RULES and len(found) < 12:
+                file = m.groupdict().get("file") or ""
+                found[rule] = [general_message(m.group("msg")), file.removeprefix("./")]
+                if not file:
+                    pending_rust = rule
+            break
+    return found
+
+
+#: The annotation itself in an edit's new text (up to the reason the project asks for).
+_ANNOTATION: Final = re.compile(
+    r"(//\s*nolint(?::[\w,-]+)?(?:\s*//)?|#\s*noqa(?::\s*[A-Z]+\d+(?:,\s*[A-Z]+\d+)*)?|"
+    r"#\s*(?:type|pyright):\s*ignore(?:\[[\w,-]+\])?|//\s*eslint-disable(?:-next)?-line\s+[\w/@,-]+|"
+    r"@ts-(?:ignore|expect-error)|#!?\[allow\([\w:]+\)\]|@SuppressWarnings\([^)]*\))")
+
+
+def annotation(summary: str) -> str:
+    """The suppression annotation an edit added (``//nolint:nilerr //``), or ''."""
+    new = summary.split("→", 1)[-1]
+    m = _ANNOTATION.search(new)
+    return " ".join(m.group(1).split()) if m else ""
+
+
+def general_message(message: str) -> str:
+    """A checker message without its instance details, so it reads the same every time."""
+    text = _CODE_TAIL.sub(r"\1", " ".join(message.split()))
+    for rx, repl in _INSTANCE:
+        text = rx.sub(repl, text)
+    return redact_then_cut(text, 160)
+
+
+def command_key(command: Command) -> list[str]:
+    """The program and subcommand words of a command's main program (``["mise", "run", "lint"]``)."""
+    seg = command.main()
+    return [seg.program, *seg.words] if seg is not None else []
+
+
+# -- wrong place ---------------------------------------------------------------------------------
+
+def look_of(tool: str, args: dict[str, Any], root: str) -> dict[str, str] | None:
+    """Where a Read/Grep/Glob/LS call looks (project-relative) and for what."""
+    raw = args.get("file_path") if tool == "Read" else args.get("path")
+    if not isinstance(raw, str) or not raw:
+        return None
+    path = raw.rstrip("/")
+    if root and path.startswith(root.rstrip("/") + "/"):
+        path = path[len(root.rstrip("/")) + 1:]
+    if path.startswith(("/", "~", "..")) or path in ("", "."):
+        return None
+    what = posixpath.basename(path) if tool == "Read" else str(args.get("pattern") or "")
+    return {"path": path, "what": redact_then_cut(what, 80), "tool": tool}
+
+
+def on_look_result(sp: Scratchpad, look: dict[str, str], output: str, is_error: bool, step: int,
+                   event: str) -> None:
+    """Remember a look that found nothing; turn a later find of the same thing into a lesson."""
+    misses: list[dict[str, Any]] = sp.ev.setdefault("misses", [])
+    empty = is_error or bool(_EMPTY.match(output[:200]))
+    if empty:
+        if is_error and not _MISSING.search(output[:300]):
+            return  # another kind of failure (permission, a bad regex): not a wrong place
+        misses[:] = [m for m in misses if step - int(m["step"]) <= LOOK_WINDOW and m["path"] != look["path"]]
+        misses.append({**look, "step": step, "event": event, "missing": is_error})
+        del misses[:-MAX_MISSES]
+        return
+    if not misses:
+        return
+    for miss in list(misses):
+        if step - int(miss["step"]) > LOOK_WINDOW:
+            misses.remove(miss)
+            continue
+        found = _found_for(miss, look, output)
+        if found and not found.startswith(miss["path"] + "/"):
+            misses.remove(miss)
+            _wrong_place(sp, miss, found, step, event)
+
+
+def _words(text: str) -> set[str]:
+    """The words of a search text or file name (3+ letters; regex syntax and extensions dropped)."""
+    stem = posixpath.splitext(text)[0] if "." in text and " " not in text else text
+    return {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_]{2,}", stem)}
+
+
+def _found_for(miss: dict[str, str], look: dict[str, str], output: str) -> str:
+    """The file this successful look found that is what ``miss`` looked for, or ''.
+
+    A Read counts when the file's name shares a word with what was looked for; a search's
+    listing counts through the first listed file whose name does.
+    """
+    wanted = _words(miss["what"])
+    if not wanted:
+        return ""
+    if look["tool"] == "Read":
+        return look["path"] if wanted & _words(posixpath.basename(look["path"])) else ""
+    for line in output[:20_000].splitlines()[:400]:
+        m = re.match(r"^\s*(?:\./)?([\w@.+/-]+\.\w{1,8})(?::\d+.*)?\s*$", line.strip())
+        if m and wanted & _words(posixpath.basename(m.group(1))):
+            return m.group(1)
+    return ""
+
+
+def _wrong_place(sp: Scratchpad, miss: dict[str, Any], found: str, step: int, event: str) -> None:
+    path = str(miss["path"])
+    missing = bool(miss["missing"])
+    if miss["tool"] == "Read" and posixpath.dirname(found) != posixpath.dirname(path):
+        # The file was in another folder: the folder was the wrong place, whatever the name.
+        path, missing = posixpath.dirname(path) or path, False
+    where = path.rstrip("/")
+    trig = Trigger(PATH, where.split("/", 1)[0], path=where, missing=missing)
+    sp.add_signal(Signal(WRONG_PLACE, f"{WRONG_PLACE}:{where}", step, [found],
+                         {"path": where, "missing": missing, "what": miss["what"], "found": found,
+                          "triggers": [trig.as_json()], "events": [miss["event"], event]},
+                         [f"{miss['tool']} {where} for '{excerpt(miss['what'], 40)}': nothing; found {found}"]))
+
+
+# -- checkers ------------------------------------------------------------------------------------
+
+def on_check_result(sp: Scratchpad, command: str, category: str | None, output: str, is_error: bool,
+                    step: int, event: str) -> None:
+    """Open a failed checker's rules; close them (as lessons) when the same checker passes."""
+    parsed = parse(command)
+    key = command_key(parsed)
+    if not key:
+        return
+    name = " ".join(key)
+    checks: dict[str, Any] = sp.ev.setdefault("checks", {})
+    passed: dict[str, Any] = sp.ev.setdefault("passed", {})
+    if is_error:
+        rules = diagnostics(output) if category in ("lint", "test", "build") or len(key) > 1 else {}
+        if rules:
+            held = checks.setdefault(name, {"key": key, "rules": {}, "step": step, "event": event, "edits": {}})
+            for rule, info in rules.items():
+                held["rules"].setdefault(rule, info)
+            if len(checks) > 3:
+                checks.pop(next(iter(checks)))
+        if category is not None:
+            _open_gap(sp, key, name, output, step, event)
+        return
+    held = checks.pop(name, None)
+    if held is not None:
+        _rule_lessons(sp, held, command, step, event)
+    gap = sp.ev.get("gaps", {}).pop(name, None)
+    if gap is not None:
+        _gap_lesson(sp, gap, key, step, event)
+    if category is not None:
+        passed[name] = {"key": key, "step": step}
+        if len(passed) > 6:
+            passed.pop(next(iter(passed)))
+
+
+def on_edit(sp: Scratchpad, path: str, summary: str) -> None:
+    """Remember the edit of each file a held checker flagged that fixed its rule: one that names
+    the rule (an annotation) wins over the first edit of the file."""
+    for held in sp.ev.get("checks", {}).values():
+        for rule, (_msg, file) in held["rules"].items():
+            if not file or not (path == file or path.endswith("/" + file)) or not summary:
+                continue
+            known = held["edits"].get(rule)
+            if known is None or (rule not in known[1] and rule in summary):
+                held["edits"][rule] = [path, summary]
+
+
+def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int, event: str) -> None:
+    key = held["key"]
+    for rule, (msg, _file) in list(held["rules"].items())[:MAX_RULES]:
+        edit = held["edits"].get(rule)
+        if not edit or not edit[1]:
+            continue  # passed without a concrete edit of the flagged file: no fix to tell
+        path, summary = edit
+        ext = posixpath.splitext(path)[1]
+        triggers = [Trigger(COMMAND, key[0], tuple(key[1:])).as_json()]
+        if ext:
+            triggers.append(Trigger(EDIT, ext).as_json())
+        note = annotation(summary)
+        suppressed = bool(note) and rule.lower() in note.lower()
+        data: dict[str, Any] = {"command": " ".join(key), "rule": rule, "message": msg, "file": path,
+                                "annotation": note if suppressed else "", "triggers": triggers,
+                                "events": [held["event"], event]}
+        if not suppressed:
+            data["min_sessions"] = 2  # a plain code fix: the rule is the project's once it fails again
+        sp.add_signal(Signal(CHECK_RULE, f"{CHECK_RULE}:{' '.join(key)}:{rule}", step, [path], data,
+                             [f"{rule}: {msg}"]))
+
+
+def _open_gap(sp: Scratchpad, key: list[str], name: str, output: str, step: int, event: str) -> None:
+    from desktop.memory.observer.lessons import stable_error
+
+    if len(key) < 2:
+        return
+    sibling = next((p for p in sp.ev.get("passed", {}).values()
+                    if p["key"][0] == key[0] and p["key"][1:2] == key[1:2] and p["key"] != key), None)
+    err = stable_error(output)
+    if sibling is None or not err:
+        return
+    gaps: dict[str, Any] = sp.ev.setdefault("gaps", {})
+    gaps.setdefault(name, {"passed": sibling["key"], "error": err, "event": event, "step": step})
+    if len(gaps) > 2:
+        gaps.pop(next(iter(gaps)))
+
+
+def _gap_lesson(sp: Scratchpad, gap: dict[str, Any], key: list[str], step: int, event: str) -> None:
+    passed = list(gap["passed"])
+    trig = Trigger(COMMAND, passed[0], tuple(passed[1:]))
+    sp.add_signal(Signal(CHECK_GAP, f"{CHECK_GAP}:{' '.join(passed)}>{' '.join(key)}", step, [],
+                         {"passed": " ".join(passed), "failed": " ".join(key), "error": gap["error"],
+                          "triggers": [trig.as_json()], "events": [gap["event"], event]},
+                         [f"{' '.join(passed)} passed, {' '.join(key)} failed: {excerpt(gap['error'], 80)}"]))

@@ -1,0 +1,126 @@
+"""What makes a memory fire, and the tool call it is checked against.
+
+A lesson carries its own trigger (seed 002's negative memories with trigger patterns): the
+shape of the command that failed, the path an agent looked in for nothing, the files a rule
+governs. Before an agent's tool call runs, the call is reduced to a :class:`CallShape` and the
+triggers whose index key it mentions are checked against it. Three kinds:
+
+* ``command``: a shell run of ``program`` whose subcommand starts with ``words`` and that was
+  given every one of ``tokens`` (``git`` / ``show`` / ``--no-stat``);
+* ``path``: a read, search or listing under ``path`` (``missing``: only while it does not exist);
+* ``edit``: an edit or write of a file under ``path`` ending in ``key`` (an extension, the
+  file name itself, or ``*`` for any file).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from desktop.memory.observer.command_shape import Command, parse, resolve_dir
+
+COMMAND, PATH, EDIT = "command", "path", "edit"
+KINDS: Final = (COMMAND, PATH, EDIT)
+#: Canonical tools (observer/tool_names) by what they do to a path.
+LOOK_TOOLS: Final = frozenset({"Read", "Grep", "Glob", "LS"})
+EDIT_TOOLS: Final = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+ANY_FILE: Final = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """One condition under which a memory is worth saying before a tool call."""
+
+    kind: str
+    key: str
+    words: tuple[str, ...] = ()
+    tokens: tuple[str, ...] = ()
+    path: str = ""
+    missing: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        """The stored form (empty fields left out)."""
+        out: dict[str, Any] = {"kind": self.kind, "key": self.key}
+        if self.words:
+            out["words"] = list(self.words)
+        if self.tokens:
+            out["tokens"] = list(self.tokens)
+        if self.path:
+            out["path"] = self.path
+        if self.missing:
+            out["missing"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, data: Any) -> Trigger | None:
+        """A trigger from its stored form; None for anything malformed (never raises)."""
+        if not isinstance(data, dict) or data.get("kind") not in KINDS or not isinstance(data.get("key"), str):
+            return None
+        words, tokens = data.get("words") or [], data.get("tokens") or []
+        if not all(isinstance(w, str) for w in [*words, *tokens]) or not isinstance(data.get("path", ""), str):
+            return None
+        return cls(data["kind"], data["key"][:200], tuple(words)[:4], tuple(tokens)[:6],
+                   str(data.get("path", ""))[:300], bool(data.get("missing")))
+
+    def spec(self) -> str:
+        """A canonical JSON text (the stored row's identity)."""
+        return json.dumps(self.as_json(), sort_keys=True, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class CallShape:
+    """A tool call about to run, reduced to what triggers look at."""
+
+    tool: str                       # canonical tool name (Bash, Read, Edit, ...)
+    command: Command | None         # the parsed shell command (Bash)
+    paths: tuple[str, ...]          # project-relative paths it reads, searches or writes
+    cwd: str = ""                   # project-relative folder the shell runs in ('' = root)
+
+    def keys(self) -> list[tuple[str, str]]:
+        """The (kind, key) index entries this call can match."""
+        out: list[tuple[str, str]] = []
+        if self.command is not None:
+            out += [(COMMAND, p) for p in dict.fromkeys(self.command.programs())]
+        for p in self.paths:
+            out.append((PATH, p.split("/", 1)[0]))
+            if self.tool in EDIT_TOOLS:
+                out.append((EDIT, posixpath.splitext(p)[1] or posixpath.basename(p)))
+                out.append((EDIT, posixpath.basename(p)))
+                out.append((EDIT, ANY_FILE))
+        return list(dict.fromkeys(out))
+
+
+def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "") -> CallShape:
+    """The shape of a canonical tool call (``paths`` already project-relative)."""
+    command = parse(str(args.get("command") or "")) if tool == "Bash" else None
+    run_in = resolve_dir(cwd, command.cwd) if command is not None and command.cwd else cwd
+    return CallShape(tool, command, tuple(p for p in paths if p and not p.startswith("/")), run_in)
+
+
+def _under(path: str, prefix: str) -> bool:
+    prefix = prefix.rstrip("/")
+    return not prefix or path == prefix or path.startswith(prefix + "/")
+
+
+def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool:
+    """True when ``call`` is what ``trigger`` is about (``root``: check ``missing`` paths on disk)."""
+    if trigger.kind == COMMAND:
+        if call.command is None:
+            return False
+        return any(seg.program == trigger.key and seg.words[:len(trigger.words)] == trigger.words
+                   and all(seg.has(t) for t in trigger.tokens) for seg in call.command.segments)
+    if trigger.kind == PATH:
+        if call.tool not in LOOK_TOOLS and call.tool != "Bash":
+            return False
+        if not any(_under(p, trigger.path) for p in call.paths):
+            return False
+        return not (trigger.missing and root is not None and (root / trigger.path).exists())
+    if trigger.kind == EDIT:
+        return call.tool in EDIT_TOOLS and any(
+            _under(p, trigger.path) and (trigger.key == ANY_FILE or p.endswith(trigger.key)
+                                         or posixpath.basename(p) == trigger.key)
+            for p in call.paths)
+    return False

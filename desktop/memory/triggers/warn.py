@@ -1,0 +1,148 @@
+"""Warnings before a tool call, and what happened after each one (issue 25).
+
+:func:`warnings_for` is the one implementation every door asks (the hooks of Claude Code,
+Codex and Gemini CLI; Engram's own agent): the live lessons whose trigger matches the call
+about to run, most specific first. :class:`Outcomes` keeps, per session, each warning said and
+whether the warned failure happened anyway later in that session, which is how the product
+measures whether it helps (``engram report``, the Agents tab): counted, never estimated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from desktop.memory.store.writer import FnOp, Tx
+from desktop.memory.triggers.index import candidates
+from desktop.memory.triggers.model import COMMAND, EDIT, PATH, CallShape, Trigger, matches
+from desktop.memory.types import Memory
+
+MAX_WARNINGS: Final = 2
+#: The signals whose lesson is "this exact command shape fails": a call of that shape may be
+#: refused outright (by an agent that can only refuse, not add context), since it would fail.
+EXACT_FAILURE_SIGNALS: Final = frozenset({"command_fix"})
+WARNED, AVOIDED, REPEATED = "warned", "avoided", "repeated"
+
+
+@dataclass(frozen=True, slots=True)
+class Warning:
+    """One lesson to say before a call."""
+
+    memory: Memory
+    trigger: Trigger
+
+    @property
+    def exact(self) -> bool:
+        """True when the call has the exact shape of a command that failed (it would fail again)."""
+        return (self.trigger.kind == COMMAND and bool(self.trigger.tokens)
+                and self.memory.metadata.get("signal") in EXACT_FAILURE_SIGNALS)
+
+
+def _specificity(trig: Trigger) -> int:
+    """How narrowly a trigger names the call: exact tokens, then paths, then a file kind."""
+    if trig.kind == COMMAND:
+        return 3 + len(trig.tokens) + len(trig.words)
+    if trig.kind == PATH:
+        return 3 + trig.path.count("/")
+    if trig.kind == EDIT and trig.path:
+        return 2 + trig.path.count("/")
+    return 1
+
+
+def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *,
+                 exclude: Iterable[int] = (), limit: int = MAX_WARNINGS) -> list[Warning]:
+    """Lessons whose trigger matches ``call`` (not in ``exclude``), most specific first.
+
+    ``conn`` is a read connection, ``memories`` the project's MemoryService (``get_many``).
+    Only live memories that are not candidates, flagged or stale can fire (the index's join).
+    """
+    skip = set(exclude)
+    best: dict[int, Trigger] = {}
+    for armed in candidates(conn, call):
+        if armed.memory_id in skip or not matches(armed.trigger, call, root):
+            continue
+        known = best.get(armed.memory_id)
+        if known is None or _specificity(armed.trigger) > _specificity(known):
+            best[armed.memory_id] = armed.trigger
+    if not best:
+        return []
+    found = memories.get_many(list(best))
+    ranked = sorted((Warning(found[i], t) for i, t in best.items() if i in found),
+                    key=lambda w: (-_specificity(w.trigger), -w.memory.confidence, w.memory.id))
+    return ranked[:limit]
+
+
+class Outcomes:
+    """The ``warning_outcomes`` rows of one project database."""
+
+    def __init__(self, db: Any) -> None:
+        """``db`` is the project's Database (writer and read pool)."""
+        self.db = db
+
+    def warned(self, session_id: str, agent: str, memory_ids: Iterable[int], call_id: str, call: str) -> Any:
+        """Record warnings just said before the call ``call_id`` (a memory warned again in the
+        session keeps its first row)."""
+        ids = list(dict.fromkeys(int(i) for i in memory_ids))
+
+        def write(tx: Tx) -> int:
+            tx.conn.executemany(
+                "INSERT OR IGNORE INTO warning_outcomes(session_id, agent, memory_id, warned_at, call_id, call) "
+                "VALUES (?,?,?,?,?,?)", [(session_id, agent, i, tx.now, call_id[:200], call[:300]) for i in ids])
+            return len(ids)
+        return self.db.writer.submit(FnOp("record_warnings", write))
+
+    def repeated(self, session_id: str, memory_ids: Iterable[int], call_id: str) -> Any:
+        """The warned failure happened anyway, in a later call than the one warned about (the
+        warned call itself ran before its agent could read the warning)."""
+        ids = sorted({int(i) for i in memory_ids})
+
+        def write(tx: Tx) -> int:
+            if not ids:
+                return 0
+            marks = ",".join("?" * len(ids))
+            return len(tx.execute(
+                f"UPDATE warning_outcomes SET outcome = ?, decided_at = ? WHERE session_id = ? AND outcome = ? "
+                f"AND call_id <> ? AND memory_id IN ({marks}) RETURNING id",
+                (REPEATED, tx.now, session_id, WARNED, call_id, *ids)).fetchall())
+        return self.db.writer.submit(FnOp("record_warning_repeated", write))
+
+    def close(self, session_id: str) -> Any:
+        """The session ended: warnings whose failure never came back count as avoided."""
+        def write(tx: Tx) -> int:
+            return len(tx.execute(
+                "UPDATE warning_outcomes SET outcome = ?, decided_at = ? WHERE session_id = ? AND outcome = ? "
+                "RETURNING id", (AVOIDED, tx.now, session_id, WARNED)).fetchall())
+        return self.db.writer.submit(FnOp("close_warnings", write))
+
+    def open_ids(self, session_id: str) -> list[int]:
+        """Memories warned about in this session whose outcome is still open."""
+        rows = self.db.reads.conn().execute(
+            "SELECT memory_id FROM warning_outcomes WHERE session_id = ? AND outcome = ?",
+            (session_id, WARNED)).fetchall()
+        return [int(r[0]) for r in rows]
+
+
+@dataclass(frozen=True)
+class OutcomeReport:
+    """Warned / avoided / repeated, counted over decided warnings, with the sessions they span."""
+
+    warned: int
+    avoided: int
+    repeated: int
+    open: int
+    sessions: int
+    by_memory: list[tuple[int, int, int, int]]  # (memory id, warned, avoided, repeated), most warned first
+
+
+def outcome_report(conn: Any, *, limit: int = 10) -> OutcomeReport:
+    """What the warnings did, from the product's own records."""
+    row = conn.execute(
+        "SELECT count(*), sum(outcome = ?), sum(outcome = ?), sum(outcome = ?), count(DISTINCT session_id) "
+        "FROM warning_outcomes", (AVOIDED, REPEATED, WARNED)).fetchall()[0]
+    per = conn.execute(
+        "SELECT memory_id, count(*), sum(outcome = ?), sum(outcome = ?) FROM warning_outcomes "
+        "GROUP BY memory_id ORDER BY count(*) DESC, memory_id LIMIT ?", (AVOIDED, REPEATED, limit)).fetchall()
+    return OutcomeReport(int(row[0] or 0), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0),
+                         [(int(m), int(n), int(a or 0), int(r or 0)) for m, n, a, r in per])
