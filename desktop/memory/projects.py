@@ -109,6 +109,16 @@ class ProjectRegistry:
             log.warning("could not update recent projects: %s", exc)
 
 
+    def forget(self, folder: Path | str) -> None:
+        """Take `folder` off the recent list (its memory stays in the data folder, untouched)."""
+        root = str(Path(folder).resolve())
+        items = [str(p) for p in self.recent() if str(p) != root]
+        try:
+            atomic_write_json(self._recent_file, items)
+        except OSError as exc:
+            log.warning("could not update recent projects: %s", exc)
+
+
 def move_aside_corrupt(error: CorruptDatabaseError) -> Path:
     """Rename a damaged database (and its WAL/SHM) so a fresh one can be created.
 

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QPushButton,
     QStackedWidget,
@@ -71,7 +72,16 @@ class WelcomePage(QWidget):
         self.open_button.clicked.connect(window.choose_project)
         self.recent = QListWidget()
         self.recent.setObjectName("recentProjects")
+        self.recent.setToolTip(self.tr("Double-click to open; right-click or Delete to remove from this list"))
         self.recent.itemActivated.connect(lambda item: window.open_project(Path(item.data(Qt.ItemDataRole.UserRole))))
+        self.recent.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.recent.customContextMenuRequested.connect(self._recent_menu)
+        self.remove_recent = QAction(self.tr("&Remove from Recent Projects"), self.recent)
+        self.remove_recent.setShortcut(QKeySequence.StandardKey.Delete)
+        self.remove_recent.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.remove_recent.triggered.connect(self._remove_selected)
+        self.recent.addAction(self.remove_recent)
+        self.main = window
         layout = QVBoxLayout(self)
         layout.setContentsMargins(48, 36, 48, 36)
         layout.addWidget(title)
@@ -79,6 +89,17 @@ class WelcomePage(QWidget):
         layout.addWidget(self.open_button, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(QLabel(self.tr("Recent projects")))
         layout.addWidget(self.recent, 1)
+
+    def _recent_menu(self, pos: Any) -> None:
+        if self.recent.itemAt(pos) is not None:
+            menu = QMenu(self.recent)
+            menu.addAction(self.remove_recent)
+            menu.exec(self.recent.mapToGlobal(pos))
+
+    def _remove_selected(self) -> None:
+        item = self.recent.currentItem()
+        if item is not None:
+            self.main.forget_recent(Path(item.data(Qt.ItemDataRole.UserRole)))
 
     def refresh(self, recent: list[Path]) -> None:
         """Show the recent projects list."""
@@ -259,6 +280,24 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{name} — {APP_NAME}" if name else APP_NAME)
 
     # -- projects ----------------------------------------------------------------------------
+    def forget_recent(self, folder: Path) -> None:
+        """Take a folder off the recent projects (pool thread); its memory is kept in the data folder."""
+        registry = self.engram.registry
+
+        def done(_r: object) -> None:
+            self.welcome.refresh(registry.recent())
+            self._fill_switcher()
+            self.statusBar().showMessage(self.tr("Removed %1 from the recent projects").replace("%1", folder.name),
+                                         4000)
+        self.tasks.run(lambda: registry.forget(folder), done)
+
+    def forget_current_project(self) -> None:
+        """Close the open project and take it off the recent list (a folder with nothing to index)."""
+        if self.project is not None:
+            folder = Path(self.project.info.root)
+            self.close_project()
+            self.forget_recent(folder)
+
     def choose_project(self) -> None:
         """Ask for a folder and open it."""
         folder = QFileDialog.getExistingDirectory(self, self.tr("Open a project folder"), str(Path.home()))

@@ -62,9 +62,13 @@ class MemoryBrowser(QWidget):
         self.search.setClearButtonEnabled(True)
         self.type_filter = QComboBox()
         self.type_filter.setObjectName("typeFilter")
-        self.type_filter.addItem(self.tr("All types"), None)
+        self.type_filter.addItem(self.tr("All memories"), None)
         for t in MemoryType:
-            self.type_filter.addItem(type_label(t.value), t.value)
+            if t is not MemoryType.CODE:
+                self.type_filter.addItem(type_label(t.value), t.value)
+        # The code index is searchable here, apart: its chunks are not memories anyone taught.
+        self.type_filter.insertSeparator(self.type_filter.count())
+        self.type_filter.addItem(self.tr("Code index (not memories)"), MemoryType.CODE.value)
         self.status_filter = QComboBox()
         self.status_filter.setObjectName("statusFilter")
         self.status_filter.addItem(self.tr("Not forgotten"), None)
@@ -195,7 +199,8 @@ class MemoryBrowser(QWidget):
         self.model.set_query(self.current_query())
 
     def _loaded(self, count: int) -> None:
-        self.count_label.setText(self.tr("%n memories", "", count))
+        code = self.type_filter.currentData() == MemoryType.CODE.value
+        self.count_label.setText(self.tr("%n code chunks", "", count) if code else self.tr("%n memories", "", count))
         want, self._want = self._want, None
         if want is not None and (row := self.model.row_of(want)) is not None:
             self.table.selectRow(row)

@@ -49,6 +49,7 @@ log = logging.getLogger("engram.ui.session")
 
 ACTUALLY = re.compile(r"^\s*(actually|en fait|no,|non,)\b", re.IGNORECASE)
 REMEMBER = re.compile(r"^\s*/remember\s+(.+)$", re.IGNORECASE | re.DOTALL)
+NO_MODEL = "none"  # the provider entry shown when Settings name no model
 
 
 class SessionView(QWidget):
@@ -98,6 +99,10 @@ class SessionView(QWidget):
         chosen = "scripted" if tour else str(getattr(project.settings, "llm_provider", "") or "")
         if self.provider.findData(chosen) >= 0:
             self.provider.setCurrentIndex(self.provider.findData(chosen))
+        else:
+            # Settings say no model: the window says the same, and Start waits for one.
+            self.provider.insertItem(0, self.tr("No model set up"), NO_MODEL)
+            self.provider.setCurrentIndex(0)
         self.notice = ModelNotice(self)
         self.start_button = QPushButton(icon("play"), self.tr("&Start"))
         self.start_button.setObjectName("startSession")
@@ -186,6 +191,8 @@ class SessionView(QWidget):
 
         self.start_button.clicked.connect(self.submit)
         self.stop_button.clicked.connect(self.runner.stop)
+        self.provider.currentIndexChanged.connect(lambda _i: self._update_start())
+        self._update_start()
         run = QShortcut(QKeySequence("Ctrl+Return"), self.input)
         run.activated.connect(self.submit)
         self.input.textChanged.connect(self._check_actually)
@@ -200,6 +207,9 @@ class SessionView(QWidget):
         if taught:
             self.remember.emit(taught.group(1).strip())
             self.input.clear()
+            return
+        if not self.can_start():
+            self.state.setText(self.tr("Set up a model in Settings first"))
             return
         self.start(text)
 
@@ -257,7 +267,8 @@ class SessionView(QWidget):
         elif ev.kind == "done":
             self._stream("", flush=True)
             self.metrics = dict(ev.data)
-            self.state.setText(self.tr("Stopped") if ev.data.get("cancelled") else self.tr("Finished"))
+            self.state.setText(self.tr("Stopped") if ev.data.get("cancelled") else
+                               self.tr("Failed") if ev.data.get("error") else self.tr("Finished"))
             self.session_finished.emit(self.metrics)
 
     def _stream(self, chunk: str, *, flush: bool = False) -> None:
@@ -284,8 +295,20 @@ class SessionView(QWidget):
         cursor.insertHtml("".join(parts).replace("\n", "<br>"))
         self.output.setTextCursor(cursor)
 
+    def can_start(self) -> bool:
+        """A model is chosen that can run here (never the "No model set up" entry)."""
+        index = self.provider.currentIndex()
+        item = cast(QStandardItemModel, self.provider.model()).item(index) if index >= 0 else None
+        return self.provider.currentData() not in (None, NO_MODEL) and item is not None and item.isEnabled()
+
+    def _update_start(self) -> None:
+        ready = self.can_start() and not self.runner.is_running()
+        self.start_button.setEnabled(ready)
+        self.start_button.setToolTip(self.tr("Run the agent on the task (Ctrl+Enter)") if self.can_start()
+                                     else self.tr("Set up a model in Settings first"))
+
     def _running_changed(self, running: bool) -> None:
-        self.start_button.setEnabled(not running)
+        self._update_start()
         self.stop_button.setEnabled(running)
         self.provider.setEnabled(not running)
         if running:
