@@ -141,6 +141,11 @@ class Flows(QObject):
         self.summary = SessionSummary(used, learned, mode=mode, parent=self.w)
         self.summary.correct_requested.connect(self.correct)
         self.summary.finished.connect(lambda _r, d=self.summary, ls=learned: self._summary_closed(d, ls))
+        # Beside the transcript, not over it: over the memory panel, at the window's right edge.
+        geo = self.w.geometry()
+        self.summary.resize(max(self.summary.minimumWidth(), min(680, geo.width() // 2)),
+                            max(self.summary.minimumHeight(), min(640, geo.height() - 60)))
+        self.summary.move(geo.right() - self.summary.width() - 12, geo.top() + 40)
         self.summary.open()
 
     def _summary_closed(self, dialog: SessionSummary, learned: list[Memory]) -> None:

@@ -255,7 +255,16 @@ class MainWindow(QMainWindow):
         self.switcher.blockSignals(True)
         self.switcher.clear()
         current = self.project.info.root if self.project else None
-        for path in self.engram.registry.recent():
+        recent = self.engram.registry.recent()
+        if current is not None and all(Path(p) != Path(current) for p in recent):
+            # The open project is not a recent one (the guided tour): the switcher still names it.
+            from desktop.tour import is_tour_project
+
+            name = self.tr("Guided tour (sample project)") if is_tour_project(self.project) \
+                else Path(current).name
+            self.switcher.addItem(icon("folder"), name, str(current))
+            self.switcher.setCurrentIndex(0)
+        for path in recent:
             self.switcher.addItem(icon("folder"), path.name, str(path))
             self.switcher.setItemData(self.switcher.count() - 1, str(path), Qt.ItemDataRole.ToolTipRole)
             if current is not None and Path(path) == Path(current):
@@ -275,6 +284,9 @@ class MainWindow(QMainWindow):
             self.open_project(Path(data))
 
     def _retitle(self) -> None:
+        # What needs a project says so instead of doing nothing without one.
+        for action in (self.teach_action, self.review_action, self.conflicts_action, self.onboarding_action):
+            action.setEnabled(self.project is not None)
         self.memory_dock.setWindowTitle(self.tr("Memory"))
         name = self.project.info.name if self.project else None
         self.setWindowTitle(f"{name} — {APP_NAME}" if name else APP_NAME)
@@ -395,6 +407,20 @@ class MainWindow(QMainWindow):
         self.session.session_finished.connect(self.flows.session_finished)
         self.workspace_layout.addWidget(self.session)
 
+    def _rebuild_panel(self) -> None:
+        """Only the memory panel anew (the language changed while a session runs)."""
+        project = self.project
+        assert project is not None
+        if self.panel is not None:
+            self.panel.hide()
+            self.panel.setParent(None)
+            self.panel.deleteLater()
+        self.panel = MemoryPanel(project, self.tasks, self.graph, self)
+        self.browser = self.panel.browser
+        self.panel.correct_requested.connect(self.flows.correct)
+        self.panel.status_message.connect(lambda text: self.statusBar().showMessage(text, 4000))
+        self.memory_dock.setWidget(self.panel)
+
     def _drop_views(self) -> Any:
         """Remove the project's views at once; returns a still-running session thread (or None)."""
         running = None
@@ -485,8 +511,16 @@ class MainWindow(QMainWindow):
         self.stack.insertWidget(0, self.welcome)
         self.welcome.refresh(self.engram.registry.recent())
         if self.project is not None:
-            self._drop_views()
-            self._build_views()
+            # The session's transcript, chips and typed text survive the rebuild in the new language.
+            kept = self.session.keep() if self.session is not None else None
+            running = self.session is not None and self.session.runner.is_running()
+            if running:
+                self._rebuild_panel()  # a running session keeps its view; it is relabelled when it ends
+            else:
+                self._drop_views()
+                self._build_views()
+                if kept is not None and self.session is not None:
+                    self.session.restore(kept)
         else:
             self.stack.setCurrentWidget(self.welcome)
         self._fill_switcher()

@@ -12,6 +12,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -50,6 +51,17 @@ log = logging.getLogger("engram.ui.session")
 ACTUALLY = re.compile(r"^\s*(actually|en fait|no,|non,)\b", re.IGNORECASE)
 REMEMBER = re.compile(r"^\s*/remember\s+(.+)$", re.IGNORECASE | re.DOTALL)
 NO_MODEL = "none"  # the provider entry shown when Settings name no model
+
+
+@dataclass
+class SessionState:
+    """A session view's visible state, kept across a rebuild."""
+
+    output_html: str
+    input_text: str
+    chips: list[tuple[int, str, bool, str]]
+    types: dict[int, str]
+    metrics: dict[str, Any]
 
 
 class SessionView(QWidget):
@@ -172,6 +184,17 @@ class SessionView(QWidget):
         self.input.setMaximumHeight(90)
         self.input.setPlaceholderText(self.tr("Describe a task, then Ctrl+Enter. “/remember TEXT” teaches "
                                               "a memory right away."))
+        if tour:
+            # The tour says what to try: a task its sample memories answer, ready to run.
+            from desktop.tour import SUGGESTED_TASK
+
+            self.input.setPlainText(SUGGESTED_TASK)
+            self.input.setPlaceholderText(self.tr("Try a task such as “%1”, then Ctrl+Enter.")
+                                          .replace("%1", SUGGESTED_TASK))
+            self.output.setPlaceholderText(self.tr(
+                "Guided tour: press Start to run the suggested task. The tour's agent reads the sample "
+                "project's memories and cites them as chips: click a chip to open the memory, flag it if "
+                "it is wrong. It changes no file."))
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
@@ -349,6 +372,21 @@ class SessionView(QWidget):
         """Show how to connect a model when none is set up (the tour project never needs one)."""
         if not is_tour_project(self.project):
             self.notice.show_setup(setup)
+
+    def keep(self) -> SessionState:
+        """What a rebuild of this view must not lose (a language switch): transcript, chips, typed text."""
+        return SessionState(self.output.toHtml() if self.output.toPlainText().strip() else "",
+                            self.input.toPlainText(), self.chips.entries(), dict(self.types), dict(self.metrics))
+
+    def restore(self, kept: SessionState) -> None:
+        """Put back what :meth:`keep` saved."""
+        if kept.output_html:
+            self.output.setHtml(kept.output_html)
+        self.input.setPlainText(kept.input_text)
+        self.types.update(kept.types)
+        for mid, brief, dead, shared in kept.chips:
+            self.chips.add(mid, brief, dead_end=dead, shared_by=shared)
+        self.metrics = kept.metrics
 
     def shutdown(self) -> Any:
         """Stop a running session (project closing); returns its thread, for the closer to wait on."""
