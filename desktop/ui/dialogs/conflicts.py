@@ -87,8 +87,8 @@ class ConflictsDialog(QDialog):
 
     def _retitle(self) -> None:
         self.heading.setText(self.tr("%n pairs of memories disagree. For each, decide which one agents should "
-                                     "believe.", "", len(self.cards)) if self.cards
-                             else self.tr("No memories disagree: there is nothing to decide."))
+                                     "believe.", "", len(self.cards)))
+        self.heading.setVisible(bool(self.cards))
         self.empty.setVisible(not self.cards)
 
     def _chosen(self, conflict: Any, choice: str) -> None:
