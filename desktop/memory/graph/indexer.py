@@ -277,8 +277,8 @@ class ProjectIndexer:
         return report
 
     def _module_count(self) -> int:
-        rows = self.db.reads.conn().execute(
-            "SELECT count(DISTINCT coalesce(module, '.')) FROM graph_files WHERE status <> 'skipped'").fetchall()
+        rows = cast(list[tuple[int]], self.db.reads.conn().execute(  # count(): an INTEGER
+            "SELECT count(DISTINCT coalesce(module, '.')) FROM graph_files WHERE status <> 'skipped'").fetchall())
         return int(rows[0][0])
 
     def _dependents(self, changed: list[Parsed], gone: set[str], index: SymbolIndex) -> set[str]:

@@ -89,15 +89,15 @@ def index_outcome(report: IndexReport) -> IndexOutcome:
     """The person-facing meaning of ``report`` (the app and ``engram index`` word the same code)."""
     files = report.indexed + report.unchanged
     unreadable = [(p, r) for p, r in report.skipped_files if r.startswith("unreadable")]
-    counts = {"files": files, "modules": report.modules, "too_large": report.skipped.get("too large", 0),
-              "unreadable": len(unreadable), "other_files": report.unsupported}
+    too_large = report.skipped.get("too large", 0)
+
+    def outcome(code: str, reason: str = "") -> IndexOutcome:
+        return IndexOutcome(code, files, report.modules, too_large, len(unreadable), report.unsupported, reason)
     if report.cancelled:
-        return IndexOutcome("cancelled", **counts)
+        return outcome("cancelled")
     root = next((r for p, r in unreadable if p in ("/", "./")), None)
     if root is not None:
-        return IndexOutcome("unreadable_folder", **counts, reason=root.partition(":")[2].strip())
-    if files == 0 and not report.skipped_files:
-        return IndexOutcome("no_source_files" if report.unsupported else "empty_folder", **counts)
-    if files == 0 and report.unsupported and not report.skipped.get("too large"):
-        return IndexOutcome("no_source_files", **counts)
-    return IndexOutcome("indexed", **counts)
+        return outcome("unreadable_folder", root.partition(":")[2].strip())
+    if files == 0 and not too_large and (report.unsupported or not report.skipped_files):
+        return outcome("no_source_files" if report.unsupported else "empty_folder")
+    return outcome("indexed")

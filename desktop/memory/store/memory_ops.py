@@ -21,7 +21,15 @@ from desktop.memory.store.record_schema import SQL_INT_MAX, check_fields
 from desktop.memory.store.rows import fingerprint, to_column
 from desktop.memory.store.sources import drop_sources
 from desktop.memory.store.writer import Tx, WriteOp
-from desktop.memory.trust import CONFIRMED_CONFIDENCE, IMPORT_ACTORS, agent_record, check_action, imported_record, is_agent, is_user
+from desktop.memory.trust import (
+    CONFIRMED_CONFIDENCE,
+    IMPORT_ACTORS,
+    agent_record,
+    check_action,
+    imported_record,
+    is_agent,
+    is_user,
+)
 from desktop.memory.types import (
     DEFAULT_HALF_LIFE_DAYS,
     MAX_CONTENT_CHARS,

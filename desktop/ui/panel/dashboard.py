@@ -180,7 +180,7 @@ class Dashboard(QScrollArea):
         self.active.value.setText(f"{h.active_30d:,}")
         self.review.value.setText(f"{h.needs_review:,}")
         self.ring.set_value(h.score)
-        confidence, coverage, reviewed = score_parts(h)
+        confidence = score_parts(h)[0]
         covered = sum(1 for m in h.modules if m.memories)
         lines = [self.tr("Health %1 / 100").replace("%1", str(h.score))]
         if h.total:
