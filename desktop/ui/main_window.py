@@ -36,7 +36,7 @@ from desktop.composition import (
     idle_maintenance,
     start_project_services,
 )
-from desktop.memory.projects import move_aside_corrupt
+from desktop.memory.projects import InstanceLock, move_aside_corrupt
 from desktop.memory.store.errors import CorruptDatabaseError
 from desktop.memory.store.writer import ChangeSet
 from desktop.ui.adapters.prefs import ProjectPrefs, load_prefs
@@ -130,6 +130,7 @@ class MainWindow(QMainWindow):
         self.graph: Any | None = None
         self.prefs = ProjectPrefs()
         self.panel: MemoryPanel | None = None
+        self.panel_wanted = True  # the user's last show/hide of the memory panel, kept across project opens
         self.browser: MemoryBrowser | None = None
         self.session: SessionView | None = None
         self.tasks = Tasks(self, max_threads=4)
@@ -158,7 +159,8 @@ class MainWindow(QMainWindow):
         self.memory_dock = QDockWidget(self)
         self.memory_dock.setObjectName("memoryPanel")
         self.memory_dock.setAllowedAreas(Qt.DockWidgetArea.RightDockWidgetArea | Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.memory_dock.setMinimumWidth(560)
+        # Narrow enough that the window fits a 1024-px screen with the panel open (it never widens itself).
+        self.memory_dock.setMinimumWidth(360)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
         self.memory_dock.hide()
         self.memory_dock.visibilityChanged.connect(lambda v: self.panel_action.setChecked(v))
@@ -177,6 +179,13 @@ class MainWindow(QMainWindow):
         self._fill_switcher()
         self._retitle()
         self.statusBar().showMessage(self.tr("Open a project to begin."))
+        # Said while it lasts: another Engram window has this project open, so this one may be behind.
+        self.elsewhere = QLabel(self.tr("Also open in another Engram window: changes made there show here "
+                                        "after you reopen the project."))
+        self.elsewhere.setObjectName("openElsewhere")
+        self.elsewhere.setStyleSheet("color: #9a6700; font-weight: bold;")
+        self.elsewhere.hide()
+        self.statusBar().addPermanentWidget(self.elsewhere)
 
     # -- menus and toolbar -----------------------------------------------------------------
     def _action(self, text: str, slot: Any, *, icon_name: str = "", shortcut: Any = None, tip: str = "") -> QAction:
@@ -325,6 +334,9 @@ class MainWindow(QMainWindow):
 
             tour = Path(folder).resolve() == tour_root(self.engram.settings.data_dir).resolve()
             project = self.engram.open_project(folder, remember=not tour)  # the tour is not a recent project
+            lock = InstanceLock(project.info.db_path)
+            project.extras["elsewhere"] = not lock.acquire()
+            project.extras["instance_lock"] = lock  # released when the project closes
             if tour:
                 seed_sample(project)
             try:
@@ -359,8 +371,9 @@ class MainWindow(QMainWindow):
         self._retitle()
         self._fill_switcher()
         self.welcome.refresh(self.engram.registry.recent())
-        self.set_memory_panel_visible(True)
+        self.set_memory_panel_visible(self.panel_wanted)
         self.statusBar().showMessage(self.tr("Opened %1").replace("%1", self.project.info.name), 4000)
+        self.elsewhere.setVisible(bool(self.project.extras.get("elsewhere")))
         # Long-lived objects (modules, Qt wrappers, the project's services) move out of the
         # collector's reach: a full collection then scans only new objects, so one triggered
         # by a busy worker thread no longer holds the GIL long enough to stall painting.
@@ -456,6 +469,7 @@ class MainWindow(QMainWindow):
         self.closer.close(self.project, self.tasks, running)
         self.project = None
         self.graph = None
+        self.elsewhere.hide()
         self.stack.setCurrentWidget(self.welcome)
         self._retitle()
 
@@ -530,8 +544,9 @@ class MainWindow(QMainWindow):
 
     # -- memory panel ----------------------------------------------------------------------------
     def toggle_memory_panel(self) -> None:
-        """Show or hide the memory panel (Ctrl+Shift+M, Cmd+Shift+M on macOS)."""
-        self.set_memory_panel_visible(not self.memory_dock.isVisible())
+        """Show or hide the memory panel (Ctrl+Shift+M, Cmd+Shift+M on macOS); the choice holds for the next project."""
+        self.panel_wanted = not self.memory_dock.isVisible()
+        self.set_memory_panel_visible(self.panel_wanted)
 
     def set_memory_panel_visible(self, visible: bool) -> None:
         """Show/hide the panel and keep the menu check in step."""
