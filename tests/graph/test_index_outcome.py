@@ -70,7 +70,7 @@ def test_unreadable_root_outcome_and_progress_fraction() -> None:
              IndexProgress("resolve", 50, 100), IndexProgress("modules", 0, 100), IndexProgress("chunks", 0, 100),
              IndexProgress("closure", 201_617, 0)]
     fractions = [overall_fraction(p) for p in steps]
-    assert fractions == sorted(fractions) and 0.0 <= fractions[0] and fractions[-1] < 1.0
+    assert fractions == sorted(fractions) and fractions[0] >= 0.0 and fractions[-1] < 1.0
 
 
 def test_reopened_project_reports_its_modules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt
 from ui_helpers import seed
 
 from desktop.agents.providers import DEFAULT_OLLAMA_MODEL
-from desktop.memory.store.rows import MemoryQuery
 from desktop.memory.lifecycle.rule_files import find_rule_files, rule_type, scan_rule_files
+from desktop.memory.store.rows import MemoryQuery
 from desktop.ui.dialogs.onboarding import Onboarding
 
 RULES = Path(__file__).resolve().parents[1] / "lifecycle" / "rule_fixtures"
@@ -99,7 +99,7 @@ def test_onboarding_says_when_a_folder_has_no_code(qtbot, tmp_path: Path) -> Non
     dialog.forget_folder.click()        # nothing to index: close it and take it off the recent list
     qtbot.waitUntil(lambda: window.project is None and photos not in window.engram.registry.recent(),
                     timeout=10_000)
-    assert window.welcome.recent.count() == 0
+    qtbot.waitUntil(lambda: window.welcome.recent.count() == 0, timeout=5000)
     window.wait_closed()
 
 
@@ -134,7 +134,7 @@ def test_review_memories_card_by_card(qtbot, win) -> None:  # type: ignore[no-un
                                                  needs_review=True, source="observer_inferred")
                                        for n in range(3)]).result()]
     win.flows.review_pending()
-    qtbot.waitUntil(lambda: win.flows.onboarding is not None and win.flows.onboarding.seeded, timeout=5000)
+    qtbot.waitUntil(lambda: win.flows.onboarding is not None and bool(win.flows.onboarding.seeded), timeout=5000)
     dialog = win.flows.onboarding
     assert dialog.card_title.text().startswith("<b>1/3")
     dialog.forget.click()

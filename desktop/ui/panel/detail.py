@@ -56,17 +56,18 @@ def _evidence_html(evidence: list[SessionContribution]) -> str:
 
 def provenance_words(p: dict[str, Any]) -> str:
     """One provenance record in words ("Imported from CLAUDE.md, section Testing"), never raw JSON."""
-    tr = QCoreApplication.translate
     kind = str(p.get("kind", ""))
     if kind == "rule_file":
-        text = tr("MemoryDetail", "Imported from %1").replace("%1", str(p.get("file", "")))
-        return text + (", " + tr("MemoryDetail", "section “%1”").replace("%1", str(p["section"]))
-                       if p.get("section") else "")
+        text = QCoreApplication.translate("MemoryDetail", "Imported from %1").replace("%1", str(p.get("file", "")))
+        if p.get("section"):
+            text += ", " + QCoreApplication.translate("MemoryDetail", "section “%1”").replace("%1", str(p["section"]))
+        return text
     if kind == "session":
-        text = tr("MemoryDetail", "Learned in session %1").replace("%1", str(p.get("session", ""))[:16])
+        session = str(p.get("session", ""))[:16]
+        text = QCoreApplication.translate("MemoryDetail", "Learned in session %1").replace("%1", session)
         return text + (": “" + str(p["prompt"])[:120] + "”" if p.get("prompt") else "")
     if kind == "remember_command":
-        return tr("MemoryDetail", "Taught with /remember")
+        return QCoreApplication.translate("MemoryDetail", "Taught with /remember")
     shown = ", ".join(f"{k}: {v}" for k, v in p.items() if k != "kind" and isinstance(v, (str, int, float)))
     return (kind.replace("_", " ").capitalize() + (" — " if shown else "") + shown)[:300] or "—"
 
