@@ -1273,7 +1273,7 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryBrowser</name>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="61"/>
+        <location filename="../desktop/ui/memory_panel.py" line="62"/>
         <source>Search memories…</source>
         <translation>Search memories…</translation>
     </message>
@@ -1282,119 +1282,119 @@ Long-term memory for AI coding agents.</translation>
         <translation type="vanished">All types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="65"/>
+        <location filename="../desktop/ui/memory_panel.py" line="66"/>
         <source>All memories</source>
         <translation>All memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="71"/>
+        <location filename="../desktop/ui/memory_panel.py" line="72"/>
         <source>Code index (not memories)</source>
         <translation>Code index (not memories)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="74"/>
+        <location filename="../desktop/ui/memory_panel.py" line="75"/>
         <source>Not forgotten</source>
         <translation>Not forgotten</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="79"/>
+        <location filename="../desktop/ui/memory_panel.py" line="80"/>
         <source>All scopes</source>
         <translation>All scopes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="84"/>
+        <location filename="../desktop/ui/memory_panel.py" line="85"/>
         <source>All sources</source>
         <translation>All sources</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="87"/>
+        <location filename="../desktop/ui/memory_panel.py" line="88"/>
         <source>Filter by type</source>
         <translation>Filter by type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="88"/>
+        <location filename="../desktop/ui/memory_panel.py" line="89"/>
         <source>Filter by status</source>
         <translation>Filter by status</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="89"/>
+        <location filename="../desktop/ui/memory_panel.py" line="90"/>
         <source>Filter by scope</source>
         <translation>Filter by scope</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="90"/>
+        <location filename="../desktop/ui/memory_panel.py" line="91"/>
         <source>Filter by where the memory came from</source>
         <translation>Filter by where the memory came from</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="116"/>
+        <location filename="../desktop/ui/memory_panel.py" line="117"/>
         <source>&amp;Add…</source>
         <translation>&amp;Add…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="117"/>
+        <location filename="../desktop/ui/memory_panel.py" line="118"/>
         <source>&amp;Edit…</source>
         <translation>&amp;Edit…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="118"/>
-        <location filename="../desktop/ui/memory_panel.py" line="288"/>
+        <location filename="../desktop/ui/memory_panel.py" line="119"/>
+        <location filename="../desktop/ui/memory_panel.py" line="289"/>
         <source>&amp;Pin</source>
         <translation>&amp;Pin</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="119"/>
-        <location filename="../desktop/ui/memory_panel.py" line="290"/>
+        <location filename="../desktop/ui/memory_panel.py" line="120"/>
+        <location filename="../desktop/ui/memory_panel.py" line="291"/>
         <source>&amp;Forget</source>
         <translation>&amp;Forget</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="120"/>
+        <location filename="../desktop/ui/memory_panel.py" line="121"/>
         <source>Flag &amp;wrong…</source>
         <translation>Flag &amp;wrong…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="123"/>
+        <location filename="../desktop/ui/memory_panel.py" line="124"/>
         <source>&amp;Team</source>
         <translation>&amp;Team</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="126"/>
+        <location filename="../desktop/ui/memory_panel.py" line="127"/>
         <source>Share with the team</source>
         <translation>Share with the team</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="126"/>
+        <location filename="../desktop/ui/memory_panel.py" line="127"/>
         <source>Keep personal</source>
         <translation>Keep personal</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="127"/>
+        <location filename="../desktop/ui/memory_panel.py" line="128"/>
         <source>Follow the shared types</source>
         <translation>Follow the shared types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="130"/>
+        <location filename="../desktop/ui/memory_panel.py" line="131"/>
         <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
         <translation>Correct this memory: outdated, partly wrong, not applicable or incorrect</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="135"/>
+        <location filename="../desktop/ui/memory_panel.py" line="136"/>
         <source>Teach Engram something agents should know</source>
         <translation>Teach Engram something agents should know</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="136"/>
+        <location filename="../desktop/ui/memory_panel.py" line="137"/>
         <source>Pinned memories are always given to agents and never fade</source>
         <translation>Pinned memories are always given to agents and never fade</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="137"/>
+        <location filename="../desktop/ui/memory_panel.py" line="138"/>
         <source>Agents will no longer see this memory</source>
         <translation>Agents will no longer see this memory</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="203"/>
+        <location filename="../desktop/ui/memory_panel.py" line="204"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n memory</numerusform>
@@ -1402,7 +1402,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="203"/>
+        <location filename="../desktop/ui/memory_panel.py" line="204"/>
         <source>%n code chunks</source>
         <translation>
             <numerusform>%n code chunk</numerusform>
@@ -1410,58 +1410,58 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="241"/>
+        <location filename="../desktop/ui/memory_panel.py" line="242"/>
         <source>Select a memory to see where it came from.</source>
         <translation>Select a memory to see where it came from.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="288"/>
+        <location filename="../desktop/ui/memory_panel.py" line="289"/>
         <source>Un&amp;pin</source>
         <translation>Un&amp;pin</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="290"/>
+        <location filename="../desktop/ui/memory_panel.py" line="291"/>
         <source>&amp;Restore</source>
         <translation>&amp;Restore</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="297"/>
-        <location filename="../desktop/ui/memory_panel.py" line="302"/>
+        <location filename="../desktop/ui/memory_panel.py" line="298"/>
+        <location filename="../desktop/ui/memory_panel.py" line="303"/>
         <source>Not saved</source>
         <translation>Not saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="313"/>
+        <location filename="../desktop/ui/memory_panel.py" line="314"/>
         <source>Memory saved</source>
         <translation>Memory saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="324"/>
+        <location filename="../desktop/ui/memory_panel.py" line="325"/>
         <source>Memory updated</source>
         <translation>Memory updated</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="333"/>
+        <location filename="../desktop/ui/memory_panel.py" line="334"/>
         <source>Team sharing updated</source>
         <translation>Team sharing updated</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="340"/>
+        <location filename="../desktop/ui/memory_panel.py" line="341"/>
         <source>Unpinned</source>
         <translation>Unpinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="340"/>
+        <location filename="../desktop/ui/memory_panel.py" line="341"/>
         <source>Pinned</source>
         <translation>Pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="348"/>
+        <location filename="../desktop/ui/memory_panel.py" line="349"/>
         <source>Memory restored</source>
         <translation>Memory restored</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="351"/>
+        <location filename="../desktop/ui/memory_panel.py" line="352"/>
         <source>Memory forgotten</source>
         <translation>Memory forgotten</translation>
     </message>
@@ -2677,7 +2677,7 @@ Long-term memory for AI coding agents.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/session/view.py" line="121"/>
-        <location filename="../desktop/ui/session/view.py" line="330"/>
+        <location filename="../desktop/ui/session/view.py" line="331"/>
         <source>Run the agent on the task (Ctrl+Enter)</source>
         <translation>Run the agent on the task (Ctrl+Enter)</translation>
     </message>
@@ -2753,7 +2753,7 @@ Long-term memory for AI coding agents.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/session/view.py" line="235"/>
-        <location filename="../desktop/ui/session/view.py" line="331"/>
+        <location filename="../desktop/ui/session/view.py" line="332"/>
         <source>Set up a model in Settings first</source>
         <translation>Set up a model in Settings first</translation>
     </message>
@@ -2801,17 +2801,17 @@ Long-term memory for AI coding agents.</translation>
         <translation>Failed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="338"/>
+        <location filename="../desktop/ui/session/view.py" line="339"/>
         <source>Running…</source>
         <translation>Running…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="348"/>
+        <location filename="../desktop/ui/session/view.py" line="349"/>
         <source>Teach Engram this…</source>
         <translation>Teach Engram this…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="367"/>
+        <location filename="../desktop/ui/session/view.py" line="368"/>
         <source>Teach Engram about %1…</source>
         <translation>Teach Engram about %1…</translation>
     </message>

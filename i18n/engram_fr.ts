@@ -1273,7 +1273,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryBrowser</name>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="61"/>
+        <location filename="../desktop/ui/memory_panel.py" line="62"/>
         <source>Search memories…</source>
         <translation>Rechercher dans les mémoires…</translation>
     </message>
@@ -1282,119 +1282,119 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <translation type="vanished">Tous les types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="65"/>
+        <location filename="../desktop/ui/memory_panel.py" line="66"/>
         <source>All memories</source>
         <translation>Toutes les mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="71"/>
+        <location filename="../desktop/ui/memory_panel.py" line="72"/>
         <source>Code index (not memories)</source>
         <translation>Index du code (pas des mémoires)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="74"/>
+        <location filename="../desktop/ui/memory_panel.py" line="75"/>
         <source>Not forgotten</source>
         <translation>Non oubliées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="79"/>
+        <location filename="../desktop/ui/memory_panel.py" line="80"/>
         <source>All scopes</source>
         <translation>Toutes les portées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="84"/>
+        <location filename="../desktop/ui/memory_panel.py" line="85"/>
         <source>All sources</source>
         <translation>Toutes les sources</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="87"/>
+        <location filename="../desktop/ui/memory_panel.py" line="88"/>
         <source>Filter by type</source>
         <translation>Filtrer par type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="88"/>
+        <location filename="../desktop/ui/memory_panel.py" line="89"/>
         <source>Filter by status</source>
         <translation>Filtrer par état</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="89"/>
+        <location filename="../desktop/ui/memory_panel.py" line="90"/>
         <source>Filter by scope</source>
         <translation>Filtrer par portée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="90"/>
+        <location filename="../desktop/ui/memory_panel.py" line="91"/>
         <source>Filter by where the memory came from</source>
         <translation>Filtrer selon l’origine de la mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="116"/>
+        <location filename="../desktop/ui/memory_panel.py" line="117"/>
         <source>&amp;Add…</source>
         <translation>&amp;Ajouter…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="117"/>
+        <location filename="../desktop/ui/memory_panel.py" line="118"/>
         <source>&amp;Edit…</source>
         <translation>&amp;Modifier…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="118"/>
-        <location filename="../desktop/ui/memory_panel.py" line="288"/>
+        <location filename="../desktop/ui/memory_panel.py" line="119"/>
+        <location filename="../desktop/ui/memory_panel.py" line="289"/>
         <source>&amp;Pin</source>
         <translation>É&amp;pingler</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="119"/>
-        <location filename="../desktop/ui/memory_panel.py" line="290"/>
+        <location filename="../desktop/ui/memory_panel.py" line="120"/>
+        <location filename="../desktop/ui/memory_panel.py" line="291"/>
         <source>&amp;Forget</source>
         <translation>&amp;Oublier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="120"/>
+        <location filename="../desktop/ui/memory_panel.py" line="121"/>
         <source>Flag &amp;wrong…</source>
         <translation>Signaler &amp;fausse…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="123"/>
+        <location filename="../desktop/ui/memory_panel.py" line="124"/>
         <source>&amp;Team</source>
         <translation>&amp;Équipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="126"/>
+        <location filename="../desktop/ui/memory_panel.py" line="127"/>
         <source>Share with the team</source>
         <translation>Partager avec l&apos;équipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="126"/>
+        <location filename="../desktop/ui/memory_panel.py" line="127"/>
         <source>Keep personal</source>
         <translation>Garder personnelle</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="127"/>
+        <location filename="../desktop/ui/memory_panel.py" line="128"/>
         <source>Follow the shared types</source>
         <translation>Suivre les types partagés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="130"/>
+        <location filename="../desktop/ui/memory_panel.py" line="131"/>
         <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
         <translation>Corriger cette mémoire : dépassée, en partie fausse, non applicable ou incorrecte</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="135"/>
+        <location filename="../desktop/ui/memory_panel.py" line="136"/>
         <source>Teach Engram something agents should know</source>
         <translation>Apprendre à Engram quelque chose que les agents doivent savoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="136"/>
+        <location filename="../desktop/ui/memory_panel.py" line="137"/>
         <source>Pinned memories are always given to agents and never fade</source>
         <translation>Les mémoires épinglées sont toujours données aux agents et ne s’estompent jamais</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="137"/>
+        <location filename="../desktop/ui/memory_panel.py" line="138"/>
         <source>Agents will no longer see this memory</source>
         <translation>Les agents ne verront plus cette mémoire</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="203"/>
+        <location filename="../desktop/ui/memory_panel.py" line="204"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n mémoire</numerusform>
@@ -1402,7 +1402,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="203"/>
+        <location filename="../desktop/ui/memory_panel.py" line="204"/>
         <source>%n code chunks</source>
         <translation>
             <numerusform>%n extrait de code</numerusform>
@@ -1410,58 +1410,58 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="241"/>
+        <location filename="../desktop/ui/memory_panel.py" line="242"/>
         <source>Select a memory to see where it came from.</source>
         <translation>Sélectionnez une mémoire pour voir d’où elle vient.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="288"/>
+        <location filename="../desktop/ui/memory_panel.py" line="289"/>
         <source>Un&amp;pin</source>
         <translation>Désé&amp;pingler</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="290"/>
+        <location filename="../desktop/ui/memory_panel.py" line="291"/>
         <source>&amp;Restore</source>
         <translation>&amp;Restaurer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="297"/>
-        <location filename="../desktop/ui/memory_panel.py" line="302"/>
+        <location filename="../desktop/ui/memory_panel.py" line="298"/>
+        <location filename="../desktop/ui/memory_panel.py" line="303"/>
         <source>Not saved</source>
         <translation>Non enregistré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="313"/>
+        <location filename="../desktop/ui/memory_panel.py" line="314"/>
         <source>Memory saved</source>
         <translation>Mémoire enregistrée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="324"/>
+        <location filename="../desktop/ui/memory_panel.py" line="325"/>
         <source>Memory updated</source>
         <translation>Mémoire mise à jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="333"/>
+        <location filename="../desktop/ui/memory_panel.py" line="334"/>
         <source>Team sharing updated</source>
         <translation>Partage d&apos;équipe mis à jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="340"/>
+        <location filename="../desktop/ui/memory_panel.py" line="341"/>
         <source>Unpinned</source>
         <translation>Désépinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="340"/>
+        <location filename="../desktop/ui/memory_panel.py" line="341"/>
         <source>Pinned</source>
         <translation>Épinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="348"/>
+        <location filename="../desktop/ui/memory_panel.py" line="349"/>
         <source>Memory restored</source>
         <translation>Mémoire restaurée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="351"/>
+        <location filename="../desktop/ui/memory_panel.py" line="352"/>
         <source>Memory forgotten</source>
         <translation>Mémoire oubliée</translation>
     </message>
@@ -2677,7 +2677,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/session/view.py" line="121"/>
-        <location filename="../desktop/ui/session/view.py" line="330"/>
+        <location filename="../desktop/ui/session/view.py" line="331"/>
         <source>Run the agent on the task (Ctrl+Enter)</source>
         <translation>Lancer l’agent sur la tâche (Ctrl+Entrée)</translation>
     </message>
@@ -2753,7 +2753,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/session/view.py" line="235"/>
-        <location filename="../desktop/ui/session/view.py" line="331"/>
+        <location filename="../desktop/ui/session/view.py" line="332"/>
         <source>Set up a model in Settings first</source>
         <translation>Configurez d’abord un modèle dans les Paramètres</translation>
     </message>
@@ -2801,17 +2801,17 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <translation>Échec</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="338"/>
+        <location filename="../desktop/ui/session/view.py" line="339"/>
         <source>Running…</source>
         <translation>En cours…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="348"/>
+        <location filename="../desktop/ui/session/view.py" line="349"/>
         <source>Teach Engram this…</source>
         <translation>Apprendre ceci à Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="367"/>
+        <location filename="../desktop/ui/session/view.py" line="368"/>
         <source>Teach Engram about %1…</source>
         <translation>Apprendre à Engram à propos de %1…</translation>
     </message>

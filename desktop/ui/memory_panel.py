@@ -37,6 +37,7 @@ from desktop.ui.memory_editor import MemoryEditor
 from desktop.ui.memory_model import MemoryListModel
 from desktop.ui.messages import describe_error
 from desktop.ui.panel.detail import render_detail
+from desktop.ui.session.citations import FlowLayout
 from desktop.ui.tasks import Tasks
 from desktop.ui.theme import icon
 
@@ -144,12 +145,12 @@ class MemoryBrowser(QWidget):
         filters2.addWidget(self.scope_filter)
         filters2.addWidget(self.source_filter)
         filters2.addStretch(1)
-        actions = QHBoxLayout()
+        # The buttons wrap onto a second line in a narrow panel: the panel never widens the window.
+        actions = FlowLayout(spacing=4)
         for b in (self.add_button, self.edit_button, self.pin_button, self.forget_button, self.flag_button,
                   self.share_button):
             actions.addWidget(b)
-        actions.addStretch(1)
-        actions.addWidget(self.count_label)
+        filters2.addWidget(self.count_label)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(self.detail)

@@ -222,7 +222,8 @@ class ScriptedSession:
                 lines.append(f"- {h.memory.citation()} ")
                 lines.append("this path was tried before and abandoned, so I will avoid it.\n"
                               if h.memory.type == "dead_end" else "I will follow this.\n")
-        lines.append("\nPlan: make the change, run the tests, and note anything new I learn.\n")
+        lines.append("\nThis is the guided tour: I only read, so no file changes. A real agent would now make "
+                     "the change and run the tests with these memories in mind.\n")
         # Stream word by word, never splitting a citation (the view renders it as a chip).
         out: list[str] = []
         for line in lines:

@@ -324,14 +324,15 @@ class SessionView(QWidget):
         item = cast(QStandardItemModel, self.provider.model()).item(index) if index >= 0 else None
         return self.provider.currentData() not in (None, NO_MODEL) and item is not None and item.isEnabled()
 
-    def _update_start(self) -> None:
-        ready = self.can_start() and not self.runner.is_running()
+    def _update_start(self, running: bool | None = None) -> None:
+        busy = self.runner.is_running() if running is None else running
+        ready = self.can_start() and not busy
         self.start_button.setEnabled(ready)
         self.start_button.setToolTip(self.tr("Run the agent on the task (Ctrl+Enter)") if self.can_start()
                                      else self.tr("Set up a model in Settings first"))
 
     def _running_changed(self, running: bool) -> None:
-        self._update_start()
+        self._update_start(running)
         self.stop_button.setEnabled(running)
         self.provider.setEnabled(not running)
         if running:
