@@ -41,6 +41,10 @@ _MEMORIES = [
 ]
 
 
+# A task the sample project's memories answer: the tour suggests it, the user may type their own.
+SUGGESTED_TASK = "Fix the checkout discount bug in cart.py"
+
+
 def tour_root(data_dir: Path | str) -> Path:
     """Where the sample project lives (inside Engram's data folder, never in the user's projects)."""
     return Path(data_dir) / TOUR_DIR / "shopfront"

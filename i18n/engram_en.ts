@@ -138,12 +138,12 @@
 <context>
     <name>CitationBar</name>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="176"/>
+        <location filename="../desktop/ui/session/citations.py" line="201"/>
         <source>Hide memories</source>
         <translation>Hide memories</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/citations.py" line="177"/>
+        <location filename="../desktop/ui/session/citations.py" line="202"/>
         <source>Used %n memories</source>
         <translation>
             <numerusform>Used %n memory</numerusform>
@@ -151,7 +151,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="178"/>
+        <location filename="../desktop/ui/session/citations.py" line="203"/>
         <source>Show every memory this answer cited</source>
         <translation>Show every memory this answer cited</translation>
     </message>
@@ -159,27 +159,32 @@
 <context>
     <name>CitationChip</name>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="115"/>
+        <location filename="../desktop/ui/session/citations.py" line="117"/>
+        <source>Open memory #%1</source>
+        <translation>Open memory #%1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/citations.py" line="121"/>
         <source>This memory is wrong — correct it</source>
         <translation>This memory is wrong — correct it</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="116"/>
+        <location filename="../desktop/ui/session/citations.py" line="122"/>
         <source>Flag memory #%1 as wrong</source>
         <translation>Flag memory #%1 as wrong</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="118"/>
+        <location filename="../desktop/ui/session/citations.py" line="124"/>
         <source>Dead end: an approach tried before and abandoned</source>
         <translation>Dead end: an approach tried before and abandoned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="119"/>
+        <location filename="../desktop/ui/session/citations.py" line="125"/>
         <source>Memory the agent used</source>
         <translation>Memory the agent used</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="120"/>
+        <location filename="../desktop/ui/session/citations.py" line="126"/>
         <source>Shared by %1</source>
         <translation>Shared by %1</translation>
     </message>
@@ -293,10 +298,17 @@
         <source>No conflicting memories. Nothing to decide.</source>
         <translation>No conflicting memories. Nothing to decide.</translation>
     </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="89"/>
+        <source>%n pairs of memories disagree. For each, decide which one agents should believe.</source>
+        <translation>
+            <numerusform>%n pair of memories disagrees. Decide which one agents should believe.</numerusform>
+            <numerusform>%n pairs of memories disagree. For each, decide which one agents should believe.</numerusform>
+        </translation>
+    </message>
     <message>
-        <location filename="../desktop/ui/dialogs/conflicts.py" line="79"/>
         <source>Two memories disagree. Decide which one agents should believe.</source>
-        <translation>Two memories disagree. Decide which one agents should believe.</translation>
+        <translation type="vanished">Two memories disagree. Decide which one agents should believe.</translation>
     </message>
 </context>
 <context>
@@ -395,132 +407,199 @@
         <translation>memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
         <source>Everything agents may be given (forgotten ones excluded)</source>
-        <translation>Everything agents may be given (forgotten ones excluded)</translation>
+        <translation type="vanished">Everything agents may be given (forgotten ones excluded)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
         <source>active in the last 30 days</source>
         <translation>active in the last 30 days</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
         <source>Used or created in the last 30 days</source>
         <translation>Used or created in the last 30 days</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
         <source>need review</source>
         <translation>need review</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
         <source>New or flagged memories waiting for your OK</source>
         <translation>New or flagged memories waiting for your OK</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="77"/>
         <source>steps per session, with / without memory</source>
         <translation>steps per session, with / without memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="77"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="78"/>
         <source>Measured on finished sessions of Engram&apos;s agent: the A/B control group gets no memory</source>
         <translation>Measured on finished sessions of Engram&apos;s agent: the A/B control group gets no memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="83"/>
         <source>Health score: average confidence × module coverage × review activity</source>
-        <translation>Health score: average confidence × module coverage × review activity</translation>
+        <translation type="vanished">Health score: average confidence × module coverage × review activity</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="90"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <source>What was taught, imported and learned (forgotten ones and the code index excluded)</source>
+        <translation>What was taught, imported and learned (forgotten ones and the code index excluded)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="84"/>
+        <source>How much agents can rely on this memory: how confident its memories are, how many modules they cover, and how little waits for your review. The lines beside it say what would raise it.</source>
+        <translation>How much agents can rely on this memory: how confident its memories are, how many modules they cover, and how little waits for your review. The lines beside it say what would raise it.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="93"/>
         <source>Memories added per day over the last two weeks</source>
         <translation>Memories added per day over the last two weeks</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="111"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="114"/>
         <source>Added per day</source>
         <translation>Added per day</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="111"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="114"/>
         <source>By type</source>
         <translation>By type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="112"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="115"/>
         <source>Module coverage</source>
         <translation>Module coverage</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="113"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="116"/>
         <source>Needs attention</source>
         <translation>Needs attention</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="113"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="116"/>
         <source>Recent activity</source>
         <translation>Recent activity</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="165"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="168"/>
         <source>Not measured yet: %1 sessions with memory and %2 without have finished; %3 of each are needed.</source>
         <translation>Not measured yet: %1 sessions with memory and %2 without have finished; %3 of each are needed.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="170"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="173"/>
         <source>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</source>
         <translation>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="181"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="185"/>
         <source>Health %1 / 100</source>
         <translation>Health %1 / 100</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="182"/>
-        <source>Average confidence %1 · %2 stale · %3 pinned</source>
-        <translation>Average confidence %1 · %2 stale · %3 pinned</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="187"/>
+        <source>Memories are %1 % confident on average.</source>
+        <translation>Memories are %1 % confident on average.</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/panel/dashboard.py" line="189"/>
+        <source>%1 of %n modules have a memory about them.</source>
+        <translation>
+            <numerusform>%1 of %n module has a memory about it.</numerusform>
+            <numerusform>%1 of %n modules have a memory about them.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/panel/dashboard.py" line="192"/>
+        <source>%n memories wait for your review.</source>
+        <translation>
+            <numerusform>%n memory waits for your review.</numerusform>
+            <numerusform>%n memories wait for your review.</numerusform>
+        </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="188"/>
-        <source>(project root)</source>
-        <translation>(project root)</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="191"/>
-        <source>Module coverage appears once the code is indexed.</source>
-        <translation>Module coverage appears once the code is indexed.</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="193"/>
+        <source>Nothing waits for your review.</source>
+        <translation>Nothing waits for your review.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
+        <source>No memories yet: teach one, import your rule files, or run an agent.</source>
+        <translation>No memories yet: teach one, import your rule files, or run an agent.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
+        <source>%1 pinned · %2 stale</source>
+        <translation>%1 pinned · %2 stale</translation>
+    </message>
+    <message>
+        <source>Average confidence %1 · %2 stale · %3 pinned</source>
+        <translation type="vanished">Average confidence %1 · %2 stale · %3 pinned</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="205"/>
+        <source>(project root)</source>
+        <translation>(project root)</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/panel/dashboard.py" line="206"/>
+        <source>%n memories</source>
+        <translation>
+            <numerusform>%n memory</numerusform>
+            <numerusform>%n memories</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="210"/>
+        <source>Module coverage appears once the code is indexed.</source>
+        <translation>Module coverage appears once the code is indexed.</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/panel/dashboard.py" line="212"/>
+        <source>No memory is about a particular module yet (%n modules indexed). Memories about files, taught or learned from sessions, fill this in.</source>
+        <translation>
+            <numerusform>No memory is about a particular module yet (%n module indexed). Memories about files, taught or learned from sessions, fill this in.</numerusform>
+            <numerusform>No memory is about a particular module yet (%n modules indexed). Memories about files, taught or learned from sessions, fill this in.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/panel/dashboard.py" line="215"/>
+        <source>%n other modules have no memory yet.</source>
+        <translation>
+            <numerusform>%n other module has no memory yet.</numerusform>
+            <numerusform>%n other modules have no memory yet.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="222"/>
         <source>stale</source>
         <translation>stale</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="222"/>
         <source>needs review</source>
         <translation>needs review</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="200"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="227"/>
         <source>Nothing needs your attention.</source>
         <translation>Nothing needs your attention.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="203"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
         <source>you</source>
         <translation>you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="203"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
         <source>an agent</source>
         <translation>an agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="203"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
         <source>an import</source>
         <translation>an import</translation>
     </message>
@@ -604,52 +683,52 @@
 <context>
     <name>Flows</name>
     <message>
-        <location filename="../desktop/ui/flows.py" line="54"/>
+        <location filename="../desktop/ui/flows.py" line="55"/>
         <source>Not saved</source>
         <translation>Not saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="80"/>
+        <location filename="../desktop/ui/flows.py" line="81"/>
         <source>Memory saved</source>
         <translation>Memory saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="86"/>
+        <location filename="../desktop/ui/flows.py" line="87"/>
         <source>Remembered: %1</source>
         <translation>Remembered: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="102"/>
+        <location filename="../desktop/ui/flows.py" line="103"/>
         <source>Correction saved</source>
         <translation>Correction saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="130"/>
+        <location filename="../desktop/ui/flows.py" line="131"/>
         <source>Session finished. Its summary is in View ▸ Last Session Summary.</source>
         <translation>Session finished. Its summary is in View ▸ Last Session Summary.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="137"/>
+        <location filename="../desktop/ui/flows.py" line="138"/>
         <source>No session has finished yet.</source>
         <translation>No session has finished yet.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="169"/>
+        <location filename="../desktop/ui/flows.py" line="175"/>
         <source>Conflict resolved</source>
         <translation>Conflict resolved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="184"/>
+        <location filename="../desktop/ui/flows.py" line="190"/>
         <source>Nothing waits for review.</source>
         <translation>Nothing waits for review.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="217"/>
+        <location filename="../desktop/ui/flows.py" line="229"/>
         <source>API key saved in the system keyring</source>
         <translation>API key saved in the system keyring</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="240"/>
+        <location filename="../desktop/ui/flows.py" line="252"/>
         <source>%n memories exported</source>
         <translation>
             <numerusform>%n memory exported</numerusform>
@@ -657,20 +736,42 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="247"/>
+        <location filename="../desktop/ui/flows.py" line="259"/>
         <source>Importing %1…</source>
         <translation>Importing %1…</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/flows.py" line="263"/>
+        <source>Imported %1 new, %2 already known, %3 rejected</source>
+        <translation>Imported %1 new, %2 already known, %3 rejected</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/flows.py" line="267"/>
+        <source>Some lines were not imported</source>
+        <translation>Some lines were not imported</translation>
+    </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="249"/>
-        <source>%n memories imported</source>
+        <location filename="../desktop/ui/flows.py" line="268"/>
+        <source>%n line(s) rejected; line %1: %2</source>
         <translation>
+            <numerusform>%n line rejected; line %1: %2</numerusform>
+            <numerusform>%n line(s) rejected; line %1: %2</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/flows.py" line="272"/>
+        <source>Not imported</source>
+        <translation>Not imported</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n memories imported</source>
+        <translation type="vanished">
             <numerusform>%n memory imported</numerusform>
             <numerusform>%n memories imported</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="256"/>
+        <location filename="../desktop/ui/flows.py" line="279"/>
         <source>%n memories deleted</source>
         <translation>
             <numerusform>%n memory deleted</numerusform>
@@ -749,6 +850,115 @@
         <location filename="../desktop/ui/dialogs/agent_hooks.py" line="181"/>
         <source>Engram&apos;s hooks were removed from %1</source>
         <translation>Engram&apos;s hooks were removed from %1</translation>
+    </message>
+</context>
+<context>
+    <name>IndexWords</name>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="19"/>
+        <source>Listing files</source>
+        <translation>Listing files</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="19"/>
+        <source>Reading code</source>
+        <translation>Reading code</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="20"/>
+        <source>Linking symbols</source>
+        <translation>Linking symbols</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="20"/>
+        <source>Finding modules</source>
+        <translation>Finding modules</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="21"/>
+        <source>Remembering code</source>
+        <translation>Remembering code</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="21"/>
+        <source>Mapping dependencies</source>
+        <translation>Mapping dependencies</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="29"/>
+        <source>%1: %n links written</source>
+        <translation>
+            <numerusform>%1: %n link written</numerusform>
+            <numerusform>%1: %n links written</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="31"/>
+        <source>%1: %2 of %n files</source>
+        <translation>
+            <numerusform>%1: %2 of %n file</numerusform>
+            <numerusform>%1: %2 of %n files</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="36"/>
+        <source>Engram cannot read this folder (%1). Nothing was indexed; check its permissions.</source>
+        <translation>Engram cannot read this folder (%1). Nothing was indexed; check its permissions.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="37"/>
+        <source>permission denied</source>
+        <translation>permission denied</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="39"/>
+        <source>No source code here: %n files, none of a kind Engram reads (code, scripts, Markdown). Is this the right folder?</source>
+        <translation>
+            <numerusform>No source code here: %n file, not of a kind Engram reads (code, scripts, Markdown). Is this the right folder?</numerusform>
+            <numerusform>No source code here: %n files, none of a kind Engram reads (code, scripts, Markdown). Is this the right folder?</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="42"/>
+        <source>This folder is empty: there is nothing to index.</source>
+        <translation>This folder is empty: there is nothing to index.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="44"/>
+        <source>Indexing was stopped; it resumes the next time the project opens.</source>
+        <translation>Indexing was stopped; it resumes the next time the project opens.</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="46"/>
+        <source>Indexed %n files</source>
+        <translation>
+            <numerusform>Indexed %n file</numerusform>
+            <numerusform>Indexed %n files</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="46"/>
+        <source>in %n modules.</source>
+        <translation>
+            <numerusform>in %n module.</numerusform>
+            <numerusform>in %n modules.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="48"/>
+        <source>%n files were skipped as too large (over 1 MB).</source>
+        <translation>
+            <numerusform>%n file was skipped as too large (over 1 MB).</numerusform>
+            <numerusform>%n files were skipped as too large (over 1 MB).</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="50"/>
+        <source>%n files or folders could not be read.</source>
+        <translation>
+            <numerusform>%n file or folder could not be read.</numerusform>
+            <numerusform>%n files or folders could not be read.</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -840,194 +1050,209 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="158"/>
+        <location filename="../desktop/ui/main_window.py" line="181"/>
         <source>Open a project to begin.</source>
         <translation>Open a project to begin.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="174"/>
+        <location filename="../desktop/ui/main_window.py" line="183"/>
+        <source>Also open in another Engram window: changes made there show here after you reopen the project.</source>
+        <translation>Also open in another Engram window: changes made there show here after you reopen the project.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="204"/>
         <source>&amp;File</source>
         <translation>&amp;File</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="175"/>
+        <location filename="../desktop/ui/main_window.py" line="205"/>
         <source>&amp;Open Project…</source>
         <translation>&amp;Open Project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="177"/>
+        <location filename="../desktop/ui/main_window.py" line="207"/>
         <source>Open &amp;Recent</source>
         <translation>Open &amp;Recent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="179"/>
+        <location filename="../desktop/ui/main_window.py" line="209"/>
         <source>&amp;Settings…</source>
         <translation>&amp;Settings…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="182"/>
+        <location filename="../desktop/ui/main_window.py" line="212"/>
         <source>&amp;Quit</source>
         <translation>&amp;Quit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="183"/>
+        <location filename="../desktop/ui/main_window.py" line="213"/>
         <source>&amp;Project</source>
         <translation>&amp;Project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="184"/>
+        <location filename="../desktop/ui/main_window.py" line="214"/>
         <source>&amp;Teach Engram…</source>
         <translation>&amp;Teach Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="185"/>
+        <location filename="../desktop/ui/main_window.py" line="215"/>
         <source>Write down something agents should know</source>
         <translation>Write down something agents should know</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="186"/>
+        <location filename="../desktop/ui/main_window.py" line="216"/>
         <source>&amp;Review Memories…</source>
         <translation>&amp;Review Memories…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="188"/>
+        <location filename="../desktop/ui/main_window.py" line="218"/>
         <source>Confirm or forget memories that wait for review</source>
         <translation>Confirm or forget memories that wait for review</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="189"/>
+        <location filename="../desktop/ui/main_window.py" line="219"/>
         <source>Resolve &amp;Conflicts…</source>
         <translation>Resolve &amp;Conflicts…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="190"/>
+        <location filename="../desktop/ui/main_window.py" line="220"/>
         <source>Decide between memories that disagree</source>
         <translation>Decide between memories that disagree</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="191"/>
+        <location filename="../desktop/ui/main_window.py" line="221"/>
         <source>&amp;Get to Know This Project…</source>
         <translation>&amp;Get to Know This Project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="193"/>
+        <location filename="../desktop/ui/main_window.py" line="223"/>
         <source>Index the code and import agent rule files</source>
         <translation>Index the code and import agent rule files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="196"/>
+        <location filename="../desktop/ui/main_window.py" line="226"/>
         <source>&amp;View</source>
         <translation>&amp;View</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="197"/>
+        <location filename="../desktop/ui/main_window.py" line="227"/>
         <source>&amp;Memory Panel</source>
         <translation>&amp;Memory Panel</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="199"/>
+        <location filename="../desktop/ui/main_window.py" line="229"/>
         <source>Show or hide the memory panel (%1)</source>
         <translation>Show or hide the memory panel (%1)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="206"/>
+        <location filename="../desktop/ui/main_window.py" line="236"/>
         <source>Last Session &amp;Summary…</source>
         <translation>Last Session &amp;Summary…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="207"/>
+        <location filename="../desktop/ui/main_window.py" line="237"/>
         <source>&amp;Help</source>
         <translation>&amp;Help</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="208"/>
+        <location filename="../desktop/ui/main_window.py" line="238"/>
         <source>Guided &amp;Tour (Sample Project)</source>
         <translation>Guided &amp;Tour (Sample Project)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="209"/>
+        <location filename="../desktop/ui/main_window.py" line="239"/>
         <source>Open a sample project Engram creates, with a scripted agent; your projects are not touched</source>
         <translation>Open a sample project Engram creates, with a scripted agent; your projects are not touched</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="212"/>
+        <location filename="../desktop/ui/main_window.py" line="242"/>
         <source>&amp;About Engram</source>
         <translation>&amp;About Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="213"/>
+        <location filename="../desktop/ui/main_window.py" line="243"/>
         <source>Engram %1
 Long-term memory for AI coding agents.</source>
         <translation>Engram %1
 Long-term memory for AI coding agents.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="219"/>
+        <location filename="../desktop/ui/main_window.py" line="249"/>
         <source>Switch project</source>
         <translation>Switch project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="224"/>
+        <location filename="../desktop/ui/main_window.py" line="254"/>
         <source>Settings</source>
         <translation>Settings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="225"/>
+        <location filename="../desktop/ui/main_window.py" line="255"/>
         <source>Models, keys, data, language, trust</source>
         <translation>Models, keys, data, language, trust</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="243"/>
+        <location filename="../desktop/ui/main_window.py" line="272"/>
+        <source>Guided tour (sample project)</source>
+        <translation>Guided tour (sample project)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="282"/>
         <source>No project open</source>
         <translation>No project open</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="245"/>
+        <location filename="../desktop/ui/main_window.py" line="284"/>
         <source>Open another folder…</source>
         <translation>Open another folder…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="257"/>
+        <location filename="../desktop/ui/main_window.py" line="299"/>
         <source>Memory</source>
         <translation>Memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="264"/>
+        <location filename="../desktop/ui/main_window.py" line="311"/>
+        <source>Removed %1 from the recent projects</source>
+        <translation>Removed %1 from the recent projects</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="324"/>
         <source>Open a project folder</source>
         <translation>Open a project folder</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="270"/>
+        <location filename="../desktop/ui/main_window.py" line="330"/>
         <source>Opening %1…</source>
         <translation>Opening %1…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="291"/>
+        <location filename="../desktop/ui/main_window.py" line="354"/>
         <source>Damaged memory</source>
         <translation>Damaged memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="293"/>
+        <location filename="../desktop/ui/main_window.py" line="356"/>
         <source>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</source>
         <translation>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="297"/>
+        <location filename="../desktop/ui/main_window.py" line="360"/>
         <source>Damaged file kept as %1</source>
         <translation>Damaged file kept as %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="300"/>
+        <location filename="../desktop/ui/main_window.py" line="363"/>
         <source>Cannot open project</source>
         <translation>Cannot open project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="312"/>
+        <location filename="../desktop/ui/main_window.py" line="375"/>
         <source>Opened %1</source>
         <translation>Opened %1</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/main_window.py" line="330"/>
+        <location filename="../desktop/ui/main_window.py" line="394"/>
         <source>Learned %n memories from past agent sessions</source>
         <translation>
             <numerusform>Learned %n memory from past agent sessions</numerusform>
@@ -1035,12 +1260,12 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="407"/>
+        <location filename="../desktop/ui/main_window.py" line="486"/>
         <source>Cannot open the tour</source>
         <translation>Cannot open the tour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="455"/>
+        <location filename="../desktop/ui/main_window.py" line="542"/>
         <source>Language changed. Dialogs already open keep the old language until reopened.</source>
         <translation>Language changed. Dialogs already open keep the old language until reopened.</translation>
     </message>
@@ -1048,178 +1273,195 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryBrowser</name>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="61"/>
+        <location filename="../desktop/ui/memory_panel.py" line="62"/>
         <source>Search memories…</source>
         <translation>Search memories…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="65"/>
         <source>All types</source>
-        <translation>All types</translation>
+        <translation type="vanished">All types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="70"/>
+        <location filename="../desktop/ui/memory_panel.py" line="66"/>
+        <source>All memories</source>
+        <translation>All memories</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="72"/>
+        <source>Code index (not memories)</source>
+        <translation>Code index (not memories)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="75"/>
         <source>Not forgotten</source>
         <translation>Not forgotten</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="75"/>
+        <location filename="../desktop/ui/memory_panel.py" line="80"/>
         <source>All scopes</source>
         <translation>All scopes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="80"/>
+        <location filename="../desktop/ui/memory_panel.py" line="85"/>
         <source>All sources</source>
         <translation>All sources</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="83"/>
+        <location filename="../desktop/ui/memory_panel.py" line="88"/>
         <source>Filter by type</source>
         <translation>Filter by type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="84"/>
+        <location filename="../desktop/ui/memory_panel.py" line="89"/>
         <source>Filter by status</source>
         <translation>Filter by status</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="85"/>
+        <location filename="../desktop/ui/memory_panel.py" line="90"/>
         <source>Filter by scope</source>
         <translation>Filter by scope</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="86"/>
+        <location filename="../desktop/ui/memory_panel.py" line="91"/>
         <source>Filter by where the memory came from</source>
         <translation>Filter by where the memory came from</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="112"/>
+        <location filename="../desktop/ui/memory_panel.py" line="117"/>
         <source>&amp;Add…</source>
         <translation>&amp;Add…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="113"/>
+        <location filename="../desktop/ui/memory_panel.py" line="118"/>
         <source>&amp;Edit…</source>
         <translation>&amp;Edit…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="114"/>
-        <location filename="../desktop/ui/memory_panel.py" line="283"/>
+        <location filename="../desktop/ui/memory_panel.py" line="119"/>
+        <location filename="../desktop/ui/memory_panel.py" line="289"/>
         <source>&amp;Pin</source>
         <translation>&amp;Pin</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="115"/>
-        <location filename="../desktop/ui/memory_panel.py" line="285"/>
+        <location filename="../desktop/ui/memory_panel.py" line="120"/>
+        <location filename="../desktop/ui/memory_panel.py" line="291"/>
         <source>&amp;Forget</source>
         <translation>&amp;Forget</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="116"/>
+        <location filename="../desktop/ui/memory_panel.py" line="121"/>
         <source>Flag &amp;wrong…</source>
         <translation>Flag &amp;wrong…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="119"/>
+        <location filename="../desktop/ui/memory_panel.py" line="124"/>
         <source>&amp;Team</source>
         <translation>&amp;Team</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="122"/>
+        <location filename="../desktop/ui/memory_panel.py" line="127"/>
         <source>Share with the team</source>
         <translation>Share with the team</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="122"/>
+        <location filename="../desktop/ui/memory_panel.py" line="127"/>
         <source>Keep personal</source>
         <translation>Keep personal</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="123"/>
+        <location filename="../desktop/ui/memory_panel.py" line="128"/>
         <source>Follow the shared types</source>
         <translation>Follow the shared types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="126"/>
+        <location filename="../desktop/ui/memory_panel.py" line="131"/>
         <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
         <translation>Correct this memory: outdated, partly wrong, not applicable or incorrect</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="131"/>
+        <location filename="../desktop/ui/memory_panel.py" line="136"/>
         <source>Teach Engram something agents should know</source>
         <translation>Teach Engram something agents should know</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="132"/>
+        <location filename="../desktop/ui/memory_panel.py" line="137"/>
         <source>Pinned memories are always given to agents and never fade</source>
         <translation>Pinned memories are always given to agents and never fade</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="133"/>
+        <location filename="../desktop/ui/memory_panel.py" line="138"/>
         <source>Agents will no longer see this memory</source>
         <translation>Agents will no longer see this memory</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="198"/>
+        <location filename="../desktop/ui/memory_panel.py" line="204"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n memory</numerusform>
             <numerusform>%n memories</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/memory_panel.py" line="204"/>
+        <source>%n code chunks</source>
+        <translation>
+            <numerusform>%n code chunk</numerusform>
+            <numerusform>%n code chunks</numerusform>
+        </translation>
+    </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="236"/>
+        <location filename="../desktop/ui/memory_panel.py" line="242"/>
         <source>Select a memory to see where it came from.</source>
         <translation>Select a memory to see where it came from.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="283"/>
+        <location filename="../desktop/ui/memory_panel.py" line="289"/>
         <source>Un&amp;pin</source>
         <translation>Un&amp;pin</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="285"/>
+        <location filename="../desktop/ui/memory_panel.py" line="291"/>
         <source>&amp;Restore</source>
         <translation>&amp;Restore</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="292"/>
-        <location filename="../desktop/ui/memory_panel.py" line="297"/>
+        <location filename="../desktop/ui/memory_panel.py" line="298"/>
+        <location filename="../desktop/ui/memory_panel.py" line="303"/>
         <source>Not saved</source>
         <translation>Not saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="308"/>
+        <location filename="../desktop/ui/memory_panel.py" line="314"/>
         <source>Memory saved</source>
         <translation>Memory saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="319"/>
+        <location filename="../desktop/ui/memory_panel.py" line="325"/>
         <source>Memory updated</source>
         <translation>Memory updated</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="328"/>
+        <location filename="../desktop/ui/memory_panel.py" line="334"/>
         <source>Team sharing updated</source>
         <translation>Team sharing updated</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="335"/>
+        <location filename="../desktop/ui/memory_panel.py" line="341"/>
         <source>Unpinned</source>
         <translation>Unpinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="335"/>
+        <location filename="../desktop/ui/memory_panel.py" line="341"/>
         <source>Pinned</source>
         <translation>Pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="343"/>
+        <location filename="../desktop/ui/memory_panel.py" line="349"/>
         <source>Memory restored</source>
         <translation>Memory restored</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="346"/>
+        <location filename="../desktop/ui/memory_panel.py" line="352"/>
         <source>Memory forgotten</source>
         <translation>Memory forgotten</translation>
     </message>
@@ -1227,137 +1469,157 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryDetail</name>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="36"/>
+        <location filename="../desktop/ui/panel/detail.py" line="35"/>
         <source>Evidence</source>
         <translation>Evidence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="38"/>
+        <location filename="../desktop/ui/panel/detail.py" line="37"/>
         <source>Sessions it was learned from: %1</source>
         <translation>Sessions it was learned from: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="48"/>
+        <location filename="../desktop/ui/panel/detail.py" line="47"/>
         <source>linked events: %1</source>
         <translation>linked events: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="64"/>
+        <location filename="../desktop/ui/panel/detail.py" line="61"/>
+        <source>Imported from %1</source>
+        <translation>Imported from %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="63"/>
+        <source>section “%1”</source>
+        <translation>section “%1”</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="67"/>
+        <source>Learned in session %1</source>
+        <translation>Learned in session %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="70"/>
+        <source>Taught with /remember</source>
+        <translation>Taught with /remember</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="81"/>
         <source>Provenance</source>
         <translation>Provenance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="65"/>
+        <location filename="../desktop/ui/panel/detail.py" line="82"/>
         <source>Why this exists</source>
         <translation>Why this exists</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="66"/>
+        <location filename="../desktop/ui/panel/detail.py" line="83"/>
         <source>Why was this retrieved for “%1”?</source>
         <translation>Why was this retrieved for “%1”?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="67"/>
+        <location filename="../desktop/ui/panel/detail.py" line="84"/>
         <source>It matches the filters but would not rank among the top results.</source>
         <translation>It matches the filters but would not rank among the top results.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="70"/>
+        <location filename="../desktop/ui/panel/detail.py" line="87"/>
         <source>Total</source>
         <translation>Total</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="71"/>
+        <location filename="../desktop/ui/panel/detail.py" line="88"/>
         <source>Superseded by</source>
         <translation>Superseded by</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="72"/>
+        <location filename="../desktop/ui/panel/detail.py" line="89"/>
         <source>History</source>
         <translation>History</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="75"/>
+        <location filename="../desktop/ui/panel/detail.py" line="92"/>
         <source>Type</source>
         <translation>Type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="76"/>
+        <location filename="../desktop/ui/panel/detail.py" line="93"/>
         <source>Status</source>
         <translation>Status</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="78"/>
+        <location filename="../desktop/ui/panel/detail.py" line="95"/>
         <source>Confidence</source>
         <translation>Confidence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="80"/>
+        <location filename="../desktop/ui/panel/detail.py" line="97"/>
         <source>verified by you</source>
         <translation>verified by you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="82"/>
+        <location filename="../desktop/ui/panel/detail.py" line="99"/>
         <source>Source</source>
         <translation>Source</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="83"/>
+        <location filename="../desktop/ui/panel/detail.py" line="100"/>
         <source>shared by %1</source>
         <translation>shared by %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="85"/>
+        <location filename="../desktop/ui/panel/detail.py" line="102"/>
         <source>Scope</source>
         <translation>Scope</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="86"/>
+        <location filename="../desktop/ui/panel/detail.py" line="103"/>
         <source>Files</source>
         <translation>Files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="87"/>
+        <location filename="../desktop/ui/panel/detail.py" line="104"/>
         <source>Modules</source>
         <translation>Modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="88"/>
+        <location filename="../desktop/ui/panel/detail.py" line="105"/>
         <source>Tags</source>
         <translation>Tags</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="89"/>
+        <location filename="../desktop/ui/panel/detail.py" line="106"/>
         <source>Created</source>
         <translation>Created</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="90"/>
+        <location filename="../desktop/ui/panel/detail.py" line="107"/>
         <source>Times used</source>
         <translation>Times used</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="92"/>
+        <location filename="../desktop/ui/panel/detail.py" line="109"/>
         <source>Sessions</source>
         <translation>Sessions</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="95"/>
+        <location filename="../desktop/ui/panel/detail.py" line="112"/>
         <source>Commit</source>
         <translation>Commit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="130"/>
+        <location filename="../desktop/ui/panel/detail.py" line="147"/>
         <source>you</source>
         <translation>you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="131"/>
+        <location filename="../desktop/ui/panel/detail.py" line="148"/>
         <source>an agent</source>
         <translation>an agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="132"/>
+        <location filename="../desktop/ui/panel/detail.py" line="149"/>
         <source>an import</source>
         <translation>an import</translation>
     </message>
@@ -1365,82 +1627,81 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryEditor</name>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="30"/>
+        <location filename="../desktop/ui/memory_editor.py" line="39"/>
         <source>Edit memory</source>
         <translation>Edit memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="30"/>
+        <location filename="../desktop/ui/memory_editor.py" line="39"/>
         <source>Teach Engram</source>
         <translation>Teach Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="33"/>
+        <location filename="../desktop/ui/memory_editor.py" line="42"/>
         <source>What should agents know? e.g. “Run migrations with make migrate, never with alembic directly.”</source>
         <translation>What should agents know? e.g. “Run migrations with make migrate, never with alembic directly.”</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="40"/>
+        <location filename="../desktop/ui/memory_editor.py" line="49"/>
         <source>Whole project</source>
         <translation>Whole project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="41"/>
+        <location filename="../desktop/ui/memory_editor.py" line="50"/>
         <source>One module</source>
         <translation>One module</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="42"/>
+        <location filename="../desktop/ui/memory_editor.py" line="51"/>
         <source>This task</source>
         <translation>This task</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="43"/>
+        <location filename="../desktop/ui/memory_editor.py" line="52"/>
         <source>This session</source>
         <translation>This session</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="46"/>
+        <location filename="../desktop/ui/memory_editor.py" line="55"/>
         <source>src/auth/tokens.ts, src/auth/session.ts</source>
         <translation>src/auth/tokens.ts, src/auth/session.ts</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="48"/>
+        <location filename="../desktop/ui/memory_editor.py" line="57"/>
         <source>security, build</source>
         <translation>security, build</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="55"/>
+        <location filename="../desktop/ui/memory_editor.py" line="65"/>
         <source>&amp;Memory</source>
         <translation>&amp;Memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="56"/>
+        <location filename="../desktop/ui/memory_editor.py" line="66"/>
         <source>&amp;Type</source>
         <translation>&amp;Type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="57"/>
+        <location filename="../desktop/ui/memory_editor.py" line="67"/>
         <source>&amp;Applies to</source>
         <translation>&amp;Applies to</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="58"/>
+        <location filename="../desktop/ui/memory_editor.py" line="68"/>
         <source>Related &amp;files</source>
         <translation>Related &amp;files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="59"/>
+        <location filename="../desktop/ui/memory_editor.py" line="69"/>
         <source>Ta&amp;gs</source>
         <translation>Ta&amp;gs</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="60"/>
         <source>&amp;Confidence</source>
-        <translation>&amp;Confidence</translation>
+        <translation type="vanished">&amp;Confidence</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_editor.py" line="90"/>
+        <location filename="../desktop/ui/memory_editor.py" line="114"/>
         <source>A memory needs some text (at most %n characters).</source>
         <translation>
             <numerusform>A memory needs some text (at most %n character).</numerusform>
@@ -1724,222 +1985,222 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>Messages</name>
     <message>
-        <location filename="../desktop/ui/messages.py" line="29"/>
+        <location filename="../desktop/ui/messages.py" line="31"/>
         <source>The memory database of this project is damaged. Engram did not change it.</source>
         <translation>The memory database of this project is damaged. Engram did not change it.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="32"/>
+        <location filename="../desktop/ui/messages.py" line="34"/>
         <source>This project&apos;s memory was saved by a newer version of Engram. Update Engram to open it; nothing was changed.</source>
         <translation>This project&apos;s memory was saved by a newer version of Engram. Update Engram to open it; nothing was changed.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="37"/>
+        <location filename="../desktop/ui/messages.py" line="39"/>
         <source>Engram cannot write to its data folder. Check its permissions or choose another data location in Settings.</source>
         <translation>Engram cannot write to its data folder. Check its permissions or choose another data location in Settings.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="42"/>
+        <location filename="../desktop/ui/messages.py" line="44"/>
         <source>The disk is full. The last change was not saved; everything saved before is safe.</source>
         <translation>The disk is full. The last change was not saved; everything saved before is safe.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="45"/>
+        <location filename="../desktop/ui/messages.py" line="47"/>
         <source>Another Engram window kept the memory busy. Please try again.</source>
         <translation>Another Engram window kept the memory busy. Please try again.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="46"/>
+        <location filename="../desktop/ui/messages.py" line="48"/>
         <source>This text contains what looks like a secret, so it was not saved:</source>
         <translation>This text contains what looks like a secret, so it was not saved:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="49"/>
+        <location filename="../desktop/ui/messages.py" line="51"/>
         <source>That memory no longer exists.</source>
         <translation>That memory no longer exists.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="50"/>
+        <location filename="../desktop/ui/messages.py" line="52"/>
         <source>This input was not accepted:</source>
         <translation>This input was not accepted:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="51"/>
+        <location filename="../desktop/ui/messages.py" line="53"/>
         <source>The project is closing; the change was not saved.</source>
         <translation>The project is closing; the change was not saved.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="52"/>
+        <location filename="../desktop/ui/messages.py" line="54"/>
         <source>Engram could not do this.</source>
         <translation>Engram could not do this.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="53"/>
+        <location filename="../desktop/ui/messages.py" line="55"/>
         <source>The memory database could not be used.</source>
         <translation>The memory database could not be used.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="54"/>
+        <location filename="../desktop/ui/messages.py" line="56"/>
         <source>The model server did not answer. Is it running, and is its address right in Settings?</source>
         <translation>The model server did not answer. Is it running, and is its address right in Settings?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="55"/>
+        <location filename="../desktop/ui/messages.py" line="57"/>
         <source>The model server took too long to answer.</source>
         <translation>The model server took too long to answer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="56"/>
+        <location filename="../desktop/ui/messages.py" line="58"/>
         <source>The model provider refused the API key. Set a valid one in Settings.</source>
         <translation>The model provider refused the API key. Set a valid one in Settings.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="57"/>
+        <location filename="../desktop/ui/messages.py" line="59"/>
         <source>The model provider is limiting requests. Try again shortly.</source>
         <translation>The model provider is limiting requests. Try again shortly.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="58"/>
+        <location filename="../desktop/ui/messages.py" line="60"/>
         <source>The model provider reported an error.</source>
         <translation>The model provider reported an error.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="59"/>
+        <location filename="../desktop/ui/messages.py" line="61"/>
         <source>The model provider answered with an HTTP error.</source>
         <translation>The model provider answered with an HTTP error.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="60"/>
+        <location filename="../desktop/ui/messages.py" line="62"/>
         <source>The model server answered something Engram does not understand.</source>
         <translation>The model server answered something Engram does not understand.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="61"/>
+        <location filename="../desktop/ui/messages.py" line="63"/>
         <source>The connection to the model closed while it was answering.</source>
         <translation>The connection to the model closed while it was answering.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="62"/>
+        <location filename="../desktop/ui/messages.py" line="64"/>
         <source>The embedding server answered something Engram does not understand.</source>
         <translation>The embedding server answered something Engram does not understand.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="63"/>
+        <location filename="../desktop/ui/messages.py" line="65"/>
         <source>No API key is stored for this provider. Add one in Settings; it is kept in the system keyring.</source>
         <translation>No API key is stored for this provider. Add one in Settings; it is kept in the system keyring.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="64"/>
+        <location filename="../desktop/ui/messages.py" line="66"/>
         <source>No secure credential store is available on this computer, so no API key or team connection can be kept.</source>
         <translation>No secure credential store is available on this computer, so no API key or team connection can be kept.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="76"/>
+        <location filename="../desktop/ui/messages.py" line="78"/>
         <source>This is not a PostgreSQL connection string: give it as postgresql://user:password@host/database.</source>
         <translation>This is not a PostgreSQL connection string: give it as postgresql://user:password@host/database.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="65"/>
+        <location filename="../desktop/ui/messages.py" line="67"/>
         <source>The system keyring failed (locked or access denied).</source>
         <translation>The system keyring failed (locked or access denied).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="66"/>
+        <location filename="../desktop/ui/messages.py" line="68"/>
         <source>This model is not available. Pull it with Ollama or choose another in Settings.</source>
         <translation>This model is not available. Pull it with Ollama or choose another in Settings.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="67"/>
+        <location filename="../desktop/ui/messages.py" line="69"/>
         <source>Unknown provider.</source>
         <translation>Unknown provider.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="68"/>
+        <location filename="../desktop/ui/messages.py" line="70"/>
         <source>Only you can do this to that memory; an agent asked for it and was refused.</source>
         <translation>Only you can do this to that memory; an agent asked for it and was refused.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="69"/>
+        <location filename="../desktop/ui/messages.py" line="71"/>
         <source>Team sync could not do this.</source>
         <translation>Team sync could not do this.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="70"/>
+        <location filename="../desktop/ui/messages.py" line="72"/>
         <source>This project is not connected to a team.</source>
         <translation>This project is not connected to a team.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="71"/>
+        <location filename="../desktop/ui/messages.py" line="73"/>
         <source>The team server cannot be reached.</source>
         <translation>The team server cannot be reached.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="72"/>
+        <location filename="../desktop/ui/messages.py" line="74"/>
         <source>The team server refused these credentials.</source>
         <translation>The team server refused these credentials.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="73"/>
+        <location filename="../desktop/ui/messages.py" line="75"/>
         <source>The team server was upgraded by a newer Engram; update Engram to sync with it.</source>
         <translation>The team server was upgraded by a newer Engram; update Engram to sync with it.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="74"/>
+        <location filename="../desktop/ui/messages.py" line="76"/>
         <source>The team server is not ready for this version of Engram; ask the team admin to run engram team init.</source>
         <translation>The team server is not ready for this version of Engram; ask the team admin to run engram team init.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="75"/>
+        <location filename="../desktop/ui/messages.py" line="77"/>
         <source>These credentials do not belong to a team on this server.</source>
         <translation>These credentials do not belong to a team on this server.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="77"/>
+        <location filename="../desktop/ui/messages.py" line="79"/>
         <source>The agent stopped because of an error.</source>
         <translation>The agent stopped because of an error.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="78"/>
+        <location filename="../desktop/ui/messages.py" line="80"/>
         <source>The agent&apos;s action was not allowed.</source>
         <translation>The agent&apos;s action was not allowed.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="79"/>
+        <location filename="../desktop/ui/messages.py" line="81"/>
         <source>The agent tried to reach a file outside the project folder.</source>
         <translation>The agent tried to reach a file outside the project folder.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="80"/>
+        <location filename="../desktop/ui/messages.py" line="82"/>
         <source>The tour agent ran out of scripted turns.</source>
         <translation>The tour agent ran out of scripted turns.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="81"/>
+        <location filename="../desktop/ui/messages.py" line="83"/>
         <source>That agent&apos;s command-line tool is not installed.</source>
         <translation>That agent&apos;s command-line tool is not installed.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="82"/>
+        <location filename="../desktop/ui/messages.py" line="84"/>
         <source>The external agent exited with an error.</source>
         <translation>The external agent exited with an error.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="83"/>
+        <location filename="../desktop/ui/messages.py" line="85"/>
         <source>That file or symbol is not in the code graph.</source>
         <translation>That file or symbol is not in the code graph.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="84"/>
+        <location filename="../desktop/ui/messages.py" line="86"/>
         <source>A transcript could not be read.</source>
         <translation>A transcript could not be read.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="85"/>
+        <location filename="../desktop/ui/messages.py" line="87"/>
         <source>The scripted tour agent runs only on the tour&apos;s sample project.</source>
         <translation>The scripted tour agent runs only on the tour&apos;s sample project.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="21"/>
+        <location filename="../desktop/ui/messages.py" line="23"/>
         <source>Something went wrong inside Engram (a bug): %1</source>
         <translation>Something went wrong inside Engram (a bug): %1</translation>
     </message>
@@ -1990,12 +2251,17 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>ModuleCard</name>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="59"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="62"/>
         <source>Show the files of this module</source>
         <translation>Show the files of this module</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/panel/module_map.py" line="64"/>
+        <source>Module %1 in the code graph</source>
+        <translation>Module %1 in the code graph</translation>
+    </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="61"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="65"/>
         <source>%n files</source>
         <translation>
             <numerusform>%n file</numerusform>
@@ -2003,7 +2269,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="62"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="66"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n memory</numerusform>
@@ -2011,12 +2277,12 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="63"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="67"/>
         <source>uses: %1</source>
         <translation>uses: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="64"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="68"/>
         <source>used by: %1</source>
         <translation>used by: %1</translation>
     </message>
@@ -2024,37 +2290,37 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>ModuleMap</name>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="95"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="99"/>
         <source>Reading the module map…</source>
         <translation>Reading the module map…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="105"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="109"/>
         <source>File or file:symbol, e.g. src/auth/tokens.py</source>
         <translation>File or file:symbol, e.g. src/auth/tokens.py</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="106"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="110"/>
         <source>&amp;Impact</source>
         <translation>&amp;Impact</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="108"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="112"/>
         <source>What may break if this changes</source>
         <translation>What may break if this changes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="111"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="115"/>
         <source>Depends on it</source>
         <translation>Depends on it</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="111"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="115"/>
         <source>Symbols</source>
         <translation>Symbols</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="162"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="168"/>
         <source>%n modules</source>
         <translation>
             <numerusform>%n module</numerusform>
@@ -2062,7 +2328,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="163"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="169"/>
         <source>%n dependencies between modules</source>
         <translation>
             <numerusform>%n dependency between module</numerusform>
@@ -2070,17 +2336,17 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="164"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="170"/>
         <source>No code graph yet: index the project (first run) to see its modules.</source>
         <translation>No code graph yet: index the project (first run) to see its modules.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="183"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="189"/>
         <source>Not in the code graph: %1</source>
         <translation>Not in the code graph: %1</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="185"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="191"/>
         <source>%n files may be affected</source>
         <translation>
             <numerusform>%n file may be affected</numerusform>
@@ -2088,7 +2354,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="187"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="193"/>
         <source>Depth %1</source>
         <translation>Depth %1</translation>
     </message>
@@ -2096,108 +2362,114 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>Onboarding</name>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="57"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="60"/>
         <source>Getting to know %1</source>
         <translation>Getting to know %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="72"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="75"/>
         <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull %1”, or choose a provider in Settings.</source>
         <translation>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull %1”, or choose a provider in Settings.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="88"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="91"/>
         <source>Getting to know your project</source>
         <translation>Getting to know your project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="92"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="95"/>
         <source>Looking at the files…</source>
         <translation>Looking at the files…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="94"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="97"/>
         <source>&amp;Continue</source>
         <translation>&amp;Continue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="96"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="99"/>
         <source>Indexing goes on in the background</source>
         <translation>Indexing goes on in the background</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="114"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="101"/>
+        <source>Close and remove from recent projects</source>
+        <translation>Close and remove from recent projects</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="103"/>
+        <source>This folder has nothing Engram can index; nothing is deleted</source>
+        <translation>This folder has nothing Engram can index; nothing is deleted</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="124"/>
         <source>The code graph is not available; skipping indexing.</source>
         <translation>The code graph is not available; skipping indexing.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>Listing files</source>
-        <translation>Listing files</translation>
+        <translation type="vanished">Listing files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>Reading code</source>
-        <translation>Reading code</translation>
+        <translation type="vanished">Reading code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="132"/>
         <source>Linking symbols</source>
-        <translation>Linking symbols</translation>
+        <translation type="vanished">Linking symbols</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="132"/>
         <source>Finding modules</source>
-        <translation>Finding modules</translation>
+        <translation type="vanished">Finding modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="133"/>
         <source>Remembering code</source>
-        <translation>Remembering code</translation>
+        <translation type="vanished">Remembering code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="133"/>
         <source>Mapping dependencies</source>
-        <translation>Mapping dependencies</translation>
+        <translation type="vanished">Mapping dependencies</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="136"/>
         <source>%1: %2 of %3 files</source>
-        <translation>%1: %2 of %3 files</translation>
+        <translation type="vanished">%1: %2 of %3 files</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="145"/>
         <source>Indexed %n files</source>
-        <translation>
+        <translation type="vanished">
             <numerusform>Indexed %n file</numerusform>
             <numerusform>Indexed %n files</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="146"/>
         <source>in %n modules.</source>
-        <translation>
+        <translation type="vanished">
             <numerusform>in %n module.</numerusform>
             <numerusform>in %n modules.</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="159"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="156"/>
+        <source>Indexing failed; the details are in the log. Memories still work without the code index.</source>
+        <translation>Indexing failed; the details are in the log. Memories still work without the code index.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="170"/>
         <source>Untick a rule to leave it out</source>
         <translation>Untick a rule to leave it out</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="161"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="172"/>
         <source>&amp;Import selected</source>
         <translation>&amp;Import selected</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="163"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="174"/>
         <source>&amp;Skip</source>
         <translation>&amp;Skip</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="185"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="198"/>
         <source>Found %n rules. Import them as memories?</source>
         <translation>
             <numerusform>Found %n rule. Import it as a memory?</numerusform>
@@ -2205,32 +2477,45 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="215"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="200"/>
+        <source>From %1. What you keep ticked is confirmed as yours; untick what agents should not be told.</source>
+        <translation>From %1. What you keep ticked is confirmed as yours; untick what agents should not be told.</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="226"/>
+        <source>%n rules imported and confirmed</source>
+        <translation>
+            <numerusform>%n rule imported and confirmed</numerusform>
+            <numerusform>%n rules imported and confirmed</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="233"/>
         <source>Tell me if anything looks wrong — you are always the authority.</source>
         <translation>Tell me if anything looks wrong — you are always the authority.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="221"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="239"/>
         <source>&amp;Confirm</source>
         <translation>&amp;Confirm</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="223"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="241"/>
         <source>&amp;Forget</source>
         <translation>&amp;Forget</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="225"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="243"/>
         <source>Confirm &amp;all remaining</source>
         <translation>Confirm &amp;all remaining</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="227"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="245"/>
         <source>Right (your edits to the text are saved too)</source>
         <translation>Right (your edits to the text are saved too)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="243"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="261"/>
         <source>Review memories</source>
         <translation>Review memories</translation>
     </message>
@@ -2346,122 +2631,144 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>SessionView</name>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="82"/>
+        <location filename="../desktop/ui/session/view.py" line="95"/>
         <source>Which model runs the agent (set it up in Settings).</source>
         <translation>Which model runs the agent (set it up in Settings).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="83"/>
+        <location filename="../desktop/ui/session/view.py" line="96"/>
         <source>Guided tour agent (sample project only)</source>
         <translation>Guided tour agent (sample project only)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="84"/>
+        <location filename="../desktop/ui/session/view.py" line="97"/>
         <source>Ollama (local)</source>
         <translation>Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="84"/>
+        <location filename="../desktop/ui/session/view.py" line="97"/>
         <source>OpenAI-compatible</source>
         <translation>OpenAI-compatible</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="85"/>
+        <location filename="../desktop/ui/session/view.py" line="98"/>
         <source>Anthropic</source>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="94"/>
+        <location filename="../desktop/ui/session/view.py" line="107"/>
         <source>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</source>
         <translation>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="96"/>
+        <location filename="../desktop/ui/session/view.py" line="109"/>
         <source>Needs the agent runtime and a configured model (Settings).</source>
         <translation>Needs the agent runtime and a configured model (Settings).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="102"/>
+        <location filename="../desktop/ui/session/view.py" line="116"/>
+        <source>No model set up</source>
+        <translation>No model set up</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/view.py" line="119"/>
         <source>&amp;Start</source>
         <translation>&amp;Start</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="104"/>
+        <location filename="../desktop/ui/session/view.py" line="121"/>
+        <location filename="../desktop/ui/session/view.py" line="331"/>
         <source>Run the agent on the task (Ctrl+Enter)</source>
         <translation>Run the agent on the task (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="105"/>
+        <location filename="../desktop/ui/session/view.py" line="122"/>
         <source>S&amp;top</source>
         <translation>S&amp;top</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="107"/>
+        <location filename="../desktop/ui/session/view.py" line="124"/>
         <source>Stop the agent after its current step</source>
         <translation>Stop the agent after its current step</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="109"/>
+        <location filename="../desktop/ui/session/view.py" line="126"/>
         <source>Ready</source>
         <translation>Ready</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="111"/>
+        <location filename="../desktop/ui/session/view.py" line="128"/>
         <source>&amp;Provider:</source>
         <translation>&amp;Provider:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="132"/>
+        <location filename="../desktop/ui/session/view.py" line="149"/>
         <source>Right-click a file to teach Engram something about it</source>
         <translation>Right-click a file to teach Engram something about it</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="140"/>
+        <location filename="../desktop/ui/session/view.py" line="157"/>
         <source>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</source>
         <translation>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="147"/>
+        <location filename="../desktop/ui/session/view.py" line="164"/>
         <source>Tool calls</source>
         <translation>Tool calls</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="149"/>
+        <location filename="../desktop/ui/session/view.py" line="166"/>
         <source>Tools the agent called; unfold one to see its arguments and result</source>
         <translation>Tools the agent called; unfold one to see its arguments and result</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="153"/>
+        <location filename="../desktop/ui/session/view.py" line="170"/>
         <source>Sounds like a correction. Create a correction memory?</source>
         <translation>Sounds like a correction. Create a correction memory?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="154"/>
+        <location filename="../desktop/ui/session/view.py" line="171"/>
         <source>Create &amp;correction…</source>
         <translation>Create &amp;correction…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="155"/>
+        <location filename="../desktop/ui/session/view.py" line="172"/>
         <source>Dismiss</source>
         <translation>Dismiss</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="168"/>
+        <location filename="../desktop/ui/session/view.py" line="185"/>
         <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
         <translation>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="219"/>
+        <location filename="../desktop/ui/session/view.py" line="192"/>
+        <source>Try a task such as “%1”, then Ctrl+Enter.</source>
+        <translation>Try a task such as “%1”, then Ctrl+Enter.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/view.py" line="195"/>
+        <source>Guided tour: press Start to run the suggested task. The tour&apos;s agent reads the sample project&apos;s memories and cites them as chips: click a chip to open the memory, flag it if it is wrong. It changes no file.</source>
+        <translation>Guided tour: press Start to run the suggested task. The tour&apos;s agent reads the sample project&apos;s memories and cites them as chips: click a chip to open the memory, flag it if it is wrong. It changes no file.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/view.py" line="235"/>
+        <location filename="../desktop/ui/session/view.py" line="332"/>
+        <source>Set up a model in Settings first</source>
+        <translation>Set up a model in Settings first</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/view.py" line="252"/>
         <source>You</source>
         <translation>You</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="237"/>
+        <location filename="../desktop/ui/session/view.py" line="270"/>
         <source>Recalling memories…</source>
         <translation>Recalling memories…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/view.py" line="241"/>
+        <location filename="../desktop/ui/session/view.py" line="274"/>
         <source>%n memories given to the agent</source>
         <translation>
             <numerusform>%n memory given to the agent</numerusform>
@@ -2469,37 +2776,42 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="243"/>
+        <location filename="../desktop/ui/session/view.py" line="276"/>
         <source>Called %1</source>
         <translation>Called %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="254"/>
+        <location filename="../desktop/ui/session/view.py" line="287"/>
         <source>The session failed:</source>
         <translation>The session failed:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="260"/>
+        <location filename="../desktop/ui/session/view.py" line="293"/>
         <source>Stopped</source>
         <translation>Stopped</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="260"/>
+        <location filename="../desktop/ui/session/view.py" line="294"/>
         <source>Finished</source>
         <translation>Finished</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="292"/>
+        <location filename="../desktop/ui/session/view.py" line="294"/>
+        <source>Failed</source>
+        <translation>Failed</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/view.py" line="339"/>
         <source>Running…</source>
         <translation>Running…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="302"/>
+        <location filename="../desktop/ui/session/view.py" line="349"/>
         <source>Teach Engram this…</source>
         <translation>Teach Engram this…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="321"/>
+        <location filename="../desktop/ui/session/view.py" line="368"/>
         <source>Teach Engram about %1…</source>
         <translation>Teach Engram about %1…</translation>
     </message>
@@ -2579,7 +2891,7 @@ Long-term memory for AI coding agents.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/settings.py" line="79"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="244"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="246"/>
         <source>&amp;Language</source>
         <translation>&amp;Language</translation>
     </message>
@@ -2664,112 +2976,112 @@ Long-term memory for AI coding agents.</translation>
         <translation>API &amp;key</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="149"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="151"/>
         <source>Keys are stored in the system keyring.</source>
         <translation>Keys are stored in the system keyring.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="150"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="152"/>
         <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
         <translation>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="160"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="162"/>
         <source>Choose where Engram keeps its data</source>
         <translation>Choose where Engram keeps its data</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="167"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
         <source>Data folder not changed</source>
         <translation>Data folder not changed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="171"/>
         <source>Data folder changed</source>
         <translation>Data folder changed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="170"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="172"/>
         <source>Engram will keep its data in %1 from its next start.</source>
         <translation>Engram will keep its data in %1 from its next start.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="176"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="178"/>
         <source>Memory is stored on this computer in:</source>
         <translation>Memory is stored on this computer in:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="178"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
         <source>&amp;Open the data folder</source>
         <translation>&amp;Open the data folder</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="182"/>
         <source>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</source>
         <translation>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="186"/>
         <source>&amp;Change the data folder…</source>
         <translation>&amp;Change the data folder…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="188"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="190"/>
         <source>&amp;Export…</source>
         <translation>&amp;Export…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="191"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
         <source>&amp;Import…</source>
         <translation>&amp;Import…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="195"/>
         <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
         <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="200"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="202"/>
         <source>Delete &amp;everything in this project…</source>
         <translation>Delete &amp;everything in this project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="202"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="204"/>
         <source>Removes every memory for good and scrubs the database file</source>
         <translation>Removes every memory for good and scrubs the database file</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="207"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="209"/>
         <source>Export and import</source>
         <translation>Export and import</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="218"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="220"/>
         <source>Export memories</source>
         <translation>Export memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="223"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="225"/>
         <source>Import memories</source>
         <translation>Import memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="226"/>
         <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
         <translation>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="232"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="234"/>
         <source>Delete everything</source>
         <translation>Delete everything</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="233"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="235"/>
         <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
         <translation>Every memory of this project will be deleted for good. Type %1 to confirm.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="242"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="244"/>
         <source>Menus and panels switch at once; a few texts follow after a restart.</source>
         <translation>Menus and panels switch at once; a few texts follow after a restart.</translation>
     </message>
@@ -2991,19 +3303,29 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="66"/>
+        <location filename="../desktop/ui/main_window.py" line="67"/>
         <source>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</source>
         <translation>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="69"/>
+        <location filename="../desktop/ui/main_window.py" line="70"/>
         <source>&amp;Open a project folder…</source>
         <translation>&amp;Open a project folder…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="80"/>
+        <location filename="../desktop/ui/main_window.py" line="75"/>
+        <source>Double-click to open; right-click or Delete to remove from this list</source>
+        <translation>Double-click to open; right-click or Delete to remove from this list</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="79"/>
+        <source>&amp;Remove from Recent Projects</source>
+        <translation>&amp;Remove from Recent Projects</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="90"/>
         <source>Recent projects</source>
         <translation>Recent projects</translation>
     </message>

@@ -138,12 +138,12 @@
 <context>
     <name>CitationBar</name>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="176"/>
+        <location filename="../desktop/ui/session/citations.py" line="201"/>
         <source>Hide memories</source>
         <translation>Masquer les mémoires</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/citations.py" line="177"/>
+        <location filename="../desktop/ui/session/citations.py" line="202"/>
         <source>Used %n memories</source>
         <translation>
             <numerusform>%n mémoire utilisée</numerusform>
@@ -151,7 +151,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="178"/>
+        <location filename="../desktop/ui/session/citations.py" line="203"/>
         <source>Show every memory this answer cited</source>
         <translation>Afficher toutes les mémoires citées par cette réponse</translation>
     </message>
@@ -159,27 +159,32 @@
 <context>
     <name>CitationChip</name>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="115"/>
+        <location filename="../desktop/ui/session/citations.py" line="117"/>
+        <source>Open memory #%1</source>
+        <translation>Ouvrir la mémoire n°%1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/citations.py" line="121"/>
         <source>This memory is wrong — correct it</source>
         <translation>Cette mémoire est fausse — la corriger</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="116"/>
+        <location filename="../desktop/ui/session/citations.py" line="122"/>
         <source>Flag memory #%1 as wrong</source>
         <translation>Signaler la mémoire n°%1 comme fausse</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="118"/>
+        <location filename="../desktop/ui/session/citations.py" line="124"/>
         <source>Dead end: an approach tried before and abandoned</source>
         <translation>Impasse : une approche déjà essayée puis abandonnée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="119"/>
+        <location filename="../desktop/ui/session/citations.py" line="125"/>
         <source>Memory the agent used</source>
         <translation>Mémoire utilisée par l’agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/citations.py" line="120"/>
+        <location filename="../desktop/ui/session/citations.py" line="126"/>
         <source>Shared by %1</source>
         <translation>Partagé par %1</translation>
     </message>
@@ -293,10 +298,17 @@
         <source>No conflicting memories. Nothing to decide.</source>
         <translation>Aucune mémoire contradictoire. Rien à décider.</translation>
     </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/dialogs/conflicts.py" line="89"/>
+        <source>%n pairs of memories disagree. For each, decide which one agents should believe.</source>
+        <translation>
+            <numerusform>%n paire de mémoires se contredit. Décidez laquelle les agents doivent croire.</numerusform>
+            <numerusform>%n paires de mémoires se contredisent. Pour chacune, décidez laquelle les agents doivent croire.</numerusform>
+        </translation>
+    </message>
     <message>
-        <location filename="../desktop/ui/dialogs/conflicts.py" line="79"/>
         <source>Two memories disagree. Decide which one agents should believe.</source>
-        <translation>Deux mémoires se contredisent. Décidez laquelle les agents doivent croire.</translation>
+        <translation type="vanished">Deux mémoires se contredisent. Décidez laquelle les agents doivent croire.</translation>
     </message>
 </context>
 <context>
@@ -395,132 +407,199 @@
         <translation>mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
         <source>Everything agents may be given (forgotten ones excluded)</source>
-        <translation>Tout ce qui peut être donné aux agents (sauf les mémoires oubliées)</translation>
+        <translation type="vanished">Tout ce qui peut être donné aux agents (sauf les mémoires oubliées)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
         <source>active in the last 30 days</source>
         <translation>actives ces 30 derniers jours</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="74"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
         <source>Used or created in the last 30 days</source>
         <translation>Utilisées ou créées ces 30 derniers jours</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
         <source>need review</source>
         <translation>à revoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
         <source>New or flagged memories waiting for your OK</source>
         <translation>Mémoires nouvelles ou signalées qui attendent votre accord</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="77"/>
         <source>steps per session, with / without memory</source>
         <translation>étapes par session, avec / sans mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="77"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="78"/>
         <source>Measured on finished sessions of Engram&apos;s agent: the A/B control group gets no memory</source>
         <translation>Mesuré sur les sessions terminées de l&apos;agent d&apos;Engram : le groupe témoin A/B ne reçoit aucune mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="83"/>
         <source>Health score: average confidence × module coverage × review activity</source>
-        <translation>Score de santé : confiance moyenne × couverture des modules × activité de revue</translation>
+        <translation type="vanished">Score de santé : confiance moyenne × couverture des modules × activité de revue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="90"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <source>What was taught, imported and learned (forgotten ones and the code index excluded)</source>
+        <translation>Ce qui a été enseigné, importé et appris (hors mémoires oubliées et index du code)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="84"/>
+        <source>How much agents can rely on this memory: how confident its memories are, how many modules they cover, and how little waits for your review. The lines beside it say what would raise it.</source>
+        <translation>À quel point les agents peuvent se fier à cette mémoire : la confiance de ses mémoires, les modules qu’elles couvrent, et le peu qui attend votre relecture. Les lignes à côté disent ce qui la ferait monter.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="93"/>
         <source>Memories added per day over the last two weeks</source>
         <translation>Mémoires ajoutées par jour ces deux dernières semaines</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="111"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="114"/>
         <source>Added per day</source>
         <translation>Ajouts par jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="111"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="114"/>
         <source>By type</source>
         <translation>Par type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="112"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="115"/>
         <source>Module coverage</source>
         <translation>Couverture des modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="113"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="116"/>
         <source>Needs attention</source>
         <translation>À surveiller</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="113"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="116"/>
         <source>Recent activity</source>
         <translation>Activité récente</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="165"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="168"/>
         <source>Not measured yet: %1 sessions with memory and %2 without have finished; %3 of each are needed.</source>
         <translation>Pas encore mesuré : %1 sessions avec mémoire et %2 sans sont terminées ; il en faut %3 de chaque.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="170"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="173"/>
         <source>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</source>
         <translation>Étapes moyennes des sessions terminées : %1 avec mémoire (n=%2), %3 sans (n=%4).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="181"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="185"/>
         <source>Health %1 / 100</source>
         <translation>Santé %1 / 100</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="182"/>
-        <source>Average confidence %1 · %2 stale · %3 pinned</source>
-        <translation>Confiance moyenne %1 · %2 périmées · %3 épinglées</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="187"/>
+        <source>Memories are %1 % confident on average.</source>
+        <translation>Les mémoires sont fiables à %1 % en moyenne.</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/panel/dashboard.py" line="189"/>
+        <source>%1 of %n modules have a memory about them.</source>
+        <translation>
+            <numerusform>%1 module sur %n a une mémoire qui le concerne.</numerusform>
+            <numerusform>%1 modules sur %n ont une mémoire qui les concerne.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/panel/dashboard.py" line="192"/>
+        <source>%n memories wait for your review.</source>
+        <translation>
+            <numerusform>%n mémoire attend votre relecture.</numerusform>
+            <numerusform>%n mémoires attendent votre relecture.</numerusform>
+        </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="188"/>
-        <source>(project root)</source>
-        <translation>(racine du projet)</translation>
-    </message>
-    <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="191"/>
-        <source>Module coverage appears once the code is indexed.</source>
-        <translation>La couverture des modules apparaît une fois le code indexé.</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="193"/>
+        <source>Nothing waits for your review.</source>
+        <translation>Rien n’attend votre relecture.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
+        <source>No memories yet: teach one, import your rule files, or run an agent.</source>
+        <translation>Pas encore de mémoire : enseignez-en une, importez vos fichiers de règles ou lancez un agent.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
+        <source>%1 pinned · %2 stale</source>
+        <translation>%1 épinglées · %2 périmées</translation>
+    </message>
+    <message>
+        <source>Average confidence %1 · %2 stale · %3 pinned</source>
+        <translation type="vanished">Confiance moyenne %1 · %2 périmées · %3 épinglées</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="205"/>
+        <source>(project root)</source>
+        <translation>(racine du projet)</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/panel/dashboard.py" line="206"/>
+        <source>%n memories</source>
+        <translation>
+            <numerusform>%n mémoire</numerusform>
+            <numerusform>%n mémoires</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="210"/>
+        <source>Module coverage appears once the code is indexed.</source>
+        <translation>La couverture des modules apparaît une fois le code indexé.</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/panel/dashboard.py" line="212"/>
+        <source>No memory is about a particular module yet (%n modules indexed). Memories about files, taught or learned from sessions, fill this in.</source>
+        <translation>
+            <numerusform>Aucune mémoire ne concerne encore un module particulier (%n module indexé). Les mémoires sur des fichiers, enseignées ou apprises des sessions, rempliront cette liste.</numerusform>
+            <numerusform>Aucune mémoire ne concerne encore un module particulier (%n modules indexés). Les mémoires sur des fichiers, enseignées ou apprises des sessions, rempliront cette liste.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/panel/dashboard.py" line="215"/>
+        <source>%n other modules have no memory yet.</source>
+        <translation>
+            <numerusform>%n autre module n’a pas encore de mémoire.</numerusform>
+            <numerusform>%n autres modules n’ont pas encore de mémoire.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="222"/>
         <source>stale</source>
         <translation>périmée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="222"/>
         <source>needs review</source>
         <translation>à revoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="200"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="227"/>
         <source>Nothing needs your attention.</source>
         <translation>Rien ne demande votre attention.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="203"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
         <source>you</source>
         <translation>vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="203"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
         <source>an agent</source>
         <translation>un agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="203"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
         <source>an import</source>
         <translation>un import</translation>
     </message>
@@ -604,52 +683,52 @@
 <context>
     <name>Flows</name>
     <message>
-        <location filename="../desktop/ui/flows.py" line="54"/>
+        <location filename="../desktop/ui/flows.py" line="55"/>
         <source>Not saved</source>
         <translation>Non enregistré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="80"/>
+        <location filename="../desktop/ui/flows.py" line="81"/>
         <source>Memory saved</source>
         <translation>Mémoire enregistrée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="86"/>
+        <location filename="../desktop/ui/flows.py" line="87"/>
         <source>Remembered: %1</source>
         <translation>Mémorisé : %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="102"/>
+        <location filename="../desktop/ui/flows.py" line="103"/>
         <source>Correction saved</source>
         <translation>Correction enregistrée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="130"/>
+        <location filename="../desktop/ui/flows.py" line="131"/>
         <source>Session finished. Its summary is in View ▸ Last Session Summary.</source>
         <translation>Session terminée. Son résumé est dans Affichage ▸ Résumé de la dernière session.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="137"/>
+        <location filename="../desktop/ui/flows.py" line="138"/>
         <source>No session has finished yet.</source>
         <translation>Aucune session n’est encore terminée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="169"/>
+        <location filename="../desktop/ui/flows.py" line="175"/>
         <source>Conflict resolved</source>
         <translation>Conflit résolu</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="184"/>
+        <location filename="../desktop/ui/flows.py" line="190"/>
         <source>Nothing waits for review.</source>
         <translation>Rien n’attend de revue.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="217"/>
+        <location filename="../desktop/ui/flows.py" line="229"/>
         <source>API key saved in the system keyring</source>
         <translation>Clé d’API enregistrée dans le trousseau du système</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="240"/>
+        <location filename="../desktop/ui/flows.py" line="252"/>
         <source>%n memories exported</source>
         <translation>
             <numerusform>%n mémoire exportée</numerusform>
@@ -657,20 +736,42 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="247"/>
+        <location filename="../desktop/ui/flows.py" line="259"/>
         <source>Importing %1…</source>
         <translation>Import de %1…</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/flows.py" line="263"/>
+        <source>Imported %1 new, %2 already known, %3 rejected</source>
+        <translation>%1 nouvelles importées, %2 déjà connues, %3 refusées</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/flows.py" line="267"/>
+        <source>Some lines were not imported</source>
+        <translation>Des lignes n’ont pas été importées</translation>
+    </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="249"/>
-        <source>%n memories imported</source>
+        <location filename="../desktop/ui/flows.py" line="268"/>
+        <source>%n line(s) rejected; line %1: %2</source>
         <translation>
+            <numerusform>%n ligne refusée ; ligne %1 : %2</numerusform>
+            <numerusform>%n lignes refusées ; ligne %1 : %2</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/flows.py" line="272"/>
+        <source>Not imported</source>
+        <translation>Rien n’a été importé</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n memories imported</source>
+        <translation type="vanished">
             <numerusform>%n mémoire importée</numerusform>
             <numerusform>%n mémoires importées</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="256"/>
+        <location filename="../desktop/ui/flows.py" line="279"/>
         <source>%n memories deleted</source>
         <translation>
             <numerusform>%n mémoire supprimée</numerusform>
@@ -749,6 +850,115 @@
         <location filename="../desktop/ui/dialogs/agent_hooks.py" line="181"/>
         <source>Engram&apos;s hooks were removed from %1</source>
         <translation>Les hooks d&apos;Engram ont été retirés de %1</translation>
+    </message>
+</context>
+<context>
+    <name>IndexWords</name>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="19"/>
+        <source>Listing files</source>
+        <translation>Liste des fichiers</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="19"/>
+        <source>Reading code</source>
+        <translation>Lecture du code</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="20"/>
+        <source>Linking symbols</source>
+        <translation>Liaison des symboles</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="20"/>
+        <source>Finding modules</source>
+        <translation>Recherche des modules</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="21"/>
+        <source>Remembering code</source>
+        <translation>Mémorisation du code</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="21"/>
+        <source>Mapping dependencies</source>
+        <translation>Carte des dépendances</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="29"/>
+        <source>%1: %n links written</source>
+        <translation>
+            <numerusform>%1 : %n lien écrit</numerusform>
+            <numerusform>%1 : %n liens écrits</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="31"/>
+        <source>%1: %2 of %n files</source>
+        <translation>
+            <numerusform>%1 : %2 sur %n fichier</numerusform>
+            <numerusform>%1 : %2 sur %n fichiers</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="36"/>
+        <source>Engram cannot read this folder (%1). Nothing was indexed; check its permissions.</source>
+        <translation>Engram ne peut pas lire ce dossier (%1). Rien n’a été indexé ; vérifiez ses permissions.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="37"/>
+        <source>permission denied</source>
+        <translation>permission refusée</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="39"/>
+        <source>No source code here: %n files, none of a kind Engram reads (code, scripts, Markdown). Is this the right folder?</source>
+        <translation>
+            <numerusform>Pas de code source ici : %n fichier, d’aucun type qu’Engram lit (code, scripts, Markdown). Est-ce le bon dossier ?</numerusform>
+            <numerusform>Pas de code source ici : %n fichiers, d’aucun type qu’Engram lit (code, scripts, Markdown). Est-ce le bon dossier ?</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="42"/>
+        <source>This folder is empty: there is nothing to index.</source>
+        <translation>Ce dossier est vide : il n’y a rien à indexer.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/index_words.py" line="44"/>
+        <source>Indexing was stopped; it resumes the next time the project opens.</source>
+        <translation>L’indexation a été arrêtée ; elle reprendra à la prochaine ouverture du projet.</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="46"/>
+        <source>Indexed %n files</source>
+        <translation>
+            <numerusform>%n fichier indexé</numerusform>
+            <numerusform>%n fichiers indexés</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="46"/>
+        <source>in %n modules.</source>
+        <translation>
+            <numerusform>dans %n module.</numerusform>
+            <numerusform>dans %n modules.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="48"/>
+        <source>%n files were skipped as too large (over 1 MB).</source>
+        <translation>
+            <numerusform>%n fichier a été ignoré car trop gros (plus de 1 Mo).</numerusform>
+            <numerusform>%n fichiers ont été ignorés car trop gros (plus de 1 Mo).</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/index_words.py" line="50"/>
+        <source>%n files or folders could not be read.</source>
+        <translation>
+            <numerusform>%n fichier ou dossier n’a pas pu être lu.</numerusform>
+            <numerusform>%n fichiers ou dossiers n’ont pas pu être lus.</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -840,194 +1050,209 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="158"/>
+        <location filename="../desktop/ui/main_window.py" line="181"/>
         <source>Open a project to begin.</source>
         <translation>Ouvrez un projet pour commencer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="174"/>
+        <location filename="../desktop/ui/main_window.py" line="183"/>
+        <source>Also open in another Engram window: changes made there show here after you reopen the project.</source>
+        <translation>Aussi ouvert dans une autre fenêtre d’Engram : ce qui y change apparaît ici quand vous rouvrez le projet.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="204"/>
         <source>&amp;File</source>
         <translation>&amp;Fichier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="175"/>
+        <location filename="../desktop/ui/main_window.py" line="205"/>
         <source>&amp;Open Project…</source>
         <translation>&amp;Ouvrir un projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="177"/>
+        <location filename="../desktop/ui/main_window.py" line="207"/>
         <source>Open &amp;Recent</source>
         <translation>Projets &amp;récents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="179"/>
+        <location filename="../desktop/ui/main_window.py" line="209"/>
         <source>&amp;Settings…</source>
         <translation>&amp;Réglages…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="182"/>
+        <location filename="../desktop/ui/main_window.py" line="212"/>
         <source>&amp;Quit</source>
         <translation>&amp;Quitter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="183"/>
+        <location filename="../desktop/ui/main_window.py" line="213"/>
         <source>&amp;Project</source>
         <translation>&amp;Projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="184"/>
+        <location filename="../desktop/ui/main_window.py" line="214"/>
         <source>&amp;Teach Engram…</source>
         <translation>&amp;Apprendre à Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="185"/>
+        <location filename="../desktop/ui/main_window.py" line="215"/>
         <source>Write down something agents should know</source>
         <translation>Noter quelque chose que les agents doivent savoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="186"/>
+        <location filename="../desktop/ui/main_window.py" line="216"/>
         <source>&amp;Review Memories…</source>
         <translation>&amp;Revoir les mémoires…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="188"/>
+        <location filename="../desktop/ui/main_window.py" line="218"/>
         <source>Confirm or forget memories that wait for review</source>
         <translation>Confirmer ou oublier les mémoires en attente de revue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="189"/>
+        <location filename="../desktop/ui/main_window.py" line="219"/>
         <source>Resolve &amp;Conflicts…</source>
         <translation>Résoudre les &amp;conflits…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="190"/>
+        <location filename="../desktop/ui/main_window.py" line="220"/>
         <source>Decide between memories that disagree</source>
         <translation>Trancher entre des mémoires qui se contredisent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="191"/>
+        <location filename="../desktop/ui/main_window.py" line="221"/>
         <source>&amp;Get to Know This Project…</source>
         <translation>&amp;Découvrir ce projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="193"/>
+        <location filename="../desktop/ui/main_window.py" line="223"/>
         <source>Index the code and import agent rule files</source>
         <translation>Indexer le code et importer les fichiers de règles des agents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="196"/>
+        <location filename="../desktop/ui/main_window.py" line="226"/>
         <source>&amp;View</source>
         <translation>&amp;Affichage</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="197"/>
+        <location filename="../desktop/ui/main_window.py" line="227"/>
         <source>&amp;Memory Panel</source>
         <translation>Panneau &amp;mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="199"/>
+        <location filename="../desktop/ui/main_window.py" line="229"/>
         <source>Show or hide the memory panel (%1)</source>
         <translation>Afficher ou masquer le panneau mémoire (%1)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="206"/>
+        <location filename="../desktop/ui/main_window.py" line="236"/>
         <source>Last Session &amp;Summary…</source>
         <translation>&amp;Résumé de la dernière session…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="207"/>
+        <location filename="../desktop/ui/main_window.py" line="237"/>
         <source>&amp;Help</source>
         <translation>&amp;Aide</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="208"/>
+        <location filename="../desktop/ui/main_window.py" line="238"/>
         <source>Guided &amp;Tour (Sample Project)</source>
         <translation>&amp;Visite guidée (projet d&apos;exemple)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="209"/>
+        <location filename="../desktop/ui/main_window.py" line="239"/>
         <source>Open a sample project Engram creates, with a scripted agent; your projects are not touched</source>
         <translation>Ouvrir un projet d&apos;exemple créé par Engram, avec un agent scripté ; vos projets ne sont pas modifiés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="212"/>
+        <location filename="../desktop/ui/main_window.py" line="242"/>
         <source>&amp;About Engram</source>
         <translation>À &amp;propos d’Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="213"/>
+        <location filename="../desktop/ui/main_window.py" line="243"/>
         <source>Engram %1
 Long-term memory for AI coding agents.</source>
         <translation>Engram %1
 Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="219"/>
+        <location filename="../desktop/ui/main_window.py" line="249"/>
         <source>Switch project</source>
         <translation>Changer de projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="224"/>
+        <location filename="../desktop/ui/main_window.py" line="254"/>
         <source>Settings</source>
         <translation>Réglages</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="225"/>
+        <location filename="../desktop/ui/main_window.py" line="255"/>
         <source>Models, keys, data, language, trust</source>
         <translation>Modèles, clés, données, langue, confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="243"/>
+        <location filename="../desktop/ui/main_window.py" line="272"/>
+        <source>Guided tour (sample project)</source>
+        <translation>Visite guidée (projet d’exemple)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="282"/>
         <source>No project open</source>
         <translation>Aucun projet ouvert</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="245"/>
+        <location filename="../desktop/ui/main_window.py" line="284"/>
         <source>Open another folder…</source>
         <translation>Ouvrir un autre dossier…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="257"/>
+        <location filename="../desktop/ui/main_window.py" line="299"/>
         <source>Memory</source>
         <translation>Mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="264"/>
+        <location filename="../desktop/ui/main_window.py" line="311"/>
+        <source>Removed %1 from the recent projects</source>
+        <translation>%1 retiré des projets récents</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="324"/>
         <source>Open a project folder</source>
         <translation>Ouvrir un dossier de projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="270"/>
+        <location filename="../desktop/ui/main_window.py" line="330"/>
         <source>Opening %1…</source>
         <translation>Ouverture de %1…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="291"/>
+        <location filename="../desktop/ui/main_window.py" line="354"/>
         <source>Damaged memory</source>
         <translation>Mémoire endommagée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="293"/>
+        <location filename="../desktop/ui/main_window.py" line="356"/>
         <source>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</source>
         <translation>Mettre le fichier endommagé de côté (il est conservé, renommé) et repartir d’une mémoire vide ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="297"/>
+        <location filename="../desktop/ui/main_window.py" line="360"/>
         <source>Damaged file kept as %1</source>
         <translation>Fichier endommagé conservé sous %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="300"/>
+        <location filename="../desktop/ui/main_window.py" line="363"/>
         <source>Cannot open project</source>
         <translation>Impossible d’ouvrir le projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="312"/>
+        <location filename="../desktop/ui/main_window.py" line="375"/>
         <source>Opened %1</source>
         <translation>%1 ouvert</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/main_window.py" line="330"/>
+        <location filename="../desktop/ui/main_window.py" line="394"/>
         <source>Learned %n memories from past agent sessions</source>
         <translation>
             <numerusform>%n mémoire apprise des sessions d&apos;agents passées</numerusform>
@@ -1035,12 +1260,12 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="407"/>
+        <location filename="../desktop/ui/main_window.py" line="486"/>
         <source>Cannot open the tour</source>
         <translation>Impossible d&apos;ouvrir la visite</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="455"/>
+        <location filename="../desktop/ui/main_window.py" line="542"/>
         <source>Language changed. Dialogs already open keep the old language until reopened.</source>
         <translation>Langue changée. Les fenêtres de dialogue déjà ouvertes gardent l’ancienne langue jusqu’à leur réouverture.</translation>
     </message>
@@ -1048,178 +1273,195 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryBrowser</name>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="61"/>
+        <location filename="../desktop/ui/memory_panel.py" line="62"/>
         <source>Search memories…</source>
         <translation>Rechercher dans les mémoires…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="65"/>
         <source>All types</source>
-        <translation>Tous les types</translation>
+        <translation type="vanished">Tous les types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="70"/>
+        <location filename="../desktop/ui/memory_panel.py" line="66"/>
+        <source>All memories</source>
+        <translation>Toutes les mémoires</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="72"/>
+        <source>Code index (not memories)</source>
+        <translation>Index du code (pas des mémoires)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/memory_panel.py" line="75"/>
         <source>Not forgotten</source>
         <translation>Non oubliées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="75"/>
+        <location filename="../desktop/ui/memory_panel.py" line="80"/>
         <source>All scopes</source>
         <translation>Toutes les portées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="80"/>
+        <location filename="../desktop/ui/memory_panel.py" line="85"/>
         <source>All sources</source>
         <translation>Toutes les sources</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="83"/>
+        <location filename="../desktop/ui/memory_panel.py" line="88"/>
         <source>Filter by type</source>
         <translation>Filtrer par type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="84"/>
+        <location filename="../desktop/ui/memory_panel.py" line="89"/>
         <source>Filter by status</source>
         <translation>Filtrer par état</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="85"/>
+        <location filename="../desktop/ui/memory_panel.py" line="90"/>
         <source>Filter by scope</source>
         <translation>Filtrer par portée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="86"/>
+        <location filename="../desktop/ui/memory_panel.py" line="91"/>
         <source>Filter by where the memory came from</source>
         <translation>Filtrer selon l’origine de la mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="112"/>
+        <location filename="../desktop/ui/memory_panel.py" line="117"/>
         <source>&amp;Add…</source>
         <translation>&amp;Ajouter…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="113"/>
+        <location filename="../desktop/ui/memory_panel.py" line="118"/>
         <source>&amp;Edit…</source>
         <translation>&amp;Modifier…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="114"/>
-        <location filename="../desktop/ui/memory_panel.py" line="283"/>
+        <location filename="../desktop/ui/memory_panel.py" line="119"/>
+        <location filename="../desktop/ui/memory_panel.py" line="289"/>
         <source>&amp;Pin</source>
         <translation>É&amp;pingler</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="115"/>
-        <location filename="../desktop/ui/memory_panel.py" line="285"/>
+        <location filename="../desktop/ui/memory_panel.py" line="120"/>
+        <location filename="../desktop/ui/memory_panel.py" line="291"/>
         <source>&amp;Forget</source>
         <translation>&amp;Oublier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="116"/>
+        <location filename="../desktop/ui/memory_panel.py" line="121"/>
         <source>Flag &amp;wrong…</source>
         <translation>Signaler &amp;fausse…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="119"/>
+        <location filename="../desktop/ui/memory_panel.py" line="124"/>
         <source>&amp;Team</source>
         <translation>&amp;Équipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="122"/>
+        <location filename="../desktop/ui/memory_panel.py" line="127"/>
         <source>Share with the team</source>
         <translation>Partager avec l&apos;équipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="122"/>
+        <location filename="../desktop/ui/memory_panel.py" line="127"/>
         <source>Keep personal</source>
         <translation>Garder personnelle</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="123"/>
+        <location filename="../desktop/ui/memory_panel.py" line="128"/>
         <source>Follow the shared types</source>
         <translation>Suivre les types partagés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="126"/>
+        <location filename="../desktop/ui/memory_panel.py" line="131"/>
         <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
         <translation>Corriger cette mémoire : dépassée, en partie fausse, non applicable ou incorrecte</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="131"/>
+        <location filename="../desktop/ui/memory_panel.py" line="136"/>
         <source>Teach Engram something agents should know</source>
         <translation>Apprendre à Engram quelque chose que les agents doivent savoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="132"/>
+        <location filename="../desktop/ui/memory_panel.py" line="137"/>
         <source>Pinned memories are always given to agents and never fade</source>
         <translation>Les mémoires épinglées sont toujours données aux agents et ne s’estompent jamais</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="133"/>
+        <location filename="../desktop/ui/memory_panel.py" line="138"/>
         <source>Agents will no longer see this memory</source>
         <translation>Les agents ne verront plus cette mémoire</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="198"/>
+        <location filename="../desktop/ui/memory_panel.py" line="204"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n mémoire</numerusform>
             <numerusform>%n mémoires</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/memory_panel.py" line="204"/>
+        <source>%n code chunks</source>
+        <translation>
+            <numerusform>%n extrait de code</numerusform>
+            <numerusform>%n extraits de code</numerusform>
+        </translation>
+    </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="236"/>
+        <location filename="../desktop/ui/memory_panel.py" line="242"/>
         <source>Select a memory to see where it came from.</source>
         <translation>Sélectionnez une mémoire pour voir d’où elle vient.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="283"/>
+        <location filename="../desktop/ui/memory_panel.py" line="289"/>
         <source>Un&amp;pin</source>
         <translation>Désé&amp;pingler</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="285"/>
+        <location filename="../desktop/ui/memory_panel.py" line="291"/>
         <source>&amp;Restore</source>
         <translation>&amp;Restaurer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="292"/>
-        <location filename="../desktop/ui/memory_panel.py" line="297"/>
+        <location filename="../desktop/ui/memory_panel.py" line="298"/>
+        <location filename="../desktop/ui/memory_panel.py" line="303"/>
         <source>Not saved</source>
         <translation>Non enregistré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="308"/>
+        <location filename="../desktop/ui/memory_panel.py" line="314"/>
         <source>Memory saved</source>
         <translation>Mémoire enregistrée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="319"/>
+        <location filename="../desktop/ui/memory_panel.py" line="325"/>
         <source>Memory updated</source>
         <translation>Mémoire mise à jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="328"/>
+        <location filename="../desktop/ui/memory_panel.py" line="334"/>
         <source>Team sharing updated</source>
         <translation>Partage d&apos;équipe mis à jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="335"/>
+        <location filename="../desktop/ui/memory_panel.py" line="341"/>
         <source>Unpinned</source>
         <translation>Désépinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="335"/>
+        <location filename="../desktop/ui/memory_panel.py" line="341"/>
         <source>Pinned</source>
         <translation>Épinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="343"/>
+        <location filename="../desktop/ui/memory_panel.py" line="349"/>
         <source>Memory restored</source>
         <translation>Mémoire restaurée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="346"/>
+        <location filename="../desktop/ui/memory_panel.py" line="352"/>
         <source>Memory forgotten</source>
         <translation>Mémoire oubliée</translation>
     </message>
@@ -1227,137 +1469,157 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryDetail</name>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="36"/>
+        <location filename="../desktop/ui/panel/detail.py" line="35"/>
         <source>Evidence</source>
         <translation>Preuves</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="38"/>
+        <location filename="../desktop/ui/panel/detail.py" line="37"/>
         <source>Sessions it was learned from: %1</source>
         <translation>Sessions dont elle a été apprise : %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="48"/>
+        <location filename="../desktop/ui/panel/detail.py" line="47"/>
         <source>linked events: %1</source>
         <translation>événements liés : %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="64"/>
+        <location filename="../desktop/ui/panel/detail.py" line="61"/>
+        <source>Imported from %1</source>
+        <translation>Importée de %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="63"/>
+        <source>section “%1”</source>
+        <translation>section « %1 »</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="67"/>
+        <source>Learned in session %1</source>
+        <translation>Apprise pendant la session %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="70"/>
+        <source>Taught with /remember</source>
+        <translation>Enseignée avec /remember</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="81"/>
         <source>Provenance</source>
         <translation>Provenance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="65"/>
+        <location filename="../desktop/ui/panel/detail.py" line="82"/>
         <source>Why this exists</source>
         <translation>Pourquoi elle existe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="66"/>
+        <location filename="../desktop/ui/panel/detail.py" line="83"/>
         <source>Why was this retrieved for “%1”?</source>
         <translation>Pourquoi a-t-elle été retrouvée pour « %1 » ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="67"/>
+        <location filename="../desktop/ui/panel/detail.py" line="84"/>
         <source>It matches the filters but would not rank among the top results.</source>
         <translation>Elle correspond aux filtres mais ne figurerait pas parmi les meilleurs résultats.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="70"/>
+        <location filename="../desktop/ui/panel/detail.py" line="87"/>
         <source>Total</source>
         <translation>Total</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="71"/>
+        <location filename="../desktop/ui/panel/detail.py" line="88"/>
         <source>Superseded by</source>
         <translation>Remplacée par</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="72"/>
+        <location filename="../desktop/ui/panel/detail.py" line="89"/>
         <source>History</source>
         <translation>Historique</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="75"/>
+        <location filename="../desktop/ui/panel/detail.py" line="92"/>
         <source>Type</source>
         <translation>Type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="76"/>
+        <location filename="../desktop/ui/panel/detail.py" line="93"/>
         <source>Status</source>
         <translation>État</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="78"/>
+        <location filename="../desktop/ui/panel/detail.py" line="95"/>
         <source>Confidence</source>
         <translation>Confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="80"/>
+        <location filename="../desktop/ui/panel/detail.py" line="97"/>
         <source>verified by you</source>
         <translation>vérifiée par vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="82"/>
+        <location filename="../desktop/ui/panel/detail.py" line="99"/>
         <source>Source</source>
         <translation>Source</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="83"/>
+        <location filename="../desktop/ui/panel/detail.py" line="100"/>
         <source>shared by %1</source>
         <translation>partagé par %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="85"/>
+        <location filename="../desktop/ui/panel/detail.py" line="102"/>
         <source>Scope</source>
         <translation>Portée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="86"/>
+        <location filename="../desktop/ui/panel/detail.py" line="103"/>
         <source>Files</source>
         <translation>Fichiers</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="87"/>
+        <location filename="../desktop/ui/panel/detail.py" line="104"/>
         <source>Modules</source>
         <translation>Modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="88"/>
+        <location filename="../desktop/ui/panel/detail.py" line="105"/>
         <source>Tags</source>
         <translation>Étiquettes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="89"/>
+        <location filename="../desktop/ui/panel/detail.py" line="106"/>
         <source>Created</source>
         <translation>Créée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="90"/>
+        <location filename="../desktop/ui/panel/detail.py" line="107"/>
         <source>Times used</source>
         <translation>Utilisations</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="92"/>
+        <location filename="../desktop/ui/panel/detail.py" line="109"/>
         <source>Sessions</source>
         <translation>Sessions</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="95"/>
+        <location filename="../desktop/ui/panel/detail.py" line="112"/>
         <source>Commit</source>
         <translation>Commit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="130"/>
+        <location filename="../desktop/ui/panel/detail.py" line="147"/>
         <source>you</source>
         <translation>vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="131"/>
+        <location filename="../desktop/ui/panel/detail.py" line="148"/>
         <source>an agent</source>
         <translation>un agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="132"/>
+        <location filename="../desktop/ui/panel/detail.py" line="149"/>
         <source>an import</source>
         <translation>un import</translation>
     </message>
@@ -1365,82 +1627,81 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryEditor</name>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="30"/>
+        <location filename="../desktop/ui/memory_editor.py" line="39"/>
         <source>Edit memory</source>
         <translation>Modifier la mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="30"/>
+        <location filename="../desktop/ui/memory_editor.py" line="39"/>
         <source>Teach Engram</source>
         <translation>Apprendre à Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="33"/>
+        <location filename="../desktop/ui/memory_editor.py" line="42"/>
         <source>What should agents know? e.g. “Run migrations with make migrate, never with alembic directly.”</source>
         <translation>Que doivent savoir les agents ? p. ex. « Lancer les migrations avec make migrate, jamais directement avec alembic. »</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="40"/>
+        <location filename="../desktop/ui/memory_editor.py" line="49"/>
         <source>Whole project</source>
         <translation>Tout le projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="41"/>
+        <location filename="../desktop/ui/memory_editor.py" line="50"/>
         <source>One module</source>
         <translation>Un module</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="42"/>
+        <location filename="../desktop/ui/memory_editor.py" line="51"/>
         <source>This task</source>
         <translation>Cette tâche</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="43"/>
+        <location filename="../desktop/ui/memory_editor.py" line="52"/>
         <source>This session</source>
         <translation>Cette session</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="46"/>
+        <location filename="../desktop/ui/memory_editor.py" line="55"/>
         <source>src/auth/tokens.ts, src/auth/session.ts</source>
         <translation>src/auth/tokens.ts, src/auth/session.ts</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="48"/>
+        <location filename="../desktop/ui/memory_editor.py" line="57"/>
         <source>security, build</source>
         <translation>sécurité, build</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="55"/>
+        <location filename="../desktop/ui/memory_editor.py" line="65"/>
         <source>&amp;Memory</source>
         <translation>&amp;Mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="56"/>
+        <location filename="../desktop/ui/memory_editor.py" line="66"/>
         <source>&amp;Type</source>
         <translation>&amp;Type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="57"/>
+        <location filename="../desktop/ui/memory_editor.py" line="67"/>
         <source>&amp;Applies to</source>
         <translation>&amp;S’applique à</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="58"/>
+        <location filename="../desktop/ui/memory_editor.py" line="68"/>
         <source>Related &amp;files</source>
         <translation>&amp;Fichiers liés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="59"/>
+        <location filename="../desktop/ui/memory_editor.py" line="69"/>
         <source>Ta&amp;gs</source>
         <translation>Éti&amp;quettes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_editor.py" line="60"/>
         <source>&amp;Confidence</source>
-        <translation>&amp;Confiance</translation>
+        <translation type="vanished">&amp;Confiance</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_editor.py" line="90"/>
+        <location filename="../desktop/ui/memory_editor.py" line="114"/>
         <source>A memory needs some text (at most %n characters).</source>
         <translation>
             <numerusform>Une mémoire doit contenir du texte (au plus %n caractère).</numerusform>
@@ -1724,222 +1985,222 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>Messages</name>
     <message>
-        <location filename="../desktop/ui/messages.py" line="29"/>
+        <location filename="../desktop/ui/messages.py" line="31"/>
         <source>The memory database of this project is damaged. Engram did not change it.</source>
         <translation>La base de mémoire de ce projet est endommagée. Engram ne l’a pas modifiée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="32"/>
+        <location filename="../desktop/ui/messages.py" line="34"/>
         <source>This project&apos;s memory was saved by a newer version of Engram. Update Engram to open it; nothing was changed.</source>
         <translation>La mémoire de ce projet a été enregistrée par une version plus récente d’Engram. Mettez Engram à jour pour l’ouvrir ; rien n’a été modifié.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="37"/>
+        <location filename="../desktop/ui/messages.py" line="39"/>
         <source>Engram cannot write to its data folder. Check its permissions or choose another data location in Settings.</source>
         <translation>Engram ne peut pas écrire dans son dossier de données. Vérifiez ses droits ou choisissez un autre emplacement dans les Réglages.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="42"/>
+        <location filename="../desktop/ui/messages.py" line="44"/>
         <source>The disk is full. The last change was not saved; everything saved before is safe.</source>
         <translation>Le disque est plein. La dernière modification n’a pas été enregistrée ; tout ce qui l’a été avant est intact.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="45"/>
+        <location filename="../desktop/ui/messages.py" line="47"/>
         <source>Another Engram window kept the memory busy. Please try again.</source>
         <translation>Une autre fenêtre d’Engram occupait la mémoire. Veuillez réessayer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="46"/>
+        <location filename="../desktop/ui/messages.py" line="48"/>
         <source>This text contains what looks like a secret, so it was not saved:</source>
         <translation>Ce texte contient ce qui ressemble à un secret, il n’a donc pas été enregistré :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="49"/>
+        <location filename="../desktop/ui/messages.py" line="51"/>
         <source>That memory no longer exists.</source>
         <translation>Cette mémoire n’existe plus.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="50"/>
+        <location filename="../desktop/ui/messages.py" line="52"/>
         <source>This input was not accepted:</source>
         <translation>Cette saisie n’a pas été acceptée :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="51"/>
+        <location filename="../desktop/ui/messages.py" line="53"/>
         <source>The project is closing; the change was not saved.</source>
         <translation>Le projet se ferme ; la modification n’a pas été enregistrée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="52"/>
+        <location filename="../desktop/ui/messages.py" line="54"/>
         <source>Engram could not do this.</source>
         <translation>Engram n&apos;a pas pu faire cela.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="53"/>
+        <location filename="../desktop/ui/messages.py" line="55"/>
         <source>The memory database could not be used.</source>
         <translation>La base de mémoire n&apos;a pas pu être utilisée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="54"/>
+        <location filename="../desktop/ui/messages.py" line="56"/>
         <source>The model server did not answer. Is it running, and is its address right in Settings?</source>
         <translation>Le serveur du modèle n&apos;a pas répondu. Est-il lancé, et son adresse est-elle correcte dans les Réglages ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="55"/>
+        <location filename="../desktop/ui/messages.py" line="57"/>
         <source>The model server took too long to answer.</source>
         <translation>Le serveur du modèle a mis trop de temps à répondre.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="56"/>
+        <location filename="../desktop/ui/messages.py" line="58"/>
         <source>The model provider refused the API key. Set a valid one in Settings.</source>
         <translation>Le fournisseur du modèle a refusé la clé d&apos;API. Indiquez-en une valide dans les Réglages.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="57"/>
+        <location filename="../desktop/ui/messages.py" line="59"/>
         <source>The model provider is limiting requests. Try again shortly.</source>
         <translation>Le fournisseur du modèle limite les requêtes. Réessayez dans un instant.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="58"/>
+        <location filename="../desktop/ui/messages.py" line="60"/>
         <source>The model provider reported an error.</source>
         <translation>Le fournisseur du modèle a signalé une erreur.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="59"/>
+        <location filename="../desktop/ui/messages.py" line="61"/>
         <source>The model provider answered with an HTTP error.</source>
         <translation>Le fournisseur du modèle a répondu par une erreur HTTP.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="60"/>
+        <location filename="../desktop/ui/messages.py" line="62"/>
         <source>The model server answered something Engram does not understand.</source>
         <translation>Le serveur du modèle a répondu quelque chose qu&apos;Engram ne comprend pas.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="61"/>
+        <location filename="../desktop/ui/messages.py" line="63"/>
         <source>The connection to the model closed while it was answering.</source>
         <translation>La connexion au modèle s&apos;est fermée pendant sa réponse.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="62"/>
+        <location filename="../desktop/ui/messages.py" line="64"/>
         <source>The embedding server answered something Engram does not understand.</source>
         <translation>Le serveur de plongements a répondu quelque chose qu&apos;Engram ne comprend pas.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="63"/>
+        <location filename="../desktop/ui/messages.py" line="65"/>
         <source>No API key is stored for this provider. Add one in Settings; it is kept in the system keyring.</source>
         <translation>Aucune clé d&apos;API n&apos;est enregistrée pour ce fournisseur. Ajoutez-en une dans les Réglages ; elle est conservée dans le trousseau du système.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="64"/>
+        <location filename="../desktop/ui/messages.py" line="66"/>
         <source>No secure credential store is available on this computer, so no API key or team connection can be kept.</source>
         <translation>Aucun coffre sécurisé n&apos;est disponible sur cet ordinateur : aucune clé d&apos;API ni connexion d&apos;équipe ne peut être conservée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="76"/>
+        <location filename="../desktop/ui/messages.py" line="78"/>
         <source>This is not a PostgreSQL connection string: give it as postgresql://user:password@host/database.</source>
         <translation>Ce n&apos;est pas une chaîne de connexion PostgreSQL : donnez-la sous la forme postgresql://utilisateur:motdepasse@hôte/base.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="65"/>
+        <location filename="../desktop/ui/messages.py" line="67"/>
         <source>The system keyring failed (locked or access denied).</source>
         <translation>Le trousseau du système a échoué (verrouillé ou accès refusé).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="66"/>
+        <location filename="../desktop/ui/messages.py" line="68"/>
         <source>This model is not available. Pull it with Ollama or choose another in Settings.</source>
         <translation>Ce modèle n&apos;est pas disponible. Téléchargez-le avec Ollama ou choisissez-en un autre dans les Réglages.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="67"/>
+        <location filename="../desktop/ui/messages.py" line="69"/>
         <source>Unknown provider.</source>
         <translation>Fournisseur inconnu.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="68"/>
+        <location filename="../desktop/ui/messages.py" line="70"/>
         <source>Only you can do this to that memory; an agent asked for it and was refused.</source>
         <translation>Seul·e vous pouvez faire cela à ce souvenir ; un agent l’a demandé et a été refusé.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="69"/>
+        <location filename="../desktop/ui/messages.py" line="71"/>
         <source>Team sync could not do this.</source>
         <translation>La synchronisation d’équipe n’a pas pu faire cela.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="70"/>
+        <location filename="../desktop/ui/messages.py" line="72"/>
         <source>This project is not connected to a team.</source>
         <translation>Ce projet n’est relié à aucune équipe.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="71"/>
+        <location filename="../desktop/ui/messages.py" line="73"/>
         <source>The team server cannot be reached.</source>
         <translation>Le serveur d’équipe est injoignable.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="72"/>
+        <location filename="../desktop/ui/messages.py" line="74"/>
         <source>The team server refused these credentials.</source>
         <translation>Le serveur d’équipe a refusé ces identifiants.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="73"/>
+        <location filename="../desktop/ui/messages.py" line="75"/>
         <source>The team server was upgraded by a newer Engram; update Engram to sync with it.</source>
         <translation>Le serveur d’équipe a été mis à jour par un Engram plus récent ; mettez Engram à jour pour synchroniser.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="74"/>
+        <location filename="../desktop/ui/messages.py" line="76"/>
         <source>The team server is not ready for this version of Engram; ask the team admin to run engram team init.</source>
         <translation>Le serveur d’équipe n’est pas prêt pour cette version d’Engram ; demandez à l’administrateur de l’équipe de lancer engram team init.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="75"/>
+        <location filename="../desktop/ui/messages.py" line="77"/>
         <source>These credentials do not belong to a team on this server.</source>
         <translation>Ces identifiants n’appartiennent à aucune équipe sur ce serveur.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="77"/>
+        <location filename="../desktop/ui/messages.py" line="79"/>
         <source>The agent stopped because of an error.</source>
         <translation>L&apos;agent s&apos;est arrêté à cause d&apos;une erreur.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="78"/>
+        <location filename="../desktop/ui/messages.py" line="80"/>
         <source>The agent&apos;s action was not allowed.</source>
         <translation>L&apos;action de l&apos;agent n&apos;a pas été autorisée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="79"/>
+        <location filename="../desktop/ui/messages.py" line="81"/>
         <source>The agent tried to reach a file outside the project folder.</source>
         <translation>L&apos;agent a tenté d&apos;accéder à un fichier hors du dossier du projet.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="80"/>
+        <location filename="../desktop/ui/messages.py" line="82"/>
         <source>The tour agent ran out of scripted turns.</source>
         <translation>L&apos;agent de la visite n&apos;a plus de tours scriptés.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="81"/>
+        <location filename="../desktop/ui/messages.py" line="83"/>
         <source>That agent&apos;s command-line tool is not installed.</source>
         <translation>L&apos;outil en ligne de commande de cet agent n&apos;est pas installé.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="82"/>
+        <location filename="../desktop/ui/messages.py" line="84"/>
         <source>The external agent exited with an error.</source>
         <translation>L&apos;agent externe s&apos;est terminé avec une erreur.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="83"/>
+        <location filename="../desktop/ui/messages.py" line="85"/>
         <source>That file or symbol is not in the code graph.</source>
         <translation>Ce fichier ou ce symbole n&apos;est pas dans le graphe de code.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="84"/>
+        <location filename="../desktop/ui/messages.py" line="86"/>
         <source>A transcript could not be read.</source>
         <translation>Une transcription n&apos;a pas pu être lue.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="85"/>
+        <location filename="../desktop/ui/messages.py" line="87"/>
         <source>The scripted tour agent runs only on the tour&apos;s sample project.</source>
         <translation>L&apos;agent scripté de la visite ne fonctionne que sur le projet d&apos;exemple de la visite.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="21"/>
+        <location filename="../desktop/ui/messages.py" line="23"/>
         <source>Something went wrong inside Engram (a bug): %1</source>
         <translation>Un problème est survenu dans Engram (un bogue) : %1</translation>
     </message>
@@ -1990,12 +2251,17 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>ModuleCard</name>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="59"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="62"/>
         <source>Show the files of this module</source>
         <translation>Afficher les fichiers de ce module</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/panel/module_map.py" line="64"/>
+        <source>Module %1 in the code graph</source>
+        <translation>Module %1 du graphe de code</translation>
+    </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="61"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="65"/>
         <source>%n files</source>
         <translation>
             <numerusform>%n fichier</numerusform>
@@ -2003,7 +2269,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="62"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="66"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n mémoire</numerusform>
@@ -2011,12 +2277,12 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="63"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="67"/>
         <source>uses: %1</source>
         <translation>utilise : %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="64"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="68"/>
         <source>used by: %1</source>
         <translation>utilisé par : %1</translation>
     </message>
@@ -2024,37 +2290,37 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>ModuleMap</name>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="95"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="99"/>
         <source>Reading the module map…</source>
         <translation>Lecture de la carte des modules…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="105"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="109"/>
         <source>File or file:symbol, e.g. src/auth/tokens.py</source>
         <translation>Fichier ou fichier:symbole, p. ex. src/auth/tokens.py</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="106"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="110"/>
         <source>&amp;Impact</source>
         <translation>&amp;Impact</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="108"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="112"/>
         <source>What may break if this changes</source>
         <translation>Ce qui peut casser si ceci change</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="111"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="115"/>
         <source>Depends on it</source>
         <translation>En dépend</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="111"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="115"/>
         <source>Symbols</source>
         <translation>Symboles</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="162"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="168"/>
         <source>%n modules</source>
         <translation>
             <numerusform>%n module</numerusform>
@@ -2062,7 +2328,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="163"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="169"/>
         <source>%n dependencies between modules</source>
         <translation>
             <numerusform>%n dépendance entre modules</numerusform>
@@ -2070,17 +2336,17 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="164"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="170"/>
         <source>No code graph yet: index the project (first run) to see its modules.</source>
         <translation>Pas encore de graphe du code : indexez le projet (premier lancement) pour voir ses modules.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="183"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="189"/>
         <source>Not in the code graph: %1</source>
         <translation>Absent du graphe du code : %1</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="185"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="191"/>
         <source>%n files may be affected</source>
         <translation>
             <numerusform>%n fichier peut être touché</numerusform>
@@ -2088,7 +2354,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="187"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="193"/>
         <source>Depth %1</source>
         <translation>Profondeur %1</translation>
     </message>
@@ -2096,108 +2362,114 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>Onboarding</name>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="57"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="60"/>
         <source>Getting to know %1</source>
         <translation>Découverte de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="72"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="75"/>
         <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull %1”, or choose a provider in Settings.</source>
         <translation>Aucun modèle de langage n’est configuré. Engram indexe quand même votre code, conserve et recherche les mémoires, et l’agent de démonstration hors ligne fonctionne. Sans mémoire, les agents redécouvrent votre code à chaque session : installez Ollama et lancez « ollama pull %1 », ou choisissez un fournisseur dans les Réglages.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="88"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="91"/>
         <source>Getting to know your project</source>
         <translation>Découverte de votre projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="92"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="95"/>
         <source>Looking at the files…</source>
         <translation>Examen des fichiers…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="94"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="97"/>
         <source>&amp;Continue</source>
         <translation>&amp;Continuer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="96"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="99"/>
         <source>Indexing goes on in the background</source>
         <translation>L’indexation continue en arrière-plan</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="114"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="101"/>
+        <source>Close and remove from recent projects</source>
+        <translation>Fermer et retirer des projets récents</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="103"/>
+        <source>This folder has nothing Engram can index; nothing is deleted</source>
+        <translation>Ce dossier ne contient rien qu’Engram puisse indexer ; rien n’est supprimé</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="124"/>
         <source>The code graph is not available; skipping indexing.</source>
         <translation>Le graphe du code n’est pas disponible ; indexation ignorée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>Listing files</source>
-        <translation>Liste des fichiers</translation>
+        <translation type="vanished">Liste des fichiers</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>Reading code</source>
-        <translation>Lecture du code</translation>
+        <translation type="vanished">Lecture du code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="132"/>
         <source>Linking symbols</source>
-        <translation>Liaison des symboles</translation>
+        <translation type="vanished">Liaison des symboles</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="132"/>
         <source>Finding modules</source>
-        <translation>Recherche des modules</translation>
+        <translation type="vanished">Recherche des modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="133"/>
         <source>Remembering code</source>
-        <translation>Mémorisation du code</translation>
+        <translation type="vanished">Mémorisation du code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="133"/>
         <source>Mapping dependencies</source>
-        <translation>Cartographie des dépendances</translation>
+        <translation type="vanished">Cartographie des dépendances</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="136"/>
         <source>%1: %2 of %3 files</source>
-        <translation>%1 : %2 fichiers sur %3</translation>
+        <translation type="vanished">%1 : %2 fichiers sur %3</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="145"/>
         <source>Indexed %n files</source>
-        <translation>
+        <translation type="vanished">
             <numerusform>%n fichier indexé</numerusform>
             <numerusform>%n fichiers indexés</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="146"/>
         <source>in %n modules.</source>
-        <translation>
+        <translation type="vanished">
             <numerusform>dans %n module.</numerusform>
             <numerusform>dans %n modules.</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="159"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="156"/>
+        <source>Indexing failed; the details are in the log. Memories still work without the code index.</source>
+        <translation>L’indexation a échoué ; les détails sont dans le journal. Les mémoires fonctionnent sans l’index du code.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="170"/>
         <source>Untick a rule to leave it out</source>
         <translation>Décochez une règle pour l’écarter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="161"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="172"/>
         <source>&amp;Import selected</source>
         <translation>&amp;Importer la sélection</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="163"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="174"/>
         <source>&amp;Skip</source>
         <translation>&amp;Passer</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="185"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="198"/>
         <source>Found %n rules. Import them as memories?</source>
         <translation>
             <numerusform>%n règle trouvée. L’importer comme mémoire ?</numerusform>
@@ -2205,32 +2477,45 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="215"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="200"/>
+        <source>From %1. What you keep ticked is confirmed as yours; untick what agents should not be told.</source>
+        <translation>Depuis %1. Ce que vous laissez coché est confirmé comme venant de vous ; décochez ce que les agents ne doivent pas savoir.</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="226"/>
+        <source>%n rules imported and confirmed</source>
+        <translation>
+            <numerusform>%n règle importée et confirmée</numerusform>
+            <numerusform>%n règles importées et confirmées</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="233"/>
         <source>Tell me if anything looks wrong — you are always the authority.</source>
         <translation>Dites-moi si quelque chose semble faux — c’est toujours vous qui avez le dernier mot.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="221"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="239"/>
         <source>&amp;Confirm</source>
         <translation>&amp;Confirmer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="223"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="241"/>
         <source>&amp;Forget</source>
         <translation>&amp;Oublier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="225"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="243"/>
         <source>Confirm &amp;all remaining</source>
         <translation>Confirmer &amp;tout le reste</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="227"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="245"/>
         <source>Right (your edits to the text are saved too)</source>
         <translation>Juste (vos modifications du texte sont aussi enregistrées)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="243"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="261"/>
         <source>Review memories</source>
         <translation>Revoir les mémoires</translation>
     </message>
@@ -2346,122 +2631,144 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>SessionView</name>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="82"/>
+        <location filename="../desktop/ui/session/view.py" line="95"/>
         <source>Which model runs the agent (set it up in Settings).</source>
         <translation>Le modèle qui fait tourner l&apos;agent (à configurer dans les Réglages).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="83"/>
+        <location filename="../desktop/ui/session/view.py" line="96"/>
         <source>Guided tour agent (sample project only)</source>
         <translation>Agent de la visite guidée (projet d&apos;exemple uniquement)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="84"/>
+        <location filename="../desktop/ui/session/view.py" line="97"/>
         <source>Ollama (local)</source>
         <translation>Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="84"/>
+        <location filename="../desktop/ui/session/view.py" line="97"/>
         <source>OpenAI-compatible</source>
         <translation>Compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="85"/>
+        <location filename="../desktop/ui/session/view.py" line="98"/>
         <source>Anthropic</source>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="94"/>
+        <location filename="../desktop/ui/session/view.py" line="107"/>
         <source>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</source>
         <translation>L&apos;agent scripté de la visite ne modifie rien ; il ne fonctionne donc que sur le projet d&apos;exemple de la visite.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="96"/>
+        <location filename="../desktop/ui/session/view.py" line="109"/>
         <source>Needs the agent runtime and a configured model (Settings).</source>
         <translation>Nécessite le moteur d’agents et un modèle configuré (Réglages).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="102"/>
+        <location filename="../desktop/ui/session/view.py" line="116"/>
+        <source>No model set up</source>
+        <translation>Aucun modèle configuré</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/view.py" line="119"/>
         <source>&amp;Start</source>
         <translation>&amp;Démarrer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="104"/>
+        <location filename="../desktop/ui/session/view.py" line="121"/>
+        <location filename="../desktop/ui/session/view.py" line="331"/>
         <source>Run the agent on the task (Ctrl+Enter)</source>
         <translation>Lancer l’agent sur la tâche (Ctrl+Entrée)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="105"/>
+        <location filename="../desktop/ui/session/view.py" line="122"/>
         <source>S&amp;top</source>
         <translation>&amp;Arrêter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="107"/>
+        <location filename="../desktop/ui/session/view.py" line="124"/>
         <source>Stop the agent after its current step</source>
         <translation>Arrêter l’agent après son étape en cours</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="109"/>
+        <location filename="../desktop/ui/session/view.py" line="126"/>
         <source>Ready</source>
         <translation>Prêt</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="111"/>
+        <location filename="../desktop/ui/session/view.py" line="128"/>
         <source>&amp;Provider:</source>
         <translation>&amp;Fournisseur :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="132"/>
+        <location filename="../desktop/ui/session/view.py" line="149"/>
         <source>Right-click a file to teach Engram something about it</source>
         <translation>Clic droit sur un fichier pour apprendre quelque chose à Engram à son sujet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="140"/>
+        <location filename="../desktop/ui/session/view.py" line="157"/>
         <source>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</source>
         <translation>La réponse de l’agent s’affiche ici au fil de l’eau. Les mémoires citées apparaissent en pastilles que vous pouvez signaler.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="147"/>
+        <location filename="../desktop/ui/session/view.py" line="164"/>
         <source>Tool calls</source>
         <translation>Appels d’outils</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="149"/>
+        <location filename="../desktop/ui/session/view.py" line="166"/>
         <source>Tools the agent called; unfold one to see its arguments and result</source>
         <translation>Outils appelés par l’agent ; dépliez-en un pour voir ses arguments et son résultat</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="153"/>
+        <location filename="../desktop/ui/session/view.py" line="170"/>
         <source>Sounds like a correction. Create a correction memory?</source>
         <translation>Cela ressemble à une correction. Créer une mémoire de correction ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="154"/>
+        <location filename="../desktop/ui/session/view.py" line="171"/>
         <source>Create &amp;correction…</source>
         <translation>Créer une &amp;correction…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="155"/>
+        <location filename="../desktop/ui/session/view.py" line="172"/>
         <source>Dismiss</source>
         <translation>Ignorer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="168"/>
+        <location filename="../desktop/ui/session/view.py" line="185"/>
         <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
         <translation>Décrivez une tâche, puis Ctrl+Entrée. « /remember TEXTE » enregistre aussitôt une mémoire.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="219"/>
+        <location filename="../desktop/ui/session/view.py" line="192"/>
+        <source>Try a task such as “%1”, then Ctrl+Enter.</source>
+        <translation>Essayez une tâche comme « %1 », puis Ctrl+Entrée.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/view.py" line="195"/>
+        <source>Guided tour: press Start to run the suggested task. The tour&apos;s agent reads the sample project&apos;s memories and cites them as chips: click a chip to open the memory, flag it if it is wrong. It changes no file.</source>
+        <translation>Visite guidée : appuyez sur Démarrer pour lancer la tâche proposée. L’agent de la visite lit les mémoires du projet d’exemple et les cite sous forme de pastilles : cliquez sur une pastille pour ouvrir la mémoire, signalez-la si elle est fausse. Il ne modifie aucun fichier.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/view.py" line="235"/>
+        <location filename="../desktop/ui/session/view.py" line="332"/>
+        <source>Set up a model in Settings first</source>
+        <translation>Configurez d’abord un modèle dans les Paramètres</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/view.py" line="252"/>
         <source>You</source>
         <translation>Vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="237"/>
+        <location filename="../desktop/ui/session/view.py" line="270"/>
         <source>Recalling memories…</source>
         <translation>Rappel des mémoires…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/view.py" line="241"/>
+        <location filename="../desktop/ui/session/view.py" line="274"/>
         <source>%n memories given to the agent</source>
         <translation>
             <numerusform>%n mémoire donnée à l’agent</numerusform>
@@ -2469,37 +2776,42 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="243"/>
+        <location filename="../desktop/ui/session/view.py" line="276"/>
         <source>Called %1</source>
         <translation>Appel de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="254"/>
+        <location filename="../desktop/ui/session/view.py" line="287"/>
         <source>The session failed:</source>
         <translation>La session a échoué :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="260"/>
+        <location filename="../desktop/ui/session/view.py" line="293"/>
         <source>Stopped</source>
         <translation>Arrêté</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="260"/>
+        <location filename="../desktop/ui/session/view.py" line="294"/>
         <source>Finished</source>
         <translation>Terminé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="292"/>
+        <location filename="../desktop/ui/session/view.py" line="294"/>
+        <source>Failed</source>
+        <translation>Échec</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/view.py" line="339"/>
         <source>Running…</source>
         <translation>En cours…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="302"/>
+        <location filename="../desktop/ui/session/view.py" line="349"/>
         <source>Teach Engram this…</source>
         <translation>Apprendre ceci à Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="321"/>
+        <location filename="../desktop/ui/session/view.py" line="368"/>
         <source>Teach Engram about %1…</source>
         <translation>Apprendre à Engram à propos de %1…</translation>
     </message>
@@ -2579,7 +2891,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/settings.py" line="79"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="244"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="246"/>
         <source>&amp;Language</source>
         <translation>&amp;Langue</translation>
     </message>
@@ -2664,112 +2976,112 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <translation>&amp;Clé d’API</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="149"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="151"/>
         <source>Keys are stored in the system keyring.</source>
         <translation>Les clés sont stockées dans le trousseau du système.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="150"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="152"/>
         <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
         <translation>Aucun trousseau sécurisé n’a été trouvé sur ce système : Engram n’enregistrera donc pas de clés d’API. Définissez-les plutôt dans l’environnement (p. ex. OPENAI_API_KEY).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="160"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="162"/>
         <source>Choose where Engram keeps its data</source>
         <translation>Choisir où Engram garde ses données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="167"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
         <source>Data folder not changed</source>
         <translation>Dossier de données inchangé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="171"/>
         <source>Data folder changed</source>
         <translation>Dossier de données modifié</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="170"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="172"/>
         <source>Engram will keep its data in %1 from its next start.</source>
         <translation>Engram gardera ses données dans %1 à partir de son prochain démarrage.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="176"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="178"/>
         <source>Memory is stored on this computer in:</source>
         <translation>La mémoire est stockée sur cet ordinateur dans :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="178"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
         <source>&amp;Open the data folder</source>
         <translation>&amp;Ouvrir le dossier de données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="182"/>
         <source>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</source>
         <translation>Pour garder les données ailleurs (un disque portable, un dossier synchronisé), choisissez un autre dossier : Engram l&apos;utilise dès son prochain démarrage. Les projets déjà enregistrés restent où ils sont ; exportez-les puis importez-les pour déplacer leurs mémoires.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="186"/>
         <source>&amp;Change the data folder…</source>
         <translation>&amp;Changer le dossier de données…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="188"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="190"/>
         <source>&amp;Export…</source>
         <translation>&amp;Exporter…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="191"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
         <source>&amp;Import…</source>
         <translation>&amp;Importer…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="195"/>
         <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
         <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md ou .cursorrules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="200"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="202"/>
         <source>Delete &amp;everything in this project…</source>
         <translation>&amp;Tout supprimer dans ce projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="202"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="204"/>
         <source>Removes every memory for good and scrubs the database file</source>
         <translation>Supprime définitivement toutes les mémoires et nettoie le fichier de la base</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="207"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="209"/>
         <source>Export and import</source>
         <translation>Export et import</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="218"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="220"/>
         <source>Export memories</source>
         <translation>Exporter les mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="223"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="225"/>
         <source>Import memories</source>
         <translation>Importer des mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="226"/>
         <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
         <translation>Fichiers de mémoire (*.json *.jsonl *.md *.mdc *.cursorrules);;Tous les fichiers (*)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="232"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="234"/>
         <source>Delete everything</source>
         <translation>Tout supprimer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="233"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="235"/>
         <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
         <translation>Toutes les mémoires de ce projet seront supprimées définitivement. Tapez %1 pour confirmer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="242"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="244"/>
         <source>Menus and panels switch at once; a few texts follow after a restart.</source>
         <translation>Les menus et panneaux changent aussitôt ; quelques textes suivent après un redémarrage.</translation>
     </message>
@@ -2991,19 +3303,29 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="66"/>
+        <location filename="../desktop/ui/main_window.py" line="67"/>
         <source>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</source>
         <translation>La mémoire à long terme de votre code pour les agents de code IA.
 Ouvrez un dossier de projet pour commencer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="69"/>
+        <location filename="../desktop/ui/main_window.py" line="70"/>
         <source>&amp;Open a project folder…</source>
         <translation>&amp;Ouvrir un dossier de projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="80"/>
+        <location filename="../desktop/ui/main_window.py" line="75"/>
+        <source>Double-click to open; right-click or Delete to remove from this list</source>
+        <translation>Double-cliquez pour ouvrir ; clic droit ou Suppr pour retirer de cette liste</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="79"/>
+        <source>&amp;Remove from Recent Projects</source>
+        <translation>&amp;Retirer des projets récents</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/main_window.py" line="90"/>
         <source>Recent projects</source>
         <translation>Projets récents</translation>
     </message>

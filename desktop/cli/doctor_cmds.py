@@ -49,15 +49,22 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             emit(args, {"ok": True, "redacted_rows": rows},
                  f"Redacted secrets in {sum(rows.values())} stored row(s)" + (
                      f": {', '.join(f'{t} {n}' for t, n in sorted(rows.items()))}" if rows else ""))
-        count = project.memories.count()
+        counts = project.memories.counts()
     finally:
         project.close()
     checks = run_install_checks()
     ok = all(c.ok for c in checks)
-    emit(args, {"ok": ok, "database": str(project.info.db_path), "memories": count,
+    emit(args, {"ok": ok, "database": str(project.info.db_path), "memories": counts.memories,
+                "needs_review": counts.needs_review, "code_chunks": counts.code_chunks,
                 "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks]},
-         lambda: _human(f"{project.info.db_path} ({count} memories)", checks))
+         lambda: _human(f"{project.info.db_path} ({_n(counts.memories, 'memory', 'memories')}, "
+                        f"{counts.needs_review} waiting for review; code index: "
+                        f"{_n(counts.code_chunks, 'chunk', 'chunks')})", checks))
     return 0 if ok else 1
+
+
+def _n(count: int, one: str, many: str) -> str:
+    return f"{count:,} {one if count == 1 else many}"
 
 
 _LABELS = {"tokenizer": "tokenizer", "embedding_model": "embedding model", "vec0": "vector search (vec0)",

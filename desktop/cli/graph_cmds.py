@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop.cli.common import CliError, add_common, emit, open_project, sql_int
 from desktop.composition import build_graph_service
+from desktop.memory.graph.report import index_outcome
 
 if TYPE_CHECKING:
     from desktop.memory.graph.report import IndexProgress
@@ -81,9 +82,17 @@ def cmd_index(args: argparse.Namespace) -> int:
     data.update({"nodes": stats["nodes"], "edges": stats["edges"], "modules_total": stats["modules"],
                  "code_chunks_total": stats["code_chunks"], "closure_rows_total": stats["closure_rows"]})
 
+    outcome = index_outcome(report)
+    data["outcome"] = outcome.code
+    if outcome.code == "unreadable_folder":
+        raise CliError(f"cannot read this folder ({outcome.reason}); nothing was indexed, check its permissions")
+
     def human() -> str:
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(report.skipped.items())) or "none"
-        return (f"Indexed {report.indexed} files ({report.partial} with syntax errors), "
+        said = _OUTCOME_WORDS.get(outcome.code, "").format(n=outcome.other_files)
+        if outcome.too_large:
+            said += f"{outcome.too_large} file(s) skipped as too large (over 1 MB).\n"
+        return said + (f"Indexed {report.indexed} files ({report.partial} with syntax errors), "
                 f"{report.unchanged} unchanged, {report.deleted} removed, skipped: {reasons}\n"
                 f"{stats['nodes']} nodes, {stats['edges']} edges, {stats['modules']} modules, "
                 f"{stats['code_chunks']} code chunks, {stats['closure_rows']} closure rows "
@@ -92,6 +101,12 @@ def cmd_index(args: argparse.Namespace) -> int:
     if report.cancelled:
         raise CliError("indexing was cancelled", 130)
     return 0
+
+
+_OUTCOME_WORDS = {
+    "no_source_files": "No source code here: {n} file(s), none of a kind Engram reads. Is this the right folder?\n",
+    "empty_folder": "This folder is empty: there is nothing to index.\n",
+}
 
 
 def _levels_text(result: dict[str, Any], verb: str) -> str:

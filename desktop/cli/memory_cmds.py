@@ -30,16 +30,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("add", help="add a memory")
     add_common(p)
     p.add_argument("text")
-    p.add_argument("--type", default=MemoryType.NOTE.value, choices=[t.value for t in MemoryType])
+    p.add_argument("--type", default=MemoryType.NOTE.value,
+                   choices=[t.value for t in MemoryType if t is not MemoryType.CODE])
     p.add_argument("--scope", default=MemoryScope.GLOBAL.value, choices=[s.value for s in MemoryScope])
     p.add_argument("--file", action="append", default=[], help="a related file (repeatable)")
     p.add_argument("--tag", action="append", default=[])
     p.add_argument("--pin", action="store_true")
     p.set_defaults(func=cmd_add)
 
-    p = sub.add_parser("list", help="list memories")
+    p = sub.add_parser("list", help="list memories (the code index only with --type code)")
     add_common(p)
-    p.add_argument("--type", action="append", default=[])
+    p.add_argument("--type", action="append", default=[],
+                   help="only this type (repeatable); 'code' lists the code index, which is not memories")
     p.add_argument("--scope", action="append", default=[])
     p.add_argument("--source", action="append", default=[])
     p.add_argument("--status", action="append", default=[])
@@ -108,8 +110,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     with open_project(args, read_only=True) as project:
         items = project.memories.list(query, limit=args.limit, offset=args.offset)
         total = project.memories.count(query)
+    what = "code chunks" if MemoryType.CODE.value in args.type else "memories"
     emit(args, {"total": total, "memories": [memory_json(m) for m in items]},
-         lambda: "\n".join([memory_line(m) for m in items] + [f"({len(items)} of {total})"]))
+         lambda: "\n".join([memory_line(m) for m in items] + [f"({len(items)} of {total} {what})"]))
     return 0
 
 

@@ -22,7 +22,7 @@ from desktop.memory.retrieval.types import PHASES, SearchResponse
 log = logging.getLogger("engram.cli")
 
 _FILTER_KEYS = {"limit", "types", "type", "files", "modules", "scope", "min_confidence", "exclude_ids", "phase",
-                "touched_files", "mode", "explain"}
+                "touched_files", "mode", "explain", "code"}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,6 +38,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--min-confidence", type=float, default=None)
     p.add_argument("--phase", choices=PHASES, default=None)
     p.add_argument("--explain", action="store_true", help="say which paths found each result and why it ranks")
+    p.add_argument("--code", action="store_true",
+                   help="also search the code index (by default only memories: what was taught and learned)")
     p.add_argument("--batch", type=Path, default=None,
                    help='JSON Lines file of queries ({"query": "...", "limit": K, ...}); one answer per line')
     p.add_argument("--embed-timeout", type=float, default=300.0,
@@ -143,6 +145,6 @@ def _run(search: Any, query: str, req: dict[str, Any], args: argparse.Namespace)
             min_confidence=req.get("min_confidence", args.min_confidence),
             exclude_ids=tuple(req.get("exclude_ids", ())), phase=req.get("phase", args.phase),
             touched_files=tuple(req.get("touched_files", ())), mode=req.get("mode", "reactive"),
-            explain=bool(req.get("explain", args.explain)))
+            explain=bool(req.get("explain", args.explain)), code=bool(req.get("code", args.code)))
     except (ValueError, TypeError) as exc:
         raise CliError(f"bad search request: {exc}") from None

@@ -109,6 +109,53 @@ class ProjectRegistry:
             log.warning("could not update recent projects: %s", exc)
 
 
+    def forget(self, folder: Path | str) -> None:
+        """Take `folder` off the recent list (its memory stays in the data folder, untouched)."""
+        root = str(Path(folder).resolve())
+        items = [str(p) for p in self.recent() if str(p) != root]
+        try:
+            atomic_write_json(self._recent_file, items)
+        except OSError as exc:
+            log.warning("could not update recent projects: %s", exc)
+
+
+class InstanceLock:
+    """Held by the app while it has a project open, so a second app on the same project knows.
+
+    Two windows on one database both work (SQLite serialises their writes), but each
+    only hears its own changes: the second one is told, instead of going stale silently.
+    An advisory ``flock`` on a file beside the database: released by the OS if the
+    process dies, so a crash never leaves the project "open elsewhere".
+    """
+
+    def __init__(self, db_path: Path) -> None:
+        self.path = Path(db_path).with_name("app.lock")
+        self._fh: Any = None
+
+    def acquire(self) -> bool:
+        """Take the lock; False when another process holds it (that app has this project open)."""
+        import fcntl
+
+        try:
+            fh = self.path.open("a+")
+        except OSError as exc:  # a read-only data folder: nothing to compare with, say nothing
+            log.info("cannot create %s: %s", self.path, exc)
+            return True
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            return False
+        self._fh = fh
+        return True
+
+    def close(self) -> None:
+        """Release the lock (closing the file releases it)."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
 def move_aside_corrupt(error: CorruptDatabaseError) -> Path:
     """Rename a damaged database (and its WAL/SHM) so a fresh one can be created.
 

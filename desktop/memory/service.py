@@ -11,12 +11,14 @@ import builtins
 import json
 from collections.abc import Iterable
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 from desktop.memory.evidence_view import SessionContribution, evidence_of
 from desktop.memory.store.connection import guarded, rows_as_dicts
 from desktop.memory.store.database import Database
 from desktop.memory.store.errors import NotFoundError
+from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.memory_ops import (
     AddMemories,
     AddResult,
@@ -27,6 +29,15 @@ from desktop.memory.store.memory_ops import (
 )
 from desktop.memory.store.rows import ORDERS, MemoryQuery, row_to_memory
 from desktop.memory.types import Memory
+
+
+@dataclass(frozen=True)
+class MemoryCounts:
+    """What the app, the CLI and the doctor count (one definition: a code chunk is not a memory)."""
+
+    memories: int      # live memories: taught, imported, learned (forgotten ones excluded)
+    needs_review: int  # of those, waiting for a person (needs review or still a candidate)
+    code_chunks: int   # the code index: searched when asked, never counted as memories
 
 
 class MemoryService:
@@ -146,6 +157,15 @@ class MemoryService:
         rows = guarded(lambda: self._conn().execute(
             f"SELECT count(*) FROM memories WHERE {where}", params).fetchall(), str(self.db.path))
         return int(rows[0][0])
+
+    def counts(self) -> MemoryCounts:
+        """The numbers a person is shown everywhere: memories, those waiting for review, code-index chunks."""
+        def run() -> list[Any]:
+            return self._conn().execute(
+                f"SELECT coalesce(sum(type <> 'code'), 0), coalesce(sum(type <> 'code' AND (needs_review = 1 "
+                f"OR candidate = 1)), 0), coalesce(sum(type = 'code'), 0) FROM memories WHERE {LIVE_SQL}").fetchall()
+        memories, review, code = guarded(run, str(self.db.path))[0]
+        return MemoryCounts(int(memories), int(review), int(code))
 
     def history(self, memory_id: int) -> builtins.list[dict[str, Any]]:
         """The audit entries of one memory, oldest first (its edit history)."""

@@ -98,6 +98,9 @@ def injectable(memory: Any) -> bool:
                 or getattr(memory, "type", "") == "code")
 
 
+CONFIRMED_CONFIDENCE = 0.8
+"""A memory a person confirmed stands at least where what they teach starts (NewMemory's default)."""
+
 IMPORT_CONFIDENCE = 0.6
 """What a file says about itself is not evidence: imported memories start here (or lower)."""
 IMPORT_ACTORS = frozenset({"import"})

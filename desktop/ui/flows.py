@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMessageBox
 
+from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.store.errors import ValidationError
 from desktop.memory.types import Memory
 from desktop.ui import trust
@@ -140,6 +141,11 @@ class Flows(QObject):
         self.summary = SessionSummary(used, learned, mode=mode, parent=self.w)
         self.summary.correct_requested.connect(self.correct)
         self.summary.finished.connect(lambda _r, d=self.summary, ls=learned: self._summary_closed(d, ls))
+        # Beside the transcript, not over it: over the memory panel, at the window's right edge.
+        geo = self.w.geometry()
+        self.summary.resize(max(self.summary.minimumWidth(), min(680, geo.width() // 2)),
+                            max(self.summary.minimumHeight(), min(640, geo.height() - 60)))
+        self.summary.move(geo.right() - self.summary.width() - 12, geo.top() + 40)
         self.summary.open()
 
     def _summary_closed(self, dialog: SessionSummary, learned: list[Memory]) -> None:
@@ -196,8 +202,14 @@ class Flows(QObject):
         self.onboarding = Onboarding(w.project, w.tasks, w.graph, llm_configured=llm, parent=w)
         self.onboarding.finished_onboarding.connect(self._onboarded)
         self.onboarding.status_message.connect(self._status)
+        self.onboarding.forget_requested.connect(self._forget_folder)
         self.onboarding.show()
         self.onboarding.start()
+
+    def _forget_folder(self) -> None:
+        if self.onboarding is not None:
+            self.onboarding.close()
+        self.w.forget_current_project()
 
     def _onboarded(self) -> None:
         if not self.w.prefs.onboarding_done:
@@ -240,13 +252,24 @@ class Flows(QObject):
                              lambda n: self._status(self.tr("%n memories exported", "", n)), self._failed)
 
     def import_from(self, path: Path) -> None:
-        """Parse and write an import file on a pool thread (batches through the writer)."""
+        """Import a file on a pool thread through the core importer (the one ``engram import`` uses)."""
         project = self.w.project
         if project is None:
             return
         self._status(self.tr("Importing %1…").replace("%1", path.name))
-        self.w.tasks.run(lambda: portable.add_in_batches(project, portable.iter_import_file(path)),
-                         lambda n: self._status(self.tr("%n memories imported", "", n)), self._failed)
+        self.w.tasks.run(lambda: portable.import_file(project, path), self._imported, self._import_failed)
+
+    def _imported(self, report: ImportReport) -> None:
+        self._status(self.tr("Imported %1 new, %2 already known, %3 rejected").replace("%1", str(report.added))
+                     .replace("%2", str(report.unchanged)).replace("%3", str(len(report.rejected))))
+        if report.rejected:
+            line, reason = report.rejected[0]
+            QMessageBox.warning(self.w, self.tr("Some lines were not imported"), self.tr(
+                "%n line(s) rejected; line %1: %2", "", len(report.rejected))
+                .replace("%1", str(line)).replace("%2", reason))
+
+    def _import_failed(self, exc: BaseException) -> None:
+        QMessageBox.warning(self.w, self.tr("Not imported"), describe_error(exc))
 
     def delete_everything(self) -> None:
         """Delete every memory of the project for good (pool thread)."""

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QPushButton,
     QStackedWidget,
@@ -35,7 +36,7 @@ from desktop.composition import (
     idle_maintenance,
     start_project_services,
 )
-from desktop.memory.projects import move_aside_corrupt
+from desktop.memory.projects import InstanceLock, move_aside_corrupt
 from desktop.memory.store.errors import CorruptDatabaseError
 from desktop.memory.store.writer import ChangeSet
 from desktop.ui.adapters.prefs import ProjectPrefs, load_prefs
@@ -71,7 +72,16 @@ class WelcomePage(QWidget):
         self.open_button.clicked.connect(window.choose_project)
         self.recent = QListWidget()
         self.recent.setObjectName("recentProjects")
+        self.recent.setToolTip(self.tr("Double-click to open; right-click or Delete to remove from this list"))
         self.recent.itemActivated.connect(lambda item: window.open_project(Path(item.data(Qt.ItemDataRole.UserRole))))
+        self.recent.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.recent.customContextMenuRequested.connect(self._recent_menu)
+        self.remove_recent = QAction(self.tr("&Remove from Recent Projects"), self.recent)
+        self.remove_recent.setShortcut(QKeySequence.StandardKey.Delete)
+        self.remove_recent.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.remove_recent.triggered.connect(self._remove_selected)
+        self.recent.addAction(self.remove_recent)
+        self.main = window
         layout = QVBoxLayout(self)
         layout.setContentsMargins(48, 36, 48, 36)
         layout.addWidget(title)
@@ -79,6 +89,17 @@ class WelcomePage(QWidget):
         layout.addWidget(self.open_button, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(QLabel(self.tr("Recent projects")))
         layout.addWidget(self.recent, 1)
+
+    def _recent_menu(self, pos: Any) -> None:
+        if self.recent.itemAt(pos) is not None:
+            menu = QMenu(self.recent)
+            menu.addAction(self.remove_recent)
+            menu.exec(self.recent.mapToGlobal(pos))
+
+    def _remove_selected(self) -> None:
+        item = self.recent.currentItem()
+        if item is not None:
+            self.main.forget_recent(Path(item.data(Qt.ItemDataRole.UserRole)))
 
     def refresh(self, recent: list[Path]) -> None:
         """Show the recent projects list."""
@@ -109,6 +130,7 @@ class MainWindow(QMainWindow):
         self.graph: Any | None = None
         self.prefs = ProjectPrefs()
         self.panel: MemoryPanel | None = None
+        self.panel_wanted = True  # the user's last show/hide of the memory panel, kept across project opens
         self.browser: MemoryBrowser | None = None
         self.session: SessionView | None = None
         self.tasks = Tasks(self, max_threads=4)
@@ -137,7 +159,8 @@ class MainWindow(QMainWindow):
         self.memory_dock = QDockWidget(self)
         self.memory_dock.setObjectName("memoryPanel")
         self.memory_dock.setAllowedAreas(Qt.DockWidgetArea.RightDockWidgetArea | Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.memory_dock.setMinimumWidth(560)
+        # Narrow enough that the window fits a 1024-px screen with the panel open (it never widens itself).
+        self.memory_dock.setMinimumWidth(360)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
         self.memory_dock.hide()
         self.memory_dock.visibilityChanged.connect(lambda v: self.panel_action.setChecked(v))
@@ -156,6 +179,13 @@ class MainWindow(QMainWindow):
         self._fill_switcher()
         self._retitle()
         self.statusBar().showMessage(self.tr("Open a project to begin."))
+        # Said while it lasts: another Engram window has this project open, so this one may be behind.
+        self.elsewhere = QLabel(self.tr("Also open in another Engram window: changes made there show here "
+                                        "after you reopen the project."))
+        self.elsewhere.setObjectName("openElsewhere")
+        self.elsewhere.setStyleSheet("color: #9a6700; font-weight: bold;")
+        self.elsewhere.hide()
+        self.statusBar().addPermanentWidget(self.elsewhere)
 
     # -- menus and toolbar -----------------------------------------------------------------
     def _action(self, text: str, slot: Any, *, icon_name: str = "", shortcut: Any = None, tip: str = "") -> QAction:
@@ -234,7 +264,16 @@ class MainWindow(QMainWindow):
         self.switcher.blockSignals(True)
         self.switcher.clear()
         current = self.project.info.root if self.project else None
-        for path in self.engram.registry.recent():
+        recent = self.engram.registry.recent()
+        if current is not None and all(Path(p) != Path(current) for p in recent):
+            # The open project is not a recent one (the guided tour): the switcher still names it.
+            from desktop.tour import is_tour_project
+
+            name = self.tr("Guided tour (sample project)") if is_tour_project(self.project) \
+                else Path(current).name
+            self.switcher.addItem(icon("folder"), name, str(current))
+            self.switcher.setCurrentIndex(0)
+        for path in recent:
             self.switcher.addItem(icon("folder"), path.name, str(path))
             self.switcher.setItemData(self.switcher.count() - 1, str(path), Qt.ItemDataRole.ToolTipRole)
             if current is not None and Path(path) == Path(current):
@@ -254,11 +293,32 @@ class MainWindow(QMainWindow):
             self.open_project(Path(data))
 
     def _retitle(self) -> None:
+        # What needs a project says so instead of doing nothing without one.
+        for action in (self.teach_action, self.review_action, self.conflicts_action, self.onboarding_action):
+            action.setEnabled(self.project is not None)
         self.memory_dock.setWindowTitle(self.tr("Memory"))
         name = self.project.info.name if self.project else None
         self.setWindowTitle(f"{name} — {APP_NAME}" if name else APP_NAME)
 
     # -- projects ----------------------------------------------------------------------------
+    def forget_recent(self, folder: Path) -> None:
+        """Take a folder off the recent projects (pool thread); its memory is kept in the data folder."""
+        registry = self.engram.registry
+
+        def done(_r: object) -> None:
+            self.welcome.refresh(registry.recent())
+            self._fill_switcher()
+            self.statusBar().showMessage(self.tr("Removed %1 from the recent projects").replace("%1", folder.name),
+                                         4000)
+        self.tasks.run(lambda: registry.forget(folder), done)
+
+    def forget_current_project(self) -> None:
+        """Close the open project and take it off the recent list (a folder with nothing to index)."""
+        if self.project is not None:
+            folder = Path(self.project.info.root)
+            self.close_project()
+            self.forget_recent(folder)
+
     def choose_project(self) -> None:
         """Ask for a folder and open it."""
         folder = QFileDialog.getExistingDirectory(self, self.tr("Open a project folder"), str(Path.home()))
@@ -274,6 +334,9 @@ class MainWindow(QMainWindow):
 
             tour = Path(folder).resolve() == tour_root(self.engram.settings.data_dir).resolve()
             project = self.engram.open_project(folder, remember=not tour)  # the tour is not a recent project
+            lock = InstanceLock(project.info.db_path)
+            project.extras["elsewhere"] = not lock.acquire()
+            project.extras["instance_lock"] = lock  # released when the project closes
             if tour:
                 seed_sample(project)
             try:
@@ -308,8 +371,9 @@ class MainWindow(QMainWindow):
         self._retitle()
         self._fill_switcher()
         self.welcome.refresh(self.engram.registry.recent())
-        self.set_memory_panel_visible(True)
+        self.set_memory_panel_visible(self.panel_wanted)
         self.statusBar().showMessage(self.tr("Opened %1").replace("%1", self.project.info.name), 4000)
+        self.elsewhere.setVisible(bool(self.project.extras.get("elsewhere")))
         # Long-lived objects (modules, Qt wrappers, the project's services) move out of the
         # collector's reach: a full collection then scans only new objects, so one triggered
         # by a busy worker thread no longer holds the GIL long enough to stall painting.
@@ -356,6 +420,20 @@ class MainWindow(QMainWindow):
         self.session.session_finished.connect(self.flows.session_finished)
         self.workspace_layout.addWidget(self.session)
 
+    def _rebuild_panel(self) -> None:
+        """Only the memory panel anew (the language changed while a session runs)."""
+        project = self.project
+        assert project is not None
+        if self.panel is not None:
+            self.panel.hide()
+            self.panel.setParent(None)
+            self.panel.deleteLater()
+        self.panel = MemoryPanel(project, self.tasks, self.graph, self)
+        self.browser = self.panel.browser
+        self.panel.correct_requested.connect(self.flows.correct)
+        self.panel.status_message.connect(lambda text: self.statusBar().showMessage(text, 4000))
+        self.memory_dock.setWidget(self.panel)
+
     def _drop_views(self) -> Any:
         """Remove the project's views at once; returns a still-running session thread (or None)."""
         running = None
@@ -391,6 +469,7 @@ class MainWindow(QMainWindow):
         self.closer.close(self.project, self.tasks, running)
         self.project = None
         self.graph = None
+        self.elsewhere.hide()
         self.stack.setCurrentWidget(self.welcome)
         self._retitle()
 
@@ -446,8 +525,16 @@ class MainWindow(QMainWindow):
         self.stack.insertWidget(0, self.welcome)
         self.welcome.refresh(self.engram.registry.recent())
         if self.project is not None:
-            self._drop_views()
-            self._build_views()
+            # The session's transcript, chips and typed text survive the rebuild in the new language.
+            kept = self.session.keep() if self.session is not None else None
+            running = self.session is not None and self.session.runner.is_running()
+            if running:
+                self._rebuild_panel()  # a running session keeps its view; it is relabelled when it ends
+            else:
+                self._drop_views()
+                self._build_views()
+                if kept is not None and self.session is not None:
+                    self.session.restore(kept)
         else:
             self.stack.setCurrentWidget(self.welcome)
         self._fill_switcher()
@@ -457,8 +544,9 @@ class MainWindow(QMainWindow):
 
     # -- memory panel ----------------------------------------------------------------------------
     def toggle_memory_panel(self) -> None:
-        """Show or hide the memory panel (Ctrl+Shift+M, Cmd+Shift+M on macOS)."""
-        self.set_memory_panel_visible(not self.memory_dock.isVisible())
+        """Show or hide the memory panel (Ctrl+Shift+M, Cmd+Shift+M on macOS); the choice holds for the next project."""
+        self.panel_wanted = not self.memory_dock.isVisible()
+        self.set_memory_panel_visible(self.panel_wanted)
 
     def set_memory_panel_visible(self, visible: bool) -> None:
         """Show/hide the panel and keep the menu check in step."""

@@ -8,22 +8,31 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFormLayout,
+    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop.memory.store.errors import ValidationError
+from desktop.memory.store.guards import guard_text, refuse_secret_fields
+from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.types import MAX_CONTENT_CHARS, Memory, MemoryScope, MemoryType
 from desktop.ui.memory_model import type_label
+from desktop.ui.messages import describe_error
 
 EDITABLE_TYPES = [t.value for t in MemoryType if t.value != "code"]
 
 
 class MemoryEditor(QDialog):
-    """Type, scope, content, files, tags and confidence of one memory."""
+    """Type, scope, content, files and tags of one memory.
+
+    No confidence to type in: what a person teaches starts where taught memories start,
+    and use and feedback move it. Save checks the text as the core will (secrets, size),
+    so a refusal is said here, with the text still in the box, never after it closed.
+    """
 
     def __init__(self, parent: QWidget | None = None, memory: Memory | None = None) -> None:
         super().__init__(parent)
@@ -46,10 +55,11 @@ class MemoryEditor(QDialog):
         self.files.setPlaceholderText(self.tr("src/auth/tokens.ts, src/auth/session.ts"))
         self.tags = QLineEdit()
         self.tags.setPlaceholderText(self.tr("security, build"))
-        self.confidence = QDoubleSpinBox()
-        self.confidence.setRange(0.0, 1.0)
-        self.confidence.setSingleStep(0.05)
-        self.confidence.setValue(0.9)
+        self.error = QLabel()
+        self.error.setObjectName("editorError")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #b3261e;")
+        self.error.hide()
 
         form = QFormLayout()
         form.addRow(self.tr("&Memory"), self.content)
@@ -57,13 +67,13 @@ class MemoryEditor(QDialog):
         form.addRow(self.tr("&Applies to"), self.scope)
         form.addRow(self.tr("Related &files"), self.files)
         form.addRow(self.tr("Ta&gs"), self.tags)
-        form.addRow(self.tr("&Confidence"), self.confidence)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.error)
         layout.addWidget(buttons)
         self.content.textChanged.connect(self._validate)
         if memory:
@@ -72,7 +82,6 @@ class MemoryEditor(QDialog):
             self._select(self.scope, memory.scope)
             self.files.setText(", ".join(memory.related_files))
             self.tags.setText(", ".join(memory.tags))
-            self.confidence.setValue(memory.confidence)
         else:
             self._select(self.type, MemoryType.GOTCHA.value)
         self._validate()
@@ -83,7 +92,22 @@ class MemoryEditor(QDialog):
         if i >= 0:
             combo.setCurrentIndex(i)
 
+    def accept(self) -> None:
+        """Close only when the core would take the text; otherwise say why and keep what was typed."""
+        try:
+            item = NewMemory(source="user_taught", user_verified=True, **self.values())
+            item.validate()
+            guard_text(item.content, user_taught=True)
+            refuse_secret_fields(item)
+        except (ValidationError, ValueError, TypeError) as exc:
+            self.error.setText(describe_error(exc))
+            self.error.show()
+            self.content.setFocus()
+            return
+        super().accept()
+
     def _validate(self) -> None:
+        self.error.hide()
         text = self.content.toPlainText()
         ok = bool(text.strip()) and len(text) <= MAX_CONTENT_CHARS
         self.save_button.setEnabled(ok)
@@ -96,4 +120,4 @@ class MemoryEditor(QDialog):
             return [p.strip() for p in text.split(",") if p.strip()]
         return {"content": self.content.toPlainText().strip(), "type": self.type.currentData(),
                 "scope": self.scope.currentData(), "related_files": split(self.files.text()),
-                "tags": split(self.tags.text()), "confidence": round(self.confidence.value(), 2)}
+                "tags": split(self.tags.text())}

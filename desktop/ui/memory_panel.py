@@ -37,6 +37,7 @@ from desktop.ui.memory_editor import MemoryEditor
 from desktop.ui.memory_model import MemoryListModel
 from desktop.ui.messages import describe_error
 from desktop.ui.panel.detail import render_detail
+from desktop.ui.session.citations import FlowLayout
 from desktop.ui.tasks import Tasks
 from desktop.ui.theme import icon
 
@@ -62,9 +63,13 @@ class MemoryBrowser(QWidget):
         self.search.setClearButtonEnabled(True)
         self.type_filter = QComboBox()
         self.type_filter.setObjectName("typeFilter")
-        self.type_filter.addItem(self.tr("All types"), None)
+        self.type_filter.addItem(self.tr("All memories"), None)
         for t in MemoryType:
-            self.type_filter.addItem(type_label(t.value), t.value)
+            if t is not MemoryType.CODE:
+                self.type_filter.addItem(type_label(t.value), t.value)
+        # The code index is searchable here, apart: its chunks are not memories anyone taught.
+        self.type_filter.insertSeparator(self.type_filter.count())
+        self.type_filter.addItem(self.tr("Code index (not memories)"), MemoryType.CODE.value)
         self.status_filter = QComboBox()
         self.status_filter.setObjectName("statusFilter")
         self.status_filter.addItem(self.tr("Not forgotten"), None)
@@ -140,12 +145,12 @@ class MemoryBrowser(QWidget):
         filters2.addWidget(self.scope_filter)
         filters2.addWidget(self.source_filter)
         filters2.addStretch(1)
-        actions = QHBoxLayout()
+        # The buttons wrap onto a second line in a narrow panel: the panel never widens the window.
+        actions = FlowLayout(spacing=4)
         for b in (self.add_button, self.edit_button, self.pin_button, self.forget_button, self.flag_button,
                   self.share_button):
             actions.addWidget(b)
-        actions.addStretch(1)
-        actions.addWidget(self.count_label)
+        filters2.addWidget(self.count_label)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(self.detail)
@@ -195,7 +200,8 @@ class MemoryBrowser(QWidget):
         self.model.set_query(self.current_query())
 
     def _loaded(self, count: int) -> None:
-        self.count_label.setText(self.tr("%n memories", "", count))
+        code = self.type_filter.currentData() == MemoryType.CODE.value
+        self.count_label.setText(self.tr("%n code chunks", "", count) if code else self.tr("%n memories", "", count))
         want, self._want = self._want, None
         if want is not None and (row := self.model.row_of(want)) is not None:
             self.table.selectRow(row)

@@ -13,7 +13,9 @@ def describe_error(exc: BaseException) -> str:
     words = error_words()
     if code in words:
         text = words[code]
-        if code in ("secret_refused", "invalid_input"):
+        if code == "secret_refused" and hasattr(exc, "excerpt"):
+            text += f" {getattr(exc, 'excerpt', '')} ({getattr(exc, 'kind', '')})"  # the sentence is said once
+        elif code in ("secret_refused", "invalid_input"):
             text += " " + str(exc)
         return text
     if isinstance(exc, EngramError):

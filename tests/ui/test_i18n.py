@@ -49,8 +49,8 @@ def test_french_qm_compiles_loads_and_translates(qapp, tmp_path: Path) -> None: 
         assert QCoreApplication.translate("MainWindow", "&Teach Engram…") == "&Apprendre à Engram…"
         assert QCoreApplication.translate("MemoryTypes", "Dead end") == "Impasse"
         assert QCoreApplication.translate("MemoryBrowser", "%n memories", "", 2) == "2 mémoires"
-        assert QCoreApplication.translate("Onboarding", "in %n modules.", "", 1) == "dans 1 module."
-        assert QCoreApplication.translate("Onboarding", "Indexed %n files", "", 2) == "2 fichiers indexés"
+        assert QCoreApplication.translate("IndexWords", "in %n modules.", "", 1) == "dans 1 module."
+        assert QCoreApplication.translate("IndexWords", "Indexed %n files", "", 2) == "2 fichiers indexés"
         from desktop.ui.labels import type_label
 
         assert type_label("gotcha") == "Piège"
@@ -78,7 +78,7 @@ def test_a_locale_without_translation_still_gets_english_plurals(qapp) -> None: 
     i18n_build.compile_all()
     try:
         assert install_translators(qapp, "de")  # no German: the English translation is loaded
-        assert QCoreApplication.translate("Onboarding", "in %n modules.", "", 1) == "in 1 module."
+        assert QCoreApplication.translate("IndexWords", "in %n modules.", "", 1) == "in 1 module."
         assert QCoreApplication.translate("Onboarding", "Indexed %n files", "", 3) == "Indexed 3 files"
     finally:
         install_translators(qapp, "en")

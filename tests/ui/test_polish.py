@@ -19,8 +19,15 @@ def test_keyboard_runs_a_session_and_tab_leaves_the_input(qtbot, win, monkeypatc
     view = win.session
     view.input.setFocus()
     qtbot.keyClicks(view.input, "cart discount")
+    # No model in Settings: the window says the same (no "Ollama" preselected), and Start waits for one.
+    assert view.provider.currentData() == "none" and not view.start_button.isEnabled()
+    qtbot.keyClick(view.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert "Settings" in view.state.text() and view.input.toPlainText() == "cart discount"
+    view.provider.setCurrentIndex(view.provider.findData("ollama"))   # chosen by hand: it runs, and fails
+    assert view.start_button.isEnabled()
     qtbot.keyClick(view.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: view.metrics.get("session_id") is not None, timeout=10_000)
+    assert view.state.text() == "Failed"  # never "Finished" after an error
     assert view.input.tabChangesFocus()
     for w in (view.provider, view.start_button, view.input, view.output, view.files):
         assert w.focusPolicy() != Qt.FocusPolicy.NoFocus

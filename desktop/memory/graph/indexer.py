@@ -261,7 +261,8 @@ class ProjectIndexer:
             return report
         self._resolve(parsed, gone, index, rebuild, cold, progress)
         modules = self._modules(parsed, gone, cold or rebuild, progress)
-        report.modules = len(set(modules.values())) if modules else 0
+        # Nothing re-clustered (a reopened, unchanged project): the modules are the stored ones.
+        report.modules = len(set(modules.values())) if modules else self._module_count()
         # The writer fixes the chunks' modules while this thread computes the closure.
         moved = self._chunk_modules(parsed, progress)
         if rebuild:
@@ -274,6 +275,11 @@ class ProjectIndexer:
         log.info("indexed %d files (%d unchanged, %d skipped, %d deleted) in %.2fs", report.indexed,
                  report.unchanged, sum(report.skipped.values()), report.deleted, report.seconds)
         return report
+
+    def _module_count(self) -> int:
+        rows = cast(list[tuple[int]], self.db.reads.conn().execute(  # count(): an INTEGER
+            "SELECT count(DISTINCT coalesce(module, '.')) FROM graph_files WHERE status <> 'skipped'").fetchall())
+        return int(rows[0][0])
 
     def _dependents(self, changed: list[Parsed], gone: set[str], index: SymbolIndex) -> set[str]:
         """Files whose resolved edges may change because these files' symbols or paths changed."""

@@ -23,6 +23,7 @@ from desktop.memory.lifecycle import managed_block as block_file
 from desktop.memory.lifecycle.decay import DECAYED_SQL
 from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.lifecycle.redaction import redact_for_output
+from desktop.memory.lifecycle.rule_files import parse_rule_file, rule_type
 from desktop.memory.store.errors import EngramError, ValidationError
 from desktop.memory.store.live import LIVE_MEMORY_SQL
 from desktop.memory.store.memory_ops import NewMemory
@@ -129,15 +130,17 @@ def extract_managed_block(text: str) -> str | None:
 
 
 # -- import ---------------------------------------------------------------------------
-# Formats: Engram JSON / JSON Lines (portable.py), Engram Markdown, CLAUDE.md / AGENTS.md
-# (the Engram block if present, else the whole file), Claude Code's MEMORY.md, Cline's
-# memory-bank/ folder, Cursor's .cursor/rules/*.mdc and .cursorrules, and
-# .github/copilot-instructions.md. Markdown is cut into memories by list items and
-# paragraphs; headings give the type ("Decisions" -> decision) and a tag. Each memory
+# Formats: Engram JSON / JSON Lines (portable.py), Engram Markdown, CLAUDE.md / AGENTS.md /
+# GEMINI.md (the Engram block if present, else the whole file), Claude Code's MEMORY.md,
+# Cline's memory-bank/ folder, Cursor's .cursor/rules/*.mdc and .cursorrules, and
+# .github/copilot-instructions.md. An Engram export is cut item by item; any other
+# Markdown rule by rule (rule_files.py: wrapped lines joined, nested items with their
+# parent, code and include lines skipped); headings give the type and a tag. Each memory
 # gets an external_id of tool, file and text hash, so importing a file again changes
 # nothing. Imported text is redacted by the store's secret guard (source "imported").
 
-FORMATS = ("json", "jsonl", "markdown", "claude-md", "agents-md", "claude-memory", "cline", "cursor", "copilot")
+FORMATS = ("json", "jsonl", "markdown", "claude-md", "agents-md", "gemini-md", "claude-memory", "cline", "cursor",
+           "copilot")
 _BULLET = re.compile(r"^( {0,3})(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -262,16 +265,23 @@ def _to_new(item: ParsedItem, *, tool: str, origin: str, default_type: str, tags
                                     "original_id": meta.get("id")}, **(metadata or {})})
 
 
+def _rule_items(text: str) -> list[ParsedItem]:
+    """A file's items: an Engram export (or Engram's block) item by item, any other file rule by rule."""
+    parsed = parse_markdown(text)
+    if any(item.meta for item in parsed):
+        # An Engram export: only the memories, not its title and intro lines.
+        return [item for item in parsed if item.meta]
+    return [ParsedItem(rule.text, rule.section, {"type": rule_type(rule.text, rule.headings)})
+            for rule in parse_rule_file(text)]
+
+
 def collect(path: Path, fmt: str) -> list[NewMemory]:
     """Every memory a file (or folder) of format `fmt` holds, not yet saved."""
     out: list[NewMemory] = []
-    if fmt in ("markdown", "claude-md", "agents-md", "claude-memory", "copilot"):
+    if fmt in ("markdown", "claude-md", "agents-md", "gemini-md", "claude-memory", "copilot"):
         text = path.read_text(encoding="utf-8", errors="replace")
         block = extract_managed_block(text) if fmt in ("claude-md", "agents-md", "markdown") else None
-        parsed = parse_markdown(block if block is not None else text)
-        if any(item.meta for item in parsed):
-            # An Engram export: only the memories, not its title and intro lines.
-            parsed = [item for item in parsed if item.meta]
+        parsed = parse_markdown(block) if block is not None else _rule_items(text)
         for item in parsed:
             out.append(_to_new(item, tool=fmt, origin=path.name, default_type=MemoryType.NOTE.value, tags=[fmt]))
     elif fmt == "cline":
@@ -287,7 +297,7 @@ def collect(path: Path, fmt: str) -> list[NewMemory]:
             front, body = split_frontmatter(f.read_text(encoding="utf-8", errors="replace"))
             always = front.get("alwaysApply", "").lower() == "true"
             extra = {"cursor_rule": {k: v for k, v in front.items() if v}} if front else {}
-            for item in parse_markdown(body):
+            for item in _rule_items(body):
                 out.append(_to_new(item, tool="cursor", origin=f.name, default_type=MemoryType.PREFERENCE.value,
                                    tags=["cursor", f.stem], pinned=always, metadata=extra))
     else:
@@ -304,7 +314,7 @@ def detect_format(path: Path) -> str:
         if name == "rules" or (path / ".cursor" / "rules").is_dir() or any(path.glob("*.mdc")):
             return "cursor"
         raise ValidationError(f"Cannot tell what {path} holds; pass --format.")
-    table = {"claude.md": "claude-md", "agents.md": "agents-md", "memory.md": "claude-memory",
+    table = {"claude.md": "claude-md", "agents.md": "agents-md", "gemini.md": "gemini-md", "memory.md": "claude-memory",
              ".cursorrules": "cursor", "copilot-instructions.md": "copilot"}
     if name in table:
         return table[name]

@@ -17,7 +17,7 @@ from desktop.memory.retrieval.types import Explanation, SearchRequest
 from desktop.memory.store.connection import rows_as_dicts
 from desktop.memory.store.live import IDS_IN, LIVE_SQL, ids_param
 from desktop.memory.store.rows import row_to_memory
-from desktop.memory.types import Memory
+from desktop.memory.types import Memory, MemoryType
 
 __all__ = ["CandidateSet", "LightMemory", "has_filters", "load_light", "passes_filters", "related_files"]
 
@@ -151,12 +151,14 @@ def load_light(conn: Any, ids: list[int], *, decode: bool = True) -> dict[int, M
 def has_filters(req: SearchRequest) -> bool:
     """Whether :func:`passes_filters` can reject anything for this request (keep the two in step)."""
     return bool(req.exclude_ids or req.types or req.scope or req.min_confidence is not None or req.files
-                or req.modules)
+                or req.modules or not req.code)
 
 
 def passes_filters(conn: Any, memory: Memory, req: SearchRequest, light: dict[int, Memory]) -> bool:
     """Whether a (live) memory satisfies the request's filters."""
     if memory.id in req.exclude_ids:
+        return False
+    if not req.code and memory.type == MemoryType.CODE.value:
         return False
     if req.types and memory.type not in req.types:
         return False

@@ -120,12 +120,14 @@ class LexicalSearch:
         keep = set(kept)
         return [t for t in terms if t in keep], [t for t in terms if t not in keep]
 
-    def search(self, conn: Any, query: str, k: int) -> tuple[list[tuple[int, float]], str | None]:
+    def search(self, conn: Any, query: str, k: int, *, code: bool = True) -> tuple[list[tuple[int, float]], str | None]:
         """Top-``k`` memories by FTS5 BM25 (higher is better) and the MATCH expression used.
 
         The MATCH is an OR of the query's code-aware terms (identifiers split into
         parts, stopwords dropped, every term quoted so user text is never syntax),
         so ``verify jwt`` finds ``verifyJwt``, ``verify_jwt`` and ``auth/verify/jwt.ts``.
+        With ``code=False`` code-index chunks are left out before the top ``k`` is taken, so a
+        project's thousands of chunks cannot crowd its few memories out of the candidates.
         """
         match = fts_match_query(query, "or")
         if match is None:
@@ -138,7 +140,12 @@ class LexicalSearch:
             log.debug("bm25 dropped common terms %s", dropped)
         # ORDER BY the selected bm25() lets SQLite keep a bounded top-k heap; ORDER BY rank sends FTS5
         # through its sorted-query mode instead, ~40% slower for the same rows in the same order.
-        rows = conn.execute("SELECT rowid, bm25(memories_fts) AS score FROM memories_fts "
-                            "WHERE memories_fts MATCH ? ORDER BY score LIMIT ?", (match, k)).fetchall()
+        if code:
+            rows = conn.execute("SELECT rowid, bm25(memories_fts) AS score FROM memories_fts "
+                                "WHERE memories_fts MATCH ? ORDER BY score LIMIT ?", (match, k)).fetchall()
+        else:
+            rows = conn.execute("SELECT f.rowid, bm25(memories_fts) AS score FROM memories_fts f "
+                                "JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
+                                "AND m.type <> 'code' ORDER BY score LIMIT ?", (match, k)).fetchall()
         # FTS5's bm25() is negative, more negative = better; flip so bigger is better everywhere.
         return [(int(r), -float(s)) for r, s in rows], match

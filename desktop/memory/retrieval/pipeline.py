@@ -54,6 +54,8 @@ from desktop.memory.retrieval.weights import (
     quality_multipliers,
 )
 from desktop.memory.store.database import Database
+from desktop.memory.store.live import LIVE_MEMORY_SQL
+from desktop.memory.types import MemoryType
 
 __all__ = ["RetrievalPipeline"]
 
@@ -62,6 +64,9 @@ log = logging.getLogger("engram.retrieval")
 WELL_SCORED = 0.5   # relevance (0..1) a result needs to count as "scores well" for HyDE
 RERANK_TOP = 20
 GRAPH_WINDOW = 50  # candidates 11..50 may receive the graph neighbourhood boost
+# A memories-only search scores every memory's vector (one product, ~0.5 ms per 10,000) rather than
+# the index's top k, which a project's code chunks would fill; above this it falls back to the index.
+MEMORIES_SCANNED = 200_000
 
 
 class RetrievalPipeline:
@@ -104,8 +109,9 @@ class RetrievalPipeline:
             return None
         return self._pool.submit(emb.embed_query, query)
 
-    def _dense(self, fut: Future[np.ndarray] | None, k: int, resp: SearchResponse
+    def _dense(self, fut: Future[np.ndarray] | None, k: int, resp: SearchResponse, *, conn: Any = None
                ) -> tuple[np.ndarray | None, list[tuple[int, float]]]:
+        """The dense path's top ``k``; with ``conn`` (memories only) over the non-code memories."""
         emb = self.embeddings
         if fut is None or emb is None:  # fut is only made when embeddings are set (_start_embedding)
             resp.skipped["dense"] = "no embedding model available"
@@ -118,6 +124,12 @@ class RetrievalPipeline:
         except Exception as exc:  # a provider failure skips the path, never the search
             resp.skipped["dense"] = f"query embedding failed: {getattr(exc, 'code', type(exc).__name__)}"
             return None, []
+        if conn is not None:
+            ids = [r[0] for r in conn.execute(f"SELECT id FROM memories WHERE {LIVE_MEMORY_SQL}")]
+            sims = emb.similarities(qvec, ids) if len(ids) <= MEMORIES_SCANNED else {}
+            if sims or not ids:
+                resp.dense_method = "memories"
+                return qvec, sorted(sims.items(), key=lambda x: (-x[1], x[0]))[:k]
         hits, method = emb.search(qvec, k)
         resp.dense_method = method
         return qvec, hits
@@ -128,24 +140,26 @@ class RetrievalPipeline:
                scope: list[str] | str | None = None, min_confidence: float | None = None,
                exclude_ids: tuple[int, ...] | list[int] = (), phase: str | None = None,
                touched_files: tuple[str, ...] | list[str] = (), mode: str = "reactive",
-               explain: bool = False, pack_tokens: int | None = None) -> SearchResponse:
+               explain: bool = False, pack_tokens: int | None = None, code: bool = True) -> SearchResponse:
         """Search; see :class:`SearchRequest` for the parameters. ``pack_tokens`` also packs the results
         (proactive searches pack with the phase's budget by default)."""
         req = SearchRequest(query, limit, types, files, modules, [scope] if isinstance(scope, str) else scope,
-                            min_confidence, tuple(exclude_ids), phase, tuple(touched_files), mode, explain)
+                            min_confidence, tuple(exclude_ids), phase, tuple(touched_files), mode, explain,
+                            code or bool(types and MemoryType.CODE.value in types))
         req.validate()
         started = time.perf_counter()
         limits = self.slo.limits()
         resp = SearchResponse(results=[], degraded=self.slo.degraded)
         qtype = detect_query_type(query)
         resp.query_type = qtype
-        filtered = bool(types or files or modules or scope or min_confidence is not None or exclude_ids)
+        filtered = bool(types or files or modules or scope or min_confidence is not None or exclude_ids
+                        or not req.code)
         k = limits.candidates * (3 if filtered else 1)
         blank = not query.strip()  # nothing to embed: the graph path (touched files) may still find something
         fut = None if blank else self._start_embedding(query)
         conn = self.db.reads.conn()
         t = time.perf_counter()
-        bm25, match = self.lexical.search(conn, query, k)
+        bm25, match = self.lexical.search(conn, query, k, code=req.code)
         near_files = P.graph_files(conn, req.touched_files, self.graph)
         graph = P.graph_path(conn, near_files, k)
         decode = bool(req.files or req.modules)
@@ -168,7 +182,7 @@ class RetrievalPipeline:
         if blank:
             resp.skipped["dense"] = "empty query"
         else:
-            qvec, dense = self._dense(fut, k, resp)
+            qvec, dense = self._dense(fut, k, resp, conn=None if req.code else conn)
         resp.timings["dense"] = (time.perf_counter() - t) * 1000
         paths = {"bm25": bm25, "dense": dense, "graph": graph, "prf": prf}
         t = time.perf_counter()

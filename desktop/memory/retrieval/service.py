@@ -44,8 +44,12 @@ class SearchService:
                scope: list[str] | str | None = None, min_confidence: float | None = None,
                exclude_ids: Sequence[int] = (), phase: str | None = None, touched_files: Sequence[str] = (),
                mode: str = "reactive", explain: bool = False, pack_tokens: int | None = None,
-               inject: bool = False) -> SearchResponse:
+               inject: bool = False, code: bool = False) -> SearchResponse:
         """Search memories (see :class:`~desktop.memory.retrieval.types.SearchRequest`).
+
+        The project's code index is searched only when asked (``code=True``, or ``types``
+        naming ``code``): a question is answered from what was taught and learned, and a
+        project's thousands of code chunks never crowd those few memories out.
 
         ``inject=True`` means the results are being handed to an agent: their use is
         recorded (``access_count``, ``last_accessed_at``) - only the packed ones when
@@ -54,7 +58,7 @@ class SearchService:
         resp = self.pipeline.search(query, limit=limit, types=types, files=files, modules=modules, scope=scope,
                                     min_confidence=min_confidence, exclude_ids=tuple(exclude_ids), phase=phase,
                                     touched_files=tuple(touched_files), mode=mode, explain=explain,
-                                    pack_tokens=pack_tokens)
+                                    pack_tokens=pack_tokens, code=code)
         if inject:
             ids = resp.packed.memory_ids if resp.packed is not None else resp.ids
             if ids:

@@ -38,6 +38,7 @@ class SearchRequest:
     touched_files: tuple[str, ...] = ()
     mode: str = "reactive"
     explain: bool = False
+    code: bool = True  # code-index chunks may be returned (a person's search asks for memories only)
 
     def validate(self) -> None:
         """Reject values that cannot be searched with (bad phase/mode/limit)."""

@@ -22,7 +22,15 @@ from desktop.memory.store.rows import fingerprint, to_column
 from desktop.memory.store.sources import drop_sources
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.triggers.index import index_memory
-from desktop.memory.trust import IMPORT_ACTORS, agent_record, check_action, imported_record, is_agent, is_user
+from desktop.memory.trust import (
+    CONFIRMED_CONFIDENCE,
+    IMPORT_ACTORS,
+    agent_record,
+    check_action,
+    imported_record,
+    is_agent,
+    is_user,
+)
 from desktop.memory.types import (
     DEFAULT_HALF_LIFE_DAYS,
     MAX_CONTENT_CHARS,
@@ -339,8 +347,10 @@ class SetFlag(WriteOp[int]):
             tx.execute("UPDATE memories SET pinned=?, updated_at=? WHERE id=?",
                        (1 if a == "pin" else 0, tx.now, self.memory_id))
         elif a == "verify":
-            tx.execute("UPDATE memories SET user_verified=1, needs_review=0, candidate=0, updated_at=? "
-                       "WHERE id=?", (tx.now, self.memory_id))
+            # A person's confirmation is evidence: the memory stands at least where taught ones start.
+            tx.execute("UPDATE memories SET user_verified=1, needs_review=0, candidate=0, "
+                       "confidence=max(confidence, ?), updated_at=? WHERE id=?",
+                       (CONFIRMED_CONFIDENCE, tx.now, self.memory_id))
         elif a in ("deprecate", "forget"):
             tx.execute("UPDATE memories SET deprecated=1, deprecated_at=?, deprecated_reason=?, updated_at=? "
                        "WHERE id=?", (tx.now, "forgotten" if a == "forget" else (self.reason or "deprecated"),

@@ -86,7 +86,12 @@ def to_column(name: str, value: Any) -> Any:
 
 @dataclass
 class MemoryQuery:
-    """Filters shared by list, count, the browser and the CLI. Empty means no filter."""
+    """Filters shared by list, count, the browser and the CLI. Empty means no filter.
+
+    The code index is not a memory anyone taught: its chunks are left out unless
+    asked for (``code=True``, or ``types`` naming ``code``), so every list and count
+    a person sees is of memories.
+    """
 
     types: list[str] = field(default_factory=list)
     scopes: list[str] = field(default_factory=list)
@@ -99,6 +104,7 @@ class MemoryQuery:
     pinned: bool | None = None
     min_confidence: float | None = None
     external_id: str | None = None
+    code: bool = False
 
     def where(self) -> tuple[str, list[Any]]:
         """SQL WHERE clause (without the keyword) and its parameters."""
@@ -118,6 +124,8 @@ class MemoryQuery:
             clauses.append(LIVE_SQL)
         if self.types:
             any_of("type", self.types)
+        elif not self.code:
+            clauses.append("type <> 'code'")
         if self.scopes:
             any_of("scope", self.scopes)
         if self.sources:

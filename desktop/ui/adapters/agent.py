@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.agents import ask as recall
+from desktop.memory.lifecycle.feedback import record_feedback
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.trust import injectable
 from desktop.ui.adapters.prefs import ProjectPrefs
@@ -195,11 +196,17 @@ class ScriptedSession:
         if cancel.is_set():
             emit(SessionEvent("done", data=self._metrics(hits, [], started, cancelled=True)))
             return
+        answer: list[str] = []
         for chunk in self._answer(prompt, hits):
             if self._sleep(cancel):
                 emit(SessionEvent("done", data=self._metrics(hits, [], started, cancelled=True)))
                 return
             emit(SessionEvent("text", chunk))
+            answer.append(chunk)
+        # The same feedback path as every agent: what was shown, what the answer cited (times used,
+        # history), waited for so the summary that follows reads the updated counts.
+        record_feedback(self.r.project.db, [h.memory.id for h in hits], answer_text="".join(answer),
+                        session_id=self.session_id, source="tour").result(30)
         learned = self._learn(prompt, hits)
         if learned:
             emit(SessionEvent("learned", data={"ids": learned}))
@@ -215,7 +222,8 @@ class ScriptedSession:
                 lines.append(f"- {h.memory.citation()} ")
                 lines.append("this path was tried before and abandoned, so I will avoid it.\n"
                               if h.memory.type == "dead_end" else "I will follow this.\n")
-        lines.append("\nPlan: make the change, run the tests, and note anything new I learn.\n")
+        lines.append("\nThis is the guided tour: I only read, so no file changes. A real agent would now make "
+                     "the change and run the tests with these memories in mind.\n")
         # Stream word by word, never splitting a citation (the view renders it as a chip).
         out: list[str] = []
         for line in lines:
@@ -223,15 +231,19 @@ class ScriptedSession:
         return out
 
     def _learn(self, prompt: str, hits: list[recall.Hit]) -> list[int]:
+        """What the tour's agent learned: only what is true of this session (it edits no file).
+
+        A candidate noting which memories answered the task, for the summary to show how
+        learning is reviewed; never a claim that files changed.
+        """
         policy = self.r.prefs.write_policy
-        if policy in ("off", "read_only") or not self.r.prefs.auto_memory or not prompt:
+        if policy in ("off", "read_only") or not self.r.prefs.auto_memory or not prompt or not hits:
             return []
-        files = sorted({f for h in hits for f in h.memory.related_files})[:3]
-        items = [NewMemory(content=f"Session outcome for “{prompt[:120]}”: the change touched "
-                                   f"{', '.join(files) or 'no known files'}.",
+        cited = ", ".join(f"#{h.memory.id}" for h in hits[:4])
+        items = [NewMemory(content=f"For “{prompt[:120]}”, memories {cited} held what was needed; "
+                                   f"no file was changed (the tour agent only reads).",
                            type="work_unit_outcome", source="agent_explicit", confidence=0.6,
-                           related_files=files, session_id=self.session_id,
-                           provenance_session_ids=[self.session_id],
+                           session_id=self.session_id, provenance_session_ids=[self.session_id],
                            provenance=[{"kind": "session", "session": self.session_id, "prompt": prompt[:200]}],
                            candidate=policy == "confirm_each", needs_review=True)]
         results = self.r.project.memories.add_many(items, actor="agent", reason="learned in session").result()

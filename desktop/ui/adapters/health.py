@@ -1,7 +1,9 @@
 """Numbers behind the health dashboard, computed on a pool thread in one pass of reads.
 
 Health score (0-100) follows the design: average confidence x module coverage x
-review activity, softened so a young project with no code graph yet is not scored 0.
+review activity. Coverage weighs least: a project whose rules were just imported and
+confirmed has project-wide memories and none about a module yet, and that is a start,
+not an alarm. The dashboard says in words what each part is and what would raise it.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ COVERAGE_LEVELS = ("unknown", "shallow", "partial", "mapped")
 
 @dataclass
 class ModuleCoverage:
-    """One module's memory count and coverage level."""
+    """One module's memory count and coverage level; ``label`` is the name a person reads."""
 
     name: str
     files: int
     memories: int
     level: str
+    label: str = ""
 
     @property
     def fraction(self) -> float:
@@ -93,22 +96,48 @@ def compute_health(project: Any, *, now: datetime | None = None, days: int = 14)
 
 
 def _modules(project: Any, conn: Any) -> list[ModuleCoverage]:
-    files: dict[str, int] = {m: n for m, n in conn.execute(
-        "SELECT coalesce(module,'.'), count(*) FROM graph_files WHERE status<>'skipped' GROUP BY 1")}
+    # min and max of a module's paths share the prefix every path in between shares: its folder.
+    files = {m: (n, lo, hi) for m, n, lo, hi in conn.execute(
+        "SELECT coalesce(module,'.'), count(*), min(file_path), max(file_path) FROM graph_files "
+        "WHERE status<>'skipped' GROUP BY 1")}
     if not files:
         return []
     from desktop.memory.graph.queries import module_memory_counts
 
     counts = module_memory_counts(conn)  # the same count the module map shows
-    return sorted((ModuleCoverage(m, n, counts.get(m, 0), coverage_level(counts.get(m, 0)))
-                   for m, n in files.items()), key=lambda c: (-c.memories, c.name))
+    return sorted((ModuleCoverage(m, n, counts.get(m, 0), coverage_level(counts.get(m, 0)),
+                                  module_label(m, lo, hi))
+                   for m, (n, lo, hi) in files.items()), key=lambda c: (-c.memories, c.label))
+
+
+def module_label(name: str, first_file: str, last_file: str) -> str:
+    """What a person reads for a module: its folder when the graph named it by a number (``pkg#6``)."""
+    if "#" not in name and name not in (".", ""):
+        return name
+    common = []
+    for a, b in zip(first_file.split("/")[:-1], last_file.split("/")[:-1], strict=False):
+        if a != b:
+            break
+        common.append(a)
+    folder = "/".join(common)
+    if folder and folder != name.split("#")[0]:
+        return folder
+    base = folder or name.split("#")[0] or "."
+    stem = first_file.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return f"{base} ({stem}…)" if "#" in name else base
+
+
+def score_parts(h: Health) -> tuple[float, float, float]:
+    """(confidence, coverage, reviewed), each 0-1: the three things the score multiplies."""
+    coverage = (sum(1 for m in h.modules if m.memories) / len(h.modules)) if h.modules else 0.5
+    reviewed = 1.0 - min(1.0, (h.needs_review + h.stale) / max(1, h.total))
+    return h.avg_confidence, coverage, reviewed
 
 
 def health_score(h: Health) -> int:
-    """0-100: confidence x coverage x review activity, each kept above a floor."""
+    """0-100: confidence x coverage x review activity; coverage moves it least (see the module docstring)."""
     if h.total == 0:
         return 0
-    coverage = (sum(m.fraction for m in h.modules) / len(h.modules)) if h.modules else 0.5
-    reviewed = 1.0 - min(1.0, (h.needs_review + h.stale) / max(1, h.total))
-    value = h.avg_confidence * (0.4 + 0.6 * coverage) * (0.5 + 0.5 * reviewed)
+    confidence, coverage, reviewed = score_parts(h)
+    value = confidence * (0.75 + 0.25 * coverage) * (0.5 + 0.5 * reviewed)
     return max(0, min(100, round(value * 100)))

@@ -76,9 +76,20 @@ class ConflictsDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel(self.tr("Two memories disagree. Decide which one agents should believe.")))
+        # The heading counts what is on screen, and says nothing disagrees when nothing does.
+        self.heading = QLabel()
+        self.heading.setObjectName("conflictsHeading")
+        self.heading.setWordWrap(True)
+        layout.addWidget(self.heading)
         layout.addWidget(scroll, 1)
         layout.addWidget(buttons)
+        self._retitle()
+
+    def _retitle(self) -> None:
+        self.heading.setText(self.tr("%n pairs of memories disagree. For each, decide which one agents should "
+                                     "believe.", "", len(self.cards)))
+        self.heading.setVisible(bool(self.cards))
+        self.empty.setVisible(not self.cards)
 
     def _chosen(self, conflict: Any, choice: str) -> None:
         self.resolve.emit(conflict, choice)
@@ -87,4 +98,4 @@ class ConflictsDialog(QDialog):
                 self.cards.remove(card)
                 card.hide()
                 card.deleteLater()
-        self.empty.setVisible(not self.cards)
+        self._retitle()

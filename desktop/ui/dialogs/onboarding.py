@@ -32,10 +32,12 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.agents.providers import DEFAULT_OLLAMA_MODEL
+from desktop.memory.graph.report import index_outcome, overall_fraction
+from desktop.memory.lifecycle.rule_files import scan_rule_files
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.types import Memory
-from desktop.ui.adapters.portable import scan_rule_files
 from desktop.ui.dialogs.agent_hooks import HooksChooser
+from desktop.ui.index_words import outcome_words, progress_words
 from desktop.ui.labels import type_label
 from desktop.ui.tasks import Tasks
 
@@ -47,6 +49,7 @@ class Onboarding(QDialog):
 
     finished_onboarding = Signal()
     status_message = Signal(str)
+    forget_requested = Signal()  # "close this folder and remove it from the recent projects"
 
     def __init__(self, project: Any, tasks: Tasks, graph: Any | None, *, llm_configured: bool,
                  parent: QWidget | None = None) -> None:
@@ -95,10 +98,17 @@ class Onboarding(QDialog):
         self.index_next.setObjectName("indexContinue")
         self.index_next.setToolTip(self.tr("Indexing goes on in the background"))
         self.index_next.clicked.connect(self._to_rules)
+        self.forget_folder = QPushButton(self.tr("Close and remove from recent projects"))
+        self.forget_folder.setObjectName("forgetFolder")
+        self.forget_folder.setToolTip(self.tr("This folder has nothing Engram can index; nothing is deleted"))
+        self.forget_folder.hide()
+        self.forget_folder.clicked.connect(self.forget_requested)
         self.hooks = HooksChooser()
         self.hooks.status_message.connect(self.status_message)
+        self.index_label.setWordWrap(True)
         col.addWidget(self.bar)
         col.addWidget(self.index_label)
+        col.addWidget(self.forget_folder, 0, Qt.AlignmentFlag.AlignLeft)
         col.addSpacing(12)
         col.addWidget(self.hooks)
         col.addStretch(1)
@@ -127,23 +137,24 @@ class Onboarding(QDialog):
 
     def _show_progress(self) -> None:
         p = self._progress
-        if p is not None:
-            phases = {"scan": self.tr("Listing files"), "parse": self.tr("Reading code"),
-                      "resolve": self.tr("Linking symbols"), "modules": self.tr("Finding modules"),
-                      "chunks": self.tr("Remembering code"), "closure": self.tr("Mapping dependencies")}
-            self.bar.setRange(0, max(1, p.total))
-            self.bar.setValue(min(p.done, p.total))
-            self.index_label.setText(self.tr("%1: %2 of %3 files").replace("%1", phases.get(p.phase, p.phase))
-                                     .replace("%2", str(p.done)).replace("%3", str(p.total)))
+        if p is not None and not self._index_done.is_set():
+            # One bar for the whole index: each phase moves it forward, none restarts it.
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(round(1000 * overall_fraction(p)))
+            self.index_label.setText(progress_words(p))
         if self._index_done.is_set():
             self._poll.stop()
-            r = self._report
             self.bar.setRange(0, 1)
             self.bar.setValue(1)
-            if r is not None:
-                # Two plural counts, so two fragments: Qt's plural forms take one %n per string.
-                self.index_label.setText(self.tr("Indexed %n files", "", r.indexed + r.unchanged) + " "
-                                         + self.tr("in %n modules.", "", r.modules))
+            if self._report is not None:
+                outcome = index_outcome(self._report)
+                self.index_label.setText(outcome_words(outcome))
+                self.index_label.setProperty("failed", outcome.code != "indexed")
+                self.forget_folder.setVisible(outcome.code in ("unreadable_folder", "no_source_files",
+                                                               "empty_folder"))
+            else:
+                self.index_label.setText(self.tr("Indexing failed; the details are in the log. Memories "
+                                                 "still work without the code index."))
 
     def index_finished(self) -> bool:
         """True once the first index has finished (or there was nothing to index)."""
@@ -176,14 +187,19 @@ class Onboarding(QDialog):
         self.proposed = items
         self.rules_list.clear()
         for i, item in enumerate(items):
-            files = ", ".join(p.get("file", "") for p in item.provenance)
-            row = QListWidgetItem(f"[{type_label(item.type)}] {item.content}  — {files}")
+            where = " › ".join(x for x in (item.metadata.get("rule_file", ""), item.metadata.get("section", "")) if x)
+            row = QListWidgetItem(f"[{type_label(item.type)}] {item.content}")
+            row.setToolTip(where)
             row.setFlags(row.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             row.setCheckState(Qt.CheckState.Checked)
             row.setData(Qt.ItemDataRole.UserRole, i)
             self.rules_list.addItem(row)
+        files = sorted({str(item.metadata.get("rule_file", "")) for item in items} - {""})
         self.rules_title.setText("<h2>" + html.escape(self.tr("Found %n rules. Import them as memories?", "",
-                                                              len(items))) + "</h2>")
+                                                              len(items))) + "</h2>"
+                                 + html.escape(self.tr("From %1. What you keep ticked is confirmed as yours; "
+                                                       "untick what agents should not be told.")
+                                               .replace("%1", ", ".join(files))))
 
     def _to_rules(self) -> None:
         self.hooks.install_chosen()
@@ -193,7 +209,7 @@ class Onboarding(QDialog):
         self.pages.setCurrentIndex(1)
 
     def import_selected(self) -> None:
-        """Write the ticked rules through the writer, then review them one by one."""
+        """Write the ticked rules through the writer and confirm them: the person chose each one here."""
         chosen = [self.proposed[self.rules_list.item(r).data(Qt.ItemDataRole.UserRole)]
                   for r in range(self.rules_list.count())
                   if self.rules_list.item(r).checkState() == Qt.CheckState.Checked]
@@ -205,8 +221,10 @@ class Onboarding(QDialog):
         self.tasks.watch(future, lambda results: self._imported([r.id for r in results]))
 
     def _imported(self, ids: list[int]) -> None:
-        self.tasks.run(lambda: self.project.memories.get_many(ids),
-                       lambda found: self._to_review([found[i] for i in ids if i in found]))
+        for memory_id in ids:
+            self.tasks.watch(self.project.memories.verify(memory_id))
+        self.status_message.emit(self.tr("%n rules imported and confirmed", "", len(ids)))
+        self._to_review([])
 
     # -- phase 3: card-at-a-time review ------------------------------------------------------
     def _review_page(self) -> QWidget:

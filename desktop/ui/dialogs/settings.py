@@ -137,7 +137,9 @@ class SettingsDialog(QDialog):
         form.addRow(self.tr("Embedding mo&del"), self.embed_model)
         form.addRow(self.tr("Ollama &address"), self.ollama_host)
         form.addRow(self.tr("OpenAI-compatible &URL"), self.base_url)
-        form.addRow(self.tr("API &key"), key_row)
+        key_label = QLabel(self.tr("API &key"))
+        key_label.setBuddy(self.api_key)  # a row of several widgets gets no buddy by itself: "&" would show
+        form.addRow(key_label, key_row)
         form.addRow("", self.key_status)
         return page
 

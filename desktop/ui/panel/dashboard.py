@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.agents.effect import MemoryEffect, memory_effect
-from desktop.ui.adapters.health import Health, compute_health
+from desktop.ui.adapters.health import Health, compute_health, score_parts
 from desktop.ui.labels import action_label, type_label
 from desktop.ui.panel.charts import HBars, ScoreRing, Sparkline
 from desktop.ui.tasks import Tasks
@@ -70,7 +70,8 @@ class Dashboard(QScrollArea):
         self.setWidgetResizable(True)
         body = QWidget()
         self.setWidget(body)
-        self.total = StatTile(self.tr("memories"), self.tr("Everything agents may be given (forgotten ones excluded)"))
+        self.total = StatTile(self.tr("memories"), self.tr("What was taught, imported and learned (forgotten ones "
+                                                           "and the code index excluded)"))
         self.active = StatTile(self.tr("active in the last 30 days"), self.tr("Used or created in the last 30 days"))
         self.review = StatTile(self.tr("need review"), self.tr("New or flagged memories waiting for your OK"))
         self.effect_tile = StatTile(self.tr("steps per session, with / without memory"),
@@ -80,7 +81,9 @@ class Dashboard(QScrollArea):
         for i, t in enumerate((self.total, self.active, self.review, self.effect_tile)):
             tiles.addWidget(t, i // 2, i % 2)
         self.ring = ScoreRing()
-        self.ring.setToolTip(self.tr("Health score: average confidence × module coverage × review activity"))
+        self.ring.setToolTip(self.tr("How much agents can rely on this memory: how confident its memories are, "
+                                     "how many modules they cover, and how little waits for your review. "
+                                     "The lines beside it say what would raise it."))
         self.score_text = QLabel()
         self.score_text.setWordWrap(True)
         head = QHBoxLayout()
@@ -177,19 +180,43 @@ class Dashboard(QScrollArea):
         self.active.value.setText(f"{h.active_30d:,}")
         self.review.value.setText(f"{h.needs_review:,}")
         self.ring.set_value(h.score)
-        self.score_text.setText(
-            "<b>" + html.escape(self.tr("Health %1 / 100").replace("%1", str(h.score))) + "</b><br>" +
-            html.escape(self.tr("Average confidence %1 · %2 stale · %3 pinned").replace(
-                "%1", f"{h.avg_confidence:.2f}").replace("%2", str(h.stale)).replace("%3", str(h.pinned))))
+        confidence = score_parts(h)[0]
+        covered = sum(1 for m in h.modules if m.memories)
+        lines = [self.tr("Health %1 / 100").replace("%1", str(h.score))]
+        if h.total:
+            lines.append(self.tr("Memories are %1 % confident on average.").replace("%1", str(round(100 * confidence))))
+            if h.modules:
+                lines.append(self.tr("%1 of %n modules have a memory about them.", "", len(h.modules))
+                             .replace("%1", str(covered)))
+            waiting = h.needs_review + h.stale
+            lines.append(self.tr("%n memories wait for your review.", "", waiting) if waiting
+                         else self.tr("Nothing waits for your review."))
+        else:
+            lines.append(self.tr("No memories yet: teach one, import your rule files, or run an agent."))
+        self.score_text.setText("<b>" + html.escape(lines[0]) + "</b><br>" + "<br>".join(
+            html.escape(x) for x in lines[1:]) + "<br>" + html.escape(
+            self.tr("%1 pinned · %2 stale").replace("%1", str(h.pinned)).replace("%2", str(h.stale))))
         self.spark.set_values(h.daily)
         top = max(h.by_type.values(), default=1)
         self.types.set_rows([(type_label(t), n / top, str(n)) for t, n in list(h.by_type.items())[:8]])
-        # Files at the top of the project form a module the graph calls ".": name it for people.
-        self.coverage.set_rows([(m.name if m.name not in (".", "") else self.tr("(project root)"), m.fraction,
-                                 f"{coverage_word(m.level)} ({m.memories})")
-                                for m in h.modules[:12]])
-        self.coverage_note.setText("" if h.modules else self.tr("Module coverage appears once the code is indexed."))
-        self.coverage_note.setVisible(not h.modules)
+        # Modules with memories first, named as people know them (a folder, not "pkg#6"); modules with
+        # none are counted in one line rather than listed as a wall of zeros.
+        shown = [m for m in h.modules if m.memories][:12]
+        self.coverage.set_rows([(m.label if m.label not in (".", "") else self.tr("(project root)"), m.fraction,
+                                 self.tr("%n memories", "", m.memories) + f" · {coverage_word(m.level)}")
+                                for m in shown])
+        self.coverage.setVisible(bool(shown))
+        if not h.modules:
+            note = self.tr("Module coverage appears once the code is indexed.")
+        elif not shown:
+            note = self.tr("No memory is about a particular module yet (%n modules indexed). Memories about "
+                           "files, taught or learned from sessions, fill this in.", "", len(h.modules))
+        elif len(shown) < len(h.modules):
+            note = self.tr("%n other modules have no memory yet.", "", len(h.modules) - len(shown))
+        else:
+            note = ""
+        self.coverage_note.setText(note)
+        self.coverage_note.setVisible(bool(note))
         self.attention.clear()
         for a in h.attention:
             why = self.tr("stale") if a["why"] == "stale" else self.tr("needs review")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import json
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication
@@ -53,6 +52,24 @@ def _evidence_html(evidence: list[SessionContribution]) -> str:
         parts.append(f"<li>{' · '.join(head)}{quotes}</li>")
     parts.append("</ul>")
     return "".join(parts)
+
+
+def provenance_words(p: dict[str, Any]) -> str:
+    """One provenance record in words ("Imported from CLAUDE.md, section Testing"), never raw JSON."""
+    kind = str(p.get("kind", ""))
+    if kind == "rule_file":
+        text = QCoreApplication.translate("MemoryDetail", "Imported from %1").replace("%1", str(p.get("file", "")))
+        if p.get("section"):
+            text += ", " + QCoreApplication.translate("MemoryDetail", "section “%1”").replace("%1", str(p["section"]))
+        return text
+    if kind == "session":
+        session = str(p.get("session", ""))[:16]
+        text = QCoreApplication.translate("MemoryDetail", "Learned in session %1").replace("%1", session)
+        return text + (": “" + str(p["prompt"])[:120] + "”" if p.get("prompt") else "")
+    if kind == "remember_command":
+        return QCoreApplication.translate("MemoryDetail", "Taught with /remember")
+    shown = ", ".join(f"{k}: {v}" for k, v in p.items() if k != "kind" and isinstance(v, (str, int, float)))
+    return (kind.replace("_", " ").capitalize() + (" — " if shown else "") + shown)[:300] or "—"
 
 
 def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, query: str, chain: list[Memory],
@@ -105,7 +122,7 @@ def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, que
     elif m.provenance:
         parts.append(f"<p><b>{e(words['why'])}</b></p><ul>")
         for p in m.provenance[:10]:
-            parts.append(f"<li>{e(json.dumps(p, ensure_ascii=False)[:300])}</li>")
+            parts.append(f"<li>{e(provenance_words(p))}</li>")
         parts.append("</ul>")
     if query:
         parts.append(f"<h4>{e(words['why_retrieved'].replace('%1', query))}</h4>")

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.memory.graph.queries import module_memory_counts
+from desktop.ui.adapters.health import module_label
 from desktop.ui.tasks import Tasks
 from desktop.ui.theme import icon
 
@@ -42,6 +43,8 @@ def load_module_map(project: Any, graph: Any) -> dict[str, Any]:
     counts = module_memory_counts(conn)  # the same count the health dashboard shows
     for m in data["modules"]:
         m["memories"] = counts.get(m["name"], 0)
+        files = m.get("files") or []
+        m["label"] = module_label(m["name"], min(files), max(files)) if files else m["name"]
     return data
 
 
@@ -57,7 +60,8 @@ class ModuleCard(QFrame):
         self.toggle.setArrowType(Qt.ArrowType.RightArrow)
         self.toggle.setCheckable(True)
         self.toggle.setToolTip(self.tr("Show the files of this module"))
-        title = QLabel(f"<b>{html.escape(self.name)}</b>")
+        title = QLabel(f"<b>{html.escape(module.get('label') or self.name)}</b>")
+        title.setToolTip(self.tr("Module %1 in the code graph").replace("%1", self.name))
         badge = QLabel(self.tr("%n files", "", module["file_count"]) + " · " +
                        self.tr("%n memories", "", module.get("memories", 0)))
         deps = QLabel(html.escape(self.tr("uses: %1").replace("%1", ", ".join(deps_out[:6]) or "—")) + "<br>" +
@@ -150,9 +154,11 @@ class ModuleMap(QWidget):
         self.cards = []
         deps_out: dict[str, list[str]] = {}
         deps_in: dict[str, list[str]] = {}
+        labels = {m["name"]: m.get("label") or m["name"] for m in data["modules"]}
         for d in data["dependencies"]:
-            deps_out.setdefault(d["from"] or ".", []).append(d["to"] or ".")
-            deps_in.setdefault(d["to"] or ".", []).append(d["from"] or ".")
+            src, dst = d["from"] or ".", d["to"] or "."
+            deps_out.setdefault(src, []).append(labels.get(dst, dst))
+            deps_in.setdefault(dst, []).append(labels.get(src, src))
         mods = sorted(data["modules"], key=lambda m: (-m["file_count"], m["name"]))
         for m in mods[:80]:
             card = ModuleCard(m, deps_out.get(m["name"], []), deps_in.get(m["name"], []))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QRect, QSize, Qt, Signal
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QKeyEvent, QMouseEvent, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -102,13 +102,19 @@ class CitationChip(QFrame):
         super().__init__(parent)
         self.memory_id = memory_id
         self.dead_end = dead_end
+        self.brief = brief
+        self.shared_by = shared_by
         self.setObjectName("citationChip")
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setProperty("deadEnd", dead_end)
         link = css(self.palette().color(QPalette.ColorRole.WindowText))
         self.label = QLabel(f"<a href='open' style='text-decoration:none; color:{link}'><b>#{memory_id}</b></a>"
                             f" · {html.escape(brief)}")
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-        self.label.linkActivated.connect(lambda _l: self.open_clicked.emit(self.memory_id))
+        # The whole chip is the link (a click on its text or padding opens the memory), so the label
+        # lets clicks through; the keyboard reaches it as one focusable chip (Enter or Space opens it).
+        self.label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAccessibleName(self.tr("Open memory #%1").replace("%1", str(memory_id)))
         self.flag = QToolButton()
         self.flag.setObjectName("chipButton")
         self.flag.setIcon(icon("flag", accent("red" if dead_end else "amber")))
@@ -123,6 +129,21 @@ class CitationChip(QFrame):
         row.setSpacing(2)
         row.addWidget(self.label)
         row.addWidget(self.flag)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        """A click anywhere on the chip's body opens the memory (the flag button keeps its own click)."""
+        if event.button() == Qt.MouseButton.LeftButton and self.rect().contains(event.position().toPoint()):
+            self.open_clicked.emit(self.memory_id)
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Enter or Space on a focused chip opens its memory."""
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
+            self.open_clicked.emit(self.memory_id)
+            return
+        super().keyPressEvent(event)
 
 
 class CitationBar(QWidget):
@@ -161,6 +182,10 @@ class CitationBar(QWidget):
         self.chips[memory_id] = chip
         self.flow.addWidget(chip)
         self._refold()
+
+    def entries(self) -> list[tuple[int, str, bool, str]]:
+        """(memory id, brief, dead end, shared by) of each chip, in order (to rebuild the bar)."""
+        return [(mid, c.brief, c.dead_end, c.shared_by) for mid, c in self.chips.items()]
 
     def folded(self) -> bool:
         """True while the chips are hidden behind "Used N memories"."""

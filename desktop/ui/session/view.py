@@ -12,6 +12,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -49,6 +50,18 @@ log = logging.getLogger("engram.ui.session")
 
 ACTUALLY = re.compile(r"^\s*(actually|en fait|no,|non,)\b", re.IGNORECASE)
 REMEMBER = re.compile(r"^\s*/remember\s+(.+)$", re.IGNORECASE | re.DOTALL)
+NO_MODEL = "none"  # the provider entry shown when Settings name no model
+
+
+@dataclass
+class SessionState:
+    """A session view's visible state, kept across a rebuild."""
+
+    output_html: str
+    input_text: str
+    chips: list[tuple[int, str, bool, str]]
+    types: dict[int, str]
+    metrics: dict[str, Any]
 
 
 class SessionView(QWidget):
@@ -98,6 +111,10 @@ class SessionView(QWidget):
         chosen = "scripted" if tour else str(getattr(project.settings, "llm_provider", "") or "")
         if self.provider.findData(chosen) >= 0:
             self.provider.setCurrentIndex(self.provider.findData(chosen))
+        else:
+            # Settings say no model: the window says the same, and Start waits for one.
+            self.provider.insertItem(0, self.tr("No model set up"), NO_MODEL)
+            self.provider.setCurrentIndex(0)
         self.notice = ModelNotice(self)
         self.start_button = QPushButton(icon("play"), self.tr("&Start"))
         self.start_button.setObjectName("startSession")
@@ -167,6 +184,17 @@ class SessionView(QWidget):
         self.input.setMaximumHeight(90)
         self.input.setPlaceholderText(self.tr("Describe a task, then Ctrl+Enter. “/remember TEXT” teaches "
                                               "a memory right away."))
+        if tour:
+            # The tour says what to try: a task its sample memories answer, ready to run.
+            from desktop.tour import SUGGESTED_TASK
+
+            self.input.setPlainText(SUGGESTED_TASK)
+            self.input.setPlaceholderText(self.tr("Try a task such as “%1”, then Ctrl+Enter.")
+                                          .replace("%1", SUGGESTED_TASK))
+            self.output.setPlaceholderText(self.tr(
+                "Guided tour: press Start to run the suggested task. The tour's agent reads the sample "
+                "project's memories and cites them as chips: click a chip to open the memory, flag it if "
+                "it is wrong. It changes no file."))
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
@@ -186,6 +214,8 @@ class SessionView(QWidget):
 
         self.start_button.clicked.connect(self.submit)
         self.stop_button.clicked.connect(self.runner.stop)
+        self.provider.currentIndexChanged.connect(lambda _i: self._update_start())
+        self._update_start()
         run = QShortcut(QKeySequence("Ctrl+Return"), self.input)
         run.activated.connect(self.submit)
         self.input.textChanged.connect(self._check_actually)
@@ -200,6 +230,9 @@ class SessionView(QWidget):
         if taught:
             self.remember.emit(taught.group(1).strip())
             self.input.clear()
+            return
+        if not self.can_start():
+            self.state.setText(self.tr("Set up a model in Settings first"))
             return
         self.start(text)
 
@@ -257,7 +290,8 @@ class SessionView(QWidget):
         elif ev.kind == "done":
             self._stream("", flush=True)
             self.metrics = dict(ev.data)
-            self.state.setText(self.tr("Stopped") if ev.data.get("cancelled") else self.tr("Finished"))
+            self.state.setText(self.tr("Stopped") if ev.data.get("cancelled") else
+                               self.tr("Failed") if ev.data.get("error") else self.tr("Finished"))
             self.session_finished.emit(self.metrics)
 
     def _stream(self, chunk: str, *, flush: bool = False) -> None:
@@ -284,8 +318,21 @@ class SessionView(QWidget):
         cursor.insertHtml("".join(parts).replace("\n", "<br>"))
         self.output.setTextCursor(cursor)
 
+    def can_start(self) -> bool:
+        """A model is chosen that can run here (never the "No model set up" entry)."""
+        index = self.provider.currentIndex()
+        item = cast(QStandardItemModel, self.provider.model()).item(index) if index >= 0 else None
+        return self.provider.currentData() not in (None, NO_MODEL) and item is not None and item.isEnabled()
+
+    def _update_start(self, running: bool | None = None) -> None:
+        busy = self.runner.is_running() if running is None else running
+        ready = self.can_start() and not busy
+        self.start_button.setEnabled(ready)
+        self.start_button.setToolTip(self.tr("Run the agent on the task (Ctrl+Enter)") if self.can_start()
+                                     else self.tr("Set up a model in Settings first"))
+
     def _running_changed(self, running: bool) -> None:
-        self.start_button.setEnabled(not running)
+        self._update_start(running)
         self.stop_button.setEnabled(running)
         self.provider.setEnabled(not running)
         if running:
@@ -326,6 +373,21 @@ class SessionView(QWidget):
         """Show how to connect a model when none is set up (the tour project never needs one)."""
         if not is_tour_project(self.project):
             self.notice.show_setup(setup)
+
+    def keep(self) -> SessionState:
+        """What a rebuild of this view must not lose (a language switch): transcript, chips, typed text."""
+        return SessionState(self.output.toHtml() if self.output.toPlainText().strip() else "",
+                            self.input.toPlainText(), self.chips.entries(), dict(self.types), dict(self.metrics))
+
+    def restore(self, kept: SessionState) -> None:
+        """Put back what :meth:`keep` saved."""
+        if kept.output_html:
+            self.output.setHtml(kept.output_html)
+        self.input.setPlainText(kept.input_text)
+        self.types.update(kept.types)
+        for mid, brief, dead, shared in kept.chips:
+            self.chips.add(mid, brief, dead_end=dead, shared_by=shared)
+        self.metrics = kept.metrics
 
     def shutdown(self) -> Any:
         """Stop a running session (project closing); returns its thread, for the closer to wait on."""
