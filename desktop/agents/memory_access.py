@@ -117,7 +117,14 @@ class StoreMemoryAccess:
 
     def _select(self, where: str, params: list[Any], order: str, limit: int) -> list[Memory]:
         sql = f"SELECT * FROM memories WHERE {where} ORDER BY {order} LIMIT ?"
-        return [row_to_memory(r) for r in rows_as_dicts(self._conn().execute(sql, [*params, limit]))]
+        return self._now([row_to_memory(r) for r in rows_as_dicts(self._conn().execute(sql, [*params, limit]))])
+
+    def _now(self, memories: list[Memory]) -> list[Memory]:
+        """As they may be said now: the code each is anchored to is checked at this moment."""
+        from desktop.memory.lifecycle.freshness import as_of_now
+
+        info = getattr(self.project, "info", None)
+        return as_of_now(memories, Path(info.root) if info is not None else None)
 
     def _facade(self) -> Any | None:
         extras = getattr(self.project, "extras", None)
@@ -173,7 +180,7 @@ class StoreMemoryAccess:
                 # Ask for more: quarantined hits are dropped here, after ranking.
                 found = self._from_facade(facade, query, limit * 2, types, phase=phase,
                                           touched_files=list(touched_files), min_confidence=min_confidence)
-                return [m for m in found if injectable(m)][:limit]
+                return self._now([m for m in found if injectable(m)][:limit])
             except Exception:  # a retrieval bug must not take the agent's memory away
                 log.exception("retrieval facade failed; falling back to FTS")
         match = _fts_or(query)
@@ -189,7 +196,7 @@ class StoreMemoryAccess:
             params += types
         sql = (f"SELECT m.* FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid WHERE {where}"
                f" ORDER BY bm25(memories_fts) LIMIT ?")
-        return [row_to_memory(r) for r in rows_as_dicts(self._conn().execute(sql, [*params, limit]))]
+        return self._now([row_to_memory(r) for r in rows_as_dicts(self._conn().execute(sql, [*params, limit]))])
 
     def _from_facade(self, facade: Any, query: str, limit: int, types: list[str], *, phase: str | None = None,
                      touched_files: list[str] | None = None, min_confidence: float | None = None) -> list[Memory]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QDialog
 
+from desktop.agents.hooks.protocol import NATIVE_EVENTS
 from desktop.ui.dialogs.onboarding import Onboarding
 from desktop.ui.dialogs.settings import SettingsDialog
 
@@ -45,8 +46,7 @@ def test_onboarding_installs_hooks_for_agents_found(qtbot, win, fake_claude) -> 
     with qtbot.waitSignal(dialog.status_message, timeout=5000) as sig:
         dialog.index_next.click()
     assert "Claude Code" in sig.args[0]
-    assert set(_engram_events(settings_file)) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop",
-                                                  "SessionEnd"}
+    assert set(_engram_events(settings_file)) == set(NATIVE_EVENTS["claude-code"].values())
     assert not (Path(win.project.info.root) / ".codex").exists()
 
 
@@ -88,7 +88,7 @@ def test_settings_shows_status_installs_and_removes(qtbot, win, fake_claude, mon
         assert label.text() == "Not installed" and install.isEnabled() and not remove.isEnabled()
         install.click()
         qtbot.waitUntil(lambda: label.text() == "Installed for this project", timeout=5000)
-        assert len(_engram_events(settings_file)) == 5
+        assert len(_engram_events(settings_file)) == len(NATIVE_EVENTS["claude-code"])
         seen.append(panel.message.text())
         assert remove.isEnabled() and not install.isEnabled()
         remove.click()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -82,8 +83,26 @@ def _output_text(response: Any) -> tuple[str, bool]:
     return json.dumps(response, ensure_ascii=False, default=str)[:20_000] if response is not None else "", False
 
 
+_session_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _session_lock(session_id: str) -> threading.Lock:
+    """One lock per session: parallel tool calls of a session (the warm service answers them on
+    several threads) must not restore the same checkpoint and overwrite each other's call."""
+    with _locks_guard:
+        if len(_session_locks) > 256:
+            _session_locks.clear()
+        return _session_locks.setdefault(session_id, threading.Lock())
+
+
 def observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> None:
     """Restore the session's scratchpad, observe this call and its result, checkpoint it."""
+    with _session_lock(call.session_id):
+        _observe_tool(project, call, tool, files)
+
+
+def _observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> None:
     from desktop.memory.observer.events import SessionStart, StepComplete, ToolCall, ToolResult
     from desktop.memory.observer.ingest import CheckpointStore
     from desktop.memory.observer.observer import Observer
@@ -104,7 +123,9 @@ def observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> N
     obs.observe(ToolCall(call.session_id, step, call_id, tool, call.tool_name, args, tuple(files), now))
     obs.observe(ToolResult(call.session_id, step, call_id, tool, output[:20_000], error, None, now))
     obs.observe(StepComplete(call.session_id, step, now))
-    store.save(call.session_id, obs.checkpoint(), wait=False)
+    # Waited for: the session's next tool event restores this checkpoint, possibly a few ms from
+    # now on another service thread; reading an older one would lose this call (and its lesson).
+    store.save(call.session_id, obs.checkpoint(), wait=True)
 
 
 def finalise(project: Any, call: HookCall) -> None:

@@ -136,15 +136,18 @@ class ToolMoments:
             self.outcomes.repeated(call.session_id, hit, call.tool_use_id)
 
     def _say(self, call: HookCall, event: str, warned: list[Warning], gotchas: list[Memory], title: str) -> str:
-        memories = [w.memory for w in warned] + gotchas
+        from desktop.memory.lifecycle.freshness import as_of_now
+
+        memories = as_of_now([w.memory for w in warned], self.root) + gotchas  # gotchas came through the door
+        warned = [w for w in warned if any(m.id == w.memory.id for m in memories)]
         if not memories:
             return ""
         summary = _call_summary(call)
         ledger.record_shown(self.project.db, call.session_id, call.agent, event, [m.id for m in memories],
                             summary).result(5)
-        if warned:
+        if warned:  # waited for (ms): the call's own failure, next, must find the warning recorded
             self.outcomes.warned(call.session_id, call.agent, [w.memory.id for w in warned], call.tool_use_id,
-                                 summary)
+                                 summary).result(5)
         return render_block(title, memories)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from desktop.agents.injection.formatting import Section, fit, render
+from desktop.memory.lifecycle.freshness import as_of_now
 from desktop.memory.text.tokens import count_tokens
 from desktop.memory.trust import injectable
 from desktop.memory.types import Memory
@@ -51,7 +52,7 @@ def _git_state(root: Path) -> tuple[list[str], str]:
     return changed[:50], branch
 
 
-def _by_evidence(conn: Any, memory: Any, types: tuple[str, ...], floor: float, exclude: set[int],
+def _by_evidence(conn: Any, memory: Any, root: Path, types: tuple[str, ...], floor: float, exclude: set[int],
                  limit: int) -> list[Memory]:
     """Injectable memories of ``types``, the most often confirmed (sessions, then confidence) first."""
     marks = ",".join("?" * len(types))
@@ -62,7 +63,7 @@ def _by_evidence(conn: Any, memory: Any, types: tuple[str, ...], floor: float, e
         (*types, floor, limit + len(exclude))).fetchall()
     ids = [int(r[0]) for r in rows if int(r[0]) not in exclude][:limit]
     found = memory.get_many(ids) if ids else {}
-    return [found[i] for i in ids if i in found and injectable(found[i])]
+    return as_of_now([found[i] for i in ids if i in found and injectable(found[i])], root)
 
 
 def start_context(project: Any, memory: Any, root: Path, fmt: str, budget: int, floor: float,
@@ -77,9 +78,9 @@ def start_context(project: Any, memory: Any, root: Path, fmt: str, budget: int, 
     conn = project.db.reads.conn()
     always = [m for m in memory.always_inject(5) if m.id not in exclude and (m.pinned or m.confidence >= floor)]
     taken = exclude | {m.id for m in always}
-    rules = _by_evidence(conn, project.memories, RULE_TYPES, floor, taken, MAX_RULES)
+    rules = _by_evidence(conn, project.memories, root, RULE_TYPES, floor, taken, MAX_RULES)
     taken |= {m.id for m in rules}
-    facts = _by_evidence(conn, project.memories, FACT_TYPES, floor, taken, MAX_FACTS)
+    facts = _by_evidence(conn, project.memories, root, FACT_TYPES, floor, taken, MAX_FACTS)
     taken |= {m.id for m in facts}
     asking.join(2.0)
     changed, branch = git.get("state", ([], ""))

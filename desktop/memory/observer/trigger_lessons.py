@@ -118,15 +118,19 @@ def command_key(command: Command) -> list[str]:
 # -- wrong place ---------------------------------------------------------------------------------
 
 def look_of(tool: str, args: dict[str, Any], root: str) -> dict[str, str] | None:
-    """Where a Read/Grep/Glob/LS call looks (project-relative) and for what."""
+    """Where a Read/Grep/Glob/LS call looks (project-relative, '' for the whole project) and for what."""
     raw = args.get("file_path") if tool == "Read" else args.get("path")
+    if tool != "Read" and not raw:
+        raw = root or "."
     if not isinstance(raw, str) or not raw:
         return None
     path = raw.rstrip("/")
     if root and path.startswith(root.rstrip("/") + "/"):
         path = path[len(root.rstrip("/")) + 1:]
-    if path.startswith(("/", "~", "..")) or path in ("", "."):
-        return None
+    if path in (".", root.rstrip("/")):
+        path = ""  # the whole project
+    elif path.startswith(("/", "~", "..")):
+        return None  # outside the project
     what = posixpath.basename(path) if tool == "Read" else str(args.get("pattern") or "")
     return {"path": path, "what": redact_then_cut(what, 80), "tool": tool}
 
@@ -137,8 +141,8 @@ def on_look_result(sp: Scratchpad, look: dict[str, str], output: str, is_error: 
     misses: list[dict[str, Any]] = sp.ev.setdefault("misses", [])
     empty = is_error or bool(_EMPTY.match(output[:200]))
     if empty:
-        if is_error and not _MISSING.search(output[:300]):
-            return  # another kind of failure (permission, a bad regex): not a wrong place
+        if (is_error and not _MISSING.search(output[:300])) or not look["path"]:
+            return  # another kind of failure, or nothing found anywhere: not a wrong place
         misses[:] = [m for m in misses if step - int(m["step"]) <= LOOK_WINDOW and m["path"] != look["path"]]
         misses.append({**look, "step": step, "event": event, "missing": is_error})
         del misses[:-MAX_MISSES]
@@ -149,8 +153,8 @@ def on_look_result(sp: Scratchpad, look: dict[str, str], output: str, is_error: 
         if step - int(miss["step"]) > LOOK_WINDOW:
             misses.remove(miss)
             continue
-        found = _found_for(miss, look, output)
-        if found and not found.startswith(miss["path"] + "/"):
+        found = _found_for(miss, look, output, sp.cwd)
+        if found and not found.startswith(miss["path"] + "/") and found != miss["path"]:
             misses.remove(miss)
             _wrong_place(sp, miss, found, step, event)
 
@@ -161,7 +165,7 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_]{2,}", stem)}
 
 
-def _found_for(miss: dict[str, str], look: dict[str, str], output: str) -> str:
+def _found_for(miss: dict[str, str], look: dict[str, str], output: str, root: str) -> str:
     """The file this successful look found that is what ``miss`` looked for, or ''.
 
     A Read counts when the file's name shares a word with what was looked for; a search's
@@ -175,7 +179,11 @@ def _found_for(miss: dict[str, str], look: dict[str, str], output: str) -> str:
     for line in output[:20_000].splitlines()[:400]:
         m = re.match(r"^\s*(?:\./)?([\w@.+/-]+\.\w{1,8})(?::\d+.*)?\s*$", line.strip())
         if m and wanted & _words(posixpath.basename(m.group(1))):
-            return m.group(1)
+            found = m.group(1)
+            prefix = root.rstrip("/") + "/"
+            if root and found.startswith(prefix):
+                return found[len(prefix):]
+            return "" if found.startswith("/") else found
     return ""
 
 
@@ -213,8 +221,7 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
                 held["rules"].setdefault(rule, info)
             if len(checks) > 3:
                 checks.pop(next(iter(checks)))
-        if category is not None:
-            _open_gap(sp, key, name, output, step, event)
+        _open_gap(sp, key, name, output, step, event)
         return
     held = checks.pop(name, None)
     if held is not None:
@@ -222,7 +229,7 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
     gap = sp.ev.get("gaps", {}).pop(name, None)
     if gap is not None:
         _gap_lesson(sp, gap, key, step, event)
-    if category is not None:
+    if len(key) >= 2:
         passed[name] = {"key": key, "step": step}
         if len(passed) > 6:
             passed.pop(next(iter(passed)))
@@ -267,8 +274,11 @@ def _open_gap(sp: Scratchpad, key: list[str], name: str, output: str, step: int,
 
     if len(key) < 2:
         return
+    # A sibling that goes further: same program, same words but the last, which extends the
+    # passed one's (``test`` -> ``test:ci``, ``lint`` -> ``lint-all``); never ``lint`` -> ``test``.
     sibling = next((p for p in sp.ev.get("passed", {}).values()
-                    if p["key"][0] == key[0] and p["key"][1:2] == key[1:2] and p["key"] != key), None)
+                    if len(p["key"]) == len(key) and p["key"][:-1] == key[:-1] and p["key"] != key
+                    and key[-1].startswith(p["key"][-1])), None)
     err = stable_error(output)
     if sibling is None or not err:
         return

@@ -21,8 +21,16 @@ class Database:
         self.reads = ReadPool(self.path)
 
     def open(self) -> Database:
-        """Start the writer (integrity check, migrations). Raises known errors on a bad file."""
+        """Start the writer (integrity check, migrations). Raises known errors on a bad file.
+
+        A database whose trigger index was derived by older rules (or never: one written before
+        migration 0021) gets it rebuilt by a queued write, so lessons fire whichever door opened it.
+        """
+        from desktop.memory.triggers.index import ReindexTriggers, needs_reindex
+
         self.writer.start()
+        if needs_reindex(self.reads.conn()):
+            self.writer.submit(ReindexTriggers())
         return self
 
     @property

@@ -1,0 +1,147 @@
+"""Around each tool call (issue 25): a lesson learned live in one session is said before the same
+call in the next, once; a failure gets its lesson at once; each warning's outcome is counted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop.agents.hooks import ledger
+from desktop.agents.hooks.handlers import Handlers
+from desktop.agents.hooks.protocol import from_dict, render_output
+from desktop.composition import Engram
+from desktop.memory.store.memory_ops import NewMemory
+from desktop.memory.store.writer import FnOp
+from desktop.memory.triggers.warn import outcome_report
+from desktop.settings import Settings
+
+BAD, GOOD = "git show HEAD --no-stat", "git show HEAD --stat"
+BAD_OUT = "Exit code 128\nfatal: unrecognized argument: --no-stat"
+
+
+@pytest.fixture
+def project(payments_dir: Path, data_dir: Path) -> Iterator[Any]:
+    proj = Engram(Settings(data_dir=data_dir)).open_project(payments_dir, remember=False)
+    yield proj
+    proj.close()
+
+
+def hook(h: Handlers, event: str, sid: str, agent: str = "claude-code", **fields: Any) -> str:
+    payload = {"session_id": sid, "cwd": str(h.root), **fields}
+    return h.handle(from_dict(agent, event, payload))
+
+
+def bash(h: Handlers, sid: str, command: str, use: str, *, fails: bool = False, output: str = "ok",
+         agent: str = "claude-code") -> tuple[str, str]:
+    """One shell call as Claude Code reports it: before, then after or failed."""
+    before = hook(h, "before-tool", sid, agent, tool_name="Bash", tool_input={"command": command}, tool_use_id=use)
+    if fails and agent == "claude-code":
+        after = hook(h, "tool-failed", sid, agent, tool_name="Bash", tool_input={"command": command},
+                     tool_use_id=use, error=output)
+    else:
+        after = hook(h, "after-tool", sid, agent, tool_name="Bash", tool_input={"command": command}, tool_use_id=use,
+                     tool_response={"stdout": output, "exit_code": 128 if fails else 0})
+    return before, after
+
+
+def flush(project: Any) -> None:
+    project.db.writer.run(FnOp("flush", lambda tx: None))
+
+
+def learn_the_fix(h: Handlers, sid: str = "s1") -> None:
+    hook(h, "session-start", sid, source="startup")
+    bash(h, sid, BAD, "u1", fails=True, output=BAD_OUT)
+    bash(h, sid, GOOD, "u2", output="commit abc\n 1 file changed")
+    hook(h, "session-end", sid, transcript_path="")
+    flush(h.project)
+
+
+def test_a_failure_learned_live_is_said_before_the_same_call_next_session(project: Any) -> None:
+    h = Handlers(project)
+    learn_the_fix(h)
+    lesson = project.db.reads.conn().execute(
+        "SELECT id, content FROM memories WHERE json_extract(metadata, '$.signal') = 'command_fix'").fetchall()
+    assert len(lesson) == 1 and "--no-stat" in lesson[0][1]
+    mid = int(lesson[0][0])
+    before, _ = bash(h, "s2", "cd . && git show abc123 --no-stat | head", "v1", fails=True, output=BAD_OUT)
+    assert f"[Memory #{mid}]" in before and "--no-stat" in before and "1 earlier session" in before
+    assert len(before.splitlines()) <= 3  # one or two lines, not a dump
+    # the same lesson is not said again for a near call, nor for the fixed one
+    assert bash(h, "s2", "git show abc123 --no-stat", "v2")[0] == ""
+    assert bash(h, "s2", "git show abc123 --stat", "v3")[0] == ""
+    assert bash(h, "s2", "git log --no-stat", "v4")[0] == ""
+
+
+def test_outcomes_repeated_and_avoided(project: Any) -> None:
+    h = Handlers(project)
+    learn_the_fix(h)
+    bash(h, "s2", BAD, "a1")                                   # warned; the call itself cannot change
+    bash(h, "s2", BAD, "a2", fails=True, output=BAD_OUT)       # the same failure again, later: repeated
+    hook(h, "session-end", "s2", transcript_path="")
+    bash(h, "s3", BAD, "b1")                                   # warned
+    bash(h, "s3", GOOD, "b2")                                  # and the agent took the fix
+    hook(h, "session-end", "s3", transcript_path="")
+    flush(project)
+    report = outcome_report(project.db.reads.conn())
+    assert (report.warned, report.repeated, report.avoided, report.open, report.sessions) == (2, 1, 1, 0, 2)
+
+
+def test_a_failure_gets_its_lesson_at_once(project: Any) -> None:
+    h = Handlers(project)
+    learn_the_fix(h)
+    # An agent whose before-call hook said nothing (not installed, or over its budget): the failure
+    # itself brings the lesson.
+    failed = hook(h, "tool-failed", "s4", tool_name="Bash", tool_input={"command": "git show v1.0 --no-stat"},
+                  tool_use_id="f1", error=BAD_OUT)
+    assert "[Memory #" in failed and "--no-stat" in failed
+
+
+def test_gemini_refuses_only_an_exact_known_failure(project: Any) -> None:
+    h = Handlers(project)
+    learn_the_fix(h)
+    rule = project.memories.add(NewMemory(content="Never run `git push --force` here.", type="preference")
+                                ).result(10).id
+    call = from_dict("gemini", "before-tool", {"session_id": "g1", "cwd": str(h.root), "tool_name":
+                                               "run_shell_command", "tool_input": {"command": BAD}})
+    out = json.loads(render_output(call, h.handle(call)))
+    assert out["decision"] == "deny" and "--no-stat" in out["reason"]
+    push = from_dict("gemini", "before-tool", {"session_id": "g1", "cwd": str(h.root), "tool_name":
+                                               "run_shell_command", "tool_input": {"command": "git push --force"}})
+    assert h.handle(push) == ""  # a rule is not a failure: Gemini hears it after the call instead
+    after = hook(h, "after-tool", "g1", "gemini", tool_name="run_shell_command",
+                 tool_input={"command": "git push --force"}, tool_response={"llmContent": "done"})
+    assert f"[Memory #{rule}]" in after
+
+
+def test_a_users_rule_is_said_when_the_call_it_governs_is_about_to_happen(project: Any) -> None:
+    h = Handlers(project)
+    rule = project.memories.add(NewMemory(
+        content="The schema snapshot `core/schema.sql` must never be edited: it is a point-in-time record.",
+        type="preference")).result(10).id
+    edit = {"tool_name": "Edit", "tool_input": {"file_path": str(h.root / "core/schema.sql"), "old_string": "a",
+                                                "new_string": "b"}}
+    assert f"[Memory #{rule}]" in hook(h, "before-tool", "r1", tool_use_id="e1", **edit)
+    assert hook(h, "before-tool", "r1", tool_use_id="e2", tool_name="Edit",
+                tool_input={"file_path": str(h.root / "core/payments.py"), "old_string": "a", "new_string": "b"}) == ""
+    rows = {(r.event, r.memory_id) for r in ledger.session_rows(project.db, "r1")}
+    assert rows == {("before_tool", rule)}
+
+
+def test_a_memory_about_changed_code_is_marked_and_deleted_code_withheld(project: Any) -> None:
+    from desktop.memory.lifecycle.staleness import anchor_memory
+
+    h = Handlers(project)
+    root = h.root
+    gotcha = project.memories.add(NewMemory(content="charge() takes euros, not cents.", type="gotcha",
+                                            related_files=["core/payments.py"], confidence=0.9)).result(10).id
+    anchor_memory(project.db, gotcha, root)
+    (root / "core" / "payments.py").write_text("def charge(cents):\n    return cents\n", encoding="utf-8")
+    read = {"tool_name": "Read", "tool_input": {"file_path": str(root / "core/payments.py")}}
+    text = hook(h, "before-tool", "c1", tool_use_id="r1", **read)
+    assert f"[Memory #{gotcha}]" in text and "Possibly stale: core/payments.py changed" in text
+    (root / "core" / "payments.py").unlink()
+    assert hook(h, "before-tool", "c2", tool_use_id="r2", **read) == ""

@@ -1,0 +1,130 @@
+"""Lessons learned from outcomes carry the trigger that will fire them (issue 25): checker rules,
+wrong places, checker gaps and command fixes, on small hand-written sessions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from obs_helpers import Seq, digest_of, kinds
+
+from desktop.memory.observer.novelty import HashingEmbedder, Novelty
+from desktop.memory.observer.promotion import Promoter
+from desktop.memory.observer.trigger_lessons import annotation, diagnostics, general_message
+from desktop.memory.store.database import Database
+from desktop.memory.triggers.model import Trigger
+
+GOLANGCI = ("Exit code 1\n[lint] $ golangci-lint run ./...\n"
+            "cmd/cli/resume.go:221:3: error is not nil (line 218) but it returns nil (nilerr)\n"
+            "\t\treturn findCheckpoint(head, nil), nil\n1 issues:\n* nilerr: 1\n")
+
+
+@pytest.mark.parametrize(("output", "rule", "file"), [
+    (GOLANGCI, "nilerr", "cmd/cli/resume.go"),
+    ("src/app.py:12: error: Argument 1 to \"f\" has incompatible type \"str\"; expected \"int\"  [arg-type]",
+     "arg-type", "src/app.py"),
+    ("src/app.py:3:1: F401 `os` imported but unused", "F401", "src/app.py"),
+    ("src/view.tsx(14,7): error TS2322: Type 'string' is not assignable to type 'number'.", "TS2322",
+     "src/view.tsx"),
+    ("error[E0382]: borrow of moved value: `v`\n  --> src/main.rs:5:20\n", "E0382", "src/main.rs"),
+])
+def test_checker_formats(output: str, rule: str, file: str) -> None:
+    found = diagnostics(output)
+    assert rule in found and found[rule][1] == file
+
+
+def test_compile_errors_are_not_rules() -> None:
+    assert diagnostics("cmd/a.go:3:1: undefined: cwd (typecheck)") == {}
+
+
+def test_messages_lose_their_instance() -> None:
+    assert general_message("error is not nil (line 218) but it returns nil") == \
+        general_message("error is not nil (line 50) but it returns nil")
+    assert general_message("missing cases in switch of type git.StatusCode: git.Unmodified") == \
+        "missing cases in switch of type git.StatusCode"
+
+
+def test_annotations() -> None:
+    assert annotation("`return nil` → `return nil //nolint:nilerr // not a repo`") == "//nolint:nilerr //"
+    assert annotation("`import os` → `import os  # noqa: F401`") == "# noqa: F401"
+    assert annotation("`x = 1` → `x = 2`") == ""
+
+
+def test_checker_rule_lesson_fires_before_the_checker_and_before_editing_such_a_file(db: Database) -> None:
+    s = Seq().bash("mise run lint 2>&1", GOLANGCI, error=True)
+    s.call("Edit", ("cmd/cli/resume.go",), old_string="return findCheckpoint(head, nil), nil",
+           new_string="return findCheckpoint(head, nil), nil //nolint:nilerr // best effort")
+    s.bash("mise run lint", "0 issues.")
+    rules = kinds(digest_of(s.end()))["check_rule"]
+    assert len(rules) == 1 and rules[0].data["rule"] == "nilerr"
+    trigs = [Trigger.from_json(t) for t in rules[0].data["triggers"]]
+    assert Trigger("command", "mise", ("run", "lint")) in trigs and Trigger("edit", ".go") in trigs
+    Promoter(db, novelty=Novelty(HashingEmbedder())).promote(digest_of(s.events))
+    row = db.reads.conn().execute("SELECT content, candidate FROM memories").fetchall()
+    assert len(row) == 1 and row[0][1] == 0  # proven: the checker passed after the annotated edit
+    assert "nilerr" in row[0][0] and "//nolint:nilerr // <reason>" in row[0][0]
+
+
+def test_a_plain_fix_waits_for_a_second_session(db: Database) -> None:
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    for sid in ("s1", "s2"):
+        s = Seq(sid).bash("mise run lint", GOLANGCI, error=True)
+        s.call("Edit", ("cmd/cli/resume.go",), old_string="return x, nil", new_string="return x, err")
+        s.bash("mise run lint", "0 issues.")
+        promoter.promote(digest_of(s.end()))
+        live = db.reads.conn().execute("SELECT count(*) FROM memories WHERE candidate = 0").fetchall()[0][0]
+        assert live == (0 if sid == "s1" else 1)
+
+
+def test_the_same_rule_in_another_session_reinforces_one_memory(db: Database) -> None:
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    for sid, line in (("s1", 218), ("s2", 50)):
+        out = GOLANGCI.replace("218", str(line)).replace("resume.go", f"file{line}.go")
+        s = Seq(sid).bash("mise run lint", out, error=True)
+        s.call("Edit", (f"cmd/cli/file{line}.go",), old_string="return x, nil",
+               new_string="return x, nil //nolint:nilerr // fine")
+        s.bash("mise run lint", "0 issues.")
+        promoter.promote(digest_of(s.end()))
+    rows = db.reads.conn().execute("SELECT provenance_session_ids FROM memories").fetchall()
+    assert len(rows) == 1 and json.loads(rows[0][0]) == ["s1", "s2"]
+
+
+def test_wrong_place_then_found_elsewhere() -> None:
+    s = Seq().call("Grep", (), "No files found", pattern="clean", path="/proj/cmd/cli/commands")
+    s.call("Glob", (), "/proj/cmd/cli/strategy/x.go\n/proj/cmd/cli/clean.go\n", pattern="**/clean*.go")
+    places = kinds(digest_of(s.end()))["wrong_place"]
+    assert places[0].data["path"] == "cmd/cli/commands" and places[0].data["found"] == "cmd/cli/clean.go"
+    assert Trigger.from_json(places[0].data["triggers"][0]) == Trigger("path", "cmd", path="cmd/cli/commands")
+
+
+def test_an_unrelated_find_is_not_a_wrong_place() -> None:
+    s = Seq().call("Grep", (), "No files found", pattern="clean", path="/proj/cmd/cli/commands")
+    s.call("Glob", (), "/proj/cmd/cli/root.go\n", pattern="**/root.go")
+    s.read("cmd/cli/status.go")
+    assert "wrong_place" not in kinds(digest_of(s.end()))
+
+
+def test_a_missing_file_read_elsewhere_blames_the_folder() -> None:
+    s = Seq().call("Read", ("cmd/cli/commands/session.go",), "<tool_use_error>File does not exist.</tool_use_error>",
+                   error=True)
+    s.read("cmd/cli/session.go")
+    places = kinds(digest_of(s.end()))["wrong_place"]
+    assert places[0].data["path"] == "cmd/cli/commands"
+
+
+def test_checker_gap_when_a_sibling_checker_fails_after_the_first_passed() -> None:
+    s = Seq().bash("mise run test", "ok  \tentire.io/cli\t1.8s")
+    s.bash("mise run test:ci", "FAIL\nsetup_test.go:50:21: env.runCmd undefined (type *TestEnv has no field "
+           "or method runCmd)\nFAIL", error=True)
+    s.edit("cmd/cli/integration_test/setup_test.go")
+    s.bash("mise run test:ci", "ok")
+    gaps = kinds(digest_of(s.end()))["check_gap"]
+    assert gaps[0].data["passed"] == "mise run test" and gaps[0].data["failed"] == "mise run test:ci"
+    assert Trigger.from_json(gaps[0].data["triggers"][0]) == Trigger("command", "mise", ("run", "test"))
+
+
+def test_command_fix_carries_the_failed_shape() -> None:
+    s = Seq().bash("git show 8312232 --no-stat", "fatal: unrecognized argument: --no-stat", error=True)
+    s.bash("git show 8312232 --stat", "commit 8312232\n 2 files changed")
+    fixes = kinds(digest_of(s.end()))["command_fix"]
+    assert Trigger.from_json(fixes[0].data["triggers"][0]) == Trigger("command", "git", ("show",), ("--no-stat",))
