@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 from desktop.agents.hooks.protocol import OBSERVER_AGENT, HookCall
 
 log = logging.getLogger("engram.hooks")
+_EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.M)
 
 
 def tool_files(call: HookCall, root: Path) -> tuple[str, list[str]]:
@@ -63,6 +65,9 @@ def output_of(call: HookCall) -> tuple[str, bool]:
     if not error and isinstance(call.tool_response, dict):
         code = call.tool_response.get("exit_code", call.tool_response.get("exitCode"))
         error = isinstance(code, int) and code != 0
+    if not error:  # Gemini CLI's shell tool reports a failure only in its text ("Exit Code: 128")
+        found = _EXIT_CODE.search(text[-2000:])
+        error = found is not None and found.group(1) != "0"
     return text, error or call.event == TOOL_FAILED
 
 
@@ -139,7 +144,9 @@ def finalise(project: Any, call: HookCall) -> None:
     if path is not None and path.is_file():
         report = ingestor.ingest_file(path)
         log.info("session %s finalised from its transcript: %s", call.session_id, report.status)
-        if report.status in ("imported", "unchanged", "duplicate", "empty"):
+        # "empty": the importer found nothing it can read (a format it does not know yet); the live
+        # scratchpad, when there is one, still holds the session.
+        if report.status in ("imported", "unchanged", "duplicate"):
             # The transcript covered the session: the live scratchpad's work is done.
             _drop_checkpoint(project, call.session_id)
             return
