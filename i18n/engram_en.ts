@@ -607,75 +607,104 @@
 <context>
     <name>ExternalSessions</name>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="64"/>
+        <location filename="../desktop/ui/panel/external.py" line="67"/>
         <source>No external session yet. Install Engram&apos;s hooks in your agent, then start a session in this project: what Engram tells it appears here.</source>
         <translation>No external session yet. Install Engram&apos;s hooks in your agent, then start a session in this project: what Engram tells it appears here.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="94"/>
-        <location filename="../desktop/ui/panel/external.py" line="110"/>
+        <location filename="../desktop/ui/panel/external.py" line="101"/>
+        <location filename="../desktop/ui/panel/external.py" line="117"/>
         <source>Hooks installed in %1</source>
         <translation>Hooks installed in %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="94"/>
+        <location filename="../desktop/ui/panel/external.py" line="101"/>
         <source>Install hooks in %1</source>
         <translation>Install hooks in %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="111"/>
+        <location filename="../desktop/ui/panel/external.py" line="118"/>
         <source>Engram&apos;s hooks were added to %1</source>
         <translation>Engram&apos;s hooks were added to %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="148"/>
+        <location filename="../desktop/ui/panel/external.py" line="143"/>
+        <source>No warning has been said before a tool call yet.</source>
+        <translation>No warning has been said before a tool call yet.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="145"/>
+        <source>Warnings before a tool call: %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</source>
+        <translation>Warnings before a tool call: %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="151"/>
+        <source>Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.</source>
+        <translation>Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="173"/>
         <source>%1 · %2
 %3 shown, %4 cited, %5 flagged</source>
         <translation>%1 · %2
 %3 shown, %4 cited, %5 flagged</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="177"/>
+        <location filename="../desktop/ui/panel/external.py" line="202"/>
         <source>Session start</source>
         <translation>Session start</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="177"/>
+        <location filename="../desktop/ui/panel/external.py" line="202"/>
         <source>After compaction</source>
         <translation>After compaction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="178"/>
+        <location filename="../desktop/ui/panel/external.py" line="203"/>
         <source>On resume</source>
         <translation>On resume</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="178"/>
+        <location filename="../desktop/ui/panel/external.py" line="203"/>
         <source>Prompt: %1</source>
         <translation>Prompt: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="179"/>
-        <source>After opening %1</source>
-        <translation>After opening %1</translation>
+        <location filename="../desktop/ui/panel/external.py" line="204"/>
+        <source>After %1</source>
+        <translation>After %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="179"/>
+        <location filename="../desktop/ui/panel/external.py" line="204"/>
+        <source>Before %1</source>
+        <translation>Before %1</translation>
+    </message>
+    <message>
+        <source>After opening %1</source>
+        <translation type="vanished">After opening %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="205"/>
         <source>Cited without being shown</source>
         <translation>Cited without being shown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="202"/>
+        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <source>After %1 failed</source>
+        <translation>After %1 failed</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="228"/>
         <source>(deleted)</source>
         <translation>(deleted)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="203"/>
+        <location filename="../desktop/ui/panel/external.py" line="229"/>
         <source>cited</source>
         <translation>cited</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="203"/>
+        <location filename="../desktop/ui/panel/external.py" line="229"/>
         <source>flagged</source>
         <translation>flagged</translation>
     </message>

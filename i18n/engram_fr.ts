@@ -607,75 +607,104 @@
 <context>
     <name>ExternalSessions</name>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="64"/>
+        <location filename="../desktop/ui/panel/external.py" line="67"/>
         <source>No external session yet. Install Engram&apos;s hooks in your agent, then start a session in this project: what Engram tells it appears here.</source>
         <translation>Aucune session externe pour l&apos;instant. Installez les hooks d&apos;Engram dans votre agent, puis lancez une session dans ce projet : ce qu&apos;Engram lui transmet s&apos;affichera ici.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="94"/>
-        <location filename="../desktop/ui/panel/external.py" line="110"/>
+        <location filename="../desktop/ui/panel/external.py" line="101"/>
+        <location filename="../desktop/ui/panel/external.py" line="117"/>
         <source>Hooks installed in %1</source>
         <translation>Hooks installés dans %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="94"/>
+        <location filename="../desktop/ui/panel/external.py" line="101"/>
         <source>Install hooks in %1</source>
         <translation>Installer les hooks dans %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="111"/>
+        <location filename="../desktop/ui/panel/external.py" line="118"/>
         <source>Engram&apos;s hooks were added to %1</source>
         <translation>Les hooks d&apos;Engram ont été ajoutés à %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="148"/>
+        <location filename="../desktop/ui/panel/external.py" line="143"/>
+        <source>No warning has been said before a tool call yet.</source>
+        <translation>Aucun avertissement n’a encore été donné avant un appel d’outil.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="145"/>
+        <source>Warnings before a tool call: %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</source>
+        <translation>Avertissements avant un appel d’outil : %1 dans %2 sessions. Évités %3, répétés %4, encore ouverts %5.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="151"/>
+        <source>Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.</source>
+        <translation>Évités dans %1 sur %2 cas tranchés (intervalle à 95 % : %3–%4 %) ; sans groupe de comparaison.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="173"/>
         <source>%1 · %2
 %3 shown, %4 cited, %5 flagged</source>
         <translation>%1 · %2
 %3 montrées, %4 citées, %5 signalées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="177"/>
+        <location filename="../desktop/ui/panel/external.py" line="202"/>
         <source>After compaction</source>
         <translation>Après compaction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="177"/>
+        <location filename="../desktop/ui/panel/external.py" line="202"/>
         <source>Session start</source>
         <translation>Début de session</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="178"/>
+        <location filename="../desktop/ui/panel/external.py" line="203"/>
         <source>On resume</source>
         <translation>À la reprise</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="178"/>
+        <location filename="../desktop/ui/panel/external.py" line="203"/>
         <source>Prompt: %1</source>
         <translation>Demande : %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="179"/>
-        <source>After opening %1</source>
-        <translation>Après ouverture de %1</translation>
+        <location filename="../desktop/ui/panel/external.py" line="204"/>
+        <source>After %1</source>
+        <translation>Après %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="179"/>
+        <location filename="../desktop/ui/panel/external.py" line="204"/>
+        <source>Before %1</source>
+        <translation>Avant %1</translation>
+    </message>
+    <message>
+        <source>After opening %1</source>
+        <translation type="vanished">Après ouverture de %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="205"/>
         <source>Cited without being shown</source>
         <translation>Cité sans avoir été montré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="202"/>
+        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <source>After %1 failed</source>
+        <translation>Après l’échec de %1</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="228"/>
         <source>(deleted)</source>
         <translation>(supprimé)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="203"/>
+        <location filename="../desktop/ui/panel/external.py" line="229"/>
         <source>cited</source>
         <translation>cité</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="203"/>
+        <location filename="../desktop/ui/panel/external.py" line="229"/>
         <source>flagged</source>
         <translation>signalé</translation>
     </message>

@@ -145,3 +145,32 @@ def test_a_memory_about_changed_code_is_marked_and_deleted_code_withheld(project
     assert f"[Memory #{gotcha}]" in text and "Possibly stale: core/payments.py changed" in text
     (root / "core" / "payments.py").unlink()
     assert hook(h, "before-tool", "c2", tool_use_id="r2", **read) == ""
+
+
+def test_report_from_the_cli_and_the_agents_tab(project: Any, data_dir: Path, capsys: pytest.CaptureFixture[str],
+                                                qtbot: Any) -> None:
+    """The same counts through ``engram report`` and the app's Agents tab (both read the core's report)."""
+    from desktop.cli.main import main
+    from desktop.ui.panel.external import ExternalSessions
+    from desktop.ui.tasks import Tasks
+
+    h = Handlers(project)
+    learn_the_fix(h)
+    bash(h, "s2", BAD, "a1")
+    bash(h, "s2", BAD, "a2", fails=True, output=BAD_OUT)
+    hook(h, "session-end", "s2", transcript_path="")
+    bash(h, "s3", BAD, "b1")
+    hook(h, "session-end", "s3", transcript_path="")
+    bash(h, "s4", BAD, "c1")  # still running
+    flush(project)
+    assert main(["report", "--project", str(h.root), "--data-dir", str(data_dir), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["warned"], data["avoided"], data["repeated"], data["open"], data["sessions"]) == (3, 1, 1, 1, 3)
+    assert data["avoided_interval_95"][0] < 0.5 < data["avoided_interval_95"][1]  # 1 of 2: not distinguishable
+    assert main(["report", "--project", str(h.root), "--data-dir", str(data_dir)]) == 0
+    human = capsys.readouterr().out
+    assert "Avoided: 1 of 2 decided warnings" in human and "No comparison group" in human
+    tab = ExternalSessions(project, Tasks())
+    qtbot.addWidget(tab)
+    qtbot.waitUntil(lambda: "Warnings before a tool call: 3 in 3 sessions" in tab.outcomes.text(), timeout=5000)
+    assert "Avoided in 1 of 2 decided" in tab.outcomes.text()

@@ -16,6 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from desktop.memory.stats import sign_test
+
 WINDOW: Final = 10          # the sessions a file's evidence counts over
 MIN_SHARE: Final = 0.5      # read in at least half of them
 MAX_FILES: Final = 8
@@ -72,14 +74,6 @@ def frequent(history: list[set[str]], window: int = WINDOW) -> list[FileEvidence
     need = math.ceil(MIN_SHARE * len(recent))
     ranked = sorted((p for p, k in counts.items() if k >= need), key=lambda p: (-counts[p], p))
     return [FileEvidence(p, counts[p], len(recent)) for p in ranked[:MAX_FILES]]
-
-
-def sign_test(wins: int, losses: int) -> float:
-    """One-sided p-value that wins outnumber losses by chance (ties left out)."""
-    n = wins + losses
-    if n == 0:
-        return 1.0
-    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2 ** n
 
 
 def start_files(conn: Any) -> StartFiles:

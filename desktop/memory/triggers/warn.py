@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from desktop.memory.stats import wilson_interval
 from desktop.memory.store.writer import FnOp, Tx
 from desktop.memory.triggers.index import candidates
 from desktop.memory.triggers.model import COMMAND, EDIT, PATH, CallShape, Trigger, matches
@@ -134,6 +135,15 @@ class OutcomeReport:
     open: int
     sessions: int
     by_memory: list[tuple[int, int, int, int]]  # (memory id, warned, avoided, repeated), most warned first
+
+    @property
+    def decided(self) -> int:
+        """Warnings whose session has shown what followed (avoided or repeated)."""
+        return self.avoided + self.repeated
+
+    def avoided_interval(self) -> tuple[float, float]:
+        """The 95 % Wilson interval of the avoided share of decided warnings."""
+        return wilson_interval(self.avoided, self.decided)
 
 
 def outcome_report(conn: Any, *, limit: int = 10) -> OutcomeReport:

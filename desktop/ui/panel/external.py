@@ -1,7 +1,9 @@
 """What each external agent session (Claude Code, Codex, Gemini CLI) was told by Engram's hooks.
 
+Above: what the warnings said before tool calls did (warned / avoided / repeated, with sample
+sizes and an interval; counted from the records, nothing estimated).
 Left: the sessions, newest first, with how many memories each was shown, cited and
-flagged. Right: per event (session start, compaction, prompt, file read), the
+flagged. Right: per event (session start, compaction, prompt, before a tool call), the
 memories as citation chips; the flag on a chip is the same one-click correction as
 in Engram's own sessions. Refreshes live as hooks record rows. Above: install the
 hooks for the agents found on this machine. Every read runs on a pool thread.
@@ -28,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from desktop.agents.hooks import ledger
 from desktop.memory.store.writer import ChangeSet
+from desktop.memory.triggers.warn import OutcomeReport, outcome_report
 from desktop.ui.dialogs.agent_hooks import AGENT_NAMES, agent_states, install_agents
 from desktop.ui.session.citations import CitationBar
 from desktop.ui.tasks import Tasks
@@ -64,8 +67,12 @@ class ExternalSessions(QWidget):
         self.empty = QLabel(self.tr("No external session yet. Install Engram's hooks in your agent, then start a "
                                     "session in this project: what Engram tells it appears here."))
         self.empty.setWordWrap(True)
+        self.outcomes = QLabel()
+        self.outcomes.setObjectName("warningOutcomes")
+        self.outcomes.setWordWrap(True)
         col = QVBoxLayout(self)
         col.addLayout(self.install_row)
+        col.addWidget(self.outcomes)
         col.addWidget(self.empty)
         col.addWidget(split, 1)
         self.bars: list[CitationBar] = []
@@ -127,8 +134,26 @@ class ExternalSessions(QWidget):
             self.refresh()
 
     def refresh(self) -> None:
-        """Reload the session list (pool thread)."""
+        """Reload the session list and the warnings' outcomes (pool thread)."""
         self.tasks.run(lambda: ledger.recent_sessions(self.project.db), self._show_sessions)
+        self.tasks.run(lambda: outcome_report(self.project.db.reads.conn()), self._show_outcomes)
+
+    def _show_outcomes(self, r: OutcomeReport) -> None:
+        if not r.warned:
+            self.outcomes.setText(self.tr("No warning has been said before a tool call yet."))
+            return
+        text = self.tr("Warnings before a tool call: %1 in %2 sessions. Avoided %3, repeated %4, still open %5.")
+        for key, value in (("%1", r.warned), ("%2", r.sessions), ("%3", r.avoided), ("%4", r.repeated),
+                           ("%5", r.open)):
+            text = text.replace(key, str(value))
+        if r.decided:
+            low, high = r.avoided_interval()
+            more = self.tr("Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.")
+            for key, value in (("%1", str(r.avoided)), ("%2", str(r.decided)), ("%3", f"{low * 100:.0f}"),
+                               ("%4", f"{high * 100:.0f}")):
+                more = more.replace(key, value)
+            text += " " + more
+        self.outcomes.setText(text)
 
     def schedule_refresh(self) -> None:
         """Coalesce bursts of hook writes into one reload."""
@@ -176,7 +201,8 @@ class ExternalSessions(QWidget):
     def _event_title(self, event: str, detail: str) -> str:
         titles = {"session_start": self.tr("Session start"), "compact": self.tr("After compaction"),
                   "resume": self.tr("On resume"), "prompt": self.tr("Prompt: %1"),
-                  "after_tool": self.tr("After opening %1"), "reply": self.tr("Cited without being shown")}
+                  "after_tool": self.tr("After %1"), "before_tool": self.tr("Before %1"),
+                  "tool_failed": self.tr("After %1 failed"), "reply": self.tr("Cited without being shown")}
         return titles.get(event, event).replace("%1", detail[:80])
 
     def _show_detail(self, data: tuple[str, list[ledger.Shown], dict[int, Any]]) -> None:

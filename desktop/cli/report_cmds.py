@@ -1,0 +1,56 @@
+"""`engram report`: did Engram's warnings help, from the product's own records (issue 25).
+
+For each warning said before a tool call: did the warned failure happen anyway later in that
+session? Counts with their sample sizes and a 95 % interval; nothing estimated, and no claim
+beyond what the records show (there is no comparison group of unwarned sessions).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from desktop.cli.common import add_common, emit, open_project
+from desktop.memory.triggers.warn import OutcomeReport, outcome_report
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``engram report``."""
+    p = sub.add_parser("report", help="what Engram's warnings did: warned, avoided, repeated (with sample sizes)")
+    add_common(p)
+    p.add_argument("--limit", type=int, default=10, help="memories listed, most warned first")
+    p.set_defaults(func=cmd_report)
+
+
+def _words(r: OutcomeReport, contents: dict[int, str]) -> str:
+    if not r.warned:
+        return "No warning has been said before a tool call yet."
+    lines = [f"Warnings said before a tool call: {r.warned} in {r.sessions} session{'s' if r.sessions != 1 else ''}.",
+             f"  avoided (the warned failure did not come back in that session): {r.avoided}",
+             f"  repeated (it happened anyway, later in the session): {r.repeated}",
+             f"  open (the session has not ended): {r.open}"]
+    if r.decided:
+        low, high = r.avoided_interval()
+        lines.append(f"Avoided: {r.avoided} of {r.decided} decided warnings ({r.avoided / r.decided:.0%}; "
+                     f"95% interval {low:.0%}-{high:.0%}). No comparison group: this says what followed each "
+                     f"warning, not what would have happened without it.")
+    lines.append("Most warned memories:")
+    for mid, n, avoided, repeated in r.by_memory:
+        text = " ".join(contents.get(mid, "").split())
+        lines.append(f"  #{mid:<6} warned {n}, avoided {avoided}, repeated {repeated}  {text[:90]}")
+    return "\n".join(lines)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Print the outcome counts."""
+    with open_project(args, read_only=True) as project:
+        report = outcome_report(project.db.reads.conn(), limit=max(1, args.limit))
+        found = project.memories.get_many([m for m, *_ in report.by_memory])
+        contents = {i: m.content for i, m in found.items()}
+    low, high = report.avoided_interval()
+    data = {"warned": report.warned, "avoided": report.avoided, "repeated": report.repeated, "open": report.open,
+            "sessions": report.sessions, "decided": report.decided,
+            "avoided_interval_95": [round(low, 4), round(high, 4)] if report.decided else None,
+            "memories": [{"id": m, "warned": n, "avoided": a, "repeated": r, "content": contents.get(m, "")}
+                         for m, n, a, r in report.by_memory]}
+    emit(args, data, lambda: _words(report, contents))
+    return 0
