@@ -143,9 +143,9 @@ class ExternalSessions(QWidget):
             self.outcomes.setText(self.tr("No warning has been said before a tool call yet."))
             return
         text = self.tr("Warnings before a tool call: %1 in %2 sessions. Avoided %3, repeated %4, still open %5.")
-        for key, value in (("%1", r.warned), ("%2", r.sessions), ("%3", r.avoided), ("%4", r.repeated),
+        for key, count in (("%1", r.warned), ("%2", r.sessions), ("%3", r.avoided), ("%4", r.repeated),
                            ("%5", r.open)):
-            text = text.replace(key, str(value))
+            text = text.replace(key, str(count))
         if r.decided:
             low, high = r.avoided_interval()
             more = self.tr("Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.")
