@@ -90,6 +90,16 @@ def test_outcomes_repeated_and_avoided(project: Any) -> None:
     assert (report.warned, report.repeated, report.avoided, report.open, report.sessions) == (2, 1, 1, 0, 2)
 
 
+def test_a_lesson_is_said_again_only_when_its_failure_came_back(project: Any) -> None:
+    h = Handlers(project)
+    learn_the_fix(h)
+    assert "[Memory #" in bash(h, "r2", BAD, "a1")[0]
+    assert bash(h, "r2", "git show HEAD~1 --no-stat", "a2")[0] == ""       # no failure since: not again
+    _, failed = bash(h, "r2", BAD, "a3", fails=True, output=BAD_OUT)        # the warned failure came back
+    assert "[Memory #" in failed                                            # so it is said once more
+    assert bash(h, "r2", BAD, "a4", fails=True, output=BAD_OUT) == ("", "")  # but never a third time
+
+
 def test_a_failure_gets_its_lesson_at_once(project: Any) -> None:
     h = Handlers(project)
     learn_the_fix(h)
@@ -174,3 +184,20 @@ def test_report_from_the_cli_and_the_agents_tab(project: Any, data_dir: Path, ca
     qtbot.addWidget(tab)
     qtbot.waitUntil(lambda: "Warnings before a tool call: 3 in 3 sessions" in tab.outcomes.text(), timeout=5000)
     assert "Avoided in 1 of 2 decided" in tab.outcomes.text()
+
+
+def test_the_shells_folder_is_followed_and_a_stray_relative_path_named(project: Any) -> None:
+    h = Handlers(project)
+    (h.root / "core" / "sub").mkdir()
+    bash(h, "w1", "cd core/sub && ls", "c1", output="")              # Claude Code's shell is now in core/sub
+    before, _ = bash(h, "w1", "python -m pytest core/payments.py", "c2")
+    assert "working directory persists" in before and "`core/sub/`" in before and "core/payments.py" in before
+    assert bash(h, "w1", "ls ../..", "c3")[0] == ""                   # nothing stray: silent
+    bash(h, "w1", "cd ../..", "c4", output="")                        # back at the root
+    assert bash(h, "w1", "python -m pytest core/payments.py", "c5")[0] == ""
+    # Codex runs each command in a fresh shell: a cd does not carry over, nothing to say
+    hook(h, "after-tool", "x1", "codex", tool_name="exec_command", tool_input={"cmd": "cd core/sub && ls"},
+         tool_response="")
+    codex = hook(h, "before-tool", "x1", "codex", tool_name="exec_command", tool_input={"cmd": "cat core/payments.py"},
+                 tool_use_id="x2")
+    assert "working directory" not in codex

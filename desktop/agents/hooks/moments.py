@@ -103,20 +103,44 @@ class ToolMoments:
     def before(self, call: HookCall) -> str:
         """Lessons for the call about to run (Gemini: a refusal, only for an exact known failure)."""
         shape, files = call_shape(call, self.root)
-        shown = set(ledger.shown_ids(self.project.db, call.session_id))
+        shown = set(ledger.shown_ids(self.project.db, call.session_id)) - self.outcomes.rearmed(call.session_id)
         warned = self._warnings(shape, shown)
         if call.agent == "gemini":
             warned = [w for w in warned if w.exact][:1]
             return self._say(call, "before_tool", warned, [], "before this call (refused: it failed this way before)")
         gotchas = self._gotchas(files, shown | {w.memory.id for w in warned}) if shape.tool in LOOK_OR_EDIT else []
-        return self._say(call, "before_tool", warned, gotchas, "for this tool call")
+        said = self._say(call, "before_tool", warned, gotchas, "for this tool call")
+        stray = self._stray(call, shape)
+        return "\n".join(t for t in (stray, said) if t)
+
+    def _stray(self, call: HookCall, shape: CallShape) -> str:
+        """The shell's folder, when a relative path of this command will not resolve from it."""
+        from desktop.agents.hooks.shell_folder import PERSISTENT_SHELL, shell_folder, stray_paths, stray_warning
+
+        if call.agent not in PERSISTENT_SHELL or shape.command is None:
+            return ""
+        folder = shell_folder(self.project.db, call.session_id, self.root, call.cwd)
+        paths = stray_paths(shape.command, folder, self.root)
+        return stray_warning(folder, paths) if paths else ""
+
+    def _follow_folder(self, call: HookCall, shape: CallShape) -> None:
+        """A ``cd`` in a command moves the session's shell: remember where it is now."""
+        from desktop.agents.hooks.shell_folder import PERSISTENT_SHELL, moved_to, remember_folder, shell_folder
+
+        if call.agent not in PERSISTENT_SHELL or shape.command is None:
+            return
+        folder = shell_folder(self.project.db, call.session_id, self.root, call.cwd)
+        new = moved_to(shape.command, folder, self.root)
+        if new is not None and new != folder:
+            remember_folder(self.project.db, call.session_id, new).result(5)
 
     def after(self, call: HookCall, *, failed: bool) -> str:
         """After a call: a failure's known lesson at once; what Gemini could not hear before."""
         shape, files = call_shape(call, self.root)
+        self._follow_folder(call, shape)
         if failed:
             self._mark_repeated(call, shape)
-        shown = set(ledger.shown_ids(self.project.db, call.session_id))
+        shown = set(ledger.shown_ids(self.project.db, call.session_id)) - self.outcomes.rearmed(call.session_id)
         if failed:
             return self._say(call, "tool_failed", self._warnings(shape, shown), [], "about this failure")
         if call.agent != "gemini":
@@ -133,7 +157,7 @@ class ToolMoments:
         hit = [w.memory.id for w in warnings_for(self.project.db.reads.conn(), self.project.memories, shape,
                                                  self.root, limit=20) if w.memory.id in open_ids]
         if hit:
-            self.outcomes.repeated(call.session_id, hit, call.tool_use_id)
+            self.outcomes.repeated(call.session_id, hit, call.tool_use_id).result(5)
 
     def _say(self, call: HookCall, event: str, warned: list[Warning], gotchas: list[Memory], title: str) -> str:
         from desktop.memory.lifecycle.freshness import as_of_now

@@ -7,6 +7,9 @@ can fire for one tool call without reading every memory. Rows are derived from t
 ``warning_outcomes``: every warning said before a tool call, and what followed in that session:
 ``warned`` until the session shows either the warned failure again (``repeated``) or ends
 without it (``avoided``).
+
+``hook_sessions``: what a hook must know of a running external session between its events: the
+folder its shell was left in by a ``cd`` (Claude Code's Bash tool keeps one shell per session).
 """
 
 MEMORY_TRIGGERS = """
@@ -31,4 +34,9 @@ CREATE TABLE warning_outcomes (
   UNIQUE (session_id, memory_id)
 );
 CREATE INDEX idx_warning_outcomes_outcome ON warning_outcomes(outcome, warned_at);
+CREATE TABLE hook_sessions (
+  session_id TEXT PRIMARY KEY,
+  shell_cwd  TEXT NOT NULL DEFAULT '',
+  updated_at TEXT NOT NULL
+) WITHOUT ROWID;
 """

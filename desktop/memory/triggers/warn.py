@@ -117,6 +117,15 @@ class Outcomes:
                 "RETURNING id", (AVOIDED, tx.now, session_id, WARNED)).fetchall())
         return self.db.writer.submit(FnOp("close_warnings", write))
 
+    def rearmed(self, session_id: str) -> set[int]:
+        """Lessons whose warned failure came back in this session and that were said only once:
+        their trigger firing again may say them once more (never a third time)."""
+        rows = self.db.reads.conn().execute(
+            "SELECT o.memory_id FROM warning_outcomes o WHERE o.session_id = ? AND o.outcome = ? AND "
+            "(SELECT count(*) FROM external_injections e WHERE e.session_id = o.session_id "
+            "AND e.memory_id = o.memory_id) <= 1", (session_id, REPEATED)).fetchall()
+        return {int(r[0]) for r in rows}
+
     def open_ids(self, session_id: str) -> list[int]:
         """Memories warned about in this session whose outcome is still open."""
         rows = self.db.reads.conn().execute(

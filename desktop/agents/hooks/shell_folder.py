@@ -1,0 +1,85 @@
+"""Where a session's shell is, and the relative path that will not resolve from there (issue 25).
+
+Claude Code runs a session's shell commands in one shell, so a ``cd`` (alone or in ``cd x &&
+...``) moves every later command. Agents forget it: ``go test ./cmd/...`` from a package folder
+fails with "directory not found", a repeated failure across sessions. The hooks follow the
+folder (``hook_sessions``) and, before a command, check its relative paths: one that does not
+exist from the shell's folder but does from the project root is named, with where the shell is.
+Nothing is guessed: both facts are checked on disk at that moment.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from pathlib import Path
+from typing import Any, Final
+
+from desktop.memory.observer.command_shape import Command, resolve_dir
+from desktop.memory.store.writer import FnOp, Tx
+
+#: Agents whose shell keeps its folder between commands (Codex and Gemini start a shell per call).
+PERSISTENT_SHELL: Final = frozenset({"claude-code"})
+_PATHISH: Final = re.compile(r"^\.{0,2}/?[\w@.+-]+(?:/[\w@.+*-]*)+$")
+
+
+def shell_folder(db: Any, session_id: str, root: Path, payload_cwd: str) -> str:
+    """The project-relative folder the session's shell is in ('' = the root)."""
+    if payload_cwd:
+        try:
+            rel = Path(payload_cwd).resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            rel = ""
+        if rel not in ("", "."):
+            return rel  # the agent says so itself
+    rows = db.reads.conn().execute("SELECT shell_cwd FROM hook_sessions WHERE session_id = ?",
+                                   (session_id,)).fetchall()
+    return str(rows[0][0]) if rows else ""
+
+
+def moved_to(command: Command, current: str, root: Path) -> str | None:
+    """The folder a command leaves the shell in, when it changed it and the folder exists."""
+    target = command.leaves_cwd or command.cwd
+    if not target:
+        return None
+    new = resolve_dir(current, target)
+    if new.startswith("/"):
+        try:
+            new = Path(new).resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            return None  # left the project: nothing to say about project paths from there
+    new = "" if new in (".", "") else new
+    return new if (root / new).is_dir() else None
+
+
+def remember_folder(db: Any, session_id: str, folder: str) -> Any:
+    """Record the shell's folder for the session's next events."""
+    def write(tx: Tx) -> None:
+        tx.execute("INSERT INTO hook_sessions(session_id, shell_cwd, updated_at) VALUES (?,?,?) "
+                   "ON CONFLICT(session_id) DO UPDATE SET shell_cwd = excluded.shell_cwd, "
+                   "updated_at = excluded.updated_at", (session_id, folder, tx.now))
+    return db.writer.submit(FnOp("hook_shell_folder", write))
+
+
+def stray_paths(command: Command, folder: str, root: Path) -> list[str]:
+    """Relative paths of ``command`` that do not exist from ``folder`` but do from the root."""
+    if not folder or command.cwd:
+        return []  # at the root, or the command moves itself first
+    out: list[str] = []
+    for seg in command.segments:
+        for arg in seg.args:
+            clean = arg.rstrip("/").removesuffix("/...")
+            if not _PATHISH.match(arg) or clean.startswith("/") or "*" in clean:
+                continue
+            if not (root / folder / clean).exists() and (root / clean).exists():
+                out.append(arg)
+    return list(dict.fromkeys(out))[:2]
+
+
+def stray_warning(folder: str, paths: list[str]) -> str:
+    """One line about the shell's folder and the paths that will not resolve from it."""
+    named = ", ".join(f"`{p}`" for p in paths)
+    up = posixpath.relpath(".", folder)
+    return (f"Engram: the shell's working directory persists between Bash calls, and it is `{folder}/` since an "
+            f"earlier `cd`; {named} does not exist from there (it does from the project root). Use an absolute "
+            f"path, or `cd {up}` first.")
