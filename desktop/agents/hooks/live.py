@@ -90,6 +90,19 @@ def _output_text(response: Any) -> tuple[str, bool]:
 
 _session_locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
+#: In the warm service: each running session's observer, kept in memory between its tool events
+#: (restoring and compressing the whole scratchpad on every call cost 50-200 ms), with the step
+#: last checkpointed. None in a hook process of its own, which checkpoints every call.
+_warm: dict[str, tuple[Any, int]] | None = None
+SAVE_EVERY = 10
+MAX_WARM = 64
+
+
+def keep_observers_warm() -> None:
+    """Keep live observers in memory (the warm service calls this once)."""
+    global _warm
+    if _warm is None:
+        _warm = {}
 
 
 def _session_lock(session_id: str) -> threading.Lock:
@@ -113,10 +126,12 @@ def _observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> 
     from desktop.memory.observer.observer import Observer
 
     store = CheckpointStore(project.db)
-    pad = store.load(call.session_id)
-    obs = Observer(call.session_id, scratchpad=pad)
+    held = _warm.get(call.session_id) if _warm is not None else None
+    pad = None if held is not None else store.load(call.session_id)
+    obs = held[0] if held is not None else Observer(call.session_id, scratchpad=pad)
+    saved = held[1] if held is not None else (obs.sp.step if pad is not None else -SAVE_EVERY)
     now = time.time()
-    if pad is None:
+    if held is None and pad is None:
         obs.observe(SessionStart(call.session_id, OBSERVER_AGENT[call.agent], str(project.info.root), None, "main",
                                  now))
     step = obs.sp.step + 1
@@ -128,9 +143,29 @@ def _observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> 
     obs.observe(ToolCall(call.session_id, step, call_id, tool, call.tool_name, args, tuple(files), now))
     obs.observe(ToolResult(call.session_id, step, call_id, tool, output[:20_000], error, None, now))
     obs.observe(StepComplete(call.session_id, step, now))
-    # Waited for: the session's next tool event restores this checkpoint, possibly a few ms from
-    # now on another service thread; reading an older one would lose this call (and its lesson).
-    store.save(call.session_id, obs.checkpoint(), wait=True)
+    if _warm is None:
+        # Waited for: the session's next tool event (another process) restores this checkpoint.
+        store.save(call.session_id, obs.checkpoint(), wait=True)
+        return
+    if step - saved >= SAVE_EVERY:  # a crash of the service loses at most the last few calls
+        store.save(call.session_id, obs.checkpoint(), wait=False)
+        saved = step
+    _warm[call.session_id] = (obs, saved)
+    if len(_warm) > MAX_WARM:  # the oldest session is checkpointed and let go
+        old = next(iter(_warm))
+        store.save(old, _warm.pop(old)[0].checkpoint(), wait=False)
+
+
+def _release(project: Any, session_id: str) -> None:
+    """The session is ending: checkpoint its warm observer (if this process holds one) and drop it."""
+    from desktop.memory.observer.ingest import CheckpointStore
+
+    if _warm is None:
+        return
+    with _session_lock(session_id):
+        held = _warm.pop(session_id, None)
+        if held is not None:
+            CheckpointStore(project.db).save(session_id, held[0].checkpoint(), wait=True)
 
 
 def finalise(project: Any, call: HookCall) -> None:
@@ -139,6 +174,7 @@ def finalise(project: Any, call: HookCall) -> None:
     from desktop.memory.observer.ingest import CheckpointStore
     from desktop.memory.observer.observer import Observer
 
+    _release(project, call.session_id)
     ingestor = observer_for(project)
     path = Path(call.transcript_path) if call.transcript_path else None
     if path is not None and path.is_file():

@@ -140,6 +140,9 @@ class HookService:
         self._handlers: dict[Path, Any] = {}
         self._lock = threading.Lock()
         self._server: socketserver.ThreadingUnixStreamServer | None = None
+        from desktop.agents.hooks.live import keep_observers_warm
+
+        keep_observers_warm()
 
     def handlers_for(self, cwd: str, token_budget: int) -> Any | None:
         """The warm handlers of the project containing ``cwd`` (opened on first use)."""

@@ -116,8 +116,8 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         # No related files: the example found elsewhere may be moved or deleted later, and the
         # lesson about the wrong place stays true (the same key reinforces this text).
         gone = "does not exist" if d.get("missing") else "is the wrong place to look"
-        return Rendered(T.GOTCHA, f"{_q(d['path'])} {gone}: what a session looked for there "
-                        f"(`{excerpt(str(d.get('what', '')), 40)}`) was in {_q(d['found'])}.", [])
+        return Rendered(T.GOTCHA, f"{_q(d['path'])} {gone}: a session that looked there found nothing; what it "
+                        f"looked for was in {_q(d['found'])}.", [])
     if k == CHECK_RULE:
         note = str(d.get("annotation") or "")
         fix = f"; where it is intended, the line is annotated `{note}{' <reason>' if note.endswith('//') else ''}`" \
