@@ -59,19 +59,19 @@ def main() -> None:
     args = ap.parse_args()
     corpus, work = args.corpus, args.work
     repo = corpus / "repo"
-    labels = [json.loads(line) for line in open(args.labels)] if args.labels else []
+    labels = [json.loads(line) for line in args.labels.read_text().splitlines()] if args.labels else []
     if work.exists():
         shutil.rmtree(work)
     data, tdir = work / "data", work / "transcripts"
     tdir.mkdir(parents=True)
     Engram(Settings(data_dir=data)).open_project(repo, remember=False).close()
     service = HookService(data, warm_search=False)
-    index = json.load(open(corpus / "sessions" / "index.json"))[: args.last + 1]
+    index = json.loads((corpus / "sessions" / "index.json").read_text())[: args.last + 1]
     lat: dict[str, list[float]] = {}
     said_at: dict[int, list[tuple[int, str]]] = {}
     tokens: list[int] = []
     blocked: list[tuple[int, int, str, bool]] = []
-    log = open(work / "said.jsonl", "w")
+    log = (work / "said.jsonl").open("w")
 
     def fire(event: str, payload: dict[str, Any]) -> tuple[str, bool]:
         t = time.perf_counter()
@@ -83,7 +83,7 @@ def main() -> None:
     for n, s in enumerate(index):
         sid = s["session"]
         tpath = tdir / f"{sid}.jsonl"
-        tfile = open(tpath, "w")
+        tfile = tpath.open("w")
         base = {"session_id": sid, "transcript_path": str(tpath), "cwd": str(repo)}
         said = said_at.setdefault(n, [])
 
@@ -95,7 +95,8 @@ def main() -> None:
                                                     "source": "startup"})[0])
         uses: dict[str, tuple[str, dict[str, Any]]] = {}
         pending_deny: dict[str, tuple[int, int, str]] = {}
-        for line_no, line in enumerate(open(corpus / "sessions" / s["file"]), 1):
+        lines = (corpus / "sessions" / s["file"]).read_text(encoding="utf-8").splitlines(keepends=True)
+        for line_no, line in enumerate(lines, 1):
             try:
                 rec = json.loads(line)
             except ValueError:
@@ -144,6 +145,7 @@ def main() -> None:
         tokens.append(sum(len(t) for _, t in said) // 4)
         print(f"session {n:3d} {sid[:8]}: said ~{tokens[-1]} tokens in {len(said)} pieces", flush=True)
     service.close()
+    log.close()
 
     scored = [lab for lab in labels if args.first <= lab["n"] <= min(args.last, len(index) - 1)]
     warned = []
