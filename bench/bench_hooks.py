@@ -119,7 +119,9 @@ def main() -> None:
                 times = []
                 shown = 0
                 for n in range(args.runs):
-                    ms, out = _run([*exe, "hook", event, "--data-dir", str(data)], env, json.dumps(make(n)))
+                    body = make(n)
+                    body["session_id"] = f"{body['session_id']}-{'warm' if service else 'inline'}"
+                    ms, out = _run([*exe, "hook", event, "--data-dir", str(data)], env, json.dumps(body))
                     times.append(ms)
                     shown += bool(out.strip())
                 p50, p95, worst = summary(times)
