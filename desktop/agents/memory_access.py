@@ -60,6 +60,11 @@ class MemoryAccess(Protocol):
         """Gotchas, dead ends and error patterns attached to ``files``."""
         ...
 
+    def warnings_for(self, tool: str, args: dict[str, Any], files: list[str], *,
+                     exclude: set[int] | None = None) -> list[Memory]:
+        """Lessons whose trigger matches a tool call about to run (the core's warnings_for)."""
+        ...
+
     def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None,
                           touched_files: Iterable[str] = (), phase: str | None = None) -> Memory | None:
         """A memory that already answers a Grep/Glob for ``pattern``, if any (files touched so far rank)."""
@@ -266,6 +271,18 @@ class StoreMemoryAccess:
         return self._select(where, params, "CASE type WHEN 'dead_end' THEN 0 ELSE 1 END, confidence DESC",
                             limit)
 
+    def warnings_for(self, tool: str, args: dict[str, Any], files: list[str], *,
+                     exclude: set[int] | None = None) -> list[Memory]:
+        """The core's lessons for this call (every door asks the same function), as of now."""
+        from desktop.memory.triggers.model import shape_of
+        from desktop.memory.triggers.warn import warnings_for
+
+        info = getattr(self.project, "info", None)
+        root = Path(info.root) if info is not None else None
+        found = warnings_for(self._conn(), self.project.memories, shape_of(tool, args, files), root,
+                             exclude=exclude or ())
+        return self._now([w.memory for w in found])
+
     def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None,
                           touched_files: Iterable[str] = (), phase: str | None = None) -> Memory | None:
         """The best memory whose text contains every term of the search pattern.
@@ -369,7 +386,7 @@ class TimedMemoryAccess:
     """Wraps a MemoryAccess: each call gives up after ``timeout`` s and returns a neutral answer."""
 
     _DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
-        "search": list, "always_inject": list, "scoped": list, "gotchas_for": list,
+        "search": list, "always_inject": list, "scoped": list, "gotchas_for": list, "warnings_for": list,
         "known_for_pattern": lambda: None, "workflow_recipes": list, "work_state": list,
         "conflicts": list, "prefetch_candidates": list, "calibration_factor": lambda: 1.0,
         "analyze_impact": lambda: {"error": "memory_timeout", "message": "The code graph did not answer in time."},

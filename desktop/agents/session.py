@@ -281,18 +281,22 @@ class AgentSession:
         self.metrics.on_tool(step, call.name, files, self.decider.state.dead_end_files)
         self.decider.note_call(RecentCall(step, call.name, args, files))
         output = outcome.output
-        augmented = None
-        if "t3" in self.tiers and not outcome.is_error:
-            augmented = self.decider.augment(call.name, files, self.budget.allocate(self._used_tokens))
-            if augmented is not None:
-                output = f"{output}\n\n{augmented.content}"
-                self._record_injection(augmented, step)
+        added: list[Injection] = []
+        if "t3" in self.tiers:
+            # Lessons the call's shape triggers (issue 25), then the gotchas of the file it touched.
+            warned = self.decider.warn(tool, normalize_args(tool, args), files)
+            augmented = None if outcome.is_error else \
+                self.decider.augment(call.name, files, self.budget.allocate(self._used_tokens))
+            added = [inj for inj in (warned, augmented) if inj is not None]
+            for inj in added:
+                output = f"{output}\n\n{inj.content}"
+                self._record_injection(inj, step)
         self._observe(ev.ToolResult(self.session_id, step, call.id, tool, ev.cap_text(outcome.output),
                                     outcome.is_error, int((time.time() - started) * 1000), time.time()))
         self.messages.append(ChatMessage("tool", output, tool_call_id=call.id, name=call.name))
         self._used_tokens += len(output) // 4
         self._emit(TOOL_RESULT, step, call_id=call.id, tool=call.name, output=output, is_error=outcome.is_error,
-                   augmented=augmented.memory_ids if augmented else [])
+                   augmented=[i for inj in added for i in inj.memory_ids])
 
     def _finish(self, outcome: str, step: int, limit: int, final_text: str, code: str | None,
                 message: str | None) -> SessionResult:

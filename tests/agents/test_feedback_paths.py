@@ -64,3 +64,23 @@ def test_confirmed_ends_review_and_quarantine_and_five_uses_reinforce(project: A
     assert project.memories.get(mid).confidence == pytest.approx(0.70)  # 5th uncorrected use: +0.05
     outcomes = [u["detail"]["outcome"] for u in _uses(project, mid)]
     assert outcomes == ["confirmed", "shown", "shown", "shown", "shown"]
+
+
+def test_engrams_own_agent_hears_a_lesson_for_the_call_it_makes(project: Any) -> None:
+    """Issue 25 from the agent door: the core's warnings_for, given with the call's result, once."""
+    from desktop.memory.triggers.model import COMMAND, Trigger
+
+    lesson = add(project, "`git show --no-stat` fails here (unrecognized argument); `git show --stat` works.",
+                 type="gotcha", source="observer_inferred", confidence=0.85,
+                 metadata={"signal": "command_fix",
+                           "triggers": [Trigger(COMMAND, "git", ("show",), ("--no-stat",)).as_json()]})
+    call = {"name": "Bash", "arguments": {"command": "git show HEAD --no-stat"}}
+    provider = ScriptedProvider([{"tool_calls": [call]}, {"tool_calls": [call]}, {"text": "Done."}])
+    events: list[Any] = []
+    session = AgentSession(project, SessionConfig("tidy up the readme", provider, ab_group="full", learn=False),
+                           on_event=events.append)
+    session.run()
+    results = [e for e in events if e.kind == "tool_result"]
+    assert f'id="{lesson}"' in results[0].data["output"] or f"#{lesson}" in results[0].data["output"]
+    assert lesson in results[0].data["augmented"]
+    assert lesson not in results[1].data["augmented"]  # once a session

@@ -102,6 +102,20 @@ class StepInjectionDecider:
         return inj
 
     # -- T3 ------------------------------------------------------------------------------
+    def warn(self, tool: str, args: dict[str, Any], files: list[str]) -> Injection | None:
+        """Lessons whose trigger this call matches (issue 25), given with its result like a hook's
+        warning is in Claude Code; each once a session."""
+        started = time.perf_counter()
+        try:
+            mems = self.memory.warnings_for(tool, args, files, exclude=self.state.injected)
+            if not mems:
+                return None
+            text = render([Section("Learned from earlier sessions, about this call", mems)], self.fmt,
+                          heading="Engram memory", hint=False)
+            return self._emit(Injection("t3", "tool_result", text, [m.id for m in mems], count_tokens(text)))
+        finally:
+            self.state.augment_ms.append((time.perf_counter() - started) * 1000)
+
     def augment(self, tool: str, files: list[str], alloc: Allocation) -> Injection | None:
         """Gotchas and dead ends for the file a Read/Edit just touched, appended to its result."""
         if tool not in ("Read", "Edit", "Write") or not files:
