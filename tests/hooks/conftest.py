@@ -132,3 +132,11 @@ def db_rows(data_dir: Path, root: Path, sql: str, params: tuple[Any, ...] = ()) 
         return [tuple(r) for r in project.db.reads.conn().execute(sql, params).fetchall()]
     finally:
         project.close()
+
+
+def assert_session_recorded(data_dir: Path, root: Path, session_id: str, agent: str, rule: str) -> None:
+    """The hooked session left its record (session_metrics) and taught what the user said (``rule``)."""
+    sessions = db_rows(data_dir, root, "SELECT agent FROM session_metrics WHERE session_id = ?", (session_id,))
+    assert sessions == [(agent,)], sessions
+    learned = [r[0] for r in db_rows(data_dir, root, "SELECT content FROM memories WHERE source = 'observer_inferred'")]
+    assert any(rule in text for text in learned), learned

@@ -3,10 +3,10 @@
 Ignore rules: the usual vendor/build/cache folders, coding agents' own folders
 (``.claude``, ``.codex``, ``.gemini``, ...: their settings hold machine paths and are
 not project code), every ``.gitignore`` on the way down (pathspec, git wildmatch
-semantics, each file relative to its folder), and lock files. Directory symlinks are not followed (like git), so symlink loops cannot
-trap the walk; file symlinks are read through and a dangling or looping one is
-skipped as unreadable. Content checks (binary, minified, huge) need the bytes and
-live in :func:`classify`.
+semantics, each file relative to its folder), and lock files. Directory symlinks are
+not followed (like git), so symlink loops cannot trap the walk; file symlinks are
+read through and a dangling or looping one is skipped as unreadable. Content checks
+(binary, minified, huge) need the bytes and live in :func:`classify`.
 """
 
 from __future__ import annotations
