@@ -27,7 +27,7 @@ def build_parser(*, core_only: bool = False) -> argparse.ArgumentParser:
     if core_only:
         return parser
     for optional in ("search_cmds", "graph_cmds", "observer_cmds", "lifecycle_cmds", "agent_cmds", "doctor_cmds",
-                     "hook_cmds", "team_cmds", "feedback_cmds", "report_cmds"):
+                     "hook_cmds", "team_cmds", "feedback_cmds", "report_cmds", "setup_cmds"):
         try:
             mod = __import__(f"desktop.cli.{optional}", fromlist=["register"])
         except ModuleNotFoundError as exc:
