@@ -105,7 +105,8 @@ def _add_user_mcp(agent: str, home: Path, entry: dict[str, Any]) -> None:
         return
     path = _user_config(agent, home)
     data = _read_json(path)
-    servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+    found = data.get("mcpServers")
+    servers: dict[str, Any] = found if isinstance(found, dict) else {}
     _write_json(path, {**data, "mcpServers": {**servers, SERVER_NAME: entry}})
 
 
