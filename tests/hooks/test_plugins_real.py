@@ -196,6 +196,13 @@ def test_setup_installs_into_every_agent_found_and_remove_takes_it_all_out(
         assert f"{name}: Engram installed as a plugin" in out, out
     assert f"{payments_dir} is an Engram project" in out
     assert db_rows(data_dir, payments_dir, "SELECT count(*) FROM memories")  # the project exists
+    doctor = subprocess.run(["engram", "doctor", "--json"], env=plugin_env, cwd=payments_dir, capture_output=True,
+                            text=True, timeout=120)
+    report = json.loads(doctor.stdout)
+    codes = {(c["name"], c["code"]) for c in report["integration"]}
+    assert doctor.returncode == 0 and report["ok"], report["integration"]
+    for agent in ("claude-code", "codex", "gemini"):
+        assert (f"{agent}.hooks", "plugin") in codes and (f"{agent}.mcp", "mcp_entry") in codes, codes
     again = _run(plugin_env, "engram", "setup", cwd=payments_dir)  # twice: same result, nothing doubled
     assert again.count("installed as a plugin") == 3
     assert '"engram@engram"' in _run(plugin_env, str(agent_cli("claude")), "plugin", "list", "--json")
