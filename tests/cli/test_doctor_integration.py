@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 def _tree(root: Path) -> dict[str, float]:
     # ~/.cache/Microsoft/DeveloperTools: onnxruntime writes a device id when the model check loads it
     return {str(p.relative_to(root)): p.stat().st_mtime for p in root.rglob("*")
-            if not p.relative_to(root).parts[0] == ".cache"} if root.exists() else {}
+            if p.relative_to(root).parts[0] != ".cache"} if root.exists() else {}
 
 
 def _doctor(cwd: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
