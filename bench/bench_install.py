@@ -1,7 +1,7 @@
 """From nothing to a session that receives a memory, per agent; MCP initialize; doctor on a broken setup (issue 28).
 
 * **install**: in a fresh HOME with the pinned CLIs on PATH, the wall time of ``engram setup --agent A``
-  in a fresh git project, ``engram add --pinned`` of one memory, then one real session (``claude -p``,
+  in a fresh git project, ``engram add --pin`` of one memory, then one real session (``claude -p``,
   ``codex exec``, ``gemini -p`` against the local fake model servers of tests/hooks/) whose first model
   request must carry that memory; the user's steps are counted as commands typed.
 * **mcp**: wall time from starting ``engram mcp`` to its answer to ``initialize``, in an Engram project;
@@ -108,7 +108,7 @@ def bench_install(agent: str) -> tuple[float, float, bool]:
         env, root = _env(tmp), _project(tmp)
         started = time.monotonic()
         _run(env, root, "engram", "setup", "--agent", agent)
-        _run(env, root, "engram", "add", "--pinned", "--type", "decision", MEMORY)
+        _run(env, root, "engram", "add", "--pin", "--type", "decision", MEMORY)
         set_up = time.monotonic() - started
         first = _session(agent, env, root)
         return set_up, time.monotonic() - started - set_up, "integer cents" in first
