@@ -103,7 +103,7 @@ def _session(agent: str, env: dict[str, str], root: Path) -> str:
 
 def bench_install(agent: str) -> tuple[float, float, bool]:
     """(seconds of setup + add, seconds of the first session, the session received the memory)."""
-    with tempfile.TemporaryDirectory(prefix="engram-install-") as name:
+    with tempfile.TemporaryDirectory(prefix="engram-install-", ignore_cleanup_errors=True) as name:
         tmp = Path(name)
         env, root = _env(tmp), _project(tmp)
         started = time.monotonic()
