@@ -78,11 +78,12 @@ def test_claude_code_session_gets_memory_from_hooks(payments_dir: Path, data_dir
                                            "WHERE session_id = ? ORDER BY id", (session_id,))
     assert (("session_start", pinned, 1) in told and ("prompt", relevant, 0) in told
             and ("before_tool", gotcha, 1) in told), told
-    # The observer holds the session's events and learned from it.
+    # The observer holds the session's events and learned from it (session end hands its work to a
+    # process of its own: waited for here).
+    assert_session_recorded(data_dir, payments_dir, session_id, "claude-code", RULE)
     seen = db_rows(data_dir, payments_dir, "SELECT count(*) FROM observer_seen_events WHERE session_id = ?",
                    (session_id,))[0][0]
     assert seen >= 4
-    assert_session_recorded(data_dir, payments_dir, session_id, "claude-code", RULE)
     # Cited memories count as used (and helped); the one shown and ignored does not.
     uses = dict(db_rows(data_dir, payments_dir, "SELECT id, access_count FROM memories"))
     assert uses[pinned] == 1 and uses[gotcha] == 1 and uses[relevant] == 0

@@ -90,14 +90,16 @@ def test_compacted_session_gets_one_block(project: Any, memories: dict[str, int]
     assert memories["pinned"] in shown
 
 
-def test_conflicting_memories_are_named_not_repeated(project: Any, memories: dict[str, int]) -> None:
-    _add(project, "Always run the migrations with make migrate before the tests.", type="decision",
-         pinned=True, confidence=0.9)
-    _add(project, "Never run the migrations with make migrate before the tests.", type="decision",
-         pinned=True, confidence=0.9)
-    text = _start(project, "codex")
-    assert text.count("with make migrate before the tests") == 2  # each memory once; the conflict line names ids
-    assert re.search(r"Memory #\d+ and Memory #\d+ disagree", text), text
+def test_conflicting_memories_are_named_not_repeated() -> None:
+    from desktop.agents.injection.formatting import conflict_lines
+
+    a = _memory(5, "Always run the migrations with make migrate before the tests.")
+    b = _memory(6, "Never run the migrations with make migrate before the tests.")
+    for fmt in ("xml", "markdown", "plain"):
+        text = render([Section("Always remember", [a, b], conflicts={5, 6}),
+                       Section("Conflicting memories", lines=conflict_lines([(a, b)]))], fmt)
+        assert text.count("with make migrate before the tests") == 2, text  # each once; the line names ids
+        assert "Memory #5 and Memory #6 disagree" in text
 
 
 def ledger_flush() -> Any:

@@ -89,7 +89,7 @@ def test_claude_code_plugin_from_a_local_marketplace(payments_dir: Path, data_di
     assert SEARCH in tools and "mcp__plugin_engram_engram__record_memory" in tools  # connected by the first turn
     first = requests[0]
     assert f'<memory id=\\"{pinned}\\"' in first and f'<memory id=\\"{relevant}\\"' in first  # start + prompt
-    assert f'<memory id=\\"{gotcha}\\"' in requests[-1] and "&lt;" not in "".join(requests)  # after Read
+    assert f"[Memory #{gotcha}]" in requests[-1] and "&lt;" not in "".join(requests)  # with the Read
     # the MCP answer: plain text, each memory with its citation
     assert f"[Memory #{relevant}]" in searched["text"] and '\\"result\\"' not in searched["text"]
     assert_session_recorded(data_dir, payments_dir, result["session_id"], "claude-code", RULE)
@@ -132,7 +132,7 @@ def test_gemini_cli_extension_installed_by_setup(payments_dir: Path, data_dir: P
         requests = [model.text_of(i) for i in range(len(model.model_requests))]
     assert any(name.endswith("search_memory") for name in seen["tools"]), seen["tools"]
     assert f"[#{pinned}]" in requests[0] and f"[#{relevant}]" in requests[0]
-    assert f"[#{gotcha}]" in requests[-1] and "&lt;" not in "".join(requests)
+    assert f"[Memory #{gotcha}]" in requests[-1] and "&lt;" not in "".join(requests)
     assert f"[Memory #{relevant}]" in seen["search"]
     sessions = db_rows(data_dir, payments_dir, "SELECT DISTINCT session_id FROM external_injections WHERE agent = "
                                                "'gemini'")
@@ -177,7 +177,7 @@ def test_codex_plugin_and_mcp_installed_by_setup(payments_dir: Path, data_dir: P
         requests = [model.text_of(i) for i in range(len(model.model_requests))]
     assert any("search_memory" in name for name in seen["tools"]), seen["tools"]
     assert f"#{pinned} [DECISION]" in requests[0] and f"#{relevant} [GOTCHA]" in requests[0]
-    assert f"#{gotcha} [GOTCHA]" in requests[-1]
+    assert f"[Memory #{gotcha}]" in requests[-1]
     assert f"[Memory #{relevant}]" in seen["search"]
     sessions = db_rows(data_dir, payments_dir, "SELECT DISTINCT session_id FROM external_injections WHERE agent = "
                                                "'codex'")

@@ -109,3 +109,19 @@ def test_a_recording_teaches_and_leaves_a_session_record(tmp_path: Path) -> None
         assert observer_for(proj).ingest_file(path).status == "unchanged"  # once
     finally:
         proj.close()
+
+
+def test_a_shell_command_that_failed_is_a_failure_though_its_status_says_success(tmp_path: Path) -> None:
+    """Gemini CLI 0.61 records a failed run_shell_command with status "success" and "Exit Code: N" in its output."""
+    def call(cid: str, command: str, out: str) -> dict[str, object]:
+        return {"id": cid, "name": "run_shell_command", "args": {"command": command}, "status": "success",
+                "result": [{"functionResponse": {"id": cid, "name": "run_shell_command",
+                                                 "response": {"output": out}}}]}
+    lines = [{"sessionId": "s-exit", "projectHash": "h"},
+             {"id": "g1", "type": "gemini", "content": "", "toolCalls": [
+                 call("c1", "git show HEAD --no-stat", "Output: fatal: unrecognized argument\nExit Code: 128\n"),
+                 call("c2", "git show HEAD --stat", "Output: commit abc\nExit Code: 0\n")]}]
+    path = tmp_path / "session-exit.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines), encoding="utf-8")
+    results = [e.is_error for e in import_gemini_jsonl(path, cwd=str(tmp_path)).events if isinstance(e, ToolResult)]
+    assert results == [True, False]

@@ -44,6 +44,8 @@ logger = logging.getLogger("engram.observer")
 
 AGENT: Final = "gemini-cli"
 _FAILED: Final = frozenset({"error", "cancelled"})
+# Gemini CLI's shell tool reports a command that failed with status "success" and this line in its output.
+_EXIT_CODE: Final = re.compile(r"^Exit Code: (-?\d+)\s*$", re.M)
 # What the CLI itself adds to a user message: its session context (the folder tree) and what
 # hooks returned (Engram's own memories among them). Neither is what the user typed.
 _CLI_CONTEXT: Final = re.compile(r"<(session_context|hook_context)>.*?</\1>", re.S)
@@ -132,8 +134,10 @@ def _gemini_turn(track: SessionTrack, msg: Mapping[str, Any], rid: str, ts: floa
         status = str(call.get("status") or "")
         output = _result_text(call) or (f"[{status}]" if status else "")
         output = _CLI_CONTEXT.sub("", output).rstrip() if "_context>" in output else output
-        track.tool_result(parse_timestamp(call.get("timestamp")) or ts, rid, call_id, output,
-                          status in _FAILED, suffix=f"r{i}")
+        code = _EXIT_CODE.search(output)
+        failed = status in _FAILED or (code is not None and code.group(1) != "0")
+        track.tool_result(parse_timestamp(call.get("timestamp")) or ts, rid, call_id, output, failed,
+                          suffix=f"r{i}")
         used = True
     return used
 
