@@ -422,6 +422,29 @@ def _no_new_files(before: set[str], after: set[str]) -> str:
     return f"no new files among the app's {len(after)} ({'bundle' if getattr(sys, 'frozen', False) else 'resources'})"
 
 
+def headless_doors(project_dir: Path) -> str:
+    """The commands agents run, by the entry point Engram writes into their settings (in the built app:
+    this executable with --cli): a hook answers without a window, and the MCP server answers initialize."""
+    from desktop.agents.launch import engram_argv, spawn_environment
+
+    argv = engram_argv()
+    env = {**spawn_environment(), "ENGRAM_HOOK_NO_SERVICE": "1"}
+    payload = json.dumps({"session_id": "smoke", "cwd": str(project_dir), "hook_event_name": "SessionStart",
+                          "source": "startup"})
+    hook = subprocess.run([*argv, "hook", "session-start", "--agent", "claude-code"], input=payload,
+                          capture_output=True, text=True, timeout=60, env=env, cwd=project_dir)
+    assert hook.returncode == 0 and hook.stderr == "", f"hook: exit {hook.returncode}, {hook.stderr[-300:]}"
+    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "smoke", "version": "1"}}})
+    started = time.perf_counter()
+    mcp = subprocess.run([*argv, "mcp"], input=init + "\n", capture_output=True, text=True, timeout=60, env=env,
+                         cwd=project_dir)
+    reply = json.loads(mcp.stdout.splitlines()[0]) if mcp.stdout.strip() else {}
+    assert reply.get("result", {}).get("serverInfo", {}).get("name") == "engram", f"mcp: {mcp.stdout[:200]!r}"
+    return (f"{' '.join(argv)}: hook answered headless ({len(hook.stdout)} chars), MCP initialize answered "
+            f"({time.perf_counter() - started:.2f} s with its exit)")
+
+
 def _core_checks(report: SmokeReport, project_dir: Path, state: dict[str, Any]) -> None:
     """Store, vectors, model and grammars: the plain-Python core inside the bundle."""
     from desktop.composition import Engram
@@ -484,6 +507,7 @@ def _core_checks(report: SmokeReport, project_dir: Path, state: dict[str, Any]) 
         return f"memory #{added.id} stored and read back"
 
     report.run("memory_add_get", memory_round_trip)
+    report.run("headless_doors", lambda: headless_doors(project_dir))
 
 
 def _gui_checks(report: SmokeReport, app: Any, project_dir: Path, state: dict[str, Any]) -> None:

@@ -23,13 +23,33 @@ import json
 import logging
 import sys
 from collections.abc import AsyncIterator
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 import anyio
 
 from desktop.memory import safe_json
 
 log = logging.getLogger("engram.mcp")
+
+class LineSource(Protocol):
+    """What the framing reads: a binary stdin, or mcp_front's queue of passed-on lines."""
+
+    def readline(self, limit: int = -1, /) -> bytes:
+        """One line (b"" at the end)."""
+        ...
+
+
+class LineSink(Protocol):
+    """What the framing writes: a binary stdout, or mcp_front's shared wire."""
+
+    def write(self, data: bytes, /) -> Any:
+        """Write bytes."""
+        ...
+
+    def flush(self) -> Any:
+        """Push them out."""
+        ...
+
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -102,7 +122,7 @@ def check_line(line: bytes | str) -> tuple[str | None, str | None]:
 class _Out:
     """The one writer of stdout: SDK replies and framing errors, a whole line at a time."""
 
-    def __init__(self, stream: BinaryIO) -> None:
+    def __init__(self, stream: LineSink) -> None:
         self.stream = stream
         self.lock = anyio.Lock()
         self._pending: list[str] = []
@@ -131,7 +151,7 @@ class _Out:
 class _In:
     """Async iteration over stdin lines that yields only well-formed messages."""
 
-    def __init__(self, stream: BinaryIO, out: _Out) -> None:
+    def __init__(self, stream: LineSource, out: _Out) -> None:
         self.stream = stream
         self.out = out
 
@@ -171,7 +191,7 @@ def _claim_std_streams() -> tuple[BinaryIO, BinaryIO, list[Any]]:
         return sys.stdin.buffer, sys.stdout.buffer, []
 
 
-async def serve_framed(server: Any, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+async def serve_framed(server: Any, stdin: LineSource | None = None, stdout: LineSink | None = None) -> None:
     """Run an ``MCPServer`` over stdio with JSON-RPC framing checked first."""
     from mcp.server.stdio import stdio_server
 

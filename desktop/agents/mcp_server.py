@@ -1,8 +1,12 @@
-"""Engram's MCP server (official ``mcp`` SDK, stdio): the same memory for Claude Code, Cursor, Codex.
+"""Engram's MCP server (official ``mcp`` SDK, stdio): the same memory for Claude Code, Codex, Gemini CLI, Cursor.
 
-Started by ``engram mcp --project DIR``. Tools: search_memory, record_memory,
-get_workflow_recipe, analyze_impact, pin and forget; pinned memories are a
-resource (``engram://memories/pinned``). stdout belongs to the protocol, so this
+Started by ``engram mcp`` (``mcp_front`` answers the handshake and the listings at once
+and hands everything else to the server built here). Tools: search_memory,
+record_memory, get_workflow_recipe, analyze_impact, pin and forget; pinned memories
+are a resource (``engram://memories/pinned``). Every result is plain text (no
+structured ``{"result": ...}`` copy a client would show the model as escaped JSON),
+every memory in it starts with its citation ``[Memory #N]``, and every failure is a
+tool error (``isError``) that says why. stdout belongs to the protocol, so this
 module only ever logs (to stderr, logger ``engram.mcp``).
 
 Two processes, one database: the app and this server each have their own single
@@ -15,7 +19,6 @@ See docs/ARCHITECTURE.md, "Two processes".
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -25,40 +28,47 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from desktop import __version__
-from desktop.agents.mcp_framing import run_framed
+from desktop.agents.mcp_catalog import INSTRUCTIONS, MEMORY_TYPES, PARAMS, PINNED_URI, RESOURCES, SERVER_NAME, TOOLS
 from desktop.agents.memory_access import StoreMemoryAccess, TimedMemoryAccess
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.store.errors import EngramError, ValidationError
+from desktop.memory.store.errors import EngramError, NotFoundError, ValidationError
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.trust import injectable
-from desktop.memory.types import MemorySource, MemoryType
+from desktop.memory.types import MemorySource
 
 log = logging.getLogger("engram.mcp")
 
-SERVER_NAME = "engram"
-PINNED_URI = "engram://memories/pinned"
-INSTRUCTIONS = ("Engram is this project's long-term memory. Call search_memory before exploring, cite memories "
-                "you use as [Memory #<id>: ...], and record_memory what a future session should know "
-                "(a recorded memory is a candidate until a person confirms it or an agent uses it).")
-MEMORY_TYPES = tuple(t.value for t in MemoryType)
-
-# Parameter descriptions: clients (and the model) see these in each tool's input schema.
-Query = Annotated[str, Field(description="What to look for, in plain words or identifiers.")]
-Limit = Annotated[int, Field(description="How many memories at most (1-50).", ge=1, le=50)]
-Content = Annotated[str, Field(description="The fact, decision or pitfall, in one or two sentences.",
-                               min_length=1, max_length=4000)]
-MType = Annotated[str, Field(description="One of: " + ", ".join(MEMORY_TYPES) + ".")]
-Files = Annotated[list[str] | None, Field(description="Project-relative files it is about (at most 10).")]
-Task = Annotated[str, Field(description="The task, in a sentence.")]
-Target = Annotated[str, Field(description="A project-relative file path, or path:symbol.")]
-Depth = Annotated[int, Field(description="How many dependency levels to follow (1-6).", ge=1, le=6)]
-MemoryId = Annotated[int, Field(description="The memory's id (the number in [Memory #id]).")]
-Pinned = Annotated[bool, Field(description="true pins, false unpins.")]
-Reason = Annotated[str, Field(description="Why it is wrong or obsolete (kept in the audit log).")]
+# Parameter types: descriptions from the catalog (what clients are told before the SDK loads).
+Query = Annotated[str, Field(description=PARAMS["query"])]
+Limit = Annotated[int, Field(description=PARAMS["limit"], ge=1, le=50)]
+Content = Annotated[str, Field(description=PARAMS["content"], min_length=1, max_length=4000)]
+MType = Annotated[str, Field(description=PARAMS["type"])]
+Files = Annotated[list[str] | None, Field(description=PARAMS["files"])]
+Task = Annotated[str, Field(description=PARAMS["task"])]
+Target = Annotated[str, Field(description=PARAMS["target"])]
+Depth = Annotated[int, Field(description=PARAMS["depth"], ge=1, le=6)]
+MemoryId = Annotated[int, Field(description=PARAMS["memory_id"])]
+Pinned = Annotated[bool, Field(description=PARAMS["pinned"])]
+Reason = Annotated[str, Field(description=PARAMS["reason"])]
 
 
 def _line(m: Any) -> str:
-    return f"#{m.id} [{m.type}{', pinned' if m.pinned else ''}] {redact_then_cut(' '.join(m.content.split()), 800)}"
+    """One memory as the model reads it: its citation first."""
+    kind = f"{m.type}{', pinned' if m.pinned else ''}"
+    return f"[Memory #{m.id}] ({kind}) {redact_then_cut(' '.join(m.content.split()), 800)}"
+
+
+def impact_text(result: dict[str, Any]) -> str:
+    """The code graph's impact answer as lines of text (an unknown target is a tool error)."""
+    if result.get("error"):
+        raise NotFoundError(str(result.get("message") or result["error"]))
+    lines = [str(result.get("summary") or f"Impact of {result.get('target')}.")]
+    for level in result.get("levels") or []:
+        files = ", ".join(str(f) for f in level.get("files") or []) or "no files"
+        symbols = ", ".join(str(s.get("label") or s.get("id") or s) if isinstance(s, dict) else str(s)
+                            for s in (level.get("symbols") or [])[:20])
+        lines.append(f"depth {level.get('depth')}: {files}" + (f" (symbols: {symbols})" if symbols else ""))
+    return "\n".join(lines)[:50_000]
 
 
 class EngramMCP:
@@ -89,13 +99,14 @@ class EngramMCP:
                 "not shown to agents until a person confirms it or an agent uses it.")
 
     def get_workflow_recipe(self, task: Task) -> str:
-        """How tasks like this one were done successfully before."""
-        recipes = self.memory.workflow_recipes(task, 3)
-        return "\n".join(f"- {r}" for r in recipes) if recipes else "No workflow recipe is known for this yet."
+        """How tasks like this one were done successfully before (recipe memories with their citation)."""
+        mems = self.memory.recipe_memories(task, 3)
+        lines = [_line(m) for m in mems] + [f"- {r}" for r in self.memory.learned_recipes(3 - len(mems))]
+        return "\n".join(lines) if lines else "No workflow recipe is known for this yet."
 
     def analyze_impact(self, target: Target, depth: Depth = 3) -> str:
-        """Dependents of a file or symbol in the code graph (JSON)."""
-        return json.dumps(self.memory.analyze_impact(target, max(1, min(6, depth))), default=str)[:50_000]
+        """Dependents of a file or symbol in the code graph, as text."""
+        return impact_text(self.memory.analyze_impact(target, max(1, min(6, depth))))
 
     def pin(self, memory_id: MemoryId, pinned: Pinned = True) -> str:
         """Pin (always inject) or unpin a memory."""
@@ -140,58 +151,25 @@ def as_tool_errors(fn: Callable[..., str]) -> Callable[..., str]:
     return call
 
 
-def build_server(impl: EngramMCP) -> Any:
-    """An MCPServer exposing ``impl``'s tools and the pinned-memories resource."""
+def build_server(impl: Any) -> Any:
+    """An MCPServer exposing ``impl``'s tools and the pinned-memories resource, described by the catalog."""
     from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
 
-    read = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-    write = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING", version=__version__)
-    tools: list[tuple[Callable[..., str], str, str, ToolAnnotations]] = [
-        (impl.search_memory, "search_memory", "Search this project's long-term memory (decisions, gotchas, dead "
-         "ends, recipes). Cite what you use as [Memory #id: ...].", read),
-        (impl.record_memory, "record_memory", "Record something a future session should know. It is stored as a "
-         "candidate: not shown to agents until a person confirms it or an agent uses it.", write),
-        (impl.get_workflow_recipe, "get_workflow_recipe", "How tasks like this one were done successfully in "
-         "this project.", read),
-        (impl.analyze_impact, "analyze_impact", "What depends on a file or symbol (path or path:symbol), from the "
-         "code graph.", read),
-        (impl.pin, "pin", "Pin a memory so it is always injected (pinned=false unpins).", write),
-        (impl.forget, "forget", "Forget a memory that is wrong or obsolete: it is never injected again and is "
-         "deleted later by pruning.", ToolAnnotations(read_only_hint=False, destructive_hint=True,
-                                                      idempotent_hint=True, open_world_hint=False)),
-    ]
-    for fn, name, description, hints in tools:
-        server.add_tool(as_tool_errors(fn), name=name, description=description, annotations=hints)
+    for name, (description, hints, _schema) in TOOLS.items():
+        annotations = ToolAnnotations(read_only_hint=hints["readOnlyHint"], destructive_hint=hints["destructiveHint"],
+                                      idempotent_hint=hints["idempotentHint"], open_world_hint=hints["openWorldHint"])
+        # structured_output=False: the text is the result; a {"result": ...} copy reaches some models as JSON
+        server.add_tool(as_tool_errors(getattr(impl, name)), name=name, description=description,
+                        annotations=annotations, structured_output=False)
+    resource = RESOURCES[0]
 
-    @server.resource(PINNED_URI, name="pinned-memories", description="The project's pinned memories.",
-                     mime_type="text/plain")
+    @server.resource(PINNED_URI, name=resource["name"], description=resource["description"],
+                     mime_type=resource["mimeType"])
     def pinned_resource() -> str:
         return impl.pinned()
     return server
-
-
-def serve(project_dir: Path, *, data_dir: Path | None = None) -> None:
-    """Open the project and serve MCP on stdin/stdout until the client disconnects."""
-    from desktop.composition import Engram
-    from desktop.memory.lifecycle.maintenance import keep_graph_live
-    from desktop.settings import Settings
-
-    settings = Settings.load(data_dir) if data_dir else Settings.load()
-    project = Engram(settings).open_project(project_dir, remember=False)
-    try:  # analyze_impact and the graph path need a current graph; a failure must not stop serving
-        keep_graph_live(project)
-    except Exception:
-        log.exception("could not bring the code graph up to date")
-    impl = EngramMCP(project)
-    log.info("MCP server for %s (%s)", project.info.root, project.info.db_path)
-    try:
-        # The SDK's stdio transport behind Engram's JSON-RPC framing checks (mcp_framing.py).
-        run_framed(build_server(impl))
-    finally:
-        impl.close()
-        project.close()
 
 
 def launch_command(project_dir: Path, data_dir: Path | None = None) -> tuple[str, list[str]]:
@@ -204,22 +182,3 @@ def launch_command(project_dir: Path, data_dir: Path | None = None) -> tuple[str
         args += ["--data-dir", str(Path(data_dir).expanduser().resolve())]
     exe, *prefix = engram_argv()
     return exe, [*prefix, *args]
-
-
-def client_config(project_dir: Path, client: str = "all", data_dir: Path | None = None) -> dict[str, Any]:
-    """Configuration snippets for Claude Code (.mcp.json), Cursor (.cursor/mcp.json) and Codex (config.toml)."""
-    import shlex
-
-    command, args = launch_command(project_dir, data_dir)
-    entry = {"command": command, "args": args}
-    toml_args = ", ".join(json.dumps(a) for a in args)
-    shell = " ".join(shlex.quote(p) for p in [command, *args])
-    snippets: dict[str, Any] = {
-        "claude-code": {"file": ".mcp.json (project scope, shared with the team)",
-                        "command": f"claude mcp add --scope project {SERVER_NAME} -- {shell}",
-                        "json": {"mcpServers": {SERVER_NAME: entry}}},
-        "cursor": {"file": ".cursor/mcp.json", "json": {"mcpServers": {SERVER_NAME: entry}}},
-        "codex": {"file": "~/.codex/config.toml",
-                  "toml": f"[mcp_servers.{SERVER_NAME}]\ncommand = {json.dumps(command)}\nargs = [{toml_args}]\n"},
-    }
-    return snippets if client == "all" else {client: snippets[client]}

@@ -71,7 +71,15 @@ class MemoryAccess(Protocol):
         ...
 
     def workflow_recipes(self, task: str, limit: int = 3) -> list[str]:
-        """Workflow recipes for a task like ``task`` (memories first, then learned sequences)."""
+        """Workflow recipes for a task like ``task`` (memories first, each with its id, then learned sequences)."""
+        ...
+
+    def recipe_memories(self, task: str, limit: int = 3) -> list[Memory]:
+        """Workflow-recipe memories for a task like ``task`` (the most trusted when none matches)."""
+        ...
+
+    def learned_recipes(self, limit: int = 3) -> list[str]:
+        """Tool sequences that worked across sessions, one line each (they are not memories)."""
         ...
 
     def work_state(self, limit: int = 3) -> list[Memory]:
@@ -311,18 +319,27 @@ class StoreMemoryAccess:
         return found[0] if found else None
 
     def workflow_recipes(self, task: str, limit: int = 3) -> list[str]:
-        """Recipe memories matching the task, then learned tool sequences."""
+        """Recipe memories matching the task (as ``#id ...``, citable), then learned tool sequences."""
+        out = [f"#{m.id} {m.content}" for m in self.recipe_memories(task, limit)]
+        if len(out) < limit:
+            out += self.learned_recipes(limit - len(out))
+        return out[:limit]
+
+    def recipe_memories(self, task: str, limit: int = 3) -> list[Memory]:
+        """Recipe memories matching the task, else the most trusted ones."""
         mems = self.search(task, limit=limit, types=[MemoryType.WORKFLOW_RECIPE.value]) if task.strip() else []
         if not mems:
             mems = self._select(f"{_INJECTABLE} AND type = 'workflow_recipe'", [], "confidence DESC", limit)
-        out = [m.content for m in mems]
-        if len(out) < limit:
-            from desktop.memory.observer.cross_session import recipes
+        return mems[:limit]
 
-            for r in recipes(self._conn())[: limit - len(out)]:
-                out.append(f"{' > '.join(r['steps'])} (worked in {r['sessions']} sessions, "
-                           f"{r['success_rate']:.0%} success)")
-        return out[:limit]
+    def learned_recipes(self, limit: int = 3) -> list[str]:
+        """Tool sequences that worked in several sessions (cross_session.recipes), one line each."""
+        if limit <= 0:
+            return []
+        from desktop.memory.observer.cross_session import recipes
+
+        return [f"{' → '.join(r['steps'])} (worked in {r['sessions']} sessions, {r['success_rate']:.0%} success)"
+                for r in recipes(self._conn())[:limit]]
 
     def work_state(self, limit: int = 3) -> list[Memory]:
         """Newest work-state memories."""
@@ -387,7 +404,8 @@ class TimedMemoryAccess:
 
     _DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "search": list, "always_inject": list, "scoped": list, "gotchas_for": list, "warnings_for": list,
-        "known_for_pattern": lambda: None, "workflow_recipes": list, "work_state": list,
+        "known_for_pattern": lambda: None, "workflow_recipes": list, "recipe_memories": list,
+        "learned_recipes": list, "work_state": list,
         "conflicts": list, "prefetch_candidates": list, "calibration_factor": lambda: 1.0,
         "analyze_impact": lambda: {"error": "memory_timeout", "message": "The code graph did not answer in time."},
         "record_access": lambda: None,

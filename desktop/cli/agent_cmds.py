@@ -16,10 +16,14 @@ log = logging.getLogger("engram.agents")
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the agent subcommands."""
-    p = sub.add_parser("mcp", help="serve this project's memory over MCP (stdio)")
-    add_common(p)
-    p.add_argument("--print-config", action="store_true", help="print the client configuration and exit")
-    p.add_argument("--client", default="all", choices=["all", "claude-code", "cursor", "codex"])
+    from desktop.agents.mcp_config import CLIENTS
+    from desktop.agents.mcp_front import add_options
+
+    p = sub.add_parser("mcp", help="serve the memory of the project it is started in over MCP (stdio)")
+    add_options(p)
+    p.add_argument("--print-config", action="store_true",
+                   help="print each client's entries (the project's portable one, the user's own) and exit")
+    p.add_argument("--client", default="all", choices=["all", *CLIENTS])
     p.set_defaults(func=cmd_mcp)
 
     p = sub.add_parser("run", help="run Engram's own agent on a task (headless); several tasks run at once")
@@ -39,17 +43,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    """Serve MCP on stdio, or print the configuration snippets."""
-    from desktop.agents.mcp_server import client_config, serve
-
-    project = (args.project or Path.cwd()).resolve()
+    """Print the configuration entries, or serve MCP on stdio (``main`` normally serves it first)."""
     if args.print_config:
-        sys.stdout.write(json.dumps(client_config(project, args.client, args.data_dir), indent=2) + "\n")
+        from desktop.agents.mcp_config import client_config
+
+        sys.stdout.write(json.dumps(client_config(args.client, args.data_dir), indent=2) + "\n")
         return 0
-    # stdout is the protocol channel: make sure logging never writes there
-    logging.getLogger().handlers = [logging.StreamHandler(sys.stderr)]
-    serve(project, data_dir=args.data_dir)
-    return 0
+    from desktop.agents.mcp_front import main as serve_mcp
+
+    argv = [*(["--project", str(args.project)] if args.project else []),
+            *(["--data-dir", str(args.data_dir)] if args.data_dir else [])]
+    return serve_mcp(argv)
 
 
 def _stderr_event(event: Any) -> None:

@@ -112,7 +112,8 @@ def cmd_hooks(args: argparse.Namespace) -> int:
         emit(args, [s.__dict__ | {"installed": s.installed} for s in states], lambda: "\n".join(
             f"{s.agent:<12} {s.scope:<8} {'installed' if s.installed else ('partial' if s.events else 'not installed')}"
             f"{' (out of date: ' + ', '.join(s.stale) + ')' if s.stale else ''}"
-            f"{' [codex_hooks feature ' + s.feature + ']' if s.feature else ''}  {s.path}" for s in states))
+            f"{' [hooks are turned off in Codex config.toml]' if s.feature == 'off' else ''}  {s.path}"
+            for s in states))
         return 0
     if args.action == "install":
         if args.scope == "project":

@@ -27,7 +27,7 @@ def build_parser(*, core_only: bool = False) -> argparse.ArgumentParser:
     if core_only:
         return parser
     for optional in ("search_cmds", "graph_cmds", "observer_cmds", "lifecycle_cmds", "agent_cmds", "doctor_cmds",
-                     "hook_cmds", "team_cmds", "feedback_cmds", "report_cmds"):
+                     "hook_cmds", "team_cmds", "feedback_cmds", "report_cmds", "setup_cmds"):
         try:
             mod = __import__(f"desktop.cli.{optional}", fromlist=["register"])
         except ModuleNotFoundError as exc:
@@ -58,6 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from desktop.cli import hook_cmds
 
         return hook_cmds.run_hook_command(args_in[1:])
+    if args_in[:1] == ["mcp"] and not {"--print-config", "-h", "--help"} & set(args_in):
+        # An MCP client waits for the handshake: answer it before anything heavy is imported.
+        from desktop.agents.mcp_front import main as serve_mcp
+
+        return serve_mcp(args_in[1:])
     from desktop.cli.common import CliError
     from desktop.cli.errors import known_error_line
 

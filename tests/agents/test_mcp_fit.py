@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -55,25 +56,25 @@ def test_tools_describe_themselves_and_fail_with_engrams_message(project: Any) -
     assert not out["recorded"].is_error and "candidate" in _text(out["recorded"])
 
 
-def test_print_config_keeps_data_dir_and_scope(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_print_config_team_entries_are_portable_user_entries_absolute(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files meant for the team hold no machine path and pin no project; the user's own entries run this
+    installation by its absolute path, serve any project and keep a non-default data folder."""
+    from desktop.agents.launch import engram_argv
     from desktop.cli.main import main
 
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    script = bindir / "engram"
-    script.write_text("#!/bin/sh\n", encoding="utf-8")
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", str(bindir))
     data = tmp_path / "data"
-    assert main(["mcp", "--project", str(tmp_path), "--data-dir", str(data), "--print-config"]) == 0
+    assert main(["mcp", "--data-dir", str(data), "--print-config"]) == 0
     cfg = json.loads(capsys.readouterr().out)
-    entry = cfg["claude-code"]["json"]["mcpServers"]["engram"]
-    # This installation's own entry point, never whatever `engram` a PATH finds (issue 27: a
-    # relative PATH entry could name a repository's script).
-    from desktop.agents.launch import engram_argv
-
-    assert entry["command"] == engram_argv()[0] and Path(entry["command"]).is_absolute()
-    assert entry["args"][-2:] == ["--data-dir", str(data.resolve())]
-    assert cfg["claude-code"]["command"].startswith("claude mcp add --scope project engram -- ")
-    assert "--data-dir" in cfg["codex"]["toml"]
+    assert set(cfg) == {"claude-code", "codex", "gemini", "cursor"}
+    shared = json.dumps([c["project"] for c in cfg.values()])
+    assert str(tmp_path) not in shared and str(Path.home()) not in shared and sys.executable not in shared
+    assert cfg["claude-code"]["project"]["json"]["mcpServers"]["engram"] == {"command": "engram", "args": ["mcp"]}
+    assert cfg["gemini"]["project"]["json"]["mcpServers"]["engram"] == {"command": "engram", "args": ["mcp"]}
+    assert 'command = "engram"' in cfg["codex"]["project"]["toml"]
+    assert "${workspaceFolder}" in json.dumps(cfg["cursor"]["project"])
+    mine = cfg["gemini"]["user"]["json"]["mcpServers"]["engram"]
+    assert mine["command"] == engram_argv()[0] and Path(mine["command"]).is_absolute()
+    assert mine["args"][-3:] == ["mcp", "--data-dir", str(data.resolve())] and "--project" not in mine["args"]
+    assert cfg["claude-code"]["user"]["command"].startswith("claude mcp add --scope user engram -- /")
+    assert "[mcp_servers.engram]" in cfg["codex"]["user"]["toml"] and "--data-dir" in cfg["codex"]["user"]["toml"]

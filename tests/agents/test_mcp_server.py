@@ -90,10 +90,10 @@ def test_print_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
     from desktop.cli.main import main
 
-    assert main(["mcp", "--project", str(tmp_path), "--print-config"]) == 0
+    assert main(["mcp", "--print-config"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert "engram" in data["claude-code"]["json"]["mcpServers"]
-    assert "[mcp_servers.engram]" in data["codex"]["toml"]
+    assert "engram" in data["claude-code"]["project"]["json"]["mcpServers"]
+    assert "[mcp_servers.engram]" in data["codex"]["user"]["toml"]
 
 
 def test_app_and_mcp_process_write_at_once(project: Any) -> None:

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -132,3 +133,21 @@ def db_rows(data_dir: Path, root: Path, sql: str, params: tuple[Any, ...] = ()) 
         return [tuple(r) for r in project.db.reads.conn().execute(sql, params).fetchall()]
     finally:
         project.close()
+
+
+def assert_session_recorded(data_dir: Path, root: Path, session_id: str, agent: str, rule: str,
+                            wait: float = 90) -> None:
+    """The hooked session left its record (session_metrics) and taught what the user said (``rule``).
+
+    A session-end hook hands its work to a process of its own (the agent may exit at once), so the
+    record may arrive a little after the agent returned.
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        sessions = db_rows(data_dir, root, "SELECT agent FROM session_metrics WHERE session_id = ?", (session_id,))
+        if sessions or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert sessions == [(agent,)], sessions
+    learned = [r[0] for r in db_rows(data_dir, root, "SELECT content FROM memories WHERE source = 'observer_inferred'")]
+    assert any(rule in text for text in learned), learned

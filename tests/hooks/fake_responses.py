@@ -25,6 +25,7 @@ class CodexTurn:
 
     text: str = ""
     call: tuple[str, dict[str, Any]] | None = None
+    namespace: str = ""  # a tool inside a namespace tool (Codex offers an MCP server's tools as mcp__<server>)
 
 
 def _events(turn: CodexTurn, n: int) -> list[dict[str, Any]]:
@@ -33,6 +34,8 @@ def _events(turn: CodexTurn, n: int) -> list[dict[str, Any]]:
     if turn.call:
         item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": turn.call[0],
                 "arguments": json.dumps(turn.call[1])}
+        if turn.namespace:
+            item["namespace"] = turn.namespace
     else:
         item = {"type": "message", "role": "assistant", "id": f"msg_{n}",
                 "content": [{"type": "output_text", "text": turn.text}]}

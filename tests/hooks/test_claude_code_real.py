@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.agents.fake_sse import Turn
-from tests.hooks.conftest import agent_cli, db_rows
+from tests.hooks.conftest import agent_cli, assert_session_recorded, db_rows
 from tests.hooks.fake_model import ScriptedClaudeModel
 
-PROMPT = "The refund webhook handler needs work; start by looking at the charge code."
+RULE = "Never log card numbers in the refund handler."
+PROMPT = f"The refund webhook handler needs work; start by looking at the charge code. {RULE}"
 
 
 def _results(body: dict[str, Any]) -> int:
@@ -60,6 +61,7 @@ def test_claude_code_session_gets_memory_from_hooks(payments_dir: Path, data_dir
     session_id = result["session_id"]
 
     first, after_read = requests[0], requests[1]
+    assert "&lt;" not in "".join(requests) and "&gt;" not in "".join(requests)  # no HTML escape reaches the model
     # Session start: the pinned memory, with its id and the citation instruction.
     assert f'<memory id=\\"{pinned}\\" type=\\"decision\\"' in first
     assert "cite it inline as [Memory #" in first
@@ -76,12 +78,12 @@ def test_claude_code_session_gets_memory_from_hooks(payments_dir: Path, data_dir
                                            "WHERE session_id = ? ORDER BY id", (session_id,))
     assert (("session_start", pinned, 1) in told and ("prompt", relevant, 0) in told
             and ("before_tool", gotcha, 1) in told), told
-    # The observer holds the session's events and learned from it.
+    # The observer holds the session's events and learned from it (session end hands its work to a
+    # process of its own: waited for here).
+    assert_session_recorded(data_dir, payments_dir, session_id, "claude-code", RULE)
     seen = db_rows(data_dir, payments_dir, "SELECT count(*) FROM observer_seen_events WHERE session_id = ?",
                    (session_id,))[0][0]
     assert seen >= 4
-    assert db_rows(data_dir, payments_dir, "SELECT count(*) FROM session_metrics WHERE session_id = ?",
-                   (session_id,))[0][0] == 1
     # Cited memories count as used (and helped); the one shown and ignored does not.
     uses = dict(db_rows(data_dir, payments_dir, "SELECT id, access_count FROM memories"))
     assert uses[pinned] == 1 and uses[gotcha] == 1 and uses[relevant] == 0

@@ -8,10 +8,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.hooks.conftest import agent_cli, db_rows
+from tests.hooks.conftest import agent_cli, assert_session_recorded, db_rows
 from tests.hooks.fake_gemini import FakeGemini, GeminiTurn
 
-PROMPT = "The refund webhook handler needs work; start by looking at the charge code."
+RULE = "Never log card numbers in the refund handler."
+PROMPT = f"The refund webhook handler needs work; start by looking at the charge code. {RULE}"
 
 
 def test_gemini_cli_session_gets_memory_from_hooks(payments_dir: Path, data_dir: Path, hook_env: dict[str, str],
@@ -45,6 +46,7 @@ def test_gemini_cli_session_gets_memory_from_hooks(payments_dir: Path, data_dir:
         requests = [model.text_of(i) for i in range(len(model.model_requests))]
     assert len(requests) >= 2, requests
     first, after_read = requests[0], requests[-1]
+    assert "&lt;" not in "".join(requests) and "&gt;" not in "".join(requests)  # no HTML escape reaches the model
     assert f"[#{pinned}]" in first and "cite it inline as [Memory #" in first  # session start (Markdown)
     assert f"[#{relevant}]" in first  # before the agent: the prompt's memory
     assert f"[#{memories['candidate']}]" not in json.dumps(requests)
@@ -58,3 +60,4 @@ def test_gemini_cli_session_gets_memory_from_hooks(payments_dir: Path, data_dir:
     assert ("after_tool", gotcha, 1) in told and ("session_start", pinned, 1) in told, told
     uses = dict(db_rows(data_dir, payments_dir, "SELECT id, access_count FROM memories"))
     assert uses[gotcha] == 1 and uses[relevant] == 0
+    assert_session_recorded(data_dir, payments_dir, sessions[0][0], "gemini-cli", RULE)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -65,28 +64,44 @@ def test_install_into_nothing_and_uninstall_leaves_nothing(tmp_path: Path) -> No
     assert not path.exists()
 
 
-def test_codex_feature_flag_added_and_removed(tmp_path: Path) -> None:
+def test_codex_needs_no_feature_flag_and_the_deprecated_one_is_taken_out(tmp_path: Path) -> None:
+    """Codex 0.124+ runs hooks by default; ``codex_hooks`` is deprecated (Codex warns about it)."""
     project, home = tmp_path / "p", tmp_path / "h"
     toml = project / ".codex" / "config.toml"
     toml.parent.mkdir(parents=True)
     toml.write_text('model = "o4"\n\n[features]\nweb_search = true\n', encoding="utf-8")
     hk.install("codex", "project", project, home)
-    parsed = tomllib.loads(toml.read_text(encoding="utf-8"))
-    assert parsed["features"] == {"web_search": True, "codex_hooks": True} and parsed["model"] == "o4"
-    assert hk.status("codex", "project", project, home).feature == "added"
+    assert toml.read_text(encoding="utf-8") == 'model = "o4"\n\n[features]\nweb_search = true\n'
+    assert hk.status("codex", "project", project, home).feature == "on"
     hk.uninstall("codex", "project", project, home)
     assert toml.read_text(encoding="utf-8") == 'model = "o4"\n\n[features]\nweb_search = true\n'
 
-    toml.write_text('model = "o4"\n', encoding="utf-8")
+    # what an older Engram wrote goes, with its own section
+    toml.write_text('model = "o4"\n\n[features]  # added by engram hooks install\n'
+                    'codex_hooks = true  # added by engram hooks install\n', encoding="utf-8")
+    assert hk.status("codex", "project", project, home).feature == "legacy"
     hk.install("codex", "project", project, home)
-    assert tomllib.loads(toml.read_text(encoding="utf-8"))["features"]["codex_hooks"] is True
-    hk.uninstall("codex", "project", project, home)
     assert toml.read_text(encoding="utf-8") == 'model = "o4"\n'
+    assert "codex_hooks" not in toml.read_text(encoding="utf-8")
 
-    toml.write_text("[features]\ncodex_hooks = false\n", encoding="utf-8")
-    hk.install("codex", "project", project, home)  # the user's explicit "off" is respected, and reported
-    assert toml.read_text(encoding="utf-8") == "[features]\ncodex_hooks = false\n"
-    assert hk.status("codex", "project", project, home).feature == "off"
+    for off in ("[features]\nhooks = false\n", "[features]\ncodex_hooks = false\n"):
+        toml.write_text(off, encoding="utf-8")
+        hk.install("codex", "project", project, home)  # the user's explicit "off" is respected, and reported
+        assert toml.read_text(encoding="utf-8") == off
+        assert hk.status("codex", "project", project, home).feature == "off"
+
+
+def test_uninstall_leaves_no_empty_agent_folder(tmp_path: Path) -> None:
+    project, home = tmp_path / "p", tmp_path / "h"
+    project.mkdir()
+    (project / ".gemini").mkdir()
+    (project / ".gemini" / "GEMINI.md").write_text("mine\n", encoding="utf-8")
+    for agent in ("claude-code", "codex", "gemini"):
+        hk.install(agent, "project", project, home)
+    for agent in ("claude-code", "codex", "gemini"):
+        hk.uninstall(agent, "project", project, home)
+    assert not (project / ".claude").exists() and not (project / ".codex").exists()
+    assert (project / ".gemini" / "GEMINI.md").read_text(encoding="utf-8") == "mine\n"  # the user's own file stays
 
 
 def test_gemini_entries_have_names_and_millisecond_timeouts(tmp_path: Path) -> None:

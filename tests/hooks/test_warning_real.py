@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,14 @@ def _install(agent: str, payments_dir: Path, data_dir: Path, env: dict[str, str]
 
 
 def _lesson(data_dir: Path, payments_dir: Path) -> int:
-    rows = db_rows(data_dir, payments_dir, "SELECT id FROM memories WHERE deprecated = 0 AND candidate = 0 "
-                                           "AND json_extract(metadata, '$.signal') = 'command_fix'")
+    # the session end hands its work to a process of its own (runner.detach): wait for it
+    deadline = time.monotonic() + 90
+    while True:
+        rows = db_rows(data_dir, payments_dir, "SELECT id FROM memories WHERE deprecated = 0 AND candidate = 0 "
+                                               "AND json_extract(metadata, '$.signal') = 'command_fix'")
+        if rows or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert len(rows) == 1, db_rows(data_dir, payments_dir, "SELECT type, content, candidate FROM memories")
     return int(rows[0][0])
 

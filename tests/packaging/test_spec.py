@@ -216,3 +216,15 @@ def test_resource_path_in_a_frozen_app(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
     assert paths.resource_path("i18n") == tmp_path / "resources" / "i18n"
+
+
+def test_smoke_test_checks_the_headless_doors_agents_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         entry: ModuleType) -> None:
+    """Issue 28: the built app's smoke test runs a hook and the MCP handshake through the entry point Engram
+    writes into agents' settings (frozen: the bundle with --cli); here the same check from the source tree."""
+    project = tmp_path / "p"
+    project.mkdir()
+    monkeypatch.setenv("ENGRAM_DATA_DIR", str(tmp_path / "data"))
+    detail = entry.headless_doors(project)
+    assert "hook answered headless" in detail and "MCP initialize answered" in detail
+    assert "headless_doors" in ENTRY.read_text(encoding="utf-8").split("def _core_checks", 1)[1]

@@ -28,7 +28,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT_FILES = ("pyproject.toml", "setup.py", "LICENSE", "README.md")
-PROJECT_DIRS = ("desktop", "resources")
+PROJECT_DIRS = ("desktop", "resources", "i18n")
 TOKENIZER = "desktop/resources/models/all-minilm-l6-v2/tokenizer.json"
 
 pytestmark = pytest.mark.slow
@@ -56,7 +56,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in PROJECT_FILES:
         shutil.copy2(ROOT / name, src / name)
     for name in PROJECT_DIRS:
-        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        # no compiled translations: a fresh checkout has none (*.qm are build products)
+        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.qm"))
     out = tmp_path_factory.mktemp("dist")
     _run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "--no-index",
           "-q", "-w", str(out)])
@@ -94,6 +95,8 @@ def test_the_wheel_carries_the_run_time_resources(wheel: Path) -> None:
         metadata = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert TOKENIZER in names
     assert {"desktop/resources/styles/engram.qss", "desktop/resources/icons/app.svg"} <= names
+    # compiled from i18n/*.ts while the wheel was built (issue 28: the wheel used to carry none)
+    assert {"desktop/resources/i18n/engram_en.qm", "desktop/resources/i18n/engram_fr.qm"} <= names
     assert not any(n.startswith("resources/") for n in names)  # nothing lands at the top of site-packages
     assert "License-Expression: MIT AND Apache-2.0" in metadata
     assert "Requires-Dist: mcp<3,>=2" in metadata
@@ -113,7 +116,17 @@ def test_search_and_mcp_config_from_a_fresh_venv(venv: Path, user_env: dict[str,
     assert "BEGIN IMMEDIATE" in json.dumps(hits)
 
     config = json.loads(_run([engram, "mcp", "--print-config"], env=user_env, cwd=project).stdout)
-    assert str(project) in json.dumps(config)
+    assert config["claude-code"]["project"]["json"]["mcpServers"]["engram"] == {"command": "engram", "args": ["mcp"]}
+    assert config["codex"]["user"]["toml"].count(str(venv / "bin" / "engram")) == 1
+
+    french = _run([str(venv / "bin" / "python"), "-c",
+                   "from PySide6.QtCore import QCoreApplication, QTranslator\n"
+                   "from desktop.paths import resource_path\n"
+                   "app = QCoreApplication([])\n"
+                   "t = QTranslator()\n"
+                   "assert t.load('engram_fr', str(resource_path('i18n'))), resource_path('i18n')\n"
+                   "print(t.translate('MainWindow', '&Quit'))\n"], env=user_env, cwd=project)
+    assert french.stdout.strip() not in ("", "&Quit"), french.stdout
 
     doctor = _run([engram, "doctor", "--json"], env=user_env, cwd=project)
     report = json.loads(doctor.stdout)

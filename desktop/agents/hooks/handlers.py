@@ -40,7 +40,7 @@ from desktop.agents.hooks.protocol import (
 from desktop.agents.hooks.start import start_context
 from desktop.agents.injection.formatting import Section, citations, fit, render
 from desktop.agents.memory_access import StoreMemoryAccess
-from desktop.memory.text.tokens import count_tokens, query_terms
+from desktop.memory.text.tokens import query_terms
 from desktop.memory.trust import injectable
 from desktop.memory.trust_levels import DEFAULT_LEVEL, injection_threshold
 from desktop.memory.types import Memory
@@ -132,31 +132,27 @@ class Handlers:
 
     # -- session start ---------------------------------------------------------------------
     def session_start(self, call: HookCall) -> str:
-        """What holds before any task (``start``); after compact/resume, what the session had been shown."""
+        """What holds before any task (``start``); after compact/resume, what the session had been shown.
+
+        One block says each memory once: the memories shown again come first in it (formatting.render).
+        """
         fmt = FORMATS[call.agent]
         shown = ledger.shown_ids(self.project.db, call.session_id)
-        budget = self.token_budget
-        parts: list[str] = []
-        ids: list[int] = []
+        first: list[Section] = []
         event = "session_start"
         if call.source in ("compact", "resume") and shown:
             event = call.source
-            again = fit(self._injectable(shown), budget // 2)
+            again = fit(self._injectable(shown), self.token_budget // 2)
             if again:
                 title = "Memory you were shown before the context was compacted" if call.source == "compact" \
                     else "Memory you were shown earlier in this session"
-                parts.append(render([Section(title, again)], fmt, heading="Engram memory"))
-                ids += [m.id for m in again]
-                budget -= count_tokens(parts[-1])
-        text, fresh = start_context(self.project, self.memory, self.root, fmt, budget, trust_threshold(self.project),
-                                    set(ids))
-        if text:
-            parts.append(text)
-            ids += fresh
-        if not parts:
+                first.append(Section(title, again))
+        text, ids = start_context(self.project, self.memory, self.root, fmt, self.token_budget,
+                                  trust_threshold(self.project), {m.id for s in first for m in s.memories}, first)
+        if not text:
             return ""
         self._shown(call, event, ids, call.source or "startup")
-        return "\n\n".join(parts)
+        return text
 
     # -- prompt ------------------------------------------------------------------------------
     def prompt(self, call: HookCall) -> str:

@@ -4,14 +4,15 @@ Files (project scope / user scope):
 
 * Claude Code: ``.claude/settings.local.json`` / ``~/.claude/settings.json`` (the local
   file because the command holds this machine's path to ``engram``);
-* Codex: ``.codex/hooks.json`` / ``~/.codex/hooks.json``, plus ``codex_hooks = true`` under
-  ``[features]`` in the ``config.toml`` next to it (hooks are behind that flag);
+* Codex: ``.codex/hooks.json`` / ``~/.codex/hooks.json`` (hooks are on by default since
+  Codex 0.124, under the ``[features].hooks`` key; ``codex_hooks`` is its deprecated alias,
+  which Engram once added and now takes out again; a user's explicit ``false`` is reported);
 * Gemini CLI: ``.gemini/settings.json`` / ``~/.gemini/settings.json``.
 
 Installing merges: the user's keys, hooks and their order stay as they are, and
 Engram's entries are appended (or updated in place when the command changed).
 Installing twice changes nothing. Uninstalling removes exactly Engram's entries
-(and containers that only held them) and the feature line Engram added.
+(and containers that only held them), and the folder when Engram's file was all it held.
 An unreadable settings file is never overwritten: the command fails with a message.
 """
 
@@ -40,8 +41,9 @@ from desktop.agents.hooks.protocol import (
 from desktop.memory.store.errors import ValidationError
 
 OURS = re.compile(r"(?:engram\S*|desktop\.cli\.main|--cli)\s+hook\s+[\w-]+\s+--agent\s")
-FEATURE_LINE = "codex_hooks = true  # added by engram hooks install"
-FEATURES_HEADER = "[features]  # added by engram hooks install"
+# What an older Engram added to Codex's config.toml (hooks were behind this flag before Codex 0.124).
+LEGACY_FEATURE_LINE = "codex_hooks = true  # added by engram hooks install"
+LEGACY_FEATURES_HEADER = "[features]  # added by engram hooks install"
 #: Seconds each agent lets a hook run before killing it (above the handler's own budget).
 TIMEOUTS = {"session-start": 10, "prompt": 10, BEFORE_TOOL: 5, AFTER_TOOL: 10, TOOL_FAILED: 10, STOP: 30,
             SESSION_END: 60}
@@ -57,7 +59,7 @@ class HookStatus:
     path: str
     events: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
-    feature: str = ""  # codex: on | off | added | missing
+    feature: str = ""  # codex: on | off (the user turned hooks off) | legacy (a deprecated flag Engram added)
 
     @property
     def installed(self) -> bool:
@@ -196,50 +198,32 @@ def _features_path(path: Path) -> Path:
 
 
 def codex_feature(path: Path) -> str:
-    """State of the codex_hooks flag next to ``path``: on, off (the user's choice), added or missing."""
+    """Codex's hooks switch in the ``config.toml`` next to ``path``: on (the default), off (the
+    user turned hooks off) or legacy (the deprecated ``codex_hooks`` line an older Engram added)."""
     toml = _features_path(path)
     if not toml.exists():
-        return "missing"
+        return "on"
     text = toml.read_text(encoding="utf-8")
-    if FEATURE_LINE in text:
-        return "added"
+    if LEGACY_FEATURE_LINE in text:
+        return "legacy"
     try:
-        value = tomllib.loads(text).get("features", {}).get("codex_hooks")
+        features = tomllib.loads(text).get("features", {})
     except tomllib.TOMLDecodeError:
-        return "missing"
-    return "on" if value is True else ("off" if value is False else "missing")
+        return "on"
+    return "off" if False in (features.get("hooks"), features.get("codex_hooks")) else "on"
 
 
-def _enable_codex_feature(path: Path) -> None:
-    toml = _features_path(path)
-    if codex_feature(path) != "missing":
-        return
-    text = toml.read_text(encoding="utf-8") if toml.exists() else ""
-    try:
-        tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValidationError(f"{toml} is not valid TOML ({exc}); nothing was changed.") from None
-    lines = text.splitlines(keepends=True)
-    header = next((i for i, line in enumerate(lines) if line.strip() == "[features]"), None)
-    if header is not None:
-        lines.insert(header + 1, FEATURE_LINE + "\n")
-        new = "".join(lines)
-    else:
-        sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
-        new = f"{text}{sep}{FEATURES_HEADER}\n{FEATURE_LINE}\n"
-    _save(toml, new)
-
-
-def _disable_codex_feature(path: Path) -> None:
+def _drop_legacy_codex_feature(path: Path) -> None:
+    """Take out the deprecated ``codex_hooks = true`` an older Engram added (and its section if Engram's)."""
     toml = _features_path(path)
     if not toml.exists():
         return
     text = toml.read_text(encoding="utf-8")
-    if FEATURE_LINE not in text:
+    if LEGACY_FEATURE_LINE not in text:
         return
-    new = text.replace(FEATURE_LINE + "\n", "").replace(FEATURE_LINE, "")
-    if FEATURES_HEADER in new:  # the section was Engram's: it goes too (with the blank line before it)
-        new = re.sub(r"\n*" + re.escape(FEATURES_HEADER) + r"\n?", "\n", new)
+    new = text.replace(LEGACY_FEATURE_LINE + "\n", "").replace(LEGACY_FEATURE_LINE, "")
+    if LEGACY_FEATURES_HEADER in new:  # the section was Engram's: it goes too (with the blank line before it)
+        new = re.sub(r"\n*" + re.escape(LEGACY_FEATURES_HEADER) + r"\n?", "\n", new)
         new = new.lstrip("\n") if new.strip() else ""
     if not new.strip():
         toml.unlink()
@@ -256,7 +240,7 @@ def install(agent: str, scope: str, project: Path, home: Path, data_dir: Path | 
     if changed:
         _save(path, _dump(new))
     if agent == "codex":
-        _enable_codex_feature(path)
+        _drop_legacy_codex_feature(path)
     return path, changed
 
 
@@ -264,7 +248,7 @@ def uninstall(agent: str, scope: str, project: Path, home: Path) -> tuple[Path, 
     """Remove Engram's hooks; returns (file, changed). A file left as ``{}`` is deleted."""
     path = settings_path(agent, scope, project, home)
     if agent == "codex":
-        _disable_codex_feature(path)
+        _drop_legacy_codex_feature(path)
     if not path.exists():
         return path, False
     old = _load(path)
@@ -275,7 +259,16 @@ def uninstall(agent: str, scope: str, project: Path, home: Path) -> tuple[Path, 
         _save(path, _dump(new))
     else:
         path.unlink()
+        _remove_if_empty(path.parent)
     return path, True
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """The agent's folder Engram's file was alone in (``.claude/``, ...) goes with it."""
+    try:
+        folder.rmdir()
+    except OSError:  # not empty (the user's own files), or already gone
+        pass
 
 
 def status(agent: str, scope: str, project: Path, home: Path, data_dir: Path | None = None) -> HookStatus:

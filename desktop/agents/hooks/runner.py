@@ -25,6 +25,7 @@ log = logging.getLogger("engram.hooks")
 BUDGETS = {"session-start": 5.0, "prompt": 3.0, "before-tool": 2.0, "after-tool": 3.0, "tool-failed": 3.0,
            STOP: 15.0, SESSION_END: 40.0}
 NO_SERVICE_ENV = "ENGRAM_HOOK_NO_SERVICE"
+DETACHED_ENV = "ENGRAM_HOOK_DETACHED"  # set in the process a session-end hook hands its work to
 
 
 def setup_logging(data_dir: Path) -> None:
@@ -103,6 +104,35 @@ def answer(call: HookCall, data_dir: Path, token_budget: int | None, deadline: f
     return answer_inline(call, data_dir, token_budget)
 
 
+def detach(call: HookCall, stdin: bytes, data_dir: Path) -> bool:
+    """Session end: hand the work (import and promotion, seconds) to a process of its own and return.
+
+    Nobody reads a session-end answer, and the agent may not wait: Claude Code gives a
+    plugin's SessionEnd hooks 1.5 s before it exits. The detached process outlives the
+    agent; False when it could not be started (the hook then does the work itself).
+    """
+    import subprocess
+
+    from desktop.agents.launch import engram_argv, spawn_environment
+
+    if find_project_root(data_dir, call.cwd) is None:
+        return True  # no Engram project here: nothing to finalise, nothing to start
+    try:
+        home = Path(data_dir).resolve()
+        child = subprocess.Popen([*engram_argv(), "hook", call.event, "--agent", call.agent, "--data-dir", str(home)],
+                                 cwd=str(home), env={**spawn_environment(), DETACHED_ENV: "1"},
+                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 start_new_session=True, close_fds=True)
+        assert child.stdin is not None
+        child.stdin.write(stdin)
+        child.stdin.close()
+    except (OSError, ValueError) as exc:
+        log.warning("could not hand %s of %s to its own process: %s", call.event, call.session_id, exc)
+        return False
+    log.info("hook %s/%s session=%s: handed to process %d", call.agent, call.event, call.session_id, child.pid)
+    return True
+
+
 def run(agent: str, event: str, stdin: bytes, data_dir: Path, *, token_budget: int | None = None,
         budget_s: float | None = None) -> str:
     """The text to print for one hook ('' for nothing); never raises, never exceeds the budget.
@@ -114,6 +144,8 @@ def run(agent: str, event: str, stdin: bytes, data_dir: Path, *, token_budget: i
         call = parse(agent, event, stdin)
     except BadPayload as exc:
         log.warning("hook %s/%s ignored: %s", agent, event, exc)
+        return ""
+    if call.event == SESSION_END and not os.environ.get(DETACHED_ENV) and detach(call, stdin, data_dir):
         return ""
     limit = budget_s if budget_s is not None else BUDGETS.get(call.event, 3.0)
     deadline = started + limit

@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any, Final
 
-from desktop.agents.injection.formatting import Section, fit, render
+from desktop.agents.injection.formatting import Section, fit, render, shown_ids
 from desktop.memory.lifecycle.freshness import as_of_now
 from desktop.memory.text.tokens import count_tokens
 from desktop.memory.trust import injectable
@@ -67,8 +67,9 @@ def _by_evidence(conn: Any, memory: Any, root: Path, types: tuple[str, ...], flo
 
 
 def start_context(project: Any, memory: Any, root: Path, fmt: str, budget: int, floor: float,
-                  exclude: set[int]) -> tuple[str, list[int]]:
-    """The session-start text and the ids it shows ('' and [] when nothing holds)."""
+                  exclude: set[int], first: list[Section] | None = None) -> tuple[str, list[int]]:
+    """The session-start text and the ids it shows ('' and [] when nothing holds); ``first``: sections
+    that open the same block (after a compaction, what the session had been shown)."""
     from desktop.memory.observer.start_files import start_files
 
     git: dict[str, tuple[list[str], str]] = {}
@@ -88,7 +89,7 @@ def start_context(project: Any, memory: Any, root: Path, fmt: str, budget: int, 
                            if changed else []) if injectable(m)]
     evidence = start_files(conn).files
     lines = [f"{f.path} (read in {f.sessions} of the last {f.window} sessions)" for f in evidence]
-    sections = [Section("Always remember", fit(always, budget // 4)),
+    sections = [*(first or []), Section("Always remember", fit(always, budget // 4)),
                 Section("The user's standing rules here", fit(rules, budget // 3)),
                 Section("How this project is built, tested and checked", fit(facts, budget // 5)),
                 Section(f"About your uncommitted changes (branch {branch or 'unknown'})", fit(gotchas, budget // 6)),
@@ -101,4 +102,4 @@ def start_context(project: Any, memory: Any, root: Path, fmt: str, budget: int, 
         else:
             biggest.memories.pop()
         text = render(sections, fmt, heading="Engram memory")
-    return text, [m.id for s in sections for m in s.memories]
+    return text, shown_ids(sections)

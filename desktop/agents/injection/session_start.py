@@ -19,7 +19,7 @@ from typing import Any
 
 from desktop.agents.errors import PathOutsideProject
 from desktop.agents.injection.budget import Allocation, fast_tokens
-from desktop.agents.injection.formatting import Section, conflict_lines, fit, render
+from desktop.agents.injection.formatting import Section, conflict_lines, fit, render, shown_ids
 from desktop.agents.tools.confine import ProjectRoot
 from desktop.memory.text.tokens import count_tokens
 
@@ -61,6 +61,7 @@ class StartContext:
     """Everything injected before the first step."""
 
     system_text: str = ""
+    sections: list[Section] = field(default_factory=list)  # what system_text renders, for callers that merge
     memory_ids: list[int] = field(default_factory=list)
     conflicts: list[tuple[int, int]] = field(default_factory=list)
     prefetch: PrefetchPlan = field(default_factory=PrefetchPlan)
@@ -158,18 +159,22 @@ def build_start_context(memory: Any, task: str, root: ProjectRoot, fmt: str, all
     general = fit(relevant + scoped, alloc.retrieval, phase)
     seen = {m.id for m in always} | {m.id for m in general}
     work = fit([m for m in memory.work_state(3) if m.id not in seen], alloc.work_state)
-    recipes = memory.workflow_recipes(task, 2)
+    seen |= {m.id for m in work}
+    # Recipe memories carry their id like every other memory; learned tool sequences are not memories.
+    recipes = [m for m in memory.recipe_memories(task, 2) if m.id not in seen]
+    learned = memory.learned_recipes(2 - len(recipes)) if len(recipes) < 2 else []
     pairs = memory.conflicts(always + general + work)
     flagged = {m.id for pair in pairs for m in pair}
     sections = [
         Section("Always remember", always, conflicts=flagged),
         Section("Relevant to this task", general, conflicts=flagged),
         Section("Where the last session stopped", work, conflicts=flagged),
-        Section("Workflow recipes that worked here", lines=recipes),
+        Section("Workflow recipes that worked here", recipes, lines=learned),
         Section("Conflicting memories", lines=conflict_lines(pairs)),
     ]
+    ctx.sections = sections
     ctx.system_text = render(sections, fmt)
-    ctx.memory_ids = [m.id for m in always + general + work]
+    ctx.memory_ids = shown_ids(sections)
     ctx.conflicts = [(a.id, b.id) for a, b in pairs]
     ctx.tokens_t1 = count_tokens(ctx.system_text) if ctx.system_text else 0
     ctx.elapsed_ms = (time.perf_counter() - started) * 1000

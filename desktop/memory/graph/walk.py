@@ -1,11 +1,12 @@
 """Which files of a project the indexer looks at, and which it skips and why.
 
-Ignore rules: the usual vendor/build/cache folders, every ``.gitignore`` on the way
-down (pathspec, git wildmatch semantics, each file relative to its folder), and
-lock files. Directory symlinks are not followed (like git), so symlink loops cannot
-trap the walk; file symlinks are read through and a dangling or looping one is
-skipped as unreadable. Content checks (binary, minified, huge) need the bytes and
-live in :func:`classify`.
+Ignore rules: the usual vendor/build/cache folders, coding agents' own folders
+(``.claude``, ``.codex``, ``.gemini``, ...: their settings hold machine paths and are
+not project code), every ``.gitignore`` on the way down (pathspec, git wildmatch
+semantics, each file relative to its folder), and lock files. Directory symlinks are
+not followed (like git), so symlink loops cannot trap the walk; file symlinks are
+read through and a dangling or looping one is skipped as unreadable. Content checks
+(binary, minified, huge) need the bytes and live in :func:`classify`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ IGNORED_DIRS: frozenset[str] = frozenset({
     "dist", "build", "target", "out", "__pycache__", "vendor", ".tox", ".nox", ".mypy_cache",
     ".pytest_cache", ".ruff_cache", ".idea", ".gradle", ".next", ".nuxt", ".cache", ".eggs",
     "site-packages", "coverage", ".terraform", ".engram",
+})
+#: Coding agents' own folders (settings, hooks, plugins, transcripts): the agent's, not the project's code.
+AGENT_DIRS: frozenset[str] = frozenset({
+    ".claude", ".codex", ".gemini", ".cursor", ".agents", ".windsurf", ".continue", ".roo", ".kiro", ".opencode",
 })
 LOCK_FILES: frozenset[str] = frozenset({
     "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Cargo.lock", "Pipfile.lock",
@@ -86,12 +91,14 @@ class IgnoreRules:
         self._specs.pop(rel_dir, None)
 
     def reason(self, rel_path: str, is_dir: bool) -> str | None:
-        """Why ``rel_path`` is ignored ('vendor', 'gitignored', 'lock file'), or None."""
+        """Why ``rel_path`` is ignored ('vendor', 'agent settings', 'gitignored', 'lock file'), or None."""
         parts = rel_path.split("/")
         dir_parts = parts if is_dir else parts[:-1]
         for p in dir_parts:
             if p in IGNORED_DIRS or p.endswith(".egg-info"):
                 return "vendor"
+            if p in AGENT_DIRS:
+                return "agent settings"
         if not is_dir and parts[-1] in LOCK_FILES:
             return "lock file"
         # Each .gitignore applies to paths below its own folder.

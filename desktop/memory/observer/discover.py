@@ -8,7 +8,9 @@ Where each agent keeps them:
   their session and are not listed separately.
 * Codex: ``$CODEX_HOME`` or ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``; the
   project is only named inside, by the first record's ``session_meta.cwd``.
-* Gemini CLI: ``~/.gemini/tmp/<sha256 of the project path>/chats/session-*.json``.
+* Gemini CLI: ``~/.gemini/tmp/<sha256 of the project path>/chats/session-*.json`` up to 0.4x;
+  0.61 writes ``~/.gemini/tmp/<short name>/chats/session-*.jsonl`` with the project path in
+  that folder's ``.project_root`` (and ``~/.gemini/projects.json`` mapping paths to names).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.memory import safe_json
-from desktop.memory.observer.gemini import project_hash
+from desktop.memory.observer.gemini import project_hash, project_root_of
 
 logger = logging.getLogger("engram.observer")
 
@@ -34,7 +36,7 @@ class TranscriptRef:
 
     path: Path
     agent: str  # claude-code | codex | gemini-cli
-    format: str  # claude-code-jsonl | codex-rollout | gemini-chat
+    format: str  # claude-code-jsonl | codex-rollout | gemini-chat | gemini-jsonl
     size: int
     mtime: float
 
@@ -118,6 +120,16 @@ def expand_transcript_paths(paths: list[Path]) -> list[Path]:
     return out
 
 
+def _gemini_folders(tmp: Path, projects: list[str]) -> list[Path]:
+    """Gemini CLI 0.61 folders (``tmp/<name>/``) whose ``.project_root`` is the project or inside it."""
+    out = []
+    for marker in _safe_glob(tmp, "*/.project_root"):
+        root = project_root_of(marker.parent / "chats" / "x")
+        if root and _inside(root, projects):
+            out.append(marker.parent)
+    return out
+
+
 def find_transcripts(project_dir: Path, home: Path | None = None) -> list[TranscriptRef]:
     """List every Claude Code, Codex and Gemini CLI transcript about ``project_dir``.
 
@@ -148,6 +160,11 @@ def find_transcripts(project_dir: Path, home: Path | None = None) -> list[Transc
     for digest in sorted(hashes):
         for path in _safe_glob(base / ".gemini" / "tmp" / digest / "chats", "session-*.json"):
             ref = _ref(path, "gemini-cli", "gemini-chat")
+            if ref:
+                refs.append(ref)
+    for folder in _gemini_folders(base / ".gemini" / "tmp", projects):
+        for path in _safe_glob(folder / "chats", "session-*.jsonl"):
+            ref = _ref(path, "gemini-cli", "gemini-jsonl")
             if ref:
                 refs.append(ref)
 

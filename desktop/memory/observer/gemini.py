@@ -1,11 +1,21 @@
-"""Import Gemini CLI chat recordings (``~/.gemini/tmp/<project_hash>/chats/session-*.json``).
+"""Import Gemini CLI chat recordings, in both formats the CLI has written.
 
-Unlike the JSONL formats, a recording is one JSON object rewritten in place as the
-chat grows: ``{sessionId, projectHash, startTime, lastUpdated, messages: [...]}``.
-Each message is one record: ``user`` (a prompt), ``gemini`` (one model turn with
-``thoughts``, ``content`` and ``toolCalls`` whose results are stored inline),
-``info`` or ``error``. The file names no working directory; only ``projectHash``
-(sha256 of the project path), so callers pass ``cwd`` when they know it.
+* Up to 0.4x: ``~/.gemini/tmp/<sha256 of the project path>/chats/session-*.json``, one
+  JSON object rewritten in place as the chat grows:
+  ``{sessionId, projectHash, startTime, lastUpdated, messages: [...]}``.
+* 0.61: ``~/.gemini/tmp/<project name>/chats/session-*.jsonl``, appended to: a first
+  line with the metadata (``sessionId``, ``projectHash``, ...), then one line per
+  message written (a message written again, by ``id``, replaces the earlier version
+  in place: a model turn is written before and after its tool calls ran), ``{"$set":
+  {...}}`` lines updating the metadata (``messages`` in it replaces the whole list) and
+  ``{"$rewindTo": id}`` lines dropping that message and everything after it. The
+  folder's ``.project_root`` file holds the project path. :func:`replay_jsonl` rebuilds
+  the recording object the way the CLI's own loader does.
+
+Each message is one record: ``user`` (a prompt, or the tool results sent back),
+``gemini`` (one model turn with ``thoughts``, ``content`` and ``toolCalls`` whose results
+are stored inline), ``info`` or ``error``. The JSON format names no working directory,
+only ``projectHash``, so callers pass ``cwd`` when they know it.
 """
 
 from __future__ import annotations
@@ -13,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -24,6 +35,7 @@ from desktop.memory.observer.records import (
     as_dict,
     decode,
     finish_warnings,
+    iter_lines,
     parse_timestamp,
     read_bytes,
 )
@@ -32,6 +44,11 @@ logger = logging.getLogger("engram.observer")
 
 AGENT: Final = "gemini-cli"
 _FAILED: Final = frozenset({"error", "cancelled"})
+# Gemini CLI's shell tool reports a command that failed with status "success" and this line in its output.
+_EXIT_CODE: Final = re.compile(r"^Exit Code: (-?\d+)\s*$", re.M)
+# What the CLI itself adds to a user message: its session context (the folder tree) and what
+# hooks returned (Engram's own memories among them). Neither is what the user typed.
+_CLI_CONTEXT: Final = re.compile(r"<(session_context|hook_context)>.*?</\1>", re.S)
 
 
 def project_hash(project_dir: str | Path) -> str:
@@ -116,24 +133,96 @@ def _gemini_turn(track: SessionTrack, msg: Mapping[str, Any], rid: str, ts: floa
         track.tool_call(ts, rid, call_id, str(call["name"]), args, marker=rid, suffix=f"c{i}")
         status = str(call.get("status") or "")
         output = _result_text(call) or (f"[{status}]" if status else "")
-        track.tool_result(parse_timestamp(call.get("timestamp")) or ts, rid, call_id, output,
-                          status in _FAILED, suffix=f"r{i}")
+        output = _CLI_CONTEXT.sub("", output).rstrip() if "_context>" in output else output
+        code = _EXIT_CODE.search(output)
+        failed = status in _FAILED or (code is not None and code.group(1) != "0")
+        track.tool_result(parse_timestamp(call.get("timestamp")) or ts, rid, call_id, output, failed,
+                          suffix=f"r{i}")
         used = True
     return used
 
 
-def import_gemini_chat(source: Path | str | Mapping[str, Any], *, cwd: str = "") -> ImportResult:
+def project_root_of(path: Path) -> str:
+    """The project a 0.61 recording belongs to (``<folder>/.project_root`` beside ``chats/``), or ''."""
+    marker = path.parent.parent / ".project_root"
+    try:
+        text = marker.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+    return text if text.startswith("/") or (len(text) > 2 and text[1] == ":") else ""
+
+
+def replay_jsonl(path: Path, out: ImportResult) -> dict[str, Any] | None:
+    """The recording object a 0.61 ``.jsonl`` file describes (None when it has no metadata line).
+
+    Lines that are not JSON objects are counted as skipped records in ``out``; metadata
+    updates and rewinds are counted in ``out.stats``.
+    """
+    meta: dict[str, Any] = {}
+    messages: dict[str, dict[str, Any]] = {}
+    for line in iter_lines(path, out.warnings):
+        rec = line.record
+        if rec is None:
+            out.records_total += 1
+            out.skipped[line.problem or "invalid_json"] += 1
+            continue
+        if isinstance(rec.get("$rewindTo"), str):
+            out.stats["rewinds"] += 1
+            ids = list(messages)
+            cut = ids.index(rec["$rewindTo"]) if rec["$rewindTo"] in messages else 0
+            for mid in ids[cut:]:
+                del messages[mid]
+        elif isinstance(rec.get("id"), str):
+            messages[rec["id"]] = rec  # a rewrite keeps the message's first position
+        elif isinstance(rec.get("$set"), dict):
+            out.stats["metadata_updates"] += 1
+            update = rec["$set"]
+            if isinstance(update.get("messages"), list):
+                messages = {m["id"]: m for m in update["messages"]
+                            if isinstance(m, dict) and isinstance(m.get("id"), str)}
+            meta.update({k: v for k, v in update.items() if k != "messages"})
+        elif isinstance(rec.get("sessionId"), str) and isinstance(rec.get("projectHash"), str):
+            meta.update({k: v for k, v in rec.items() if k != "messages"})
+            for m in rec.get("messages") or []:
+                if isinstance(m, dict) and isinstance(m.get("id"), str):
+                    messages[m["id"]] = m
+        else:
+            out.records_total += 1
+            out.skipped["unknown_record_type"] += 1
+    if not meta.get("sessionId"):
+        return None
+    return {**meta, "messages": list(messages.values())}
+
+
+def import_gemini_jsonl(path: Path | str, *, cwd: str = "") -> ImportResult:
+    """Import one Gemini CLI 0.61 recording (``session-*.jsonl``); ``cwd`` defaults to its ``.project_root``."""
+    path = Path(path)
+    lines = ImportResult()
+    data = replay_jsonl(path, lines)
+    if data is None:
+        lines.records_total += 1
+        lines.skipped["missing_fields"] += 1
+        lines.warnings.append(f"{path.name}: not a Gemini CLI chat recording (no session metadata line)")
+        return finish_warnings(lines, path.name, "Gemini CLI")
+    out = import_gemini_chat(data, cwd=cwd or project_root_of(path), label=path.name,
+                             fallback=path.stem)
+    out.merge(lines)
+    return out
+
+
+def import_gemini_chat(source: Path | str | Mapping[str, Any], *, cwd: str = "", label: str = "",
+                       fallback: str = "") -> ImportResult:
     """Import one Gemini CLI chat recording (a path, or the already-parsed object).
 
     Every message is a record. ``info`` and ``error`` messages are counted as
     skipped; an ``error`` as the last message makes the outcome ``failure``.
     """
     out = ImportResult()
-    label = "<object>" if isinstance(source, Mapping) else Path(source).name
+    label = label or ("<object>" if isinstance(source, Mapping) else Path(source).name)
     data = _load(source, out)
     if data is None:
         return finish_warnings(out, label, "Gemini CLI")
-    fallback = Path(source).stem if not isinstance(source, Mapping) else "gemini-session"
+    fallback = fallback or (Path(source).stem if not isinstance(source, Mapping) else "gemini-session")
     track = SessionTrack(out, str(data.get("sessionId") or fallback), AGENT, cwd=cwd, timed=False)
     track.start(parse_timestamp(data.get("startTime")))
     tail = "unknown"
@@ -146,7 +235,7 @@ def import_gemini_chat(source: Path | str | Mapping[str, Any], *, cwd: str = "")
         rid = str(msg.get("id") or f"m{index}")
         reason: str | None = None
         if mtype == "user":
-            text = _content_text(msg.get("content")).strip()
+            text = _CLI_CONTEXT.sub("", _content_text(msg.get("content"))).strip()
             if text:
                 track.user_message(ts, rid, text)
                 tail = "unknown"

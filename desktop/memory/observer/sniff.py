@@ -13,7 +13,7 @@ from typing import Any, Final
 from desktop.memory import safe_json
 from desktop.memory.observer.claude_code import import_claude_code, import_claude_stream_json
 from desktop.memory.observer.codex import import_codex_exec_json, import_codex_rollout
-from desktop.memory.observer.gemini import import_gemini_chat
+from desktop.memory.observer.gemini import import_gemini_chat, import_gemini_jsonl
 from desktop.memory.observer.records import (
     ImportResult,
     TranscriptImportError,
@@ -31,7 +31,7 @@ _CLAUDE_TYPES: Final = frozenset({
     "last-prompt", "system"})
 
 FORMATS: Final[tuple[str, ...]] = (
-    "claude-code-jsonl", "claude-stream-json", "codex-exec-json", "codex-rollout", "gemini-chat")
+    "claude-code-jsonl", "claude-stream-json", "codex-exec-json", "codex-rollout", "gemini-chat", "gemini-jsonl")
 
 
 def _classify_record(rec: dict[str, Any], number: int) -> str | None:
@@ -51,6 +51,8 @@ def _classify_record(rec: dict[str, Any], number: int) -> str | None:
             return "claude-code-jsonl"
     elif number == 1 and "id" in rec and "timestamp" in rec and "instructions" in rec:
         return "codex-rollout"  # the pre-2025-09 rollout header
+    elif number == 1 and isinstance(rec.get("sessionId"), str) and isinstance(rec.get("projectHash"), str):
+        return "gemini-jsonl"  # Gemini CLI 0.61: the metadata line, then messages and "$set" updates
     return None
 
 
@@ -80,7 +82,7 @@ def detect_format(path: Path) -> str | None:
             if path.suffix == ".json" or ('"messages"' in head and '"sessionId"' in head):
                 return "gemini-chat"
         else:
-            if '"messages"' in first_line and '"projectHash"' in first_line:
+            if '"messages"' in first_line and '"projectHash"' in first_line and path.suffix != ".jsonl":
                 return "gemini-chat"  # a single-line Gemini recording
     seen = 0
     for line in iter_lines(head.split("\n"), []):
@@ -128,4 +130,6 @@ def import_any(path: Path) -> ImportResult:
         return import_codex_rollout(path)
     if fmt == "gemini-chat":
         return import_gemini_chat(path)
+    if fmt == "gemini-jsonl":
+        return import_gemini_jsonl(path)
     return _unrecognised(path)

@@ -297,6 +297,34 @@ def might_contain_secret(text: str) -> bool:
 
 
 # ---------------------------------------------------------------------------
+# <private> ... </private>: what the user marked as never to be kept
+# ---------------------------------------------------------------------------
+
+_PRIVATE_TAG = re.compile(r"<(/?)private>", re.I)
+_PRIVATE = register(folded("private>"))
+
+
+def private_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of ``text`` between ``<private>`` and ``</private>``, tags included.
+
+    A text cut by a limit keeps its privacy: an opening tag never closed runs to the end,
+    and a closing tag never opened runs from the start (or from the previous span's end).
+    """
+    spans: list[tuple[int, int]] = []
+    opened: int | None = None
+    last = 0
+    for m in _PRIVATE_TAG.finditer(text):
+        if not m.group(1):
+            opened = m.start() if opened is None else opened
+            continue
+        spans.append((last if opened is None else opened, m.end()))
+        last, opened = m.end(), None
+    if opened is not None:
+        spans.append((opened, len(text)))
+    return spans
+
+
+# ---------------------------------------------------------------------------
 # Public API
 # ---------------------------------------------------------------------------
 
@@ -342,6 +370,8 @@ def _scan(text: str, *, gated: bool = True) -> list[SecretFinding]:
     elif not ascii_gate(text, lowered):
         return []
     candidates: list[tuple[int, int, int, str]] = []  # (priority, start, -end, kind)
+    if every or _PRIVATE(text, lowered):  # before every other rule: a secret inside is covered by it
+        candidates += [(-1, start, -end, "private") for start, end in private_spans(text)]
     for kind, priority, pattern, validate, trigger in _KNOWN:
         if not every and not trigger(text, lowered):
             continue

@@ -172,6 +172,7 @@ def gate_spans(text: str, lowered: str) -> Iterator[tuple[int, int]]:
 _QUICK = re.compile(
     r"pass|pwd|pin code|secret|token|credential|key|auth|bearer|-----begin|sk-|gh[pousr]_|github_pat_|glpat-"
     r"|a(?:kia|sia|bia|cca|3t)|aiza|xox|xapp-|hooks\.slack|_live_|_test_|npm_|sk[0-9a-f]|sg\.|eyj|://|mii"
+    r"|private>"
 )  # searched in the lower-cased text (a case-insensitive alternation is ~5x slower)
 _QUICK_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32}")
 
