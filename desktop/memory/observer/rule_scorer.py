@@ -47,7 +47,7 @@ WEIGHTS: Final[dict[str, float]] = {
 FACT_WEIGHTS: Final[dict[str, float]] = {
     "fact_opener": 2.0, "entity": 1.0, "memory_note": 4.0,
     "question": -4.0, "deixis": -1.0, "one_off": -2.0, "narrative": -2.0, "past": -2.0, "desire": -2.0,
-    "request": -2.0, "too_short": -2.0, "too_long": -2.0, "imperative": -2.0, "long_fact": -1.0,
+    "request": -2.0, "too_short": -2.0, "too_long": -2.0, "imperative": -2.0, "long_fact": -1.0, "hedge": -2.0,
 }
 #: At or above: a rule the user gave, stored at once. Chosen by leave-one-project-out on the dev
 #: projects (bench/RESULTS.md, issue 26): 2.25 with BookMinder held out, 2.5 with entire-cli or
@@ -242,6 +242,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         r"there(?:'s| is) no (?:need|way|point|reason)\b", opener) else 0.0
     f["imperative"] = 1.0 if f["prohibition"] or f["request"] or f["obligation"] else 0.0
     f["long_fact"] = 1.0 if n_words > 25 else 0.0
+    f["hedge"] = 1.0 if find(cues.desire, norm) else 0.0  # "if I'm not mistaken", "maybe": not a fact
     return f
 
 
