@@ -208,3 +208,29 @@ def test_resumed_transcript_is_the_same_session(db: Database, tmp_path: Path) ->
     other = Transcript("cccc3333-0000-0000-0000-000000000000", t0=5000).user("And the printer.")
     ing.ingest_file(other.bash("mise run test", "ok 15 passed").write(tmp_path))
     assert conn.execute("SELECT count(*) FROM memories WHERE content LIKE '%`mise run test`%'").fetchall() == [(1,)]
+
+
+def _codex_rollout(folder: Path, prompts: list[str]) -> Path:
+    meta = {"timestamp": "2025-10-14T09:12:03.412Z", "type": "session_meta",
+            "payload": {"id": "0199e1f2-0000-7d10-b8a4-6f0e2d9c1b77", "cwd": "/proj", "originator": "codex_cli_rs",
+                        "source": "cli"}}
+    lines = [meta]
+    for i, text in enumerate(prompts):
+        ts = f"2025-10-14T09:13:{i:02d}.000Z"
+        lines.append({"timestamp": ts, "type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}})
+        lines.append({"timestamp": ts, "type": "event_msg", "payload": {"type": "user_message", "message": text}})
+    path = folder / "rollout-2025-10-14T09-12-03-0199e1f2-0000-7d10-b8a4-6f0e2d9c1b77.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    return path
+
+
+def test_codex_prompts_are_sources_and_its_init_expansion_is_not(tmp_path: Path) -> None:
+    from desktop.memory.observer.codex import import_codex_rollout
+
+    path = _codex_rollout(tmp_path, [
+        "Generate a file named AGENTS.md that serves as a contributor guide for this repository. Never "
+        "include generic advice.",
+        "Never commit `dist/`, CI builds it on every push."])
+    rules = [s.data["text"] for s in kinds(digest_of(import_codex_rollout(path).events)).get("user_rule", [])]
+    assert rules == ["Never commit `dist/`, CI builds it on every push."]
