@@ -68,3 +68,8 @@ def test_a_command_fact_needs_a_second_session_and_a_newer_pin_supersedes(db: Da
     assert rows == [("The project's repository is `acme/api` on github.com.", 0),
                     ("The project uses Go 1.24 (pinned in `go.mod`).", 1),
                     ("The project uses Go 1.25 (pinned in `go.mod`).", 0)]
+
+
+def test_the_issues_own_example_of_a_stated_environment() -> None:
+    facts = _facts(Seq().user("there is no Docker here, the services run on db.internal:5432"))
+    assert facts == {"user": "there is no Docker here, the services run on db.internal:5432"}

@@ -46,7 +46,7 @@ WEIGHTS: Final[dict[str, float]] = {
 }
 FACT_WEIGHTS: Final[dict[str, float]] = {
     "fact_opener": 2.0, "entity": 1.0, "memory_note": 4.0,
-    "question": -4.0, "deixis": -1.0, "one_off": -2.0, "narrative": -2.0, "past": -2.0, "desire": -2.0,
+    "question": -4.0, "fact_deixis": -1.0, "one_off": -2.0, "narrative": -2.0, "past": -2.0, "desire": -2.0,
     "request": -2.0, "too_short": -2.0, "too_long": -2.0, "imperative": -2.0, "long_fact": -1.0, "hedge": -2.0,
 }
 #: At or above: a rule the user gave, stored at once. Chosen by leave-one-project-out on the dev
@@ -238,8 +238,10 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     f["entity"] = 1.0 if _ENTITY.search(sentence) else 0.0
     # A fact about the environment is stated, not asked or ordered: "we use X", "the repo is Y",
     # "there is no Docker here" (the "here" of the environment is not the conversation's).
-    f["fact_opener"] = 1.0 if starts_with(cues.fact_openers, opener) and not re.match(
-        r"there(?:'s| is) no (?:need|way|point|reason)\b", opener) else 0.0
+    clauses = [c.strip() for c in re.split(r"[,;]\s+|\s--?\s", opener) if c.strip()]
+    f["fact_opener"] = 1.0 if any(starts_with(cues.fact_openers, c) for c in clauses) else 0.0
+    # The environment's "here" ("there is no Docker here") is where the project runs, not a pointer.
+    f["fact_deixis"] = float(min(2, len([d for d in find(cues.deixis, norm) if d not in ("here", "now")])))
     f["imperative"] = 1.0 if f["prohibition"] or f["request"] or f["obligation"] else 0.0
     f["long_fact"] = 1.0 if n_words > 25 else 0.0
     f["hedge"] = 1.0 if find(cues.desire, norm) else 0.0  # "if I'm not mistaken", "maybe": not a fact
