@@ -59,7 +59,7 @@ _PROGRAMS: Final = (
                          r"swift\s+build|goreleaser)\b")),
     ("install", re.compile(r"^(?:uv\s+(?:sync|pip\s+install)|pip3?\s+install\s+(?:-e|-r)|(?:npm|pnpm|yarn|bun)\s+"
                            r"(?:install|ci|i)\b|poetry\s+install|pre-commit\s+install|bundle\s+install|"
-                           r"go\s+mod\s+(?:download|tidy)|cargo\s+fetch|mise\s+install|brew\s+bundle)")),
+                           r"go\s+mod\s+download|cargo\s+fetch|mise\s+install|brew\s+bundle)")),
     ("migrate", re.compile(r"^(?:alembic\s+upgrade|python3?\s+manage\.py\s+migrate|prisma\s+migrate|knex\s+migrate|"
                            r"flyway|rails\s+db:migrate|sqlx\s+migrate)\b")),
     ("deploy", re.compile(r"^(?:gh\s+release\s+create|twine\s+upload|npm\s+publish|kubectl\s+apply|helm\s+upgrade|"
