@@ -241,7 +241,8 @@ def test_hard_delete_takes_the_observer_rows_the_memory_was_learned_from(db: Dat
     ing = Ingestor(db, Promoter(db, novelty=Novelty(HashingEmbedder())))
     for i in range(3):
         # (three sessions at different times: identical copies would be one session resumed, issue 26)
-        ing.learn_events(Seq(f"h{i}", t0=1_700_000_000.0 + 1000 * i).bash("make deploy", "error: could not reach the billing gateway", error=True)
+        s = Seq(f"h{i}", t0=1_700_000_000.0 + 1000 * i)
+        ing.learn_events(s.bash("make deploy", "error: could not reach the billing gateway", error=True)
                          .bash("make deploy", "error: could not reach the billing gateway", error=True)
                          .edit("deploy.mk").bash("make deploy", "ok").end("success"))
     conn = db.reads.conn()
