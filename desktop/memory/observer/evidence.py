@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from desktop.memory.observer.events import AgentEvent, ToolCall, ToolResult, UserMessage
 from desktop.memory.observer.tool_names import is_local_command
-from desktop.memory.observer.utterances import user_utterance
+from desktop.memory.observer.utterances import EXPANSION, is_harness_text
 from desktop.memory.privacy.secrets import redact
 
 MAX_USER_MESSAGES: Final = 20
@@ -134,11 +134,11 @@ def typed_by_user(text: str) -> bool:
 
 
 def _users_words(event: UserMessage) -> str | None:
-    """The user's own words in a message (``utterances``), or None when the harness wrote it."""
-    if not typed_by_user(event.text):
+    """The text of a message the user typed, or None when the harness wrote it (``utterances``:
+    a slash command's expansion, a skill's preamble, a hook's echo)."""
+    if event.origin == EXPANSION or not typed_by_user(event.text) or is_harness_text(event.text):
         return None
-    said = user_utterance(event.text, event.origin)
-    return said.text if said is not None else None
+    return event.text.strip()
 
 
 def collect(state: dict[str, Any], event: AgentEvent) -> None:
@@ -148,7 +148,7 @@ def collect(state: dict[str, Any], event: AgentEvent) -> None:
     ``user`` (texts), ``pending`` (call id -> command), ``commands`` ([command, ok, output]).
     """
     if isinstance(event, UserMessage):
-        words = _users_words(event)  # a model is given what the user said, never pasted or harness text
+        words = _users_words(event)  # a model is given what the user typed, never the harness's text
         if words:
             _append_capped(state.setdefault("user", []), words[:USER_CHARS], MAX_USER_MESSAGES)
     elif isinstance(event, ToolCall):
