@@ -155,18 +155,19 @@ def observer_for(project: ProjectServices, *, embedder: Any | None = None) -> An
 
 
 def _model_synthesizer(project: ProjectServices) -> Any | None:
-    """Model-written candidate memories, only when Settings name a chat model (else the rules alone learn)."""
-    from desktop.agents.json_model import synthesis_model
+    """Model-written candidate memories, whenever Settings name a model (else the rules alone learn).
 
-    model = synthesis_model(project.settings)
-    if model is None:
-        return None
+    The model is the one the settings name at each session (``ConfiguredModel``): a choice made
+    in Settings, by this process or another door, applies without reopening the project.
+    """
+    from desktop.agents.json_model import ConfiguredModel
     from desktop.memory.lifecycle.control import auto_memory_enabled, gate_items
     from desktop.memory.observer.model_synthesis import ModelSynthesizer
 
+    model = ConfiguredModel(project.settings)
     project.extras["synthesis_model"] = model  # closed with the project
     return ModelSynthesizer(project.db, model, gate=lambda items: gate_items(project.db, items),
-                            enabled=lambda: auto_memory_enabled(project.db))
+                            enabled=lambda: auto_memory_enabled(project.db) and model.available())
 
 
 

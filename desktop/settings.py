@@ -30,6 +30,11 @@ class Settings:
     llm_provider: str = "none"                # none | ollama | openai | anthropic
     llm_model: str = ""
     openai_base_url: str = "https://api.openai.com/v1"
+    # What writes memories from each finished session besides the rules (opt-in; issue 26):
+    # auto (the agent model above, when one is set) | none | claude-cli | codex-cli | gemini-cli.
+    memory_model: str = "auto"
+    memory_model_name: str = ""               # the CLI's model (empty: the CLI's default)
+    memory_model_token_cap: int = 6000        # tokens sent per request (one request per session)
     auto_memory: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -1767,6 +1767,29 @@ Mémoire à long terme pour les agents de code IA.</translation>
     </message>
 </context>
 <context>
+    <name>MemoryModelChooser</name>
+    <message>
+        <location filename="../desktop/ui/dialogs/memory_model.py" line="28"/>
+        <source>Learn with a model you already use (optional)</source>
+        <translation>Apprendre avec un modèle que vous utilisez déjà (facultatif)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/memory_model.py" line="33"/>
+        <source>Engram&apos;s rules learn from your sessions for free. An agent you are logged into can also write memories from each finished session: every one is checked against what the session showed and waits for your review. You can change this in Settings.</source>
+        <translation>Les règles d&apos;Engram apprennent de vos sessions gratuitement. Un agent auquel vous êtes connecté peut aussi écrire des mémoires à partir de chaque session terminée : chacune est vérifiée par rapport à ce que la session a montré et attend votre relecture. Vous pouvez changer ce choix dans les Réglages.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/memory_model.py" line="38"/>
+        <source>Rules only (nothing is sent, nothing is spent)</source>
+        <translation>Règles seules (rien n&apos;est envoyé, rien n&apos;est dépensé)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/memory_model.py" line="53"/>
+        <source>%1: one request of at most %2 tokens per finished session, on your account</source>
+        <translation>%1 : une requête d&apos;au plus %2 jetons par session terminée, sur votre compte</translation>
+    </message>
+</context>
+<context>
     <name>MemoryPanel</name>
     <message>
         <location filename="../desktop/ui/panel/panel.py" line="37"/>
@@ -2391,47 +2414,47 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>Onboarding</name>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="60"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="62"/>
         <source>Getting to know %1</source>
         <translation>Découverte de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="75"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="77"/>
         <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull %1”, or choose a provider in Settings.</source>
         <translation>Aucun modèle de langage n’est configuré. Engram indexe quand même votre code, conserve et recherche les mémoires, et l’agent de démonstration hors ligne fonctionne. Sans mémoire, les agents redécouvrent votre code à chaque session : installez Ollama et lancez « ollama pull %1 », ou choisissez un fournisseur dans les Réglages.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="91"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="93"/>
         <source>Getting to know your project</source>
         <translation>Découverte de votre projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="95"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="97"/>
         <source>Looking at the files…</source>
         <translation>Examen des fichiers…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="97"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="99"/>
         <source>&amp;Continue</source>
         <translation>&amp;Continuer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="99"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="101"/>
         <source>Indexing goes on in the background</source>
         <translation>L’indexation continue en arrière-plan</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="101"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="103"/>
         <source>Close and remove from recent projects</source>
         <translation>Fermer et retirer des projets récents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="103"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="105"/>
         <source>This folder has nothing Engram can index; nothing is deleted</source>
         <translation>Ce dossier ne contient rien qu’Engram puisse indexer ; rien n’est supprimé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="124"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="128"/>
         <source>The code graph is not available; skipping indexing.</source>
         <translation>Le graphe du code n’est pas disponible ; indexation ignorée.</translation>
     </message>
@@ -2478,27 +2501,27 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="156"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="161"/>
         <source>Indexing failed; the details are in the log. Memories still work without the code index.</source>
         <translation>L’indexation a échoué ; les détails sont dans le journal. Les mémoires fonctionnent sans l’index du code.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="170"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="175"/>
         <source>Untick a rule to leave it out</source>
         <translation>Décochez une règle pour l’écarter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="172"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="177"/>
         <source>&amp;Import selected</source>
         <translation>&amp;Importer la sélection</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="174"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="179"/>
         <source>&amp;Skip</source>
         <translation>&amp;Passer</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="198"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="203"/>
         <source>Found %n rules. Import them as memories?</source>
         <translation>
             <numerusform>%n règle trouvée. L’importer comme mémoire ?</numerusform>
@@ -2506,12 +2529,12 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="200"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="205"/>
         <source>From %1. What you keep ticked is confirmed as yours; untick what agents should not be told.</source>
         <translation>Depuis %1. Ce que vous laissez coché est confirmé comme venant de vous ; décochez ce que les agents ne doivent pas savoir.</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="226"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="232"/>
         <source>%n rules imported and confirmed</source>
         <translation>
             <numerusform>%n règle importée et confirmée</numerusform>
@@ -2519,32 +2542,32 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="233"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="239"/>
         <source>Tell me if anything looks wrong — you are always the authority.</source>
         <translation>Dites-moi si quelque chose semble faux — c’est toujours vous qui avez le dernier mot.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="239"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="245"/>
         <source>&amp;Confirm</source>
         <translation>&amp;Confirmer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="241"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="247"/>
         <source>&amp;Forget</source>
         <translation>&amp;Oublier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="243"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="249"/>
         <source>Confirm &amp;all remaining</source>
         <translation>Confirmer &amp;tout le reste</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="245"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="251"/>
         <source>Right (your edits to the text are saved too)</source>
         <translation>Juste (vos modifications du texte sont aussi enregistrées)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="261"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="267"/>
         <source>Review memories</source>
         <translation>Revoir les mémoires</translation>
     </message>
@@ -2859,7 +2882,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/settings.py" line="44"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="49"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="55"/>
         <source>OpenAI-compatible</source>
         <translation>Compatible OpenAI</translation>
     </message>
@@ -2869,248 +2892,294 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <translation>Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="46"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
+        <source>The agent model above, when one is set</source>
+        <extracomment>What writes memories from each finished session besides the rules (Settings.memory_model).</extracomment>
+        <translation>Le modèle de l&apos;agent ci-dessus, s&apos;il y en a un</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
+        <source>Rules only (no model, nothing spent)</source>
+        <translation>Règles seules (aucun modèle, rien de dépensé)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="49"/>
+        <source>Claude Code (claude -p, your account)</source>
+        <translation>Claude Code (claude -p, votre compte)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
+        <source>Codex (codex exec, your account)</source>
+        <translation>Codex (codex exec, votre compte)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="51"/>
+        <source>Gemini CLI (gemini -p, your account)</source>
+        <translation>Gemini CLI (gemini -p, votre compte)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="52"/>
         <source>Automatic (best available)</source>
         <translation>Automatique (le meilleur disponible)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="53"/>
         <source>Bundled MiniLM (offline)</source>
         <translation>MiniLM intégré (hors ligne)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="54"/>
         <source>Ollama</source>
         <translation>Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="56"/>
         <source>Follow the system</source>
         <translation>Suivre le système</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="52"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="58"/>
         <source>JSON (everything, re-importable)</source>
         <translation>JSON (tout, réimportable)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="53"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="59"/>
         <source>Markdown</source>
         <translation>Markdown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="55"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="61"/>
         <source>DELETE</source>
         <translation>SUPPRIMER</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="74"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="80"/>
         <source>Settings</source>
         <translation>Réglages</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="77"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="83"/>
         <source>&amp;Models</source>
         <translation>&amp;Modèles</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="78"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="84"/>
         <source>&amp;Data</source>
         <translation>&amp;Données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="79"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="246"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="85"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="277"/>
         <source>&amp;Language</source>
         <translation>&amp;Langue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="85"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="91"/>
         <source>&amp;Trust &amp;&amp; control</source>
         <translation>&amp;Confiance &amp;&amp; contrôle</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="87"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="93"/>
         <source>T&amp;eam</source>
         <translation>É&amp;quipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="89"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="95"/>
         <source>Agent &amp;hooks</source>
         <translation>&amp;Hooks des agents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="112"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="118"/>
         <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
         <translation>p. ex. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="115"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="121"/>
         <source>empty = the provider&apos;s default</source>
         <translation>vide = le choix par défaut du fournisseur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="122"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
         <source>Paste an API key</source>
         <translation>Collez une clé d’API</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="123"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
         <source>Save in the system &amp;keyring</source>
         <translation>Enregistrer dans le &amp;trousseau du système</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="125"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
         <source>Keys are kept by the operating system, never in Engram&apos;s files</source>
         <translation>Les clés sont gardées par le système d’exploitation, jamais dans les fichiers d’Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="127"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="133"/>
         <source>Checking the system keyring…</source>
         <translation>Vérification du trousseau du système…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="134"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="140"/>
         <source>&amp;Agent model provider</source>
         <translation>&amp;Fournisseur du modèle d’agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="135"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="141"/>
         <source>Agent &amp;model</source>
         <translation>&amp;Modèle d’agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="136"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="142"/>
         <source>&amp;Embeddings</source>
         <translation>&amp;Plongements</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="137"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="143"/>
         <source>Embedding mo&amp;del</source>
         <translation>Mo&amp;dèle de plongement</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="138"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="144"/>
         <source>Ollama &amp;address</source>
         <translation>&amp;Adresse d’Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="139"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="145"/>
         <source>OpenAI-compatible &amp;URL</source>
         <translation>&amp;URL compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="140"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="146"/>
         <source>API &amp;key</source>
         <translation>&amp;Clé d’API</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="151"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="156"/>
+        <source>Memory &amp;learning model</source>
+        <translation>Modèle d&apos;&amp;apprentissage de la mémoire</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="164"/>
+        <source>Only the rules learn from your sessions: no request is sent, nothing is spent.</source>
+        <translation>Seules les règles apprennent de vos sessions : aucune requête n&apos;est envoyée, rien n&apos;est dépensé.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="166"/>
+        <source>Uses the agent model above when one is set (one request per finished session); with none, only the rules learn and nothing is spent.</source>
+        <translation>Utilise le modèle de l&apos;agent ci-dessus s&apos;il y en a un (une requête par session terminée) ; sinon, seules les règles apprennent et rien n&apos;est dépensé.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
+        <source>After each finished session, one request of at most %1 tokens goes to %2 through your own account (subscription or API key), plus one every 10 sessions to merge what they found. Every memory it writes is checked against the session and waits for your review.</source>
+        <translation>Après chaque session terminée, une requête d&apos;au plus %1 jetons part vers %2 par votre propre compte (abonnement ou clé d&apos;API), plus une toutes les 10 sessions pour fusionner ce qu&apos;elles ont trouvé. Chaque mémoire écrite est vérifiée par rapport à la session et attend votre relecture.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/dialogs/settings.py" line="182"/>
         <source>Keys are stored in the system keyring.</source>
         <translation>Les clés sont stockées dans le trousseau du système.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="152"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="183"/>
         <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
         <translation>Aucun trousseau sécurisé n’a été trouvé sur ce système : Engram n’enregistrera donc pas de clés d’API. Définissez-les plutôt dans l’environnement (p. ex. OPENAI_API_KEY).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="162"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
         <source>Choose where Engram keeps its data</source>
         <translation>Choisir où Engram garde ses données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="200"/>
         <source>Data folder not changed</source>
         <translation>Dossier de données inchangé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="171"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="202"/>
         <source>Data folder changed</source>
         <translation>Dossier de données modifié</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="172"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="203"/>
         <source>Engram will keep its data in %1 from its next start.</source>
         <translation>Engram gardera ses données dans %1 à partir de son prochain démarrage.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="178"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="209"/>
         <source>Memory is stored on this computer in:</source>
         <translation>La mémoire est stockée sur cet ordinateur dans :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="180"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="211"/>
         <source>&amp;Open the data folder</source>
         <translation>&amp;Ouvrir le dossier de données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="182"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="213"/>
         <source>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</source>
         <translation>Pour garder les données ailleurs (un disque portable, un dossier synchronisé), choisissez un autre dossier : Engram l&apos;utilise dès son prochain démarrage. Les projets déjà enregistrés restent où ils sont ; exportez-les puis importez-les pour déplacer leurs mémoires.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="186"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="217"/>
         <source>&amp;Change the data folder…</source>
         <translation>&amp;Changer le dossier de données…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="190"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="221"/>
         <source>&amp;Export…</source>
         <translation>&amp;Exporter…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
         <source>&amp;Import…</source>
         <translation>&amp;Importer…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="195"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="226"/>
         <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
         <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md ou .cursorrules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="202"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="233"/>
         <source>Delete &amp;everything in this project…</source>
         <translation>&amp;Tout supprimer dans ce projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="204"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="235"/>
         <source>Removes every memory for good and scrubs the database file</source>
         <translation>Supprime définitivement toutes les mémoires et nettoie le fichier de la base</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="209"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="240"/>
         <source>Export and import</source>
         <translation>Export et import</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="220"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="251"/>
         <source>Export memories</source>
         <translation>Exporter les mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="225"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="256"/>
         <source>Import memories</source>
         <translation>Importer des mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="226"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="257"/>
         <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
         <translation>Fichiers de mémoire (*.json *.jsonl *.md *.mdc *.cursorrules);;Tous les fichiers (*)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="234"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="265"/>
         <source>Delete everything</source>
         <translation>Tout supprimer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="235"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="266"/>
         <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
         <translation>Toutes les mémoires de ce projet seront supprimées définitivement. Tapez %1 pour confirmer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="244"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="275"/>
         <source>Menus and panels switch at once; a few texts follow after a restart.</source>
         <translation>Les menus et panneaux changent aussitôt ; quelques textes suivent après un redémarrage.</translation>
     </message>

@@ -119,9 +119,9 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
     """Run the model's consolidation pass over the recent sessions' evidence."""
     with open_project(args) as project:
         synthesizer = observer_for(project).synthesizer
-        if synthesizer is None:
-            raise CliError("no chat model is configured: choose one in Settings (Ollama, OpenAI-compatible or"
-                           " Anthropic)")
+        if synthesizer is None or not synthesizer.available():
+            raise CliError("no model is configured for memory: choose one in Settings (an agent CLI you are "
+                           "logged into, Ollama, OpenAI-compatible or Anthropic)")
         report = synthesizer.consolidate()
     data = {"status": report.status, "memory_ids": report.memory_ids, "proposed": report.proposed,
             "dropped": [{"content": c, "reason": r} for c, r in report.dropped], "error": report.error}

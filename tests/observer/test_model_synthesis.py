@@ -242,7 +242,7 @@ def test_no_model_configured_means_no_synthesis(tmp_path: Path) -> None:
     project = app.open_project(tmp_path / "proj", remember=False)
     try:
         ing = observer_for(project, embedder=HashingEmbedder())
-        assert ing.synthesizer is None
+        assert ing.synthesizer is not None and not ing.synthesizer.available()
         ing.learn_events(session())
         assert project.db.reads.conn().execute("SELECT count(*) FROM observer_session_evidence"
                                                ).fetchall()[0][0] == 0
@@ -413,7 +413,7 @@ def test_cli_consolidate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     data = tmp_path / "data"
     args = ["--data-dir", str(data), "--project", str(project_dir), "--json"]
     assert cli_main(["consolidate", *args]) != 0, "no model configured: a clear refusal"
-    assert "no chat model" in capsys.readouterr().err
+    assert "no model is configured" in capsys.readouterr().err
     srv = FakeOllama(lambda body, n: text_turn(reply(INVENTED_FILE))).start()
     try:
         data.mkdir(exist_ok=True)

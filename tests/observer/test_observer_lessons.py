@@ -44,7 +44,8 @@ def test_user_instruction_kept_in_their_words_tied_to_files() -> None:
 def test_user_instruction_repeated_in_sessions_is_one_memory(db: Database) -> None:
     p = _promoter(db)
     for i in range(3):
-        p.promote(digest_of(Seq(f"s{i}").user("Always run `make check` before pushing to GitHub.").end()))
+        p.promote(digest_of(Seq(f"s{i}").user("Always run `make check` before pushing to GitHub, because CI "
+                                              "rejects unchecked code.").end()))
     rows = _memories(db)
     assert len(rows) == 1 and rows[0]["type"] == "preference" and rows[0]["candidate"] == 0
     assert json.loads(rows[0]["metadata"])["promoted_on"] == "user_instruction"
@@ -121,7 +122,7 @@ def test_stated_root_cause_and_decision_attached_to_files() -> None:
 def test_rename_rewrites_memories_and_delete_retires_them(db: Database) -> None:
     p = _promoter(db)
     p.promote(digest_of(Seq("s1").user("Never edit `docs/setup.md` by hand, it is generated.").user(
-        "Always keep `notes/todo.md` short.").end()))
+        "Never let `notes/todo.md` grow long, it is a checklist.").end()))
     s = Seq("s2").bash("git mv docs/setup.md docs/install.md", "").bash("rm notes/todo.md", "")
     p.promote(digest_of(s.end()))
     rows = {r["id"]: r for r in _memories(db)}

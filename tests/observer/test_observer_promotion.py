@@ -107,7 +107,8 @@ def test_novelty_reinforces_instead_of_adding(db: Database) -> None:
 
 def test_trust_gate_after_web_fetch(db: Database) -> None:
     s = Seq().call("WebFetch", (), "some page", url="https://example.com").read("auth.py")
-    s.think("Root cause: `auth.py` refreshes the token on the client, not the server.", kind="text")
+    s.bash("pytest --spec", "bash: pytest: command not found", True)
+    s.bash("source .venv/bin/activate && pytest --spec", "3 passed")
     _promoter(db).promote(digest_of(s.end()))
     row = _rows(db)[0]
     assert row["needs_review"] == 1 and row["confidence"] < 0.7

@@ -30,13 +30,16 @@ from desktop.ui.adapters.prefs import ProjectPrefs, load_prefs, save_prefs
 
 SAMPLE = Path(__file__).parent / "samples" / "claude_stream.jsonl"
 SAMPLE_SID = "5f0c1e9a-2b7d-4c3e-9a81-0d6e4f2b7c19"
-RECIPE = "Run the tests with `python pytest` from the project root."
+RECIPE = "Run the tests with `python -m pytest -q` from the project root."
 
 
 def _transcript(tmp_path: Path, n: int) -> Path:
     """The sample Claude Code transcript as session number ``n`` (its own id, so not a duplicate)."""
     out = tmp_path / f"session-{n}.jsonl"
-    out.write_text(SAMPLE.read_text(encoding="utf-8").replace(SAMPLE_SID, f"{SAMPLE_SID[:-2]}{n:02d}"),
+    # Another session: its own id and its own tool call ids (a copy with the same ids would be the
+    # same session resumed, one piece of evidence); the whole suite run, not one file (a selection).
+    text = SAMPLE.read_text(encoding="utf-8").replace(SAMPLE_SID, f"{SAMPLE_SID[:-2]}{n:02d}")
+    out.write_text(text.replace("toolu_", f"toolu_{n:02d}").replace(" tests/test_invoice.py -q", " -q"),
                    encoding="utf-8")
     return out
 

@@ -240,7 +240,9 @@ def test_doctor_redact_cleans_a_database_written_before_the_boundary(tmp_path: P
 def test_hard_delete_takes_the_observer_rows_the_memory_was_learned_from(db: Database) -> None:
     ing = Ingestor(db, Promoter(db, novelty=Novelty(HashingEmbedder())))
     for i in range(3):
-        ing.learn_events(Seq(f"h{i}").bash("make deploy", "error: could not reach the billing gateway", error=True)
+        # (three sessions at different times: identical copies would be one session resumed, issue 26)
+        s = Seq(f"h{i}", t0=1_700_000_000.0 + 1000 * i)
+        ing.learn_events(s.bash("make deploy", "error: could not reach the billing gateway", error=True)
                          .bash("make deploy", "error: could not reach the billing gateway", error=True)
                          .edit("deploy.mk").bash("make deploy", "ok").end("success"))
     conn = db.reads.conn()

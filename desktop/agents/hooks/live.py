@@ -178,7 +178,7 @@ def finalise(project: Any, call: HookCall) -> None:
     ingestor = observer_for(project)
     path = Path(call.transcript_path) if call.transcript_path else None
     if path is not None and path.is_file():
-        report = ingestor.ingest_file(path)
+        report = ingestor.ingest_file(path, finished=True)
         log.info("session %s finalised from its transcript: %s", call.session_id, report.status)
         # "empty": the importer found nothing it can read (a format it does not know yet); the live
         # scratchpad, when there is one, still holds the session.

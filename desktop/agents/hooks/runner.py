@@ -84,7 +84,7 @@ def answer_inline(call: HookCall, data_dir: Path, token_budget: int | None) -> s
     # A hook opens the database on every agent event: no whole-file integrity check (a damaged
     # page fails the read that touches it, which is logged like any failure), and the memory
     # upkeep (conflicts, anchors) only for the events that add memories.
-    project = Engram(Settings(data_dir=data_dir)).open_project(
+    project = Engram(Settings.load(data_dir)).open_project(
         root, remember=False, check=False, maintain=call.event in (STOP, SESSION_END))
     try:
         return Handlers(project, token_budget=token_budget or configured_token_budget(data_dir)).handle(call)

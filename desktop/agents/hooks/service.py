@@ -157,7 +157,7 @@ class HookService:
         with self._lock:
             handlers = self._handlers.get(root)
             if handlers is None:
-                project = Engram(Settings(data_dir=self.data_dir)).open_project(root, remember=False)
+                project = Engram(Settings.load(self.data_dir)).open_project(root, remember=False)
                 self._projects[root] = project
                 handlers = self._handlers[root] = Handlers(project, token_budget=token_budget)
                 if self.warm_search:

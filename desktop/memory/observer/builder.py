@@ -131,12 +131,15 @@ class SessionTrack:
                               event_key=f"{self.session_id}#end"))
 
     # -- content -------------------------------------------------------------------
-    def user_message(self, ts: float | None, rid: str, text: str, suffix: str = "user") -> None:
-        """A user prompt; it always ends the agent's current step."""
+    def user_message(self, ts: float | None, rid: str, text: str, suffix: str = "user", *,
+                     origin: str = "prompt") -> None:
+        """A user prompt; it always ends the agent's current step (a queued message or a
+        correction typed while the agent works does not: the turn goes on)."""
         self.start(ts)
-        self.close_step()
+        if origin == "prompt":
+            self.close_step()
         self._emit(UserMessage(self.session_id, self.step, cap_text(text), self._ts(ts),
-                               event_key=self._key(rid, suffix)))
+                               event_key=self._key(rid, suffix), origin=origin))
 
     def reasoning(self, ts: float | None, rid: str, text: str, kind: str, suffix: str,
                   marker: str | None = None) -> None:

@@ -38,6 +38,7 @@ from desktop.memory.observer.records import (
     source_label,
 )
 from desktop.memory.observer.tool_names import is_local_command
+from desktop.memory.observer.utterances import CORRECTION, EXPANSION, QUEUED, rejection_feedback
 
 logger = logging.getLogger("engram.observer")
 
@@ -46,7 +47,6 @@ AGENT: Final = "claude-code"
 _NOISE: Final[dict[str, str]] = {
     "progress": "progress",
     "file-history-snapshot": "file_history_snapshot",
-    "queue-operation": "queue_operation",
     "last-prompt": "last_prompt",
     "summary": "summary",
     "custom-title": "custom_title",
@@ -58,6 +58,9 @@ _INJECTED: Final = (
     "<local-command-caveat>", "<system-reminder>", "<bash-stdout>", "<bash-stderr>",
 )
 _INTERRUPT: Final = "[Request interrupted by user"
+#: A slash command the user typed; the user-role text right after it (before the model answers)
+#: is the command's expanded prompt, written by the harness.
+_COMMAND_NAME: Final = ("<command-message>", "<command-name>")
 
 
 def _result_text(content: Any) -> str:
@@ -90,6 +93,8 @@ class _ClaudeImporter:
         self.tracks: dict[str, SessionTrack] = {}
         self.tail: dict[str, str] = {}  # session -> "interrupt" | "api_error" | "ok"
         self.unknown_types: set[str] = set()
+        self.queued: dict[str, list[str]] = {}  # session -> messages typed while the agent worked
+        self.expanding: set[str] = set()  # sessions whose next user text expands a slash command
 
     # -- sessions ----------------------------------------------------------------
     def track_for(self, rec: dict[str, Any]) -> SessionTrack | None:
@@ -136,6 +141,8 @@ class _ClaudeImporter:
             return self.system(rec, ts)
         if rtype == "result":
             return self.result(rec, ts)
+        if rtype == "queue-operation":
+            return self.queue(rec, ts, line.number)
         if rtype not in ("user", "assistant"):
             self.unknown_types.add(rtype)
             return "unknown_record_type"
@@ -161,6 +168,30 @@ class _ClaudeImporter:
             return None
         return f"system_{subtype or 'unknown'}"
 
+    def queue(self, rec: dict[str, Any], ts: float | None, number: int) -> str | None:
+        """Messages typed while the agent works: ``enqueue`` holds one; ``remove`` hands it to the
+        running turn (the only record of it); ``dequeue`` sends it as the next prompt (its own
+        user record follows); ``popAll`` takes them back into the input box (resent later)."""
+        track = self.track_for(rec)
+        if track is None:
+            return "missing_fields"
+        waiting = self.queued.setdefault(track.session_id, [])
+        op, content = rec.get("operation"), rec.get("content")
+        if op == "enqueue" and isinstance(content, str) and content.strip():
+            waiting.append(content)
+            return "queue_operation"
+        if op == "remove" and waiting:
+            text = waiting.pop(0)
+            if text.strip().startswith(_INJECTED):
+                return "injected_message"
+            track.user_message(ts, f"Q{number}", text.strip(), "queued", origin=QUEUED)
+            return None
+        if op == "dequeue" and waiting:
+            waiting.pop(0)
+        elif op == "popAll":
+            waiting.clear()
+        return "queue_operation"
+
     def result(self, rec: dict[str, Any], ts: float | None) -> str | None:
         track = self.track_for(rec)
         if track is None:
@@ -183,6 +214,7 @@ class _ClaudeImporter:
         if not isinstance(content, list):
             return "missing_fields"
         marker = str(msg.get("id") or rec.get("requestId") or rid)
+        self.expanding.discard(track.session_id)
         used = False
         for i, block in enumerate(content):
             if not isinstance(block, dict):
@@ -225,9 +257,12 @@ class _ClaudeImporter:
                 continue
             btype = block.get("type")
             if btype == "tool_result":
+                output = _result_text(block.get("content"))
                 track.tool_result(ts, rid, str(block.get("tool_use_id") or f"{rid}:{i}"),
-                                  _result_text(block.get("content")), bool(block.get("is_error")),
-                                  suffix=f"b{i}")
+                                  output, bool(block.get("is_error")), suffix=f"b{i}")
+                said = rejection_feedback(output) if block.get("is_error") else None
+                if said:  # the user declined the call and said why: a correction in their words
+                    track.user_message(ts, rid, said, f"b{i}said", origin=CORRECTION)
                 self.tail[track.session_id] = "ok"
                 used = True
             elif btype == "text":
@@ -249,6 +284,14 @@ class _ClaudeImporter:
             return "injected_message"
         if is_local_command(stripped):  # /status, /model...: handled by the CLI, never a prompt
             return "local_command"
+        if stripped.startswith(_COMMAND_NAME):
+            self.expanding.add(track.session_id)
+        elif track.session_id in self.expanding:
+            # The prompt a slash command expanded to (``/init``, a custom command): the user
+            # typed the command, not this text. Kept as an event, never read as their words.
+            track.user_message(ts, rid, stripped, suffix, origin=EXPANSION)
+            self.tail[track.session_id] = "ok"
+            return None
         track.user_message(ts, rid, stripped, suffix)
         self.tail[track.session_id] = "ok"
         return None

@@ -164,11 +164,19 @@ def apply_session(tx: Tx, digest: SessionDigest, *, signal_keys: Iterable[str] =
                        " session_count = session_count + 1, success_count = success_count + excluded.success_count,"
                        " last_seen_at = excluded.last_seen_at", (seq, pid, ok, now))
         _learn_terms(tx, digest)
+        # One session, one piece of evidence: a sub-agent counts under its parent (the same
+        # lesson seen by the parent and its sub-agents is one session's evidence).
+        evidence_id = digest.parent_session_id or digest.session_id
+        began = ts_iso(digest.started_at)
         for key in set(signal_keys):
             kind = key.split(":", 1)[0]
-            tx.execute("INSERT INTO observer_signal_counts(signal_key, kind, session_count, last_session)"
-                       " VALUES (?,?,1,?) ON CONFLICT(signal_key) DO UPDATE SET session_count = session_count + 1,"
-                       " last_session = excluded.last_session", (key, kind, digest.session_id))
+            tx.execute("INSERT INTO observer_signal_counts(signal_key, kind, session_count, last_session, first_seen,"
+                       " last_seen) VALUES (?,?,1,?,?,?) ON CONFLICT(signal_key) DO UPDATE SET session_count ="
+                       " session_count + (CASE WHEN last_session = excluded.last_session THEN 0 ELSE 1 END),"
+                       " last_session = excluded.last_session,"
+                       " first_seen = min(coalesce(first_seen, excluded.first_seen), excluded.first_seen),"
+                       " last_seen = max(coalesce(last_seen, excluded.last_seen), excluded.last_seen)",
+                       (key, kind, evidence_id, began, began))
     metrics = {"steps": digest.steps, "events": digest.events, "files": len(digest.files),
                "errors": len(digest.errors), "signals": len(digest.signals), "evicted": digest.evicted,
                "succeeded": bool(ok), "first_prompt": digest.first_prompt[:300]}
@@ -255,15 +263,19 @@ def _learn_terms(tx: Tx, digest: SessionDigest) -> None:
 
 # -- reads used before the write ---------------------------------------------------------------
 
-def signal_session_counts(conn: Any, keys: list[str]) -> dict[str, int]:
-    """Sessions in which each signal key was seen before (the frequency filter's input)."""
+def signal_session_counts(conn: Any, keys: list[str], *, evidence_id: str | None = None) -> dict[str, int]:
+    """Sessions in which each signal key was seen before (the frequency filter's input).
+
+    ``evidence_id``: the session the caller's evidence belongs to (a sub-agent's parent); a key
+    that session already counted is not counted again for it.
+    """
     out: dict[str, int] = {}
     for i in range(0, len(keys), 400):
         chunk = keys[i:i + 400]
-        for key, n in conn.execute(
-                f"SELECT signal_key, session_count FROM observer_signal_counts WHERE signal_key IN "
+        for key, n, last in conn.execute(
+                f"SELECT signal_key, session_count, last_session FROM observer_signal_counts WHERE signal_key IN "
                 f"({','.join('?' * len(chunk))})", chunk):
-            out[key] = int(n)
+            out[key] = int(n) - (1 if evidence_id is not None and last == evidence_id else 0)
     return out
 
 

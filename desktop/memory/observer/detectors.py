@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from desktop.memory.observer import lessons, prose_lessons, trigger_lessons
+from desktop.memory.observer import lessons, project_facts, prose_lessons, recipes, trigger_lessons
 from desktop.memory.observer.events import Reasoning, ToolCall, ToolResult
 from desktop.memory.observer.file_ops import file_operations
 from desktop.memory.observer.harness import is_harness_error
@@ -175,6 +175,7 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
         command = str(ev.args.get("command", ""))
         pend["command"] = redact_then_cut(command[:4000], 1000)  # redact first, then cut
         lessons.on_bash_call(sp, ev, pend)
+        recipes.on_call(sp, ev, pend)
         if _RM_OR_MV.search(command):  # cheap pre-check: most commands delete or move nothing
             ops = file_operations(command, sp.cwd)
             if ops:
@@ -259,6 +260,11 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
     harness = ev.is_error and is_harness_error(ev.output, sp.agent)
     if tool == BASH:
         lessons.on_bash_result(sp, ev, pend, harness=harness)
+        if not harness:
+            recipes.on_result(sp, ev, pend)
+            project_facts.on_command(sp, ev, pend)
+    elif tool == READ and not ev.is_error:
+        project_facts.on_read(sp, ev, pend)
     if "look" in pend:  # before the harness check: "File does not exist" is the lesson here
         trigger_lessons.on_look_result(sp, pend["look"], ev.output, ev.is_error, step, ev.event_key)
     if harness:

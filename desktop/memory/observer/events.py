@@ -91,13 +91,19 @@ class SessionStart:
 
 @dataclass(frozen=True, slots=True)
 class UserMessage:
-    """A prompt typed by the user (or handed to a subagent by its parent)."""
+    """A prompt typed by the user (or handed to a subagent by its parent).
+
+    ``origin`` says how it reached the agent: ``prompt`` (typed at the prompt), ``queued``
+    (typed while the agent worked and handed to the running turn), ``memory_note`` (a ``#``
+    note or ``/memory add``) or ``correction`` (typed when declining a tool call).
+    """
 
     session_id: str
     step: int
     text: str
     timestamp: float
     event_key: str = ""
+    origin: str = "prompt"
 
     def __post_init__(self) -> None:
         _fill_key(self, self.session_id, "user", self.step, self.timestamp)

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from desktop.memory.observer.events import AgentEvent, ToolCall, ToolResult, UserMessage
 from desktop.memory.observer.tool_names import is_local_command
+from desktop.memory.observer.utterances import EXPANSION, is_harness_text
 from desktop.memory.privacy.secrets import redact
 
 MAX_USER_MESSAGES: Final = 20
@@ -132,6 +133,14 @@ def typed_by_user(text: str) -> bool:
     return bool(t) and not t.startswith(_NOT_TYPED) and not is_local_command(t)
 
 
+def _users_words(event: UserMessage) -> str | None:
+    """The text of a message the user typed, or None when the harness wrote it (``utterances``:
+    a slash command's expansion, a skill's preamble, a hook's echo)."""
+    if event.origin == EXPANSION or not typed_by_user(event.text) or is_harness_text(event.text):
+        return None
+    return event.text.strip()
+
+
 def collect(state: dict[str, Any], event: AgentEvent) -> None:
     """Fold one event into the scratchpad's evidence ``state`` (constant time, capped lists).
 
@@ -139,8 +148,9 @@ def collect(state: dict[str, Any], event: AgentEvent) -> None:
     ``user`` (texts), ``pending`` (call id -> command), ``commands`` ([command, ok, output]).
     """
     if isinstance(event, UserMessage):
-        if typed_by_user(event.text):
-            _append_capped(state.setdefault("user", []), event.text.strip()[:USER_CHARS], MAX_USER_MESSAGES)
+        words = _users_words(event)  # a model is given what the user typed, never the harness's text
+        if words:
+            _append_capped(state.setdefault("user", []), words[:USER_CHARS], MAX_USER_MESSAGES)
     elif isinstance(event, ToolCall):
         command = event.args.get("command")
         if isinstance(command, str) and command.strip():

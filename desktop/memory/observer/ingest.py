@@ -25,6 +25,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from desktop.memory.observer.continuation import as_root, recognise
 from desktop.memory.observer.discover import find_transcripts
 from desktop.memory.observer.events import AgentEvent, SessionStart
 from desktop.memory.observer.observer import Observer, SessionDigest
@@ -136,8 +137,12 @@ class Ingestor:
                 logger.exception("model synthesis sweep failed")
         return reports
 
-    def ingest_file(self, path: Path | str) -> IngestReport:
-        """Import one transcript (any supported format) unless it is already known."""
+    def ingest_file(self, path: Path | str, *, finished: bool = False) -> IngestReport:
+        """Import one transcript (any supported format) unless it is already known.
+
+        ``finished``: the session is known to be over (its agent said so: a session-end hook), so
+        the model (when one is configured) synthesises it now instead of once it has settled.
+        """
         path = Path(path)
         report = IngestReport(str(path), "failed")
         try:
@@ -167,7 +172,7 @@ class Ingestor:
             logger.warning("cannot ingest %s: %s", path, exc)
             return report
         agent = next((e.agent for e in result.events if isinstance(e, SessionStart)), "unknown")
-        results, fresh = self.learn_events(result.events)
+        results, fresh = self.learn_events(result.events, finished=finished)
         report.status, report.agent = "imported", agent
         report.sessions, report.events, report.new_events = len(result.sessions), len(result.events), fresh
         report.added = sum(len(r.added) for r in results)
@@ -191,37 +196,53 @@ class Ingestor:
         self.db.writer.run(FnOp("record_imported_transcript", write))
 
     # -- events -----------------------------------------------------------------------------
-    def learn_events(self, events: Iterable[AgentEvent]) -> tuple[list[PromotionResult], int]:
+    def learn_events(self, events: Iterable[AgentEvent], *, finished: bool = False
+                     ) -> tuple[list[PromotionResult], int]:
         """Observe and promote every session in ``events`` (skipping events learned before).
 
-        Returns the promotion results and how many events were new.
+        Returns the promotion results and how many events were new. ``finished``: see ingest_file.
         """
-        by_session: OrderedDict[str, list[AgentEvent]] = OrderedDict()
+        by_file_session: OrderedDict[str, list[AgentEvent]] = OrderedDict()
         for ev in events:
-            by_session.setdefault(ev.session_id, []).append(ev)
+            by_file_session.setdefault(ev.session_id, []).append(ev)
         conn = self.db.reads.conn()
+        # A transcript that continues a session learned before (a resume, a fork) is that
+        # session: its copied part is skipped and the rest is learned under the first id.
+        by_session: OrderedDict[str, list[AgentEvent]] = OrderedDict()
+        copied: dict[str, list[str]] = {}
+        roots: dict[str, tuple[str, int]] = {}
+        for sid, evs in by_file_session.items():
+            cont = recognise(conn, sid, evs)
+            if cont.root != sid:
+                evs, skipped = as_root(evs, cont)
+                copied.setdefault(cont.root, []).extend(skipped)
+                roots.setdefault(cont.root, (sid, cont.shared))
+            by_session.setdefault(cont.root, []).extend(evs)
         observers: dict[str, tuple[Observer, list[str]]] = {}
         fresh_total = 0
         for sid, evs in by_session.items():
             seen = {r[0] for r in conn.execute("SELECT event_key FROM observer_seen_events WHERE session_id = ?",
                                                (sid,))}
             fresh = [e for e in evs if e.event_key not in seen]
-            if not fresh:
+            skipped = [k for k in copied.get(sid, []) if k not in seen]
+            if not fresh and not skipped:
                 continue
             obs = Observer(sid)
             start = next((e for e in evs if isinstance(e, SessionStart)), None)
-            if start is not None and start.event_key in seen:
+            if start is not None and (start.event_key in seen or sid in roots):
                 obs.observe(start)  # session metadata for a continuation; not a new fact
             for ev in fresh:
-                obs.observe(ev)
-            observers[sid] = (obs, [e.event_key for e in fresh if e.event_key])
+                if ev is not start or sid not in roots:
+                    obs.observe(ev)
+            observers[sid] = (obs, [e.event_key for e in fresh if e.event_key] + skipped)
             fresh_total += len(fresh)
         digests = {sid: obs.finalize() for sid, (obs, _) in observers.items()}
         self._merge_parallel(observers, digests)
         order = sorted(digests, key=lambda s: digests[s].started_at)
-        results = [self.promoter.promote(digests[sid], event_keys=observers[sid][1]) for sid in order]
+        results = [self.promoter.promote(digests[sid], event_keys=observers[sid][1],
+                                         continued=roots.get(sid)) for sid in order]
         for sid in order:
-            self._synthesize(digests[sid])
+            self._synthesize(digests[sid], finished=finished)
         return results, fresh_total
 
     def learn_digest(self, digest: SessionDigest, *, event_keys: list[str] | None = None) -> PromotionResult:

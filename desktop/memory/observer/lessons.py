@@ -4,8 +4,7 @@ Three kinds, each a signal the promotion renders as one or two standalone senten
 
 - ``command_fix``: a command that failed, then a near-identical one that worked (the
   difference is the lesson), keyed by that difference so it counts across sessions;
-- ``recipe``: how the project is tested, built, linted, run, migrated or deployed: a
-  command that succeeded, with its working folder and the names of its env vars;
+- (recipes, how the project is tested, built, linted and run, are learned by ``recipes``);
 - ``error_fix``: an error with a stable message, the file edited, the edit in one line,
   and the same command passing afterwards (proof the edit fixed it).
 
@@ -30,7 +29,6 @@ from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import (
     COMMAND_FIX,
     ERROR_FIX,
-    RECIPE,
     Signal,
     error_core,
     normalize_error,
@@ -62,7 +60,6 @@ _CATEGORIES: Final = (
     ("run", re.compile(r"(?:^|&&\s*|\s)(?:(?:npm|pnpm|yarn|bun) run (?:dev|start|serve)|(?:npm|pnpm|yarn) start|"
                        r"uvicorn|flask run|cargo run|go run|docker compose up|manage\.py runserver)\b")),
 )
-_ENV_ASSIGN: Final = re.compile(r"(?:^|&&\s*|;\s*|\bexport\s+)([A-Z][A-Z0-9_]{1,40})=\S*")
 _INVOCATION_ERROR: Final = re.compile(
     r"command not found|not recognized as|unexpected argument|unrecognized (?:argument|option)|"
     r"unknown (?:option|flag|command)|No module named|no such (?:option|command)|usage:|"
@@ -98,11 +95,6 @@ def command_category(command: str) -> str | None:
         if rx.search(bare):
             return name
     return None
-
-
-def env_names(command: str) -> list[str]:
-    """Names (never values) of the environment variables a command sets."""
-    return sorted({m.group(1) for m in _ENV_ASSIGN.finditer(command)})[:5]
 
 
 def stable_error(output: str) -> str:
@@ -222,12 +214,7 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
         return
     _command_fix(sp, command, ev.step, event)
     _error_fixed(sp, command, category, ev.step, event)
-    if category is not None:
-        form = recipe_form(command)
-        key = f"{RECIPE}:{category}:{form}"
-        sp.add_signal(Signal(RECIPE, key, ev.step, [], {"category": category, "command": shorten_command(form),
-                                                          "folder": folder, "env": env_names(command),
-                                                          "events": [event]}, [shorten_command(command, 160)]))
+    # Recipes are learned by ``recipes`` (shell-aware: the session's working folder, wrappers).
 
 
 def _self_inflicted(sp: Scratchpad, output: str) -> bool:

@@ -47,6 +47,8 @@ SETTLE_SECONDS: Final = 1800.0
 CONSOLIDATE_EVERY: Final = 10
 CONSOLIDATION_WINDOW: Final = 20
 CONSOLIDATION_LOG: Final = "*consolidation*"
+#: Calls tried for one session's evidence before it is given up (a call cut by its process dying).
+MAX_ATTEMPTS: Final = 2
 #: The consolidation prompt's budget (about 10k tokens: small local models have 8-32k windows).
 #: A BookMinder session's evidence is about 3k tokens (median of 44, max 5k), so sessions are
 #: sent newest first without command outputs until the budget is spent.
@@ -162,6 +164,13 @@ def ungrounded(memory: dict[str, Any], evidence: list[SessionEvidence]) -> str |
     return None
 
 
+def _claim(session_id: str) -> Callable[[Tx], None]:
+    def claim(tx: Tx) -> None:
+        tx.execute("UPDATE observer_session_evidence SET synthesized = synthesized - 1 WHERE session_id = ?"
+                   " AND synthesized <= 0", (session_id,))
+    return claim
+
+
 def _marker(session_id: str) -> Callable[[Tx], None]:
     def mark(tx: Tx) -> None:
         tx.execute("UPDATE observer_session_evidence SET synthesized = 1 WHERE session_id = ?", (session_id,))
@@ -185,6 +194,11 @@ class ModelSynthesizer:
         self.window = window
         self.settle_seconds = settle_seconds
         self.clock = clock
+
+    def available(self) -> bool:
+        """True when a model is configured now (the settings may name none: the rules alone learn)."""
+        check = getattr(self.model, "available", None)
+        return bool(check()) if callable(check) else True
 
     def after_session(self, digest: SessionDigest, *, finished: bool = False) -> list[SynthesisReport]:
         """Record a session's evidence and synthesise every settled session (consolidate when due).
@@ -213,12 +227,15 @@ class ModelSynthesizer:
             return []
         settled = self.clock() - self.settle_seconds
         rows = self.db.reads.conn().execute(
-            "SELECT session_id, ended_at, evidence FROM observer_session_evidence WHERE synthesized = 0"
-            " ORDER BY ended_at, session_id").fetchall()
+            "SELECT session_id, ended_at, evidence FROM observer_session_evidence WHERE synthesized <= 0"
+            " AND synthesized > ? ORDER BY ended_at, session_id", (-MAX_ATTEMPTS,)).fetchall()
         reports = []
         for sid, ended, raw in rows:
             if float(ended) > settled and sid not in (force or set()):
                 continue
+            # Claimed before the call: a process cut during it (a hook at its time budget) leaves the
+            # claim, so the session is tried again at most MAX_ATTEMPTS times, never on every sweep.
+            self.db.writer.run(FnOp("claim_synthesis", _claim(str(sid))))
             ev = SessionEvidence.from_dict(json.loads(raw))
             reports.append(self._run(SESSION_TASK, json.dumps(ev.to_dict(), ensure_ascii=False), [ev], sid,
                                      "model_synthesis"))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from desktop.memory.observer import detectors, prose_lessons
+from desktop.memory.observer.continuation import MAX_PRINTS, event_print
 from desktop.memory.observer.events import (
     AgentEvent,
     Reasoning,
@@ -86,6 +87,8 @@ class SessionDigest:
     """(old, new) renames, in order."""
     evidence: SessionEvidence | None = None
     """What the session showed (user messages, commands, errors, edits), for model synthesis."""
+    prints: list[str] = field(default_factory=list)
+    """Prints of its user messages and tool calls (``continuation``): a copy of them is this session."""
 
 
 class Observer:
@@ -116,6 +119,10 @@ class Observer:
         sp.events += 1
         try:
             collect(sp.evidence, event)
+            if isinstance(event, (ToolCall, UserMessage)):
+                prints = sp.ev.setdefault("prints", [])
+                if len(prints) < MAX_PRINTS:
+                    prints.append(event_print(event))
             if isinstance(event, ToolCall):
                 detectors.on_tool_call(sp, event)
             elif isinstance(event, ToolResult):
@@ -194,7 +201,7 @@ class Observer:
             self.ended_at or sp.started_at, sp.first_prompt, sp.step, sp.events, files, pairs, errors,
             list(sp.grep_counts), self._ngrams(), list(sp.signals.values()), sp.external_step,
             dict(sp.early), sp.evicted, sp.parent_session_id, list(sp.removed),
-            [(old, new) for old, new in sp.moved], evidence=proof)
+            [(old, new) for old, new in sp.moved], evidence=proof, prints=list(sp.ev.get("prints", [])))
 
     def _finalize_files(self) -> None:
         sp = self.sp

@@ -36,6 +36,7 @@ from desktop.memory.observer.signals import (
     EXPLICIT,
     FILE_ACCESS,
     HOOK_BLOCK,
+    PROJECT_FACT,
     RECIPE,
     REPEATED_GREP,
     SELF_CORRECTION,
@@ -46,6 +47,7 @@ from desktop.memory.observer.signals import (
     Signal,
     excerpt,
 )
+from desktop.memory.observer.supersede import supersede_recipes
 from desktop.memory.observer.synthesis import SynthesisPlan, plan_synthesis
 from desktop.memory.observer.templates import Rendered, looks_like_instruction, render
 from desktop.memory.store.live import LIVE_SQL
@@ -57,6 +59,8 @@ from desktop.memory.types import MemoryScope, MemorySource
 logger = logging.getLogger("engram.observer")
 
 TAINT_FACTOR: Final = 0.7
+#: Lessons identified by their signal key (a purpose, a fact's value): never folded by text likeness.
+EXACT_KINDS: Final = frozenset({RECIPE, PROJECT_FACT})
 #: Strong evidence promotes at once (issue 13): the user said it, or a passing run proved the fix.
 STRONG_EVIDENCE: Final = {USER_RULE: "user_instruction", ERROR_FIX: "proven_fix", COMMAND_FIX: "proven_fix",
                            # A checker failed, the flagged file was edited, the checker passed.
@@ -118,6 +122,12 @@ class PromotionResult:
     """The promotion preset the session was promoted with."""
 
 
+def users_words(sig: Signal) -> bool:
+    """True for what the user said (a rule, or a fact they stated): it holds whatever the session's
+    outcome, every gate lets it through, and no trust preset asks for more sessions."""
+    return sig.kind == USER_RULE or (sig.kind == PROJECT_FACT and sig.data.get("source") == "user")
+
+
 def _error_signals(digest: SessionDigest) -> list[Signal]:
     """Every error of the session as an error_retry signal keyed by fingerprint (counted per session)."""
     known = {s.key for s in digest.signals}
@@ -148,16 +158,17 @@ def build_candidates(digest: SessionDigest, prior: dict[str, int], *, failed: bo
         cand = Candidate(sig, Rendered("note", ""), spec.score, 0.0, prior.get(sig.key, 0) + 1)
         out.append(cand)
         # What the user said holds whatever the session's outcome; every gate lets it through.
-        if failed and sig.kind not in (DEAD_END, EXPLICIT, USER_RULE):
+        if failed and sig.kind not in (DEAD_END, EXPLICIT) and not users_words(sig):
             cand.drop_reason = "validation"
             continue
-        if gate.kinds is not None and sig.kind not in gate.kinds and sig.kind not in (EXPLICIT, DEAD_END, USER_RULE):
+        if gate.kinds is not None and sig.kind not in gate.kinds and sig.kind not in (EXPLICIT, DEAD_END) \
+                and not users_words(sig):
             cand.drop_reason = "gate"
             continue
         need = int(sig.data.get("min_sessions", spec.min_sessions))
         if sig.kind in digest.early and sig.count >= 3:
             need = 1  # an early-promotion trigger fired: strong evidence within one session
-        if sig.kind not in (EXPLICIT, USER_RULE):
+        if sig.kind != EXPLICIT and not users_words(sig):
             need = max(1, need + preset.extra_sessions)
         if cand.sessions < need:
             cand.drop_reason = "frequency"
@@ -182,7 +193,7 @@ def build_candidates(digest: SessionDigest, prior: dict[str, int], *, failed: bo
         cand.needs_review = tainted
         if tainted:
             cand.priority *= TAINT_FACTOR
-        if cand.priority < preset.min_value and sig.kind not in (EXPLICIT, USER_RULE):
+        if cand.priority < preset.min_value and sig.kind != EXPLICIT and not users_words(sig):
             cand.drop_reason = "score"
     live = sorted((c for c in out if c.drop_reason is None), key=lambda c: (-c.priority, -c.sessions))
     for c in live[preset.cap(gate.cap):]:
@@ -199,6 +210,10 @@ def to_new_memory(c: Candidate, digest: SessionDigest) -> NewMemory:
     promoted = promotion_reason(c)
     meta: dict[str, Any] = {"signal": sig.kind, "signal_key": sig.key[:300], "sessions": c.sessions,
                             "events": [str(e) for e in sig.data.get("events", [])][:8], **_measured(sig.data)}
+    if sig.kind in EXACT_KINDS and sig.data.get("purpose"):
+        meta["purpose"] = str(sig.data["purpose"])
+    if sig.data.get("why"):  # why the scorer kept the user's words: the features that fired, and the score
+        meta["why"] = {"features": list(sig.data["why"])[:12], "score": sig.data.get("score")}
     if promoted:
         meta["promoted_on"] = promoted
     if isinstance(sig.data.get("triggers"), list):
@@ -223,6 +238,8 @@ def promotion_reason(c: Candidate) -> str | None:
     # An error the session caused in a file it had already edited, then fixed: proven, but
     # about its own half-done change. It waits for another session like any other lesson.
     own = bool(c.signal.data.get("self_inflicted"))
+    if c.signal.kind == PROJECT_FACT:
+        return "user_instruction" if users_words(c.signal) else "command_outcome"
     if c.signal.kind in STRONG_EVIDENCE and not own:
         return STRONG_EVIDENCE[c.signal.kind]
     if c.sessions >= 2:
@@ -263,11 +280,15 @@ class PromoteSession(WriteOp[PromotionResult]):
 
     def __init__(self, digest: SessionDigest, items: list[NewMemory], keys: list[str], *,
                  signal_keys: list[str], first_time: bool, event_keys: list[str],
-                 synthesis: SynthesisPlan | None = None) -> None:
-        """Validate the memories now (outside the writer thread)."""
+                 synthesis: SynthesisPlan | None = None, continued: tuple[str, int] | None = None) -> None:
+        """Validate the memories now (outside the writer thread). ``continued``: (transcript session
+        id, shared prints) when this digest is that transcript continuing ``digest.session_id``."""
         self.digest = digest
+        self.continued = continued
         # Evidence links go to memory_evidence, not into the memory's metadata.
         self.evidence = [(it.metadata.pop("events", []), str(it.metadata.get("signal", ""))) for it in items]
+        # A recipe's purpose: the newest working recipe for it retires the older (``supersede``).
+        self.purposes = [str(it.metadata.get("purpose", "")) for it in items]
         self.add = AddMemories(items, actor="observer", reason="learned from a session") if items else None
         self.keys = keys
         self.signal_keys = signal_keys
@@ -291,6 +312,9 @@ class PromoteSession(WriteOp[PromotionResult]):
                 tx.execute("UPDATE memories SET candidate = 0 WHERE id = ? AND candidate = 1 AND source = ?"
                            " AND coalesce(session_id, '') <> ? AND needs_review = 0",
                            (r.id, MemorySource.OBSERVER_INFERRED.value, sid))
+        supersede_recipes(tx, [(r.id, signal, goal, key) for r, (_, signal), goal, key
+                               in zip(results, self.evidence, self.purposes, self.keys, strict=False) if goal],
+                          session_keys={s.key for s in self.digest.signals}, started=xs.ts_iso(self.digest.started_at))
         created = [p for p, f in self.digest.files.items() if f.get("created")]
         apply_file_ops(tx, list(self.digest.moved), list(self.digest.removed), created)
         xs.apply_session(tx, self.digest, signal_keys=self.signal_keys, first_time=self.first_time)
@@ -300,6 +324,12 @@ class PromoteSession(WriteOp[PromotionResult]):
         for key in self.event_keys:
             tx.execute("INSERT OR IGNORE INTO observer_seen_events(event_key, session_id) VALUES (?,?)",
                        (key, self.digest.session_id))
+        tx.conn.executemany("INSERT OR IGNORE INTO observer_event_prints(print, session_id) VALUES (?,?)",
+                            [(p, sid) for p in self.digest.prints if p])
+        if self.continued is not None:
+            tx.execute("INSERT INTO observer_session_roots(session_id, root_id, shared) VALUES (?,?,?)"
+                       " ON CONFLICT(session_id) DO UPDATE SET shared = max(shared, excluded.shared)",
+                       (self.continued[0], sid, self.continued[1]))
         if self.synthesis is not None:
             for module, trigger, produced in self.synthesis.log:
                 tx.execute("INSERT OR IGNORE INTO observer_synthesis_log(module, project_id, trigger_count,"
@@ -338,14 +368,19 @@ class Promoter:
             return promotion_preset(None)
 
     def promote(self, digest: SessionDigest, *, event_keys: list[str] | None = None,
-                wait: bool = True) -> PromotionResult | Any:
-        """Promote one finished session. Returns the result (or the future with ``wait=False``)."""
+                wait: bool = True, continued: tuple[str, int] | None = None) -> PromotionResult | Any:
+        """Promote one finished session. Returns the result (or the future with ``wait=False``).
+
+        ``continued`` names the transcript (and its shared prints) that continued this session,
+        when the digest is its new part (``continuation``)."""
         t0 = time.perf_counter()
         conn = self.db.reads.conn()
         first_time = not xs.session_known(conn, digest.session_id)
         sigs = [*digest.signals, *_error_signals(digest)]
         signal_keys = [s.key for s in sigs]
-        prior = xs.signal_session_counts(conn, signal_keys) if first_time else {}
+        # A sub-agent's lessons are its parent session's evidence, not another session's.
+        evidence_id = digest.parent_session_id or digest.session_id
+        prior = xs.signal_session_counts(conn, signal_keys, evidence_id=evidence_id) if first_time else {}
         if not first_time:  # a grown transcript: counts already include this session
             prior = {k: max(0, v - 1) for k, v in xs.signal_session_counts(conn, signal_keys).items()}
         failed = digest.outcome in ("failure", "abandoned")
@@ -366,7 +401,8 @@ class Promoter:
         items, keys, reinforced_by_novelty = self._novelty(conn, items, keys)
         t2 = time.perf_counter()
         op = PromoteSession(digest, items, keys, signal_keys=signal_keys if first_time else [],
-                            first_time=first_time, event_keys=event_keys or [], synthesis=synth)
+                            first_time=first_time, event_keys=event_keys or [], synthesis=synth,
+                            continued=continued)
         fut = self.db.writer.submit(op)
         if not wait:
             return fut
@@ -411,6 +447,8 @@ class Promoter:
         kept_keys: list[str] = []
         folded = 0
         for it, key, m in zip(items, keys, matches, strict=True):
+            if m is not None and it.metadata.get("signal") in EXACT_KINDS:
+                m = None  # "mise run test" and "mise run test:ci" read alike but are two recipes
             if m is None:
                 kept.append(it)
                 kept_keys.append(key)

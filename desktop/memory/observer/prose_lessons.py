@@ -1,8 +1,13 @@
 """Lessons from prose, without a language model (issue 13).
 
-- ``user_rule``: the user's own instruction or correction, in their words, from a
-  plain user message (never a tool result, slash-command expansion or hook feedback),
-  tied to the files it names; the same words in several sessions reinforce one memory;
+- ``user_rule``: the user's own standing rule or correction, in their words, with its
+  reason, from any user utterance (a prompt, a message queued while the agent worked, a
+  memory note, a correction typed when declining a tool call; never a slash-command
+  expansion, hook feedback or pasted text: see ``utterances``), chosen by the explainable
+  scorer of ``rule_scorer``; the same rule in several sessions reinforces one memory;
+- ``project_fact`` (from the user): what the user states about the project's hosts,
+  services, repository, shell, tools and versions (facts from command outcomes are in
+  ``project_facts``);
 - ``stated_cause``: a root cause or decision the agent stated in its visible prose
   ("Root cause: ...", "That's the issue: ...", "Decision: ..."), attached to the project
   files it names (resolved at promotion against the files the session touched).
@@ -16,64 +21,21 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
+from desktop.memory.observer.cues import words
 from desktop.memory.observer.events import Reasoning, UserMessage
 from desktop.memory.observer.harness import outside_project
+from desktop.memory.observer.rule_scorer import RULE, RULE_THRESHOLD, kept
 from desktop.memory.observer.scratchpad import Scratchpad
-from desktop.memory.observer.signals import STATED_CAUSE, USER_RULE, Signal
+from desktop.memory.observer.signals import PROJECT_FACT, STATED_CAUSE, USER_RULE, Signal
+from desktop.memory.observer.utterances import user_utterance
 
-MAX_RULES_PER_MESSAGE: Final = 2
+# -- user instructions and facts ----------------------------------------------------------------
 
-# -- user instructions -------------------------------------------------------------------------
-
-# A message that is not something the user typed to instruct: a slash command or its
-# expansion, hook feedback, a continuation summary, pasted tool output.
-_NOT_TYPED: Final = re.compile(
-    r"^(?:<|/\S+|Caveat:|This session is being continued|\[Request interrupted|Stop hook feedback|"
-    r"\w+ hook (?:feedback|error)|PreToolUse|PostToolUse|#+ |Execute @?\.?claude/commands|"
-    r"execute /\w+|Base directory for this skill)", re.I)
-# Discourse fillers before the instruction itself: "Good, but please don't ..." -> "don't ...".
-_FILLER: Final = re.compile(
-    r"^(?:(?:ok(?:ay)?|good|great|nope|no|yes|yeah|sorry|hmm+|also|and|but|so|then|please|just|again|"
-    r"not bad|looks good|this is good|correct|right|agreed|nah|ah|oh)\b[\s,;:.!-]*)+", re.I)
-# A standing rule: a prohibition, an always/never, a "must", or a correction of a tool choice.
-# Bare imperatives ("use X", "keep Y", "we should Z") are mostly today's plan, so they count
-# only with never/always/not/instead.
-_RULE_START: Final = re.compile(
-    r"^(?:don'?t|do not|never|always|make sure|stop|avoid|"
-    r"you (?:must|shouldn'?t|should (?:not|never|always)|are not (?:allowed|supposed)|can'?t|do not|don'?t)|"
-    r"we (?:shouldn'?t|should (?:not|never|always)|must|never|always|are using|don'?t (?:use|want|commit|add))|"
-    r"we'?re using|(?:use|keep|leave|remember)\b.*\b(?:instead of|rather than|not|never|always)\b|"
-    r"(?:[\w`@./-]+ ){1,4}must (?:not |never |always |be |only )?)", re.I)
-# "X should glob for the name, not use a fixed one": a correction, wherever it sits.
-_RULE_ANYWHERE: Final = re.compile(r"\b(?:you should (?:not|never)|"
-                                   r"(?:should|must)\b[^.;]*,\s*not\b|"
-                                   r"(?:never|always) (?:use|run|commit|add|load|read|write|put|create))\b", re.I)
-# Words that point into the conversation ("it", "here", "again"): the sentence means nothing later.
-_DEICTIC: Final = re.compile(r"\b(?:that|this)\W*$|\b(?:here|now|again|above|below|previous(?:ly)?|earlier|last time|"
-                             r"this one|that one|already there|like before|as before|"
-                             r"the (?:other )?ones? (?:in|from|at)|"
-                             r"as you (?:\w+ )?(?:said|suggested|mentioned|noted)|if (?:you|we) must)\b", re.I)
-# Template text pasted into a message (``${PRODUCT_NAME}``, ``{{user}}``): a system prompt or a
-# document quoted for discussion, not the user's own instruction.
-_PASTED_TEMPLATE: Final = re.compile(r"\$\{[A-Za-z_]\w*\}|\{\{\s*\w+\s*\}\}")
-# An object pronoun ("show them to me") points back into the conversation; "it"/"they" later
-# in a sentence usually mean the sentence's own subject ("Never load `x.md`: it is huge").
-_PRONOUN: Final = re.compile(r"\b(?:them|its|those ones)\b", re.I)
-# "don't we also need ...": a question, whatever its punctuation.
-_INVERTED: Final = re.compile(r"^(?:don'?t|do|does|can'?t|can|could|should(?:n'?t)?|would|is|are|isn'?t|aren'?t) "
-                              r"(?:we|you|I|it|they)\b", re.I)
-# Session-bound wording: a plan for today, not a standing rule.
-_NOT_A_RULE: Final = re.compile(
-    r"\b(?:yet|for now|right now|at this time|this time|today|right away|anymore|at the moment|"
-    r"this session|last session|next session|in the meantime|for later|this phase|maybe|perhaps|probably|"
-    r"there must|must have|must be some|"
-    r"not sure|W8|WTF)\b", re.I)
-_SENTENCES: Final = re.compile(r"(?<=[.!])\s+|\n+")
+#: Sessions that never carry the user's words: a sub-agent's "prompt" is its parent's brief,
+#: a compaction's is the harness's summary request.
+_NOT_THE_USER: Final = frozenset({"subagent", "compaction"})
 _CODEISH: Final = re.compile(r"`([^`\n]{2,80})`|@([\w./-]+)|(?<![\w.])([\w.-]+/[\w./-]+|"
-                             r"\.?[\w-]+\.(?:py|ts|js|md|json|toml|ya?ml|sh|sql|cfg|ini|txt|lock))\b")
-_PRONOUN_START: Final = re.compile(r"^(?:it|this|that|these|those|they|he|she|which)\b", re.I)
-
-
+                             r"\.?[\w-]+\.(?:py|ts|js|go|rs|md|json|toml|ya?ml|sh|sql|cfg|ini|txt|lock|lua))\b")
 _FILELIKE: Final = re.compile(r"\.?[\w@+-][\w@.+-]*(?:/[\w@.+-]+)*(?:\.[A-Za-z]\w{0,7}|/)")
 
 
@@ -87,40 +49,31 @@ def _concrete(sentence: str) -> list[str]:
     return [next(g for g in m.groups() if g) for m in _CODEISH.finditer(sentence)]
 
 
-def rule_sentences(text: str) -> list[str]:
-    """The sentences of a typed user message that state a standing rule or correction."""
-    stripped = text.strip()
-    if not stripped or _NOT_TYPED.match(stripped) or len(stripped) > 3000 or _PASTED_TEMPLATE.search(stripped):
-        return []
-    out: list[str] = []
-    for raw in _SENTENCES.split(stripped[:3000]):
-        sentence = " ".join(raw.strip(" -*>•").split())
-        if not 20 <= len(sentence) <= 320 or sentence.endswith("?") or sentence.startswith(("│", "⎿", "$")):
-            continue
-        core = _FILLER.sub("", sentence)
-        if "?" in sentence or _NOT_A_RULE.search(sentence) or re.match(r"(?:I|I'\w+|or|our)\b", core, re.I):
-            continue
-        if len(core.split()) < 5 and not _concrete(core):
-            continue  # "Remember our process!": a mood, not a rule
-        if _DEICTIC.search(core) or _INVERTED.match(core) or (_PRONOUN.search(core) and not _concrete(core)):
-            continue
-        if not (_RULE_START.match(core) or _RULE_ANYWHERE.search(sentence)):
-            continue
-        if _PRONOUN_START.match(core) and not _concrete(sentence):
-            continue  # "it shouldn't be private": nobody knows what "it" is a week later
-        out.append(sentence)
-        if len(out) >= MAX_RULES_PER_MESSAGE:
-            break
-    return out
+def rule_key(text: str) -> str:
+    """The same rule in other words of the same content: its content words, sorted (order,
+    punctuation and case do not matter), so a rule said again in another session counts there."""
+    content = sorted({w for w in words(text) if len(w) > 2})
+    return " ".join(content)[:160]
 
 
 def on_user(sp: Scratchpad, ev: UserMessage) -> None:
-    """Keep the user's instructions and corrections, in their words, tied to the files they name."""
-    for sentence in rule_sentences(ev.text):
-        named = _files_in(_concrete(sentence))
-        key = re.sub(r"[^a-z0-9 ]+", "", sentence.lower())[:120]
-        sp.add_signal(Signal(USER_RULE, f"{USER_RULE}:{key}", ev.step, named[:4],
-                             {"text": sentence, "events": [ev.event_key]}, [sentence]))
+    """Keep the user's standing rules and project facts, in their words, tied to the files they name."""
+    if sp.session_type in _NOT_THE_USER or sp.parent_session_id:
+        return
+    said = user_utterance(ev.text, ev.origin)
+    if said is None:
+        return
+    for verdict in kept(said):
+        named = _files_in(_concrete(verdict.text))
+        kind = USER_RULE if verdict.kind == RULE else PROJECT_FACT
+        data: dict[str, object] = {"text": verdict.text, "events": [ev.event_key], "score": verdict.score,
+                                   "why": list(verdict.features), "origin": said.origin,
+                                   "language": said.language}
+        if kind == USER_RULE and verdict.score < RULE_THRESHOLD:
+            data["min_sessions"] = 2  # a weaker rule stands only when another session says it again
+        if kind == PROJECT_FACT:
+            data["source"] = "user"
+        sp.add_signal(Signal(kind, f"{kind}:{rule_key(verdict.text)}", ev.step, named[:4], data, [verdict.text]))
 
 
 # -- stated causes and decisions --------------------------------------------------------------

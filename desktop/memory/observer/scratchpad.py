@@ -130,7 +130,8 @@ class Scratchpad:
         """Add a signal or fold it into the one with the same key; evict when full."""
         if signal.kind not in SIGNAL_SPECS:
             raise ValueError(f"unknown signal kind {signal.kind}")
-        if self.external_step is not None and signal.step > self.external_step and signal.kind != USER_RULE:
+        users_words = signal.kind == USER_RULE or signal.data.get("source") == "user"
+        if self.external_step is not None and signal.step > self.external_step and not users_words:
             signal.tainted = True  # what the user typed is their word, whatever the agent read before
         known = self.signals.get(signal.key)
         if known is not None:

@@ -32,6 +32,8 @@ USER_RULE, COMMAND_FIX, RECIPE = "user_rule", "command_fix", "recipe"
 ERROR_FIX, STATED_CAUSE, HOOK_BLOCK = "error_fix", "stated_cause", "hook_block"
 # Issue 25's lessons that carry their own triggers (observer/trigger_lessons.py).
 WRONG_PLACE, CHECK_RULE, CHECK_GAP = "wrong_place", "check_rule", "check_gap"
+# Issue 26: what the user states, or a command's outcome shows, about the project's environment.
+PROJECT_FACT = "project_fact"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,7 @@ SIGNAL_SPECS: Final[dict[str, SignalSpec]] = {s.name: s for s in (
     SignalSpec(WRONG_PLACE, 0.84, (_T.GOTCHA,), 2),
     SignalSpec(CHECK_RULE, 0.9, (_T.ERROR_PATTERN,), 1),
     SignalSpec(CHECK_GAP, 0.9, (_T.GOTCHA,), 1),
+    SignalSpec(PROJECT_FACT, 0.94, (_T.NOTE, _T.REQUIREMENT), 1),
 )}
 # The score a signal needs (0.4 by the design rule) is the promotion preset's ``min_value``:
 # desktop/memory/trust_levels.py.
@@ -85,7 +88,8 @@ EVICTION_ORDER: Final[tuple[str, ...]] = (
     READ_ABANDON, REPEATED_GREP, ERROR_RETRY, DEAD_END,
 )
 NEVER_EVICTED: Final = frozenset({SELF_CORRECTION, PARALLEL_CONFLICT, EXPLICIT, USER_RULE, COMMAND_FIX,
-                                  ERROR_FIX, RECIPE, STATED_CAUSE, HOOK_BLOCK, WRONG_PLACE, CHECK_RULE, CHECK_GAP})
+                                  ERROR_FIX, RECIPE, STATED_CAUSE, HOOK_BLOCK, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
+                                  PROJECT_FACT})
 
 
 @dataclass(slots=True)

@@ -22,6 +22,7 @@ from desktop.memory.observer.signals import (
     EXPLICIT,
     HOOK_BLOCK,
     PARALLEL_CONFLICT,
+    PROJECT_FACT,
     RECIPE,
     STATED_CAUSE,
     USER_RULE,
@@ -75,11 +76,23 @@ def _list(paths: list[str], limit: int = 4) -> str:
 #: lookups, the agent's self-corrections and dead-end phrases, bare error retries) still feed
 #: the cross-session tables and prefetch, but as memory text a reader labelled them weak or
 #: noise (bench/memory_quality: 0 useful of 96 before issue 13), so they are never rendered.
-MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, STATED_CAUSE, EXPLICIT, HOOK_BLOCK,
-                                 PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE, WRONG_PLACE, CHECK_RULE, CHECK_GAP})
-_RECIPE_VERB: Final = {"test": "Run the tests with", "lint": "Check lint and types with",
-                       "build": "Build with", "install": "Install the dependencies with",
-                       "migrate": "Apply migrations with", "deploy": "Deploy with", "run": "Start the app with"}
+#: The agent's stated root causes are not either: of the 8 a reader labelled (labels.tsv, issue 13's
+#: "after" run) 1 was useful, 5 weak and 2 noise, so they stay out of what is stored (issue 26).
+MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, EXPLICIT, HOOK_BLOCK,
+                                 PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
+                                 PROJECT_FACT})
+_RECIPE_DOES: Final = {"test": "run the tests", "lint": "check lint and types", "format": "format the code",
+                       "build": "build", "install": "install the dependencies", "migrate": "apply migrations",
+                       "deploy": "deploy", "run": "start the app"}
+
+
+def _recipe_verb(category: str) -> str:
+    """"Run the tests with", or for a chained workflow "Format the code, then check lint and types, with"."""
+    steps = [_RECIPE_DOES.get(c, "run") for c in category.split("+")]
+    if len(steps) == 1:
+        return f"{steps[0][0].upper()}{steps[0][1:]} with"
+    text = ", then ".join(steps)
+    return f"{text[0].upper()}{text[1:]}, with"
 
 
 def _where(d: dict[str, Any]) -> str:
@@ -102,6 +115,14 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
     if k == USER_RULE:
         where = f" (about {_list(files, 3)})" if files else ""
         return Rendered(T.PREFERENCE, f"The user's instruction{where}: \"{d['text']}\"", files[:4])
+    if k == PROJECT_FACT:
+        if d.get("source") == "user":
+            where = f" (about {_list(files, 3)})" if files else ""
+            return Rendered(T.NOTE, f"The user stated{where}: \"{d['text']}\"", files[:4])
+        # A fact a command's outcome showed: the sentence is built by project_facts from the
+        # command and its output, already redacted; tool output stays data, so it is flagged.
+        return Rendered(T.REQUIREMENT if d.get("required") else T.NOTE, str(d["text"]), files[:4],
+                        from_tool_output=True)
     if k == COMMAND_FIX and d.get("program"):
         return Rendered(T.GOTCHA, f"`{d['program']}` is not found on the PATH here: run it as "
                         f"`{d['prefix']} {d['program']} …`.", [], from_tool_output=True)
@@ -135,7 +156,7 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         return Rendered(T.GOTCHA, f"{who} refuses shell commands that break this rule: \"{d['rule']}\"",
                         files[:1], from_tool_output=True)
     if k == RECIPE:
-        verb = _RECIPE_VERB.get(str(d.get("category")), "Run")
+        verb = _recipe_verb(str(d.get("category") or "run"))
         return Rendered(T.WORKFLOW_RECIPE, f"{verb} `{d['command']}` {_where(d)}.", [])
     if k == STATED_CAUSE:
         label = "Decision" if d.get("kind") == "decision" else "Root cause found"

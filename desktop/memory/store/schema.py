@@ -577,6 +577,28 @@ CREATE TRIGGER memories_ad AFTER DELETE ON memories WHEN NOT engram_fts_deferred
 END;
 """
 
+# One session, one piece of evidence (issue 26): a resumed or continued transcript repeats the
+# messages of the session it continues. Each session's user messages and tool calls leave a
+# print (a hash of what identifies them: a tool call's id, a message's time and text); a new
+# transcript whose prints are mostly known is the same session continued, and its learning is
+# counted under the first one (observer_session_roots) instead of as another session.
+# When the sessions that showed a lesson began (first_seen, last_seen) tells a newer recipe from one
+# used in turn with the old (observer/supersede.py).
+OBSERVER_EVENT_PRINTS = """
+CREATE TABLE observer_event_prints (
+  print      TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX idx_event_prints_session ON observer_event_prints(session_id);
+CREATE TABLE observer_session_roots (
+  session_id TEXT PRIMARY KEY,
+  root_id    TEXT NOT NULL,
+  shared     INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+ALTER TABLE observer_signal_counts ADD COLUMN first_seen TEXT;
+ALTER TABLE observer_signal_counts ADD COLUMN last_seen TEXT;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core_memories", CORE_MEMORIES),
     ("0002_vectors_and_embedding_cache", VECTORS),
@@ -595,4 +617,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0019_team_sync", TEAM_SYNC),
     ("0020_fts_in_bulk", FTS_IN_BULK),
     ("0021_memory_triggers", MEMORY_TRIGGERS),
+    ("0022_observer_event_prints", OBSERVER_EVENT_PRINTS),
 ]

@@ -1,7 +1,8 @@
 """First run of a project: index the code, import agent rule files, review seeded memories.
 
 Phase 1 indexes in the background (GraphService.start) with live file/module counts,
-and offers Engram's hooks for the agent CLIs found on PATH (installed on Continue).
+offers Engram's hooks for the agent CLIs found on PATH (installed on Continue), and
+offers one of them to write memories from finished sessions (opt-in, its cost stated).
 Phase 2 offers the rules found in CLAUDE.md, AGENTS.md, .cursorrules, .cursor/rules
 and .github/copilot-instructions.md as typed memories, each with its own checkbox.
 Phase 3 shows one seeded memory per screen -- confirm, edit or forget -- with
@@ -37,6 +38,7 @@ from desktop.memory.lifecycle.rule_files import scan_rule_files
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.types import Memory
 from desktop.ui.dialogs.agent_hooks import HooksChooser
+from desktop.ui.dialogs.memory_model import MemoryModelChooser
 from desktop.ui.index_words import outcome_words, progress_words
 from desktop.ui.labels import type_label
 from desktop.ui.tasks import Tasks
@@ -106,11 +108,13 @@ class Onboarding(QDialog):
         self.hooks = HooksChooser()
         self.hooks.status_message.connect(self.status_message)
         self.index_label.setWordWrap(True)
+        self.memory_model = MemoryModelChooser(int(getattr(self.project.settings, "memory_model_token_cap", 6000)))
         col.addWidget(self.bar)
         col.addWidget(self.index_label)
         col.addWidget(self.forget_folder, 0, Qt.AlignmentFlag.AlignLeft)
         col.addSpacing(12)
         col.addWidget(self.hooks)
+        col.addWidget(self.memory_model)
         col.addStretch(1)
         col.addWidget(self.index_next, 0, Qt.AlignmentFlag.AlignRight)
         return page
@@ -127,6 +131,7 @@ class Onboarding(QDialog):
         root = self.project.info.root
         self.tasks.run(lambda: scan_rule_files(root), self._rules_found)
         self.hooks.detect(self.tasks, Path(root), self.project.settings.data_dir)
+        self.memory_model.detect(self.tasks)
 
     def _on_progress(self, progress: Any) -> None:
         self._progress = progress  # indexer thread: just hand the value over
@@ -203,6 +208,7 @@ class Onboarding(QDialog):
 
     def _to_rules(self) -> None:
         self.hooks.install_chosen()
+        self.memory_model.apply(self.project.settings, self.tasks)
         if not self.proposed:
             self._to_review([])
             return

@@ -43,6 +43,12 @@ LLM_PROVIDERS = {"none": QT_TRANSLATE_NOOP("SettingsDialog", "None (memory still
                  "ollama": QT_TRANSLATE_NOOP("SettingsDialog", "Ollama (local)"),
                  "openai": QT_TRANSLATE_NOOP("SettingsDialog", "OpenAI-compatible"),
                  "anthropic": QT_TRANSLATE_NOOP("SettingsDialog", "Anthropic")}
+#: What writes memories from each finished session besides the rules (Settings.memory_model).
+MEMORY_MODELS = {"auto": QT_TRANSLATE_NOOP("SettingsDialog", "The agent model above, when one is set"),
+                 "none": QT_TRANSLATE_NOOP("SettingsDialog", "Rules only (no model, nothing spent)"),
+                 "claude-cli": QT_TRANSLATE_NOOP("SettingsDialog", "Claude Code (claude -p, your account)"),
+                 "codex-cli": QT_TRANSLATE_NOOP("SettingsDialog", "Codex (codex exec, your account)"),
+                 "gemini-cli": QT_TRANSLATE_NOOP("SettingsDialog", "Gemini CLI (gemini -p, your account)")}
 EMBEDDERS = {"auto": QT_TRANSLATE_NOOP("SettingsDialog", "Automatic (best available)"),
              "local": QT_TRANSLATE_NOOP("SettingsDialog", "Bundled MiniLM (offline)"),
              "ollama": QT_TRANSLATE_NOOP("SettingsDialog", "Ollama"),
@@ -141,7 +147,32 @@ class SettingsDialog(QDialog):
         key_label.setBuddy(self.api_key)  # a row of several widgets gets no buddy by itself: "&" would show
         form.addRow(key_label, key_row)
         form.addRow("", self.key_status)
+        self.memory_model = self._combo(MEMORY_MODELS, s.memory_model, "memoryModel")
+        self.memory_cost = QLabel()
+        self.memory_cost.setObjectName("memoryModelCost")
+        self.memory_cost.setWordWrap(True)
+        self.memory_model.currentIndexChanged.connect(self._show_memory_cost)
+        self._show_memory_cost()
+        form.addRow(self.tr("Memory &learning model"), self.memory_model)
+        form.addRow("", self.memory_cost)
         return page
+
+    def _show_memory_cost(self) -> None:
+        """What the chosen memory model costs, stated before it is used."""
+        choice = self.memory_model.currentData()
+        if choice == "none":
+            text = self.tr("Only the rules learn from your sessions: no request is sent, nothing is spent.")
+        elif choice == "auto":
+            text = self.tr("Uses the agent model above when one is set (one request per finished session); "
+                           "with none, only the rules learn and nothing is spent.")
+        else:
+            text = (self.tr("After each finished session, one request of at most %1 tokens goes to %2 through "
+                            "your own account (subscription or API key), plus one every 10 sessions to merge "
+                            "what they found. Every memory it writes is checked against the session and waits "
+                            "for your review.")
+                    .replace("%1", f"{self.settings.memory_model_token_cap:,}")
+                    .replace("%2", self.memory_model.currentText().split(" (")[0]))
+        self.memory_cost.setText(text)
 
     def set_keyring_available(self, available: bool) -> None:
         """Show whether keys can be saved (the main window checks on a pool thread)."""
@@ -252,6 +283,7 @@ class SettingsDialog(QDialog):
         """Copy the edited values into `settings`; True when the language changed."""
         settings.llm_provider = self.llm.currentData()
         settings.llm_model = self.llm_model.text().strip()
+        settings.memory_model = self.memory_model.currentData()
         settings.embedding_provider = self.embedder.currentData()
         settings.embedding_model = self.embed_model.text().strip()
         settings.ollama_host = self.ollama_host.text().strip() or settings.ollama_host

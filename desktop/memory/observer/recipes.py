@@ -1,0 +1,226 @@
+"""Recipes: how this project is tested, linted, formatted, built, installed, run and deployed.
+
+A recipe is (folder, command as it ran successfully, normalised), learned from the
+shell calls of a session:
+
+* the folder is the shell's: a ``cd`` earlier in the session (Claude Code's shell keeps
+  its folder between calls) or in the same line (``cd web && npm test``), or the call's
+  own working directory (Codex, Gemini CLI); a command run outside the project teaches
+  nothing about it;
+* the command is the one that ran, its wrappers removed (``timeout 60``, ``time``, a pager
+  after a pipe, a ``|| true``), its setup kept (``source .venv/bin/activate &&``), its
+  flags kept, and only what selects one run's tests dropped (a test file, ``-k name``,
+  ``-run TestX``);
+* never from a failed run: the call must succeed, and when its exit status was hidden
+  (``| tail``, ``|| true``) its output must show no failure either.
+
+Each recipe has a *purpose*: its kind, its folder and the kind of suite it runs
+(integration, e2e, ...). When a later session shows a different working command for
+the same purpose (pip -> uv, port 3000 -> 3001), promotion retires the older recipe as
+superseded by the newer one (its history kept), so only the current way is injected.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from desktop.memory.observer.events import ToolCall, ToolResult
+from desktop.memory.observer.harness import shorten_command
+from desktop.memory.observer.scratchpad import Scratchpad
+from desktop.memory.observer.shell_parse import Segment, is_noise, is_setup, move, parse_line
+from desktop.memory.observer.signals import RECIPE, Signal
+
+#: Agents whose shell keeps its working folder from one call to the next.
+PERSISTENT_SHELL: Final = frozenset({"claude-code", "engram"})
+
+_TASK_RUNNER: Final = re.compile(
+    r"^(?:mise\s+(?:run|r)|make|just|task|npm\s+run|pnpm(?:\s+run)?|yarn(?:\s+run)?|bun\s+run|poe|"
+    r"uv\s+run\s+poe|nox\s+-s|tox\s+-e|rake|invoke|hatch\s+run|pdm\s+run|composer)\s+([\w:.-]+)")
+_TARGET_KINDS: Final = (
+    ("format", re.compile(r"\b(?:fmt|format|prettier|fix)\b")), ("lint", re.compile(r"\b(?:lint|check|vet|typecheck|"
+                                                                                    r"types|mypy|clippy)\b")),
+    ("test", re.compile(r"\btest|spec\b|\bcheck:ci\b|\bci\b")), ("build", re.compile(r"\b(?:build|compile|dist)\b")),
+    ("install", re.compile(r"\b(?:install|setup|bootstrap|deps)\b")), ("migrate", re.compile(r"\bmigrat")),
+    ("deploy", re.compile(r"\b(?:deploy|release|publish)\b")), ("run", re.compile(r"\b(?:dev|start|serve|run)\b")),
+)
+_PROGRAMS: Final = (
+    ("test", re.compile(r"^(?:pytest|py\.test|jest|vitest|mocha|tox|nox|rspec|phpunit|ctest|cargo\s+(?:test|nextest)|"
+                        r"go\s+test|(?:python3?|uv\s+run(?:\s+python3?)?)\s+-m\s+(?:pytest|unittest)|uv\s+run\s+pytest|"
+                        r"poetry\s+run\s+pytest|(?:npm|pnpm|yarn|bun)\s+test|dotnet\s+test|mvn\s+test|gradle\w*\s+test|"
+                        r"swift\s+test|mix\s+test|bundle\s+exec\s+rspec)\b")),
+    ("format", re.compile(r"^(?:gofmt|goimports|(?:go|cargo)\s+fmt|ruff\s+format|black|isort|prettier|rustfmt|"
+                          r"clang-format|(?:uv\s+run\s+)?ruff\s+format|biome\s+format)\b")),
+    ("lint", re.compile(r"^(?:(?:uv\s+run\s+|poetry\s+run\s+)?(?:ruff(?:\s+check)?|mypy|pyright|flake8|pylint)|eslint|"
+                        r"golangci-lint|go\s+vet|staticcheck|cargo\s+clippy|tsc\s+--noEmit|pre-commit\s+run|"
+                        r"shellcheck|hadolint|biome\s+(?:lint|check))\b")),
+    ("build", re.compile(r"^(?:go\s+build|cargo\s+build|tsc(?:\s+-p\s+\S+|\s+-b)?$|vite\s+build|docker\s+build|"
+                         r"python3?\s+-m\s+build|uv\s+build|mvn\s+package|gradle\w*\s+build|dotnet\s+build|"
+                         r"swift\s+build|goreleaser)\b")),
+    ("install", re.compile(r"^(?:uv\s+(?:sync|pip\s+install)|pip3?\s+install\s+(?:-e|-r)|(?:npm|pnpm|yarn|bun)\s+"
+                           r"(?:install|ci|i)\b|poetry\s+install|pre-commit\s+install|bundle\s+install|"
+                           r"go\s+mod\s+download|cargo\s+fetch|mise\s+install|brew\s+bundle)")),
+    ("migrate", re.compile(r"^(?:alembic\s+upgrade|python3?\s+manage\.py\s+migrate|prisma\s+migrate|knex\s+migrate|"
+                           r"flyway|rails\s+db:migrate|sqlx\s+migrate)\b")),
+    ("deploy", re.compile(r"^(?:gh\s+release\s+create|twine\s+upload|npm\s+publish|kubectl\s+apply|helm\s+upgrade|"
+                          r"vercel|netlify\s+deploy|fly\s+deploy|cargo\s+publish)\b")),
+    ("run", re.compile(r"^(?:uvicorn|flask\s+run|cargo\s+run|docker\s+compose\s+up|docker-compose\s+up|"
+                       r"python3?\s+manage\.py\s+runserver|(?:npm|pnpm|yarn)\s+start)\b")),
+)
+#: Invocations that ask a tool about itself: they show a tool exists, not how the project works.
+_QUERY: Final = re.compile(r"(?:^|\s)(?:--help|-h|--version|-V|help|version|--list|-l|linters|config)(?:\s|$)")
+#: Options whose value picks one run's tests (dropped with their value).
+_SELECTOR_OPTS: Final = frozenset({"-k", "-run", "--run", "-t", "--filter", "--grep", "-g", "--testNamePattern",
+                                   "--test-name-pattern", "--match", "--pkg", "--lf", "--deselect"})
+_SELECTOR_ARG: Final = re.compile(r"^[\w./@-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|swift|spec|test)(?:::\S+)?$|::|"
+                                  r"^Test\w+$|^-run=|^-k=|^--filter=")
+#: Words that name the kind of suite a test command runs (its purpose, besides kind and folder).
+_SUITE: Final = re.compile(r"(?<![a-z])(integration|e2e|end-to-end|unit|acceptance|smoke|ci|all|race|bench|slow|"
+                           r"fast|coverage|cover|cov)(?![a-z])")
+#: A path argument naming a part of the project (the whole is ``./...``, ``.``, ``./``).
+_PART: Final = re.compile(r"^(?!\./\.\.\.$|\.{1,3}/?$)\.?[\w@.-]*/[\w@./-]*$")
+_SUITE_NAMES: Final = {"end-to-end": "e2e", "cover": "coverage", "cov": "coverage"}
+#: In an output whose exit status was hidden: signs the run failed all the same.
+_FAILED_OUTPUT: Final = re.compile(r"(?m)^(?:FAIL|FAILED|ERROR|E\s{2,})\b|\bpanic:|Traceback \(most recent|npm ERR!|"
+                                   r"\b\d+ failed\b|(?i:\berror\[|\berror:|exit (?:status|code) [1-9])")
+MAX_COMMAND: Final = 160
+_CD_FAILED: Final = re.compile(r"\bcd:.*(?:no such file|not a directory|permission denied)", re.I)
+
+
+def category(command: str) -> str | None:
+    """The kind of a command (test, lint, format, build, install, migrate, deploy, run), or None."""
+    if _QUERY.search(command):
+        return None
+    m = _TASK_RUNNER.match(command)
+    if m:
+        target = m.group(1).lower()
+        return next((kind for kind, rx in _TARGET_KINDS if rx.search(target)), None)
+    return next((kind for kind, rx in _PROGRAMS if rx.match(command)), None)
+
+
+def normalised(command: str, kind: str = "") -> str | None:
+    """The command to reuse, flags kept, an output written outside the project dropped (``-o /tmp/x``).
+
+    None when the run selects a part of the project (a test file, ``-k name``, ``-run TestX``,
+    ``go test ./pkg/``, ``ruff check src/x.py``): that is one run's selection, not the recipe,
+    unless the part is a suite of its own (``./integration_test/...``).
+    """
+    words = command.split()
+    out: list[str] = []
+    skip = False
+    for i, w in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if w in ("-o", "--output") and i + 1 < len(words) and _outside(words[i + 1]):
+            skip = True
+            continue
+        if i > 0 and (w in _SELECTOR_OPTS or _SELECTOR_ARG.search(w)):
+            return None
+        if _outside(w) and i > 0:
+            continue
+        if i > 0 and _PART.match(w) and not _SUITE.search(w.lower()) and not (
+                kind == "build" and not w.endswith(("/", "/..."))):  # "go build ./cmd/app" builds the app
+            return None
+        out.append(w)
+    while out and out[-1] == "--":
+        out.pop()  # "mise run test --" passes nothing on
+    return " ".join(out)
+
+
+def _outside(word: str) -> bool:
+    """An absolute path outside the project (``/tmp/x``, ``/dev/null``, ``~/x``)."""
+    return word.startswith(("/", "~"))
+
+
+def purpose(kind: str, folder: str, command: str) -> str:
+    """What a recipe is for: the same purpose twice is the same recipe, one superseding the other."""
+    suites = sorted({_SUITE_NAMES.get(m, m) for m in _SUITE.findall(command.lower())})
+    return f"{kind}@{folder or '.'}" + (f"#{'+'.join(suites)}" if suites else "")
+
+
+def on_call(sp: Scratchpad, ev: ToolCall, pend: dict[str, Any]) -> None:
+    """Read the command line now (the folder it starts in is the shell's at this moment)."""
+    command = str(ev.args.get("command", ""))
+    if not command.strip():
+        return
+    shell = sp.ev.setdefault("shell", {"cwd": ""})
+    workdir = ev.args.get("workdir") or ev.args.get("directory") or ev.args.get("dir_path")
+    start: str | None = shell.get("cwd", "")
+    if isinstance(workdir, str) and workdir:  # the call names its own folder
+        start = move("", workdir, sp.cwd)
+    elif sp.agent not in PERSISTENT_SHELL:
+        start = ""
+    line = parse_line(command, start, sp.cwd)
+    active: list[str] = []
+    if sp.agent in PERSISTENT_SHELL:
+        pend["cwd"] = [shell.get("cwd", ""), line.cwd_after]
+        shell["cwd"] = line.cwd_after  # the shell is there now (put back if the cd failed)
+        active = list(shell.get("setup", []))  # a venv activated by an earlier call is still active
+        if any(seg.text.startswith("deactivate") for seg in line.segments):
+            active = []
+        shell["setup"] = list(dict.fromkeys([*active, *(seg.text for seg in line.segments if is_setup(seg))]))[-3:]
+    pend["recipes"] = _recipes_of(line.segments, active)
+
+
+#: Steps that change the tree for the ones after them: "format, then lint" is a workflow of its own.
+_PREPARES: Final = frozenset({"format", "install"})
+
+
+def _recipes_of(segments: list[Segment], active: list[str]) -> list[dict[str, Any]]:
+    """The recipe commands of a line, each with the setup before it (the shell's ``active`` setup first).
+
+    A step that changes the tree (formatting, installing) chained with ``&&`` to the command it
+    prepares, in one folder, is one workflow (``mise run fmt && mise run lint``); other chains
+    (``lint && test``) are their recipes one by one.
+    """
+    setup: list[str] = [s for s in active if not s.startswith("export ")]
+    found: list[dict[str, Any]] = []
+    chained = False  # the previous segment was the last recipe found (nothing else ran in between)
+    for seg in segments:
+        if is_setup(seg):
+            if seg.text not in setup:
+                setup.append(seg.text)
+            continue
+        if is_noise(seg):
+            continue
+        kind = category(seg.text)
+        form = normalised(seg.text, kind or "") if kind else None
+        if kind is None or form is None:
+            chained = False
+            continue
+        last = found[-1] if found and chained else None
+        if (last is not None and seg.op == "&&" and last["folder"] == seg.cwd and not last["masked"]
+                and last["kind"] in _PREPARES and kind not in _PREPARES):
+            last.update(kind=f"{last['kind']}+{kind}", command=f"{last['command']} && {form}",
+                        env=sorted({*last["env"], *seg.env}), masked=seg.masked)
+        else:
+            found.append({"kind": kind, "command": form, "setup": list(setup), "env": sorted(set(seg.env)),
+                          "masked": seg.masked, "folder": seg.cwd})
+        chained = True
+    return found
+
+
+def on_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:
+    """A recipe, when the command worked (and showed no failure where its exit status was hidden)."""
+    moved = pend.get("cwd")
+    if moved and ev.is_error and _CD_FAILED.search(ev.output[:2000]):
+        sp.ev.setdefault("shell", {})["cwd"] = moved[0]  # "cd: no such file or directory": it stayed
+    if ev.is_error:
+        return
+    for rec in pend.get("recipes") or []:
+        if rec["folder"] is None:
+            continue  # run outside the project: not this project's recipe
+        if rec["masked"] and _FAILED_OUTPUT.search(ev.output[-8000:]):
+            continue  # "go test ./... | tail" exits 0 whatever the tests did: the output says they failed
+        command = " && ".join([*rec["setup"], rec["command"]])
+        text = shorten_command(command, MAX_COMMAND)
+        if text.endswith("…"):
+            continue  # too long to state whole: a cut recipe is not one
+        goal = purpose(rec["kind"], rec["folder"], rec["command"])
+        # One key per purpose and way: a way counts once it worked in two sessions, and the newest
+        # way to be stored retires the older ones of its purpose (``supersede``).
+        sp.add_signal(Signal(RECIPE, f"{RECIPE}:{goal}:{text}", ev.step, [],
+                             {"category": rec["kind"], "command": text, "folder": rec["folder"], "env": rec["env"],
+                              "purpose": goal, "events": [str(pend.get("event", ev.event_key))]},
+                             [shorten_command(command, 160)]))

@@ -1,0 +1,125 @@
+"""Issue 26: shell-aware recipes, never from a failed run, a newer way superseding the old (history kept)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from obs_helpers import Seq, digest_of, kinds
+
+from desktop.memory.observer.events import SessionStart, ToolCall, ToolResult
+from desktop.memory.observer.novelty import HashingEmbedder, Novelty
+from desktop.memory.observer.observer import Observer
+from desktop.memory.observer.promotion import Promoter
+from desktop.memory.observer.recipes import category, normalised
+from desktop.memory.observer.shell_parse import parse_line, strip_wrappers
+from desktop.memory.store.database import Database
+
+
+def _recipes(seq: Seq) -> list[tuple[str, str]]:
+    return sorted((s.data["command"], s.data["folder"]) for s in kinds(digest_of(seq.end())).get("recipe", []))
+
+
+def test_working_folder_follows_cd_across_calls_and_in_the_line() -> None:
+    s = Seq().bash("cd web", "").bash("npm test", "ok 12 passed")        # a cd in an earlier call
+    s.bash("cd /proj/api && pytest -q", "3 passed")                          # a cd in the same line
+    s.bash("cd .. && cd /proj && go test ./...", "ok")                       # back at the root
+    assert _recipes(s) == [("go test ./...", ""), ("npm test", "web"), ("pytest -q", "api")]
+
+
+def test_a_cd_that_failed_leaves_the_shell_where_it_was() -> None:
+    s = Seq().bash("cd nowhere", "bash: cd: nowhere: No such file or directory", True).bash("make test", "ok")
+    assert _recipes(s) == [("make test", "")]
+
+
+def test_outside_the_project_is_not_a_recipe() -> None:
+    s = Seq().bash("cd /tmp/scratch && pytest", "1 passed").bash("pytest -q", "ok")  # still in /tmp
+    assert _recipes(s) == []
+
+
+def test_wrappers_removed_flags_and_setup_kept() -> None:
+    s = Seq().bash("timeout 300 go test -race ./... 2>&1 | tail -20 || true", "ok  pkg 1.2s")
+    s.bash("source .venv/bin/activate && CI=1 nice -n 10 pytest --spec -x > /tmp/out.txt", "9 passed")
+    got = {c: f for c, f in _recipes(s)}
+    assert set(got) == {"go test -race ./...", "source .venv/bin/activate && pytest --spec -x"}
+    assert strip_wrappers("timeout -s KILL 5 time go vet ./...") == ("go vet ./...", [])
+
+
+def test_a_venv_activated_by_an_earlier_call_is_part_of_the_recipe() -> None:
+    s = Seq().bash("source .venv/bin/activate", "").bash("pytest --spec", "9 passed")
+    assert _recipes(s) == [("source .venv/bin/activate && pytest --spec", "")]
+
+
+@pytest.mark.parametrize(("command", "output", "error"), [
+    ("go test ./...", "--- FAIL: TestX\nFAIL", True),                          # failed
+    ("go test ./... 2>&1 | tail -5", "--- FAIL: TestX (0.01s)\nFAIL\tpkg", False),  # the pipe hid the failure
+    ("npm test || true", "npm ERR! Test failed.", False),                     # so did "|| true"
+])
+def test_never_from_a_failed_run(command: str, output: str, error: bool) -> None:
+    assert _recipes(Seq().bash(command, output, error)) == []
+
+
+@pytest.mark.parametrize("command", ["pytest tests/test_a.py", "go test -run TestFoo ./...", "pytest -k login",
+                                     "go test ./internal/store/", "ruff check src/app.py", "go version",
+                                     "mise run lint --help", "gofmt -w main.go"])
+def test_one_runs_selection_or_a_query_is_not_a_recipe(command: str) -> None:
+    kind = category(command)
+    assert kind is None or normalised(command, kind) is None
+
+
+def test_format_then_lint_is_one_workflow_other_chains_are_their_steps() -> None:
+    s = Seq().bash("mise run fmt && mise run lint", "ok").bash("mise run lint && mise run test", "ok")
+    assert _recipes(s) == [("mise run fmt && mise run lint", ""), ("mise run lint", ""), ("mise run test", "")]
+
+
+def test_codex_call_names_its_own_folder() -> None:
+    obs = Observer("c1")
+    obs.observe(SessionStart("c1", "codex", "/proj", None, "interactive", 1.0))
+    obs.observe(ToolCall("c1", 1, "k1", "Bash", "shell", {"command": "cargo test", "workdir": "/proj/core"}, (), 2.0))
+    obs.observe(ToolResult("c1", 1, "k1", "Bash", "test result: ok", False, 10, 3.0))
+    obs.observe(ToolCall("c1", 2, "k2", "Bash", "shell", {"command": "cargo test"}, (), 4.0))  # no shell state
+    obs.observe(ToolResult("c1", 2, "k2", "Bash", "test result: ok", False, 10, 5.0))
+    got = sorted((s.data["command"], s.data["folder"]) for s in obs.finalize().signals if s.kind == "recipe")
+    assert got == [("cargo test", ""), ("cargo test", "core")]
+
+
+def test_parse_line_keeps_quoted_operators_inside_their_argument() -> None:
+    line = parse_line("git commit -m 'a && b; c' && make test", "", "/proj")
+    assert [seg.text for seg in line.segments] == ["git commit -m 'a && b; c'", "make test"]
+
+
+def _live(db: Database) -> list[tuple[str, str]]:
+    return [(r[0], r[1]) for r in db.reads.conn().execute(
+        "SELECT content, deprecated FROM memories ORDER BY id")]
+
+
+def test_a_newer_way_supersedes_the_old_with_history_kept(db: Database) -> None:
+    p = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    old, new = "pip install -r requirements.txt", "uv sync"
+    for i, command in enumerate([old, old, new, new, new]):
+        p.promote(digest_of(Seq(f"s{i}", t0=1_700_000_000.0 + 1000 * i).bash(command, "ok").end()))
+    rows = db.reads.conn().execute("SELECT id, content, deprecated, relations FROM memories ORDER BY id").fetchall()
+    assert [(r[1], r[2]) for r in rows] == [
+        (f"Install the dependencies with `{old}` from the project root.", 1),
+        (f"Install the dependencies with `{new}` from the project root.", 0)]
+    assert {"type": "superseded_by", "id": rows[1][0]}.items() <= json.loads(rows[0][3])[0].items()
+    assert json.loads(rows[1][3])[0]["type"] == "supersedes"
+    why = db.reads.conn().execute("SELECT reason FROM audit_log WHERE action = 'supersede'").fetchall()
+    assert why and "newer for the same purpose" in why[0][0]
+
+
+def test_two_ways_in_use_both_stay(db: Database) -> None:
+    p = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    for i, command in enumerate(["pytest", "pytest -x", "pytest", "pytest -x", "pytest"]):
+        p.promote(digest_of(Seq(f"s{i}", t0=1_700_000_000.0 + 1000 * i).bash(command, "ok").end()))
+    assert [d for _, d in _live(db)] == [0, 0]
+
+
+def test_the_integration_suite_is_a_purpose_of_its_own(db: Database) -> None:
+    p = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    for i in range(4):
+        s = Seq(f"s{i}", t0=1_700_000_000.0 + 1000 * i).bash("mise run test", "ok")
+        p.promote(digest_of(s.bash("mise run test:integration", "ok").end()))
+    assert [c for c, d in _live(db) if not d] == ["Run the tests with `mise run test` from the project root.",
+                                                  "Run the tests with `mise run test:integration` from the project "
+                                                  "root."]
