@@ -85,7 +85,8 @@ def test_recipe_with_folder_and_env_names_only(db: Database) -> None:
 
 
 def test_error_fix_needs_a_concrete_edit_and_a_passing_run(db: Database) -> None:
-    err = "Traceback (most recent call last):\n  ...\nModuleNotFoundError: No module named 'bookminder.core'"
+    err = ("Traceback (most recent call last):\n  File \"/proj/specs/conftest.py\", line 3, in <module>\n"
+           "ModuleNotFoundError: No module named 'bookminder.core'")
     s = Seq().bash("pytest specs", err, True)
     s.call("Edit", ("specs/conftest.py",), "ok", old_string="from bookminder.core import x",
            new_string="from bookminder.apple_books import x")

@@ -123,3 +123,25 @@ def test_the_integration_suite_is_a_purpose_of_its_own(db: Database) -> None:
     assert [c for c, d in _live(db) if not d] == ["Run the tests with `mise run test` from the project root.",
                                                   "Run the tests with `mise run test:integration` from the project "
                                                   "root."]
+
+
+def test_a_folder_the_shell_was_only_left_in_is_not_part_of_the_recipe(tmp_path: Path) -> None:
+    """`mise run test` run after a `cd pkg/sub` for something else is the project's recipe, from the
+    root; `npm test` in a folder with its own package.json is that folder's."""
+    import dataclasses
+
+    from desktop.memory.observer.observer import Observer
+
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "sub" / "code.go").write_text("package sub\n", encoding="utf-8")
+    (tmp_path / "web").mkdir()
+    (tmp_path / "web" / "package.json").write_text("{}", encoding="utf-8")
+    s = Seq().bash("cd pkg/sub", "").bash("mise run test", "ok 12 passed").bash("cd ../../web", "")
+    s.bash("npm test", "ok 3 passed")
+    events = s.end()
+    events[0] = dataclasses.replace(events[0], cwd=str(tmp_path))  # the session ran in this project
+    obs = Observer(events[0].session_id)
+    for ev in events:
+        obs.observe(ev)
+    got = {(r.data["command"], r.data["folder"]) for r in obs.finalize().signals if r.kind == "recipe"}
+    assert ("mise run test", "") in got and ("npm test", "web") in got

@@ -130,3 +130,31 @@ def test_command_fix_carries_the_failed_shape() -> None:
     s.bash("git show 8312232 --stat", "commit 8312232\n 2 files changed")
     fixes = kinds(digest_of(s.end()))["command_fix"]
     assert Trigger.from_json(fixes[0].data["triggers"][0]) == Trigger("command", "git", ("show",), ("--no-stat",))
+
+
+def test_a_later_session_where_the_command_works_retires_the_lesson(db: Database) -> None:
+    """'pytest is not on the PATH here' stops being said once a session runs bare pytest fine."""
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    s = Seq("s1").bash("pytest -q", "bash: pytest: command not found", error=True)
+    s.bash("uv run pytest -q", "3 passed")
+    promoter.promote(digest_of(s.end()))
+    live = "SELECT id FROM memories WHERE deprecated = 0 AND json_extract(metadata, '$.signal') = 'command_fix'"
+    [(lesson,)] = db.reads.conn().execute(live).fetchall()
+    promoter.promote(digest_of(Seq("s2").bash("uv run pytest", "3 passed").end()))  # another shape: still holds
+    assert db.reads.conn().execute(live).fetchall() == [(lesson,)]
+    promoter.promote(digest_of(Seq("s3").bash("pytest -x tests/", "5 passed").end()))
+    assert db.reads.conn().execute(live).fetchall() == []
+    audit = db.reads.conn().execute("SELECT reason FROM audit_log WHERE memory_id = ? AND action = 'deprecate'",
+                                    (lesson,)).fetchall()
+    assert "pytest -x tests/" in audit[0][0] and "ran fine" in audit[0][0]
+
+
+def test_a_hook_rule_is_retired_when_the_refused_program_runs_fine_later(db: Database) -> None:
+    refusal = ("Bash operation blocked by hook:\n- [python3 ~/.claude/validate_bash.py]: Use the Glob tool "
+               "instead of find for searching files\n")
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    promoter.promote(digest_of(Seq("h1").bash("find . -name '*.py'", refusal, error=True).end()))
+    live = "SELECT id FROM memories WHERE deprecated = 0 AND json_extract(metadata, '$.signal') = 'hook_block'"
+    assert len(db.reads.conn().execute(live).fetchall()) == 1
+    promoter.promote(digest_of(Seq("h2").bash("find specs -name '*_spec.py'", "specs/cli_spec.py").end()))
+    assert db.reads.conn().execute(live).fetchall() == []

@@ -18,9 +18,11 @@ import posixpath
 import re
 from typing import Final
 
+from desktop.memory.observer.command_shape import Segment, parse
 from desktop.memory.observer.harness import outside_project, shorten_command
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import HOOK_BLOCK, Signal, excerpt
+from desktop.memory.triggers.model import COMMAND, Trigger
 
 MAX_RULES_PER_REFUSAL: Final = 3
 
@@ -63,16 +65,31 @@ def refusal_rules(output: str) -> tuple[str, list[str]]:
     return (script.group(0) if script else hook), rules[:MAX_RULES_PER_REFUSAL]
 
 
+def _trigger(seg: Segment, rule: str) -> Trigger:
+    """What fires a hook's rule next time (and what, run fine in a later session, retires it:
+    contradictions.py): the command the rule quotes when it quotes one of the refused program
+    (``'git add .' detected`` -> git add with ``.``), else a run of the refused program."""
+    for quoted in re.findall(r"'([^'\n]{2,80})'|\"([^\"\n]{2,80})\"|`([^`\n]{2,80})`", rule):
+        span = next(q for q in quoted if q)
+        named = parse(span).main()
+        if named is not None and named.program == seg.program:
+            return Trigger(COMMAND, named.program, named.words, tuple(named.args[len(named.words):])[:3])
+    return Trigger(COMMAND, seg.program, seg.words[:1])
+
+
 def on_refusal(sp: Scratchpad, command: str, output: str, step: int, event: str) -> None:
     """Record each rule a hook stated when it refused ``command``."""
     hook, rules = refusal_rules(output)
     if not rules:
         return
     files = [] if outside_project(hook) else [hook.removeprefix("./")]
+    seg = next((s for s in parse(command).segments if not s.piped), None)
     for rule in rules:
+        triggers = [_trigger(seg, rule).as_json()] if seg is not None else []
         # Quoted parts name the command or pattern that tripped it; the rule is the rest.
         wording = re.sub(r"'[^']*'|\"[^\"]*\"|[^a-z ]+", "", rule.lower())
         key = f"{HOOK_BLOCK}:{posixpath.basename(hook)}:{' '.join(wording.split())}"[:200]
         sp.add_signal(Signal(HOOK_BLOCK, key, step, files,
                              {"hook": hook, "rule": excerpt(rule, 200), "command": shorten_command(command, 80),
-                              "events": [event]}, [f"{shorten_command(command, 80)} → {excerpt(rule, 160)}"]))
+                              "events": [event], "triggers": triggers},
+                             [f"{shorten_command(command, 80)} → {excerpt(rule, 160)}"]))

@@ -36,6 +36,7 @@ from desktop.memory.observer.signals import (
 from desktop.memory.triggers.model import COMMAND, Trigger
 
 ERROR_FIX_WINDOW: Final = 40
+MAX_SUCCEEDED: Final = 400
 COMMAND_FIX_WINDOW: Final = 6
 
 
@@ -209,12 +210,24 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
                 if all(o["fp"] != normalize_error(err) for o in opened):
                     opened.append({"cmd": command, "cat": category, "step": ev.step, "err": err,
                                    "fp": normalize_error(err), "event": event, "edits": [],
-                                   "own": _self_inflicted(sp, ev.output)})
+                                   "own": _self_inflicted(sp, ev.output), "named": named_files(ev.output)})
                     del opened[:-3]
         return
+    ok: list[str] = sp.ev.setdefault("ok", [])
+    if command not in ok and len(ok) < MAX_SUCCEEDED:
+        ok.append(command)  # a lesson that says this shape fails is contradicted (contradictions.py)
     _command_fix(sp, command, ev.step, event)
     _error_fixed(sp, command, category, ev.step, event)
     # Recipes are learned by ``recipes`` (shell-aware: the session's working folder, wrappers).
+
+
+_NAMED_FILE: Final = re.compile(r"([\w@+-][\w@.+-]*\.[A-Za-z][\w]{0,7})(?=[:\s'\"),(]|$)")
+
+
+def named_files(output: str) -> list[str]:
+    """Base names of the files a failure's output names (``handlers.go:12:3: …`` -> ``handlers.go``)."""
+    found = dict.fromkeys(m.group(1) for m in _NAMED_FILE.finditer(output[-8000:]))
+    return [f for f in found if not f[0].isdigit()][:40]
 
 
 def _self_inflicted(sp: Scratchpad, output: str) -> bool:
@@ -301,6 +314,13 @@ def _error_fixed(sp: Scratchpad, command: str, category: str | None, step: int, 
             continue  # passed without a concrete edit: a flaky run or a different selection
         if sum(1 for seg in parse(err["cmd"]).segments if not seg.piped) > 2:
             continue  # a one-off chain of several programs (a script session), not a command to learn
+        # The fix must be an edit of a file the failure named: an edit elsewhere that happened to
+        # come before a passing run is no proof it fixed anything (a later run may have passed
+        # for another reason: another folder, another selection, a flaky test).
+        named = set(err.get("named") or [])
+        edits = [e for e in edits if posixpath.basename(e[0]) in named]
+        if not edits:
+            continue
         path, summary, edit_event = edits[0]
         sp.add_signal(Signal(ERROR_FIX, f"{ERROR_FIX}:{err['fp']}", step, [path],
                              {"command": shorten_command(recipe_form(err["cmd"])), "error": err["err"],

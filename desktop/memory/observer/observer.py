@@ -89,6 +89,8 @@ class SessionDigest:
     """What the session showed (user messages, commands, errors, edits), for model synthesis."""
     prints: list[str] = field(default_factory=list)
     """Prints of its user messages and tool calls (``continuation``): a copy of them is this session."""
+    succeeded: list[str] = field(default_factory=list)
+    """The shell commands that ran fine (redacted): they retire lessons saying such a command fails."""
 
 
 class Observer:
@@ -201,7 +203,8 @@ class Observer:
             self.ended_at or sp.started_at, sp.first_prompt, sp.step, sp.events, files, pairs, errors,
             list(sp.grep_counts), self._ngrams(), list(sp.signals.values()), sp.external_step,
             dict(sp.early), sp.evicted, sp.parent_session_id, list(sp.removed),
-            [(old, new) for old, new in sp.moved], evidence=proof, prints=list(sp.ev.get("prints", [])))
+            [(old, new) for old, new in sp.moved], evidence=proof, prints=list(sp.ev.get("prints", [])),
+            succeeded=list(sp.ev.get("ok", [])))
 
     def _finalize_files(self) -> None:
         sp = self.sp

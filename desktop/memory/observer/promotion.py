@@ -18,10 +18,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from desktop.memory.observer import cross_session as xs
+from desktop.memory.observer.contradictions import Contradiction, contradicted, retire
 from desktop.memory.observer.harness import is_noise
+from desktop.memory.observer.known_already import already_told, instructions
 from desktop.memory.observer.observer import SessionDigest
 from desktop.memory.observer.prose_lessons import attach_files
 from desktop.memory.observer.renames import apply_file_ops
@@ -280,9 +283,11 @@ class PromoteSession(WriteOp[PromotionResult]):
 
     def __init__(self, digest: SessionDigest, items: list[NewMemory], keys: list[str], *,
                  signal_keys: list[str], first_time: bool, event_keys: list[str],
-                 synthesis: SynthesisPlan | None = None, continued: tuple[str, int] | None = None) -> None:
+                 synthesis: SynthesisPlan | None = None, continued: tuple[str, int] | None = None,
+                 contradicted: list[Contradiction] | None = None) -> None:
         """Validate the memories now (outside the writer thread). ``continued``: (transcript session
-        id, shared prints) when this digest is that transcript continuing ``digest.session_id``."""
+        id, shared prints) when this digest is that transcript continuing ``digest.session_id``;
+        ``contradicted``: lessons this session's successful commands proved wrong (retired here)."""
         self.digest = digest
         self.continued = continued
         # Evidence links go to memory_evidence, not into the memory's metadata.
@@ -295,6 +300,7 @@ class PromoteSession(WriteOp[PromotionResult]):
         self.first_time = first_time
         self.event_keys = event_keys
         self.synthesis = synthesis
+        self.contradicted = contradicted or []
 
     def apply(self, tx: Tx) -> PromotionResult:
         """Write memories, cross-session state, seen event keys; drop the session's checkpoint."""
@@ -335,6 +341,7 @@ class PromoteSession(WriteOp[PromotionResult]):
                 tx.execute("INSERT OR IGNORE INTO observer_synthesis_log(module, project_id, trigger_count,"
                            " synthesized_at, memories_generated) VALUES (?,?,?,?,?)",
                            (module, tx.project_id, trigger, int(tx.now_dt.timestamp()), produced))
+        retire(tx, self.digest.session_id, self.contradicted)
         tx.execute("DELETE FROM scratchpad_checkpoints WHERE session_id = ?", (self.digest.session_id,))
         return res
 
@@ -395,14 +402,16 @@ class Promoter:
             self._llm_rewrite(chosen, items)
         items.extend(synth.memories)
         keys.extend("" for _ in synth.memories)
-        kept = [(it, k) for it, k in zip(items, keys, strict=True) if not is_noise(it)]
+        told = instructions(Path(digest.cwd)) if digest.cwd else ""
+        kept = [(it, k) for it, k in zip(items, keys, strict=True) if not is_noise(it) and not already_told(it, told)]
         items, keys = [it for it, _ in kept], [k for _, k in kept]
         same_lesson = _same_lesson(conn, items, keys)
         items, keys, reinforced_by_novelty = self._novelty(conn, items, keys)
         t2 = time.perf_counter()
+        proved_wrong = contradicted(conn, digest.session_id, digest.succeeded)
         op = PromoteSession(digest, items, keys, signal_keys=signal_keys if first_time else [],
                             first_time=first_time, event_keys=event_keys or [], synthesis=synth,
-                            continued=continued)
+                            continued=continued, contradicted=proved_wrong)
         fut = self.db.writer.submit(op)
         if not wait:
             return fut

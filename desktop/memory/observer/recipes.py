@@ -23,6 +23,7 @@ superseded by the newer one (its history kept), so only the current way is injec
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.observer.events import ToolCall, ToolResult
@@ -201,6 +202,24 @@ def _recipes_of(segments: list[Segment], active: list[str]) -> list[dict[str, An
     return found
 
 
+#: Files that make a folder a project of its own: a command run there means that project.
+_MANIFESTS: Final = ("package.json", "pyproject.toml", "setup.py", "go.mod", "Cargo.toml", "Makefile", "mise.toml",
+                     "pom.xml", "build.gradle", "Gemfile", "composer.json", "CMakeLists.txt", "tox.ini", "deno.json")
+_RELATIVE_ARG: Final = re.compile(r"(?:^|\s)\.{1,2}/|(?:^|\s)[\w.-]+/[\w./*-]*")
+
+
+def _folder_matters(root: str, folder: str, command: str) -> bool:
+    """Whether a recipe's folder is part of it: the command names paths relative to it, or the
+    folder is a project of its own (a manifest there). Otherwise the shell was only left there by
+    an earlier ``cd``, and the recipe is the project's, from its root."""
+    if _RELATIVE_ARG.search(command):
+        return True
+    base = Path(root) / folder if root else None
+    if base is None or not base.is_dir():
+        return True  # not on this disk (an imported transcript of another machine): keep what ran
+    return any((base / name).exists() for name in _MANIFESTS)
+
+
 def on_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:
     """A recipe, when the command worked (and showed no failure where its exit status was hidden)."""
     moved = pend.get("cwd")
@@ -217,6 +236,8 @@ def on_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:
         text = shorten_command(command, MAX_COMMAND)
         if text.endswith("…"):
             continue  # too long to state whole: a cut recipe is not one
+        if rec["folder"] and not _folder_matters(sp.cwd, rec["folder"], rec["command"]):
+            rec = {**rec, "folder": ""}  # the shell happened to be there (a cd for something else)
         goal = purpose(rec["kind"], rec["folder"], rec["command"])
         # One key per purpose and way: a way counts once it worked in two sessions, and the newest
         # way to be stored retires the older ones of its purpose (``supersede``).

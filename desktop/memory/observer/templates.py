@@ -142,8 +142,8 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
     if k == CHECK_RULE:
         note = str(d.get("annotation") or "")
         fix = f"; where it is intended, the line is annotated `{note}{' <reason>' if note.endswith('//') else ''}`" \
-            if note else f" (fixed by editing {_q(d['file'])})"
-        return Rendered(T.ERROR_PATTERN, f"`{d['command']}` checks `{d['rule']}`: \"{excerpt(d['message'], 140)}\""
+            if note else ""
+        return Rendered(T.ERROR_PATTERN, f"`{d['command']}` reports `{d['rule']}`: \"{excerpt(d['message'], 140)}\""
                         f"{fix}.", [], from_tool_output=True)
     if k == CHECK_GAP:
         return Rendered(T.GOTCHA, f"`{d['passed']}` passing is not enough here: `{d['failed']}` also checks, and "

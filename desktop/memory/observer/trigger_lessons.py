@@ -19,8 +19,10 @@ The formats recognised are tool output formats, never a project's own words.
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
+from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.observer.command_shape import Command, parse
@@ -110,9 +112,15 @@ def general_message(message: str) -> str:
 
 
 def command_key(command: Command) -> list[str]:
-    """The program and subcommand words of a command's main program (``["mise", "run", "lint"]``)."""
-    seg = command.main()
-    return [seg.program, *seg.words] if seg is not None else []
+    """The program and subcommand words of a command's last step (``["mise", "run", "lint"]``): in
+    ``fmt && lint`` the checker is the one that ran last, the one whose failure ended the chain."""
+    runs = [s for s in command.segments if not s.piped]
+    return [runs[-1].program, *runs[-1].words] if runs else []
+
+
+def command_label(command: Command) -> str:
+    """The command as a person would name it: each step's program and words (``mise run fmt && mise run lint``)."""
+    return " && ".join(" ".join([s.program, *s.words]) for s in command.segments if not s.piped)
 
 
 # -- wrong place ---------------------------------------------------------------------------------
@@ -187,6 +195,16 @@ def _found_for(miss: dict[str, str], look: dict[str, str], output: str, root: st
     return ""
 
 
+def _a_real_place(target: Path) -> bool:
+    """A file, or a folder holding more than a few files: somewhere that is right for other things."""
+    try:
+        if target.is_file():
+            return True
+        return target.is_dir() and sum(1 for p in itertools.islice(target.rglob("*"), 64) if p.is_file()) > 3
+    except OSError:
+        return False
+
+
 def _wrong_place(sp: Scratchpad, miss: dict[str, Any], found: str, step: int, event: str) -> None:
     path = str(miss["path"])
     missing = bool(miss["missing"])
@@ -194,6 +212,8 @@ def _wrong_place(sp: Scratchpad, miss: dict[str, Any], found: str, step: int, ev
         # The file was in another folder: the folder was the wrong place, whatever the name.
         path, missing = posixpath.dirname(path) or path, False
     where = path.rstrip("/")
+    if sp.cwd and _a_real_place(Path(sp.cwd) / where):
+        return  # one search that found nothing in a folder full of code says nothing about the folder
     trig = Trigger(PATH, where.split("/", 1)[0], path=where, missing=missing)
     sp.add_signal(Signal(WRONG_PLACE, f"{WRONG_PLACE}:{where}", step, [found],
                          {"path": where, "missing": missing, "what": miss["what"], "found": found,
@@ -210,13 +230,14 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
     key = command_key(parsed)
     if not key:
         return
-    name = " ".join(key)
+    name = command_label(parsed)
     checks: dict[str, Any] = sp.ev.setdefault("checks", {})
     passed: dict[str, Any] = sp.ev.setdefault("passed", {})
     if is_error:
         rules = diagnostics(output) if category in ("lint", "test", "build") or len(key) > 1 else {}
         if rules:
-            held = checks.setdefault(name, {"key": key, "rules": {}, "step": step, "event": event, "edits": {}})
+            held = checks.setdefault(name, {"key": key, "label": name, "rules": {}, "step": step, "event": event,
+                                            "edits": {}})
             for rule, info in rules.items():
                 held["rules"].setdefault(rule, info)
             if len(checks) > 3:
@@ -260,13 +281,16 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
             triggers.append(Trigger(EDIT, ext).as_json())
         note = annotation(summary)
         suppressed = bool(note) and rule.lower() in note.lower()
-        data: dict[str, Any] = {"command": " ".join(key), "rule": rule, "message": msg, "file": path,
-                                "annotation": note if suppressed else "", "triggers": triggers,
+        data: dict[str, Any] = {"command": str(held.get("label") or " ".join(key)), "rule": rule, "message": msg,
+                                "file": path, "annotation": note if suppressed else "", "triggers": triggers,
                                 "events": [held["event"], event]}
+        # The rule is the project's checker configuration, however the checker was run: one lesson per
+        # rule. An annotated exception proves it at once; a plain code fix only when the same message
+        # comes back in another session (a one-off "x is unused" is the code's, not the project's).
+        lesson = f"{CHECK_RULE}:{rule}" if suppressed else f"{CHECK_RULE}:{rule}:{msg}"
         if not suppressed:
-            data["min_sessions"] = 2  # a plain code fix: the rule is the project's once it fails again
-        sp.add_signal(Signal(CHECK_RULE, f"{CHECK_RULE}:{' '.join(key)}:{rule}", step, [path], data,
-                             [f"{rule}: {msg}"]))
+            data["min_sessions"] = 2
+        sp.add_signal(Signal(CHECK_RULE, lesson[:200], step, [path], data, [f"{rule}: {msg}"]))
 
 
 def _open_gap(sp: Scratchpad, key: list[str], name: str, output: str, step: int, event: str) -> None:

@@ -1,0 +1,46 @@
+"""What the agent is already told: a lesson that repeats the project's own agent instructions.
+
+Claude Code reads CLAUDE.md, Codex AGENTS.md, Gemini CLI GEMINI.md (and Cursor its rules) into
+every session. A recipe learned from sessions that runs exactly a command those files already
+give tells the next agent nothing it was not told; stored, it only crowds out what it was not
+told. So a learned recipe whose command the instructions already contain is not stored. A
+person's own rule is always kept (they said it; they may want it said at the moment it matters).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Final
+
+from desktop.memory.store.memory_ops import NewMemory
+from desktop.memory.types import MemorySource, MemoryType
+
+#: The instruction files agents load by themselves, relative to the project root.
+INSTRUCTION_FILES: Final = ("CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules", ".claude/CLAUDE.md",
+                            ".github/copilot-instructions.md", "CONVENTIONS.md")
+MAX_BYTES: Final = 256 * 1024
+_SPAN: Final = re.compile(r"`([^`\n]{2,200})`")
+
+
+def instructions(root: Path) -> str:
+    """The text of the project's agent instruction files, whitespace collapsed ('' when none)."""
+    parts: list[str] = []
+    for name in INSTRUCTION_FILES:
+        path = root / name
+        try:
+            if path.is_file():
+                parts.append(path.read_bytes()[:MAX_BYTES].decode("utf-8", "replace"))
+        except OSError:
+            continue
+    return " ".join(" ".join(parts).split())
+
+
+def already_told(item: NewMemory, told: str) -> bool:
+    """True when a learned recipe's command is already in the agent's instructions."""
+    if not told or item.type != MemoryType.WORKFLOW_RECIPE.value:
+        return False
+    if item.source != MemorySource.OBSERVER_INFERRED.value:
+        return False
+    commands = [" ".join(m.group(1).split()) for m in _SPAN.finditer(item.content)]
+    return bool(commands) and all(c in told for c in commands)
