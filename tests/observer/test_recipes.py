@@ -101,8 +101,8 @@ def test_a_newer_way_supersedes_the_old_with_history_kept(db: Database) -> None:
         p.promote(digest_of(Seq(f"s{i}", t0=1_700_000_000.0 + 1000 * i).bash(command, "ok").end()))
     rows = db.reads.conn().execute("SELECT id, content, deprecated, relations FROM memories ORDER BY id").fetchall()
     assert [(r[1], r[2]) for r in rows] == [
-        (f"Install the dependencies with `{old}` from the project root.", 1),
-        (f"Install the dependencies with `{new}` from the project root.", 0)]
+        (f"Install and set up with `{old}` from the project root.", 1),
+        (f"Install and set up with `{new}` from the project root.", 0)]
     assert {"type": "superseded_by", "id": rows[1][0]}.items() <= json.loads(rows[0][3])[0].items()
     assert json.loads(rows[1][3])[0]["type"] == "supersedes"
     why = db.reads.conn().execute("SELECT reason FROM audit_log WHERE action = 'supersede'").fetchall()

@@ -82,7 +82,7 @@ MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, EXPL
                                  PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
                                  PROJECT_FACT})
 _RECIPE_DOES: Final = {"test": "run the tests", "lint": "check lint and types", "format": "format the code",
-                       "build": "build", "install": "install the dependencies", "migrate": "apply migrations",
+                       "build": "build", "install": "install and set up", "migrate": "apply migrations",
                        "deploy": "deploy", "run": "start the app"}
 
 
