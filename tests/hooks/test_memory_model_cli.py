@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -190,8 +191,13 @@ def test_session_ended_through_the_hooks_is_synthesised_by_the_chosen_cli(
                              cwd=payments_dir, env=env, capture_output=True, text=True, timeout=180,
                              stdin=subprocess.DEVNULL)
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+        deadline = time.monotonic() + 90  # the session end is finished by a detached process
+        while not synthesis and time.monotonic() < deadline:
+            time.sleep(0.3)
     assert synthesis, "the session-end hook did not call the chosen CLI"
     assert "python -m pytest -q" in json.dumps(synthesis[0]["messages"])
-    rows = db_rows(data_dir, payments_dir, "SELECT content, candidate FROM memories WHERE tags LIKE "
-                                           "'%model_synthesis%'")
+    sql = "SELECT content, candidate FROM memories WHERE tags LIKE '%model_synthesis%'"
+    deadline = time.monotonic() + 30
+    while not (rows := db_rows(data_dir, payments_dir, sql)) and time.monotonic() < deadline:
+        time.sleep(0.3)
     assert rows == [("Run `python -m pytest -q` to check the payments code.", 1)]
