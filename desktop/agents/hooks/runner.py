@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from desktop.agents.hooks.protocol import SESSION_END, STOP, BadPayload, HookCall, parse, render_output
+from desktop.agents.hooks.protocol import SESSION_END, SESSION_START, STOP, BadPayload, HookCall, parse, render_output
 
 log = logging.getLogger("engram.hooks")
 
@@ -25,6 +25,8 @@ log = logging.getLogger("engram.hooks")
 BUDGETS = {"session-start": 5.0, "prompt": 3.0, "before-tool": 2.0, "after-tool": 3.0, "tool-failed": 3.0,
            STOP: 15.0, SESSION_END: 40.0}
 NO_SERVICE_ENV = "ENGRAM_HOOK_NO_SERVICE"
+#: Of its budget, what a session start may wait for the last session's finalisation.
+WAIT_FOR_LEARNING_S = 2.5
 DETACHED_ENV = "ENGRAM_HOOK_DETACHED"  # set in the process a session-end hook hands its work to
 
 
@@ -117,18 +119,25 @@ def detach(call: HookCall, stdin: bytes, data_dir: Path) -> bool:
 
     if find_project_root(data_dir, call.cwd) is None:
         return True  # no Engram project here: nothing to finalise, nothing to start
+    from desktop.agents.hooks.finalising import hold
+
+    held = hold(data_dir)  # the next session start waits while the child holds it (finalising.py)
     try:
         home = Path(data_dir).resolve()
         child = subprocess.Popen([*engram_argv(), "hook", call.event, "--agent", call.agent, "--data-dir", str(home)],
                                  cwd=str(home), env={**spawn_environment(), DETACHED_ENV: "1"},
                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 start_new_session=True, close_fds=True)
+                                 start_new_session=True, close_fds=True,
+                                 pass_fds=(held,) if held is not None else ())
         assert child.stdin is not None
         child.stdin.write(stdin)
         child.stdin.close()
     except (OSError, ValueError) as exc:
         log.warning("could not hand %s of %s to its own process: %s", call.event, call.session_id, exc)
         return False
+    finally:
+        if held is not None:
+            os.close(held)
     log.info("hook %s/%s session=%s: handed to process %d", call.agent, call.event, call.session_id, child.pid)
     return True
 
@@ -149,6 +158,10 @@ def run(agent: str, event: str, stdin: bytes, data_dir: Path, *, token_budget: i
         return ""
     limit = budget_s if budget_s is not None else BUDGETS.get(call.event, 3.0)
     deadline = started + limit
+    if call.event == SESSION_START:  # what the last session showed should be learned by now
+        from desktop.agents.hooks.finalising import wait_for_pending
+
+        wait_for_pending(data_dir, min(WAIT_FOR_LEARNING_S, limit / 2))
     box: dict[str, Any] = {}
 
     def work() -> None:
