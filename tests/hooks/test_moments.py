@@ -79,10 +79,10 @@ def test_a_failure_learned_live_is_said_before_the_same_call_next_session(projec
 def test_outcomes_repeated_and_avoided(project: Any) -> None:
     h = Handlers(project)
     learn_the_fix(h)
-    bash(h, "s2", BAD, "a1")                                   # warned; the call itself cannot change
+    bash(h, "s2", BAD, "a1", fails=True, output=BAD_OUT)       # warned; the call itself cannot change
     bash(h, "s2", BAD, "a2", fails=True, output=BAD_OUT)       # the same failure again, later: repeated
     hook(h, "session-end", "s2", transcript_path="")
-    bash(h, "s3", BAD, "b1")                                   # warned
+    bash(h, "s3", BAD, "b1", fails=True, output=BAD_OUT)       # warned
     bash(h, "s3", GOOD, "b2")                                  # and the agent took the fix
     hook(h, "session-end", "s3", transcript_path="")
     flush(project)
@@ -166,12 +166,12 @@ def test_report_from_the_cli_and_the_agents_tab(project: Any, data_dir: Path, ca
 
     h = Handlers(project)
     learn_the_fix(h)
-    bash(h, "s2", BAD, "a1")
+    bash(h, "s2", BAD, "a1", fails=True, output=BAD_OUT)
     bash(h, "s2", BAD, "a2", fails=True, output=BAD_OUT)
     hook(h, "session-end", "s2", transcript_path="")
-    bash(h, "s3", BAD, "b1")
+    bash(h, "s3", BAD, "b1", fails=True, output=BAD_OUT)
     hook(h, "session-end", "s3", transcript_path="")
-    bash(h, "s4", BAD, "c1")  # still running
+    bash(h, "s4", BAD, "c1", fails=True, output=BAD_OUT)  # still running
     flush(project)
     assert main(["report", "--project", str(h.root), "--data-dir", str(data_dir), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
