@@ -85,10 +85,10 @@ def test_recipe_with_folder_and_env_names_only(db: Database) -> None:
 
 
 def test_error_fix_needs_a_concrete_edit_and_a_passing_run(db: Database) -> None:
-    err = ("Traceback (most recent call last):\n  File \"/proj/specs/conftest.py\", line 3, in <module>\n"
+    err = ("Traceback (most recent call last):\n  File \"/proj/bookminder/cli.py\", line 3, in <module>\n"
            "ModuleNotFoundError: No module named 'bookminder.core'")
     s = Seq().bash("pytest specs", err, True)
-    s.call("Edit", ("specs/conftest.py",), "ok", old_string="from bookminder.core import x",
+    s.call("Edit", ("bookminder/cli.py",), "ok", old_string="from bookminder.core import x",
            new_string="from bookminder.apple_books import x")
     s.bash("pytest specs", "3 passed")
     # a second error that went away without any edit is not a fix
@@ -97,9 +97,9 @@ def test_error_fix_needs_a_concrete_edit_and_a_passing_run(db: Database) -> None
     rows = [r for r in _memories(db) if r["type"] == "error_pattern"]
     assert len(rows) == 1
     assert rows[0]["content"] == ("`pytest specs` failed with \"ModuleNotFoundError: No module named "
-                                  "'bookminder.core'\"; editing `specs/conftest.py` (`from bookminder.core import x`"
+                                  "'bookminder.core'\"; editing `bookminder/cli.py` (`from bookminder.core import x`"
                                   " → `from bookminder.apple_books import x`) made it pass.")
-    assert json.loads(rows[0]["files"]) == ["specs/conftest.py"] and rows[0]["candidate"] == 0
+    assert json.loads(rows[0]["files"]) == ["bookminder/cli.py"] and rows[0]["candidate"] == 0
 
 
 def test_stated_root_cause_and_decision_attached_to_files() -> None:

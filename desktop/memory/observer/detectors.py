@@ -145,6 +145,10 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
     pend: dict[str, Any] = {"tool": tool, "step": step, "ts": ev.timestamp}
     # A folder read as ".", or a tool argument mis-parsed into a path, is not a file to learn about.
     files = [p for p in ev.file_paths if plausible_file(p)]
+    if tool != BASH and isinstance(ev.args.get("command"), str):
+        # A shell command read as a search or a read (``grep -r``, ``find``): how it ended still says
+        # whether a lesson "this command fails / is refused here" holds (contradictions.py).
+        pend["shell"] = redact_then_cut(str(ev.args["command"])[:4000], 1000)
     if tool in (READ, GREP, GLOB):  # where it looks: an empty look then a find elsewhere is a lesson
         look = trigger_lessons.look_of(tool, ev.args, sp.cwd)
         if look is not None:
@@ -273,6 +277,8 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
         _on_error(sp, ev, tool, pend, step)
         return
     _resolve(sp, tool, pend, step)
+    if "shell" in pend:
+        lessons.note_success(sp, str(pend["shell"]))
     if "file_ops" in pend:  # only a command that succeeded deleted or moved anything
         _apply_file_ops(sp, pend["file_ops"], step)
     if tool in (GREP, GLOB) and pend.get("pattern"):

@@ -31,6 +31,7 @@ from desktop.memory.observer.signals import (
     ERROR_FIX,
     Signal,
     error_core,
+    is_test_file,
     normalize_error,
 )
 from desktop.memory.triggers.model import COMMAND, Trigger
@@ -213,9 +214,7 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
                                    "own": _self_inflicted(sp, ev.output), "named": named_files(ev.output)})
                     del opened[:-3]
         return
-    ok: list[str] = sp.ev.setdefault("ok", [])
-    if command not in ok and len(ok) < MAX_SUCCEEDED:
-        ok.append(command)  # a lesson that says this shape fails is contradicted (contradictions.py)
+    note_success(sp, command)
     _command_fix(sp, command, ev.step, event)
     _error_fixed(sp, command, category, ev.step, event)
     # Recipes are learned by ``recipes`` (shell-aware: the session's working folder, wrappers).
@@ -228,6 +227,13 @@ def named_files(output: str) -> list[str]:
     """Base names of the files a failure's output names (``handlers.go:12:3: …`` -> ``handlers.go``)."""
     found = dict.fromkeys(m.group(1) for m in _NAMED_FILE.finditer(output[-8000:]))
     return [f for f in found if not f[0].isdigit()][:40]
+
+
+def note_success(sp: Scratchpad, command: str) -> None:
+    """A shell command that ran fine: a lesson saying such a command fails is contradicted by it."""
+    ok: list[str] = sp.ev.setdefault("ok", [])
+    if command not in ok and len(ok) < MAX_SUCCEEDED:
+        ok.append(command)
 
 
 def _self_inflicted(sp: Scratchpad, output: str) -> bool:
@@ -322,12 +328,15 @@ def _error_fixed(sp: Scratchpad, command: str, category: str | None, step: int, 
         if not edits:
             continue
         path, summary, edit_event = edits[0]
+        # A test that failed and was fixed in the test itself is about that test: like the session's
+        # own bugs, it is a lesson only when it comes back in another session.
+        own = bool(err.get("own")) or is_test_file(path)
         sp.add_signal(Signal(ERROR_FIX, f"{ERROR_FIX}:{err['fp']}", step, [path],
                              {"command": shorten_command(recipe_form(err["cmd"])), "error": err["err"],
                               "file": path, "edit": summary, "events": [err["event"], edit_event, event],
-                              "self_inflicted": bool(err.get("own")),
+                              "self_inflicted": own,
                               # A bug this session made in a file it had edited, then fixed: the
                               # next session learns nothing from it unless it happens again, so it
                               # waits in the signal counts for a second session before it is stored.
-                              **({"min_sessions": 2} if err.get("own") else {})},
+                              **({"min_sessions": 2} if own else {})},
                              [err["err"]]))
