@@ -56,10 +56,30 @@ def test_edit_trigger() -> None:
     ("Never run `git push --force` on main.", [Trigger(COMMAND, "git", ("push",), ("--force",))]),
     ("Use `pnpm install`, not `npm install`.", [Trigger(COMMAND, "npm", ("install",))]),
     ("Ne lance jamais `git rebase -i`.", [Trigger(COMMAND, "git", ("rebase",), ("-i",))]),
-    ("Run `mise run test:ci` before saying done.", []),   # a recommendation fires nothing
+    # a recommendation fires before a run of the same kind that does not follow it
+    ("Run `mise run test:ci` before saying done.", [Trigger(COMMAND, "mise", ("run",), ("test",),
+                                                            unless=("test:ci",))]),
+    ("Use `git status`, it is cheap.", []),                 # nothing a run could fail to follow
 ])
 def test_rule_commands(rule: str, expected: list[Trigger]) -> None:
     assert [t for t in rule_triggers(rule) if t.kind == COMMAND] == expected
+
+
+@pytest.mark.parametrize(("command", "fires"), [
+    ("mise run test", True), ("cd sub && mise run test 2>&1", True),
+    ("mise run test:ci", False),   # already follows the rule
+    ("mise run lint", False),      # another task: not what the rule governs
+])
+def test_a_recommended_command_fires_before_a_run_that_does_not_follow_it(command: str, fires: bool) -> None:
+    [trig] = rule_triggers("Run `mise run test:ci` before saying the work is done.")
+    assert matches(trig, bash(command)) is fires  # type: ignore[arg-type]
+
+
+def test_a_forbidden_folder_is_the_trigger_not_every_run_of_the_command() -> None:
+    found = rule_triggers("Never `git add` the `claude-dev-log-diary/` folder: it holds huge transcripts.")
+    assert not any(t.kind == COMMAND for t in found)
+    assert matches(found[0], bash("git add claude-dev-log-diary/day-1.md"))  # type: ignore[arg-type]
+    assert not any(matches(t, bash("git add src/app.py")) for t in found)  # type: ignore[arg-type]
 
 
 def test_rule_paths_govern_reads_and_edits() -> None:

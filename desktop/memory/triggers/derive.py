@@ -31,6 +31,7 @@ _BARE_PATH: Final = re.compile(r"(?<![\w/.:~-])((?:\.?[\w-][\w.-]*/)+[\w.*-]*)(?
 _FILE: Final = re.compile(r"^[\w.-]+\.[A-Za-z][\w]{0,6}$")
 #: A placeholder a rule writes where any value goes (<sha>, N, ..., {id}).
 _PLACEHOLDER: Final = re.compile(r"^(?:<[^>]*>|\{[^}]*\}|\.\.\.|…|[A-Z]|[A-Z_]{1,12}|\$\w+)$")
+_PLACEHOLDER_PART: Final = re.compile(r"<[^>]*>|\{[^}]*\}|\.\.\.$|…$")
 #: Negation just before a span: the span is what not to do. English, French, German, Spanish,
 #: Italian, Portuguese and Czech function words (closed classes, not a corpus's phrases).
 _NEGATION: Final = re.compile(
@@ -67,16 +68,26 @@ def _path_triggers(path: str) -> list[Trigger]:
                                                    path=clean)]
 
 
-def _command_trigger(span: str) -> Trigger | None:
+def _command_trigger(span: str, *, forbidden: bool) -> Trigger | None:
+    """A forbidden command fires when it is run; a recommended one when a run of the same program
+    and first word does not follow it (``Run `mise run test:ci``` fires before ``mise run test``)."""
     cmd = parse(span)
     seg = cmd.main()
     if seg is None or len(span.split()) < 2 or not re.match(r"^[a-z][\w.+-]*$", seg.program):
         return None
-    rest = [a for a in seg.args[len(seg.words):] if not _PLACEHOLDER.match(a)]
-    tokens = tuple(dict.fromkeys(a for a in rest if a.startswith("-") or len(a) <= 40))[:4]
+    rest = [_PLACEHOLDER_PART.sub("", a) for a in seg.args[len(seg.words):] if not _PLACEHOLDER.match(a)]
+    tokens = tuple(dict.fromkeys(a for a in rest if a and (a.startswith("-") or len(a) <= 40)))[:4]
     if not seg.words and not tokens:
-        return None  # "`pytest -x`"-like spans give a flag; a bare program is too broad to fire on
-    return Trigger(COMMAND, seg.program, seg.words, tokens)
+        return None  # a bare program is too broad to fire on
+    if forbidden:
+        return Trigger(COMMAND, seg.program, seg.words, tokens)
+    follows = (*seg.words[1:], *tokens)
+    if not follows:
+        return None  # "use `git status`": nothing a run could fail to follow
+    # ``mise run test:ci`` governs runs of ``mise run test…``, not every ``mise run``.
+    head = re.match(r"[a-z0-9]+", seg.words[1]) if len(seg.words) > 1 else None
+    stem = (head.group(0),) if head is not None else ()
+    return Trigger(COMMAND, seg.program, seg.words[:1], stem, unless=follows[:4])
 
 
 def rule_triggers(content: str) -> list[Trigger]:
@@ -89,15 +100,17 @@ def rule_triggers(content: str) -> list[Trigger]:
         if _looks_like_path(span):
             out += _path_triggers(span)
             continue
-        if _negated(content, m.start(), m.end()):
-            trig = _command_trigger(span)
-            if trig is not None:
-                out.append(trig)
+        trig = _command_trigger(span, forbidden=_negated(content, m.start(), m.end()))
+        if trig is not None:
+            out.append(trig)
     for m in _BARE_PATH.finditer(content):
         if any(a <= m.start() < b for a, b in covered):
             continue
         if "/" in m.group(1) and len(m.group(1)) > 3 and not m.group(1).startswith(("http", "www.")):
             out += _path_triggers(m.group(1))
+    if any(t.kind != COMMAND for t in out):
+        # "never `git add` the `logs/` folder": the folder is what is forbidden, not every `git add`.
+        out = [t for t in out if t.kind != COMMAND or t.tokens or t.unless]
     return out
 
 

@@ -6,7 +6,8 @@ governs. Before an agent's tool call runs, the call is reduced to a :class:`Call
 triggers whose index key it mentions are checked against it. Three kinds:
 
 * ``command``: a shell run of ``program`` whose subcommand starts with ``words`` and that was
-  given every one of ``tokens`` (``git`` / ``show`` / ``--no-stat``);
+  given every one of ``tokens`` (``git`` / ``show`` / ``--no-stat``), unless it was also given
+  every one of ``unless`` (a rule's recommended form, which the call already follows);
 * ``path``: a read, search or listing under ``path`` (``missing``: only while it does not exist);
 * ``edit``: an edit or write of a file under ``path`` ending in ``key`` (an extension, the
   file name itself, or ``*`` for any file).
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -28,6 +30,7 @@ KINDS: Final = (COMMAND, PATH, EDIT)
 LOOK_TOOLS: Final = frozenset({"Read", "Grep", "Glob", "LS"})
 EDIT_TOOLS: Final = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 ANY_FILE: Final = "*"
+_PATH_ARG: Final = re.compile(r"^\.?[\w@+-][\w@.+-]*(?:/[\w@.+*-]*)+$|^[\w@+-][\w@+-]*\.[A-Za-z]\w{0,7}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,7 @@ class Trigger:
     tokens: tuple[str, ...] = ()
     path: str = ""
     missing: bool = False
+    unless: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         """The stored form (empty fields left out)."""
@@ -52,6 +56,8 @@ class Trigger:
             out["path"] = self.path
         if self.missing:
             out["missing"] = True
+        if self.unless:
+            out["unless"] = list(self.unless)
         return out
 
     @classmethod
@@ -59,11 +65,12 @@ class Trigger:
         """A trigger from its stored form; None for anything malformed (never raises)."""
         if not isinstance(data, dict) or data.get("kind") not in KINDS or not isinstance(data.get("key"), str):
             return None
-        words, tokens = data.get("words") or [], data.get("tokens") or []
-        if not all(isinstance(w, str) for w in [*words, *tokens]) or not isinstance(data.get("path", ""), str):
+        words, tokens, unless = data.get("words") or [], data.get("tokens") or [], data.get("unless") or []
+        if not all(isinstance(w, str) for w in [*words, *tokens, *unless]) or \
+                not isinstance(data.get("path", ""), str):
             return None
         return cls(data["kind"], data["key"][:200], tuple(words)[:4], tuple(tokens)[:6],
-                   str(data.get("path", ""))[:300], bool(data.get("missing")))
+                   str(data.get("path", ""))[:300], bool(data.get("missing")), tuple(unless)[:6])
 
     def spec(self) -> str:
         """A canonical JSON text (the stored row's identity)."""
@@ -97,7 +104,12 @@ def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "") -
     """The shape of a canonical tool call (``paths`` already project-relative)."""
     command = parse(str(args.get("command") or "")) if tool == "Bash" else None
     run_in = resolve_dir(cwd, command.cwd) if command is not None and command.cwd else cwd
-    return CallShape(tool, command, tuple(p for p in paths if p and not p.startswith("/")), run_in)
+    named = list(paths)
+    if command is not None:  # the relative paths a command names (``git add logs/``, ``cat docs/x.md``)
+        named += [resolve_dir(run_in, a.rstrip("/")) for s in command.segments for a in s.args
+                  if _PATH_ARG.match(a) and not a.startswith(("/", "~", "-"))]
+    return CallShape(tool, command, tuple(dict.fromkeys(p for p in named if p and not p.startswith(("/", "..")))),
+                     run_in)
 
 
 def _under(path: str, prefix: str) -> bool:
@@ -111,7 +123,9 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
         if call.command is None:
             return False
         return any(seg.program == trigger.key and seg.words[:len(trigger.words)] == trigger.words
-                   and all(seg.has(t) for t in trigger.tokens) for seg in call.command.segments)
+                   and all(seg.has(t) for t in trigger.tokens)
+                   and not (trigger.unless and all(seg.has(t) for t in trigger.unless))
+                   for seg in call.command.segments)
     if trigger.kind == PATH:
         if call.tool not in LOOK_TOOLS and call.tool != "Bash":
             return False
