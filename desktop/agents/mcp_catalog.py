@@ -19,8 +19,7 @@ SERVER_NAME = "engram"
 PINNED_URI = "engram://memories/pinned"
 INSTRUCTIONS = ("Engram is this project's long-term memory. Call search_memory before exploring, cite memories "
                 "you use as [Memory #N: a few words] (N is the memory's number), and record_memory what a future "
-                "session should know (a recorded memory is a candidate until a person confirms it or an agent "
-                "uses it).")
+                "session should know (a recorded memory is a candidate until a person confirms it).")
 #: The protocol revisions the SDK negotiates through ``initialize`` (mcp_types.version), oldest first.
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CAPABILITIES: dict[str, Any] = {"prompts": {"listChanged": False},
@@ -70,7 +69,7 @@ TOOLS: dict[str, tuple[str, dict[str, bool], dict[str, Any]]] = {
                                              "limit": _prop("limit", "integer", default=8, maximum=50, minimum=1)})),
     "record_memory": (
         "Record something a future session should know. It is stored as a candidate: not shown to agents until "
-        "a person confirms it or an agent uses it.",
+        "a person confirms it.",
         _hints(read_only=False),
         _schema("record_memory", ["content"], {
             "content": _prop("content", "string", maxLength=4000, minLength=1),

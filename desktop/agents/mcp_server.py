@@ -89,14 +89,14 @@ class EngramMCP:
         return "\n".join(_line(m) for m in found)
 
     def record_memory(self, content: Content, type: MType = "note", files: Files = None) -> str:
-        """Store a candidate memory (quarantined until confirmed or reinforced)."""
+        """Store a candidate memory (quarantined until a person confirms it)."""
         if type not in MEMORY_TYPES:
             raise ValidationError(f"Unknown memory type {type!r}; use one of: {', '.join(MEMORY_TYPES)}.")
         item = NewMemory(content=content, type=type, related_files=list(files or [])[:10],
                          source=MemorySource.MCP_AUTO.value, candidate=True, confidence=0.6)
         res = self.project.memories.add(item, actor="mcp", reason="record_memory over MCP").result(30)
         return (f"Recorded as memory #{res.id}{'' if res.created else ' (reinforced an existing one)'}: a candidate, "
-                "not shown to agents until a person confirms it or an agent uses it.")
+                "not shown to agents until a person confirms it.")
 
     def get_workflow_recipe(self, task: Task) -> str:
         """How tasks like this one were done successfully before (recipe memories with their citation)."""

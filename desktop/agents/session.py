@@ -227,6 +227,10 @@ class AgentSession:
 
     def _record_injection(self, inj: Injection, step: int) -> None:
         self._shown.update(inj.memory_ids)
+        if inj.memory_ids:  # the injection ledger is what makes a later citation count as a use
+            from desktop.agents.hooks.ledger import ENGRAM_AGENT, record_shown
+
+            record_shown(self.project.db, self.session_id, ENGRAM_AGENT, inj.trigger, inj.memory_ids, inj.tier)
         self.metrics.on_injection(inj.tier, inj.tokens)
         self._emit(INJECTION, step, tier=inj.tier, trigger=inj.trigger, memory_ids=inj.memory_ids,
                    tokens=inj.tokens, content=inj.content)

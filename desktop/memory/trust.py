@@ -5,18 +5,25 @@ Every door (GUI, CLI, MCP server, the agent's memory tools, hooks) passes an
 policy, so every door gets the same answer:
 
 - Agent-facing actors (``mcp``, ``agent``, ``hook``, ...) cannot pin, unpin,
-  forget, deprecate, restore, verify, edit or delete a memory a person taught or
-  confirmed, and can never ``verify`` anything (verifying *is* a person's word).
+  forget, deprecate, restore, verify, edit or delete the user's words (what a person
+  taught, confirmed or pinned, an instruction the observer heard them give, the rules
+  imported from their instruction files), and can never ``verify`` anything
+  (verifying *is* a person's word). They may pin only a memory that stands on
+  independent evidence, never an agent's word.
 - What an agent-facing actor records is a candidate: never user-taught, never
-  pinned or verified, quarantined until reinforced, used without correction, or
-  confirmed by the user.
+  pinned or verified, at most :data:`AGENT_MAX_CONFIDENCE`, and quarantined until a
+  person confirms it. Repeating it, citing it or searching for it changes nothing:
+  an agent's word never rises above that cap without a person's confirmation or
+  independent evidence (what the user typed, a real command outcome):
+  :func:`evidence_ceiling` and :data:`CEILING_SQL` say how far use may lift a memory.
 - No injection path returns a candidate, a memory waiting for review, a stale or
   deprecated one, or a code chunk (:data:`INJECTABLE_SQL`, :func:`injectable`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, Final
 
 from desktop.memory.store.errors import EngramError
 from desktop.memory.store.live import LIVE_SQL
@@ -63,6 +70,26 @@ def user_owned(row: dict[str, Any]) -> bool:
             or bool(row.get("pinned")))
 
 
+def _metadata(row: dict[str, Any]) -> dict[str, Any]:
+    """A row's metadata as a dict, whether it holds the decoded value or the stored JSON text."""
+    meta = row.get("metadata")
+    if isinstance(meta, str):
+        try:
+            meta = json.loads(meta or "{}")
+        except ValueError:
+            return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def users_word(row: dict[str, Any]) -> bool:
+    """The user's own words: taught, confirmed or pinned by them, an instruction the observer
+    heard them give, or a rule imported from their instruction files (CLAUDE.md, AGENTS.md)."""
+    if user_owned(row) or row.get("source") == MemorySource.IMPORTED.value:
+        return True
+    meta = _metadata(row)
+    return meta.get("signal") == USER_RULE_SIGNAL or meta.get("promoted_on") == "user_instruction"
+
+
 def check_action(actor: str, action: str, row: dict[str, Any]) -> None:
     """Raise NotAllowedError when ``actor`` may not take ``action`` on the memory ``row``."""
     if not is_agent(actor):
@@ -71,8 +98,11 @@ def check_action(actor: str, action: str, row: dict[str, Any]) -> None:
         raise NotAllowedError("Only the user can confirm a memory.")
     if action in ("pin", "unpin") and (row.get("candidate") or row.get("needs_review")):
         raise NotAllowedError(f"Memory #{row.get('id')} is not confirmed yet; only the user can pin it.")
-    if action in PROTECTED_ACTIONS and user_owned(row):
+    if action in PROTECTED_ACTIONS and users_word(row):
         raise NotAllowedError(f"Memory #{row.get('id')} belongs to the user; an agent cannot {action} it.")
+    if action == "pin" and evidence_ceiling(row) < CAP:
+        # Pinning is "always inject": an agent's word (or a file's) never gets there by an agent's say.
+        raise NotAllowedError(f"Memory #{row.get('id')} is an agent's word; only the user can pin it.")
 
 
 def agent_record(item: Any) -> Any:
@@ -89,6 +119,50 @@ def agent_record(item: Any) -> Any:
 
 AGENT_MAX_CONFIDENCE = 0.7
 """An agent's word alone never outranks what the user taught (0.8 by default)."""
+CAP: Final = 0.95
+"""The most confidence use or repetition can give a memory that stands on evidence."""
+
+#: Sources whose text is an agent's (or a file's) word, not evidence: what an agent recorded
+#: (explicitly, over MCP, in a QA run), a commit message, what a file said about itself.
+AGENT_WORD_SOURCES: Final = frozenset({MemorySource.AGENT_EXPLICIT.value, MemorySource.MCP_AUTO.value,
+                                       MemorySource.QA_AUTO.value, MemorySource.COMMIT_AUTO.value,
+                                       MemorySource.IMPORTED.value})
+#: Observer signal classes whose text is the agent's own words (its record_memory calls, the causes
+#: it states in prose): repeating them across sessions is the same agent saying it again.
+AGENT_WORD_SIGNALS: Final = frozenset({"explicit", "stated_cause"})
+#: What the observer writes in ``metadata.promoted_on`` when independent evidence promoted a memory
+#: (promotion.STRONG_EVIDENCE): the user said it, a passing run proved it, the user's hook enforces it.
+STRONG_EVIDENCE: Final = frozenset({"user_instruction", "proven_fix", "enforced_by_hook", "command_outcome"})
+USER_RULE_SIGNAL: Final = "user_rule"
+"""The observer's signal for an instruction the user typed (observer/signals.py USER_RULE)."""
+
+
+def evidence_ceiling(row: dict[str, Any]) -> float:
+    """How high use, citations and repetition may lift this memory's confidence (never lowering it).
+
+    :data:`CAP` for the user's word and for what independent evidence promoted (or what the
+    observer measured); :data:`AGENT_MAX_CONFIDENCE` for an agent's or a file's word.
+    """
+    meta = _metadata(row)
+    if user_owned(row) or meta.get("promoted_on") in STRONG_EVIDENCE:
+        return CAP
+    if row.get("source") in AGENT_WORD_SOURCES or meta.get("signal") in AGENT_WORD_SIGNALS:
+        return AGENT_MAX_CONFIDENCE
+    return CAP
+
+
+def _sql_list(values: frozenset[str]) -> str:
+    return ",".join(f"'{v}'" for v in sorted(values))
+
+
+_META = "CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.{key}') END"
+CEILING_SQL: Final = (
+    f"(CASE WHEN source = '{MemorySource.USER_TAUGHT.value}' OR user_verified = 1 OR pinned = 1 "
+    f"OR {_META.format(key='promoted_on')} IN ({_sql_list(STRONG_EVIDENCE)}) THEN {CAP} "
+    f"WHEN source IN ({_sql_list(AGENT_WORD_SOURCES)}) "
+    f"OR {_META.format(key='signal')} IN ({_sql_list(AGENT_WORD_SIGNALS)}) THEN {AGENT_MAX_CONFIDENCE} "
+    f"ELSE {CAP} END)")
+"""The SQL twin of :func:`evidence_ceiling` over a ``memories`` row (set-based feedback uses it)."""
 
 
 def injectable(memory: Any) -> bool:

@@ -16,31 +16,37 @@ from desktop.agents.session_types import SessionConfig
 from desktop.memory.lifecycle.feedback import confirm_right, record_feedback
 from desktop.memory.store.writer import FnOp
 from tests.agents.conftest import add
+from tests.support.shown import show
 
 
 def _uses(project: Any, mid: int) -> list[dict[str, Any]]:
     return [h for h in project.memories.history(mid) if h["action"] == "use"]
 
 
-def test_agent_session_records_cited_and_ignored_and_ends_quarantine(project: Any) -> None:
-    cited = add(project, "Deploys go through make release only", type="requirement", pinned=True,
-                candidate=True, source="agent_explicit")
+def test_agent_session_records_cited_and_ignored_and_counts_only_what_it_was_shown(project: Any) -> None:
+    own = add(project, "Deploys go through make release only", type="requirement", pinned=True,
+              candidate=True, source="agent_explicit")
     ignored = add(project, "The cache is warmed at boot", type="requirement", pinned=True)
-    answer = f"Use make release, as [Memory #{cited}: deploys go through make release] says."
+    helped = add(project, "Releases are tagged vX.Y.Z", type="requirement", pinned=True, confidence=0.8)
+    answer = (f"Use make release, as [Memory #{own}: deploys go through make release] says; tag it as "
+              f"[Memory #{helped}: Releases are tagged vX.Y.Z] says.")
     session = AgentSession(project, SessionConfig("how do I deploy?", ScriptedProvider([{"text": answer}]),
                                                   ab_group="full", learn=False))
     result = session.run()
     assert result.outcome == "success"
     project.db.writer.run(FnOp("sync", lambda tx: None))  # the feedback op is queued, not awaited
-    [use] = _uses(project, cited)
+    [use] = _uses(project, own)
     assert use["detail"]["outcome"] == "cited" and use["detail"]["session"] == session.session_id
+    assert use["detail"]["counted"] is False  # a candidate is never injected: citing it is the agent's word
     assert _uses(project, ignored)[0]["detail"]["outcome"] == "ignored"
-    m = project.memories.get(cited)
-    assert m.access_count == 1 and not m.candidate
-    assert m.confidence > project.memories.get(ignored).confidence - 1e-9
+    m = project.memories.get(own)
+    assert m.access_count == 0 and m.candidate
+    h = project.memories.get(helped)
+    assert h.access_count == 1 and round(h.confidence, 6) == 0.85
+    assert project.memories.get(ignored).access_count == 1
 
 
-def test_mcp_search_records_shown(project: Any) -> None:
+def test_mcp_search_records_shown_and_counts_nothing(project: Any) -> None:
     mid = add(project, "Deploys go through make release only", type="requirement")
     mcp = EngramMCP(project)
     try:
@@ -49,8 +55,8 @@ def test_mcp_search_records_shown(project: Any) -> None:
         mcp.close()
     project.db.writer.run(FnOp("sync", lambda tx: None))
     [use] = _uses(project, mid)
-    assert use["detail"] == {"outcome": "shown", "session": None, "source": "mcp"}
-    assert project.memories.get(mid).access_count == 1
+    assert use["detail"] == {"outcome": "shown", "session": None, "source": "mcp", "counted": False}
+    assert project.memories.get(mid).access_count == 0
 
 
 def test_confirmed_ends_review_and_quarantine_and_five_uses_reinforce(project: Any) -> None:
@@ -59,11 +65,12 @@ def test_confirmed_ends_review_and_quarantine_and_five_uses_reinforce(project: A
     confirm_right(project.db, mid).result(10)
     m = project.memories.get(mid)
     assert not m.candidate and not m.needs_review and m.confidence == pytest.approx(0.65)
-    for _ in range(4):
-        record_feedback(project.db, [mid], session_id="s").result(10)
+    for i in range(5):  # a person's confirmation is not a use: five shown sessions are
+        show(project.db, f"s-{i}", [mid])
+        record_feedback(project.db, [mid], session_id=f"s-{i}").result(10)
     assert project.memories.get(mid).confidence == pytest.approx(0.70)  # 5th uncorrected use: +0.05
     outcomes = [u["detail"]["outcome"] for u in _uses(project, mid)]
-    assert outcomes == ["confirmed", "shown", "shown", "shown", "shown"]
+    assert outcomes == ["confirmed", "shown", "shown", "shown", "shown", "shown"]
 
 
 def test_engrams_own_agent_hears_a_lesson_for_the_call_it_makes(project: Any) -> None:

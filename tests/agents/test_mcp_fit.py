@@ -25,7 +25,9 @@ async def _session(project: Any, body: Any) -> Any:
 
 
 def test_tools_describe_themselves_and_fail_with_engrams_message(project: Any) -> None:
-    known = add(project, "Deploys go through make release only", type="requirement", source="agent_explicit")
+    # An agent may pin what the observer measured (a recipe), never an agent's word.
+    known = add(project, "Deploy with `make release` from the project root.", type="workflow_recipe",
+                source="observer_inferred")
 
     async def body(s: Any) -> dict[str, Any]:
         out: dict[str, Any] = {"tools": {t.name: t for t in (await s.list_tools()).tools}}

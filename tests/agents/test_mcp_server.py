@@ -43,7 +43,9 @@ async def _client(project: Any, body: Any) -> Any:
 def test_mcp_tools_and_resource(project: Any) -> None:
     pinned = add(project, "Deploys go through make release only", type="requirement", pinned=True)
     victim = add(project, "The cache is warmed at boot", type="note", source="agent_explicit")
-    pinnable = add(project, "The queue drains every minute", type="note", source="agent_explicit")
+    pinnable = add(project, "Run the tests with `make test` from the project root.", type="workflow_recipe",
+                   source="observer_inferred")
+    agents_word = add(project, "The queue drains every minute", type="note", source="agent_explicit")
 
     async def body(s: Any) -> dict[str, Any]:
         tools = {t.name for t in (await s.list_tools()).tools}
@@ -55,6 +57,7 @@ def test_mcp_tools_and_resource(project: Any) -> None:
         out["recipe"] = _text(await s.call_tool("get_workflow_recipe", {"task": "deploy"}))
         out["impact"] = _text(await s.call_tool("analyze_impact", {"target": "core/payments.py"}))
         out["pin"] = _text(await s.call_tool("pin", {"memory_id": pinnable}))
+        out["pin_agents_word"] = await s.call_tool("pin", {"memory_id": agents_word})
         out["forget"] = _text(await s.call_tool("forget", {"memory_id": victim, "reason": "obsolete"}))
         # The attack of issue 14: forget the user's pinned rule, record a replacement, pin it.
         out["forget_user"] = await s.call_tool("forget", {"memory_id": pinned, "reason": "obsolete"})
@@ -76,7 +79,7 @@ def test_mcp_tools_and_resource(project: Any) -> None:
     assert project.memories.get(victim).deprecated and project.memories.get(pinnable).pinned
     # Refusals are MCP tool errors carrying the core's reason, never successful results.
     for key, reason in (("forget_user", "belongs to the user"), ("unpin_user", "belongs to the user"),
-                        ("pin_planted", "not confirmed yet")):
+                        ("pin_planted", "not confirmed yet"), ("pin_agents_word", "an agent's word")):
         assert out[key].is_error, key
         assert reason in _text(out[key]), (key, _text(out[key]))
     user_rule = project.memories.get(pinned)

@@ -123,7 +123,8 @@ def test_citations_count_once_and_unshown_citations_are_recorded(project: Any, m
     h.handle(call(project, "stop", last_assistant_message=reply))  # a second turn citing the same: counted once
     flush(project)
     uses = dict(project.db.reads.conn().execute("SELECT id, access_count FROM memories").fetchall())
-    assert uses[memories["pinned"]] == 1 and uses[memories["gotcha"]] == 1
+    # Shown at the start and cited: one use. Cited without being shown: recorded, never counted.
+    assert uses[memories["pinned"]] == 1 and uses[memories["gotcha"]] == 0
     rows = {(r.event, r.memory_id, r.cited) for r in ledger.session_rows(project.db, "s-1")}
     assert ("reply", memories["gotcha"], True) in rows and not any(m == 99999 for _, m, _ in rows)
 

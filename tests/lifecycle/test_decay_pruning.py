@@ -8,10 +8,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from desktop.memory.lifecycle.decay import decayed_confidence, half_life_for, past_soft_deprecation
+from desktop.memory.lifecycle.feedback import confirm_right
 from desktop.memory.lifecycle.pruning import PruneConfig, PruneOp, prune, prune_when_idle
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.writer import FnOp
 from desktop.memory.types import Memory
+from tests.support.shown import show
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 
@@ -75,7 +77,8 @@ def test_soft_deprecate_after_three_half_lives_then_hard_delete_after_grace(cdb,
 def test_use_resets_decay(cdb, svc, clock) -> None:  # type: ignore[no-untyped-def]
     ws = _add(svc, "Migrating the settings dialog", type="note", decay_half_life_days=7)
     clock.advance(days=20)
-    svc.record_access([ws]).result()
+    show(cdb, "s-1", [ws])
+    svc.record_access([ws], session_id="s-1").result()
     clock.advance(days=20)
     assert prune(cdb).decayed == 0
     clock.advance(days=2)
@@ -94,8 +97,9 @@ def test_ttl_by_type_spares_used_pinned_and_verified(cdb, svc, clock) -> None:  
                       decay_half_life_days=1000, **kw)
            for name, kw in {"plain": {}, "pinned": {"pinned": True}, "verified": {"user_verified": True},
                             "used": {}}.items()}
-    for _ in range(3):
-        svc.record_access([ids["used"]]).result()
+    for i in range(3):
+        show(cdb, f"s-{i}", [ids["used"]])
+        svc.record_access([ids["used"]], session_id=f"s-{i}").result()
     clock.advance(days=22)  # TTL of prefetch_pattern is 21 days
     report = prune(cdb)
     assert report.expired == 1
@@ -104,13 +108,17 @@ def test_ttl_by_type_spares_used_pinned_and_verified(cdb, svc, clock) -> None:  
     assert "TTL" in svc.history(ids["plain"])[-1]["reason"]
 
 
-def test_unused_candidate_leaves_quarantine(cdb, svc, clock) -> None:  # type: ignore[no-untyped-def]
+def test_unconfirmed_candidate_leaves_quarantine_whatever_agents_cite(cdb, svc, clock) -> None:  # type: ignore[no-untyped-def]
     cand = _add(svc, "Maybe the tests need docker", type="note", candidate=True)
-    used = _add(svc, "Maybe the build needs node 20", type="note", candidate=True)
-    svc.record_access([used]).result()
+    cited = _add(svc, "Maybe the build needs node 20", type="note", candidate=True)
+    kept = _add(svc, "Maybe the linter needs ruff 0.6", type="note", candidate=True)
+    for i in range(5):  # an agent citing its own candidate (never shown: candidates are never injected)
+        svc.record_access([cited], session_id=f"s-{i}").result()
+    confirm_right(cdb, kept).result()
     clock.advance(days=15)
     report = prune(cdb)
-    assert report.quarantine_expired == 1 and svc.get(cand).deprecated and not svc.get(used).deprecated
+    assert report.quarantine_expired == 2 and svc.get(cand).deprecated and svc.get(cited).deprecated
+    assert not svc.get(kept).deprecated
 
 
 def test_eviction_never_removes_pinned_verified_or_recent(cdb, svc, clock) -> None:  # type: ignore[no-untyped-def]

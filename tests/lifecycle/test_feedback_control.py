@@ -11,58 +11,93 @@ from desktop.memory.lifecycle.control import (
     gated_promoter,
     set_auto_memory,
 )
-from desktop.memory.lifecycle.feedback import RecordUse, cited_ids, flag_wrong, record_use
+from desktop.memory.lifecycle.feedback import (
+    RecordUse,
+    cited_ids,
+    confirm_right,
+    flag_wrong,
+    record_feedback,
+    record_use,
+)
 from desktop.memory.store.memory_ops import NewMemory
+from desktop.memory.trust import NotAllowedError
+from tests.support.shown import show
 
 
-def _use(cdb, ids, n=1, **kw):  # type: ignore[no-untyped-def]
-    for _ in range(n):
-        rep = cdb.writer.run(RecordUse(ids, **kw))
+def _use(cdb, ids, n=1, *, shown=True, **kw):  # type: ignore[no-untyped-def]
+    """``n`` sessions, each shown ``ids`` (when ``shown``) and reporting their use."""
+    for i in range(n):
+        session = f"s-{_use.count + i}"  # type: ignore[attr-defined]
+        if shown:
+            show(cdb, session, ids)
+        rep = cdb.writer.run(RecordUse(ids, session_id=session, **kw))
+    _use.count += n  # type: ignore[attr-defined]
     return rep
 
 
-def test_five_uncorrected_uses_add_confidence_capped(cdb, svc) -> None:  # type: ignore[no-untyped-def]
-    mid = svc.add("Run the linter with --fix", source="agent_explicit", confidence=0.7).result().id
-    high = svc.add("Docs live in docs/", source="agent_explicit", confidence=0.93).result().id
-    _use(cdb, [mid, high], 4)
+_use.count = 0  # type: ignore[attr-defined]
+
+
+def test_five_uncorrected_uses_add_confidence_up_to_the_evidence_ceiling(cdb, svc) -> None:  # type: ignore[no-untyped-def]
+    mid = svc.add("Run the linter with --fix", confidence=0.7).result().id      # the user's word
+    high = svc.add("Docs live in docs/", confidence=0.93).result().id
+    agent = svc.add("The cache is warmed at boot", source="agent_explicit", confidence=0.68).result().id
+    _use(cdb, [mid, high, agent], 4)
     assert svc.get(mid).confidence == pytest.approx(0.7)
-    rep = _use(cdb, [mid, high])
-    assert set(rep.reinforced) == {mid, high}
+    rep = _use(cdb, [mid, high, agent])
+    assert set(rep.reinforced) == {mid, high, agent}
     assert svc.get(mid).confidence == pytest.approx(0.75) and svc.get(high).confidence == pytest.approx(0.95)
+    assert svc.get(agent).confidence == pytest.approx(0.7)  # an agent's word stops at the agents' cap
     assert svc.get(mid).access_count == 5
     entry = svc.history(mid)[-1]
     assert entry["action"] == "reinforce" and entry["actor"] == "engram" and "5 times" in entry["reason"]
+    _use(cdb, [agent], 10)
+    assert svc.get(agent).confidence == pytest.approx(0.7)
 
 
-def test_review_flag_clears_after_ten_uses_and_edit_is_a_correction(cdb, svc) -> None:  # type: ignore[no-untyped-def]
-    mid = svc.add("Tests need docker", source="agent_explicit", needs_review=True).result().id
-    _use(cdb, [mid], 9)
-    svc.edit(mid, {"content": "Integration tests need docker"}, actor="user").result()
-    _use(cdb, [mid], 9)
-    assert svc.get(mid).needs_review  # the edit reset the count: only 9 uncorrected uses
-    rep = _use(cdb, [mid])
-    assert rep.review_cleared == [mid] and not svc.get(mid).needs_review
+def test_a_use_counts_only_when_the_session_was_shown_the_memory(cdb, svc) -> None:  # type: ignore[no-untyped-def]
+    mid = svc.add("Deploys go through make release", confidence=0.7).result().id
+    _use(cdb, [mid], 10, shown=False)  # cited or searched, never injected into those sessions
+    cdb.writer.run(RecordUse([mid]))   # no session at all
+    m = svc.get(mid)
+    assert m.confidence == pytest.approx(0.7) and m.access_count == 0
+    uses = [h for h in svc.history(mid) if h["action"] == "use"]
+    assert len(uses) == 11 and not any(u["detail"]["counted"] for u in uses)
+
+
+def test_uses_never_clear_the_review_flag(cdb, svc) -> None:  # type: ignore[no-untyped-def]
+    mid = svc.add("Tests need docker", source="agent_explicit").result().id
+    flag_wrong(cdb, mid, reason="not any more").result()
+    _use(cdb, [mid], 12)
+    _use(cdb, [mid], 12, shown=False)
+    assert svc.get(mid).needs_review
 
 
 def test_cited_memory_strengthened_flagged_weakened(cdb, svc) -> None:  # type: ignore[no-untyped-def]
-    good = svc.add("Use ruff for linting", source="agent_explicit", confidence=0.6).result().id
-    bad = svc.add("The API runs on port 9000", source="agent_explicit", confidence=0.6).result().id
+    good = svc.add("Use ruff for linting", confidence=0.6).result().id
+    bad = svc.add("The API runs on port 9000", confidence=0.6).result().id
     answer = f"I ran ruff as [Memory #{good}: Use ruff for linting] says."
     assert cited_ids(answer + f" [Memory #{good}: again]") == [good]
-    record_use(cdb, [good, bad], answer_text=answer).result()
+    show(cdb, "s-cite", [good, bad])
+    record_feedback(cdb, [good, bad], answer_text=answer, session_id="s-cite").result()
     assert svc.get(good).confidence == pytest.approx(0.65) and svc.get(bad).confidence == pytest.approx(0.6)
+    record_use(cdb, [good], answer_text=answer).result()  # outside a session: history only
+    assert svc.get(good).confidence == pytest.approx(0.65)
     flag_wrong(cdb, bad, reason="port is 8080").result()
     m = svc.get(bad)
     assert m.confidence == pytest.approx(0.5) and m.needs_review
     assert "Flagged as wrong" in svc.history(bad)[-1]["reason"] and "8080" in svc.history(bad)[-1]["reason"]
 
 
-def test_candidate_quarantine_ends_on_use_not_on_flag(cdb, svc) -> None:  # type: ignore[no-untyped-def]
+def test_only_a_person_ends_a_quarantine(cdb, svc) -> None:  # type: ignore[no-untyped-def]
     a = svc.add("Maybe use make", source="agent_explicit", candidate=True).result().id
     b = svc.add("Maybe use just", source="agent_explicit", candidate=True).result().id
-    rep = _use(cdb, [a], flagged=[b])
-    assert rep.confirmed == [a]
-    assert not svc.get(a).candidate and svc.get(b).candidate
+    _use(cdb, [a], 5, flagged=[b])
+    assert svc.get(a).candidate and svc.get(b).candidate
+    with pytest.raises(NotAllowedError):
+        confirm_right(cdb, a, actor="mcp").result()
+    rep = confirm_right(cdb, a, actor="cli").result()
+    assert rep.confirmed == [a] and not svc.get(a).candidate
     assert svc.history(a)[-1]["action"] == "confirm"
 
 

@@ -40,6 +40,7 @@ from desktop.agents.hooks.protocol import (
 from desktop.agents.hooks.start import start_context
 from desktop.agents.injection.formatting import Section, citations, fit, render
 from desktop.agents.memory_access import StoreMemoryAccess
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.text.tokens import query_terms
 from desktop.memory.trust import injectable
 from desktop.memory.trust_levels import DEFAULT_LEVEL, injection_threshold
@@ -169,7 +170,7 @@ class Handlers:
         mems = fit(found[:5], int(self.token_budget * PROMPT_SHARE))
         if not mems:
             return ""
-        self._shown(call, "prompt", [m.id for m in mems], text[:200])
+        self._shown(call, "prompt", [m.id for m in mems], redact_then_cut(text, 200))
         return render([Section("Memory relevant to this request", mems)], FORMATS[call.agent],
                       heading="Engram memory")
 
@@ -220,7 +221,8 @@ class Handlers:
         return ""
 
     def _record_citations(self, call: HookCall) -> None:
-        from desktop.memory.lifecycle.feedback import RecordUse
+        from desktop.memory.lifecycle.feedback import record_feedback
+        from desktop.memory.lifecycle.shown import CITED_ONLY
 
         cited = citations(call.last_message)
         if not cited:
@@ -231,13 +233,13 @@ class Handlers:
         marked = set(ledger.mark_cited(db, call.session_id, real).result(10))
         known = set(ledger.shown_ids(db, call.session_id))
         unshown = [i for i in real if i not in known]
-        if unshown:  # cited from CLAUDE.md or MCP: recorded so the app shows it and it counts once
-            ledger.record_shown(db, call.session_id, call.agent, "reply", unshown, "cited").result(10)
+        if unshown:  # cited from CLAUDE.md, MCP or its own record: shown in the app, never counted as a use
+            ledger.record_shown(db, call.session_id, call.agent, CITED_ONLY, unshown, "cited").result(10)
             ledger.mark_cited(db, call.session_id, unshown).result(10)
         fresh = sorted(marked | set(unshown))
-        if fresh:
-            # TODO(issue 15): route through the lifecycle helper that wires RecordUse once it lands.
-            db.writer.submit(RecordUse(fresh, helped=fresh, reason=f"cited in a {call.agent} session"))
+        if fresh:  # the core counts only what the ledger says this session was shown
+            record_feedback(db, cited=fresh, session_id=call.session_id, source=call.agent,
+                            reason=f"cited in a {call.agent} session")
 
     def _finalise(self, call: HookCall) -> None:
         from desktop.agents.hooks.live import finalise

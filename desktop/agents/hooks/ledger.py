@@ -13,7 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.writer import FnOp, Tx
+
+
+ENGRAM_AGENT = "engram"
+"""The ledger's agent name for Engram's own agent (its sessions have their own view in the app)."""
 
 
 @dataclass(frozen=True)
@@ -47,11 +52,12 @@ def record_shown(db: Any, session_id: str, agent: str, event: str, memory_ids: I
                  detail: str = "") -> Any:
     """Queue the rows for memories just shown; returns the writer future."""
     ids = list(dict.fromkeys(int(i) for i in memory_ids))
+    kept = redact_then_cut(detail, 300)  # redact first: a cut can split a secret the scanner then misses
 
     def write(tx: Tx) -> int:
         tx.conn.executemany(
             "INSERT INTO external_injections(session_id, agent, event, memory_id, at, detail) VALUES (?,?,?,?,?,?)",
-            [(session_id, agent, event, i, tx.now, detail[:300]) for i in ids])
+            [(session_id, agent, event, i, tx.now, kept) for i in ids])
         tx.changed("external_injections", "added", ids)
         return len(ids)
     return db.writer.submit(FnOp("record_external_injection", write))
@@ -107,7 +113,8 @@ def recent_sessions(db: Any, limit: int = 50) -> list[ExternalSession]:
     rows = db.reads.conn().execute(
         "SELECT session_id, min(agent), min(at), max(at), count(DISTINCT memory_id), "
         "count(DISTINCT CASE WHEN cited THEN memory_id END), count(DISTINCT CASE WHEN flagged THEN memory_id END) "
-        "FROM external_injections GROUP BY session_id ORDER BY max(at) DESC LIMIT ?", (limit,)).fetchall()
+        "FROM external_injections WHERE agent <> ? GROUP BY session_id ORDER BY max(at) DESC LIMIT ?",
+        (ENGRAM_AGENT, limit)).fetchall()
     return [ExternalSession(str(r[0]), str(r[1]), str(r[2]), str(r[3]), int(r[4]), int(r[5]), int(r[6]))
             for r in rows]
 

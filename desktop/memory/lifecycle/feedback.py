@@ -1,23 +1,33 @@
-"""Reinforcement from use: access counts, cited/flagged feedback, candidate quarantine.
+"""Reinforcement from use: access counts, cited/flagged feedback, confirmation by a person.
 
 :func:`record_feedback` is the one entry point every door calls (Engram's agent at
-session end, the MCP server when it shows memories, the retrieval service when it
-injects, hooks after a Claude Code turn). An outcome per memory -- shown, cited,
-flagged, confirmed or ignored (shown, and the answer is known, but not cited) -- is
-written to the memory's history as a ``use`` entry, then the rules below move it:
+session end, the MCP server when it shows memories, hooks after a Claude Code turn,
+the CLI). An outcome per memory -- shown, cited, flagged, confirmed or ignored (shown,
+and the answer is known, but not cited) -- is written to the memory's history as a
+``use`` entry, then the rules below move it.
 
-* Every use (injection, a memory shown to an agent) bumps ``access_count``,
-  ``uses_since_correction`` and ``last_accessed_at`` (which resets decay).
-* Each 5th use without a correction adds 0.05 confidence, capped at 0.95 (a
-  memory already above the cap is never lowered). After 10 uncorrected uses the
-  review flag clears. A content edit is a correction (a trigger resets the count).
-* A use confirms an auto-promoted candidate: the quarantine ends.
-* Feedback: a cited memory that helped is strengthened (+0.05, cap 0.95); a
-  flagged one is weakened (-0.1, floor 0.05), its uncorrected-use count resets and
-  it is marked for review. A confirmed one (a person or agent said it is right)
-  is strengthened like a citation, leaves quarantine and needs no review.
-* Ignored changes nothing beyond the use itself: the reference design rewards use
-  and lets time (decay from ``last_accessed_at``) do the rest.
+A use *counts* only for a memory Engram showed to that session (the injection ledger,
+:mod:`shown`, says so). A memory an agent found by its own search, recorded itself or
+merely names in its reply gets its history entry and nothing else: an agent cannot
+promote what it wrote by citing it, by searching for it over and over, or by naming
+a session it was never part of. For a counted use:
+
+* ``access_count``, ``uses_since_correction`` and ``last_accessed_at`` (which resets
+  decay) move.
+* Each 5th use without a correction adds 0.05 confidence, and a citation adds 0.05,
+  up to the memory's evidence ceiling (:func:`desktop.memory.trust.evidence_ceiling`:
+  0.95 for the user's word and what evidence promoted, the agent cap 0.7 for an
+  agent's or a file's word); a memory already above it is never lowered. A content
+  edit is a correction (a trigger resets the count).
+
+Use never ends a quarantine and never clears a review flag: candidates and memories
+waiting for review are never injected, and only a person (or independent evidence at
+promotion) lifts them. Feedback from a person or a correction:
+
+* flagged: weakened (-0.1, floor 0.05), its uncorrected-use count resets and it is
+  marked for review;
+* confirmed (only a person can confirm): strengthened like a citation (up to 0.95),
+  out of quarantine and review.
 
 Every automatic change writes an audit row (actor ``engram``) with its reason,
 set-based, in the same op as the change.
@@ -33,14 +43,14 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from desktop.memory.lifecycle.shown import shown_in_session
 from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.writer import Tx, WriteOp
+from desktop.memory.trust import CAP, CEILING_SQL, NotAllowedError, is_agent
 
 ACTOR = "engram"
 REINFORCE_EVERY = 5
-REVIEW_CLEARS_AFTER = 10
 STEP = 0.05
-CAP = 0.95
 FLAG_PENALTY = 0.10
 FLOOR = 0.05
 _CITATION = re.compile(r"\[Memory #(\d+)\b")
@@ -74,8 +84,8 @@ class FeedbackReport:
     """What one feedback op changed."""
 
     used: int = 0
+    counted: list[int] = field(default_factory=list)
     reinforced: list[int] = field(default_factory=list)
-    review_cleared: list[int] = field(default_factory=list)
     confirmed: list[int] = field(default_factory=list)
     helped: list[int] = field(default_factory=list)
     flagged: list[int] = field(default_factory=list)
@@ -103,7 +113,13 @@ class RecordUse(WriteOp[FeedbackReport]):
                  flagged: Iterable[int] = (), confirmed: Iterable[int] = (), judged: bool = False,
                  session_id: str | None = None, source: str | None = None,
                  actor: str = ACTOR, reason: str | None = None) -> None:
-        """``judged``: the answer is known, so a used memory neither cited nor flagged was ignored."""
+        """``judged``: the answer is known, so a used memory neither cited nor flagged was ignored.
+
+        ``session_id`` is the session the memories were shown to: only the ids the injection
+        ledger holds for it count as uses (see the module docstring).
+        """
+        if is_agent(actor) and set(confirmed):
+            raise NotAllowedError("Only the user can confirm a memory.")
         self.flagged = sorted(set(flagged))
         self.confirmed = sorted(set(confirmed) - set(self.flagged))
         self.helped = sorted((set(helped) | set(self.confirmed)) - set(self.flagged))
@@ -126,46 +142,44 @@ class RecordUse(WriteOp[FeedbackReport]):
         return Outcome.IGNORED if self.judged else Outcome.SHOWN
 
     def apply(self, tx: Tx) -> FeedbackReport:
-        """Count uses, then apply the reinforcement, confirmation and feedback rules."""
+        """Write every use to history; move only the uses the session was shown, then apply feedback."""
         rep = FeedbackReport()
         if not self.used:
             return rep
         rep.used = _temp(tx, "_used", self.used)
-        live = f"id IN (SELECT id FROM temp._used) AND {LIVE_SQL}"
-        self._history(tx, rep)
+        shown = shown_in_session(tx, self.session_id, self.used)
+        self._history(tx, rep, shown)
+        # Flagged memories are corrections, not uncorrected uses: handled below.
+        rep.counted = sorted(shown - set(self.flagged))
+        _temp(tx, "_counted", rep.counted)
+        live = f"id IN (SELECT id FROM temp._counted) AND {LIVE_SQL}"
         tx.execute(f"UPDATE memories SET access_count = access_count + 1, "
                    f"uses_since_correction = uses_since_correction + 1, last_accessed_at = ? WHERE {live}",
                    (tx.now,))
-        # Flagged memories are corrections, not uncorrected uses: handled below.
-        _temp(tx, "_flagged", self.flagged)
-        not_flagged = "AND id NOT IN (SELECT id FROM temp._flagged)"
-        rep.reinforced = _ids(tx, f"SELECT id FROM memories WHERE {live} {not_flagged} "
-                                  f"AND uses_since_correction % {REINFORCE_EVERY} = 0 AND confidence < {CAP}")
+        rep.reinforced = _ids(tx, f"SELECT id FROM memories WHERE {live} "
+                                  f"AND uses_since_correction % {REINFORCE_EVERY} = 0 AND confidence < {CEILING_SQL}")
         if rep.reinforced:
             self._audit_set(tx, "reinforce", rep.reinforced,
                             f"printf('Used %d times without correction: confidence %.2f -> %.2f.', "
-                            f"uses_since_correction, confidence, min({CAP}, confidence + {STEP}))")
-            self._update(tx, rep.reinforced, f"confidence = min({CAP}, confidence + {STEP})")
-        rep.review_cleared = _ids(tx, f"SELECT id FROM memories WHERE {live} {not_flagged} AND needs_review = 1 "
-                                      f"AND uses_since_correction >= {REVIEW_CLEARS_AFTER}")
-        if rep.review_cleared:
-            self._audit_set(tx, "review_cleared", rep.review_cleared,
-                            "printf('Used %d times without correction: review flag cleared.', "
-                            "uses_since_correction)")
-            self._update(tx, rep.review_cleared, "needs_review = 0")
-        rep.confirmed = _ids(tx, f"SELECT id FROM memories WHERE {live} {not_flagged} AND candidate = 1")
-        if rep.confirmed:
-            self._audit_set(tx, "confirm", rep.confirmed,
-                            "'Candidate used by an agent without correction: quarantine ended.'")
-            self._update(tx, rep.confirmed, "candidate = 0")
-        if self.confirmed:
-            self._update(tx, self.confirmed, "candidate = 0, needs_review = 0")
-        if self.helped:
-            rep.helped = self.helped
-            self._audit_set(tx, "feedback", self.helped,
-                            f"printf('Cited and helped: confidence %.2f -> %.2f.', confidence, "
-                            f"max(confidence, min({CAP}, confidence + {STEP})))")
-            self._update(tx, self.helped, f"confidence = max(confidence, min({CAP}, confidence + {STEP}))")
+                            f"uses_since_correction, confidence, min({CEILING_SQL}, confidence + {STEP}))")
+            self._update(tx, rep.reinforced, f"confidence = min({CEILING_SQL}, confidence + {STEP})")
+        counted = set(rep.counted)
+        helped = [i for i in self.helped if i in counted]
+        if helped:
+            rep.helped = helped
+            raised = f"max(confidence, min({CEILING_SQL}, confidence + {STEP}))"
+            self._audit_set(tx, "feedback", helped,
+                            f"printf('Cited and helped: confidence %.2f -> %.2f.', confidence, {raised})")
+            self._update(tx, helped, f"confidence = {raised}")
+        if self.confirmed:  # a person's word: out of quarantine and review, strengthened up to the cap
+            rep.confirmed = _ids(tx, f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(self.confirmed))})"
+                                     f" AND {LIVE_SQL}", self.confirmed)
+            if rep.confirmed:
+                raised = f"max(confidence, min({CAP}, confidence + {STEP}))"
+                self._audit_set(tx, "confirm", rep.confirmed,
+                                f"printf('Confirmed by a person: confidence %.2f -> %.2f, quarantine and review "
+                                f"ended.', confidence, {raised})")
+                self._update(tx, rep.confirmed, f"confidence = {raised}, candidate = 0, needs_review = 0")
         if self.flagged:
             rep.flagged = self.flagged
             self._audit_set(tx, "feedback", self.flagged,
@@ -173,15 +187,15 @@ class RecordUse(WriteOp[FeedbackReport]):
                             f"max({FLOOR}, confidence - {FLAG_PENALTY}))")
             self._update(tx, self.flagged, f"confidence = max({FLOOR}, confidence - {FLAG_PENALTY}), "
                                            "needs_review = 1, uses_since_correction = 0")
-        tx.changed("memory", "accessed", self.used)
-        changed = set(rep.reinforced) | set(rep.review_cleared) | set(rep.confirmed) | set(self.helped) \
-            | set(self.flagged)
+        if rep.counted:
+            tx.changed("memory", "accessed", rep.counted)
+        changed = set(rep.reinforced) | set(rep.helped) | set(rep.confirmed) | set(self.flagged)
         if changed:
             tx.changed("memory", "updated", changed)
         return rep
 
-    def _history(self, tx: Tx, rep: FeedbackReport) -> None:
-        """One ``use`` entry per live memory: the outcome, where and in which session."""
+    def _history(self, tx: Tx, rep: FeedbackReport, shown: set[int]) -> None:
+        """One ``use`` entry per live memory: the outcome, where, in which session, and whether it counted."""
         live = {int(r[0]) for r in tx.execute(
             f"SELECT id FROM memories WHERE id IN (SELECT id FROM temp._used) AND {LIVE_SQL}")}
         where = f" via {self.source}" if self.source else ""
@@ -190,7 +204,8 @@ class RecordUse(WriteOp[FeedbackReport]):
         for mid in sorted(live):
             outcome = self.outcome(mid)
             rep.outcomes[mid] = outcome.value
-            detail = {"outcome": outcome.value, "session": self.session_id, "source": self.source}
+            detail = {"outcome": outcome.value, "session": self.session_id, "source": self.source,
+                      "counted": mid in shown}
             rows.append((tx.now, self.actor, "use", mid, f"{_WORDS[outcome].capitalize()}{where}{session}.",
                          json.dumps(detail, ensure_ascii=False)))
         if rows:  # one batch: this runs on every injection
@@ -218,8 +233,10 @@ def record_feedback(db: Any, shown: Iterable[int] = (), *, answer_text: str | No
     ``shown``: ids given to the agent (injected, returned by a search). ``answer_text``:
     the agent's answer, whose ``[Memory #id: ...]`` citations count as cited. When the
     answer is known (``judged``, default: an answer or citations were given) a shown
-    memory that was not cited is recorded as ignored. Hooks call this after a turn with
-    the transcript's text; Engram's agent at session end; the MCP server on a search.
+    memory that was not cited is recorded as ignored. Only the ids the injection ledger
+    holds for ``session_id`` count as uses; every id gets its history entry. Hooks call
+    this after a turn with the reply's citations; Engram's agent at session end; the MCP
+    server on a search (no session: history only).
     """
     helped = set(cited) | set(cited_ids(answer_text) if answer_text else [])
     known = judged if judged is not None else (answer_text is not None or bool(helped))
@@ -229,17 +246,17 @@ def record_feedback(db: Any, shown: Iterable[int] = (), *, answer_text: str | No
 
 def record_use(db: Any, used: Iterable[int], *, answer_text: str | None = None,
                flagged: Iterable[int] = ()) -> Future[FeedbackReport]:
-    """Record that `used` memories were injected; those cited in `answer_text` helped."""
+    """Record that `used` memories were given to an agent outside any session (history only)."""
     return record_feedback(db, used, answer_text=answer_text, flagged=flagged)
 
 
 def flag_wrong(db: Any, memory_id: int, *, reason: str | None = None, actor: str = "user"
                ) -> Future[FeedbackReport]:
-    """A person (or agent) said a memory was wrong: weaken it and mark it for review."""
+    """Someone said a memory was wrong: weaken it and mark it for review."""
     return record_feedback(db, flagged=[memory_id], actor=actor, reason=reason)
 
 
 def confirm_right(db: Any, memory_id: int, *, reason: str | None = None, actor: str = "user"
                   ) -> Future[FeedbackReport]:
-    """A person (or agent) said a memory is right: strengthen it, end quarantine and review."""
+    """A person said a memory is right: strengthen it, end quarantine and review (agents may not)."""
     return record_feedback(db, confirmed=[memory_id], actor=actor, reason=reason)

@@ -56,6 +56,7 @@ from desktop.memory.observer.templates import Rendered, looks_like_instruction, 
 from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.memory_ops import AddMemories, AddResult, NewMemory
 from desktop.memory.store.writer import Tx, WriteOp
+from desktop.memory.trust import AGENT_MAX_CONFIDENCE, AGENT_WORD_SIGNALS
 from desktop.memory.trust_levels import PromotionPreset, promotion_preset
 from desktop.memory.types import MemoryScope, MemorySource
 
@@ -193,6 +194,8 @@ def build_candidates(digest: SessionDigest, prior: dict[str, int], *, failed: bo
         if sig.data.get("quorum"):
             base = min(0.95, base + 0.1)
         cand.confidence = base * (TAINT_FACTOR if tainted else 1.0)
+        if sig.kind in AGENT_WORD_SIGNALS:  # the agent's own words: never above the agents' cap
+            cand.confidence = min(cand.confidence, AGENT_MAX_CONFIDENCE)
         cand.needs_review = tainted
         if tainted:
             cand.priority *= TAINT_FACTOR
@@ -234,9 +237,11 @@ def promotion_reason(c: Candidate) -> str | None:
     """Why a learned memory may be injected at once, or None: it stays a candidate.
 
     Strong evidence (a user instruction, a fix a passing run proved) or the same lesson in
-    another session; tainted text (after a web lookup, instruction-like tool output) never.
+    another session; tainted text (after a web lookup, instruction-like tool output) never,
+    and never the agent's own words (what it recorded, the causes it stated): the same agent
+    saying it again, in any number of sessions, is not evidence.
     """
-    if c.needs_review:
+    if c.needs_review or c.signal.kind in AGENT_WORD_SIGNALS:
         return None
     # An error the session caused in a file it had already edited, then fixed: proven, but
     # about its own half-done change. It waits for another session like any other lesson.
@@ -294,6 +299,8 @@ class PromoteSession(WriteOp[PromotionResult]):
         self.evidence = [(it.metadata.pop("events", []), str(it.metadata.get("signal", ""))) for it in items]
         # A recipe's purpose: the newest working recipe for it retires the older (``supersede``).
         self.purposes = [str(it.metadata.get("purpose", "")) for it in items]
+        # Only what evidence promoted may end the quarantine of the memory it reinforces.
+        self.promoted = [bool(it.metadata.get("promoted_on")) for it in items]
         self.add = AddMemories(items, actor="observer", reason="learned from a session") if items else None
         self.keys = keys
         self.signal_keys = signal_keys
@@ -309,11 +316,11 @@ class PromoteSession(WriteOp[PromotionResult]):
         for r in results:
             (res.added if r.created else res.reinforced).append(r.id)
         sid = self.digest.session_id
-        for r, (events, signal) in zip(results, self.evidence, strict=False):
+        for r, (events, signal), promoted in zip(results, self.evidence, self.promoted, strict=False):
             for key in events:
                 tx.execute("INSERT OR IGNORE INTO memory_evidence(memory_id, event_key, session_id, signal, added_at)"
                            " VALUES (?,?,?,?,?)", (r.id, key, sid, signal, tx.now))
-            if not r.created:
+            if not r.created and promoted:
                 # The same lesson learned in another session: a candidate becomes a memory.
                 tx.execute("UPDATE memories SET candidate = 0 WHERE id = ? AND candidate = 1 AND source = ?"
                            " AND coalesce(session_id, '') <> ? AND needs_review = 0",

@@ -27,6 +27,7 @@ from desktop.memory.observer.harness import outside_project
 from desktop.memory.observer.rule_scorer import RULE, RULE_THRESHOLD, kept
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import PROJECT_FACT, STATED_CAUSE, USER_RULE, Signal
+from desktop.memory.observer.taint import tainted_record
 from desktop.memory.observer.utterances import user_utterance
 
 # -- user instructions and facts ----------------------------------------------------------------
@@ -119,6 +120,9 @@ def on_agent_text(sp: Scratchpad, ev: Reasoning) -> None:
         label = m.group("label").lower()
         kind = "decision" if label.startswith(("decision", "we decided")) else "cause"
         key = re.sub(r"[^a-z0-9 ]+", "", body.lower())[:120]
-        sp.add_signal(Signal(STATED_CAUSE, f"{STATED_CAUSE}:{key}", ev.step, files[:4],
-                             {"text": body, "kind": kind, "events": [ev.event_key]}, [body]))
+        sig = Signal(STATED_CAUSE, f"{STATED_CAUSE}:{key}", ev.step, files[:4],
+                     {"text": body, "kind": kind, "events": [ev.event_key]}, [body])
+        # Words the agent copied from a file or a command's output carry its taint (taint.py).
+        sig.tainted = tainted_record(body, sp.output_shingles, sp.saw_instruction)
+        sp.add_signal(sig)
         return

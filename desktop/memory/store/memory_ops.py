@@ -23,10 +23,12 @@ from desktop.memory.store.sources import drop_sources
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.triggers.index import index_memory
 from desktop.memory.trust import (
+    AGENT_MAX_CONFIDENCE,
     CONFIRMED_CONFIDENCE,
     IMPORT_ACTORS,
     agent_record,
     check_action,
+    evidence_ceiling,
     imported_record,
     is_agent,
     is_user,
@@ -236,7 +238,12 @@ class AddMemories(WriteOp[list[AddResult]]):
             out.extend(v for v in new if v not in out)
             return out
 
-        new_conf = min(CONFIDENCE_CAP, max(float(conf), float(item.confidence)) + REINFORCE_STEP)
+        # The new evidence decides how far it may lift the memory: an agent repeating itself (or
+        # the observer relaying an agent's words) never past the agent cap; nothing is ever lowered.
+        ceiling = AGENT_MAX_CONFIDENCE if is_agent(self.actor) else min(CONFIDENCE_CAP, evidence_ceiling(
+            {"source": item.source, "user_verified": item.user_verified, "pinned": item.pinned,
+             "metadata": item.metadata}))
+        new_conf = max(float(conf), min(ceiling, max(float(conf), float(item.confidence)) + REINFORCE_STEP))
         tx.audit("reinforce", mid, actor=self.actor, reason=self.reason or "duplicate added",
                  detail={"confidence": [conf, new_conf], "source": item.source})
         tx.execute(
