@@ -16,7 +16,6 @@ from typing import Any
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.writer import FnOp, Tx
 
-
 ENGRAM_AGENT = "engram"
 """The ledger's agent name for Engram's own agent (its sessions have their own view in the app)."""
 
