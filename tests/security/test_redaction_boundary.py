@@ -181,7 +181,7 @@ def test_erasing_a_leaked_string_removes_it_everywhere_it_is_quoted(db: Database
 
     leak = "hunter2-not-a-known-format"  # the scanner cannot know this one: the user names it
     svc = MemoryService(db)
-    a = svc.add(NewMemory(content=f"The staging login is admin / {leak}", source="agent_explicit"),
+    a = svc.add(NewMemory(content=f"The staging box takes admin and then {leak}", source="agent_explicit"),
                 actor="observer").result(10).id
     b = svc.add(NewMemory(content="Unrelated: use pnpm", source="agent_explicit"), actor="observer").result(10).id
     svc.edit(b, {"content": f"Unrelated: use pnpm ({leak})"}, actor="user").result(10)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.agents.hooks.protocol import OBSERVER_AGENT, HookCall
+from desktop.memory.observer.events import cap_text
 
 log = logging.getLogger("engram.hooks")
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.M)
@@ -84,8 +85,8 @@ def _output_text(response: Any) -> tuple[str, bool]:
         inner = response.get("file")
         if isinstance(inner, dict) and isinstance(inner.get("content"), str):
             return str(inner["content"]), error
-        return json.dumps(response, ensure_ascii=False, default=str)[:20_000], error
-    return json.dumps(response, ensure_ascii=False, default=str)[:20_000] if response is not None else "", False
+        return cap_text(json.dumps(response, ensure_ascii=False, default=str)), error
+    return cap_text(json.dumps(response, ensure_ascii=False, default=str)) if response is not None else "", False
 
 
 _session_locks: dict[str, threading.Lock] = {}
@@ -141,7 +142,7 @@ def _observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> 
         args.setdefault("file_path", files[0])
     output, error = output_of(call)
     obs.observe(ToolCall(call.session_id, step, call_id, tool, call.tool_name, args, tuple(files), now))
-    obs.observe(ToolResult(call.session_id, step, call_id, tool, output[:20_000], error, None, now))
+    obs.observe(ToolResult(call.session_id, step, call_id, tool, cap_text(output), error, None, now))
     obs.observe(StepComplete(call.session_id, step, now))
     if _warm is None:
         # Waited for: the session's next tool event (another process) restores this checkpoint.

@@ -31,18 +31,18 @@ DETACHED_ENV = "ENGRAM_HOOK_DETACHED"  # set in the process a session-end hook h
 
 
 def setup_logging(data_dir: Path) -> None:
-    """Hooks log to ``<data>/logs/hooks.log`` only: stdout belongs to the agent, stderr to its UI."""
+    """Hooks log to ``<data>/logs/hooks.log`` only: stdout belongs to the agent, stderr to its UI.
+
+    The log is the core's private log (privacy/logfiles.py): redacted, 0600, scrubbed by deletes,
+    and a write that fails (a full disk) is dropped instead of printed.
+    """
+    from desktop.memory.privacy.logfiles import private_log_handler
+
     root = logging.getLogger()
     for h in list(root.handlers):
         root.removeHandler(h)
-    try:
-        folder = data_dir / "logs"
-        folder.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(folder / "hooks.log", encoding="utf-8")
-    except OSError:
-        handler = logging.NullHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
-    root.addHandler(handler)
+    logging.raiseExceptions = False  # nothing of logging's own trouble may reach stderr
+    root.addHandler(private_log_handler(data_dir, "hooks.log"))
     root.setLevel(logging.INFO)
 
 

@@ -19,6 +19,7 @@ from desktop.agents.messages import (
     ToolSpec,
 )
 from desktop.agents.providers.sse import get_json, is_json_body, iter_sse, not_a_stream, parse_json, streaming
+from desktop.memory.privacy.boundary import redact_then_cut
 
 log = logging.getLogger("engram.agents")
 
@@ -96,7 +97,8 @@ class AnthropicProvider(ClosingProvider):
                     obj = parse_json(data, who)
                     kind = obj.get("type") or event
                     if kind == "error":
-                        raise ProviderBadResponse(f"{who} reported an error.", detail=str(obj.get("error"))[:300])
+                        raise ProviderBadResponse(f"{who} reported an error.",
+                                                  detail=redact_then_cut(str(obj.get("error")), 300))
                     if kind == "message_start":
                         usage = (obj.get("message") or {}).get("usage") or {}
                         turn.input_tokens = int(usage.get("input_tokens") or 0)
@@ -135,7 +137,7 @@ class AnthropicProvider(ClosingProvider):
                     args = json.loads(blk["_json"]) if blk["_json"] else dict(blk.get("input") or {})
                 except ValueError as exc:
                     raise ProviderBadResponse("Claude sent tool input that is not JSON.",
-                                              detail=blk["_json"][:200]) from exc
+                                              detail=redact_then_cut(blk["_json"], 200)) from exc
                 turn.tool_calls.append(ToolCallRequest(str(blk.get("id") or f"toolu_{idx}"),
                                                        str(blk.get("name") or ""), args))
         return turn
@@ -145,9 +147,10 @@ class AnthropicProvider(ClosingProvider):
                         on_text: TextSink | None) -> bool:
         """Fold a complete (non-streamed) message object into the turn; True when it is one."""
         if obj.get("type") == "error" or "error" in obj:
-            raise ProviderBadResponse(f"{who} reported an error.", detail=str(obj.get("error"))[:300])
+            raise ProviderBadResponse(f"{who} reported an error.", detail=redact_then_cut(str(obj.get("error")), 300))
         if obj.get("type") != "message" or not isinstance(obj.get("content"), list):
-            raise ProviderBadResponse(f"{who} answered JSON that is not a message.", detail=str(obj)[:300])
+            raise ProviderBadResponse(f"{who} answered JSON that is not a message.",
+                                      detail=redact_then_cut(str(obj), 300))
         for idx, blk in enumerate(b for b in obj["content"] if isinstance(b, dict)):
             blocks[idx] = {**blk, "_json": ""}
             if blk.get("type") == "text" and on_text and blk.get("text"):

@@ -29,6 +29,7 @@ from desktop.agents.messages import (
     format_for_model,
 )
 from desktop.agents.providers.sse import get_json, is_json_body, iter_sse, not_a_stream, parse_json, streaming
+from desktop.memory.privacy.boundary import redact_then_cut
 
 log = logging.getLogger("engram.agents")
 
@@ -110,7 +111,7 @@ class OpenAICompatProvider(ClosingProvider):
                 args = json.loads(slot["args"] or "{}")
             except ValueError as exc:
                 raise ProviderBadResponse("The model sent tool arguments that are not JSON.",
-                                          detail=slot["args"][:200]) from exc
+                                          detail=redact_then_cut(slot["args"], 200)) from exc
             turn.tool_calls.append(ToolCallRequest(slot["id"] or f"call_{idx}", slot["name"], args))
         turn.text = "".join(text)
         return turn
@@ -120,7 +121,7 @@ class OpenAICompatProvider(ClosingProvider):
                 calls: dict[int, dict[str, Any]], on_text: TextSink | None, *, streamed: bool) -> None:
         """Fold one chunk (or a whole non-streamed completion) into the turn being built."""
         if "error" in obj:
-            raise ProviderBadResponse(f"{who} reported an error.", detail=str(obj["error"])[:300])
+            raise ProviderBadResponse(f"{who} reported an error.", detail=redact_then_cut(str(obj["error"]), 300))
         usage = obj.get("usage") or {}
         turn.input_tokens = int(usage.get("prompt_tokens") or turn.input_tokens)
         turn.output_tokens = int(usage.get("completion_tokens") or turn.output_tokens)

@@ -17,6 +17,7 @@ from desktop.agents.errors import (
     ProviderStreamBroken,
     ProviderUnavailable,
 )
+from desktop.memory.privacy.boundary import redact_then_cut
 
 #: The field names of the SSE format; any other line is not an event stream.
 _SSE_FIELDS = frozenset({"event", "data", "id", "retry"})
@@ -51,7 +52,7 @@ def iter_sse(response: httpx.Response, junk: list[str] | None = None) -> Iterato
             continue  # a comment / keep-alive
         field, _, value = line.partition(":")
         if junk is not None and field not in _SSE_FIELDS and len(junk) < 20:
-            junk.append(line[:200])
+            junk.append(redact_then_cut(line, 200))
         value = value[1:] if value.startswith(" ") else value
         if field == "event":
             event = value
@@ -66,9 +67,11 @@ def parse_json(data: str, who: str) -> dict[str, Any]:
     try:
         value = json.loads(data)
     except ValueError as exc:
-        raise ProviderBadResponse(f"{who} streamed something that is not JSON.", detail=data[:200]) from exc
+        raise ProviderBadResponse(f"{who} streamed something that is not JSON.",
+                                  detail=redact_then_cut(data, 200)) from exc
     if not isinstance(value, dict):
-        raise ProviderBadResponse(f"{who} streamed a JSON value that is not an object.", detail=data[:200])
+        raise ProviderBadResponse(f"{who} streamed a JSON value that is not an object.",
+                                  detail=redact_then_cut(data, 200))
     return value
 
 
@@ -77,7 +80,7 @@ def raise_for_status(response: httpx.Response, who: str, model: str) -> None:
     if response.status_code < 400:
         return
     try:
-        body = response.read().decode("utf-8", "replace")[:500]
+        body = redact_then_cut(response.read().decode("utf-8", "replace"), 500)
     except httpx.HTTPError:
         body = ""
     if response.status_code in (401, 403):
@@ -101,7 +104,7 @@ def is_json_body(response: httpx.Response) -> bool:
 def not_a_stream(who: str, junk: list[str]) -> ProviderBadResponse:
     """The error of a 200 answer whose body is not an event stream."""
     return ProviderBadResponse(f"{who} answered something that is not an event stream.",
-                               detail="\n".join(junk)[:300])
+                               detail=redact_then_cut("\n".join(junk), 300))
 
 
 def get_json(client: httpx.Client, url: str, headers: dict[str, str], who: str) -> dict[str, Any]:

@@ -71,7 +71,7 @@ def run_memory_tool(registry: Any, name: str, args: dict[str, Any], step: int) -
             mtype = MemoryType.NOTE.value
         files = [str(f) for f in args.get("files") or [] if isinstance(f, str)][:10]
         if registry.notes is not None:
-            registry.notes.add(Note(content[:4000], mtype, files, step))
+            registry.notes.add(Note(redact_then_cut(content, 4000), mtype, files, step))
         return ToolOutcome("Recorded in this session's scratchpad; it will be reviewed when the session ends.")
     if name == "get_workflow_recipe":
         recipes = memory.workflow_recipes(str(args.get("task") or ""), 3)

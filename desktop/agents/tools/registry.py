@@ -14,6 +14,7 @@ from desktop.agents.messages import ToolSpec
 from desktop.agents.tools.confine import ProjectRoot
 from desktop.agents.tools.files import ToolOutcome, edit_file, glob_files, grep_files, read_file, write_file
 from desktop.agents.tools.shell import run_bash
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.types import MemoryType
 
 log = logging.getLogger("engram.agents")
@@ -98,10 +99,10 @@ class ApprovalPolicy:
 def summarize(tool: str, args: dict[str, Any]) -> str:
     """One line describing a call, for approval prompts and event logs."""
     if tool == "Bash":
-        return f"run: {str(args.get('command', ''))[:300]}"
+        return f"run: {redact_then_cut(str(args.get('command', '')), 300)}"
     if tool in ("Write", "Edit", "Read"):
         return f"{tool.lower()} {args.get('file_path') or args.get('path') or ''}"
-    return f"{tool} {json.dumps(args, ensure_ascii=False)[:200]}"
+    return f"{tool} {redact_then_cut(json.dumps(args, ensure_ascii=False), 200)}"
 
 
 class ToolRegistry:

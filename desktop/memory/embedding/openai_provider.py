@@ -34,6 +34,7 @@ from desktop.memory.embedding.base import (
     empty_matrix,
     to_matrix,
 )
+from desktop.memory.privacy.boundary import redact_then_cut
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
@@ -240,4 +241,4 @@ def _error_message(response: httpx.Response) -> str:
         text = str(message) if message else response.text
     except ValueError:
         text = response.text
-    return text.strip()[:300]
+    return redact_then_cut(text.strip(), 300)

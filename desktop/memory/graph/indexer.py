@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -57,7 +58,7 @@ from desktop.memory.graph.store import (
     StoreModules,
     UpdateIndexState,
 )
-from desktop.memory.graph.walk import MAX_FILE_BYTES, IgnoreRules, classify, walk
+from desktop.memory.graph.walk import MAX_FILE_BYTES, IgnoreRules, classify, inside, walk
 from desktop.memory.privacy.scanned import QuietParts
 from desktop.memory.store.database import Database
 from desktop.memory.store.writer import FnOp, Tx
@@ -97,12 +98,16 @@ class ProjectIndexer:
         """Return (bytes, skip reason, mtime); never raises for a file that vanished or is odd."""
         p = self.root / rel
         try:
-            st = p.stat()
-            if not p.is_file():
+            real = p.resolve(strict=True)
+            if not inside(self.root, real):  # a link (or a linked folder) pointing out of the project
+                return None, "outside the project", 0.0
+            st = real.stat()
+            if not real.is_file():
                 return None, "unreadable: not a regular file", 0.0
             if st.st_size > MAX_FILE_BYTES:
                 return None, "too large", st.st_mtime
-            with p.open("rb") as fh:
+            # O_NOFOLLOW: a link swapped in since the check is refused, not followed.
+            with open(os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as fh:
                 data = fh.read(MAX_FILE_BYTES + 1)
         except FileNotFoundError:
             if p.is_symlink():

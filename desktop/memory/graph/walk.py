@@ -113,6 +113,14 @@ class IgnoreRules:
         return None
 
 
+def inside(root: Path, path: Path) -> bool:
+    """Whether ``path`` (already resolved) lies inside the resolved project ``root``."""
+    try:
+        return path.is_relative_to(Path(root).resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
 def walk(root: Path, rules: IgnoreRules | None = None, start: str = "") -> WalkResult:
     """List the candidate files under ``root`` (or its sub-folder ``start``), sorted."""
     rules = rules or IgnoreRules(root)
@@ -141,8 +149,13 @@ def walk(root: Path, rules: IgnoreRules | None = None, start: str = "") -> WalkR
                 continue
             if entry.is_symlink():
                 try:
-                    if Path(entry.path).resolve(strict=True).is_dir():
+                    target = Path(entry.path).resolve(strict=True)
+                    if target.is_dir():
                         continue  # directory symlinks are not followed
+                    if not inside(root, target):
+                        # /etc/passwd, ~/.pgpass: a repository may point anywhere; never read it
+                        out.ignored.append((rel, "outside the project"))
+                        continue
                 except (OSError, RuntimeError):
                     pass  # dangling or looping: reported unreadable when read
             if not is_source_name(rel):

@@ -96,12 +96,17 @@ class DeleteAll(WriteOp[int]):
 
 
 def delete_all(project: Any, *, actor: str = "user", reason: str | None = None, scrub: bool = True) -> int:
-    """Delete all memories of a project for good; with `scrub`, vacuum and truncate the WAL too."""
+    """Delete all memories of a project for good; with `scrub`, vacuum and truncate the WAL too.
+
+    Engram's log files go as well (they quote sessions: prompts, commands, errors).
+    """
     from desktop.memory.lifecycle.emergency import ScrubDatabase
+    from desktop.memory.privacy.logfiles import scrub_logs
 
     n = project.db.writer.run(DeleteAll(actor=actor, reason=reason), 600)
     if scrub:
         project.db.writer.run(ScrubDatabase(), 600)
+    scrub_logs(getattr(getattr(project, "settings", None), "data_dir", None))
     log.info("deleted all %d memories of %s", n, getattr(project, "info", None))
     return int(n)
 

@@ -64,7 +64,10 @@ class EraseText(WriteOp[dict[str, int]]):
     name: ClassVar[str] = "erase_text"
 
     def __init__(self, needles: list[str], *, actor: str = "user", reason: str | None = None) -> None:
-        self.needles = [n for n in dict.fromkeys(needles) if n and len(n) >= 4]
+        # The observer keeps lower-cased copies of what it saw (signal keys, search terms): a leaked
+        # string is erased in every case it may have been stored in.
+        self.needles = [v for n in dict.fromkeys(needles) if n and len(n) >= 4
+                        for v in dict.fromkeys((n, n.lower(), n.casefold()))]
         self.actor = actor
         self.reason = reason
 
@@ -110,13 +113,18 @@ class EraseText(WriteOp[dict[str, int]]):
 
 def erase_text(project: Any, needles: list[str], *, actor: str = "user", reason: str | None = None
                ) -> dict[str, int]:
-    """Erase leaked strings everywhere, then vacuum and truncate the WAL so no page keeps them."""
+    """Erase leaked strings everywhere (Engram's log files too), then vacuum and truncate the WAL
+    so no page keeps them."""
     from desktop.memory.lifecycle.emergency import ScrubDatabase
+    from desktop.memory.privacy.logfiles import scrub_logs
 
     db = project.db
     out = dict(db.writer.run(EraseText(needles, actor=actor, reason=reason), 600))
     db.reads.close()
     db.writer.run(ScrubDatabase(), 600)
+    lines = scrub_logs(getattr(getattr(project, "settings", None), "data_dir", None), needles)
+    if lines:
+        out["log_lines"] = lines
     log.info("erased %d leaked string(s): %s", len(needles), out)
     return out
 

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from desktop.memory.observer.signals import module_of
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.writer import Tx, iso
 
 if TYPE_CHECKING:  # the observer (detectors, lessons) is heavy; prefetch only needs prompt_terms
@@ -179,7 +180,7 @@ def apply_session(tx: Tx, digest: SessionDigest, *, signal_keys: Iterable[str] =
                        (key, kind, evidence_id, began, began))
     metrics = {"steps": digest.steps, "events": digest.events, "files": len(digest.files),
                "errors": len(digest.errors), "signals": len(digest.signals), "evicted": digest.evicted,
-               "succeeded": bool(ok), "first_prompt": digest.first_prompt[:300]}
+               "succeeded": bool(ok), "first_prompt": redact_then_cut(digest.first_prompt, 300)}
     tx.execute("INSERT INTO session_metrics(session_id, agent, started_at, ended_at, outcome, session_type,"
                " metrics) VALUES (?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET ended_at = excluded.ended_at,"
                " outcome = excluded.outcome, metrics = excluded.metrics",
@@ -229,8 +230,8 @@ def _upsert_error(tx: Tx, pid: str, digest: SessionDigest, err: dict[str, Any], 
         tx.execute("INSERT INTO observer_error_patterns(id, project_id, tool_name, error_fingerprint, error_message,"
                    " occurrence_count, last_seen_at, resolved_how, sessions, resolved_count, fix_files)"
                    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                   (err["fingerprint"], pid, err["tool"], err["fingerprint"], err["message"][:500], err["count"], now,
-                    err.get("resolved_how"), json.dumps([digest.session_id]), resolved,
+                   (err["fingerprint"], pid, err["tool"], err["fingerprint"], redact_then_cut(err["message"], 500),
+                    err["count"], now, err.get("resolved_how"), json.dumps([digest.session_id]), resolved,
                     json.dumps(err.get("fix_files", []))))
         return
     sessions = json.loads(row[0][0] or "[]")

@@ -53,7 +53,7 @@ from desktop.memory.observer.tool_names import (
     WRITE_TOOLS,
     plausible_file,
 )
-from desktop.memory.privacy.boundary import redact_then_cut
+from desktop.memory.privacy.boundary import redact_then_cut, redacted_key
 
 BACKTRACK_WINDOW: Final = 20
 EXTERNAL_EDIT_WINDOW: Final = 5
@@ -133,7 +133,8 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
         named = [str(f) for f in ev.args.get("files") or [] if isinstance(f, str) and plausible_file(f)]
         if content:
             sig = Signal(EXPLICIT, f"{EXPLICIT}:{hash(content)}", step, list(dict.fromkeys([*ev.file_paths, *named])),
-                         {"content": content[:2000], "type": ev.args.get("type")}, [excerpt(content)])
+                         {"content": redact_then_cut(content, 2000), "type": ev.args.get("type")},
+                         [excerpt(content)])
             # Words copied from a file, a command's output or a web page are not the agent's own.
             sig.tainted = tainted_record(content, sp.output_shingles, sp.saw_instruction)
             sp.add_signal(sig)
@@ -379,10 +380,10 @@ def on_reasoning(sp: Scratchpad, ev: Reasoning) -> None:
     sentence = match_self_correction(text)
     if sentence:
         sp.self_corrections += 1
-        sp.add_signal(Signal(SELF_CORRECTION, f"{SELF_CORRECTION}:{sentence[:80].lower()}", ev.step,
+        sp.add_signal(Signal(SELF_CORRECTION, f"{SELF_CORRECTION}:{redacted_key(sentence, 80)}", ev.step,
                              last_file, {"sentence": sentence}, [sentence]))
         sp.early[SELF_CORRECTION] = 0.95 if sp.self_corrections >= 3 else 0.9
     dead = match_dead_end(text)
     if dead:
-        sp.add_signal(Signal(DEAD_END, f"{DEAD_END}:{dead[:80].lower()}", ev.step, last_file,
+        sp.add_signal(Signal(DEAD_END, f"{DEAD_END}:{redacted_key(dead, 80)}", ev.step, last_file,
                              {"sentence": dead, "origin": "language"}, [dead]))

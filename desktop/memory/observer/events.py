@@ -32,18 +32,29 @@ OUTCOMES: Final[tuple[str, ...]] = ("success", "failure", "abandoned", "unknown"
 OUTPUT_CAP: Final[int] = 20_000
 
 
+#: How far past a cut the text is redacted before cutting: a secret that straddles the cut
+#: (a database URL whose ``@`` lies past it, a PEM block) is still whole in this window.
+CUT_MARGIN: Final[int] = 4096
+
+
 def cap_text(text: str, limit: int = OUTPUT_CAP) -> str:
     """Return ``text`` unchanged if short, else its head and tail around a marker.
 
     The tail is kept because compilers, test runners and shells print their verdict
     last; a head-only cut would throw away exactly the error a detector looks for.
+    Both parts are redacted before they are cut (with :data:`CUT_MARGIN` of the text
+    beyond each cut), so a cut never leaves the half of a secret the scanner needs whole.
     """
     if len(text) <= limit:
         return text
+    from desktop.memory.privacy.secrets import redact
+
     head = (limit * 3) // 4
     tail = limit - head
     dropped = len(text) - head - tail
-    return f"{text[:head]}\n[... {dropped} characters truncated by Engram ...]\n{text[-tail:]}"
+    first = redact(text[:head + CUT_MARGIN])[0][:head]
+    last = redact(text[-(tail + CUT_MARGIN):])[0][-tail:]
+    return f"{first}\n[... {dropped} characters truncated by Engram ...]\n{last}"
 
 
 def cap_args(args: dict[str, Any], limit: int = OUTPUT_CAP) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from desktop.memory.observer.command_shape import Segment, parse
 from desktop.memory.observer.harness import outside_project, shorten_command
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import HOOK_BLOCK, Signal, excerpt
+from desktop.memory.privacy.boundary import redacted_key
 from desktop.memory.triggers.model import COMMAND, Trigger
 
 MAX_RULES_PER_REFUSAL: Final = 3
@@ -87,7 +88,7 @@ def on_refusal(sp: Scratchpad, command: str, output: str, step: int, event: str)
     for rule in rules:
         triggers = [_trigger(seg, rule).as_json()] if seg is not None else []
         # Quoted parts name the command or pattern that tripped it; the rule is the rest.
-        wording = re.sub(r"'[^']*'|\"[^\"]*\"|[^a-z ]+", "", rule.lower())
+        wording = re.sub(r"'[^']*'|\"[^\"]*\"|[^a-z ]+", "", redacted_key(rule, 4000))
         key = f"{HOOK_BLOCK}:{posixpath.basename(hook)}:{' '.join(wording.split())}"[:200]
         sp.add_signal(Signal(HOOK_BLOCK, key, step, files,
                              {"hook": hook, "rule": excerpt(rule, 200), "command": shorten_command(command, 80),

@@ -34,6 +34,7 @@ from desktop.memory.observer.signals import (
     is_test_file,
     normalize_error,
 )
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.triggers.model import COMMAND, Trigger
 
 ERROR_FIX_WINDOW: Final = 40
@@ -107,7 +108,7 @@ def stable_error(output: str) -> str:
         if _NOT_STABLE.search(line) or _NOT_STABLE.search(bare):
             continue
         if _STABLE_ERROR.fullmatch(line) and len(bare) >= 12:
-            return bare[:200]
+            return redact_then_cut(bare, 200)
     core = error_core(output).removeprefix("Error: ").strip()
     return "" if not core or _NOT_STABLE.search(core) or len(core) < 12 else core[:200]
 
@@ -263,9 +264,9 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> None:
     if _plumbing_free(failed) == _plumbing_free(command):
         return  # only "2>/dev/null" or "| head" changed: that cannot make the command itself work
     sp.ev.pop("last_fail", None)
-    key = f"{COMMAND_FIX}:{' '.join(sorted(removed))}>{' '.join(sorted(added))}"[:200]
+    key = f"{COMMAND_FIX}:" + redact_then_cut(f"{' '.join(sorted(removed))}>{' '.join(sorted(added))}", 180)
     data: dict[str, Any] = {"failed": shorten_command(failed), "worked": shorten_command(command),
-                            "error": err[:160], "events": [fail_event, event]}
+                            "error": redact_then_cut(err, 160), "events": [fail_event, event]}
     trigger = _fix_trigger(failed, removed, err)
     if trigger is not None:
         data["triggers"] = [trigger.as_json()]

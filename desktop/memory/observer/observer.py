@@ -45,6 +45,7 @@ from desktop.memory.observer.signals import (
     excerpt,
     is_test_file,
 )
+from desktop.memory.privacy.boundary import redact_then_cut
 
 logger = logging.getLogger("engram.observer")
 
@@ -137,7 +138,7 @@ class Observer:
                 sp.prompts += 1
                 prose_lessons.on_user(sp, event)
                 if not sp.first_prompt and event.text.strip():
-                    sp.first_prompt = event.text[:2000]
+                    sp.first_prompt = redact_then_cut(event.text, 2000)  # redact first, then cut
             elif isinstance(event, SessionStart):
                 self._on_start(event)
             elif isinstance(event, SessionEnd):

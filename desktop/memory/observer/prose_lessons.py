@@ -29,6 +29,7 @@ from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import PROJECT_FACT, STATED_CAUSE, USER_RULE, Signal
 from desktop.memory.observer.taint import tainted_record
 from desktop.memory.observer.utterances import user_utterance
+from desktop.memory.privacy.boundary import redacted_key
 
 # -- user instructions and facts ----------------------------------------------------------------
 
@@ -53,7 +54,7 @@ def _concrete(sentence: str) -> list[str]:
 def rule_key(text: str) -> str:
     """The same rule in other words of the same content: its content words, sorted (order,
     punctuation and case do not matter), so a rule said again in another session counts there."""
-    content = sorted({w for w in words(text) if len(w) > 2})
+    content = sorted({w for w in words(redacted_key(text, len(text) + 64)) if len(w) > 2})  # redact first
     return " ".join(content)[:160]
 
 
@@ -119,7 +120,7 @@ def on_agent_text(sp: Scratchpad, ev: Reasoning) -> None:
             continue  # attached to their files (checked against the session's files at promotion)
         label = m.group("label").lower()
         kind = "decision" if label.startswith(("decision", "we decided")) else "cause"
-        key = re.sub(r"[^a-z0-9 ]+", "", body.lower())[:120]
+        key = re.sub(r"[^a-z0-9 ]+", "", redacted_key(body, 4000))[:120]
         sig = Signal(STATED_CAUSE, f"{STATED_CAUSE}:{key}", ev.step, files[:4],
                      {"text": body, "kind": kind, "events": [ev.event_key]}, [body])
         # Words the agent copied from a file or a command's output carry its taint (taint.py).

@@ -151,7 +151,7 @@ def first_sentence_with(text: str, start: int, limit: int = 240) -> str:
     right_candidates = [i for i in (text.find(". ", start), text.find("\n", start)) if i != -1]
     right = min(right_candidates) + 1 if right_candidates else len(text)
     sentence = " ".join(text[left + 1:right].split())
-    return sentence[:limit]
+    return redact_then_cut(sentence, limit)
 
 
 def match_self_correction(text: str) -> str | None:
@@ -163,7 +163,7 @@ def match_self_correction(text: str) -> str | None:
             continue
         for pattern in SELF_CORRECTION_PATTERNS:
             if pattern.match(sentence):
-                return sentence[:240]
+                return redact_then_cut(sentence, 240)
     return None
 
 

@@ -82,11 +82,13 @@ def named_files(text: str) -> list[str]:
     return list(out)
 
 
-def _read(path: Path) -> str:
+def _read(path: Path, root: Path) -> str:
+    """A command file's text; nothing when it is a link out of ``root`` (a repository may point anywhere)."""
     try:
-        if path.is_file() and path.stat().st_size <= MAX_FILE_CHARS * 4:
-            return path.read_text(encoding="utf-8", errors="replace")[:MAX_FILE_CHARS]
-    except OSError:
+        real = path.resolve(strict=True)
+        if real.is_relative_to(root.resolve()) and real.is_file() and real.stat().st_size <= MAX_FILE_CHARS * 4:
+            return real.read_text(encoding="utf-8", errors="replace")[:MAX_FILE_CHARS]
+    except (OSError, RuntimeError):
         pass
     return ""
 
@@ -100,10 +102,10 @@ def expand_command(prompt: str, project_dir: Path | None, home: Path | None = No
     rel = name.replace(":", "/")
     roots = [r for r in (project_dir, home) if r is not None]
     for root in roots:
-        text = _read(root / ".claude" / "commands" / f"{rel}.md")
+        text = _read(root / ".claude" / "commands" / f"{rel}.md", root)
         if text:
             return text.replace("$ARGUMENTS", args)
-        toml = _read(root / ".gemini" / "commands" / f"{rel}.toml")
+        toml = _read(root / ".gemini" / "commands" / f"{rel}.toml", root)
         if toml:
             try:
                 body = str(tomllib.loads(toml).get("prompt", ""))
@@ -111,7 +113,7 @@ def expand_command(prompt: str, project_dir: Path | None, home: Path | None = No
                 continue
             return body.replace("{{args}}", args)
     if home is not None:
-        text = _read(home / ".codex" / "prompts" / f"{rel}.md")
+        text = _read(home / ".codex" / "prompts" / f"{rel}.md", home)
         if text:
             return text.replace("$ARGUMENTS", args)
     return ""
@@ -129,7 +131,7 @@ def referenced_commands(prompt: str, project_dir: Path | None) -> str:
     for name in dict.fromkeys(COMMAND_REF.findall(prompt[1:] if prompt.startswith("/") else prompt)):
         rel = command_file(name, project_dir)
         if rel is not None and project_dir is not None:
-            out.append(f"{rel}\n{_read(project_dir / rel)}")
+            out.append(f"{rel}\n{_read(project_dir / rel, project_dir)}")
     return "\n".join(out)
 
 
@@ -142,7 +144,7 @@ def attached_text(prompt: str, project_dir: Path | None) -> str:
     for name in dict.fromkeys(_ATTACHED.findall(prompt)):
         path = (root / name).resolve()
         if path.is_relative_to(root):  # "@../../somewhere" is not the project's to read
-            texts.append(_read(path))
+            texts.append(_read(path, root))
     return "\n".join(t for t in texts if t)
 
 
@@ -233,7 +235,7 @@ def start_context(prompt: str, project_dir: Path | None, *, home: Path | None = 
     notes = handoff_files(project_dir)
     named: dict[str, None] = {}
     for note in notes:
-        for name in named_files(_read(project_dir / note)):
+        for name in named_files(_read(project_dir / note, project_dir)):
             named.setdefault(name, None)
     return StartContext(prompt, expansion, branch, tuple(uncommitted), tuple(committed), tuple(notes),
                         tuple(named))

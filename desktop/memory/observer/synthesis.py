@@ -20,6 +20,7 @@ from typing import Any, Final, Protocol
 from desktop.memory.observer import cross_session as xs
 from desktop.memory.observer.observer import SessionDigest
 from desktop.memory.observer.signals import module_of
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.types import MemoryScope, MemorySource, MemoryType
 
@@ -132,7 +133,8 @@ def _llm_module(llm: Any, module: str, reached: int, stats: dict[str, Any],
     for it in items:
         kind = it.get("type") if it.get("type") in {t.value for t in MemoryType} else MemoryType.MODULE_INSIGHT
         if str(it.get("content", "")).strip():
-            out.append(_memory(str(kind), str(it["content"])[:2000], list(it.get("related_files", [])), digest,
+            text = redact_then_cut(str(it["content"]), 2000)  # redact first, then cut
+            out.append(_memory(str(kind), text, list(it.get("related_files", [])), digest,
                                "module_synthesis", float(it.get("confidence", 0.6)), module))
     return out
 

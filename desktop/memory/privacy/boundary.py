@@ -29,7 +29,7 @@ from desktop.memory.privacy.triggers import gate_spans
 log = logging.getLogger("engram.privacy")
 
 __all__ = ["GuardedConnection", "redact_json_value", "redact_param", "redact_stored", "redact_then_cut",
-           "redact_values", "suspects"]
+           "redact_values", "redacted_key", "suspects"]
 
 
 def redact_json_value(value: Any) -> Any:
@@ -220,6 +220,15 @@ class GuardedConnection:
     def __getattr__(self, name: str) -> Any:
         # last_insert_rowid, changes, getautocommit, ...: no text goes through these.
         return getattr(self.raw, name)
+
+
+def redacted_key(text: str, limit: int) -> str:
+    """A lookup key built from free text: redacted first, then lower-cased and cut to ``limit``.
+
+    Lower-casing first would hide a key from the case-sensitive formats (``AKIA``, ``ghp_``),
+    cutting first would keep the head of a secret whose tail the scanner needs.
+    """
+    return redact_then_cut(text, len(text) + 32).lower()[:limit]
 
 
 def redact_then_cut(text: str, limit: int, tail: str = "") -> str:

@@ -35,6 +35,7 @@ from desktop.memory.privacy.triggers import (
     ascii_gate,
     cased,
     folded,
+    folded_confirmed,
     has_token_run,
     non_ascii_gate,
     register,
@@ -70,6 +71,70 @@ def _group(name: str) -> _Validator:
         return m.span(name)
 
     return span
+
+
+def _quoted_group(name: str) -> _Validator:
+    """The group's span without its quotes; None for a placeholder (``$MYSQL_PWD``, ``<password>``)."""
+    def span(m: re.Match[str]) -> tuple[int, int] | None:
+        value = m.group(name)
+        if value is None:
+            return None
+        start, end = m.span(name)
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            start, end, value = start + 1, end - 1, value[1:-1]
+        if _is_placeholder(value) or value.startswith("-"):
+            return None
+        return start, end
+
+    return span
+
+
+def _url_password(m: re.Match[str]) -> tuple[int, int] | None:
+    """The password of ``scheme://user:password@host``, unless the "password" is a port and a path."""
+    value = m.group("secret")
+    if value is None or _is_placeholder(value) or _PORT_THEN_PATH.match(value):
+        return None
+    return m.span("secret")
+
+
+_PORT_THEN_PATH = re.compile(r"\d{1,5}(?:/|$)")
+
+
+def _login_password(m: re.Match[str]) -> tuple[int, int] | None:
+    """A password after ``login user/``: made by a person or a machine (a digit or a symbol), not a word."""
+    value = m.group("secret").rstrip(".")
+    if _is_placeholder(value) or len(value) < 4:
+        return None
+    if not any(c.isdigit() or not (c.isalnum() or c in "_-.") for c in value):
+        return None  # "login page/form", "login handler/route"
+    start = m.start("secret")
+    return start, start + len(value)
+
+
+_FROM_OPERATOR = frozenset({"hex_key"})
+#: Words in a key-like name that say the hex value is a hash or an identifier, not a secret.
+_HEX_NOT_SECRET = frozenset({"hash", "sha", "sha1", "sha256", "sha512", "md5", "checksum", "digest", "fingerprint",
+                             "etag", "public", "pub", "cache", "commit", "rev", "revision", "uuid", "guid", "id",
+                             "integrity", "primary", "foreign", "sort", "partition", "row", "lookup", "dedup",
+                             "idempotency", "object", "trace", "span", "request", "correlation", "build"})
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+_KEY_NAME = re.compile(r"[\w.\-]{1,100}[\"']?[ \t]*$")
+_KEY_WORD = re.compile(r"key|secret|token|salt|seed|pepper", re.I)
+
+
+def _hex_key(m: re.Match[str]) -> tuple[int, int] | None:
+    """The hex value when the name before the operator is key-like and names no hash or id."""
+    value = m.group("secret")
+    if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
+        return None
+    text = m.string
+    name = _KEY_NAME.search(text, max(0, m.start() - 104), m.start())
+    if name is None or not _KEY_WORD.search(name.group()):
+        return None
+    words = {w.lower() for w in _NAME_WORDS.findall(name.group())}
+    return None if words & _HEX_NOT_SECRET else m.span("secret")
 
 
 def _mixed(m: re.Match[str]) -> tuple[int, int] | None:
@@ -160,13 +225,71 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Trigger]] = [
         "connection_string",
         2,
         # scheme://user:password@host — only the password is redacted, so the
-        # memory still says which database and which user.
+        # memory still says which database and which user. A password may hold "/";
+        # "host:8080/path@x" (a port, then a path) is no password.
         re.compile(
             r"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@'\"<>]{0,128}:"
-            r"(?P<secret>[^\s@/'\"<>]{1,256})@(?=[A-Za-z0-9\[])"
+            r"(?P<secret>[^\s@'\"<>]{1,256})@(?=[A-Za-z0-9\[])"
+        ),
+        _url_password,
+        cased("://", confirm=r"://[^\s:/@'\"<>]{0,128}:[^\s@'\"<>]{1,256}@"),
+    ),
+    (
+        # Database and cache clients that take the password as an argument:
+        # mysql -pS3cret, mysqldump -p'S3cret', redis-cli -a S3cret, curl -u user:S3cret.
+        "cli_password",
+        2,
+        re.compile(
+            r"m(?:ysql(?:dump|admin|import|show|check|binlog)?|ariadb(?:-dump|-admin)?)\b[^\n;|&]{0,300}?"
+            r"[ \t]-p(?P<secret>'[^'\n]{1,128}'|\"[^\"\n]{1,128}\"|[^\s'\"]{1,128})"
+        ),
+        _quoted_group("secret"),
+        cased("mysql", "mariadb", confirm=r"(?:mysql|mariadb)[\w-]*\b[^\n;|&]{0,300}?[ \t]-p[^\s]"),
+    ),
+    (
+        "cli_password",
+        2,
+        re.compile(
+            r"redis-cli\b[^\n;|&]{0,300}?[ \t](?:-a|--pass)[ \t]+"
+            r"(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s'\"]{1,256})"
+        ),
+        _quoted_group("secret"),
+        cased("redis-cli", confirm=r"redis-cli\b[^\n;|&]{0,300}?[ \t](?:-a|--pass)[ \t]+[^\s-]"),
+    ),
+    (
+        "cli_password",
+        2,
+        re.compile(
+            r"curl\b[^\n;|&]{0,300}?[ \t](?:-u|--user|-U|--proxy-user)(?:[ \t]+|=)?"
+            r"['\"]?[^\s:'\"]{1,128}:(?P<secret>[^\s'\"]{1,256})"
         ),
         _group("secret"),
-        cased("://", confirm=r"://[^\s:/@'\"<>]{0,128}:[^\s@/'\"<>]{1,256}@"),
+        cased("curl", confirm=r"curl\b[^\n;|&]{0,300}?[ \t](?:-u|--user|-U|--proxy-user)(?:[ \t]+|=)?"
+                              r"['\"]?[^\s:'\"]{1,128}:[^\s'\"]"),
+    ),
+    (
+        # "login admin/Passw0rd", "log in with root / t0ps3cret!": a username/password pair in prose.
+        "login_pair",
+        3,
+        re.compile(
+            r"[Ll][Oo][Gg](?:[ -]?[Ii][Nn]|[Oo][Nn])\b[ \t]*(?::|=|(?i:[ \t]+(?:with|as|is|using)))?"
+            r"[ \t]*[\"'`]?[A-Za-z0-9._@+-]{2,64}[ \t]?/[ \t]?(?P<secret>[^\s/\"'`,;()<>\[\]]{4,128})"
+        ),
+        _login_password,
+        folded_confirmed(("log",), r"log(?:[ -]?in|on)[ \t]*(?::|=|[ \t]+(?:with|as|is|using))?[ \t]*[\"'`]?"
+                                  r"[a-z0-9._@+-]{2,64}[ \t]?/[ \t]?[^\s/\"'`,;()<>\[\]]{4}"),
+    ),
+    (
+        # A long hex key assigned to a key-like name the assignment rule does not know
+        # (HMAC_KEY=..., secret_key_base: ..., APP_KEY = "..."): hashes and ids are excluded by name.
+        "hex_key",
+        4,
+        # Matched from the operator (a name-first pattern tries every word of a long text); the
+        # validator reads the name back from there.
+        re.compile(r"(?:=>|:=|=|:)[ \t]*[\"']?(?P<secret>[0-9a-fA-F]{32,256})(?![0-9A-Za-z])"),
+        _hex_key,
+        # Where the value is (an operator, then 32 hex digits) is rarer than where a key-like word is.
+        folded_confirmed(("key", "secret", "token", "salt", "seed", "pepper"), r"[:=][ \t]*[\"']?[0-9a-f]{32}"),
     ),
     (
         "auth_header",
@@ -226,6 +349,19 @@ _PASSWORD_KEYWORDS = frozenset(("password", "passwd", "pwd", "pass", "credential
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
+def _env_name_suffix(text: str, kw_start: int, kw_end: int) -> bool:
+    """An upper-case environment name ending in a long keyword: ``PGPASSWORD``, ``APITOKEN``.
+
+    Short keywords (``pass``, ``pwd``) stay word-bounded: ``COMPASS``, ``BYPASS`` are words.
+    """
+    if kw_end - kw_start < 5 or not text[kw_start:kw_end].isupper():
+        return False
+    start = kw_start
+    while start > 0 and (text[start - 1].isupper() or text[start - 1].isdigit() or text[start - 1] == "_"):
+        start -= 1
+    return start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")
+
+
 def _plausible_value(value: str, keyword: str) -> bool:
     """Whether a literal on the right of a secret-named key can be a secret."""
     has_digit = any(c.isdigit() for c in value)
@@ -243,10 +379,12 @@ def _assignment(m: re.Match[str], text: str) -> tuple[int, int] | None:
     """Span of the secret value of a ``key = value`` match on ``text``, or None."""
     kw_start = m.start("kw")
     # The keyword must end the key and start at a word boundary (or a camel-case
-    # boundary as in "dbPassword"): "compass = 1" and "bypass: x" are not secrets.
+    # boundary as in "dbPassword"): "compass = 1" and "bypass: x" are not secrets,
+    # but an environment variable that ends in a long keyword is (PGPASSWORD=...).
     if kw_start > 0:
         prev = text[kw_start - 1]
-        if prev.isalpha() and not (prev.islower() and text[kw_start].isupper()):
+        if prev.isalpha() and not (prev.islower() and text[kw_start].isupper()) \
+                and not _env_name_suffix(text, kw_start, m.end("kw")):
             return None
         if prev.isdigit():
             return None
@@ -378,7 +516,9 @@ def _scan(text: str, *, gated: bool = True) -> list[SecretFinding]:
         for m in pattern.finditer(text):
             # Patterns start with a literal (fast search) instead of \b, so the
             # word boundary is checked here: "mask_live_..." is not a Stripe key.
-            if m.start() > 0 and (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_"):
+            # (A rule matched from its operator reads its name back itself.)
+            if m.start() > 0 and (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_") \
+                    and kind not in _FROM_OPERATOR:
                 continue
             span = validate(m)
             if span is not None and span[1] > span[0]:

@@ -24,8 +24,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["ASSIGN_GATE", "PROSE_GATE", "Trigger", "ascii_gate", "cased", "folded", "gate_spans", "has_token_run",
-           "non_ascii_gate", "register", "token_runs"]
+__all__ = ["ASSIGN_GATE", "PROSE_GATE", "Trigger", "ascii_gate", "cased", "folded", "folded_confirmed", "gate_spans",
+           "has_token_run", "non_ascii_gate", "register", "token_runs"]
 
 # Where a ``key = value`` assignment (secrets._ASSIGN) can match: its keyword ends right
 # before an optional quote, blanks and an operator, which always starts with ':' or '='.
@@ -111,6 +111,11 @@ def folded(*literals: str) -> Trigger:
     return register(Trigger(literals, True))
 
 
+def folded_confirmed(literals: tuple[str, ...], confirm: str) -> Trigger:
+    """A trigger on lower-case literals whose matches ``confirm`` (on the lower-cased text) must find."""
+    return register(Trigger(literals, True, re.compile(confirm)))
+
+
 _ALL: list[Trigger] = []
 _Group = tuple[tuple[str, ...], re.Pattern[str]]  # (literals a match contains, the pattern)
 _union: tuple[int, list[_Group], list[_Group], list[Trigger]] = (-1, [], [], [])
@@ -172,7 +177,7 @@ def gate_spans(text: str, lowered: str) -> Iterator[tuple[int, int]]:
 _QUICK = re.compile(
     r"pass|pwd|pin code|secret|token|credential|key|auth|bearer|-----begin|sk-|gh[pousr]_|github_pat_|glpat-"
     r"|a(?:kia|sia|bia|cca|3t)|aiza|xox|xapp-|hooks\.slack|_live_|_test_|npm_|sk[0-9a-f]|sg\.|eyj|://|mii"
-    r"|private>"
+    r"|private>|mysql|mariadb|redis-cli|curl|log ?-?in|logon|salt|seed|pepper"
 )  # searched in the lower-cased text (a case-insensitive alternation is ~5x slower)
 _QUICK_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32}")
 

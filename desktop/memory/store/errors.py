@@ -79,7 +79,8 @@ class SecretRefusedError(ValidationError):
     code = "secret_refused"
 
     def __init__(self, kind: str, start: int, end: int, excerpt: str) -> None:
-        super().__init__(f"This text contains what looks like a secret ({kind}) at {start}-{end}: {excerpt}")
+        # Where it starts and its words around it; nothing of the secret itself, not even its length.
+        super().__init__(f"This text contains what looks like a secret ({kind}) at character {start}: {excerpt}")
         self.kind = kind
         self.start = start
         self.end = end

@@ -25,10 +25,18 @@ def check_text(value: str, what: str) -> str:
 
 
 def _excerpt(text: str, start: int, end: int) -> str:
-    # Show where the secret is without echoing it whole.
-    secret = text[start:end]
-    masked = secret[:4] + "…" if len(secret) > 8 else "…"
-    return text[max(0, start - 20):start] + masked + text[end:end + 20]
+    """Where the first secret is, in its words around it, echoing nothing of it (nor of any other).
+
+    The excerpt is cut from the redacted text: the secret and any other one nearby are
+    markers, and no cut can leave a piece of one.
+    """
+    redacted, found = redact(text)
+    first = next((f for f in found if f.start == start), None)
+    if first is None:  # the caller's span is not a finding of the whole text: show none of it
+        return "[REDACTED]"
+    # Findings are sorted: before the first one the redacted text has the same offsets.
+    marker = f"[REDACTED:{first.kind}]"
+    return redacted[max(0, start - 20):start + len(marker) + 20]
 
 
 def guard_text(text: str, *, user_taught: bool) -> str:
