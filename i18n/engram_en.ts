@@ -1912,6 +1912,11 @@ Long-term memory for AI coding agents.</translation>
         <source>Your correction</source>
         <translation>Your correction</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="54"/>
+        <source>Taught by a teammate</source>
+        <translation>Taught by a teammate</translation>
+    </message>
 </context>
 <context>
     <name>MemoryStatus</name>

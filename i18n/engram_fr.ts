@@ -1912,6 +1912,11 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <source>Your correction</source>
         <translation>Votre correction</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="54"/>
+        <source>Taught by a teammate</source>
+        <translation>Enseigné par un coéquipier</translation>
+    </message>
 </context>
 <context>
     <name>MemoryStatus</name>

@@ -102,7 +102,8 @@ def check_action(actor: str, action: str, row: dict[str, Any]) -> None:
         raise NotAllowedError(f"Memory #{row.get('id')} belongs to the user; an agent cannot {action} it.")
     if action == "pin" and evidence_ceiling(row) < CAP:
         # Pinning is "always inject": an agent's word (or a file's) never gets there by an agent's say.
-        raise NotAllowedError(f"Memory #{row.get('id')} is an agent's word; only the user can pin it.")
+        raise NotAllowedError(f"Memory #{row.get('id')} rests on no word of yours and no evidence; "
+                              "only the user can pin it.")
 
 
 def agent_record(item: Any) -> Any:
@@ -126,7 +127,10 @@ CAP: Final = 0.95
 #: (explicitly, over MCP, in a QA run), a commit message, what a file said about itself.
 AGENT_WORD_SOURCES: Final = frozenset({MemorySource.AGENT_EXPLICIT.value, MemorySource.MCP_AUTO.value,
                                        MemorySource.QA_AUTO.value, MemorySource.COMMIT_AUTO.value,
-                                       MemorySource.IMPORTED.value})
+                                       MemorySource.IMPORTED.value,
+                                       # What a teammate said arrives as sure as they said it (team/pull.py)
+                                       # and use here never makes it surer.
+                                       MemorySource.TEAM.value})
 #: Observer signal classes whose text is the agent's own words (its record_memory calls, the causes
 #: it states in prose): repeating them across sessions is the same agent saying it again.
 AGENT_WORD_SIGNALS: Final = frozenset({"explicit", "stated_cause"})

@@ -45,6 +45,7 @@ class MemorySource(enum.StrEnum):
     USER_TAUGHT = "user_taught"
     IMPORTED = "imported"
     CODE_INDEX = "code_index"
+    TEAM = "team"  # a teammate's own word, pulled from the team server (never "taught by you" here)
 
 
 class MemoryScope(enum.StrEnum):

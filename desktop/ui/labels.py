@@ -51,6 +51,7 @@ SOURCE_NAMES: dict[str, str] = {
     "imported": QT_TRANSLATE_NOOP("MemorySources", "Imported"),
     "code_index": QT_TRANSLATE_NOOP("MemorySources", "Code index"),
     "human_feedback": QT_TRANSLATE_NOOP("MemorySources", "Your correction"),
+    "team": QT_TRANSLATE_NOOP("MemorySources", "Taught by a teammate"),
 }
 
 SCOPE_NAMES: dict[str, str] = {

@@ -79,7 +79,7 @@ def test_mcp_tools_and_resource(project: Any) -> None:
     assert project.memories.get(victim).deprecated and project.memories.get(pinnable).pinned
     # Refusals are MCP tool errors carrying the core's reason, never successful results.
     for key, reason in (("forget_user", "belongs to the user"), ("unpin_user", "belongs to the user"),
-                        ("pin_planted", "not confirmed yet"), ("pin_agents_word", "an agent's word")):
+                        ("pin_planted", "not confirmed yet"), ("pin_agents_word", "only the user can pin it")):
         assert out[key].is_error, key
         assert reason in _text(out[key]), (key, _text(out[key]))
     user_rule = project.memories.get(pinned)

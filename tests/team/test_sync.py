@@ -21,13 +21,13 @@ def test_add_edit_pin_deprecate_reach_the_other_machine(make_client: Any, admin_
     assert got is not None and got.type == "gotcha"
     assert team.shared_by(b.db.reads.conn(), [got.id]) == {got.id: "alice"}
 
-    # Bob edits and pins; Alice sees both.
+    # Bob edits and pins; Alice sees the edit. A pin is Bob's own trust in his copy: hers stays unpinned.
     edited = LESSON + " (also the cron runner)"
     b.memories.edit(got.id, {"content": edited}).result()
     b.memories.pin(got.id).result()
     sync(b, a)
     mine = a.memories.get(mid)
-    assert mine.content == edited and mine.pinned
+    assert mine.content == edited and not mine.pinned and b.memories.get(got.id).pinned
 
     # Alice deprecates; Bob's copy is deprecated too, nothing is duplicated anywhere.
     a.memories.deprecate(mid, reason="no longer true").result()
@@ -153,7 +153,8 @@ def test_a_pin_here_and_an_edit_there_merge_without_a_conflict(make_client: Any,
     sync(a, b, rounds=3)
     for client, own in ((a, mid), (b, bid)):
         m = client.memories.get(own)
-        assert m.content == "Feature flags are re-read every 30 s" and m.pinned, client.name
+        assert m.content == "Feature flags are re-read every 30 s", client.name
+        assert m.pinned == (client is b), client.name  # each machine keeps its own pins
         assert not conflict_groups(client.db, [own]), client.name
     assert server_rows(admin_url, "SELECT count(*) FROM engram.conflicts")[0][0] == 0
     assert server_rows(admin_url, "SELECT count(*) FROM engram.memories")[0][0] == 1

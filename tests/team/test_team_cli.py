@@ -31,7 +31,8 @@ def test_two_machines_share_through_the_cli(capsys: pytest.CaptureFixture[str], 
     assert code == 0, err
     created = json.loads(out)
     assert created["queued"] == 1 and created["migrations"] == ["0001_team_core", "0002_team_row_security",
-                                                          "0003_team_member_logins"]
+                                                          "0003_team_member_logins",
+                                                          "0004_member_logins_are_not_team_role_members"]
     code, out, err = run(capsys, "team", "join", *bob, "--url", created["join_url"], "--name", "bob",
                          "--project-key", "shop")
     assert code == 0 and "Joined team 'acme' as bob" in out, err

@@ -53,7 +53,7 @@ PHASE_WEIGHTS: dict[str, dict[str, float]] = {
 
 SOURCE_TRUST: dict[str, float] = {
     "user_taught": 1.4, "agent_explicit": 1.2, "qa_auto": 1.1, "mcp_auto": 1.0, "commit_auto": 1.0,
-    "imported": 1.0, "code_index": 1.0, "observer_inferred": 0.85,
+    "imported": 1.0, "code_index": 1.0, "observer_inferred": 0.85, "team": 1.0,
 }
 _LOG1P_100 = math.log1p(100)
 _TRUST_NORM = 1.2  # trust is divided by this so agent-explicit memories keep their fused score

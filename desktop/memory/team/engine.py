@@ -130,6 +130,8 @@ class TeamSync:
                 conn = self._connection(state)
                 self._push_all(conn, state, report)
                 self._pull_all(conn, state, report)
+                if report.deleted:
+                    self._scrub()
             except psycopg.Error as exc:
                 self._drop_connection()
                 first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -206,6 +208,14 @@ class TeamSync:
             cursor = batch.cursor
             if cursor >= batch.clock:
                 return
+
+    def _scrub(self) -> None:
+        """A teammate's hard delete leaves nothing here either: FTS segments merged, freed pages
+        zeroed (VACUUM with secure_delete), the WAL truncated, as a local hard delete does."""
+        from desktop.memory.lifecycle.emergency import ScrubDatabase
+
+        self.db.reads.close()  # an open snapshot would keep old WAL frames alive
+        self.db.writer.run(ScrubDatabase(), 600)
 
     def _record_error(self, exc: EngramError) -> None:
         self.last_error = exc

@@ -142,7 +142,10 @@ def read_batch(conn: Any, state: TeamState, limit: int = 500, after: int = 0) ->
             continue
         link = links.get(mid)
         if not shareable(row, overrides.get(mid), link[2] if link else None, state):
-            if link is not None:  # shared before, personal now: withdraw it from the team
+            if link is not None and overrides.get(mid) == 0:
+                # A person made this one memory personal: withdraw it from the team. Narrowing the
+                # shared types (or a memory becoming a candidate) only stops future pushes: what
+                # teammates already have is theirs unless someone deletes it on purpose.
                 batch.items.append(Outgoing(seq, mid, "delete", link[0]))
             else:
                 batch.dropped.append(seq)

@@ -34,6 +34,16 @@ log = logging.getLogger("engram.team")
 
 WINDOW = 2000
 _SOURCES = {s.value for s in MemorySource}
+TEAM_MAX_CONFIDENCE = 0.8
+"""A teammate's memory arrives at most as sure as a person's own default (user-taught memories start at 0.8)."""
+
+
+def team_source(claimed: Any) -> str:
+    """The local source of a pulled memory: what it claims, except "taught by you" (it was not: a
+    teammate taught it, ``team``) or a value this build does not know (also ``team``)."""
+    if claimed not in _SOURCES or claimed == MemorySource.USER_TAUGHT.value:
+        return MemorySource.TEAM.value
+    return str(claimed)
 _COLS = ("gid, version, seq, type, content, confidence, tags, related_files, related_modules, citation_text,"
          " source, pinned, deprecated, user_verified, created_by, created_at, updated_by")
 
@@ -150,13 +160,15 @@ class ApplyRemote(WriteOp[Applied]):
                 return
             tx.audit("team_edit", mid, actor=f"team:{u['updated_by']}", reason="changed by a teammate",
                      detail={"by": u["updated_by"], "version": u["version"]})
+            # Pins and confirmations are each person's own word about their copy: a teammate's
+            # (or a row's claim) never changes this machine's.
             tx.execute(
                 "UPDATE memories SET type = ?, content = ?, fingerprint = ?, tags = ?, related_files = ?,"
-                " related_modules = ?, citation_text = ?, pinned = ?, user_verified = ?, deprecated = ?,"
+                " related_modules = ?, citation_text = ?, deprecated = ?,"
                 " deprecated_at = CASE WHEN ? THEN COALESCE(deprecated_at, ?) ELSE NULL END, updated_at = ?"
                 " WHERE id = ?",
                 (u["type"], content, fp, json.dumps(u["tags"]), json.dumps(u["related_files"]),
-                 json.dumps(u["related_modules"]), u["citation_text"], int(u["pinned"]), int(u["user_verified"]),
+                 json.dumps(u["related_modules"]), u["citation_text"],
                  int(u["deprecated"]), int(u["deprecated"]), tx.now, tx.now, mid))
             tx.execute("UPDATE team_links SET version = ?, updated_by = ?, base_fp = ? WHERE memory_id = ?",
                        (u["version"], u["updated_by"], fp, mid))
@@ -184,7 +196,11 @@ class ApplyRemote(WriteOp[Applied]):
 
     @staticmethod
     def _insert(tx: Tx, u: dict[str, Any], content: str, fp: str) -> int:
-        source = u["source"] if u["source"] in _SOURCES else MemorySource.IMPORTED.value
+        # Never more trusted than "a teammate said so", whatever the row claims (anyone with the
+        # team's credentials can write rows straight into the server): not pinned, not confirmed,
+        # not taught by this user, at most a person's default confidence.
+        source = team_source(u["source"])
+        confidence = min(float(u["confidence"]), TEAM_MAX_CONFIDENCE)
         # Journal-first, before the row exists: the id the new memory is about to get.
         tx.audit_from(
             "SELECT ?, ?, 'add', COALESCE((SELECT seq FROM sqlite_sequence WHERE name='memories'), 0) + 1, ?, ?",
@@ -196,9 +212,9 @@ class ApplyRemote(WriteOp[Applied]):
             " citation_text, pinned, deprecated, deprecated_at, user_verified, decay_half_life_days, created_at,"
             " updated_at, last_accessed_at, project_id, fingerprint) VALUES (?, ?, ?, ?, ?, ?, 'global', ?, ?, ?,"
             " ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (u["type"], content, float(u["confidence"]), json.dumps(u["tags"]), json.dumps(u["related_files"]),
-             json.dumps(u["related_modules"]), source, u["citation_text"], int(u["pinned"]), int(u["deprecated"]),
-             tx.now if u["deprecated"] else None, int(u["user_verified"]), DEFAULT_HALF_LIFE_DAYS.get(u["type"]),
+            (u["type"], content, confidence, json.dumps(u["tags"]), json.dumps(u["related_files"]),
+             json.dumps(u["related_modules"]), source, u["citation_text"], 0, int(u["deprecated"]),
+             tx.now if u["deprecated"] else None, 0, DEFAULT_HALF_LIFE_DAYS.get(u["type"]),
              u["created_at"], tx.now, tx.now, tx.project_id, fp))
         mid = int(tx.conn.last_insert_rowid())
         index_memory(tx, mid, u["type"], content, source, {})

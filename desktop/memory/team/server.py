@@ -160,10 +160,9 @@ def create_team(conn: psycopg.Connection, name: str) -> tuple[TeamInfo, str]:
 def identify(conn: psycopg.Connection) -> TeamInfo:
     """The team whose role this connection logged in as (RLS shows only that row)."""
     check_schema(conn)
-    # A team role or a member role granted it; a superuser (who could see every team) is no member.
-    row = conn.execute("SELECT id, name, role_name FROM engram.teams WHERE pg_has_role(current_user, role_name,"
-                       " 'MEMBER') AND NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
-                       " ORDER BY created_at LIMIT 1").fetchone()
+    # The team's role or one of its personal logins; a superuser (who could see every team) is no member.
+    row = conn.execute("SELECT id, name, role_name FROM engram.teams WHERE id = engram.my_team()"
+                       " AND NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)").fetchone()
     conn.commit()
     if row is None:
         raise NotATeamRoleError()
@@ -172,15 +171,18 @@ def identify(conn: psycopg.Connection) -> TeamInfo:
 
 def invite_member(conn: psycopg.Connection, team_name: str, member: str) -> tuple[str, str]:
     """A personal LOGIN role for `member` in team `team_name` (admin credentials); returns (role, password)."""
-    row = conn.execute("SELECT role_name FROM engram.teams WHERE name = %s", (team_name,)).fetchone()
+    row = conn.execute("SELECT id FROM engram.teams WHERE name = %s", (team_name,)).fetchone()
     if row is None:
         raise TeamError(f"There is no team named '{team_name}' on this server.")
     slug = re.sub(r"[^a-z0-9]+", "_", member.lower()).strip("_")[:20] or "member"
     role = f"engram_m_{slug}_{secrets.token_hex(3)}"
     password = secrets.token_urlsafe(24)
     with conn.transaction():
+        # A member of the group role that holds the table privileges, never of the team's role
+        # (which it could then become and administer): team_logins says which team it is in.
         conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {} IN ROLE {}").format(
-            sql.Identifier(role), sql.Literal(password), sql.Identifier(str(row[0]))))
+            sql.Identifier(role), sql.Literal(password), sql.Identifier(MEMBER_ROLE)))
+        conn.execute("INSERT INTO engram.team_logins(role_name, team_id) VALUES (%s, %s)", (role, row[0]))
     log.info("invited %s to team %s as role %s", member, team_name, role)
     return role, password
 
@@ -193,6 +195,7 @@ def revoke_member(conn: psycopg.Connection, role: str) -> bool:
         if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is None:
             return False
         conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,))
+        conn.execute("DELETE FROM engram.team_logins WHERE role_name = %s", (role,))
         conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
     log.info("revoked member role %s", role)
     return True

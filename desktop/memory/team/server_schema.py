@@ -140,9 +140,10 @@ GRANT USAGE ON ALL SEQUENCES IN SCHEMA engram TO {MEMBER_ROLE};
 GRANT EXECUTE ON FUNCTION engram.my_team() TO {MEMBER_ROLE};
 """
 
-# Per-person logins: a member role is granted its team's role, so it sees that team's
-# rows; dropping it revokes one person without rotating everyone's password. The audit
-# records the login (`current_user`) beside the self-declared name.
+# Per-person logins: a member role was granted its team's role, so it saw that team's
+# rows (0004 replaces the grant by a `team_logins` row); dropping it revokes one person
+# without rotating everyone's password. The audit records the login (`current_user`)
+# beside the self-declared name.
 MEMBER_ROLES = """
 CREATE OR REPLACE FUNCTION engram.my_team() RETURNS uuid LANGUAGE sql STABLE AS
   $f$ SELECT id FROM engram.teams WHERE pg_has_role(current_user, role_name, 'MEMBER') $f$;
@@ -151,8 +152,47 @@ CREATE POLICY own_team ON engram.teams USING (pg_has_role(current_user, role_nam
 ALTER TABLE engram.audit ADD COLUMN login name NOT NULL DEFAULT current_user;
 """
 
+# Members must not administer the team's role (issue 27): as members *of* that role they could
+# SET ROLE to it and change its password, keeping every row after `team revoke` and locking
+# out the machines that joined with the team password. A personal login is now a row of
+# `team_logins` (which team it belongs to) and a member of the group role that holds the
+# table privileges; it is no member of the team's role, so it can neither become it nor
+# alter it. Existing personal logins move over here.
+LOGINS_NOT_MEMBERS = f"""
+CREATE TABLE engram.team_logins (
+  role_name  name PRIMARY KEY,
+  team_id    uuid NOT NULL REFERENCES engram.teams(id) ON DELETE CASCADE
+);
+ALTER TABLE engram.team_logins ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_login ON engram.team_logins USING (role_name = current_user);
+GRANT SELECT ON engram.team_logins TO {MEMBER_ROLE};
+
+CREATE OR REPLACE FUNCTION engram.my_team() RETURNS uuid LANGUAGE sql STABLE AS
+  $f$ SELECT id FROM engram.teams WHERE role_name = current_user
+      UNION ALL SELECT team_id FROM engram.team_logins WHERE role_name = current_user LIMIT 1 $f$;
+DROP POLICY own_team ON engram.teams;
+CREATE POLICY own_team ON engram.teams USING (role_name = current_user
+  OR id IN (SELECT team_id FROM engram.team_logins WHERE role_name = current_user));
+
+DO $$
+DECLARE r record;
+BEGIN
+  FOR r IN SELECT m.rolname AS login, t.role_name AS team_role, t.id AS team_id
+             FROM engram.teams t
+             JOIN pg_roles tr ON tr.rolname = t.role_name
+             JOIN pg_auth_members am ON am.roleid = tr.oid
+             JOIN pg_roles m ON m.oid = am.member
+  LOOP
+    INSERT INTO engram.team_logins(role_name, team_id) VALUES (r.login, r.team_id) ON CONFLICT DO NOTHING;
+    EXECUTE format('GRANT %I TO %I', '{MEMBER_ROLE}', r.login);
+    EXECUTE format('REVOKE %I FROM %I', r.team_role, r.login);
+  END LOOP;
+END $$;
+"""
+
 SERVER_MIGRATIONS: list[tuple[str, str]] = [
     ("0001_team_core", CORE),
     ("0002_team_row_security", RLS),
     ("0003_team_member_logins", MEMBER_ROLES),
+    ("0004_member_logins_are_not_team_role_members", LOGINS_NOT_MEMBERS),
 ]

@@ -85,7 +85,7 @@ def init_team(db: Any, admin_url: str, team_name: str, *, member: str | None = N
 def invite_member(admin_url: str, team_name: str, member: str) -> tuple[str, str]:
     """A personal login for one teammate (admin URL); returns (role, join URL). Revoke it alone later."""
     with server.connect(admin_url) as conn:
-        server.check_schema(conn)
+        server.migrate_server(conn)  # admin credentials: bring an older server's logins up to date first
         role, password = server.invite_member(conn, team_name, member)
     return role, server.with_credentials(admin_url, role, password)
 
@@ -93,6 +93,7 @@ def invite_member(admin_url: str, team_name: str, member: str) -> tuple[str, str
 def revoke_member(admin_url: str, role: str) -> bool:
     """Revoke one teammate's personal login (admin URL): their sessions end, everyone else keeps syncing."""
     with server.connect(admin_url) as conn:
+        server.migrate_server(conn)
         return server.revoke_member(conn, role)
 
 
