@@ -61,8 +61,13 @@ def known_error_line(exc: BaseException) -> str | None:
         hint = (" Nothing was changed; `engram doctor --move-aside` keeps it renamed and starts an empty memory."
                 if exc.code == "corrupt_database" else "")
         said = word(exc.code, str(exc))
-        detail = f" ({exc})" if said != str(exc) and exc.code != "corrupt_database" else ""
+        detail = f" ({exc})" if said != str(exc) and exc.code not in ("corrupt_database", "disk_full") else ""
         return _one_line(f"{said}{detail}{hint}")
+    if isinstance(exc, OSError):  # a write outside the database (a settings or log file) on a full disk
+        from desktop.memory.store.errors import os_error
+
+        known = os_error(exc, getattr(exc, "filename", "") or "")
+        return known_error_line(known) if known is not exc else None
     others = tuple(c for c in (_loaded(*k) for k in _KNOWN_ELSEWHERE[1:]) if c is not None)
     if others and isinstance(exc, others):
         return _one_line(f"{exc} ({getattr(exc, 'code', '')})")

@@ -60,9 +60,21 @@ def _data_dir(arg: Path | None) -> Path:
     return Path(arg).expanduser() if arg else default_data_dir()
 
 
+def _silence_stderr() -> None:
+    """Point fd 2 at /dev/null: the agent shows a hook's stderr to the user, and nothing a
+    library, a thread's uncaught exception or the interpreter prints there is for them."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
+    except OSError:
+        pass
+
+
 def cmd_hook(args: argparse.Namespace) -> int:
     """Never fails: prints the agent's JSON or nothing, exits 0 (even on a hard timeout)."""
     code = 0
+    _silence_stderr()  # diagnostics go to hooks.log (redacted); stderr stays empty whatever happens
     try:
         from desktop.agents.hooks.protocol import MAX_STDIN
         from desktop.agents.hooks.runner import run, setup_logging

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.memory.store.errors import CorruptDatabaseError, ReadOnlyLocationError, ValidationError
+from desktop.memory.store.errors import CorruptDatabaseError, ReadOnlyLocationError, ValidationError, os_error
 
 log = logging.getLogger("engram.projects")
 
@@ -39,14 +39,20 @@ def _slug(name: str) -> str:
 
 def atomic_write_json(path: Path, data: Any) -> None:
     """Write JSON via a temp file and rename, so a crash or full disk never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise os_error(exc, path) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=2, ensure_ascii=False)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise os_error(exc, path) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

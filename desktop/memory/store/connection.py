@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -268,6 +269,17 @@ def _apply_pragmas(conn: apsw.Connection, *, readonly: bool) -> None:
     conn.execute("PRAGMA secure_delete = FAST")
 
 
+def _disk_full(where: str) -> bool:
+    """Whether the disk holding ``where`` (a database path) has no room left (under 64 KB)."""
+    if not where:
+        return False
+    folder = Path(where).parent
+    try:
+        return shutil.disk_usage(folder if folder.is_dir() else Path(where)).free < 65_536
+    except OSError:
+        return False
+
+
 def translate_error(exc: BaseException, where: str = "") -> BaseException:
     """Map an apsw exception to Engram's known errors; unknown ones pass through as bugs."""
     if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
@@ -280,7 +292,9 @@ def translate_error(exc: BaseException, where: str = "") -> BaseException:
         return DatabaseBusyError("Another Engram process kept the database busy; try again.")
     if isinstance(exc, apsw.IOError):
         text = str(exc).lower()
-        if "full" in text:
+        # SQLite reports a WAL or shared-memory file that cannot grow as a plain I/O error:
+        # the free space of the database's disk says whether that was a full disk.
+        if "full" in text or _disk_full(where):
             return DiskFullError("The disk is full; the change was not saved.")
         return StoreError(f"Disk I/O error on {where}: {exc}")
     return exc

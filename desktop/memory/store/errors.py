@@ -6,6 +6,8 @@ not an `EngramError` is a bug and is reported as one (the qutebrowser split).
 
 from __future__ import annotations
 
+import errno
+
 
 class EngramError(Exception):
     """A failure the user can understand and act on."""
@@ -97,3 +99,12 @@ class WriterClosedError(StoreError):
     """A write was submitted after the writer shut down."""
 
     code = "writer_closed"
+
+
+def os_error(exc: OSError, where: object = "") -> Exception:
+    """A file write's OSError as Engram's known error (a full disk, a read-only place), else as it is."""
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)):
+        return DiskFullError("The disk is full; the change was not saved.")
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return ReadOnlyLocationError(f"{where} cannot be written; the change was not saved.")
+    return exc
