@@ -8,6 +8,16 @@ user's runtime folder (folder 0700, socket 0600, no TCP port). One JSON request
 per connection, one JSON answer. It exits after ``idle`` seconds without a request.
 The first hook that finds no service starts one in the background and answers
 inline from FTS5 itself; later hooks get the warm answer.
+
+A service can hang (stopped, deadlocked, starved): the kernel still accepts
+connections on its socket, so a client that simply waited would spend its whole
+budget and lose what the hook would have learned. So the service greets every
+connection at once with a hello line (from the connection's own thread, before any
+work), which also says when a request has been running far longer than any hook
+may (:data:`STUCK_S`). A client that gets no hello within :data:`PROBE_S`, or a
+"stuck" one, answers inline and replaces the service: the listener's pid comes from
+the kernel (``SO_PEERCRED``), it is killed after checking it is this user's
+``engram serve``, and the next service takes the socket over.
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ import hashlib
 import json
 import logging
 import os
+import signal
 import socket
 import tempfile
 import threading
@@ -23,7 +34,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop.agents.hooks.peer import peer_uid, private_folder, private_socket
+from desktop.agents.hooks.peer import peer_pid, peer_uid, private_folder, private_socket
 from desktop.agents.hooks.protocol import BadPayload, HookCall, from_dict
 
 if TYPE_CHECKING:  # the hook client (a new process per agent event) never serves
@@ -34,6 +45,11 @@ log = logging.getLogger("engram.hooks")
 IDLE_S = 900.0
 IDLE_ENV = "ENGRAM_SERVE_IDLE"  # seconds an on-demand service waits for the next hook before exiting
 MAX_REQUEST = 4 * 1024 * 1024
+#: Seconds a client waits for the service's hello before it calls the service hung.
+PROBE_S = float(os.environ.get("ENGRAM_HOOK_PROBE") or 0.5)
+#: A request running this long is stuck (the longest hook budget is 40 s): the hello says so.
+STUCK_S = 300.0
+HELLO = "engram-hooks"
 
 
 #: A socket path must fit ``sockaddr_un.sun_path`` (108 bytes on Linux, 104 on macOS).
@@ -67,24 +83,17 @@ def trusted(path: Path) -> bool:
 
 
 def ask(data_dir: Path, call: HookCall, token_budget: int | None, *, timeout: float) -> str | None:
-    """The service's answer; None when no trusted service listens (the caller answers inline).
+    """The service's answer; None when no trusted, healthy service listens (the caller answers inline).
 
     The folder and socket must be this user's with no access for others, and the process that
     listens must run as this user (its credentials from the kernel): otherwise nothing is sent.
+    A service that does not say hello within :data:`PROBE_S` (or says it is stuck) is replaced.
     """
     path = socket_path(data_dir)
     if not path.exists() or not trusted(path):
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(min(0.2, timeout))
-    try:
-        sock.connect(str(path))
-        if peer_uid(sock) != os.getuid():
-            log.warning("refusing the hook service on %s: it runs as another user", path)
-            sock.close()
-            return None
-    except OSError:
-        sock.close()
+    sock = _connect(path, min(0.2, timeout), min(PROBE_S, timeout))
+    if sock is None:
         return None
     try:
         sock.settimeout(timeout)
@@ -98,11 +107,88 @@ def ask(data_dir: Path, call: HookCall, token_budget: int | None, *, timeout: fl
         reply = json.loads(b"".join(chunks) or b"{}")
         return str(reply.get("output") or "")
     except (OSError, ValueError) as exc:
-        # Connected but no usable answer: do not repeat the work inline over the budget.
+        # It said hello but gave no usable answer: do not repeat the work inline over the budget.
         log.warning("service did not answer %s: %s", call.event, exc)
         return ""
     finally:
         sock.close()
+
+
+def _connect(path: Path, connect_s: float, probe_s: float) -> socket.socket | None:
+    """A connection to a healthy service of this user on ``path``, its hello read; None otherwise.
+
+    A listener that does not accept (its backlog full), says no hello in time or says it is stuck
+    is replaced (:func:`replace_stuck`).
+    """
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(connect_s)
+    try:
+        sock.connect(str(path))
+        if peer_uid(sock) != os.getuid():
+            log.warning("refusing the hook service on %s: it runs as another user", path)
+        elif healthy(sock, probe_s):
+            return sock
+        else:
+            replace_stuck(path, peer_pid(sock))
+    except TimeoutError:  # the listener stopped accepting: its backlog is full
+        replace_stuck(path, None)
+    except OSError:
+        pass
+    sock.close()
+    return None
+
+
+def healthy(sock: socket.socket, probe: float) -> bool:
+    """Whether the service on ``sock`` says hello within ``probe`` seconds and is not stuck."""
+    sock.settimeout(max(0.01, probe))
+    line = b""
+    try:
+        while not line.endswith(b"\n") and len(line) < 256:
+            chunk = sock.recv(256 - len(line))
+            if not chunk:
+                break
+            line += chunk
+        hello = json.loads(line or b"{}")
+    except (OSError, ValueError):
+        return False
+    return isinstance(hello, dict) and hello.get("hello") == HELLO and not hello.get("stuck")
+
+
+def replace_stuck(path: Path, pid: int | None) -> None:
+    """Kill the hung service of ``path`` (this user's ``engram serve`` only; never this process).
+
+    ``pid`` is the listener's from the kernel (``SO_PEERCRED``), else the one the service wrote
+    beside its socket. The next service started takes the socket over (:meth:`HookService.serve`);
+    where neither names it (not Linux) the hook still answers inline, every time.
+    """
+    if pid is None:
+        try:
+            pid = int(pid_path(path).read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            pid = None
+    if pid is None or pid <= 1 or pid == os.getpid() or not _is_our_service(pid):
+        log.warning("the hook service on %s does not answer; answering inline", path)
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+        log.warning("the hook service %d on %s did not answer in time: replaced", pid, path)
+    except OSError as exc:
+        log.warning("could not stop the hung hook service %d: %s", pid, exc)
+
+
+def pid_path(path: Path) -> Path:
+    """Where the service listening on socket ``path`` writes its process id (its private folder)."""
+    return path.with_suffix(".pid")
+
+
+def _is_our_service(pid: int) -> bool:
+    """A process of this user running ``engram serve`` (read from /proc; False where there is none)."""
+    try:
+        st = os.stat(f"/proc/{pid}")
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and b"serve" in argv
 
 
 def start_in_background(data_dir: Path) -> None:
@@ -130,8 +216,10 @@ def start_in_background(data_dir: Path) -> None:
 class HookService:
     """Projects kept open and warm, answering hook requests."""
 
-    def __init__(self, data_dir: Path, *, idle: float = IDLE_S, warm_search: bool = True) -> None:
-        """``warm_search`` builds each project's hybrid search in the background."""
+    def __init__(self, data_dir: Path, *, idle: float = IDLE_S, warm_search: bool = True,
+                 stuck_after: float = STUCK_S) -> None:
+        """``warm_search`` builds each project's hybrid search in the background; a request running
+        longer than ``stuck_after`` seconds makes the hello say the service is stuck."""
         self.data_dir = Path(data_dir)
         self.idle = idle
         self.warm_search = warm_search
@@ -140,6 +228,9 @@ class HookService:
         self._handlers: dict[Path, Any] = {}
         self._lock = threading.Lock()
         self._server: socketserver.ThreadingUnixStreamServer | None = None
+        self.stuck_after = stuck_after
+        self._busy: dict[int, float] = {}  # thread ident -> when its request started
+        self._busy_lock = threading.Lock()
         from desktop.agents.hooks.live import keep_observers_warm
 
         keep_observers_warm()
@@ -180,8 +271,25 @@ class HookService:
         except Exception:
             log.exception("could not bring the code graph up to date")
 
+    def hello(self) -> bytes:
+        """The line every connection gets first: alive, and whether a request has been stuck."""
+        now = time.monotonic()
+        with self._busy_lock:
+            stuck = any(now - started > self.stuck_after for started in self._busy.values())
+        return json.dumps({"hello": HELLO, "stuck": stuck}).encode() + b"\n"
+
     def answer(self, request: dict[str, Any]) -> str:
         """The context text for one request ('' for nothing)."""
+        me = threading.get_ident()
+        with self._busy_lock:
+            self._busy[me] = time.monotonic()
+        try:
+            return self._answer(request)
+        finally:
+            with self._busy_lock:
+                self._busy.pop(me, None)
+
+    def _answer(self, request: dict[str, Any]) -> str:
         self.last_request = time.monotonic()
         call = from_dict(str(request.get("agent")), str(request.get("event")), request.get("payload"))
         budget = request.get("token_budget")
@@ -203,16 +311,8 @@ class HookService:
             log.warning("not serving: %s belongs to another user (hooks answer inline)", path.parent)
             return
         os.chmod(path.parent, 0o700)
-        if path.exists():
-            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                probe.connect(str(path))
-                log.info("a hook service already listens on %s", path)
-                return
-            except OSError:
-                path.unlink(missing_ok=True)  # left by a service that died
-            finally:
-                probe.close()
+        if path.exists() and not self._take_over(path):
+            return
         service = self
 
         class Handler(socketserver.StreamRequestHandler):
@@ -224,7 +324,11 @@ class HookService:
                 if uid != os.getuid():  # the folder is private; this is the second lock
                     log.warning("service refused a connection from uid %s", uid)
                     return
+                self.wfile.write(service.hello())  # before any work: the client's proof of life
+                self.wfile.flush()
                 line = self.rfile.readline(MAX_REQUEST)
+                if not line.strip():
+                    return  # a probe (another service, or a client that gave up): nothing asked
                 try:
                     output = service.answer(json.loads(line))
                 except (BadPayload, ValueError, TypeError) as exc:
@@ -241,6 +345,10 @@ class HookService:
         finally:
             os.umask(old)
         os.chmod(path, 0o600)
+        try:  # for a client that cannot learn the listener's pid from the kernel (a full backlog)
+            pid_path(path).write_text(str(os.getpid()), encoding="ascii")
+        except OSError:
+            pass
         self._server.daemon_threads = True
         threading.Thread(target=self._idle_watch, daemon=True).start()
         log.info("hook service listening on %s", path)
@@ -249,7 +357,31 @@ class HookService:
         finally:
             self._server.server_close()
             path.unlink(missing_ok=True)
+            pid_path(path).unlink(missing_ok=True)
             self.close()
+
+    def _take_over(self, path: Path) -> bool:
+        """Whether this service may listen on ``path``: nobody answers there, or a hung service did
+        (it is replaced). False when a healthy service already listens."""
+        for _ in range(40):  # a service just killed needs a moment to let go of its socket
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            probe.settimeout(0.5)
+            try:
+                probe.connect(str(path))
+                if healthy(probe, PROBE_S):
+                    log.info("a hook service already listens on %s", path)
+                    return False
+                replace_stuck(path, peer_pid(probe))
+            except TimeoutError:
+                replace_stuck(path, None)
+            except OSError:
+                path.unlink(missing_ok=True)  # left by a service that died
+                return True
+            finally:
+                probe.close()
+            time.sleep(0.05)
+        log.warning("the hook service on %s could not be replaced", path)
+        return False
 
     def _idle_watch(self) -> None:
         while self._server is not None:
