@@ -143,7 +143,8 @@ class Handlers:
         event = "session_start"
         if call.source in ("compact", "resume") and shown:
             event = call.source
-            again = fit(self._injectable(shown), self.token_budget // 2)
+            again = fit(self._injectable(ledger.shown_ids(self.project.db, call.session_id, injected_only=True)),
+                        self.token_budget // 2)
             if again:
                 title = "Memory you were shown before the context was compacted" if call.source == "compact" \
                     else "Memory you were shown earlier in this session"

@@ -91,10 +91,17 @@ def mark_flagged(db: Any, session_id: str, memory_id: int) -> Any:
     return db.writer.submit(FnOp("mark_external_flagged", write))
 
 
-def shown_ids(db: Any, session_id: str) -> list[int]:
-    """Memories this session was already shown, in the order it saw them."""
+def shown_ids(db: Any, session_id: str, *, injected_only: bool = False) -> list[int]:
+    """Memories this session was already shown, in the order it saw them.
+
+    ``injected_only``: leave out the memories it only cited without Engram showing them
+    (what a compaction may re-inject: never what the agent merely named).
+    """
+    from desktop.memory.lifecycle.shown import CITED_ONLY
+
     rows = db.reads.conn().execute(
-        "SELECT memory_id FROM external_injections WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
+        "SELECT memory_id FROM external_injections WHERE session_id = ? AND (? = 0 OR event <> ?) ORDER BY id",
+        (session_id, int(injected_only), CITED_ONLY)).fetchall()
     return list(dict.fromkeys(int(r[0]) for r in rows))
 
 

@@ -47,8 +47,9 @@ IDLE_ENV = "ENGRAM_SERVE_IDLE"  # seconds an on-demand service waits for the nex
 MAX_REQUEST = 4 * 1024 * 1024
 #: Seconds a client waits for the service's hello before it calls the service hung.
 PROBE_S = float(os.environ.get("ENGRAM_HOOK_PROBE") or 0.5)
-#: A request running this long is stuck (the longest hook budget is 40 s): the hello says so.
-STUCK_S = 300.0
+#: A request running this long is stuck (the longest hook budget is 40 s, so every client that
+#: asked has given up on it): the hello says so and the next client replaces the service.
+STUCK_S = 60.0
 HELLO = "engram-hooks"
 
 

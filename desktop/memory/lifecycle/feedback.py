@@ -43,7 +43,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from desktop.memory.lifecycle.shown import shown_in_session
+from desktop.memory.lifecycle.shown import counted_before, shown_in_session
 from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.trust import CAP, CEILING_SQL, NotAllowedError, is_agent
@@ -147,7 +147,8 @@ class RecordUse(WriteOp[FeedbackReport]):
         if not self.used:
             return rep
         rep.used = _temp(tx, "_used", self.used)
-        shown = shown_in_session(tx, self.session_id, self.used)
+        # Shown to this session, and not already counted for it (a report repeated is one use).
+        shown = shown_in_session(tx, self.session_id, self.used) - counted_before(tx, self.session_id, self.used)
         self._history(tx, rep, shown)
         # Flagged memories are corrections, not uncorrected uses: handled below.
         rep.counted = sorted(shown - set(self.flagged))

@@ -7,8 +7,9 @@ record) gets a row too, so the app can show it, but with the event :data:`CITED_
 such a row is a record of the agent's words, never proof that Engram showed the memory.
 
 The feedback rules (feedback.py) count a use only for the ids this module says were
-shown to that session: an agent cannot promote what it wrote by citing it, searching
-for it or naming a session it was never part of.
+shown to that session, and only once per session: an agent cannot promote what it wrote
+by citing it, searching for it, naming a session it was never part of, or reporting the
+same session's use again and again.
 """
 
 from __future__ import annotations
@@ -35,4 +36,19 @@ def shown_in_session(conn: Any, session_id: str | None, memory_ids: Iterable[int
         found.update(int(r[0]) for r in conn.execute(
             f"SELECT DISTINCT memory_id FROM external_injections WHERE session_id = ? AND event <> ? "
             f"AND memory_id IN ({','.join('?' * len(chunk))})", (session_id, CITED_ONLY, *chunk)))
+    return found
+
+
+def counted_before(conn: Any, session_id: str | None, memory_ids: Iterable[int]) -> set[int]:
+    """The ids among ``memory_ids`` whose use in ``session_id`` was already counted (their history says so)."""
+    ids = sorted({int(i) for i in memory_ids})
+    if not session_id or not ids:
+        return set()
+    found: set[int] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        found.update(int(r[0]) for r in conn.execute(
+            f"SELECT DISTINCT memory_id FROM audit_log WHERE memory_id IN ({','.join('?' * len(chunk))}) "
+            "AND action = 'use' AND json_valid(detail) AND json_extract(detail, '$.session') = ? "
+            "AND json_extract(detail, '$.counted') = 1", (*chunk, session_id)))
     return found

@@ -89,6 +89,17 @@ def _quoted_group(name: str) -> _Validator:
     return span
 
 
+class _AnyOf:
+    """A rule's trigger that fires when any of its parts does (each part is in the gate's union)."""
+
+    def __init__(self, parts: tuple[Trigger, ...]) -> None:
+        self.parts = parts
+
+    def __call__(self, text: str, lowered: str) -> bool:
+        """Whether one of the parts fires."""
+        return any(part(text, lowered) for part in self.parts)
+
+
 def _url_password(m: re.Match[str]) -> tuple[int, int] | None:
     """The password of ``scheme://user:password@host``, unless the "password" is a port and a path."""
     value = m.group("secret")
@@ -149,7 +160,7 @@ def _mixed(m: re.Match[str]) -> tuple[int, int] | None:
 # (kind, priority, regex, validator, trigger).  Lower priority wins an overlap, so the
 # specific provider formats beat generic assignments, which beat entropy. The trigger is
 # what the regex cannot match without (triggers.py): a rule without it is not run.
-_KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Trigger]] = [
+_KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Callable[[str, str], bool]]] = [
     (
         "private_key",
         0,
@@ -266,6 +277,36 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Trigger]] = [
         _group("secret"),
         cased("curl", confirm=r"curl\b[^\n;|&]{0,300}?[ \t](?:-u|--user|-U|--proxy-user)(?:[ \t]+|=)?"
                               r"['\"]?[^\s:'\"]{1,128}:[^\s'\"]"),
+    ),
+    (
+        # More clients that take a password on their command line: sshpass -p, docker login -p,
+        # sqlcmd -P, mongosh -p, keytool -storepass, openssl -passin pass:.
+        "cli_password",
+        2,
+        re.compile(
+            r"(?:sshpass|docker(?:[ \t]+login)|podman[ \t]+login|sqlcmd|mongo(?:sh|dump|restore|import|export)?)\b"
+            r"[^\n;|&]{0,300}?[ \t](?:-p|-P|--password)(?:[ \t]+|=)"
+            r"(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s'\"]{1,256})"
+        ),
+        _quoted_group("secret"),
+        _AnyOf(tuple(cased(lit, confirm=lit + r"\w*\b[^\n;|&]{0,300}?[ \t](?:-p|-P|--password)(?:[ \t]+|=)[^\s-]")
+                     for lit in ("sshpass", "docker", "podman", "sqlcmd", "mongo"))),
+    ),
+    (
+        # keytool -storepass X / -keypass X; openssl -pass pass:X / -passin pass:X (never env: or file:).
+        "cli_password",
+        2,
+        re.compile(r"-(?:store|key|srcstore|deststore|srckey|destkey)pass[ \t]+"
+                   r"(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s'\"]{1,256})"),
+        _quoted_group("secret"),
+        cased("pass", confirm=r"-(?:store|key|srcstore|deststore|srckey|destkey)pass[ \t]+[^\s-]"),
+    ),
+    (
+        "cli_password",
+        2,
+        re.compile(r"-pass(?:in|out)?[ \t]+pass:(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s'\"]{1,256})"),
+        _quoted_group("secret"),
+        cased("pass:", confirm=r"-pass(?:in|out)?[ \t]+pass:\S"),
     ),
     (
         # "login admin/Passw0rd", "log in with root / t0ps3cret!": a username/password pair in prose.

@@ -24,7 +24,7 @@ import psycopg
 from desktop.memory.lifecycle.conflict_store import RecordConflicts
 from desktop.memory.lifecycle.conflicts import Conflict
 from desktop.memory.privacy.secrets import redact
-from desktop.memory.store.memory_ops import HardDelete
+from desktop.memory.store.memory_ops import HardDelete, SetFlag
 from desktop.memory.store.rows import fingerprint
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.triggers.index import index_memory
@@ -98,6 +98,16 @@ class Applied:
     skipped: int = 0
 
 
+def _written_here(tx: Tx, memory_ids: list[int]) -> list[int]:
+    """The live memories among ``memory_ids`` that this machine wrote and shared (origin ``local``)."""
+    if not memory_ids:
+        return []
+    marks = ",".join("?" * len(memory_ids))
+    return [int(r[0]) for r in tx.execute(
+        f"SELECT l.memory_id FROM team_links l JOIN memories m ON m.id = l.memory_id WHERE l.origin = 'local' "
+        f"AND m.deprecated = 0 AND l.memory_id IN ({marks})", memory_ids)]
+
+
 def _links(tx: Tx, gids: list[str]) -> dict[str, tuple[int, int]]:
     out: dict[str, tuple[int, int]] = {}
     for start in range(0, len(gids), 500):
@@ -128,6 +138,14 @@ class ApplyRemote(WriteOp[Applied]):
         for u in b.upserts:
             self._upsert(tx, u, links, pending, out)
         doomed = [links[d["gid"]][0] for d in b.deletes if d["gid"] in links]
+        own = _written_here(tx, doomed)
+        if own:
+            # What this machine wrote stays its own: a teammate's delete (or anyone's tombstone
+            # written straight into the server) forgets it here, restorably, and unlinks it.
+            for mid in own:
+                SetFlag(mid, "forget", actor="team", reason="deleted by a teammate").apply(tx)
+            tx.execute(f"DELETE FROM team_links WHERE memory_id IN ({','.join('?' * len(own))})", own)
+        doomed = [m for m in doomed if m not in set(own)]
         if doomed:
             out.deleted = HardDelete(doomed, actor="team", reason="deleted by a teammate").apply(tx)
         for c in b.conflicts:

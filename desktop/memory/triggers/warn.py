@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.stats import wilson_interval
 from desktop.memory.store.writer import FnOp, Tx
 from desktop.memory.triggers.index import candidates
@@ -86,11 +87,12 @@ class Outcomes:
         """Record warnings just said before the call ``call_id`` (a memory warned again in the
         session keeps its first row)."""
         ids = list(dict.fromkeys(int(i) for i in memory_ids))
+        said = redact_then_cut(call, 300)  # redact first: a cut can keep half a secret
 
         def write(tx: Tx) -> int:
             tx.conn.executemany(
                 "INSERT OR IGNORE INTO warning_outcomes(session_id, agent, memory_id, warned_at, call_id, call) "
-                "VALUES (?,?,?,?,?,?)", [(session_id, agent, i, tx.now, call_id[:200], call[:300]) for i in ids])
+                "VALUES (?,?,?,?,?,?)", [(session_id, agent, i, tx.now, call_id[:200], said) for i in ids])
             return len(ids)
         return self.db.writer.submit(FnOp("record_warnings", write))
 
