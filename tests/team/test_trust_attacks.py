@@ -194,3 +194,23 @@ def test_item9_the_new_forms_never_reach_the_server_or_its_log(make_client: Any,
     for _, secret in FORMS:
         assert pg.files_containing(secret.encode()) == [], secret
     assert pg.files_containing(PW[:6].encode()) == []
+
+
+def test_a_tombstone_written_into_the_server_only_forgets_what_this_machine_wrote(
+        make_client: Any, admin_url: str) -> None:
+    a, b, init = make_pair(make_client, admin_url)
+    text = "Alice's own finding: the ledger export needs the fiscal calendar"
+    mid = a.memories.add(text, type="decision").result().id
+    sync(a, b)
+    gid = a.db.reads.conn().execute("SELECT gid FROM team_links WHERE memory_id = ?", (mid,)).fetchall()[0][0]
+    with psycopg.connect(init.join_url) as conn, conn.transaction():  # anyone with the team's password
+        seq = conn.execute("UPDATE engram.teams SET clock = clock + 1 RETURNING clock").fetchone()[0]  # type: ignore[index]
+        conn.execute("DELETE FROM engram.memories WHERE gid = %s", (gid,))
+        conn.execute("INSERT INTO engram.deletions(gid, team_id, project_key, seq, deleted_by) "
+                     "VALUES (%s, %s, 'proj', %s, 'mallory')", (gid, init.team.team_id, seq))
+    sync(a, b)
+    mine = by_content(a, text)
+    assert mine is not None and mine.deprecated  # forgotten, restorable: not destroyed
+    a.memories.restore(mine.id).result()
+    assert not a.memories.get(mine.id).deprecated
+    assert by_content(b, text) is None  # Bob's copy (Alice's words) went, as the delete asked
