@@ -38,6 +38,7 @@ CASE_FILES: dict[str, str] = {
     "tests/security/test_secret_leaks.py": "MCP, engram hook, index, export, CLI, logs, GUI words",
     "tests/team/test_trust_attacks.py": "team sync (real PostgreSQL), MCP, server SQL",
     "tests/security/test_robustness.py": "CLI, engram hook, engram serve (real tmpfs, SIGSTOP)",
+    "tests/security/test_fresh_attacks.py": "second round: engram hook, CLI, MCP, warnings ledger",
     "tests/security/test_trust.py": "core, MCP, import (issue 14)",
     "tests/security/test_validation.py": "core, CLI (bad input)",
     "tests/security/test_mcp_framing.py": "MCP stdio framing",
