@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.agents import ask as recall
+from desktop.agents.hooks.ledger import ENGRAM_AGENT, record_shown
 from desktop.memory.lifecycle.feedback import record_feedback
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.trust import injectable
 from desktop.ui.adapters.prefs import ProjectPrefs
@@ -205,7 +207,10 @@ class ScriptedSession:
             answer.append(chunk)
         # The same feedback path as every agent: what was shown, what the answer cited (times used,
         # history), waited for so the summary that follows reads the updated counts.
-        record_feedback(self.r.project.db, [h.memory.id for h in hits], answer_text="".join(answer),
+        shown = [h.memory.id for h in hits]
+        if shown:  # Engram showed them: the injection ledger is what lets their use count (issue 27)
+            record_shown(self.r.project.db, self.session_id, ENGRAM_AGENT, "tour", shown, "tour").result(30)
+        record_feedback(self.r.project.db, shown, answer_text="".join(answer),
                         session_id=self.session_id, source="tour").result(30)
         learned = self._learn(prompt, hits)
         if learned:
@@ -240,11 +245,12 @@ class ScriptedSession:
         if policy in ("off", "read_only") or not self.r.prefs.auto_memory or not prompt or not hits:
             return []
         cited = ", ".join(f"#{h.memory.id}" for h in hits[:4])
-        items = [NewMemory(content=f"For “{prompt[:120]}”, memories {cited} held what was needed; "
+        items = [NewMemory(content=f"For “{redact_then_cut(prompt, 120)}”, memories {cited} held what was needed; "
                                    f"no file was changed (the tour agent only reads).",
                            type="work_unit_outcome", source="agent_explicit", confidence=0.6,
                            session_id=self.session_id, provenance_session_ids=[self.session_id],
-                           provenance=[{"kind": "session", "session": self.session_id, "prompt": prompt[:200]}],
+                           provenance=[{"kind": "session", "session": self.session_id,
+                                        "prompt": redact_then_cut(prompt, 200)}],
                            candidate=policy == "confirm_each", needs_review=True)]
         results = self.r.project.memories.add_many(items, actor="agent", reason="learned in session").result()
         return [res.id for res in results]
