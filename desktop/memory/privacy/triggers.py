@@ -119,6 +119,9 @@ def folded_confirmed(literals: tuple[str, ...], confirm: str) -> Trigger:
 _ALL: list[Trigger] = []
 _Group = tuple[tuple[str, ...], re.Pattern[str]]  # (literals a match contains, the pattern)
 _union: tuple[int, list[_Group], list[_Group], list[Trigger]] = (-1, [], [], [])
+#: Every literal of the confirmed triggers, on the text and on the lower-cased text: one search
+#: each tells whether any of them can fire (most stored values hold none).
+_confirmed_any: list[re.Pattern[str] | None] = [None, None]
 
 
 def register(trigger: Trigger) -> Trigger:
@@ -145,8 +148,11 @@ def _the_union() -> tuple[list[_Group], list[_Group], list[Trigger]]:
     if _union[0] != len(_ALL):
         plain = {lit for t in _ALL if t.confirm is None and not t.folded for lit in t.literals}
         lower = {lit for t in _ALL if t.confirm is None and t.folded for lit in t.literals}
-        _union = (len(_ALL), _grouped(plain), _grouped(lower) + list(_KEYWORDS),
-                  [t for t in _ALL if t.confirm is not None])
+        confirmed = [t for t in _ALL if t.confirm is not None]
+        _union = (len(_ALL), _grouped(plain), _grouped(lower) + list(_KEYWORDS), confirmed)
+        for i, folded in enumerate((False, True)):
+            lits = sorted({re.escape(lit) for t in confirmed if t.folded == folded for lit in t.literals})
+            _confirmed_any[i] = re.compile("|".join(lits)) if lits else None
     return _union[1], _union[2], _union[3]
 
 
@@ -162,11 +168,13 @@ def gate_spans(text: str, lowered: str) -> Iterator[tuple[int, int]]:
             if len(literals) > 2 or any(lit in hay for lit in literals):
                 for m in rx.finditer(hay):
                     yield m.span()
-    for trigger in confirmed:
-        hay = lowered if trigger.folded else text
-        if trigger.confirm is not None and any(lit in hay for lit in trigger.literals):
-            for m in trigger.confirm.finditer(hay):
-                yield m.span()
+    on_cased, on_folded = _confirmed_any
+    if (on_cased is not None and on_cased.search(text)) or (on_folded is not None and on_folded.search(lowered)):
+        for trigger in confirmed:
+            hay = lowered if trigger.folded else text
+            if trigger.confirm is not None and any(lit in hay for lit in trigger.literals):
+                for m in trigger.confirm.finditer(hay):
+                    yield m.span()
     yield from _mixed_runs(text)
 
 
