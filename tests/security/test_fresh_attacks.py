@@ -23,7 +23,7 @@ from desktop.memory.privacy.secrets import redact
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.triggers.warn import Outcomes
 from desktop.settings import Settings
-from tests.hooks.conftest import run_hook
+from tests.security.conftest import fire
 from tests.security.test_redaction_boundary import _every_stored_text
 
 
@@ -34,23 +34,16 @@ def shop(payments_dir: Path, data_dir: Path) -> Iterator[Any]:
     project.close()
 
 
-def _hook(env: dict[str, str], event: str, root: Path, session: str, **fields: Any) -> str:
-    names = {"stop": "Stop", "prompt": "UserPromptSubmit", "session-start": "SessionStart"}
-    done = run_hook(env, event, {"session_id": session, "cwd": str(root), "hook_event_name": names[event], **fields})
-    assert done.returncode == 0 and done.stderr == "", done.stderr
-    return done.stdout
-
-
 def test_a_citation_is_not_laundered_into_a_shown_memory_by_a_compaction(
         shop: Any, hook_env: dict[str, str], payments_dir: Path) -> None:
     low = shop.memories.add(NewMemory(content="Refund batches run with `make refunds-force` on Fridays.",
                                       type="workflow_recipe", source="observer_inferred", confidence=0.5),
                             actor="observer").result(10).id
-    _hook(hook_env, "stop", payments_dir, "c-1", last_assistant_message=f"Per [Memory #{low}: refunds-force], done.")
-    after = _hook(hook_env, "session-start", payments_dir, "c-1", source="compact")
+    fire(hook_env, "stop", payments_dir, "c-1", last_assistant_message=f"Per [Memory #{low}: refunds-force], done.")
+    after = fire(hook_env, "session-start", payments_dir, "c-1", source="compact")
     assert f'id=\\"{low}\\"' not in after and "refunds-force" not in after  # never shown: never "shown again"
     for turn in range(6):
-        _hook(hook_env, "stop", payments_dir, "c-1", last_assistant_message=f"[Memory #{low}: again {turn}]")
+        fire(hook_env, "stop", payments_dir, "c-1", last_assistant_message=f"[Memory #{low}: again {turn}]")
     m = shop.memories.get(low)
     assert m.access_count == 0 and abs(m.confidence - 0.5) < 1e-9
 
@@ -58,7 +51,7 @@ def test_a_citation_is_not_laundered_into_a_shown_memory_by_a_compaction(
 def test_one_sessions_use_counts_once_however_often_it_is_reported(
         shop: Any, hook_env: dict[str, str], payments_dir: Path, data_dir: Path,
         payment_memories: Any) -> None:
-    said = _hook(hook_env, "prompt", payments_dir, "u-1",
+    said = fire(hook_env, "prompt", payments_dir, "u-1",
                  prompt="Is the refund webhook handler idempotent when the webhook retries?")
     assert "idempotent" in said
     [mid] = [m.id for m in shop.memories.list(limit=20) if "idempotent" in m.content]

@@ -23,6 +23,7 @@ import pytest
 
 from desktop.agents.hooks import service
 from desktop.agents.hooks.protocol import from_dict
+from desktop.agents.hooks.runner import DETACHED_ENV
 from desktop.composition import Engram
 from desktop.settings import Settings
 from tests.hooks.conftest import run_hook
@@ -86,8 +87,8 @@ def test_item19_full_disk_add_is_one_line_and_a_hook_says_nothing(full_disk: Pat
     for event, fields in (("prompt", {"hook_event_name": "UserPromptSubmit", "prompt": "which node does it need?"}),
                           ("stop", {"hook_event_name": "Stop", "last_assistant_message": "[Memory #1: node] ok"}),
                           ("session-end", {"hook_event_name": "SessionEnd", "transcript_path": str(said)})):
-        out = run_hook(env, event, {"session_id": "f-1", "cwd": str(payments_dir), **fields},
-                       extra=["--data-dir", str(data)])
+        out = run_hook({**env, DETACHED_ENV: "1"} if event == "session-end" else env, event,
+                       {"session_id": "f-1", "cwd": str(payments_dir), **fields}, extra=["--data-dir", str(data)])
         assert out.returncode == 0 and out.stderr == "", (event, out.stderr[:300])
     (full_disk / "filler").unlink()
     kept = _engram("list", "--project", str(payments_dir), "--data-dir", str(data))
@@ -139,8 +140,9 @@ def test_item20_a_stopped_service_is_noticed_answered_around_and_replaced(
         lesson = ClaudeTranscript("w-3", payments_dir).user(
             "Never call charge() with euros in core/payments.py; it takes cents.").say("Understood.").write(
             tmp_path / "w-3.jsonl")
-        run_hook(env, "session-end", {"session_id": "w-3", "cwd": str(payments_dir), "hook_event_name": "SessionEnd",
-                                      "transcript_path": str(lesson)}, extra=["--budget", "15"])
+        end = {"session_id": "w-3", "cwd": str(payments_dir), "hook_event_name": "SessionEnd",
+               "transcript_path": str(lesson)}
+        run_hook({**env, DETACHED_ENV: "1"}, "session-end", end, extra=["--budget", "15"])
         project = Engram(Settings(data_dir=data_dir)).open_project(payments_dir, remember=False)
         try:
             assert any("charge() with euros" in m.content for m in project.memories.list(limit=50))

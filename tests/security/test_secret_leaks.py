@@ -23,7 +23,7 @@ from desktop.memory.privacy.secrets import redact, scan
 from desktop.memory.store.errors import SecretRefusedError
 from desktop.memory.store.guards import guard_text
 from desktop.settings import Settings
-from tests.hooks.conftest import run_hook
+from tests.security.conftest import fire
 from tests.security.test_redaction_boundary import _every_stored_text, _file_bytes
 from tests.security.transcript import ClaudeTranscript
 
@@ -64,14 +64,6 @@ def shop(payments_dir: Path, data_dir: Path) -> Iterator[Any]:
     project.close()
 
 
-def _hook(env: dict[str, str], event: str, root: Path, session: str, **fields: Any) -> str:
-    names = {"stop": "Stop", "prompt": "UserPromptSubmit", "session-start": "SessionStart",
-             "session-end": "SessionEnd", "after-tool": "PostToolUse"}
-    done = run_hook(env, event, {"session_id": session, "cwd": str(root), "hook_event_name": names[event], **fields})
-    assert done.returncode == 0 and done.stderr == "", done.stderr
-    return done.stdout
-
-
 def _cli(root: Path, data: Path, *args: str) -> int:
     return cli([*args, "--project", str(root), "--data-dir", str(data)])
 
@@ -104,13 +96,13 @@ def test_item9_no_door_stores_them(shop: Any, hook_env: dict[str, str], payments
     finally:
         mcp.close()
     for i, (text, _) in enumerate(FORMS):
-        _hook(hook_env, "after-tool", payments_dir, "live-1", tool_name="Bash", tool_use_id=f"t{i}",
+        fire(hook_env, "after-tool", payments_dir, "live-1", tool_name="Bash", tool_use_id=f"t{i}",
               tool_input={"command": text}, tool_response={"stdout": f"ran: {text}", "stderr": ""})
     said = ClaudeTranscript("tr-1", payments_dir).user(f"Deploy with this: {FORMS[0][0]}")
     for text, _ in FORMS:
         said.tool("Bash", {"command": text}, f"error: could not connect ({text})", error=True)
     said.say(f"It failed because {FORMS[4][0]} is rejected.")
-    _hook(hook_env, "session-end", payments_dir, "tr-1", transcript_path=str(said.write(tmp_path / "tr-1.jsonl")))
+    fire(hook_env, "session-end", payments_dir, "tr-1", transcript_path=str(said.write(tmp_path / "tr-1.jsonl")))
     (payments_dir / "deploy.sh").write_text("\n".join(t for t, _ in FORMS) + "\n", encoding="utf-8")
     assert _cli(payments_dir, data_dir, "index") == 0
     export = tmp_path / "out.json"
@@ -139,10 +131,10 @@ def test_item10_a_cut_never_keeps_half_a_secret(shop: Any, hook_env: dict[str, s
     shop.memories.add("The payments export runs against the staging database nightly.", type="note").result(10)
     for cut in (200, 300):
         prompt = _around(cut, at)
-        _hook(hook_env, "prompt", payments_dir, f"p-{cut}-{at}", prompt=prompt)
+        fire(hook_env, "prompt", payments_dir, f"p-{cut}-{at}", prompt=prompt)
         path = ClaudeTranscript(f"m-{cut}-{at}", payments_dir).user(prompt).say("Looking into it.").write(
             tmp_path / f"m-{cut}.jsonl")
-        _hook(hook_env, "session-end", payments_dir, f"m-{cut}-{at}", transcript_path=str(path))
+        fire(hook_env, "session-end", payments_dir, f"m-{cut}-{at}", transcript_path=str(path))
     rows = shop.db.reads.conn().execute("SELECT count(*) FROM external_injections").fetchall()
     assert rows[0][0] >= 1  # the prompt hook did show the memory (so its ledger detail exists)
     assert _leaks(shop.db, PW[:6]) == []
@@ -155,7 +147,7 @@ def test_item11_hook_logs_are_redacted_private_and_scrubbed(hook_env: dict[str, 
     # A Codex session in a folder that is no Engram project: the hook logs where it was called from.
     stray = tmp_path / f"work OPENAI_API_KEY={key} PGPASSWORD={PW} {leak}"
     stray.mkdir()
-    _hook(hook_env, "prompt", stray, "c-1", prompt="hello")
+    fire(hook_env, "prompt", stray, "c-1", prompt="hello")
     log = data_dir / "logs" / "hooks.log"
     text = log.read_text(encoding="utf-8")
     assert "not an Engram project" in text and leak in text
@@ -168,7 +160,7 @@ def test_item11_hook_logs_are_redacted_private_and_scrubbed(hook_env: dict[str, 
         shop.close()
     assert _cli(payments_dir, data_dir, "forget", str(mid), "--hard", "--leaked", leak) == 0
     assert leak not in log.read_text(encoding="utf-8")
-    _hook(hook_env, "prompt", stray, "c-2", prompt="hello again")
+    fire(hook_env, "prompt", stray, "c-2", prompt="hello again")
     assert "not an Engram project" in log.read_text(encoding="utf-8")
     assert _cli(payments_dir, data_dir, "delete-all", "--yes") == 0
     assert log.read_text(encoding="utf-8") == ""
@@ -184,7 +176,7 @@ def test_item12_forget_leaked_erases_the_lower_cased_copies(shop: Any, hook_env:
             .say(f"Actually, the export was signing with {leak} instead of the rotated key in core/payments.py.")
             .say(f"Root cause found: core/payments.py signs the export with {leak}, the retired signing secret.")
             .write(tmp_path / "l-1.jsonl"))
-    _hook(hook_env, "session-end", payments_dir, "l-1", transcript_path=str(path))
+    fire(hook_env, "session-end", payments_dir, "l-1", transcript_path=str(path))
     assert leak.lower() in _every_stored_text(shop.db)  # the observer keeps lower-cased keys
     mid = shop.memories.add("The export is signed at the end of the nightly job.", type="note").result(10).id
     assert _cli(payments_dir, data_dir, "forget", str(mid), "--hard", "--leaked", leak) == 0
