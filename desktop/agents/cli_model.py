@@ -33,6 +33,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Final
 
+from desktop.memory.privacy.boundary import redact_then_cut
+
 log = logging.getLogger("engram.agents")
 
 #: Settings value -> (the CLI's program name, how it is shown).
@@ -137,7 +139,7 @@ class AgentCLIModel:
         except OSError as exc:
             raise AgentCLIError("not_runnable", str(exc)) from None
         if done.returncode != 0:
-            raise AgentCLIError("failed", f"exit {done.returncode}: {(done.stderr or done.stdout)[-300:]}")
+            raise AgentCLIError("failed", f"exit {done.returncode}: {_tail(done.stderr or done.stdout)}")
         return done.stdout
 
     def _reply(self, out: str, work: Path) -> str:
@@ -155,7 +157,7 @@ class AgentCLIModel:
             raise AgentCLIError("unreadable", out[-300:])
         if self.kind == "claude-cli":
             if data.get("is_error"):
-                raise AgentCLIError("failed", str(data.get("result") or data.get("subtype"))[:300])
+                raise AgentCLIError("failed", redact_then_cut(str(data.get("result") or data.get("subtype")), 300))
             self.last_usage = {"usage": data.get("usage"), "cost_usd": data.get("total_cost_usd")}
             structured = data.get("structured_output")
             if structured is not None:
@@ -163,7 +165,7 @@ class AgentCLIModel:
             return str(data.get("result") or "")
         self.last_usage = {"stats": data.get("stats")}
         if data.get("error"):
-            raise AgentCLIError("failed", json.dumps(data["error"])[:300])
+            raise AgentCLIError("failed", redact_then_cut(json.dumps(data["error"]), 300))
         return str(data.get("response") or "")
 
 
@@ -177,3 +179,8 @@ def find_cli(kind: str, path: str = "") -> str | None:
 def detected_clis() -> list[str]:
     """The settings values of the agent CLIs found on PATH (file stats only: call off the GUI thread)."""
     return [kind for kind in AGENT_CLIS if find_cli(kind)]
+
+
+def _tail(text: str, limit: int = 300) -> str:
+    """The end of a CLI's error output (where it says what went wrong), redacted before it is cut."""
+    return redact_then_cut(text, len(text) + 64)[-limit:]

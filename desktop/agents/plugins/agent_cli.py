@@ -32,6 +32,7 @@ from typing import Any
 from desktop.agents.mcp_catalog import SERVER_NAME
 from desktop.agents.mcp_config import user_entry
 from desktop.agents.plugins.bundle import MARKETPLACE, NAME, plugin_folder
+from desktop.memory.privacy.boundary import redact_then_cut
 
 log = logging.getLogger("engram.setup")
 
@@ -101,7 +102,7 @@ def run(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None 
         raise AgentCliFailed(f"`{' '.join(argv[:4])}` could not run: {exc}") from exc
     if done.returncode != 0:
         said = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or [""]
-        raise AgentCliFailed(f"`{' '.join(argv[:4])}` failed (exit {done.returncode}): {said[0][:300]}")
+        raise AgentCliFailed(f"`{' '.join(argv[:4])}` failed (exit {done.returncode}): {redact_then_cut(said[0], 300)}")
     return done.stdout
 
 

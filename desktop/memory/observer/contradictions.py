@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.observer.signals import COMMAND_FIX, HOOK_BLOCK
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.writer import Tx
 from desktop.memory.triggers.index import candidates
 from desktop.memory.triggers.model import COMMAND, matches, shape_of
@@ -57,12 +58,13 @@ def contradicted(conn: Any, session_id: str, commands: list[str], root: Path | N
 def retire(tx: Tx, session_id: str, items: list[Contradiction]) -> int:
     """Inside the session's promotion: retire (or, a person's, mark for review) each contradicted lesson."""
     for c in items:
-        reason = f"`{c.command[:120]}` ran fine in session {session_id[:8]}"
+        said = redact_then_cut(c.command, 300)  # redact first, then cut
+        reason = f"`{redact_then_cut(said, 120)}` ran fine in session {session_id[:8]}"
         if c.person_kept:
-            tx.audit("stale", c.memory_id, actor="observer", reason=reason, detail={"command": c.command[:300]})
+            tx.audit("stale", c.memory_id, actor="observer", reason=reason, detail={"command": said})
             tx.execute("UPDATE memories SET needs_review = 1, updated_at = ? WHERE id = ?", (tx.now, c.memory_id))
         else:
-            tx.audit("deprecate", c.memory_id, actor="observer", reason=reason, detail={"command": c.command[:300]})
+            tx.audit("deprecate", c.memory_id, actor="observer", reason=reason, detail={"command": said})
             tx.execute("UPDATE memories SET deprecated = 1, deprecated_at = ?, deprecated_reason = ?, updated_at = ? "
                        "WHERE id = ? AND deprecated = 0", (tx.now, reason, tx.now, c.memory_id))
         tx.changed("memory", "updated", [c.memory_id])
