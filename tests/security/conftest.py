@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from desktop.agents.hooks.runner import DETACHED_ENV
 from tests.hooks.conftest import data_dir, engram_bin, hook_env, payments_dir, run_hook  # noqa: F401
 from tests.hooks.conftest import memories as payment_memories  # noqa: F401
 
+#: runner.DETACHED_ENV, spelled out so these tests also run against code from before it (git stash checks).
+DETACHED_ENV = "ENGRAM_HOOK_DETACHED"
 NATIVE = {"stop": "Stop", "prompt": "UserPromptSubmit", "session-start": "SessionStart", "session-end": "SessionEnd",
           "after-tool": "PostToolUse"}
 

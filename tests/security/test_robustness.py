@@ -23,10 +23,10 @@ import pytest
 
 from desktop.agents.hooks import service
 from desktop.agents.hooks.protocol import from_dict
-from desktop.agents.hooks.runner import DETACHED_ENV
 from desktop.composition import Engram
 from desktop.settings import Settings
 from tests.hooks.conftest import run_hook
+from tests.security.conftest import DETACHED_ENV
 from tests.security.transcript import ClaudeTranscript
 
 REPO = Path(__file__).resolve().parents[2]
