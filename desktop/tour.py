@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.app")
 
@@ -50,7 +53,7 @@ def tour_root(data_dir: Path | str) -> Path:
     return Path(data_dir) / TOUR_DIR / "shopfront"
 
 
-def is_tour_project(project: Any) -> bool:
+def is_tour_project(project: Project) -> bool:
     """True when `project` is the tour's sample project."""
     try:
         return Path(project.info.root).resolve() == tour_root(project.settings.data_dir).resolve()
@@ -69,7 +72,7 @@ def create_sample(data_dir: Path | str) -> Path:
     return root
 
 
-def seed_sample(project: Any) -> int:
+def seed_sample(project: Project) -> int:
     """Give the opened sample project its starting memories (idempotent: duplicates reinforce). Blocking."""
     if not is_tour_project(project):
         raise ValueError("only the tour's sample project is seeded")

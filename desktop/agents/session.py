@@ -20,7 +20,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.agents.errors import AgentError
 from desktop.agents.injection.budget import PromptBudget
@@ -51,6 +51,9 @@ from desktop.agents.tools.registry import ToolRegistry, summarize
 from desktop.memory.observer import events as ev
 from desktop.memory.observer.tool_names import canonical_tool, normalize_args
 
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
+
 log = logging.getLogger("engram.agents")
 
 EventSink = Callable[[SessionEvent], None]
@@ -59,9 +62,9 @@ EventSink = Callable[[SessionEvent], None]
 class AgentSession:
     """One run of Engram's agent on one task in one project."""
 
-    def __init__(self, project: Any, config: SessionConfig, *, on_event: EventSink | None = None,
+    def __init__(self, project: Project, config: SessionConfig, *, on_event: EventSink | None = None,
                  memory: Any | None = None, observer: Any | None = None) -> None:
-        """``project`` is a ProjectServices; ``memory`` a MemoryAccess (default: the store's, 3 s timeout);
+        """``project`` is the open Project; ``memory`` a MemoryAccess (default: the store's, 3 s timeout);
         ``observer`` an Observer to feed (default: a live one from the project's ingestor)."""
         self.project = project
         self.config = config
@@ -190,9 +193,7 @@ class AgentSession:
     def _open_observer(self) -> None:
         if self.observer is not None or not self.config.learn:
             return
-        from desktop.composition import observer_for
-
-        self._ingestor = observer_for(self.project)
+        self._ingestor = self.project.observer
         self.observer = self._ingestor.live(self.session_id)
 
     def _step_limit(self) -> int:

@@ -29,17 +29,14 @@ from PySide6.QtWidgets import (
 
 from desktop import APP_NAME, __version__
 from desktop.agents.model_setup import model_setup
-from desktop.composition import (
-    Engram,
-    ProjectServices,
-    build_graph_service,
-    idle_maintenance,
-    start_project_services,
-)
-from desktop.memory.projects import InstanceLock, move_aside_corrupt
+from desktop.composition import Engram
+from desktop.memory.graph.service import GraphService
+from desktop.memory.preferences import ProjectPrefs
+from desktop.memory.project import Project
+from desktop.memory.project_services import Started, idle_maintenance, start_background
+from desktop.memory.projects import move_aside_corrupt
 from desktop.memory.store.errors import CorruptDatabaseError
 from desktop.memory.store.writer import ChangeSet
-from desktop.ui.adapters.prefs import ProjectPrefs, load_prefs
 from desktop.ui.closing import ProjectCloser
 from desktop.ui.dialogs.approval import ApprovalBridge, session_policy
 from desktop.ui.flows import Flows
@@ -126,8 +123,8 @@ class MainWindow(QMainWindow):
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
         self.engram = engram
         self.auto_onboarding = onboarding
-        self.project: ProjectServices | None = None
-        self.graph: Any | None = None
+        self.project: Project | None = None
+        self.graph: GraphService | None = None
         self.prefs = ProjectPrefs()
         self.panel: MemoryPanel | None = None
         self.panel_wanted = True  # the user's last show/hide of the memory panel, kept across project opens
@@ -265,13 +262,13 @@ class MainWindow(QMainWindow):
         self.switcher.clear()
         current = self.project.info.root if self.project else None
         recent = self.engram.registry.recent()
-        if current is not None and all(Path(p) != Path(current) for p in recent):
+        if self.project is not None and all(Path(p) != Path(self.project.info.root) for p in recent):
             # The open project is not a recent one (the guided tour): the switcher still names it.
             from desktop.tour import is_tour_project
 
             name = self.tr("Guided tour (sample project)") if is_tour_project(self.project) \
-                else Path(current).name
-            self.switcher.addItem(icon("folder"), name, str(current))
+                else self.project.info.root.name
+            self.switcher.addItem(icon("folder"), name, str(self.project.info.root))
             self.switcher.setCurrentIndex(0)
         for path in recent:
             self.switcher.addItem(icon("folder"), path.name, str(path))
@@ -329,22 +326,20 @@ class MainWindow(QMainWindow):
         """Open a project in the background (migrations, graph set-up and preferences never block the window)."""
         self.statusBar().showMessage(self.tr("Opening %1…").replace("%1", str(folder)))
 
-        def work() -> tuple[ProjectServices, Any, ProjectPrefs]:
+        def work() -> tuple[Project, GraphService | None, ProjectPrefs]:
             from desktop.tour import seed_sample, tour_root
 
             tour = Path(folder).resolve() == tour_root(self.engram.settings.data_dir).resolve()
             project = self.engram.open_project(folder, remember=not tour)  # the tour is not a recent project
-            lock = InstanceLock(project.info.db_path)
-            project.extras["elsewhere"] = not lock.acquire()
-            project.extras["instance_lock"] = lock  # released when the project closes
+            project.lock_instance()  # released when the project closes
             if tour:
                 seed_sample(project)
+            graph: GraphService | None = None
             try:
-                graph = build_graph_service(project)
+                graph = project.graph
             except Exception:  # the app works without a code graph
                 log.exception("code graph unavailable")
-                graph = None
-            return project, graph, load_prefs(project.db)
+            return project, graph, project.preferences.load()
         self.tasks.run(work, self._project_opened, lambda exc: self._open_failed(folder, exc))
 
     def _open_failed(self, folder: Path, exc: BaseException) -> None:
@@ -362,7 +357,7 @@ class MainWindow(QMainWindow):
             return
         QMessageBox.critical(self, self.tr("Cannot open project"), describe_error(exc))
 
-    def _project_opened(self, opened: tuple[ProjectServices, Any, ProjectPrefs]) -> None:
+    def _project_opened(self, opened: tuple[Project, GraphService | None, ProjectPrefs]) -> None:
         self.close_project()
         self.project, self.graph, self.prefs = opened
         self._unsubscribe = self.project.db.writer.subscribe(self.relay.listener)
@@ -373,7 +368,7 @@ class MainWindow(QMainWindow):
         self.welcome.refresh(self.engram.registry.recent())
         self.set_memory_panel_visible(self.panel_wanted)
         self.statusBar().showMessage(self.tr("Opened %1").replace("%1", self.project.info.name), 4000)
-        self.elsewhere.setVisible(bool(self.project.extras.get("elsewhere")))
+        self.elsewhere.setVisible(self.project.open_elsewhere)
         # Long-lived objects (modules, Qt wrappers, the project's services) move out of the
         # collector's reach: a full collection then scans only new objects, so one triggered
         # by a busy worker thread no longer holds the GIL long enough to stall painting.
@@ -382,14 +377,13 @@ class MainWindow(QMainWindow):
             self.flows.start_onboarding()
         if self.background_services:
             project = self.project
-            self.tasks.run(lambda: start_project_services(project), self._services_started,
+            self.tasks.run(lambda: start_background(project), self._services_started,
                            lambda exc: log.warning("background services: %s", exc))
             self._idle_timer.start()
 
-    def _services_started(self, started: dict[str, Any]) -> None:
-        imported = [r for r in started.get("imported") or [] if getattr(r, "status", "") == "imported"]
-        if imported:
-            learned = sum(getattr(r, "added", 0) for r in imported)
+    def _services_started(self, started: Started) -> None:
+        learned = started.learned()
+        if learned:
             self.statusBar().showMessage(
                 self.tr("Learned %n memories from past agent sessions", "", learned), 6000)
 

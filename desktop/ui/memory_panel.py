@@ -25,9 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.agents import ask as recall
-from desktop.composition import ProjectServices
+from desktop.memory.project import Project
 from desktop.memory.store.errors import ValidationError
-from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.rows import MemoryQuery
 from desktop.memory.store.writer import ChangeSet
 from desktop.memory.types import Memory, MemoryScope, MemorySource, MemoryStatus, MemoryType
@@ -50,7 +49,7 @@ class MemoryBrowser(QWidget):
     status_message = Signal(str)
     correct_requested = Signal(int)
 
-    def __init__(self, project: ProjectServices, tasks: Tasks, parent: QWidget | None = None) -> None:
+    def __init__(self, project: Project, tasks: Tasks, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project
         self.tasks = tasks
@@ -310,8 +309,7 @@ class MemoryBrowser(QWidget):
         if not dialog.exec():
             return
         values = dialog.values()
-        item = NewMemory(source="user_taught", user_verified=True, **values)
-        self._submit(lambda: self.project.memories.add(item, actor="user"), self.tr("Memory saved"))
+        self._submit(lambda: self.project.teach(**values), self.tr("Memory saved"))
 
     def edit_selected(self) -> None:
         """Edit the selected memory."""

@@ -162,10 +162,8 @@ def test_team_status_is_polled_only_while_the_dashboard_shows(qtbot, win) -> Non
 
 
 def test_activity_feed_lists_what_happened_to_memories_not_upkeep(qtbot, win) -> None:  # type: ignore[no-untyped-def]
-    from desktop.memory.lifecycle.maintenance import ANCHORS
-
     seed(win, extra=[NewMemory(content="cart totals are recomputed each request", related_files=["shop/cart.py"])])
-    win.project.extras[ANCHORS].wait_idle()  # the anchoring batch is in the audit log now
+    win.project.anchors.wait_idle()  # the anchoring batch is in the audit log now
     assert win.project.memories.audit_log(actions=["anchor"])
     dash = win.panel.dashboard
     dash.refresh()

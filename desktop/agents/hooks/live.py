@@ -16,9 +16,12 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.agents.hooks.protocol import OBSERVER_AGENT, HookCall
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.hooks")
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.M)
@@ -114,13 +117,13 @@ def _session_lock(session_id: str) -> threading.Lock:
         return _session_locks.setdefault(session_id, threading.Lock())
 
 
-def observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> None:
+def observe_tool(project: Project, call: HookCall, tool: str, files: list[str]) -> None:
     """Restore the session's scratchpad, observe this call and its result, checkpoint it."""
     with _session_lock(call.session_id):
         _observe_tool(project, call, tool, files)
 
 
-def _observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> None:
+def _observe_tool(project: Project, call: HookCall, tool: str, files: list[str]) -> None:
     from desktop.memory.observer.events import SessionStart, StepComplete, ToolCall, ToolResult
     from desktop.memory.observer.ingest import CheckpointStore
     from desktop.memory.observer.observer import Observer
@@ -156,7 +159,7 @@ def _observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> 
         store.save(old, _warm.pop(old)[0].checkpoint(), wait=False)
 
 
-def _release(project: Any, session_id: str) -> None:
+def _release(project: Project, session_id: str) -> None:
     """The session is ending: checkpoint its warm observer (if this process holds one) and drop it."""
     from desktop.memory.observer.ingest import CheckpointStore
 
@@ -168,14 +171,13 @@ def _release(project: Any, session_id: str) -> None:
             CheckpointStore(project.db).save(session_id, held[0].checkpoint(), wait=True)
 
 
-def finalise(project: Any, call: HookCall) -> None:
+def finalise(project: Project, call: HookCall) -> None:
     """Promote the session: from its transcript when there is one, else from the live scratchpad."""
-    from desktop.composition import observer_for
     from desktop.memory.observer.ingest import CheckpointStore
     from desktop.memory.observer.observer import Observer
 
     _release(project, call.session_id)
-    ingestor = observer_for(project)
+    ingestor = project.observer
     path = Path(call.transcript_path) if call.transcript_path else None
     if path is not None and path.is_file():
         report = ingestor.ingest_file(path, finished=True)
@@ -192,7 +194,7 @@ def finalise(project: Any, call: HookCall) -> None:
         log.info("session %s finalised from live events: %d added", call.session_id, len(result.added))
 
 
-def _drop_checkpoint(project: Any, session_id: str) -> None:
+def _drop_checkpoint(project: Project, session_id: str) -> None:
     from desktop.memory.store.writer import FnOp, Tx
 
     def write(tx: Tx) -> None:

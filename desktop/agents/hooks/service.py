@@ -29,11 +29,16 @@ from desktop.agents.hooks.protocol import BadPayload, HookCall, from_dict
 if TYPE_CHECKING:  # the hook client (a new process per agent event) never serves
     import socketserver
 
+    from desktop.agents.hooks.handlers import Handlers
+    from desktop.memory.project import Project
+
 log = logging.getLogger("engram.hooks")
 
 IDLE_S = 900.0
 IDLE_ENV = "ENGRAM_SERVE_IDLE"  # seconds an on-demand service waits for the next hook before exiting
 MAX_REQUEST = 4 * 1024 * 1024
+#: Projects opened with settings since replaced are closed this long after (the longest hook budget).
+RETIRE_AFTER_S = 45.0
 
 
 #: A socket path must fit ``sockaddr_un.sun_path`` (108 bytes on Linux, 104 on macOS).
@@ -132,24 +137,28 @@ class HookService:
 
     def __init__(self, data_dir: Path, *, idle: float = IDLE_S, warm_search: bool = True) -> None:
         """``warm_search`` builds each project's hybrid search in the background."""
+        from desktop.composition import Engram, settings_stamp
+
         self.data_dir = Path(data_dir)
+        # The user's settings, read once for this service: every project it opens uses them
+        # (until they are saved again: see follow_settings).
+        self._settings_stamp = settings_stamp(self.data_dir)
+        self.engram = Engram.for_data_dir(self.data_dir)
         self.idle = idle
         self.warm_search = warm_search
         self.last_request = time.monotonic()
-        self._projects: dict[Path, Any] = {}
-        self._handlers: dict[Path, Any] = {}
+        self._projects: dict[Path, Project] = {}
+        self._handlers: dict[Path, Handlers] = {}
         self._lock = threading.Lock()
         self._server: socketserver.ThreadingUnixStreamServer | None = None
         from desktop.agents.hooks.live import keep_observers_warm
 
         keep_observers_warm()
 
-    def handlers_for(self, cwd: str, token_budget: int) -> Any | None:
+    def handlers_for(self, cwd: str, token_budget: int) -> Handlers | None:
         """The warm handlers of the project containing ``cwd`` (opened on first use)."""
         from desktop.agents.hooks.handlers import Handlers
         from desktop.agents.hooks.runner import find_project_root
-        from desktop.composition import Engram
-        from desktop.settings import Settings
 
         root = find_project_root(self.data_dir, cwd)
         if root is None:
@@ -157,7 +166,7 @@ class HookService:
         with self._lock:
             handlers = self._handlers.get(root)
             if handlers is None:
-                project = Engram(Settings.load(self.data_dir)).open_project(root, remember=False)
+                project = self.engram.open_project(root, remember=False)
                 self._projects[root] = project
                 handlers = self._handlers[root] = Handlers(project, token_budget=token_budget)
                 if self.warm_search:
@@ -165,18 +174,47 @@ class HookService:
         handlers.token_budget = token_budget
         return handlers
 
-    @staticmethod
-    def _warm(project: Any) -> None:
-        try:
-            from desktop.composition import build_search_service
+    def follow_settings(self) -> None:
+        """Take up settings saved since they were read (the app saved a new model or provider).
 
-            build_search_service(project)
+        The projects opened with the old settings answer no new request; each is closed once
+        the longest hook budget has passed, so a request still running on it finishes first.
+        """
+        from desktop.composition import Engram, settings_stamp
+
+        stamp = settings_stamp(self.data_dir)
+        if stamp == self._settings_stamp:
+            return
+        with self._lock:
+            if stamp == self._settings_stamp:
+                return
+            self._settings_stamp = stamp
+            self.engram = Engram.for_data_dir(self.data_dir)
+            retired = list(self._projects.values())
+            self._projects.clear()
+            self._handlers.clear()
+        if retired:
+            log.info("settings changed: %d project(s) reopen with them", len(retired))
+            timer = threading.Timer(RETIRE_AFTER_S, self._close_all, args=(retired,))
+            timer.daemon = True
+            timer.start()
+
+    @staticmethod
+    def _close_all(projects: list[Project]) -> None:
+        for project in projects:
+            try:
+                project.close()
+            except Exception:
+                log.exception("closing %s failed", project.info.root)
+
+    @staticmethod
+    def _warm(project: Project) -> None:
+        try:
+            _ = project.search
         except Exception:  # keyword search still answers
             log.exception("could not warm the search service")
         try:  # the graph path and T3 need a current graph, as for `engram mcp` and the app
-            from desktop.memory.lifecycle.maintenance import keep_graph_live
-
-            keep_graph_live(project)
+            project.keep_graph_live()
         except Exception:
             log.exception("could not bring the code graph up to date")
 
@@ -184,11 +222,12 @@ class HookService:
         """The context text for one request ('' for nothing)."""
         self.last_request = time.monotonic()
         call = from_dict(str(request.get("agent")), str(request.get("event")), request.get("payload"))
+        self.follow_settings()
         budget = request.get("token_budget")
         if not budget:
-            from desktop.agents.hooks.runner import configured_token_budget
+            from desktop.agents.hooks.runner import hooks_token_budget
 
-            budget = configured_token_budget(self.data_dir)
+            budget = hooks_token_budget(self.engram.settings)
         handlers = self.handlers_for(call.cwd, int(budget))
         return handlers.handle(call) if handlers is not None else ""
 

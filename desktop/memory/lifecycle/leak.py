@@ -13,12 +13,15 @@ later is covered without touching this module.
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import apsw
 
 from desktop.memory.lifecycle.emergency import fill_temp, purge_temp
 from desktop.memory.store.writer import Tx, WriteOp
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.lifecycle")
 
@@ -108,13 +111,13 @@ class EraseText(WriteOp[dict[str, int]]):
         return out
 
 
-def erase_text(project: Any, needles: list[str], *, actor: str = "user", reason: str | None = None
+def erase_text(project: Project, needles: list[str], *, actor: str = "user", reason: str | None = None
                ) -> dict[str, int]:
     """Erase leaked strings everywhere, then vacuum and truncate the WAL so no page keeps them."""
     from desktop.memory.lifecycle.emergency import ScrubDatabase
 
     db = project.db
-    out = dict(db.writer.run(EraseText(needles, actor=actor, reason=reason), 600))
+    out = db.writer.run(EraseText(needles, actor=actor, reason=reason), 600)
     db.reads.close()
     db.writer.run(ScrubDatabase(), 600)
     log.info("erased %d leaked string(s): %s", len(needles), out)
@@ -182,12 +185,12 @@ class RedactStored(WriteOp[dict[str, int]]):
         return out
 
 
-def redact_existing(project: Any, *, actor: str = "user") -> dict[str, int]:
+def redact_existing(project: Project, *, actor: str = "user") -> dict[str, int]:
     """Redact secrets already stored anywhere in the project's database, then vacuum the old pages away."""
     from desktop.memory.lifecycle.emergency import ScrubDatabase
 
     db = project.db
-    out = dict(db.writer.run(RedactStored(actor=actor), 1800))
+    out = db.writer.run(RedactStored(actor=actor), 1800)
     if out:
         db.reads.close()
         db.writer.run(ScrubDatabase(), 600)

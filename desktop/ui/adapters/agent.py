@@ -17,14 +17,17 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.agents import ask as recall
 from desktop.memory.lifecycle.feedback import record_feedback
+from desktop.memory.preferences import ProjectPrefs
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.trust import injectable
-from desktop.ui.adapters.prefs import ProjectPrefs
 from desktop.ui.trust import level
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.ui")
 
@@ -32,7 +35,7 @@ CITATION = re.compile(r"\[Memory #(\d+):\s*([^\]]*)\]")
 PROVIDERS = ("scripted", "ollama", "openai", "anthropic")
 
 
-def _shared_by(project: Any, ids: list[int]) -> dict[int, str]:
+def _shared_by(project: Project, ids: list[int]) -> dict[int, str]:
     """Teammates who shared these memories (citation chips say so); empty outside a team."""
     from desktop.memory.team.service import shared_by
 
@@ -61,7 +64,7 @@ Emit = Callable[[SessionEvent], None]
 class SessionRequest:
     """What to run: the project, the user's prompt, the provider and the project's preferences."""
 
-    project: Any
+    project: Project
     prompt: str
     provider: str = "scripted"
     prefs: ProjectPrefs = field(default_factory=ProjectPrefs)

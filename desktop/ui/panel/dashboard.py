@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -24,6 +24,9 @@ from desktop.ui.adapters.health import Health, compute_health, score_parts
 from desktop.ui.labels import action_label, type_label
 from desktop.ui.panel.charts import HBars, ScoreRing, Sparkline
 from desktop.ui.tasks import Tasks
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.ui.panel")
 
@@ -61,7 +64,7 @@ class Dashboard(QScrollArea):
 
     open_memory = Signal(int)
 
-    def __init__(self, project: Any, tasks: Tasks, parent: QWidget | None = None) -> None:
+    def __init__(self, project: Project, tasks: Tasks, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project
         self.tasks = tasks
@@ -150,7 +153,7 @@ class Dashboard(QScrollArea):
         from desktop.memory.team.service import team_status
 
         project = self.project
-        self.tasks.run(lambda: team_status(project.db, project.extras.get("team")), self._show_team,
+        self.tasks.run(lambda: team_status(project.db, project.team_if_started()), self._show_team,
                        lambda e: log.warning("team status: %s", e))
 
     def _show_team(self, status: Any) -> None:

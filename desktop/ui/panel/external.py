@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -35,6 +35,9 @@ from desktop.ui.dialogs.agent_hooks import AGENT_NAMES, agent_states, install_ag
 from desktop.ui.session.citations import CitationBar
 from desktop.ui.tasks import Tasks
 
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
+
 log = logging.getLogger("engram.ui.panel")
 
 POLL_MS = 3000
@@ -46,7 +49,7 @@ class ExternalSessions(QWidget):
     correct_requested = Signal(int)
     status_message = Signal(str)
 
-    def __init__(self, project: Any, tasks: Tasks, parent: QWidget | None = None) -> None:
+    def __init__(self, project: Project, tasks: Tasks, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project
         self.tasks = tasks

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
@@ -17,6 +17,9 @@ from desktop.ui.panel.module_map import ModuleMap
 from desktop.ui.tasks import Tasks
 from desktop.ui.theme import icon
 
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
+
 log = logging.getLogger("engram.ui.panel")
 
 
@@ -26,7 +29,7 @@ class MemoryPanel(QTabWidget):
     correct_requested = Signal(int)
     status_message = Signal(str)
 
-    def __init__(self, project: Any, tasks: Tasks, graph: Any | None, parent: QWidget | None = None) -> None:
+    def __init__(self, project: Project, tasks: Tasks, graph: Any | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("memoryTabs")
         self.dashboard = Dashboard(project, tasks)

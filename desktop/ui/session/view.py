@@ -36,11 +36,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.composition import ProjectServices
+from desktop.memory.preferences import ProjectPrefs
+from desktop.memory.project import Project
 from desktop.tour import is_tour_project
 from desktop.ui.adapters import agent
 from desktop.ui.adapters.agent import SessionEvent, SessionRequest
-from desktop.ui.adapters.prefs import ProjectPrefs
 from desktop.ui.session.citations import CitationBar, chip_html
 from desktop.ui.session.runner import SessionRunner
 from desktop.ui.session.setup_notice import ModelNotice
@@ -73,7 +73,7 @@ class SessionView(QWidget):
     remember = Signal(str)                   # /remember TEXT
     session_finished = Signal(dict)          # metrics of the session that ended
 
-    def __init__(self, project: ProjectServices, prefs: Callable[[], ProjectPrefs],
+    def __init__(self, project: Project, prefs: Callable[[], ProjectPrefs],
                  graph: Callable[[], Any], parent: QWidget | None = None, *,
                  approval: Callable[[], Any] | None = None) -> None:
         """``approval()`` gives each session its approval policy (the window's dialog, per trust level)."""
