@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from desktop.agents.errors import AgentError
 from desktop.agents.injection.budget import PromptBudget
 from desktop.agents.injection.decider import Injection, RecentCall, StepInjectionDecider
-from desktop.agents.injection.formatting import citations
 from desktop.agents.injection.session_start import StartContext, build_start_context
 from desktop.agents.memory_access import StoreMemoryAccess, TimedMemoryAccess
 from desktop.agents.messages import AssistantTurn, ChatMessage
@@ -48,6 +47,7 @@ from desktop.agents.session_types import (
 from desktop.agents.tools.confine import ProjectRoot
 from desktop.agents.tools.memory_tools import SessionNotes
 from desktop.agents.tools.registry import ToolRegistry, summarize
+from desktop.memory.citations import cited_ids
 from desktop.memory.observer import events as ev
 from desktop.memory.observer.tool_names import canonical_tool, normalize_args
 
@@ -255,7 +255,7 @@ class AgentSession:
             self._observe(ev.Reasoning(self.session_id, step, turn.thinking, now, "thinking"))
         if turn.text:
             self._observe(ev.Reasoning(self.session_id, step, turn.text, now, "text"))
-        cited = citations(turn.text) if turn.text else []
+        cited = cited_ids(turn.text)
         if cited:
             self.metrics.cited.update(cited)
         self.messages.append(ChatMessage("assistant", turn.text, list(turn.tool_calls)))
@@ -297,7 +297,7 @@ class AgentSession:
         self.messages.append(ChatMessage("tool", output, tool_call_id=call.id, name=call.name))
         self._used_tokens += len(output) // 4
         self._emit(TOOL_RESULT, step, call_id=call.id, tool=call.name, output=output, is_error=outcome.is_error,
-                   augmented=[i for inj in added for i in inj.memory_ids])
+                   augmented=[i for inj in added for i in inj.memory_ids], found=outcome.memory_ids)
 
     def _finish(self, outcome: str, step: int, limit: int, final_text: str, code: str | None,
                 message: str | None) -> SessionResult:

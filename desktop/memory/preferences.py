@@ -22,7 +22,14 @@ from typing import Any, ClassVar, Final
 from desktop.memory.store.database import Database
 from desktop.memory.store.errors import ValidationError
 from desktop.memory.store.writer import Tx, WriteOp
-from desktop.memory.trust_levels import DEFAULT_LEVEL, PROMOTION_PRESETS, PromotionPreset, clamp_level, promotion_preset
+from desktop.memory.trust_levels import (
+    DEFAULT_LEVEL,
+    PROMOTION_PRESETS,
+    PromotionPreset,
+    clamp_level,
+    injection_threshold,
+    promotion_preset,
+)
 
 log = logging.getLogger("engram.preferences")
 
@@ -50,6 +57,14 @@ class ProjectPrefs:
     onboarding_done: bool = False
     regression_declined_at: int = -1  # session count when the user last said no
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def agents_may_learn(self) -> bool:
+        """True when sessions may add memories: the write policy allows it and auto-memory is on."""
+        return self.write_policy not in ("off", "read_only") and self.auto_memory
+
+    def injection_floor(self) -> float:
+        """The confidence a memory needs to reach an agent at this trust level."""
+        return injection_threshold(self.trust_level)
 
     def preferences(self) -> dict[str, str]:
         """The four preferences as stored (``auto_memory`` as on/off, the rest JSON-encoded)."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from desktop.memory.citations import cited_ids
 from desktop.memory.lifecycle.control import AUTO_SOURCES, gate_items, gated_promoter
-from desktop.memory.lifecycle.feedback import RecordUse, cited_ids, flag_wrong, record_use
+from desktop.memory.lifecycle.feedback import RecordUse, flag_wrong, record_use
 from desktop.memory.preferences import Preferences
 from desktop.memory.store.memory_ops import NewMemory
 

@@ -38,8 +38,9 @@ from desktop.agents.hooks.protocol import (
     HookCall,
 )
 from desktop.agents.hooks.start import start_context
-from desktop.agents.injection.formatting import Section, citations, fit, render
+from desktop.agents.injection.formatting import Section, fit, render
 from desktop.agents.memory_access import StoreMemoryAccess
+from desktop.memory.citations import cited_ids
 from desktop.memory.text.tokens import query_terms
 from desktop.memory.trust import injectable
 from desktop.memory.trust_levels import injection_threshold
@@ -219,7 +220,7 @@ class Handlers:
     def _record_citations(self, call: HookCall) -> None:
         from desktop.memory.lifecycle.feedback import RecordUse
 
-        cited = citations(call.last_message)
+        cited = cited_ids(call.last_message)
         if not cited:
             return
         db = self.project.db

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.memory.citations import find_citations
 from desktop.memory.preferences import ProjectPrefs
 from desktop.memory.project import Project
 from desktop.tour import is_tour_project
@@ -99,16 +100,14 @@ class SessionView(QWidget):
         tour = is_tour_project(project)
         for key in (*(k for k in agent.PROVIDERS if k != "scripted"), "scripted"):
             self.provider.addItem(names[key], key)
-            usable = tour if key == "scripted" else agent.runtime_available(key)
-            if not usable:
+            if key == "scripted" and not tour:
                 # model() is typed as the abstract base; a QComboBox's own model is a QStandardItemModel.
                 item = cast(QStandardItemModel, self.provider.model()).item(self.provider.count() - 1)
                 item.setEnabled(False)
                 item.setToolTip(self.tr("The scripted tour agent changes nothing, so it runs only on the tour's "
-                                        "sample project.") if key == "scripted"
-                                else self.tr("Needs the agent runtime and a configured model (Settings)."))
+                                        "sample project."))
         # The default is the model chosen in Settings; the tour agent only on the tour project.
-        chosen = "scripted" if tour else str(getattr(project.settings, "llm_provider", "") or "")
+        chosen = "scripted" if tour else project.settings.llm_provider
         if self.provider.findData(chosen) >= 0:
             self.provider.setCurrentIndex(self.provider.findData(chosen))
         else:
@@ -268,10 +267,11 @@ class SessionView(QWidget):
         """Show one session event (GUI thread)."""
         if ev.kind == "status":
             self.state.setText(self.tr("Recalling memories…"))
-        elif ev.kind == "injected":
+        elif ev.kind in ("injected", "shown"):
             self.types.update({int(k): v for k, v in ev.data.get("types", {}).items()})
             self.shared_by.update({int(k): v for k, v in ev.data.get("shared_by", {}).items()})
-            self.state.setText(self.tr("%n memories given to the agent", "", len(ev.data.get("ids", []))))
+            if ev.kind == "injected":
+                self.state.setText(self.tr("%n memories given to the agent", "", len(ev.data.get("ids", []))))
         elif ev.kind == "tool_call":
             item = QTreeWidgetItem([self.tr("Called %1").replace("%1", ev.text)])
             item.addChild(QTreeWidgetItem([json.dumps(ev.data.get("arguments", {}), ensure_ascii=False)[:400]]))
@@ -305,13 +305,12 @@ class SessionView(QWidget):
         if not ready:
             return
         parts, last = [], 0
-        for m in agent.CITATION.finditer(ready):
-            parts.append(html.escape(ready[last:m.start()]))
-            mid, brief = int(m.group(1)), m.group(2)
-            dead = self.types.get(mid) == "dead_end"
-            parts.append(chip_html(mid, brief, dead))
-            self.chips.add(mid, brief, dead_end=dead, shared_by=self.shared_by.get(mid, ""))
-            last = m.end()
+        for c in find_citations(ready):
+            parts.append(html.escape(ready[last:c.start]))
+            dead = self.types.get(c.memory_id) == "dead_end"
+            parts.append(chip_html(c.memory_id, c.brief, dead))
+            self.chips.add(c.memory_id, c.brief, dead_end=dead, shared_by=self.shared_by.get(c.memory_id, ""))
+            last = c.end
         parts.append(html.escape(ready[last:]))
         cursor = self.output.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)
