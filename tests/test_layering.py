@@ -71,7 +71,7 @@ def violations(package: str, forbidden: tuple[str, ...], root: Path = ROOT) -> l
 
 #: The agents' modules that are doors of their own (a process an agent CLI starts): only they open
 #: projects through the composition root. Everything else in the agents gets an open Project.
-AGENT_DOORS = ("desktop.agents.hooks.runner", "desktop.agents.hooks.service", "desktop.agents.mcp_server")
+AGENT_DOORS = ("desktop.agents.hooks.runner", "desktop.agents.hooks.service", "desktop.agents.mcp_front")
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))

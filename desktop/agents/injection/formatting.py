@@ -8,6 +8,7 @@ output are counted as uses.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
