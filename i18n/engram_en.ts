@@ -1107,209 +1107,179 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="178"/>
+        <location filename="../desktop/ui/main_window.py" line="120"/>
         <source>Open a project to begin.</source>
         <translation>Open a project to begin.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="180"/>
+        <location filename="../desktop/ui/main_window.py" line="122"/>
         <source>Also open in another Engram window: changes made there show here after you reopen the project.</source>
         <translation>Also open in another Engram window: changes made there show here after you reopen the project.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="201"/>
         <source>&amp;File</source>
-        <translation>&amp;File</translation>
+        <translation type="vanished">&amp;File</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="202"/>
         <source>&amp;Open Project…</source>
-        <translation>&amp;Open Project…</translation>
+        <translation type="vanished">&amp;Open Project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="204"/>
         <source>Open &amp;Recent</source>
-        <translation>Open &amp;Recent</translation>
+        <translation type="vanished">Open &amp;Recent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="206"/>
         <source>&amp;Settings…</source>
-        <translation>&amp;Settings…</translation>
+        <translation type="vanished">&amp;Settings…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="209"/>
         <source>&amp;Quit</source>
-        <translation>&amp;Quit</translation>
+        <translation type="vanished">&amp;Quit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="210"/>
         <source>&amp;Project</source>
-        <translation>&amp;Project</translation>
+        <translation type="vanished">&amp;Project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="211"/>
         <source>&amp;Teach Engram…</source>
-        <translation>&amp;Teach Engram…</translation>
+        <translation type="vanished">&amp;Teach Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="212"/>
         <source>Write down something agents should know</source>
-        <translation>Write down something agents should know</translation>
+        <translation type="vanished">Write down something agents should know</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="213"/>
         <source>&amp;Review Memories…</source>
-        <translation>&amp;Review Memories…</translation>
+        <translation type="vanished">&amp;Review Memories…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="215"/>
         <source>Confirm or forget memories that wait for review</source>
-        <translation>Confirm or forget memories that wait for review</translation>
+        <translation type="vanished">Confirm or forget memories that wait for review</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="216"/>
         <source>Resolve &amp;Conflicts…</source>
-        <translation>Resolve &amp;Conflicts…</translation>
+        <translation type="vanished">Resolve &amp;Conflicts…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="217"/>
         <source>Decide between memories that disagree</source>
-        <translation>Decide between memories that disagree</translation>
+        <translation type="vanished">Decide between memories that disagree</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="218"/>
         <source>&amp;Get to Know This Project…</source>
-        <translation>&amp;Get to Know This Project…</translation>
+        <translation type="vanished">&amp;Get to Know This Project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="220"/>
         <source>Index the code and import agent rule files</source>
-        <translation>Index the code and import agent rule files</translation>
+        <translation type="vanished">Index the code and import agent rule files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="223"/>
         <source>&amp;View</source>
-        <translation>&amp;View</translation>
+        <translation type="vanished">&amp;View</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="224"/>
         <source>&amp;Memory Panel</source>
-        <translation>&amp;Memory Panel</translation>
+        <translation type="vanished">&amp;Memory Panel</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="226"/>
         <source>Show or hide the memory panel (%1)</source>
-        <translation>Show or hide the memory panel (%1)</translation>
+        <translation type="vanished">Show or hide the memory panel (%1)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="233"/>
         <source>Last Session &amp;Summary…</source>
-        <translation>Last Session &amp;Summary…</translation>
+        <translation type="vanished">Last Session &amp;Summary…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="234"/>
         <source>&amp;Help</source>
-        <translation>&amp;Help</translation>
+        <translation type="vanished">&amp;Help</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="235"/>
         <source>Guided &amp;Tour (Sample Project)</source>
-        <translation>Guided &amp;Tour (Sample Project)</translation>
+        <translation type="vanished">Guided &amp;Tour (Sample Project)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="236"/>
         <source>Open a sample project Engram creates, with a scripted agent; your projects are not touched</source>
-        <translation>Open a sample project Engram creates, with a scripted agent; your projects are not touched</translation>
+        <translation type="vanished">Open a sample project Engram creates, with a scripted agent; your projects are not touched</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="239"/>
         <source>&amp;About Engram</source>
-        <translation>&amp;About Engram</translation>
+        <translation type="vanished">&amp;About Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="240"/>
         <source>Engram %1
 Long-term memory for AI coding agents.</source>
-        <translation>Engram %1
+        <translation type="vanished">Engram %1
 Long-term memory for AI coding agents.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="246"/>
         <source>Switch project</source>
-        <translation>Switch project</translation>
+        <translation type="vanished">Switch project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="251"/>
         <source>Settings</source>
-        <translation>Settings</translation>
+        <translation type="vanished">Settings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="252"/>
         <source>Models, keys, data, language, trust</source>
-        <translation>Models, keys, data, language, trust</translation>
+        <translation type="vanished">Models, keys, data, language, trust</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="269"/>
         <source>Guided tour (sample project)</source>
-        <translation>Guided tour (sample project)</translation>
+        <translation type="vanished">Guided tour (sample project)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="279"/>
         <source>No project open</source>
-        <translation>No project open</translation>
+        <translation type="vanished">No project open</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="281"/>
         <source>Open another folder…</source>
-        <translation>Open another folder…</translation>
+        <translation type="vanished">Open another folder…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="296"/>
         <source>Memory</source>
-        <translation>Memory</translation>
+        <translation type="vanished">Memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="308"/>
+        <location filename="../desktop/ui/main_window.py" line="137"/>
         <source>Removed %1 from the recent projects</source>
         <translation>Removed %1 from the recent projects</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="321"/>
+        <location filename="../desktop/ui/main_window.py" line="150"/>
         <source>Open a project folder</source>
         <translation>Open a project folder</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="327"/>
+        <location filename="../desktop/ui/main_window.py" line="156"/>
         <source>Opening %1…</source>
         <translation>Opening %1…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="349"/>
+        <location filename="../desktop/ui/main_window.py" line="178"/>
         <source>Damaged memory</source>
         <translation>Damaged memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="351"/>
+        <location filename="../desktop/ui/main_window.py" line="180"/>
         <source>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</source>
         <translation>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="355"/>
+        <location filename="../desktop/ui/main_window.py" line="184"/>
         <source>Damaged file kept as %1</source>
         <translation>Damaged file kept as %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="358"/>
+        <location filename="../desktop/ui/main_window.py" line="187"/>
         <source>Cannot open project</source>
         <translation>Cannot open project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="370"/>
+        <location filename="../desktop/ui/main_window.py" line="199"/>
         <source>Opened %1</source>
         <translation>Opened %1</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/main_window.py" line="388"/>
+        <location filename="../desktop/ui/main_window.py" line="217"/>
         <source>Learned %n memories from past agent sessions</source>
         <translation>
             <numerusform>Learned %n memory from past agent sessions</numerusform>
@@ -1317,12 +1287,12 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="480"/>
+        <location filename="../desktop/ui/main_window.py" line="309"/>
         <source>Cannot open the tour</source>
         <translation>Cannot open the tour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="536"/>
+        <location filename="../desktop/ui/main_window.py" line="365"/>
         <source>Language changed. Dialogs already open keep the old language until reopened.</source>
         <translation>Language changed. Dialogs already open keep the old language until reopened.</translation>
     </message>
@@ -3426,31 +3396,186 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="64"/>
+        <location filename="../desktop/ui/welcome.py" line="25"/>
         <source>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</source>
         <translation>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="67"/>
+        <location filename="../desktop/ui/welcome.py" line="28"/>
         <source>&amp;Open a project folder…</source>
         <translation>&amp;Open a project folder…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="72"/>
+        <location filename="../desktop/ui/welcome.py" line="33"/>
         <source>Double-click to open; right-click or Delete to remove from this list</source>
         <translation>Double-click to open; right-click or Delete to remove from this list</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="76"/>
+        <location filename="../desktop/ui/welcome.py" line="37"/>
         <source>&amp;Remove from Recent Projects</source>
         <translation>&amp;Remove from Recent Projects</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="87"/>
+        <location filename="../desktop/ui/welcome.py" line="48"/>
         <source>Recent projects</source>
         <translation>Recent projects</translation>
+    </message>
+</context>
+<context>
+    <name>WindowMenus</name>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="47"/>
+        <source>&amp;File</source>
+        <translation>&amp;File</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="48"/>
+        <source>&amp;Open Project…</source>
+        <translation>&amp;Open Project…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="50"/>
+        <source>Open &amp;Recent</source>
+        <translation>Open &amp;Recent</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="52"/>
+        <source>&amp;Settings…</source>
+        <translation>&amp;Settings…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="55"/>
+        <source>&amp;Quit</source>
+        <translation>&amp;Quit</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="56"/>
+        <source>&amp;Project</source>
+        <translation>&amp;Project</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="57"/>
+        <source>&amp;Teach Engram…</source>
+        <translation>&amp;Teach Engram…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="58"/>
+        <source>Write down something agents should know</source>
+        <translation>Write down something agents should know</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="59"/>
+        <source>&amp;Review Memories…</source>
+        <translation>&amp;Review Memories…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="61"/>
+        <source>Confirm or forget memories that wait for review</source>
+        <translation>Confirm or forget memories that wait for review</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="62"/>
+        <source>Resolve &amp;Conflicts…</source>
+        <translation>Resolve &amp;Conflicts…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="63"/>
+        <source>Decide between memories that disagree</source>
+        <translation>Decide between memories that disagree</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="64"/>
+        <source>&amp;Get to Know This Project…</source>
+        <translation>&amp;Get to Know This Project…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="66"/>
+        <source>Index the code and import agent rule files</source>
+        <translation>Index the code and import agent rule files</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="69"/>
+        <source>&amp;View</source>
+        <translation>&amp;View</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="70"/>
+        <source>&amp;Memory Panel</source>
+        <translation>&amp;Memory Panel</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="72"/>
+        <source>Show or hide the memory panel (%1)</source>
+        <translation>Show or hide the memory panel (%1)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="79"/>
+        <source>Last Session &amp;Summary…</source>
+        <translation>Last Session &amp;Summary…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="80"/>
+        <source>&amp;Help</source>
+        <translation>&amp;Help</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="81"/>
+        <source>Guided &amp;Tour (Sample Project)</source>
+        <translation>Guided &amp;Tour (Sample Project)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="82"/>
+        <source>Open a sample project Engram creates, with a scripted agent; your projects are not touched</source>
+        <translation>Open a sample project Engram creates, with a scripted agent; your projects are not touched</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="85"/>
+        <source>&amp;About Engram</source>
+        <translation>&amp;About Engram</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="86"/>
+        <source>Engram %1
+Long-term memory for AI coding agents.</source>
+        <translation>Engram %1
+Long-term memory for AI coding agents.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="92"/>
+        <source>Switch project</source>
+        <translation>Switch project</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="97"/>
+        <source>Settings</source>
+        <translation>Settings</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="98"/>
+        <source>Models, keys, data, language, trust</source>
+        <translation>Models, keys, data, language, trust</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="117"/>
+        <source>Guided tour (sample project)</source>
+        <translation>Guided tour (sample project)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="127"/>
+        <source>No project open</source>
+        <translation>No project open</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="129"/>
+        <source>Open another folder…</source>
+        <translation>Open another folder…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="146"/>
+        <source>Memory</source>
+        <translation>Memory</translation>
     </message>
 </context>
 </TS>

@@ -1107,209 +1107,179 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="178"/>
+        <location filename="../desktop/ui/main_window.py" line="120"/>
         <source>Open a project to begin.</source>
         <translation>Ouvrez un projet pour commencer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="180"/>
+        <location filename="../desktop/ui/main_window.py" line="122"/>
         <source>Also open in another Engram window: changes made there show here after you reopen the project.</source>
         <translation>Aussi ouvert dans une autre fenêtre d’Engram : ce qui y change apparaît ici quand vous rouvrez le projet.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="201"/>
         <source>&amp;File</source>
-        <translation>&amp;Fichier</translation>
+        <translation type="vanished">&amp;Fichier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="202"/>
         <source>&amp;Open Project…</source>
-        <translation>&amp;Ouvrir un projet…</translation>
+        <translation type="vanished">&amp;Ouvrir un projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="204"/>
         <source>Open &amp;Recent</source>
-        <translation>Projets &amp;récents</translation>
+        <translation type="vanished">Projets &amp;récents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="206"/>
         <source>&amp;Settings…</source>
-        <translation>&amp;Réglages…</translation>
+        <translation type="vanished">&amp;Réglages…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="209"/>
         <source>&amp;Quit</source>
-        <translation>&amp;Quitter</translation>
+        <translation type="vanished">&amp;Quitter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="210"/>
         <source>&amp;Project</source>
-        <translation>&amp;Projet</translation>
+        <translation type="vanished">&amp;Projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="211"/>
         <source>&amp;Teach Engram…</source>
-        <translation>&amp;Apprendre à Engram…</translation>
+        <translation type="vanished">&amp;Apprendre à Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="212"/>
         <source>Write down something agents should know</source>
-        <translation>Noter quelque chose que les agents doivent savoir</translation>
+        <translation type="vanished">Noter quelque chose que les agents doivent savoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="213"/>
         <source>&amp;Review Memories…</source>
-        <translation>&amp;Revoir les mémoires…</translation>
+        <translation type="vanished">&amp;Revoir les mémoires…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="215"/>
         <source>Confirm or forget memories that wait for review</source>
-        <translation>Confirmer ou oublier les mémoires en attente de revue</translation>
+        <translation type="vanished">Confirmer ou oublier les mémoires en attente de revue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="216"/>
         <source>Resolve &amp;Conflicts…</source>
-        <translation>Résoudre les &amp;conflits…</translation>
+        <translation type="vanished">Résoudre les &amp;conflits…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="217"/>
         <source>Decide between memories that disagree</source>
-        <translation>Trancher entre des mémoires qui se contredisent</translation>
+        <translation type="vanished">Trancher entre des mémoires qui se contredisent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="218"/>
         <source>&amp;Get to Know This Project…</source>
-        <translation>&amp;Découvrir ce projet…</translation>
+        <translation type="vanished">&amp;Découvrir ce projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="220"/>
         <source>Index the code and import agent rule files</source>
-        <translation>Indexer le code et importer les fichiers de règles des agents</translation>
+        <translation type="vanished">Indexer le code et importer les fichiers de règles des agents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="223"/>
         <source>&amp;View</source>
-        <translation>&amp;Affichage</translation>
+        <translation type="vanished">&amp;Affichage</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="224"/>
         <source>&amp;Memory Panel</source>
-        <translation>Panneau &amp;mémoire</translation>
+        <translation type="vanished">Panneau &amp;mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="226"/>
         <source>Show or hide the memory panel (%1)</source>
-        <translation>Afficher ou masquer le panneau mémoire (%1)</translation>
+        <translation type="vanished">Afficher ou masquer le panneau mémoire (%1)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="233"/>
         <source>Last Session &amp;Summary…</source>
-        <translation>&amp;Résumé de la dernière session…</translation>
+        <translation type="vanished">&amp;Résumé de la dernière session…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="234"/>
         <source>&amp;Help</source>
-        <translation>&amp;Aide</translation>
+        <translation type="vanished">&amp;Aide</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="235"/>
         <source>Guided &amp;Tour (Sample Project)</source>
-        <translation>&amp;Visite guidée (projet d&apos;exemple)</translation>
+        <translation type="vanished">&amp;Visite guidée (projet d&apos;exemple)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="236"/>
         <source>Open a sample project Engram creates, with a scripted agent; your projects are not touched</source>
-        <translation>Ouvrir un projet d&apos;exemple créé par Engram, avec un agent scripté ; vos projets ne sont pas modifiés</translation>
+        <translation type="vanished">Ouvrir un projet d&apos;exemple créé par Engram, avec un agent scripté ; vos projets ne sont pas modifiés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="239"/>
         <source>&amp;About Engram</source>
-        <translation>À &amp;propos d’Engram</translation>
+        <translation type="vanished">À &amp;propos d’Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="240"/>
         <source>Engram %1
 Long-term memory for AI coding agents.</source>
-        <translation>Engram %1
+        <translation type="vanished">Engram %1
 Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="246"/>
         <source>Switch project</source>
-        <translation>Changer de projet</translation>
+        <translation type="vanished">Changer de projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="251"/>
         <source>Settings</source>
-        <translation>Réglages</translation>
+        <translation type="vanished">Réglages</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="252"/>
         <source>Models, keys, data, language, trust</source>
-        <translation>Modèles, clés, données, langue, confiance</translation>
+        <translation type="vanished">Modèles, clés, données, langue, confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="269"/>
         <source>Guided tour (sample project)</source>
-        <translation>Visite guidée (projet d’exemple)</translation>
+        <translation type="vanished">Visite guidée (projet d’exemple)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="279"/>
         <source>No project open</source>
-        <translation>Aucun projet ouvert</translation>
+        <translation type="vanished">Aucun projet ouvert</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="281"/>
         <source>Open another folder…</source>
-        <translation>Ouvrir un autre dossier…</translation>
+        <translation type="vanished">Ouvrir un autre dossier…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="296"/>
         <source>Memory</source>
-        <translation>Mémoire</translation>
+        <translation type="vanished">Mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="308"/>
+        <location filename="../desktop/ui/main_window.py" line="137"/>
         <source>Removed %1 from the recent projects</source>
         <translation>%1 retiré des projets récents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="321"/>
+        <location filename="../desktop/ui/main_window.py" line="150"/>
         <source>Open a project folder</source>
         <translation>Ouvrir un dossier de projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="327"/>
+        <location filename="../desktop/ui/main_window.py" line="156"/>
         <source>Opening %1…</source>
         <translation>Ouverture de %1…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="349"/>
+        <location filename="../desktop/ui/main_window.py" line="178"/>
         <source>Damaged memory</source>
         <translation>Mémoire endommagée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="351"/>
+        <location filename="../desktop/ui/main_window.py" line="180"/>
         <source>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</source>
         <translation>Mettre le fichier endommagé de côté (il est conservé, renommé) et repartir d’une mémoire vide ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="355"/>
+        <location filename="../desktop/ui/main_window.py" line="184"/>
         <source>Damaged file kept as %1</source>
         <translation>Fichier endommagé conservé sous %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="358"/>
+        <location filename="../desktop/ui/main_window.py" line="187"/>
         <source>Cannot open project</source>
         <translation>Impossible d’ouvrir le projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="370"/>
+        <location filename="../desktop/ui/main_window.py" line="199"/>
         <source>Opened %1</source>
         <translation>%1 ouvert</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/main_window.py" line="388"/>
+        <location filename="../desktop/ui/main_window.py" line="217"/>
         <source>Learned %n memories from past agent sessions</source>
         <translation>
             <numerusform>%n mémoire apprise des sessions d&apos;agents passées</numerusform>
@@ -1317,12 +1287,12 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="480"/>
+        <location filename="../desktop/ui/main_window.py" line="309"/>
         <source>Cannot open the tour</source>
         <translation>Impossible d&apos;ouvrir la visite</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="536"/>
+        <location filename="../desktop/ui/main_window.py" line="365"/>
         <source>Language changed. Dialogs already open keep the old language until reopened.</source>
         <translation>Langue changée. Les fenêtres de dialogue déjà ouvertes gardent l’ancienne langue jusqu’à leur réouverture.</translation>
     </message>
@@ -3426,31 +3396,186 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="64"/>
+        <location filename="../desktop/ui/welcome.py" line="25"/>
         <source>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</source>
         <translation>La mémoire à long terme de votre code pour les agents de code IA.
 Ouvrez un dossier de projet pour commencer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="67"/>
+        <location filename="../desktop/ui/welcome.py" line="28"/>
         <source>&amp;Open a project folder…</source>
         <translation>&amp;Ouvrir un dossier de projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="72"/>
+        <location filename="../desktop/ui/welcome.py" line="33"/>
         <source>Double-click to open; right-click or Delete to remove from this list</source>
         <translation>Double-cliquez pour ouvrir ; clic droit ou Suppr pour retirer de cette liste</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="76"/>
+        <location filename="../desktop/ui/welcome.py" line="37"/>
         <source>&amp;Remove from Recent Projects</source>
         <translation>&amp;Retirer des projets récents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="87"/>
+        <location filename="../desktop/ui/welcome.py" line="48"/>
         <source>Recent projects</source>
         <translation>Projets récents</translation>
+    </message>
+</context>
+<context>
+    <name>WindowMenus</name>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="47"/>
+        <source>&amp;File</source>
+        <translation>&amp;Fichier</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="48"/>
+        <source>&amp;Open Project…</source>
+        <translation>&amp;Ouvrir un projet…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="50"/>
+        <source>Open &amp;Recent</source>
+        <translation>Projets &amp;récents</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="52"/>
+        <source>&amp;Settings…</source>
+        <translation>&amp;Réglages…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="55"/>
+        <source>&amp;Quit</source>
+        <translation>&amp;Quitter</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="56"/>
+        <source>&amp;Project</source>
+        <translation>&amp;Projet</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="57"/>
+        <source>&amp;Teach Engram…</source>
+        <translation>&amp;Apprendre à Engram…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="58"/>
+        <source>Write down something agents should know</source>
+        <translation>Noter quelque chose que les agents doivent savoir</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="59"/>
+        <source>&amp;Review Memories…</source>
+        <translation>&amp;Revoir les mémoires…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="61"/>
+        <source>Confirm or forget memories that wait for review</source>
+        <translation>Confirmer ou oublier les mémoires en attente de revue</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="62"/>
+        <source>Resolve &amp;Conflicts…</source>
+        <translation>Résoudre les &amp;conflits…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="63"/>
+        <source>Decide between memories that disagree</source>
+        <translation>Trancher entre des mémoires qui se contredisent</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="64"/>
+        <source>&amp;Get to Know This Project…</source>
+        <translation>&amp;Découvrir ce projet…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="66"/>
+        <source>Index the code and import agent rule files</source>
+        <translation>Indexer le code et importer les fichiers de règles des agents</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="69"/>
+        <source>&amp;View</source>
+        <translation>&amp;Affichage</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="70"/>
+        <source>&amp;Memory Panel</source>
+        <translation>Panneau &amp;mémoire</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="72"/>
+        <source>Show or hide the memory panel (%1)</source>
+        <translation>Afficher ou masquer le panneau mémoire (%1)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="79"/>
+        <source>Last Session &amp;Summary…</source>
+        <translation>&amp;Résumé de la dernière session…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="80"/>
+        <source>&amp;Help</source>
+        <translation>&amp;Aide</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="81"/>
+        <source>Guided &amp;Tour (Sample Project)</source>
+        <translation>&amp;Visite guidée (projet d&apos;exemple)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="82"/>
+        <source>Open a sample project Engram creates, with a scripted agent; your projects are not touched</source>
+        <translation>Ouvrir un projet d&apos;exemple créé par Engram, avec un agent scripté ; vos projets ne sont pas modifiés</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="85"/>
+        <source>&amp;About Engram</source>
+        <translation>À &amp;propos d’Engram</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="86"/>
+        <source>Engram %1
+Long-term memory for AI coding agents.</source>
+        <translation>Engram %1
+Mémoire à long terme pour les agents de code IA.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="92"/>
+        <source>Switch project</source>
+        <translation>Changer de projet</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="97"/>
+        <source>Settings</source>
+        <translation>Réglages</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="98"/>
+        <source>Models, keys, data, language, trust</source>
+        <translation>Modèles, clés, données, langue, confiance</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="117"/>
+        <source>Guided tour (sample project)</source>
+        <translation>Visite guidée (projet d’exemple)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="127"/>
+        <source>No project open</source>
+        <translation>Aucun projet ouvert</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="129"/>
+        <source>Open another folder…</source>
+        <translation>Ouvrir un autre dossier…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="146"/>
+        <source>Memory</source>
+        <translation>Mémoire</translation>
     </message>
 </context>
 </TS>
