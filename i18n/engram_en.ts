@@ -1300,7 +1300,7 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryBrowser</name>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="61"/>
+        <location filename="../desktop/ui/memory_panel.py" line="91"/>
         <source>Search memories…</source>
         <translation>Search memories…</translation>
     </message>
@@ -1309,119 +1309,119 @@ Long-term memory for AI coding agents.</translation>
         <translation type="vanished">All types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="65"/>
+        <location filename="../desktop/ui/memory_panel.py" line="95"/>
         <source>All memories</source>
         <translation>All memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="71"/>
+        <location filename="../desktop/ui/memory_panel.py" line="101"/>
         <source>Code index (not memories)</source>
         <translation>Code index (not memories)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="74"/>
+        <location filename="../desktop/ui/memory_panel.py" line="104"/>
         <source>Not forgotten</source>
         <translation>Not forgotten</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="79"/>
+        <location filename="../desktop/ui/memory_panel.py" line="109"/>
         <source>All scopes</source>
         <translation>All scopes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="84"/>
+        <location filename="../desktop/ui/memory_panel.py" line="114"/>
         <source>All sources</source>
         <translation>All sources</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="87"/>
+        <location filename="../desktop/ui/memory_panel.py" line="117"/>
         <source>Filter by type</source>
         <translation>Filter by type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="88"/>
+        <location filename="../desktop/ui/memory_panel.py" line="118"/>
         <source>Filter by status</source>
         <translation>Filter by status</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="89"/>
+        <location filename="../desktop/ui/memory_panel.py" line="119"/>
         <source>Filter by scope</source>
         <translation>Filter by scope</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="90"/>
+        <location filename="../desktop/ui/memory_panel.py" line="120"/>
         <source>Filter by where the memory came from</source>
         <translation>Filter by where the memory came from</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="116"/>
+        <location filename="../desktop/ui/memory_panel.py" line="149"/>
         <source>&amp;Add…</source>
         <translation>&amp;Add…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="117"/>
+        <location filename="../desktop/ui/memory_panel.py" line="150"/>
         <source>&amp;Edit…</source>
         <translation>&amp;Edit…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="118"/>
-        <location filename="../desktop/ui/memory_panel.py" line="288"/>
+        <location filename="../desktop/ui/memory_panel.py" line="151"/>
+        <location filename="../desktop/ui/memory_panel.py" line="300"/>
         <source>&amp;Pin</source>
         <translation>&amp;Pin</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="119"/>
-        <location filename="../desktop/ui/memory_panel.py" line="290"/>
+        <location filename="../desktop/ui/memory_panel.py" line="152"/>
+        <location filename="../desktop/ui/memory_panel.py" line="302"/>
         <source>&amp;Forget</source>
         <translation>&amp;Forget</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="120"/>
+        <location filename="../desktop/ui/memory_panel.py" line="153"/>
         <source>Flag &amp;wrong…</source>
         <translation>Flag &amp;wrong…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="123"/>
+        <location filename="../desktop/ui/memory_panel.py" line="156"/>
         <source>&amp;Team</source>
         <translation>&amp;Team</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="126"/>
+        <location filename="../desktop/ui/memory_panel.py" line="159"/>
         <source>Share with the team</source>
         <translation>Share with the team</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="126"/>
+        <location filename="../desktop/ui/memory_panel.py" line="159"/>
         <source>Keep personal</source>
         <translation>Keep personal</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="127"/>
+        <location filename="../desktop/ui/memory_panel.py" line="160"/>
         <source>Follow the shared types</source>
         <translation>Follow the shared types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="130"/>
+        <location filename="../desktop/ui/memory_panel.py" line="163"/>
         <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
         <translation>Correct this memory: outdated, partly wrong, not applicable or incorrect</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="135"/>
+        <location filename="../desktop/ui/memory_panel.py" line="168"/>
         <source>Teach Engram something agents should know</source>
         <translation>Teach Engram something agents should know</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="136"/>
+        <location filename="../desktop/ui/memory_panel.py" line="169"/>
         <source>Pinned memories are always given to agents and never fade</source>
         <translation>Pinned memories are always given to agents and never fade</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="137"/>
+        <location filename="../desktop/ui/memory_panel.py" line="170"/>
         <source>Agents will no longer see this memory</source>
         <translation>Agents will no longer see this memory</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="203"/>
+        <location filename="../desktop/ui/memory_panel.py" line="215"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n memory</numerusform>
@@ -1429,7 +1429,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="203"/>
+        <location filename="../desktop/ui/memory_panel.py" line="215"/>
         <source>%n code chunks</source>
         <translation>
             <numerusform>%n code chunk</numerusform>
@@ -1437,58 +1437,58 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="241"/>
+        <location filename="../desktop/ui/memory_panel.py" line="253"/>
         <source>Select a memory to see where it came from.</source>
         <translation>Select a memory to see where it came from.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="288"/>
+        <location filename="../desktop/ui/memory_panel.py" line="300"/>
         <source>Un&amp;pin</source>
         <translation>Un&amp;pin</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="290"/>
+        <location filename="../desktop/ui/memory_panel.py" line="302"/>
         <source>&amp;Restore</source>
         <translation>&amp;Restore</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="297"/>
-        <location filename="../desktop/ui/memory_panel.py" line="302"/>
+        <location filename="../desktop/ui/memory_panel.py" line="309"/>
+        <location filename="../desktop/ui/memory_panel.py" line="314"/>
         <source>Not saved</source>
         <translation>Not saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="312"/>
+        <location filename="../desktop/ui/memory_panel.py" line="324"/>
         <source>Memory saved</source>
         <translation>Memory saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="323"/>
+        <location filename="../desktop/ui/memory_panel.py" line="335"/>
         <source>Memory updated</source>
         <translation>Memory updated</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="332"/>
+        <location filename="../desktop/ui/memory_panel.py" line="344"/>
         <source>Team sharing updated</source>
         <translation>Team sharing updated</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="339"/>
+        <location filename="../desktop/ui/memory_panel.py" line="351"/>
         <source>Unpinned</source>
         <translation>Unpinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="339"/>
+        <location filename="../desktop/ui/memory_panel.py" line="351"/>
         <source>Pinned</source>
         <translation>Pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="347"/>
+        <location filename="../desktop/ui/memory_panel.py" line="359"/>
         <source>Memory restored</source>
         <translation>Memory restored</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="350"/>
+        <location filename="../desktop/ui/memory_panel.py" line="362"/>
         <source>Memory forgotten</source>
         <translation>Memory forgotten</translation>
     </message>
@@ -2569,6 +2569,44 @@ Long-term memory for AI coding agents.</translation>
     </message>
 </context>
 <context>
+    <name>ProviderChoice</name>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="23"/>
+        <source>Which model runs the agent (set it up in Settings).</source>
+        <translation>Which model runs the agent (set it up in Settings).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="24"/>
+        <source>Guided tour agent (sample project only)</source>
+        <translation>Guided tour agent (sample project only)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="25"/>
+        <source>Ollama (local)</source>
+        <translation>Ollama (local)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="25"/>
+        <source>OpenAI-compatible</source>
+        <translation>OpenAI-compatible</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="26"/>
+        <source>Anthropic</source>
+        <translation>Anthropic</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="33"/>
+        <source>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</source>
+        <translation>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="41"/>
+        <source>No model set up</source>
+        <translation>No model set up</translation>
+    </message>
+</context>
+<context>
     <name>ScoreParts</name>
     <message>
         <location filename="../desktop/ui/labels.py" line="94"/>
@@ -2679,143 +2717,136 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>SessionView</name>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="96"/>
         <source>Which model runs the agent (set it up in Settings).</source>
-        <translation>Which model runs the agent (set it up in Settings).</translation>
+        <translation type="vanished">Which model runs the agent (set it up in Settings).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="97"/>
         <source>Guided tour agent (sample project only)</source>
-        <translation>Guided tour agent (sample project only)</translation>
+        <translation type="vanished">Guided tour agent (sample project only)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="98"/>
         <source>Ollama (local)</source>
-        <translation>Ollama (local)</translation>
+        <translation type="vanished">Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="98"/>
         <source>OpenAI-compatible</source>
-        <translation>OpenAI-compatible</translation>
+        <translation type="vanished">OpenAI-compatible</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="99"/>
         <source>Anthropic</source>
-        <translation>Anthropic</translation>
+        <translation type="vanished">Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="107"/>
         <source>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</source>
-        <translation>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</translation>
+        <translation type="vanished">The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</translation>
     </message>
     <message>
         <source>Needs the agent runtime and a configured model (Settings).</source>
         <translation type="vanished">Needs the agent runtime and a configured model (Settings).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="115"/>
         <source>No model set up</source>
-        <translation>No model set up</translation>
+        <translation type="vanished">No model set up</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="118"/>
+        <location filename="../desktop/ui/session/view.py" line="112"/>
         <source>&amp;Start</source>
         <translation>&amp;Start</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="120"/>
-        <location filename="../desktop/ui/session/view.py" line="330"/>
+        <location filename="../desktop/ui/session/view.py" line="114"/>
+        <location filename="../desktop/ui/session/view.py" line="327"/>
         <source>Run the agent on the task (Ctrl+Enter)</source>
         <translation>Run the agent on the task (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="121"/>
+        <location filename="../desktop/ui/session/view.py" line="115"/>
         <source>S&amp;top</source>
         <translation>S&amp;top</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="123"/>
+        <location filename="../desktop/ui/session/view.py" line="117"/>
         <source>Stop the agent after its current step</source>
         <translation>Stop the agent after its current step</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="125"/>
+        <location filename="../desktop/ui/session/view.py" line="119"/>
         <source>Ready</source>
         <translation>Ready</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="127"/>
+        <location filename="../desktop/ui/session/view.py" line="121"/>
         <source>&amp;Provider:</source>
         <translation>&amp;Provider:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="148"/>
+        <location filename="../desktop/ui/session/view.py" line="145"/>
         <source>Right-click a file to teach Engram something about it</source>
         <translation>Right-click a file to teach Engram something about it</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="156"/>
+        <location filename="../desktop/ui/session/view.py" line="155"/>
         <source>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</source>
         <translation>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="163"/>
+        <location filename="../desktop/ui/session/view.py" line="162"/>
         <source>Tool calls</source>
         <translation>Tool calls</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="165"/>
+        <location filename="../desktop/ui/session/view.py" line="164"/>
         <source>Tools the agent called; unfold one to see its arguments and result</source>
         <translation>Tools the agent called; unfold one to see its arguments and result</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="169"/>
+        <location filename="../desktop/ui/session/view.py" line="175"/>
         <source>Sounds like a correction. Create a correction memory?</source>
         <translation>Sounds like a correction. Create a correction memory?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="170"/>
+        <location filename="../desktop/ui/session/view.py" line="176"/>
         <source>Create &amp;correction…</source>
         <translation>Create &amp;correction…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="171"/>
+        <location filename="../desktop/ui/session/view.py" line="177"/>
         <source>Dismiss</source>
         <translation>Dismiss</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="184"/>
+        <location filename="../desktop/ui/session/view.py" line="192"/>
         <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
         <translation>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="191"/>
+        <location filename="../desktop/ui/session/view.py" line="199"/>
         <source>Try a task such as “%1”, then Ctrl+Enter.</source>
         <translation>Try a task such as “%1”, then Ctrl+Enter.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="194"/>
+        <location filename="../desktop/ui/session/view.py" line="167"/>
         <source>Guided tour: press Start to run the suggested task. The tour&apos;s agent reads the sample project&apos;s memories and cites them as chips: click a chip to open the memory, flag it if it is wrong. It changes no file.</source>
         <translation>Guided tour: press Start to run the suggested task. The tour&apos;s agent reads the sample project&apos;s memories and cites them as chips: click a chip to open the memory, flag it if it is wrong. It changes no file.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="234"/>
-        <location filename="../desktop/ui/session/view.py" line="331"/>
+        <location filename="../desktop/ui/session/view.py" line="233"/>
+        <location filename="../desktop/ui/session/view.py" line="328"/>
         <source>Set up a model in Settings first</source>
         <translation>Set up a model in Settings first</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="251"/>
+        <location filename="../desktop/ui/session/view.py" line="250"/>
         <source>You</source>
         <translation>You</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="269"/>
+        <location filename="../desktop/ui/session/view.py" line="268"/>
         <source>Recalling memories…</source>
         <translation>Recalling memories…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/view.py" line="274"/>
+        <location filename="../desktop/ui/session/view.py" line="273"/>
         <source>%n memories given to the agent</source>
         <translation>
             <numerusform>%n memory given to the agent</numerusform>
@@ -2823,42 +2854,42 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="276"/>
+        <location filename="../desktop/ui/session/view.py" line="275"/>
         <source>Called %1</source>
         <translation>Called %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="287"/>
+        <location filename="../desktop/ui/session/view.py" line="286"/>
         <source>The session failed:</source>
         <translation>The session failed:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="293"/>
+        <location filename="../desktop/ui/session/view.py" line="292"/>
         <source>Stopped</source>
         <translation>Stopped</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="294"/>
+        <location filename="../desktop/ui/session/view.py" line="293"/>
         <source>Finished</source>
         <translation>Finished</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="294"/>
+        <location filename="../desktop/ui/session/view.py" line="293"/>
         <source>Failed</source>
         <translation>Failed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="338"/>
+        <location filename="../desktop/ui/session/view.py" line="335"/>
         <source>Running…</source>
         <translation>Running…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="348"/>
+        <location filename="../desktop/ui/session/view.py" line="345"/>
         <source>Teach Engram this…</source>
         <translation>Teach Engram this…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="367"/>
+        <location filename="../desktop/ui/session/view.py" line="364"/>
         <source>Teach Engram about %1…</source>
         <translation>Teach Engram about %1…</translation>
     </message>

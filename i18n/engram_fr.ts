@@ -1300,7 +1300,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryBrowser</name>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="61"/>
+        <location filename="../desktop/ui/memory_panel.py" line="91"/>
         <source>Search memories…</source>
         <translation>Rechercher dans les mémoires…</translation>
     </message>
@@ -1309,119 +1309,119 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <translation type="vanished">Tous les types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="65"/>
+        <location filename="../desktop/ui/memory_panel.py" line="95"/>
         <source>All memories</source>
         <translation>Toutes les mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="71"/>
+        <location filename="../desktop/ui/memory_panel.py" line="101"/>
         <source>Code index (not memories)</source>
         <translation>Index du code (pas des mémoires)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="74"/>
+        <location filename="../desktop/ui/memory_panel.py" line="104"/>
         <source>Not forgotten</source>
         <translation>Non oubliées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="79"/>
+        <location filename="../desktop/ui/memory_panel.py" line="109"/>
         <source>All scopes</source>
         <translation>Toutes les portées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="84"/>
+        <location filename="../desktop/ui/memory_panel.py" line="114"/>
         <source>All sources</source>
         <translation>Toutes les sources</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="87"/>
+        <location filename="../desktop/ui/memory_panel.py" line="117"/>
         <source>Filter by type</source>
         <translation>Filtrer par type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="88"/>
+        <location filename="../desktop/ui/memory_panel.py" line="118"/>
         <source>Filter by status</source>
         <translation>Filtrer par état</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="89"/>
+        <location filename="../desktop/ui/memory_panel.py" line="119"/>
         <source>Filter by scope</source>
         <translation>Filtrer par portée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="90"/>
+        <location filename="../desktop/ui/memory_panel.py" line="120"/>
         <source>Filter by where the memory came from</source>
         <translation>Filtrer selon l’origine de la mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="116"/>
+        <location filename="../desktop/ui/memory_panel.py" line="149"/>
         <source>&amp;Add…</source>
         <translation>&amp;Ajouter…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="117"/>
+        <location filename="../desktop/ui/memory_panel.py" line="150"/>
         <source>&amp;Edit…</source>
         <translation>&amp;Modifier…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="118"/>
-        <location filename="../desktop/ui/memory_panel.py" line="288"/>
+        <location filename="../desktop/ui/memory_panel.py" line="151"/>
+        <location filename="../desktop/ui/memory_panel.py" line="300"/>
         <source>&amp;Pin</source>
         <translation>É&amp;pingler</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="119"/>
-        <location filename="../desktop/ui/memory_panel.py" line="290"/>
+        <location filename="../desktop/ui/memory_panel.py" line="152"/>
+        <location filename="../desktop/ui/memory_panel.py" line="302"/>
         <source>&amp;Forget</source>
         <translation>&amp;Oublier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="120"/>
+        <location filename="../desktop/ui/memory_panel.py" line="153"/>
         <source>Flag &amp;wrong…</source>
         <translation>Signaler &amp;fausse…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="123"/>
+        <location filename="../desktop/ui/memory_panel.py" line="156"/>
         <source>&amp;Team</source>
         <translation>&amp;Équipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="126"/>
+        <location filename="../desktop/ui/memory_panel.py" line="159"/>
         <source>Share with the team</source>
         <translation>Partager avec l&apos;équipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="126"/>
+        <location filename="../desktop/ui/memory_panel.py" line="159"/>
         <source>Keep personal</source>
         <translation>Garder personnelle</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="127"/>
+        <location filename="../desktop/ui/memory_panel.py" line="160"/>
         <source>Follow the shared types</source>
         <translation>Suivre les types partagés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="130"/>
+        <location filename="../desktop/ui/memory_panel.py" line="163"/>
         <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
         <translation>Corriger cette mémoire : dépassée, en partie fausse, non applicable ou incorrecte</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="135"/>
+        <location filename="../desktop/ui/memory_panel.py" line="168"/>
         <source>Teach Engram something agents should know</source>
         <translation>Apprendre à Engram quelque chose que les agents doivent savoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="136"/>
+        <location filename="../desktop/ui/memory_panel.py" line="169"/>
         <source>Pinned memories are always given to agents and never fade</source>
         <translation>Les mémoires épinglées sont toujours données aux agents et ne s’estompent jamais</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="137"/>
+        <location filename="../desktop/ui/memory_panel.py" line="170"/>
         <source>Agents will no longer see this memory</source>
         <translation>Les agents ne verront plus cette mémoire</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="203"/>
+        <location filename="../desktop/ui/memory_panel.py" line="215"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n mémoire</numerusform>
@@ -1429,7 +1429,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="203"/>
+        <location filename="../desktop/ui/memory_panel.py" line="215"/>
         <source>%n code chunks</source>
         <translation>
             <numerusform>%n extrait de code</numerusform>
@@ -1437,58 +1437,58 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="241"/>
+        <location filename="../desktop/ui/memory_panel.py" line="253"/>
         <source>Select a memory to see where it came from.</source>
         <translation>Sélectionnez une mémoire pour voir d’où elle vient.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="288"/>
+        <location filename="../desktop/ui/memory_panel.py" line="300"/>
         <source>Un&amp;pin</source>
         <translation>Désé&amp;pingler</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="290"/>
+        <location filename="../desktop/ui/memory_panel.py" line="302"/>
         <source>&amp;Restore</source>
         <translation>&amp;Restaurer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="297"/>
-        <location filename="../desktop/ui/memory_panel.py" line="302"/>
+        <location filename="../desktop/ui/memory_panel.py" line="309"/>
+        <location filename="../desktop/ui/memory_panel.py" line="314"/>
         <source>Not saved</source>
         <translation>Non enregistré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="312"/>
+        <location filename="../desktop/ui/memory_panel.py" line="324"/>
         <source>Memory saved</source>
         <translation>Mémoire enregistrée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="323"/>
+        <location filename="../desktop/ui/memory_panel.py" line="335"/>
         <source>Memory updated</source>
         <translation>Mémoire mise à jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="332"/>
+        <location filename="../desktop/ui/memory_panel.py" line="344"/>
         <source>Team sharing updated</source>
         <translation>Partage d&apos;équipe mis à jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="339"/>
+        <location filename="../desktop/ui/memory_panel.py" line="351"/>
         <source>Unpinned</source>
         <translation>Désépinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="339"/>
+        <location filename="../desktop/ui/memory_panel.py" line="351"/>
         <source>Pinned</source>
         <translation>Épinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="347"/>
+        <location filename="../desktop/ui/memory_panel.py" line="359"/>
         <source>Memory restored</source>
         <translation>Mémoire restaurée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="350"/>
+        <location filename="../desktop/ui/memory_panel.py" line="362"/>
         <source>Memory forgotten</source>
         <translation>Mémoire oubliée</translation>
     </message>
@@ -2569,6 +2569,44 @@ Mémoire à long terme pour les agents de code IA.</translation>
     </message>
 </context>
 <context>
+    <name>ProviderChoice</name>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="23"/>
+        <source>Which model runs the agent (set it up in Settings).</source>
+        <translation>Le modèle qui fait tourner l&apos;agent (à configurer dans les Réglages).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="24"/>
+        <source>Guided tour agent (sample project only)</source>
+        <translation>Agent de la visite guidée (projet d&apos;exemple uniquement)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="25"/>
+        <source>Ollama (local)</source>
+        <translation>Ollama (local)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="25"/>
+        <source>OpenAI-compatible</source>
+        <translation>Compatible OpenAI</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="26"/>
+        <source>Anthropic</source>
+        <translation>Anthropic</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="33"/>
+        <source>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</source>
+        <translation>L&apos;agent scripté de la visite ne modifie rien ; il ne fonctionne donc que sur le projet d&apos;exemple de la visite.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="41"/>
+        <source>No model set up</source>
+        <translation>Aucun modèle configuré</translation>
+    </message>
+</context>
+<context>
     <name>ScoreParts</name>
     <message>
         <location filename="../desktop/ui/labels.py" line="94"/>
@@ -2679,143 +2717,136 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>SessionView</name>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="96"/>
         <source>Which model runs the agent (set it up in Settings).</source>
-        <translation>Le modèle qui fait tourner l&apos;agent (à configurer dans les Réglages).</translation>
+        <translation type="vanished">Le modèle qui fait tourner l&apos;agent (à configurer dans les Réglages).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="97"/>
         <source>Guided tour agent (sample project only)</source>
-        <translation>Agent de la visite guidée (projet d&apos;exemple uniquement)</translation>
+        <translation type="vanished">Agent de la visite guidée (projet d&apos;exemple uniquement)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="98"/>
         <source>Ollama (local)</source>
-        <translation>Ollama (local)</translation>
+        <translation type="vanished">Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="98"/>
         <source>OpenAI-compatible</source>
-        <translation>Compatible OpenAI</translation>
+        <translation type="vanished">Compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="99"/>
         <source>Anthropic</source>
-        <translation>Anthropic</translation>
+        <translation type="vanished">Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="107"/>
         <source>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</source>
-        <translation>L&apos;agent scripté de la visite ne modifie rien ; il ne fonctionne donc que sur le projet d&apos;exemple de la visite.</translation>
+        <translation type="vanished">L&apos;agent scripté de la visite ne modifie rien ; il ne fonctionne donc que sur le projet d&apos;exemple de la visite.</translation>
     </message>
     <message>
         <source>Needs the agent runtime and a configured model (Settings).</source>
         <translation type="vanished">Nécessite le moteur d’agents et un modèle configuré (Réglages).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="115"/>
         <source>No model set up</source>
-        <translation>Aucun modèle configuré</translation>
+        <translation type="vanished">Aucun modèle configuré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="118"/>
+        <location filename="../desktop/ui/session/view.py" line="112"/>
         <source>&amp;Start</source>
         <translation>&amp;Démarrer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="120"/>
-        <location filename="../desktop/ui/session/view.py" line="330"/>
+        <location filename="../desktop/ui/session/view.py" line="114"/>
+        <location filename="../desktop/ui/session/view.py" line="327"/>
         <source>Run the agent on the task (Ctrl+Enter)</source>
         <translation>Lancer l’agent sur la tâche (Ctrl+Entrée)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="121"/>
+        <location filename="../desktop/ui/session/view.py" line="115"/>
         <source>S&amp;top</source>
         <translation>&amp;Arrêter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="123"/>
+        <location filename="../desktop/ui/session/view.py" line="117"/>
         <source>Stop the agent after its current step</source>
         <translation>Arrêter l’agent après son étape en cours</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="125"/>
+        <location filename="../desktop/ui/session/view.py" line="119"/>
         <source>Ready</source>
         <translation>Prêt</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="127"/>
+        <location filename="../desktop/ui/session/view.py" line="121"/>
         <source>&amp;Provider:</source>
         <translation>&amp;Fournisseur :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="148"/>
+        <location filename="../desktop/ui/session/view.py" line="145"/>
         <source>Right-click a file to teach Engram something about it</source>
         <translation>Clic droit sur un fichier pour apprendre quelque chose à Engram à son sujet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="156"/>
+        <location filename="../desktop/ui/session/view.py" line="155"/>
         <source>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</source>
         <translation>La réponse de l’agent s’affiche ici au fil de l’eau. Les mémoires citées apparaissent en pastilles que vous pouvez signaler.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="163"/>
+        <location filename="../desktop/ui/session/view.py" line="162"/>
         <source>Tool calls</source>
         <translation>Appels d’outils</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="165"/>
+        <location filename="../desktop/ui/session/view.py" line="164"/>
         <source>Tools the agent called; unfold one to see its arguments and result</source>
         <translation>Outils appelés par l’agent ; dépliez-en un pour voir ses arguments et son résultat</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="169"/>
+        <location filename="../desktop/ui/session/view.py" line="175"/>
         <source>Sounds like a correction. Create a correction memory?</source>
         <translation>Cela ressemble à une correction. Créer une mémoire de correction ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="170"/>
+        <location filename="../desktop/ui/session/view.py" line="176"/>
         <source>Create &amp;correction…</source>
         <translation>Créer une &amp;correction…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="171"/>
+        <location filename="../desktop/ui/session/view.py" line="177"/>
         <source>Dismiss</source>
         <translation>Ignorer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="184"/>
+        <location filename="../desktop/ui/session/view.py" line="192"/>
         <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
         <translation>Décrivez une tâche, puis Ctrl+Entrée. « /remember TEXTE » enregistre aussitôt une mémoire.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="191"/>
+        <location filename="../desktop/ui/session/view.py" line="199"/>
         <source>Try a task such as “%1”, then Ctrl+Enter.</source>
         <translation>Essayez une tâche comme « %1 », puis Ctrl+Entrée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="194"/>
+        <location filename="../desktop/ui/session/view.py" line="167"/>
         <source>Guided tour: press Start to run the suggested task. The tour&apos;s agent reads the sample project&apos;s memories and cites them as chips: click a chip to open the memory, flag it if it is wrong. It changes no file.</source>
         <translation>Visite guidée : appuyez sur Démarrer pour lancer la tâche proposée. L’agent de la visite lit les mémoires du projet d’exemple et les cite sous forme de pastilles : cliquez sur une pastille pour ouvrir la mémoire, signalez-la si elle est fausse. Il ne modifie aucun fichier.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="234"/>
-        <location filename="../desktop/ui/session/view.py" line="331"/>
+        <location filename="../desktop/ui/session/view.py" line="233"/>
+        <location filename="../desktop/ui/session/view.py" line="328"/>
         <source>Set up a model in Settings first</source>
         <translation>Configurez d’abord un modèle dans les Paramètres</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="251"/>
+        <location filename="../desktop/ui/session/view.py" line="250"/>
         <source>You</source>
         <translation>Vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="269"/>
+        <location filename="../desktop/ui/session/view.py" line="268"/>
         <source>Recalling memories…</source>
         <translation>Rappel des mémoires…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/view.py" line="274"/>
+        <location filename="../desktop/ui/session/view.py" line="273"/>
         <source>%n memories given to the agent</source>
         <translation>
             <numerusform>%n mémoire donnée à l’agent</numerusform>
@@ -2823,42 +2854,42 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="276"/>
+        <location filename="../desktop/ui/session/view.py" line="275"/>
         <source>Called %1</source>
         <translation>Appel de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="287"/>
+        <location filename="../desktop/ui/session/view.py" line="286"/>
         <source>The session failed:</source>
         <translation>La session a échoué :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="293"/>
+        <location filename="../desktop/ui/session/view.py" line="292"/>
         <source>Stopped</source>
         <translation>Arrêté</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="294"/>
+        <location filename="../desktop/ui/session/view.py" line="293"/>
         <source>Finished</source>
         <translation>Terminé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="294"/>
+        <location filename="../desktop/ui/session/view.py" line="293"/>
         <source>Failed</source>
         <translation>Échec</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="338"/>
+        <location filename="../desktop/ui/session/view.py" line="335"/>
         <source>Running…</source>
         <translation>En cours…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="348"/>
+        <location filename="../desktop/ui/session/view.py" line="345"/>
         <source>Teach Engram this…</source>
         <translation>Apprendre ceci à Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="367"/>
+        <location filename="../desktop/ui/session/view.py" line="364"/>
         <source>Teach Engram about %1…</source>
         <translation>Apprendre à Engram à propos de %1…</translation>
     </message>
