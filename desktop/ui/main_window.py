@@ -29,8 +29,8 @@ from desktop.memory.preferences import ProjectPrefs
 from desktop.memory.project import Project
 from desktop.memory.project_services import Started, idle_maintenance, start_background
 from desktop.memory.projects import move_aside_corrupt
+from desktop.memory.store.changes import ChangeSet
 from desktop.memory.store.errors import CorruptDatabaseError
-from desktop.memory.store.writer import ChangeSet
 from desktop.ui.closing import ProjectCloser
 from desktop.ui.dialogs.approval import ApprovalBridge, session_policy
 from desktop.ui.flows import Flows

@@ -26,9 +26,9 @@ from PySide6.QtWidgets import (
 
 from desktop.agents import ask as recall
 from desktop.memory.project import Project
+from desktop.memory.store.changes import ChangeSet
 from desktop.memory.store.errors import ValidationError
 from desktop.memory.store.rows import MemoryQuery
-from desktop.memory.store.writer import ChangeSet
 from desktop.memory.types import Memory, MemoryScope, MemorySource, MemoryStatus, MemoryType
 from desktop.ui.adapters.lifecycle import supersession_chain
 from desktop.ui.labels import scope_label, source_label, status_label, type_label

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.agents.hooks import ledger
-from desktop.memory.store.writer import ChangeSet
+from desktop.memory.store.changes import ChangeSet
 from desktop.memory.triggers.warn import OutcomeReport, outcome_report
 from desktop.ui.dialogs.agent_hooks import AGENT_NAMES, agent_states, install_agents
 from desktop.ui.session.citations import CitationBar

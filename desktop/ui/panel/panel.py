@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
-from desktop.memory.store.writer import ChangeSet
+from desktop.memory.store.changes import ChangeSet
 from desktop.ui.memory_panel import MemoryBrowser
 from desktop.ui.panel.ask import AskMemory
 from desktop.ui.panel.dashboard import Dashboard
