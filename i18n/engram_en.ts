@@ -2921,7 +2921,7 @@ Long-term memory for AI coding agents.</translation>
         <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
         <source>The agent model above, when one is set</source>
         <extracomment>What writes memories from each finished session besides the rules (Settings.memory_model).</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>The agent model above, when one is set</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
