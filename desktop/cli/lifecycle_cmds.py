@@ -1,4 +1,4 @@
-"""`engram prune | audit | delete-all | auto-memory | check-stale | conflicts`."""
+"""`engram prune | audit | delete-all | auto-memory | check-stale`."""
 
 from __future__ import annotations
 
