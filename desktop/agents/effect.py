@@ -1,7 +1,8 @@
 """What memory is measured to change: comparable sessions with and without it (the A/B groups).
 
 The A/B groups are assigned at random (``metrics.ab_group``): the control group's sessions
-get no memory, the passive and full groups' do. This compares their finished sessions:
+get no memory, the passive and full groups' do; a session whose group the run chose (the
+guided tour, ``engram run --group``) is left out. This compares their finished sessions:
 steps, tool calls and model tokens, each with both sample sizes and a permutation test of
 the difference of means (``desktop.memory.stats``). A difference is called a difference only
 when the test says it is distinguishable from chance; with fewer than ``MIN_SESSIONS`` in
@@ -87,5 +88,6 @@ def memory_effect(db: Any, *, min_sessions: int = MIN_SESSIONS) -> MemoryEffect:
             "SELECT ab_group, metrics FROM session_metrics WHERE agent = 'engram' AND outcome = 'success' "
             "AND ab_group IN (?, ?, ?)", (CONTROL, PASSIVE, FULL)):
         agent = json.loads(blob or "{}").get("agent") or {}
-        groups[str(group)].append(agent)
+        if agent.get("ab_random", True):  # a group chosen by the run (the tour, --group) is no experiment
+            groups[str(group)].append(agent)
     return MemoryEffect(_stats(groups[PASSIVE] + groups[FULL]), _stats(groups[CONTROL]), min_sessions)

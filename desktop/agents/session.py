@@ -306,7 +306,10 @@ class AgentSession:
         state = self.decider.state
         from desktop.agents.metrics import p95
 
+        # A group the run chose (the tour, `engram run --group`) is no random assignment: such a
+        # session is left out of any with/without comparison (agents/effect.py).
         metrics = self.metrics.as_dict({"steps": step, "step_limit": limit, "error_code": code,
+                                        "ab_random": self.config.ab_group is None,
                                         "notes_recorded": len(self.notes.all()),
                                         "decide_p95_ms": round(p95(state.decide_ms), 3),
                                         "augment_p95_ms": round(p95(state.augment_ms), 3)})

@@ -62,3 +62,13 @@ def test_permutation_test_exact_and_sampled() -> None:
     assert permutation_test([], [1.0]) == 1.0
     big = permutation_test(list(range(20)), [x + 0.5 for x in range(20)])  # 137,846,528,820 splits: sampled
     assert 0.5 < big <= 1.0 and big == permutation_test(list(range(20)), [x + 0.5 for x in range(20)])
+
+
+def test_a_group_the_run_chose_is_left_out(project: Any) -> None:
+    """The tour and `engram run --group` choose their group: no random assignment, no comparison."""
+    for i in range(3):
+        _session(project, f"c{i}", "control", 10)
+        _session(project, f"f{i}", "full", 6)
+    save_metrics(project.db, "tour", "engram", "full", {"steps": 1, "ab_random": False}, outcome="success").result(10)
+    c = memory_effect(project.db).compare("steps")
+    assert c is not None and (c.n_with, c.n_without) == (3, 3)
