@@ -238,8 +238,8 @@ def rerank_plumbing(ev: Evaluator, params: RetrievalParams) -> str:
     most a reranker of the top 20 could add, and shows the stage is wired and what it costs."""
     import re
 
+    from desktop.agents.model_factory import ChatReranker
     from desktop.agents.providers import make_provider
-    from desktop.memory.retrieval.llm_stages import ChatReranker
     from tests.agents.fake_openai import MODEL, FakeOpenAI
     from tests.agents.fake_sse import Turn
 

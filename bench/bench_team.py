@@ -106,7 +106,7 @@ def bench_propagation(url: str, tmp: Path, samples: int, interval: float) -> dic
 
 def bench_search_overhead(url: str, tmp: Path, n: int, rounds: int, queries: int) -> dict[str, Any]:
     """FTS+dense search on B with no sync vs. sync running while A writes 5 changes a second."""
-    from desktop.composition import Engram, build_search_service
+    from desktop.composition import Engram
     from desktop.settings import Settings
 
     a = open_db(tmp, "search-a")
@@ -118,7 +118,7 @@ def bench_search_overhead(url: str, tmp: Path, n: int, rounds: int, queries: int
     project = app.open_project(tmp / "search-proj", remember=False)
     team.join_team(project.db, result.join_url, member="bob", project_key="bench")
     team.sync_now(project.db)
-    search = build_search_service(project, start_indexer=False)
+    search = project.build_search(start_indexer=False)
     search.sync_vectors()
     qs = [f"{WORDS[i % len(WORDS)]} {WORDS[(i * 7) % len(WORDS)]} restart" for i in range(queries)]
     for q in qs[:5]:

@@ -32,7 +32,7 @@ from common import ROOT, percentile, table
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from desktop.composition import Engram, team_sync_for
+from desktop.composition import Engram
 from desktop.memory.store.database import Database
 from desktop.memory.team import service as team
 from desktop.settings import Settings
@@ -100,8 +100,8 @@ def main() -> int:
             while win.project is None or win.panel is None:
                 pump(app, 0.05)
             project = win.project
-            team.join_team(project.db, created.join_url, member="bob", project_key=team.default_project_key(root))
-            team_sync_for(project)
+            project.join_team(created.join_url, member="bob")
+            _ = project.team  # background sync starts
             win.set_memory_panel_visible(True)
             panel = TeamPanel()
             wire_team_panel(panel, win)

@@ -113,13 +113,13 @@ def test_gui_never_stalls_while_indexing_running_and_importing(qtbot, tour_win, 
 
 def test_closing_a_busy_project_never_stalls(qtbot, tour_win, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Close the project while a session runs, the graph indexes and the observer flushes."""
-    from desktop.composition import start_project_services
+    from desktop.memory.project_services import start_background
 
     win = tour_win
     seed(win)
     monkeypatch.setattr(win.flows, "_summarise", lambda *a: None)
     monkeypatch.setattr("desktop.ui.adapters.agent.SessionRequest.delay", 0.2)
-    start_project_services(win.project, learn_from_transcripts=True)  # transcript watcher + graph + search
+    start_background(win.project, learn_from_transcripts=True)  # transcript watcher + graph + search
     onboarding = Onboarding(win.project, win.tasks, win.graph, llm_configured=True, parent=win)
     onboarding.start()
     win.session.input.setPlainText("a long cart task")

@@ -56,12 +56,13 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bookminder_parser import parse_all  # noqa: E402
 from bench.common import SHARED  # noqa: E402
-from desktop.composition import novelty_embedder  # noqa: E402
 from desktop.memory.lifecycle.control import gated_promoter  # noqa: E402
+from desktop.memory.models import CoreModels  # noqa: E402
 from desktop.memory.observer import rule_scorer  # noqa: E402
 from desktop.memory.observer.cues import detect_language  # noqa: E402
 from desktop.memory.observer.ingest import Ingestor  # noqa: E402
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty  # noqa: E402
+from desktop.memory.project_services import novelty_embedder  # noqa: E402
 from desktop.memory.store.database import Database  # noqa: E402
 from desktop.settings import Settings  # noqa: E402
 
@@ -299,8 +300,10 @@ def main() -> None:
                     help="novelty with the hashing embedder (the app's fallback) instead of the bundled model")
     args = ap.parse_args()
     if args.action == "learn":
+        # The app's own choice (project_services.novelty_embedder: the bundled MiniLM when it loads),
+        # or the hashing fallback it uses when no model loads.
         settings = Settings(data_dir=Path(tempfile.mkdtemp(prefix="engram-memory-quality-settings-")))
-        _EMBEDDER.append(HashingEmbedder() if args.hashing else novelty_embedder(settings))
+        _EMBEDDER.append(HashingEmbedder() if args.hashing else novelty_embedder(CoreModels(settings)))
         sys.stdout.write(f"novelty embedder: {type(_EMBEDDER[0]).__name__}\n")
         mems = learn(tuple(p for p in args.projects.split(",") if p), entire=args.entire, half=args.half)
         OUT.mkdir(exist_ok=True)

@@ -15,8 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from desktop.composition import Engram, observer_for
-from desktop.memory.lifecycle.control import set_promotion_preset
+from desktop.composition import Engram
 from desktop.memory.observer.novelty import HashingEmbedder
 from desktop.memory.trust_levels import PROMOTION_PRESETS
 from desktop.settings import Settings
@@ -36,8 +35,8 @@ def learn(preset: str, files: list[Path]) -> tuple[int, int, Counter[str]]:
         folder = Path(tmp)
         project = Engram(Settings(data_dir=folder / "data")).open_project(folder, remember=False)
         try:
-            set_promotion_preset(project.db, preset)
-            ingestor = observer_for(project, embedder=HashingEmbedder())
+            project.preferences.set(promotion_preset=preset, actor="cli")
+            ingestor = project.build_observer(embedder=HashingEmbedder())
             for f in files:
                 ingestor.ingest_file(f)
             rows = project.db.reads.conn().execute(

@@ -16,7 +16,9 @@ from desktop.data_location import DATA_DIR_ENV, choose_data_location, default_da
 
 log = logging.getLogger("engram.settings")
 
-__all__ = ["DATA_DIR_ENV", "Settings", "choose_data_location", "default_data_dir"]
+__all__ = ["DATA_DIR_ENV", "SETTINGS_FILE", "Settings", "choose_data_location", "default_data_dir"]
+
+SETTINGS_FILE = "settings.json"
 
 @dataclass
 class Settings:
@@ -35,14 +37,16 @@ class Settings:
     memory_model: str = "auto"
     memory_model_name: str = ""               # the CLI's model (empty: the CLI's default)
     memory_model_token_cap: int = 6000        # tokens sent per request (one request per session)
-    auto_memory: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, data_dir: Path | None = None) -> Settings:
-        """Read settings.json from the data folder (defaults when absent or unreadable)."""
+        """Read settings.json from the data folder (defaults when absent or unreadable).
+
+        Only the composition root calls this (``desktop.composition.load_settings``).
+        """
         base = Path(data_dir) if data_dir else default_data_dir()
-        path = base / "settings.json"
+        path = base / SETTINGS_FILE
         values: dict[str, Any] = {}
         try:
             values = json.loads(path.read_text(encoding="utf-8"))
@@ -59,4 +63,4 @@ class Settings:
 
         data = asdict(self)
         data.pop("data_dir")
-        atomic_write_json(self.data_dir / "settings.json", data)
+        atomic_write_json(self.data_dir / SETTINGS_FILE, data)

@@ -42,32 +42,32 @@
 <context>
     <name>AskMemory</name>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="35"/>
+        <location filename="../desktop/ui/panel/ask.py" line="38"/>
         <source>Ask what the project&apos;s memory knows, e.g. “how do we run migrations?”</source>
         <translation>Ask what the project&apos;s memory knows, e.g. “how do we run migrations?”</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="37"/>
+        <location filename="../desktop/ui/panel/ask.py" line="40"/>
         <source>As&amp;k</source>
         <translation>As&amp;k</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="60"/>
+        <location filename="../desktop/ui/panel/ask.py" line="63"/>
         <source>Searching memory…</source>
         <translation>Searching memory…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="79"/>
+        <location filename="../desktop/ui/panel/ask.py" line="82"/>
         <source>No language model is set up, so here are the memories that answer best, ranked, with their citations. Choose a model in Settings for written answers.</source>
         <translation>No language model is set up, so here are the memories that answer best, ranked, with their citations. Choose a model in Settings for written answers.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="85"/>
+        <location filename="../desktop/ui/panel/ask.py" line="88"/>
         <source>Memory has nothing on this yet.</source>
         <translation>Memory has nothing on this yet.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="86"/>
+        <location filename="../desktop/ui/panel/ask.py" line="89"/>
         <source>score</source>
         <translation>score</translation>
     </message>
@@ -192,53 +192,53 @@
 <context>
     <name>Closing</name>
     <message>
-        <location filename="../desktop/ui/closing.py" line="24"/>
+        <location filename="../desktop/ui/closing.py" line="27"/>
         <source>stopping the agent session</source>
         <translation>stopping the agent session</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="25"/>
+        <location filename="../desktop/ui/closing.py" line="28"/>
         <source>finishing background work</source>
         <translation>finishing background work</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="26"/>
+        <location filename="../desktop/ui/closing.py" line="29"/>
         <source>stopping the code graph</source>
         <translation>stopping the code graph</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="27"/>
+        <location filename="../desktop/ui/closing.py" line="30"/>
         <source>stopping the search indexer</source>
         <translation>stopping the search indexer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="28"/>
-        <location filename="../desktop/ui/closing.py" line="29"/>
+        <location filename="../desktop/ui/closing.py" line="31"/>
+        <location filename="../desktop/ui/closing.py" line="32"/>
         <source>saving what the observer learned</source>
         <translation>saving what the observer learned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="30"/>
+        <location filename="../desktop/ui/closing.py" line="33"/>
         <source>checking new memories for conflicts</source>
         <translation>checking new memories for conflicts</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="31"/>
+        <location filename="../desktop/ui/closing.py" line="34"/>
         <source>anchoring new memories</source>
         <translation>anchoring new memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="32"/>
+        <location filename="../desktop/ui/closing.py" line="35"/>
         <source>writing the last changes</source>
         <translation>writing the last changes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="34"/>
+        <location filename="../desktop/ui/closing.py" line="37"/>
         <source>stopping background work</source>
         <translation>stopping background work</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="98"/>
+        <location filename="../desktop/ui/closing.py" line="101"/>
         <source>Closing %1: %2…</source>
         <translation>Closing %1: %2…</translation>
     </message>
@@ -382,27 +382,27 @@
 <context>
     <name>Dashboard</name>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="34"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="37"/>
         <source>unknown</source>
         <translation>unknown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="35"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="38"/>
         <source>shallow</source>
         <translation>shallow</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="36"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="39"/>
         <source>partial</source>
         <translation>partial</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="37"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="40"/>
         <source>mapped</source>
         <translation>mapped</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="86"/>
         <source>memories</source>
         <translation>memories</translation>
     </message>
@@ -411,101 +411,129 @@
         <translation type="vanished">Everything agents may be given (forgotten ones excluded)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="88"/>
         <source>active in the last 30 days</source>
         <translation>active in the last 30 days</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="88"/>
         <source>Used or created in the last 30 days</source>
         <translation>Used or created in the last 30 days</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="89"/>
         <source>need review</source>
         <translation>need review</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="89"/>
         <source>New or flagged memories waiting for your OK</source>
         <translation>New or flagged memories waiting for your OK</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="77"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="90"/>
         <source>steps per session, with / without memory</source>
         <translation>steps per session, with / without memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="78"/>
         <source>Measured on finished sessions of Engram&apos;s agent: the A/B control group gets no memory</source>
-        <translation>Measured on finished sessions of Engram&apos;s agent: the A/B control group gets no memory</translation>
+        <translation type="vanished">Measured on finished sessions of Engram&apos;s agent: the A/B control group gets no memory</translation>
     </message>
     <message>
         <source>Health score: average confidence × module coverage × review activity</source>
         <translation type="vanished">Health score: average confidence × module coverage × review activity</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="86"/>
         <source>What was taught, imported and learned (forgotten ones and the code index excluded)</source>
         <translation>What was taught, imported and learned (forgotten ones and the code index excluded)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="84"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="91"/>
+        <source>Measured on finished sessions of Engram&apos;s agent: the A/B control group, chosen at random, gets no memory</source>
+        <translation>Measured on finished sessions of Engram&apos;s agent: the A/B control group, chosen at random, gets no memory</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="97"/>
         <source>How much agents can rely on this memory: how confident its memories are, how many modules they cover, and how little waits for your review. The lines beside it say what would raise it.</source>
         <translation>How much agents can rely on this memory: how confident its memories are, how many modules they cover, and how little waits for your review. The lines beside it say what would raise it.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="93"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="106"/>
         <source>Memories added per day over the last two weeks</source>
         <translation>Memories added per day over the last two weeks</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="114"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="127"/>
         <source>Added per day</source>
         <translation>Added per day</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="114"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="127"/>
         <source>By type</source>
         <translation>By type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="115"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="128"/>
         <source>Module coverage</source>
         <translation>Module coverage</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="116"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="129"/>
         <source>Needs attention</source>
         <translation>Needs attention</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="116"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="129"/>
         <source>Recent activity</source>
         <translation>Recent activity</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="168"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="181"/>
+        <source>Not enough sessions yet</source>
+        <translation>Not enough sessions yet</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="182"/>
         <source>Not measured yet: %1 sessions with memory and %2 without have finished; %3 of each are needed.</source>
         <translation>Not measured yet: %1 sessions with memory and %2 without have finished; %3 of each are needed.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="173"/>
-        <source>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</source>
-        <translation>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="187"/>
+        <source>a difference beyond chance</source>
+        <translation>a difference beyond chance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="185"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="188"/>
+        <source>no difference distinguishable from chance</source>
+        <translation>no difference distinguishable from chance</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="189"/>
+        <source>n = %1 / %2 · p = %3: %4</source>
+        <translation>n = %1 / %2 · p = %3: %4</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="191"/>
+        <source>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4). A permutation test of the two groups gives p = %5.</source>
+        <translation>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4). A permutation test of the two groups gives p = %5.</translation>
+    </message>
+    <message>
+        <source>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</source>
+        <translation type="vanished">Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="205"/>
         <source>Health %1 / 100</source>
         <translation>Health %1 / 100</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="187"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="207"/>
         <source>Memories are %1 % confident on average.</source>
         <translation>Memories are %1 % confident on average.</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/dashboard.py" line="189"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="209"/>
         <source>%1 of %n modules have a memory about them.</source>
         <translation>
             <numerusform>%1 of %n module has a memory about it.</numerusform>
@@ -513,7 +541,7 @@
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/dashboard.py" line="192"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="212"/>
         <source>%n memories wait for your review.</source>
         <translation>
             <numerusform>%n memory waits for your review.</numerusform>
@@ -521,17 +549,17 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="193"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="213"/>
         <source>Nothing waits for your review.</source>
         <translation>Nothing waits for your review.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="215"/>
         <source>No memories yet: teach one, import your rule files, or run an agent.</source>
         <translation>No memories yet: teach one, import your rule files, or run an agent.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="218"/>
         <source>%1 pinned · %2 stale</source>
         <translation>%1 pinned · %2 stale</translation>
     </message>
@@ -540,12 +568,12 @@
         <translation type="vanished">Average confidence %1 · %2 stale · %3 pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="205"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="225"/>
         <source>(project root)</source>
         <translation>(project root)</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/dashboard.py" line="206"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="226"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n memory</numerusform>
@@ -553,12 +581,12 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="210"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
         <source>Module coverage appears once the code is indexed.</source>
         <translation>Module coverage appears once the code is indexed.</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/dashboard.py" line="212"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="232"/>
         <source>No memory is about a particular module yet (%n modules indexed). Memories about files, taught or learned from sessions, fill this in.</source>
         <translation>
             <numerusform>No memory is about a particular module yet (%n module indexed). Memories about files, taught or learned from sessions, fill this in.</numerusform>
@@ -566,7 +594,7 @@
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/dashboard.py" line="215"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="235"/>
         <source>%n other modules have no memory yet.</source>
         <translation>
             <numerusform>%n other module has no memory yet.</numerusform>
@@ -574,32 +602,32 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="222"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="242"/>
         <source>stale</source>
         <translation>stale</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="222"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="242"/>
         <source>needs review</source>
         <translation>needs review</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="227"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="247"/>
         <source>Nothing needs your attention.</source>
         <translation>Nothing needs your attention.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="250"/>
         <source>you</source>
         <translation>you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="250"/>
         <source>an agent</source>
         <translation>an agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="250"/>
         <source>an import</source>
         <translation>an import</translation>
     </message>
@@ -607,75 +635,75 @@
 <context>
     <name>ExternalSessions</name>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="67"/>
+        <location filename="../desktop/ui/panel/external.py" line="70"/>
         <source>No external session yet. Install Engram&apos;s hooks in your agent, then start a session in this project: what Engram tells it appears here.</source>
         <translation>No external session yet. Install Engram&apos;s hooks in your agent, then start a session in this project: what Engram tells it appears here.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="101"/>
-        <location filename="../desktop/ui/panel/external.py" line="117"/>
+        <location filename="../desktop/ui/panel/external.py" line="104"/>
+        <location filename="../desktop/ui/panel/external.py" line="120"/>
         <source>Hooks installed in %1</source>
         <translation>Hooks installed in %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="101"/>
+        <location filename="../desktop/ui/panel/external.py" line="104"/>
         <source>Install hooks in %1</source>
         <translation>Install hooks in %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="118"/>
+        <location filename="../desktop/ui/panel/external.py" line="121"/>
         <source>Engram&apos;s hooks were added to %1</source>
         <translation>Engram&apos;s hooks were added to %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="143"/>
+        <location filename="../desktop/ui/panel/external.py" line="146"/>
         <source>No warning has been said before a tool call yet.</source>
         <translation>No warning has been said before a tool call yet.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="145"/>
+        <location filename="../desktop/ui/panel/external.py" line="148"/>
         <source>Warnings before a tool call: %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</source>
         <translation>Warnings before a tool call: %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="151"/>
+        <location filename="../desktop/ui/panel/external.py" line="154"/>
         <source>Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.</source>
         <translation>Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="173"/>
+        <location filename="../desktop/ui/panel/external.py" line="176"/>
         <source>%1 · %2
 %3 shown, %4 cited, %5 flagged</source>
         <translation>%1 · %2
 %3 shown, %4 cited, %5 flagged</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="202"/>
+        <location filename="../desktop/ui/panel/external.py" line="205"/>
         <source>Session start</source>
         <translation>Session start</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="202"/>
+        <location filename="../desktop/ui/panel/external.py" line="205"/>
         <source>After compaction</source>
         <translation>After compaction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="203"/>
+        <location filename="../desktop/ui/panel/external.py" line="206"/>
         <source>On resume</source>
         <translation>On resume</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="203"/>
+        <location filename="../desktop/ui/panel/external.py" line="206"/>
         <source>Prompt: %1</source>
         <translation>Prompt: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="204"/>
+        <location filename="../desktop/ui/panel/external.py" line="207"/>
         <source>After %1</source>
         <translation>After %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="204"/>
+        <location filename="../desktop/ui/panel/external.py" line="207"/>
         <source>Before %1</source>
         <translation>Before %1</translation>
     </message>
@@ -684,27 +712,27 @@
         <translation type="vanished">After opening %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <location filename="../desktop/ui/panel/external.py" line="208"/>
         <source>Cited without being shown</source>
         <translation>Cited without being shown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <location filename="../desktop/ui/panel/external.py" line="208"/>
         <source>After %1 failed</source>
         <translation>After %1 failed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="228"/>
+        <location filename="../desktop/ui/panel/external.py" line="231"/>
         <source>(deleted)</source>
         <translation>(deleted)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="229"/>
+        <location filename="../desktop/ui/panel/external.py" line="232"/>
         <source>cited</source>
         <translation>cited</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="229"/>
+        <location filename="../desktop/ui/panel/external.py" line="232"/>
         <source>flagged</source>
         <translation>flagged</translation>
     </message>
@@ -712,52 +740,52 @@
 <context>
     <name>Flows</name>
     <message>
-        <location filename="../desktop/ui/flows.py" line="55"/>
+        <location filename="../desktop/ui/flows.py" line="54"/>
         <source>Not saved</source>
         <translation>Not saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="81"/>
+        <location filename="../desktop/ui/flows.py" line="92"/>
         <source>Memory saved</source>
         <translation>Memory saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="87"/>
+        <location filename="../desktop/ui/flows.py" line="98"/>
         <source>Remembered: %1</source>
         <translation>Remembered: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="103"/>
+        <location filename="../desktop/ui/flows.py" line="114"/>
         <source>Correction saved</source>
         <translation>Correction saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="131"/>
+        <location filename="../desktop/ui/flows.py" line="144"/>
         <source>Session finished. Its summary is in View ▸ Last Session Summary.</source>
         <translation>Session finished. Its summary is in View ▸ Last Session Summary.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="138"/>
+        <location filename="../desktop/ui/flows.py" line="151"/>
         <source>No session has finished yet.</source>
         <translation>No session has finished yet.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="175"/>
+        <location filename="../desktop/ui/flows.py" line="190"/>
         <source>Conflict resolved</source>
         <translation>Conflict resolved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="190"/>
+        <location filename="../desktop/ui/flows.py" line="207"/>
         <source>Nothing waits for review.</source>
         <translation>Nothing waits for review.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="229"/>
+        <location filename="../desktop/ui/flows.py" line="246"/>
         <source>API key saved in the system keyring</source>
         <translation>API key saved in the system keyring</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="252"/>
+        <location filename="../desktop/ui/flows.py" line="269"/>
         <source>%n memories exported</source>
         <translation>
             <numerusform>%n memory exported</numerusform>
@@ -765,22 +793,22 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="259"/>
+        <location filename="../desktop/ui/flows.py" line="276"/>
         <source>Importing %1…</source>
         <translation>Importing %1…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="263"/>
+        <location filename="../desktop/ui/flows.py" line="280"/>
         <source>Imported %1 new, %2 already known, %3 rejected</source>
         <translation>Imported %1 new, %2 already known, %3 rejected</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="267"/>
+        <location filename="../desktop/ui/flows.py" line="284"/>
         <source>Some lines were not imported</source>
         <translation>Some lines were not imported</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="268"/>
+        <location filename="../desktop/ui/flows.py" line="285"/>
         <source>%n line(s) rejected; line %1: %2</source>
         <translation>
             <numerusform>%n line rejected; line %1: %2</numerusform>
@@ -788,7 +816,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="272"/>
+        <location filename="../desktop/ui/flows.py" line="289"/>
         <source>Not imported</source>
         <translation>Not imported</translation>
     </message>
@@ -800,7 +828,7 @@
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="279"/>
+        <location filename="../desktop/ui/flows.py" line="296"/>
         <source>%n memories deleted</source>
         <translation>
             <numerusform>%n memory deleted</numerusform>
@@ -993,37 +1021,37 @@
 <context>
     <name>LearnedRow</name>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="43"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="46"/>
         <source>global</source>
         <translation>global</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="53"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="56"/>
         <source>OK</source>
         <translation>OK</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="55"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="58"/>
         <source>Right: keep it and raise its confidence</source>
         <translation>Right: keep it and raise its confidence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="56"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="59"/>
         <source>Edit</source>
         <translation>Edit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="58"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="61"/>
         <source>Almost right: fix the wording</source>
         <translation>Almost right: fix the wording</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="59"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="62"/>
         <source>Forget</source>
         <translation>Forget</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="61"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="64"/>
         <source>Wrong or useless: agents will not see it</source>
         <translation>Wrong or useless: agents will not see it</translation>
     </message>
@@ -1079,209 +1107,179 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="181"/>
+        <location filename="../desktop/ui/main_window.py" line="120"/>
         <source>Open a project to begin.</source>
         <translation>Open a project to begin.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="183"/>
+        <location filename="../desktop/ui/main_window.py" line="122"/>
         <source>Also open in another Engram window: changes made there show here after you reopen the project.</source>
         <translation>Also open in another Engram window: changes made there show here after you reopen the project.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="204"/>
         <source>&amp;File</source>
-        <translation>&amp;File</translation>
+        <translation type="vanished">&amp;File</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="205"/>
         <source>&amp;Open Project…</source>
-        <translation>&amp;Open Project…</translation>
+        <translation type="vanished">&amp;Open Project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="207"/>
         <source>Open &amp;Recent</source>
-        <translation>Open &amp;Recent</translation>
+        <translation type="vanished">Open &amp;Recent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="209"/>
         <source>&amp;Settings…</source>
-        <translation>&amp;Settings…</translation>
+        <translation type="vanished">&amp;Settings…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="212"/>
         <source>&amp;Quit</source>
-        <translation>&amp;Quit</translation>
+        <translation type="vanished">&amp;Quit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="213"/>
         <source>&amp;Project</source>
-        <translation>&amp;Project</translation>
+        <translation type="vanished">&amp;Project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="214"/>
         <source>&amp;Teach Engram…</source>
-        <translation>&amp;Teach Engram…</translation>
+        <translation type="vanished">&amp;Teach Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="215"/>
         <source>Write down something agents should know</source>
-        <translation>Write down something agents should know</translation>
+        <translation type="vanished">Write down something agents should know</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="216"/>
         <source>&amp;Review Memories…</source>
-        <translation>&amp;Review Memories…</translation>
+        <translation type="vanished">&amp;Review Memories…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="218"/>
         <source>Confirm or forget memories that wait for review</source>
-        <translation>Confirm or forget memories that wait for review</translation>
+        <translation type="vanished">Confirm or forget memories that wait for review</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="219"/>
         <source>Resolve &amp;Conflicts…</source>
-        <translation>Resolve &amp;Conflicts…</translation>
+        <translation type="vanished">Resolve &amp;Conflicts…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="220"/>
         <source>Decide between memories that disagree</source>
-        <translation>Decide between memories that disagree</translation>
+        <translation type="vanished">Decide between memories that disagree</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="221"/>
         <source>&amp;Get to Know This Project…</source>
-        <translation>&amp;Get to Know This Project…</translation>
+        <translation type="vanished">&amp;Get to Know This Project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="223"/>
         <source>Index the code and import agent rule files</source>
-        <translation>Index the code and import agent rule files</translation>
+        <translation type="vanished">Index the code and import agent rule files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="226"/>
         <source>&amp;View</source>
-        <translation>&amp;View</translation>
+        <translation type="vanished">&amp;View</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="227"/>
         <source>&amp;Memory Panel</source>
-        <translation>&amp;Memory Panel</translation>
+        <translation type="vanished">&amp;Memory Panel</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="229"/>
         <source>Show or hide the memory panel (%1)</source>
-        <translation>Show or hide the memory panel (%1)</translation>
+        <translation type="vanished">Show or hide the memory panel (%1)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="236"/>
         <source>Last Session &amp;Summary…</source>
-        <translation>Last Session &amp;Summary…</translation>
+        <translation type="vanished">Last Session &amp;Summary…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="237"/>
         <source>&amp;Help</source>
-        <translation>&amp;Help</translation>
+        <translation type="vanished">&amp;Help</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="238"/>
         <source>Guided &amp;Tour (Sample Project)</source>
-        <translation>Guided &amp;Tour (Sample Project)</translation>
+        <translation type="vanished">Guided &amp;Tour (Sample Project)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="239"/>
         <source>Open a sample project Engram creates, with a scripted agent; your projects are not touched</source>
-        <translation>Open a sample project Engram creates, with a scripted agent; your projects are not touched</translation>
+        <translation type="vanished">Open a sample project Engram creates, with a scripted agent; your projects are not touched</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="242"/>
         <source>&amp;About Engram</source>
-        <translation>&amp;About Engram</translation>
+        <translation type="vanished">&amp;About Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="243"/>
         <source>Engram %1
 Long-term memory for AI coding agents.</source>
-        <translation>Engram %1
+        <translation type="vanished">Engram %1
 Long-term memory for AI coding agents.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="249"/>
         <source>Switch project</source>
-        <translation>Switch project</translation>
+        <translation type="vanished">Switch project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="254"/>
         <source>Settings</source>
-        <translation>Settings</translation>
+        <translation type="vanished">Settings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="255"/>
         <source>Models, keys, data, language, trust</source>
-        <translation>Models, keys, data, language, trust</translation>
+        <translation type="vanished">Models, keys, data, language, trust</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="272"/>
         <source>Guided tour (sample project)</source>
-        <translation>Guided tour (sample project)</translation>
+        <translation type="vanished">Guided tour (sample project)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="282"/>
         <source>No project open</source>
-        <translation>No project open</translation>
+        <translation type="vanished">No project open</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="284"/>
         <source>Open another folder…</source>
-        <translation>Open another folder…</translation>
+        <translation type="vanished">Open another folder…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="299"/>
         <source>Memory</source>
-        <translation>Memory</translation>
+        <translation type="vanished">Memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="311"/>
+        <location filename="../desktop/ui/main_window.py" line="137"/>
         <source>Removed %1 from the recent projects</source>
         <translation>Removed %1 from the recent projects</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="324"/>
+        <location filename="../desktop/ui/main_window.py" line="150"/>
         <source>Open a project folder</source>
         <translation>Open a project folder</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="330"/>
+        <location filename="../desktop/ui/main_window.py" line="156"/>
         <source>Opening %1…</source>
         <translation>Opening %1…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="354"/>
+        <location filename="../desktop/ui/main_window.py" line="178"/>
         <source>Damaged memory</source>
         <translation>Damaged memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="356"/>
+        <location filename="../desktop/ui/main_window.py" line="180"/>
         <source>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</source>
         <translation>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="360"/>
+        <location filename="../desktop/ui/main_window.py" line="184"/>
         <source>Damaged file kept as %1</source>
         <translation>Damaged file kept as %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="363"/>
+        <location filename="../desktop/ui/main_window.py" line="187"/>
         <source>Cannot open project</source>
         <translation>Cannot open project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="375"/>
+        <location filename="../desktop/ui/main_window.py" line="199"/>
         <source>Opened %1</source>
         <translation>Opened %1</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/main_window.py" line="394"/>
+        <location filename="../desktop/ui/main_window.py" line="217"/>
         <source>Learned %n memories from past agent sessions</source>
         <translation>
             <numerusform>Learned %n memory from past agent sessions</numerusform>
@@ -1289,12 +1287,12 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="486"/>
+        <location filename="../desktop/ui/main_window.py" line="309"/>
         <source>Cannot open the tour</source>
         <translation>Cannot open the tour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="542"/>
+        <location filename="../desktop/ui/main_window.py" line="365"/>
         <source>Language changed. Dialogs already open keep the old language until reopened.</source>
         <translation>Language changed. Dialogs already open keep the old language until reopened.</translation>
     </message>
@@ -1302,7 +1300,7 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryBrowser</name>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="62"/>
+        <location filename="../desktop/ui/memory_panel.py" line="91"/>
         <source>Search memories…</source>
         <translation>Search memories…</translation>
     </message>
@@ -1311,119 +1309,119 @@ Long-term memory for AI coding agents.</translation>
         <translation type="vanished">All types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="66"/>
+        <location filename="../desktop/ui/memory_panel.py" line="95"/>
         <source>All memories</source>
         <translation>All memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="72"/>
+        <location filename="../desktop/ui/memory_panel.py" line="101"/>
         <source>Code index (not memories)</source>
         <translation>Code index (not memories)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="75"/>
+        <location filename="../desktop/ui/memory_panel.py" line="104"/>
         <source>Not forgotten</source>
         <translation>Not forgotten</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="80"/>
+        <location filename="../desktop/ui/memory_panel.py" line="109"/>
         <source>All scopes</source>
         <translation>All scopes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="85"/>
+        <location filename="../desktop/ui/memory_panel.py" line="114"/>
         <source>All sources</source>
         <translation>All sources</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="88"/>
+        <location filename="../desktop/ui/memory_panel.py" line="117"/>
         <source>Filter by type</source>
         <translation>Filter by type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="89"/>
+        <location filename="../desktop/ui/memory_panel.py" line="118"/>
         <source>Filter by status</source>
         <translation>Filter by status</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="90"/>
+        <location filename="../desktop/ui/memory_panel.py" line="119"/>
         <source>Filter by scope</source>
         <translation>Filter by scope</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="91"/>
+        <location filename="../desktop/ui/memory_panel.py" line="120"/>
         <source>Filter by where the memory came from</source>
         <translation>Filter by where the memory came from</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="117"/>
+        <location filename="../desktop/ui/memory_panel.py" line="149"/>
         <source>&amp;Add…</source>
         <translation>&amp;Add…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="118"/>
+        <location filename="../desktop/ui/memory_panel.py" line="150"/>
         <source>&amp;Edit…</source>
         <translation>&amp;Edit…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="119"/>
-        <location filename="../desktop/ui/memory_panel.py" line="289"/>
+        <location filename="../desktop/ui/memory_panel.py" line="151"/>
+        <location filename="../desktop/ui/memory_panel.py" line="300"/>
         <source>&amp;Pin</source>
         <translation>&amp;Pin</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="120"/>
-        <location filename="../desktop/ui/memory_panel.py" line="291"/>
+        <location filename="../desktop/ui/memory_panel.py" line="152"/>
+        <location filename="../desktop/ui/memory_panel.py" line="302"/>
         <source>&amp;Forget</source>
         <translation>&amp;Forget</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="121"/>
+        <location filename="../desktop/ui/memory_panel.py" line="153"/>
         <source>Flag &amp;wrong…</source>
         <translation>Flag &amp;wrong…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="124"/>
+        <location filename="../desktop/ui/memory_panel.py" line="156"/>
         <source>&amp;Team</source>
         <translation>&amp;Team</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="127"/>
+        <location filename="../desktop/ui/memory_panel.py" line="159"/>
         <source>Share with the team</source>
         <translation>Share with the team</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="127"/>
+        <location filename="../desktop/ui/memory_panel.py" line="159"/>
         <source>Keep personal</source>
         <translation>Keep personal</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="128"/>
+        <location filename="../desktop/ui/memory_panel.py" line="160"/>
         <source>Follow the shared types</source>
         <translation>Follow the shared types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="131"/>
+        <location filename="../desktop/ui/memory_panel.py" line="163"/>
         <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
         <translation>Correct this memory: outdated, partly wrong, not applicable or incorrect</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="136"/>
+        <location filename="../desktop/ui/memory_panel.py" line="168"/>
         <source>Teach Engram something agents should know</source>
         <translation>Teach Engram something agents should know</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="137"/>
+        <location filename="../desktop/ui/memory_panel.py" line="169"/>
         <source>Pinned memories are always given to agents and never fade</source>
         <translation>Pinned memories are always given to agents and never fade</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="138"/>
+        <location filename="../desktop/ui/memory_panel.py" line="170"/>
         <source>Agents will no longer see this memory</source>
         <translation>Agents will no longer see this memory</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="204"/>
+        <location filename="../desktop/ui/memory_panel.py" line="215"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n memory</numerusform>
@@ -1431,7 +1429,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="204"/>
+        <location filename="../desktop/ui/memory_panel.py" line="215"/>
         <source>%n code chunks</source>
         <translation>
             <numerusform>%n code chunk</numerusform>
@@ -1439,58 +1437,58 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="242"/>
+        <location filename="../desktop/ui/memory_panel.py" line="253"/>
         <source>Select a memory to see where it came from.</source>
         <translation>Select a memory to see where it came from.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="289"/>
+        <location filename="../desktop/ui/memory_panel.py" line="300"/>
         <source>Un&amp;pin</source>
         <translation>Un&amp;pin</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="291"/>
+        <location filename="../desktop/ui/memory_panel.py" line="302"/>
         <source>&amp;Restore</source>
         <translation>&amp;Restore</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="298"/>
-        <location filename="../desktop/ui/memory_panel.py" line="303"/>
+        <location filename="../desktop/ui/memory_panel.py" line="309"/>
+        <location filename="../desktop/ui/memory_panel.py" line="314"/>
         <source>Not saved</source>
         <translation>Not saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="314"/>
+        <location filename="../desktop/ui/memory_panel.py" line="324"/>
         <source>Memory saved</source>
         <translation>Memory saved</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="325"/>
+        <location filename="../desktop/ui/memory_panel.py" line="335"/>
         <source>Memory updated</source>
         <translation>Memory updated</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="334"/>
+        <location filename="../desktop/ui/memory_panel.py" line="344"/>
         <source>Team sharing updated</source>
         <translation>Team sharing updated</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="341"/>
+        <location filename="../desktop/ui/memory_panel.py" line="351"/>
         <source>Unpinned</source>
         <translation>Unpinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="341"/>
+        <location filename="../desktop/ui/memory_panel.py" line="351"/>
         <source>Pinned</source>
         <translation>Pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="349"/>
+        <location filename="../desktop/ui/memory_panel.py" line="359"/>
         <source>Memory restored</source>
         <translation>Memory restored</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="352"/>
+        <location filename="../desktop/ui/memory_panel.py" line="362"/>
         <source>Memory forgotten</source>
         <translation>Memory forgotten</translation>
     </message>
@@ -1771,73 +1769,73 @@ Long-term memory for AI coding agents.</translation>
     <message>
         <location filename="../desktop/ui/dialogs/memory_model.py" line="28"/>
         <source>Learn with a model you already use (optional)</source>
-        <translation type="unfinished"></translation>
+        <translation>Learn with a model you already use (optional)</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/memory_model.py" line="33"/>
         <source>Engram&apos;s rules learn from your sessions for free. An agent you are logged into can also write memories from each finished session: every one is checked against what the session showed and waits for your review. You can change this in Settings.</source>
-        <translation type="unfinished"></translation>
+        <translation>Engram&apos;s rules learn from your sessions for free. An agent you are logged into can also write memories from each finished session: every one is checked against what the session showed and waits for your review. You can change this in Settings.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/memory_model.py" line="38"/>
         <source>Rules only (nothing is sent, nothing is spent)</source>
-        <translation type="unfinished"></translation>
+        <translation>Rules only (nothing is sent, nothing is spent)</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/memory_model.py" line="53"/>
         <source>%1: one request of at most %2 tokens per finished session, on your account</source>
-        <translation type="unfinished"></translation>
+        <translation>%1: one request of at most %2 tokens per finished session, on your account</translation>
     </message>
 </context>
 <context>
     <name>MemoryPanel</name>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="37"/>
+        <location filename="../desktop/ui/panel/panel.py" line="40"/>
         <source>&amp;Health</source>
         <translation>&amp;Health</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="38"/>
+        <location filename="../desktop/ui/panel/panel.py" line="41"/>
         <source>Module &amp;map</source>
         <translation>Module &amp;map</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="39"/>
+        <location filename="../desktop/ui/panel/panel.py" line="42"/>
         <source>&amp;Browse</source>
         <translation>&amp;Browse</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="40"/>
+        <location filename="../desktop/ui/panel/panel.py" line="43"/>
         <source>As&amp;k Memory</source>
         <translation>As&amp;k Memory</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="41"/>
+        <location filename="../desktop/ui/panel/panel.py" line="44"/>
         <source>&amp;Agents</source>
         <translation>&amp;Agents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="42"/>
+        <location filename="../desktop/ui/panel/panel.py" line="45"/>
         <source>How healthy this project&apos;s memory is</source>
         <translation>How healthy this project&apos;s memory is</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="43"/>
+        <location filename="../desktop/ui/panel/panel.py" line="46"/>
         <source>Modules of the code, their dependencies and what memory knows about them</source>
         <translation>Modules of the code, their dependencies and what memory knows about them</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="44"/>
+        <location filename="../desktop/ui/panel/panel.py" line="47"/>
         <source>Search, filter and correct memories</source>
         <translation>Search, filter and correct memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="45"/>
+        <location filename="../desktop/ui/panel/panel.py" line="48"/>
         <source>Ask a question; the answer cites memories</source>
         <translation>Ask a question; the answer cites memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="46"/>
+        <location filename="../desktop/ui/panel/panel.py" line="49"/>
         <source>What Claude Code, Codex and Gemini CLI sessions were told by Engram&apos;s hooks</source>
         <translation>What Claude Code, Codex and Gemini CLI sessions were told by Engram&apos;s hooks</translation>
     </message>
@@ -2232,27 +2230,25 @@ Long-term memory for AI coding agents.</translation>
         <translation>The tour agent ran out of scripted turns.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="83"/>
         <source>That agent&apos;s command-line tool is not installed.</source>
-        <translation>That agent&apos;s command-line tool is not installed.</translation>
+        <translation type="vanished">That agent&apos;s command-line tool is not installed.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="84"/>
         <source>The external agent exited with an error.</source>
-        <translation>The external agent exited with an error.</translation>
+        <translation type="vanished">The external agent exited with an error.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="85"/>
+        <location filename="../desktop/ui/messages.py" line="83"/>
         <source>That file or symbol is not in the code graph.</source>
         <translation>That file or symbol is not in the code graph.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="86"/>
+        <location filename="../desktop/ui/messages.py" line="84"/>
         <source>A transcript could not be read.</source>
         <translation>A transcript could not be read.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="87"/>
+        <location filename="../desktop/ui/messages.py" line="85"/>
         <source>The scripted tour agent runs only on the tour&apos;s sample project.</source>
         <translation>The scripted tour agent runs only on the tour&apos;s sample project.</translation>
     </message>
@@ -2308,17 +2304,17 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>ModuleCard</name>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="62"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="65"/>
         <source>Show the files of this module</source>
         <translation>Show the files of this module</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="64"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="67"/>
         <source>Module %1 in the code graph</source>
         <translation>Module %1 in the code graph</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="65"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="68"/>
         <source>%n files</source>
         <translation>
             <numerusform>%n file</numerusform>
@@ -2326,7 +2322,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="66"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="69"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n memory</numerusform>
@@ -2334,12 +2330,12 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="67"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="70"/>
         <source>uses: %1</source>
         <translation>uses: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="68"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="71"/>
         <source>used by: %1</source>
         <translation>used by: %1</translation>
     </message>
@@ -2347,37 +2343,37 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>ModuleMap</name>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="99"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="102"/>
         <source>Reading the module map…</source>
         <translation>Reading the module map…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="109"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="112"/>
         <source>File or file:symbol, e.g. src/auth/tokens.py</source>
         <translation>File or file:symbol, e.g. src/auth/tokens.py</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="110"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="113"/>
         <source>&amp;Impact</source>
         <translation>&amp;Impact</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="112"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="115"/>
         <source>What may break if this changes</source>
         <translation>What may break if this changes</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="115"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="118"/>
         <source>Depends on it</source>
         <translation>Depends on it</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="115"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="118"/>
         <source>Symbols</source>
         <translation>Symbols</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="168"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="171"/>
         <source>%n modules</source>
         <translation>
             <numerusform>%n module</numerusform>
@@ -2385,7 +2381,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="169"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="172"/>
         <source>%n dependencies between modules</source>
         <translation>
             <numerusform>%n dependency between module</numerusform>
@@ -2393,17 +2389,17 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="170"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="173"/>
         <source>No code graph yet: index the project (first run) to see its modules.</source>
         <translation>No code graph yet: index the project (first run) to see its modules.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="189"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="192"/>
         <source>Not in the code graph: %1</source>
         <translation>Not in the code graph: %1</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="191"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="194"/>
         <source>%n files may be affected</source>
         <translation>
             <numerusform>%n file may be affected</numerusform>
@@ -2411,7 +2407,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="193"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="196"/>
         <source>Depth %1</source>
         <translation>Depth %1</translation>
     </message>
@@ -2419,47 +2415,47 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>Onboarding</name>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="62"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="65"/>
         <source>Getting to know %1</source>
         <translation>Getting to know %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="77"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="80"/>
         <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull %1”, or choose a provider in Settings.</source>
         <translation>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull %1”, or choose a provider in Settings.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="93"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="96"/>
         <source>Getting to know your project</source>
         <translation>Getting to know your project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="97"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="100"/>
         <source>Looking at the files…</source>
         <translation>Looking at the files…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="99"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="102"/>
         <source>&amp;Continue</source>
         <translation>&amp;Continue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="101"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="104"/>
         <source>Indexing goes on in the background</source>
         <translation>Indexing goes on in the background</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="103"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="106"/>
         <source>Close and remove from recent projects</source>
         <translation>Close and remove from recent projects</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="105"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="108"/>
         <source>This folder has nothing Engram can index; nothing is deleted</source>
         <translation>This folder has nothing Engram can index; nothing is deleted</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="128"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>The code graph is not available; skipping indexing.</source>
         <translation>The code graph is not available; skipping indexing.</translation>
     </message>
@@ -2506,27 +2502,27 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="161"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="164"/>
         <source>Indexing failed; the details are in the log. Memories still work without the code index.</source>
         <translation>Indexing failed; the details are in the log. Memories still work without the code index.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="175"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="178"/>
         <source>Untick a rule to leave it out</source>
         <translation>Untick a rule to leave it out</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="177"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="180"/>
         <source>&amp;Import selected</source>
         <translation>&amp;Import selected</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="179"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="182"/>
         <source>&amp;Skip</source>
         <translation>&amp;Skip</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="203"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="206"/>
         <source>Found %n rules. Import them as memories?</source>
         <translation>
             <numerusform>Found %n rule. Import it as a memory?</numerusform>
@@ -2534,12 +2530,12 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="205"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="208"/>
         <source>From %1. What you keep ticked is confirmed as yours; untick what agents should not be told.</source>
         <translation>From %1. What you keep ticked is confirmed as yours; untick what agents should not be told.</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="232"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="235"/>
         <source>%n rules imported and confirmed</source>
         <translation>
             <numerusform>%n rule imported and confirmed</numerusform>
@@ -2547,34 +2543,72 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="239"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="242"/>
         <source>Tell me if anything looks wrong — you are always the authority.</source>
         <translation>Tell me if anything looks wrong — you are always the authority.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="245"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="248"/>
         <source>&amp;Confirm</source>
         <translation>&amp;Confirm</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="247"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="250"/>
         <source>&amp;Forget</source>
         <translation>&amp;Forget</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="249"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="252"/>
         <source>Confirm &amp;all remaining</source>
         <translation>Confirm &amp;all remaining</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="251"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="254"/>
         <source>Right (your edits to the text are saved too)</source>
         <translation>Right (your edits to the text are saved too)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="267"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="270"/>
         <source>Review memories</source>
         <translation>Review memories</translation>
+    </message>
+</context>
+<context>
+    <name>ProviderChoice</name>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="23"/>
+        <source>Which model runs the agent (set it up in Settings).</source>
+        <translation>Which model runs the agent (set it up in Settings).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="24"/>
+        <source>Guided tour agent (sample project only)</source>
+        <translation>Guided tour agent (sample project only)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="25"/>
+        <source>Ollama (local)</source>
+        <translation>Ollama (local)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="25"/>
+        <source>OpenAI-compatible</source>
+        <translation>OpenAI-compatible</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="26"/>
+        <source>Anthropic</source>
+        <translation>Anthropic</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="33"/>
+        <source>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</source>
+        <translation>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="41"/>
+        <source>No model set up</source>
+        <translation>No model set up</translation>
     </message>
 </context>
 <context>
@@ -2623,33 +2657,33 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>SessionSummary</name>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="93"/>
-        <location filename="../desktop/ui/dialogs/summary.py" line="102"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="96"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="105"/>
         <source>Session complete</source>
         <translation>Session complete</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="103"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="106"/>
         <source>What the agent remembered</source>
         <translation>What the agent remembered</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="105"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="108"/>
         <source>No memory was used.</source>
         <translation>No memory was used.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="111"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="114"/>
         <source>Flag</source>
         <translation>Flag</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="112"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="115"/>
         <source>This memory was wrong — correct it</source>
         <translation>This memory was wrong — correct it</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/summary.py" line="117"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="120"/>
         <source>What the agent learned (%n new memories)</source>
         <translation>
             <numerusform>What the agent learned (%n new memory)</numerusform>
@@ -2657,7 +2691,7 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/summary.py" line="119"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="122"/>
         <source>New memories that need your review (%n)</source>
         <translation>
             <numerusform>New memory that need your review (%n)</numerusform>
@@ -2665,22 +2699,22 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="130"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="133"/>
         <source>&amp;Save all confirmed</source>
         <translation>&amp;Save all confirmed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="132"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="135"/>
         <source>Keep every new memory you did not forget, as confirmed</source>
         <translation>Keep every new memory you did not forget, as confirmed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="134"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="137"/>
         <source>&amp;Review later</source>
         <translation>&amp;Review later</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="136"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="139"/>
         <source>Apply what you decided; the rest waits in “Needs review”</source>
         <translation>Apply what you decided; the rest waits in “Needs review”</translation>
     </message>
@@ -2688,144 +2722,136 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>SessionView</name>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="95"/>
         <source>Which model runs the agent (set it up in Settings).</source>
-        <translation>Which model runs the agent (set it up in Settings).</translation>
+        <translation type="vanished">Which model runs the agent (set it up in Settings).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="96"/>
         <source>Guided tour agent (sample project only)</source>
-        <translation>Guided tour agent (sample project only)</translation>
+        <translation type="vanished">Guided tour agent (sample project only)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="97"/>
         <source>Ollama (local)</source>
-        <translation>Ollama (local)</translation>
+        <translation type="vanished">Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="97"/>
         <source>OpenAI-compatible</source>
-        <translation>OpenAI-compatible</translation>
+        <translation type="vanished">OpenAI-compatible</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="98"/>
         <source>Anthropic</source>
-        <translation>Anthropic</translation>
+        <translation type="vanished">Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="107"/>
         <source>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</source>
-        <translation>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</translation>
+        <translation type="vanished">The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="109"/>
         <source>Needs the agent runtime and a configured model (Settings).</source>
-        <translation>Needs the agent runtime and a configured model (Settings).</translation>
+        <translation type="vanished">Needs the agent runtime and a configured model (Settings).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="116"/>
         <source>No model set up</source>
-        <translation>No model set up</translation>
+        <translation type="vanished">No model set up</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="119"/>
+        <location filename="../desktop/ui/session/view.py" line="112"/>
         <source>&amp;Start</source>
         <translation>&amp;Start</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="121"/>
-        <location filename="../desktop/ui/session/view.py" line="331"/>
+        <location filename="../desktop/ui/session/view.py" line="114"/>
+        <location filename="../desktop/ui/session/view.py" line="327"/>
         <source>Run the agent on the task (Ctrl+Enter)</source>
         <translation>Run the agent on the task (Ctrl+Enter)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="122"/>
+        <location filename="../desktop/ui/session/view.py" line="115"/>
         <source>S&amp;top</source>
         <translation>S&amp;top</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="124"/>
+        <location filename="../desktop/ui/session/view.py" line="117"/>
         <source>Stop the agent after its current step</source>
         <translation>Stop the agent after its current step</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="126"/>
+        <location filename="../desktop/ui/session/view.py" line="119"/>
         <source>Ready</source>
         <translation>Ready</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="128"/>
+        <location filename="../desktop/ui/session/view.py" line="121"/>
         <source>&amp;Provider:</source>
         <translation>&amp;Provider:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="149"/>
+        <location filename="../desktop/ui/session/view.py" line="145"/>
         <source>Right-click a file to teach Engram something about it</source>
         <translation>Right-click a file to teach Engram something about it</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="157"/>
+        <location filename="../desktop/ui/session/view.py" line="155"/>
         <source>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</source>
         <translation>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="164"/>
+        <location filename="../desktop/ui/session/view.py" line="162"/>
         <source>Tool calls</source>
         <translation>Tool calls</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="166"/>
+        <location filename="../desktop/ui/session/view.py" line="164"/>
         <source>Tools the agent called; unfold one to see its arguments and result</source>
         <translation>Tools the agent called; unfold one to see its arguments and result</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="170"/>
+        <location filename="../desktop/ui/session/view.py" line="175"/>
         <source>Sounds like a correction. Create a correction memory?</source>
         <translation>Sounds like a correction. Create a correction memory?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="171"/>
+        <location filename="../desktop/ui/session/view.py" line="176"/>
         <source>Create &amp;correction…</source>
         <translation>Create &amp;correction…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="172"/>
+        <location filename="../desktop/ui/session/view.py" line="177"/>
         <source>Dismiss</source>
         <translation>Dismiss</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="185"/>
+        <location filename="../desktop/ui/session/view.py" line="192"/>
         <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
         <translation>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="192"/>
+        <location filename="../desktop/ui/session/view.py" line="199"/>
         <source>Try a task such as “%1”, then Ctrl+Enter.</source>
         <translation>Try a task such as “%1”, then Ctrl+Enter.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="195"/>
+        <location filename="../desktop/ui/session/view.py" line="167"/>
         <source>Guided tour: press Start to run the suggested task. The tour&apos;s agent reads the sample project&apos;s memories and cites them as chips: click a chip to open the memory, flag it if it is wrong. It changes no file.</source>
         <translation>Guided tour: press Start to run the suggested task. The tour&apos;s agent reads the sample project&apos;s memories and cites them as chips: click a chip to open the memory, flag it if it is wrong. It changes no file.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="235"/>
-        <location filename="../desktop/ui/session/view.py" line="332"/>
+        <location filename="../desktop/ui/session/view.py" line="233"/>
+        <location filename="../desktop/ui/session/view.py" line="328"/>
         <source>Set up a model in Settings first</source>
         <translation>Set up a model in Settings first</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="252"/>
+        <location filename="../desktop/ui/session/view.py" line="250"/>
         <source>You</source>
         <translation>You</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="270"/>
+        <location filename="../desktop/ui/session/view.py" line="268"/>
         <source>Recalling memories…</source>
         <translation>Recalling memories…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/view.py" line="274"/>
+        <location filename="../desktop/ui/session/view.py" line="273"/>
         <source>%n memories given to the agent</source>
         <translation>
             <numerusform>%n memory given to the agent</numerusform>
@@ -2833,42 +2859,42 @@ Long-term memory for AI coding agents.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="276"/>
+        <location filename="../desktop/ui/session/view.py" line="275"/>
         <source>Called %1</source>
         <translation>Called %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="287"/>
+        <location filename="../desktop/ui/session/view.py" line="286"/>
         <source>The session failed:</source>
         <translation>The session failed:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="293"/>
+        <location filename="../desktop/ui/session/view.py" line="292"/>
         <source>Stopped</source>
         <translation>Stopped</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="294"/>
+        <location filename="../desktop/ui/session/view.py" line="293"/>
         <source>Finished</source>
         <translation>Finished</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="294"/>
+        <location filename="../desktop/ui/session/view.py" line="293"/>
         <source>Failed</source>
         <translation>Failed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="339"/>
+        <location filename="../desktop/ui/session/view.py" line="335"/>
         <source>Running…</source>
         <translation>Running…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="349"/>
+        <location filename="../desktop/ui/session/view.py" line="345"/>
         <source>Teach Engram this…</source>
         <translation>Teach Engram this…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="368"/>
+        <location filename="../desktop/ui/session/view.py" line="364"/>
         <source>Teach Engram about %1…</source>
         <translation>Teach Engram about %1…</translation>
     </message>
@@ -2900,27 +2926,27 @@ Long-term memory for AI coding agents.</translation>
         <location filename="../desktop/ui/dialogs/settings.py" line="47"/>
         <source>The agent model above, when one is set</source>
         <extracomment>What writes memories from each finished session besides the rules (Settings.memory_model).</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>The agent model above, when one is set</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/settings.py" line="48"/>
         <source>Rules only (no model, nothing spent)</source>
-        <translation type="unfinished"></translation>
+        <translation>Rules only (no model, nothing spent)</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/settings.py" line="49"/>
         <source>Claude Code (claude -p, your account)</source>
-        <translation type="unfinished"></translation>
+        <translation>Claude Code (claude -p, your account)</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/settings.py" line="50"/>
         <source>Codex (codex exec, your account)</source>
-        <translation type="unfinished"></translation>
+        <translation>Codex (codex exec, your account)</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/settings.py" line="51"/>
         <source>Gemini CLI (gemini -p, your account)</source>
-        <translation type="unfinished"></translation>
+        <translation>Gemini CLI (gemini -p, your account)</translation>
     </message>
     <message>
         <location filename="../desktop/ui/dialogs/settings.py" line="52"/>
@@ -2943,248 +2969,248 @@ Long-term memory for AI coding agents.</translation>
         <translation>Follow the system</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="58"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="59"/>
         <source>JSON (everything, re-importable)</source>
         <translation>JSON (everything, re-importable)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="59"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="60"/>
         <source>Markdown</source>
         <translation>Markdown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="61"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="62"/>
         <source>DELETE</source>
         <translation>DELETE</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="80"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="81"/>
         <source>Settings</source>
         <translation>Settings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="83"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="84"/>
         <source>&amp;Models</source>
         <translation>&amp;Models</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="84"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="85"/>
         <source>&amp;Data</source>
         <translation>&amp;Data</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="85"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="277"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="86"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="278"/>
         <source>&amp;Language</source>
         <translation>&amp;Language</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="91"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="92"/>
         <source>&amp;Trust &amp;&amp; control</source>
         <translation>&amp;Trust &amp;&amp; control</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="93"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="94"/>
         <source>T&amp;eam</source>
         <translation>T&amp;eam</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="95"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="96"/>
         <source>Agent &amp;hooks</source>
         <translation>Agent &amp;hooks</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="118"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="119"/>
         <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
         <translation>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="122"/>
         <source>empty = the provider&apos;s default</source>
         <translation>empty = the provider&apos;s default</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
         <source>Paste an API key</source>
         <translation>Paste an API key</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
         <source>Save in the system &amp;keyring</source>
         <translation>Save in the system &amp;keyring</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="132"/>
         <source>Keys are kept by the operating system, never in Engram&apos;s files</source>
         <translation>Keys are kept by the operating system, never in Engram&apos;s files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="133"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="134"/>
         <source>Checking the system keyring…</source>
         <translation>Checking the system keyring…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="140"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="141"/>
         <source>&amp;Agent model provider</source>
         <translation>&amp;Agent model provider</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="141"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="142"/>
         <source>Agent &amp;model</source>
         <translation>Agent &amp;model</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="142"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="143"/>
         <source>&amp;Embeddings</source>
         <translation>&amp;Embeddings</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="143"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="144"/>
         <source>Embedding mo&amp;del</source>
         <translation>Embedding mo&amp;del</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="144"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="145"/>
         <source>Ollama &amp;address</source>
         <translation>Ollama &amp;address</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="145"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="146"/>
         <source>OpenAI-compatible &amp;URL</source>
         <translation>OpenAI-compatible &amp;URL</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="146"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="147"/>
         <source>API &amp;key</source>
         <translation>API &amp;key</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="156"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="157"/>
         <source>Memory &amp;learning model</source>
-        <translation type="unfinished"></translation>
+        <translation>Memory &amp;learning model</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="164"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="165"/>
         <source>Only the rules learn from your sessions: no request is sent, nothing is spent.</source>
-        <translation type="unfinished"></translation>
+        <translation>Only the rules learn from your sessions: no request is sent, nothing is spent.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="166"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="167"/>
         <source>Uses the agent model above when one is set (one request per finished session); with none, only the rules learn and nothing is spent.</source>
-        <translation type="unfinished"></translation>
+        <translation>Uses the agent model above when one is set (one request per finished session); with none, only the rules learn and nothing is spent.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="170"/>
         <source>After each finished session, one request of at most %1 tokens goes to %2 through your own account (subscription or API key), plus one every 10 sessions to merge what they found. Every memory it writes is checked against the session and waits for your review.</source>
-        <translation type="unfinished"></translation>
+        <translation>After each finished session, one request of at most %1 tokens goes to %2 through your own account (subscription or API key), plus one every 10 sessions to merge what they found. Every memory it writes is checked against the session and waits for your review.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="182"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="183"/>
         <source>Keys are stored in the system keyring.</source>
         <translation>Keys are stored in the system keyring.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="183"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
         <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
         <translation>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="194"/>
         <source>Choose where Engram keeps its data</source>
         <translation>Choose where Engram keeps its data</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="200"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="201"/>
         <source>Data folder not changed</source>
         <translation>Data folder not changed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="202"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="203"/>
         <source>Data folder changed</source>
         <translation>Data folder changed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="203"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="204"/>
         <source>Engram will keep its data in %1 from its next start.</source>
         <translation>Engram will keep its data in %1 from its next start.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="209"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="210"/>
         <source>Memory is stored on this computer in:</source>
         <translation>Memory is stored on this computer in:</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="211"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="212"/>
         <source>&amp;Open the data folder</source>
         <translation>&amp;Open the data folder</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="213"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="214"/>
         <source>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</source>
         <translation>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="217"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="218"/>
         <source>&amp;Change the data folder…</source>
         <translation>&amp;Change the data folder…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="221"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="222"/>
         <source>&amp;Export…</source>
         <translation>&amp;Export…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="225"/>
         <source>&amp;Import…</source>
         <translation>&amp;Import…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="226"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="227"/>
         <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
         <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="233"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="234"/>
         <source>Delete &amp;everything in this project…</source>
         <translation>Delete &amp;everything in this project…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="235"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="236"/>
         <source>Removes every memory for good and scrubs the database file</source>
         <translation>Removes every memory for good and scrubs the database file</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="240"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="241"/>
         <source>Export and import</source>
         <translation>Export and import</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="251"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="252"/>
         <source>Export memories</source>
         <translation>Export memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="256"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="257"/>
         <source>Import memories</source>
         <translation>Import memories</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="257"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="258"/>
         <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
         <translation>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="265"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="266"/>
         <source>Delete everything</source>
         <translation>Delete everything</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="266"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="267"/>
         <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
         <translation>Every memory of this project will be deleted for good. Type %1 to confirm.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="275"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="276"/>
         <source>Menus and panels switch at once; a few texts follow after a restart.</source>
         <translation>Menus and panels switch at once; a few texts follow after a restart.</translation>
     </message>
@@ -3406,31 +3432,186 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="67"/>
+        <location filename="../desktop/ui/welcome.py" line="25"/>
         <source>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</source>
         <translation>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="70"/>
+        <location filename="../desktop/ui/welcome.py" line="28"/>
         <source>&amp;Open a project folder…</source>
         <translation>&amp;Open a project folder…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="75"/>
+        <location filename="../desktop/ui/welcome.py" line="33"/>
         <source>Double-click to open; right-click or Delete to remove from this list</source>
         <translation>Double-click to open; right-click or Delete to remove from this list</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="79"/>
+        <location filename="../desktop/ui/welcome.py" line="37"/>
         <source>&amp;Remove from Recent Projects</source>
         <translation>&amp;Remove from Recent Projects</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="90"/>
+        <location filename="../desktop/ui/welcome.py" line="48"/>
         <source>Recent projects</source>
         <translation>Recent projects</translation>
+    </message>
+</context>
+<context>
+    <name>WindowMenus</name>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="47"/>
+        <source>&amp;File</source>
+        <translation>&amp;File</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="48"/>
+        <source>&amp;Open Project…</source>
+        <translation>&amp;Open Project…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="50"/>
+        <source>Open &amp;Recent</source>
+        <translation>Open &amp;Recent</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="52"/>
+        <source>&amp;Settings…</source>
+        <translation>&amp;Settings…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="55"/>
+        <source>&amp;Quit</source>
+        <translation>&amp;Quit</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="56"/>
+        <source>&amp;Project</source>
+        <translation>&amp;Project</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="57"/>
+        <source>&amp;Teach Engram…</source>
+        <translation>&amp;Teach Engram…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="58"/>
+        <source>Write down something agents should know</source>
+        <translation>Write down something agents should know</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="59"/>
+        <source>&amp;Review Memories…</source>
+        <translation>&amp;Review Memories…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="61"/>
+        <source>Confirm or forget memories that wait for review</source>
+        <translation>Confirm or forget memories that wait for review</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="62"/>
+        <source>Resolve &amp;Conflicts…</source>
+        <translation>Resolve &amp;Conflicts…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="63"/>
+        <source>Decide between memories that disagree</source>
+        <translation>Decide between memories that disagree</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="64"/>
+        <source>&amp;Get to Know This Project…</source>
+        <translation>&amp;Get to Know This Project…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="66"/>
+        <source>Index the code and import agent rule files</source>
+        <translation>Index the code and import agent rule files</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="69"/>
+        <source>&amp;View</source>
+        <translation>&amp;View</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="70"/>
+        <source>&amp;Memory Panel</source>
+        <translation>&amp;Memory Panel</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="72"/>
+        <source>Show or hide the memory panel (%1)</source>
+        <translation>Show or hide the memory panel (%1)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="79"/>
+        <source>Last Session &amp;Summary…</source>
+        <translation>Last Session &amp;Summary…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="80"/>
+        <source>&amp;Help</source>
+        <translation>&amp;Help</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="81"/>
+        <source>Guided &amp;Tour (Sample Project)</source>
+        <translation>Guided &amp;Tour (Sample Project)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="82"/>
+        <source>Open a sample project Engram creates, with a scripted agent; your projects are not touched</source>
+        <translation>Open a sample project Engram creates, with a scripted agent; your projects are not touched</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="85"/>
+        <source>&amp;About Engram</source>
+        <translation>&amp;About Engram</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="86"/>
+        <source>Engram %1
+Long-term memory for AI coding agents.</source>
+        <translation>Engram %1
+Long-term memory for AI coding agents.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="92"/>
+        <source>Switch project</source>
+        <translation>Switch project</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="97"/>
+        <source>Settings</source>
+        <translation>Settings</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="98"/>
+        <source>Models, keys, data, language, trust</source>
+        <translation>Models, keys, data, language, trust</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="117"/>
+        <source>Guided tour (sample project)</source>
+        <translation>Guided tour (sample project)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="127"/>
+        <source>No project open</source>
+        <translation>No project open</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="129"/>
+        <source>Open another folder…</source>
+        <translation>Open another folder…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="146"/>
+        <source>Memory</source>
+        <translation>Memory</translation>
     </message>
 </context>
 </TS>

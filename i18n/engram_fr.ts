@@ -42,32 +42,32 @@
 <context>
     <name>AskMemory</name>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="35"/>
+        <location filename="../desktop/ui/panel/ask.py" line="38"/>
         <source>Ask what the project&apos;s memory knows, e.g. “how do we run migrations?”</source>
         <translation>Demandez ce que sait la mémoire du projet, p. ex. « comment lance-t-on les migrations ? »</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="37"/>
+        <location filename="../desktop/ui/panel/ask.py" line="40"/>
         <source>As&amp;k</source>
         <translation>&amp;Demander</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="60"/>
+        <location filename="../desktop/ui/panel/ask.py" line="63"/>
         <source>Searching memory…</source>
         <translation>Recherche dans la mémoire…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="79"/>
+        <location filename="../desktop/ui/panel/ask.py" line="82"/>
         <source>No language model is set up, so here are the memories that answer best, ranked, with their citations. Choose a model in Settings for written answers.</source>
         <translation>Aucun modèle de langage n’est configuré : voici les mémoires qui répondent le mieux, classées, avec leurs citations. Choisissez un modèle dans les Réglages pour obtenir des réponses rédigées.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="85"/>
+        <location filename="../desktop/ui/panel/ask.py" line="88"/>
         <source>Memory has nothing on this yet.</source>
         <translation>La mémoire ne sait encore rien là-dessus.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/ask.py" line="86"/>
+        <location filename="../desktop/ui/panel/ask.py" line="89"/>
         <source>score</source>
         <translation>score</translation>
     </message>
@@ -192,53 +192,53 @@
 <context>
     <name>Closing</name>
     <message>
-        <location filename="../desktop/ui/closing.py" line="24"/>
+        <location filename="../desktop/ui/closing.py" line="27"/>
         <source>stopping the agent session</source>
         <translation>arrêt de la session de l&apos;agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="25"/>
+        <location filename="../desktop/ui/closing.py" line="28"/>
         <source>finishing background work</source>
         <translation>fin des travaux en arrière-plan</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="26"/>
+        <location filename="../desktop/ui/closing.py" line="29"/>
         <source>stopping the code graph</source>
         <translation>arrêt du graphe de code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="27"/>
+        <location filename="../desktop/ui/closing.py" line="30"/>
         <source>stopping the search indexer</source>
         <translation>arrêt de l&apos;indexeur de recherche</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="28"/>
-        <location filename="../desktop/ui/closing.py" line="29"/>
+        <location filename="../desktop/ui/closing.py" line="31"/>
+        <location filename="../desktop/ui/closing.py" line="32"/>
         <source>saving what the observer learned</source>
         <translation>enregistrement de ce que l&apos;observateur a appris</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="30"/>
+        <location filename="../desktop/ui/closing.py" line="33"/>
         <source>checking new memories for conflicts</source>
         <translation>recherche de conflits dans les nouveaux souvenirs</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="31"/>
+        <location filename="../desktop/ui/closing.py" line="34"/>
         <source>anchoring new memories</source>
         <translation>ancrage des nouveaux souvenirs</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="32"/>
+        <location filename="../desktop/ui/closing.py" line="35"/>
         <source>writing the last changes</source>
         <translation>écriture des dernières modifications</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="34"/>
+        <location filename="../desktop/ui/closing.py" line="37"/>
         <source>stopping background work</source>
         <translation>arrêt des travaux en arrière-plan</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/closing.py" line="98"/>
+        <location filename="../desktop/ui/closing.py" line="101"/>
         <source>Closing %1: %2…</source>
         <translation>Fermeture de %1 : %2…</translation>
     </message>
@@ -382,27 +382,27 @@
 <context>
     <name>Dashboard</name>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="34"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="37"/>
         <source>unknown</source>
         <translation>inconnu</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="35"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="38"/>
         <source>shallow</source>
         <translation>superficiel</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="36"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="39"/>
         <source>partial</source>
         <translation>partiel</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="37"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="40"/>
         <source>mapped</source>
         <translation>cartographié</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="86"/>
         <source>memories</source>
         <translation>mémoires</translation>
     </message>
@@ -411,101 +411,129 @@
         <translation type="vanished">Tout ce qui peut être donné aux agents (sauf les mémoires oubliées)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="88"/>
         <source>active in the last 30 days</source>
         <translation>actives ces 30 derniers jours</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="75"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="88"/>
         <source>Used or created in the last 30 days</source>
         <translation>Utilisées ou créées ces 30 derniers jours</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="89"/>
         <source>need review</source>
         <translation>à revoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="76"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="89"/>
         <source>New or flagged memories waiting for your OK</source>
         <translation>Mémoires nouvelles ou signalées qui attendent votre accord</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="77"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="90"/>
         <source>steps per session, with / without memory</source>
         <translation>étapes par session, avec / sans mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="78"/>
         <source>Measured on finished sessions of Engram&apos;s agent: the A/B control group gets no memory</source>
-        <translation>Mesuré sur les sessions terminées de l&apos;agent d&apos;Engram : le groupe témoin A/B ne reçoit aucune mémoire</translation>
+        <translation type="vanished">Mesuré sur les sessions terminées de l&apos;agent d&apos;Engram : le groupe témoin A/B ne reçoit aucune mémoire</translation>
     </message>
     <message>
         <source>Health score: average confidence × module coverage × review activity</source>
         <translation type="vanished">Score de santé : confiance moyenne × couverture des modules × activité de revue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="73"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="86"/>
         <source>What was taught, imported and learned (forgotten ones and the code index excluded)</source>
         <translation>Ce qui a été enseigné, importé et appris (hors mémoires oubliées et index du code)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="84"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="91"/>
+        <source>Measured on finished sessions of Engram&apos;s agent: the A/B control group, chosen at random, gets no memory</source>
+        <translation>Mesuré sur les sessions terminées de l&apos;agent d&apos;Engram : le groupe témoin A/B, tiré au hasard, ne reçoit aucune mémoire</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="97"/>
         <source>How much agents can rely on this memory: how confident its memories are, how many modules they cover, and how little waits for your review. The lines beside it say what would raise it.</source>
         <translation>À quel point les agents peuvent se fier à cette mémoire : la confiance de ses mémoires, les modules qu’elles couvrent, et le peu qui attend votre relecture. Les lignes à côté disent ce qui la ferait monter.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="93"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="106"/>
         <source>Memories added per day over the last two weeks</source>
         <translation>Mémoires ajoutées par jour ces deux dernières semaines</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="114"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="127"/>
         <source>Added per day</source>
         <translation>Ajouts par jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="114"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="127"/>
         <source>By type</source>
         <translation>Par type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="115"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="128"/>
         <source>Module coverage</source>
         <translation>Couverture des modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="116"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="129"/>
         <source>Needs attention</source>
         <translation>À surveiller</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="116"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="129"/>
         <source>Recent activity</source>
         <translation>Activité récente</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="168"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="181"/>
+        <source>Not enough sessions yet</source>
+        <translation>Pas encore assez de sessions</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="182"/>
         <source>Not measured yet: %1 sessions with memory and %2 without have finished; %3 of each are needed.</source>
         <translation>Pas encore mesuré : %1 sessions avec mémoire et %2 sans sont terminées ; il en faut %3 de chaque.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="173"/>
-        <source>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</source>
-        <translation>Étapes moyennes des sessions terminées : %1 avec mémoire (n=%2), %3 sans (n=%4).</translation>
+        <location filename="../desktop/ui/panel/dashboard.py" line="187"/>
+        <source>a difference beyond chance</source>
+        <translation>une différence au-delà du hasard</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="185"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="188"/>
+        <source>no difference distinguishable from chance</source>
+        <translation>aucune différence discernable du hasard</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="189"/>
+        <source>n = %1 / %2 · p = %3: %4</source>
+        <translation>n = %1 / %2 · p = %3 : %4</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="191"/>
+        <source>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4). A permutation test of the two groups gives p = %5.</source>
+        <translation>Nombre moyen d&apos;étapes des sessions terminées : %1 avec mémoire (n=%2), %3 sans (n=%4). Un test de permutation des deux groupes donne p = %5.</translation>
+    </message>
+    <message>
+        <source>Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4).</source>
+        <translation type="vanished">Étapes moyennes des sessions terminées : %1 avec mémoire (n=%2), %3 sans (n=%4).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/dashboard.py" line="205"/>
         <source>Health %1 / 100</source>
         <translation>Santé %1 / 100</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="187"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="207"/>
         <source>Memories are %1 % confident on average.</source>
         <translation>Les mémoires sont fiables à %1 % en moyenne.</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/dashboard.py" line="189"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="209"/>
         <source>%1 of %n modules have a memory about them.</source>
         <translation>
             <numerusform>%1 module sur %n a une mémoire qui le concerne.</numerusform>
@@ -513,7 +541,7 @@
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/dashboard.py" line="192"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="212"/>
         <source>%n memories wait for your review.</source>
         <translation>
             <numerusform>%n mémoire attend votre relecture.</numerusform>
@@ -521,17 +549,17 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="193"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="213"/>
         <source>Nothing waits for your review.</source>
         <translation>Rien n’attend votre relecture.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="195"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="215"/>
         <source>No memories yet: teach one, import your rule files, or run an agent.</source>
         <translation>Pas encore de mémoire : enseignez-en une, importez vos fichiers de règles ou lancez un agent.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="198"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="218"/>
         <source>%1 pinned · %2 stale</source>
         <translation>%1 épinglées · %2 périmées</translation>
     </message>
@@ -540,12 +568,12 @@
         <translation type="vanished">Confiance moyenne %1 · %2 périmées · %3 épinglées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="205"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="225"/>
         <source>(project root)</source>
         <translation>(racine du projet)</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/dashboard.py" line="206"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="226"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n mémoire</numerusform>
@@ -553,12 +581,12 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="210"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
         <source>Module coverage appears once the code is indexed.</source>
         <translation>La couverture des modules apparaît une fois le code indexé.</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/dashboard.py" line="212"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="232"/>
         <source>No memory is about a particular module yet (%n modules indexed). Memories about files, taught or learned from sessions, fill this in.</source>
         <translation>
             <numerusform>Aucune mémoire ne concerne encore un module particulier (%n module indexé). Les mémoires sur des fichiers, enseignées ou apprises des sessions, rempliront cette liste.</numerusform>
@@ -566,7 +594,7 @@
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/dashboard.py" line="215"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="235"/>
         <source>%n other modules have no memory yet.</source>
         <translation>
             <numerusform>%n autre module n’a pas encore de mémoire.</numerusform>
@@ -574,32 +602,32 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="222"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="242"/>
         <source>stale</source>
         <translation>périmée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="222"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="242"/>
         <source>needs review</source>
         <translation>à revoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="227"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="247"/>
         <source>Nothing needs your attention.</source>
         <translation>Rien ne demande votre attention.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="250"/>
         <source>you</source>
         <translation>vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="250"/>
         <source>an agent</source>
         <translation>un agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/dashboard.py" line="230"/>
+        <location filename="../desktop/ui/panel/dashboard.py" line="250"/>
         <source>an import</source>
         <translation>un import</translation>
     </message>
@@ -607,75 +635,75 @@
 <context>
     <name>ExternalSessions</name>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="67"/>
+        <location filename="../desktop/ui/panel/external.py" line="70"/>
         <source>No external session yet. Install Engram&apos;s hooks in your agent, then start a session in this project: what Engram tells it appears here.</source>
         <translation>Aucune session externe pour l&apos;instant. Installez les hooks d&apos;Engram dans votre agent, puis lancez une session dans ce projet : ce qu&apos;Engram lui transmet s&apos;affichera ici.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="101"/>
-        <location filename="../desktop/ui/panel/external.py" line="117"/>
+        <location filename="../desktop/ui/panel/external.py" line="104"/>
+        <location filename="../desktop/ui/panel/external.py" line="120"/>
         <source>Hooks installed in %1</source>
         <translation>Hooks installés dans %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="101"/>
+        <location filename="../desktop/ui/panel/external.py" line="104"/>
         <source>Install hooks in %1</source>
         <translation>Installer les hooks dans %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="118"/>
+        <location filename="../desktop/ui/panel/external.py" line="121"/>
         <source>Engram&apos;s hooks were added to %1</source>
         <translation>Les hooks d&apos;Engram ont été ajoutés à %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="143"/>
+        <location filename="../desktop/ui/panel/external.py" line="146"/>
         <source>No warning has been said before a tool call yet.</source>
         <translation>Aucun avertissement n’a encore été donné avant un appel d’outil.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="145"/>
+        <location filename="../desktop/ui/panel/external.py" line="148"/>
         <source>Warnings before a tool call: %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</source>
         <translation>Avertissements avant un appel d’outil : %1 dans %2 sessions. Évités %3, répétés %4, encore ouverts %5.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="151"/>
+        <location filename="../desktop/ui/panel/external.py" line="154"/>
         <source>Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.</source>
         <translation>Évités dans %1 sur %2 cas tranchés (intervalle à 95 % : %3–%4 %) ; sans groupe de comparaison.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="173"/>
+        <location filename="../desktop/ui/panel/external.py" line="176"/>
         <source>%1 · %2
 %3 shown, %4 cited, %5 flagged</source>
         <translation>%1 · %2
 %3 montrées, %4 citées, %5 signalées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="202"/>
+        <location filename="../desktop/ui/panel/external.py" line="205"/>
         <source>After compaction</source>
         <translation>Après compaction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="202"/>
+        <location filename="../desktop/ui/panel/external.py" line="205"/>
         <source>Session start</source>
         <translation>Début de session</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="203"/>
+        <location filename="../desktop/ui/panel/external.py" line="206"/>
         <source>On resume</source>
         <translation>À la reprise</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="203"/>
+        <location filename="../desktop/ui/panel/external.py" line="206"/>
         <source>Prompt: %1</source>
         <translation>Demande : %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="204"/>
+        <location filename="../desktop/ui/panel/external.py" line="207"/>
         <source>After %1</source>
         <translation>Après %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="204"/>
+        <location filename="../desktop/ui/panel/external.py" line="207"/>
         <source>Before %1</source>
         <translation>Avant %1</translation>
     </message>
@@ -684,27 +712,27 @@
         <translation type="vanished">Après ouverture de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <location filename="../desktop/ui/panel/external.py" line="208"/>
         <source>Cited without being shown</source>
         <translation>Cité sans avoir été montré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <location filename="../desktop/ui/panel/external.py" line="208"/>
         <source>After %1 failed</source>
         <translation>Après l’échec de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="228"/>
+        <location filename="../desktop/ui/panel/external.py" line="231"/>
         <source>(deleted)</source>
         <translation>(supprimé)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="229"/>
+        <location filename="../desktop/ui/panel/external.py" line="232"/>
         <source>cited</source>
         <translation>cité</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="229"/>
+        <location filename="../desktop/ui/panel/external.py" line="232"/>
         <source>flagged</source>
         <translation>signalé</translation>
     </message>
@@ -712,52 +740,52 @@
 <context>
     <name>Flows</name>
     <message>
-        <location filename="../desktop/ui/flows.py" line="55"/>
+        <location filename="../desktop/ui/flows.py" line="54"/>
         <source>Not saved</source>
         <translation>Non enregistré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="81"/>
+        <location filename="../desktop/ui/flows.py" line="92"/>
         <source>Memory saved</source>
         <translation>Mémoire enregistrée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="87"/>
+        <location filename="../desktop/ui/flows.py" line="98"/>
         <source>Remembered: %1</source>
         <translation>Mémorisé : %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="103"/>
+        <location filename="../desktop/ui/flows.py" line="114"/>
         <source>Correction saved</source>
         <translation>Correction enregistrée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="131"/>
+        <location filename="../desktop/ui/flows.py" line="144"/>
         <source>Session finished. Its summary is in View ▸ Last Session Summary.</source>
         <translation>Session terminée. Son résumé est dans Affichage ▸ Résumé de la dernière session.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="138"/>
+        <location filename="../desktop/ui/flows.py" line="151"/>
         <source>No session has finished yet.</source>
         <translation>Aucune session n’est encore terminée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="175"/>
+        <location filename="../desktop/ui/flows.py" line="190"/>
         <source>Conflict resolved</source>
         <translation>Conflit résolu</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="190"/>
+        <location filename="../desktop/ui/flows.py" line="207"/>
         <source>Nothing waits for review.</source>
         <translation>Rien n’attend de revue.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="229"/>
+        <location filename="../desktop/ui/flows.py" line="246"/>
         <source>API key saved in the system keyring</source>
         <translation>Clé d’API enregistrée dans le trousseau du système</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="252"/>
+        <location filename="../desktop/ui/flows.py" line="269"/>
         <source>%n memories exported</source>
         <translation>
             <numerusform>%n mémoire exportée</numerusform>
@@ -765,22 +793,22 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="259"/>
+        <location filename="../desktop/ui/flows.py" line="276"/>
         <source>Importing %1…</source>
         <translation>Import de %1…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="263"/>
+        <location filename="../desktop/ui/flows.py" line="280"/>
         <source>Imported %1 new, %2 already known, %3 rejected</source>
         <translation>%1 nouvelles importées, %2 déjà connues, %3 refusées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="267"/>
+        <location filename="../desktop/ui/flows.py" line="284"/>
         <source>Some lines were not imported</source>
         <translation>Des lignes n’ont pas été importées</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="268"/>
+        <location filename="../desktop/ui/flows.py" line="285"/>
         <source>%n line(s) rejected; line %1: %2</source>
         <translation>
             <numerusform>%n ligne refusée ; ligne %1 : %2</numerusform>
@@ -788,7 +816,7 @@
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/flows.py" line="272"/>
+        <location filename="../desktop/ui/flows.py" line="289"/>
         <source>Not imported</source>
         <translation>Rien n’a été importé</translation>
     </message>
@@ -800,7 +828,7 @@
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/flows.py" line="279"/>
+        <location filename="../desktop/ui/flows.py" line="296"/>
         <source>%n memories deleted</source>
         <translation>
             <numerusform>%n mémoire supprimée</numerusform>
@@ -993,37 +1021,37 @@
 <context>
     <name>LearnedRow</name>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="43"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="46"/>
         <source>global</source>
         <translation>global</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="53"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="56"/>
         <source>OK</source>
         <translation>OK</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="55"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="58"/>
         <source>Right: keep it and raise its confidence</source>
         <translation>Juste : la garder et augmenter sa confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="56"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="59"/>
         <source>Edit</source>
         <translation>Modifier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="58"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="61"/>
         <source>Almost right: fix the wording</source>
         <translation>Presque juste : corriger la formulation</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="59"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="62"/>
         <source>Forget</source>
         <translation>Oublier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="61"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="64"/>
         <source>Wrong or useless: agents will not see it</source>
         <translation>Fausse ou inutile : les agents ne la verront pas</translation>
     </message>
@@ -1079,209 +1107,179 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="181"/>
+        <location filename="../desktop/ui/main_window.py" line="120"/>
         <source>Open a project to begin.</source>
         <translation>Ouvrez un projet pour commencer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="183"/>
+        <location filename="../desktop/ui/main_window.py" line="122"/>
         <source>Also open in another Engram window: changes made there show here after you reopen the project.</source>
         <translation>Aussi ouvert dans une autre fenêtre d’Engram : ce qui y change apparaît ici quand vous rouvrez le projet.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="204"/>
         <source>&amp;File</source>
-        <translation>&amp;Fichier</translation>
+        <translation type="vanished">&amp;Fichier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="205"/>
         <source>&amp;Open Project…</source>
-        <translation>&amp;Ouvrir un projet…</translation>
+        <translation type="vanished">&amp;Ouvrir un projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="207"/>
         <source>Open &amp;Recent</source>
-        <translation>Projets &amp;récents</translation>
+        <translation type="vanished">Projets &amp;récents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="209"/>
         <source>&amp;Settings…</source>
-        <translation>&amp;Réglages…</translation>
+        <translation type="vanished">&amp;Réglages…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="212"/>
         <source>&amp;Quit</source>
-        <translation>&amp;Quitter</translation>
+        <translation type="vanished">&amp;Quitter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="213"/>
         <source>&amp;Project</source>
-        <translation>&amp;Projet</translation>
+        <translation type="vanished">&amp;Projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="214"/>
         <source>&amp;Teach Engram…</source>
-        <translation>&amp;Apprendre à Engram…</translation>
+        <translation type="vanished">&amp;Apprendre à Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="215"/>
         <source>Write down something agents should know</source>
-        <translation>Noter quelque chose que les agents doivent savoir</translation>
+        <translation type="vanished">Noter quelque chose que les agents doivent savoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="216"/>
         <source>&amp;Review Memories…</source>
-        <translation>&amp;Revoir les mémoires…</translation>
+        <translation type="vanished">&amp;Revoir les mémoires…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="218"/>
         <source>Confirm or forget memories that wait for review</source>
-        <translation>Confirmer ou oublier les mémoires en attente de revue</translation>
+        <translation type="vanished">Confirmer ou oublier les mémoires en attente de revue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="219"/>
         <source>Resolve &amp;Conflicts…</source>
-        <translation>Résoudre les &amp;conflits…</translation>
+        <translation type="vanished">Résoudre les &amp;conflits…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="220"/>
         <source>Decide between memories that disagree</source>
-        <translation>Trancher entre des mémoires qui se contredisent</translation>
+        <translation type="vanished">Trancher entre des mémoires qui se contredisent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="221"/>
         <source>&amp;Get to Know This Project…</source>
-        <translation>&amp;Découvrir ce projet…</translation>
+        <translation type="vanished">&amp;Découvrir ce projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="223"/>
         <source>Index the code and import agent rule files</source>
-        <translation>Indexer le code et importer les fichiers de règles des agents</translation>
+        <translation type="vanished">Indexer le code et importer les fichiers de règles des agents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="226"/>
         <source>&amp;View</source>
-        <translation>&amp;Affichage</translation>
+        <translation type="vanished">&amp;Affichage</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="227"/>
         <source>&amp;Memory Panel</source>
-        <translation>Panneau &amp;mémoire</translation>
+        <translation type="vanished">Panneau &amp;mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="229"/>
         <source>Show or hide the memory panel (%1)</source>
-        <translation>Afficher ou masquer le panneau mémoire (%1)</translation>
+        <translation type="vanished">Afficher ou masquer le panneau mémoire (%1)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="236"/>
         <source>Last Session &amp;Summary…</source>
-        <translation>&amp;Résumé de la dernière session…</translation>
+        <translation type="vanished">&amp;Résumé de la dernière session…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="237"/>
         <source>&amp;Help</source>
-        <translation>&amp;Aide</translation>
+        <translation type="vanished">&amp;Aide</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="238"/>
         <source>Guided &amp;Tour (Sample Project)</source>
-        <translation>&amp;Visite guidée (projet d&apos;exemple)</translation>
+        <translation type="vanished">&amp;Visite guidée (projet d&apos;exemple)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="239"/>
         <source>Open a sample project Engram creates, with a scripted agent; your projects are not touched</source>
-        <translation>Ouvrir un projet d&apos;exemple créé par Engram, avec un agent scripté ; vos projets ne sont pas modifiés</translation>
+        <translation type="vanished">Ouvrir un projet d&apos;exemple créé par Engram, avec un agent scripté ; vos projets ne sont pas modifiés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="242"/>
         <source>&amp;About Engram</source>
-        <translation>À &amp;propos d’Engram</translation>
+        <translation type="vanished">À &amp;propos d’Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="243"/>
         <source>Engram %1
 Long-term memory for AI coding agents.</source>
-        <translation>Engram %1
+        <translation type="vanished">Engram %1
 Mémoire à long terme pour les agents de code IA.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="249"/>
         <source>Switch project</source>
-        <translation>Changer de projet</translation>
+        <translation type="vanished">Changer de projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="254"/>
         <source>Settings</source>
-        <translation>Réglages</translation>
+        <translation type="vanished">Réglages</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="255"/>
         <source>Models, keys, data, language, trust</source>
-        <translation>Modèles, clés, données, langue, confiance</translation>
+        <translation type="vanished">Modèles, clés, données, langue, confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="272"/>
         <source>Guided tour (sample project)</source>
-        <translation>Visite guidée (projet d’exemple)</translation>
+        <translation type="vanished">Visite guidée (projet d’exemple)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="282"/>
         <source>No project open</source>
-        <translation>Aucun projet ouvert</translation>
+        <translation type="vanished">Aucun projet ouvert</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="284"/>
         <source>Open another folder…</source>
-        <translation>Ouvrir un autre dossier…</translation>
+        <translation type="vanished">Ouvrir un autre dossier…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="299"/>
         <source>Memory</source>
-        <translation>Mémoire</translation>
+        <translation type="vanished">Mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="311"/>
+        <location filename="../desktop/ui/main_window.py" line="137"/>
         <source>Removed %1 from the recent projects</source>
         <translation>%1 retiré des projets récents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="324"/>
+        <location filename="../desktop/ui/main_window.py" line="150"/>
         <source>Open a project folder</source>
         <translation>Ouvrir un dossier de projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="330"/>
+        <location filename="../desktop/ui/main_window.py" line="156"/>
         <source>Opening %1…</source>
         <translation>Ouverture de %1…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="354"/>
+        <location filename="../desktop/ui/main_window.py" line="178"/>
         <source>Damaged memory</source>
         <translation>Mémoire endommagée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="356"/>
+        <location filename="../desktop/ui/main_window.py" line="180"/>
         <source>Move the damaged file aside (it is kept, renamed) and start with an empty memory?</source>
         <translation>Mettre le fichier endommagé de côté (il est conservé, renommé) et repartir d’une mémoire vide ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="360"/>
+        <location filename="../desktop/ui/main_window.py" line="184"/>
         <source>Damaged file kept as %1</source>
         <translation>Fichier endommagé conservé sous %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="363"/>
+        <location filename="../desktop/ui/main_window.py" line="187"/>
         <source>Cannot open project</source>
         <translation>Impossible d’ouvrir le projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="375"/>
+        <location filename="../desktop/ui/main_window.py" line="199"/>
         <source>Opened %1</source>
         <translation>%1 ouvert</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/main_window.py" line="394"/>
+        <location filename="../desktop/ui/main_window.py" line="217"/>
         <source>Learned %n memories from past agent sessions</source>
         <translation>
             <numerusform>%n mémoire apprise des sessions d&apos;agents passées</numerusform>
@@ -1289,12 +1287,12 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="486"/>
+        <location filename="../desktop/ui/main_window.py" line="309"/>
         <source>Cannot open the tour</source>
         <translation>Impossible d&apos;ouvrir la visite</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="542"/>
+        <location filename="../desktop/ui/main_window.py" line="365"/>
         <source>Language changed. Dialogs already open keep the old language until reopened.</source>
         <translation>Langue changée. Les fenêtres de dialogue déjà ouvertes gardent l’ancienne langue jusqu’à leur réouverture.</translation>
     </message>
@@ -1302,7 +1300,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryBrowser</name>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="62"/>
+        <location filename="../desktop/ui/memory_panel.py" line="91"/>
         <source>Search memories…</source>
         <translation>Rechercher dans les mémoires…</translation>
     </message>
@@ -1311,119 +1309,119 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <translation type="vanished">Tous les types</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="66"/>
+        <location filename="../desktop/ui/memory_panel.py" line="95"/>
         <source>All memories</source>
         <translation>Toutes les mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="72"/>
+        <location filename="../desktop/ui/memory_panel.py" line="101"/>
         <source>Code index (not memories)</source>
         <translation>Index du code (pas des mémoires)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="75"/>
+        <location filename="../desktop/ui/memory_panel.py" line="104"/>
         <source>Not forgotten</source>
         <translation>Non oubliées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="80"/>
+        <location filename="../desktop/ui/memory_panel.py" line="109"/>
         <source>All scopes</source>
         <translation>Toutes les portées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="85"/>
+        <location filename="../desktop/ui/memory_panel.py" line="114"/>
         <source>All sources</source>
         <translation>Toutes les sources</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="88"/>
+        <location filename="../desktop/ui/memory_panel.py" line="117"/>
         <source>Filter by type</source>
         <translation>Filtrer par type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="89"/>
+        <location filename="../desktop/ui/memory_panel.py" line="118"/>
         <source>Filter by status</source>
         <translation>Filtrer par état</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="90"/>
+        <location filename="../desktop/ui/memory_panel.py" line="119"/>
         <source>Filter by scope</source>
         <translation>Filtrer par portée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="91"/>
+        <location filename="../desktop/ui/memory_panel.py" line="120"/>
         <source>Filter by where the memory came from</source>
         <translation>Filtrer selon l’origine de la mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="117"/>
+        <location filename="../desktop/ui/memory_panel.py" line="149"/>
         <source>&amp;Add…</source>
         <translation>&amp;Ajouter…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="118"/>
+        <location filename="../desktop/ui/memory_panel.py" line="150"/>
         <source>&amp;Edit…</source>
         <translation>&amp;Modifier…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="119"/>
-        <location filename="../desktop/ui/memory_panel.py" line="289"/>
+        <location filename="../desktop/ui/memory_panel.py" line="151"/>
+        <location filename="../desktop/ui/memory_panel.py" line="300"/>
         <source>&amp;Pin</source>
         <translation>É&amp;pingler</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="120"/>
-        <location filename="../desktop/ui/memory_panel.py" line="291"/>
+        <location filename="../desktop/ui/memory_panel.py" line="152"/>
+        <location filename="../desktop/ui/memory_panel.py" line="302"/>
         <source>&amp;Forget</source>
         <translation>&amp;Oublier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="121"/>
+        <location filename="../desktop/ui/memory_panel.py" line="153"/>
         <source>Flag &amp;wrong…</source>
         <translation>Signaler &amp;fausse…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="124"/>
+        <location filename="../desktop/ui/memory_panel.py" line="156"/>
         <source>&amp;Team</source>
         <translation>&amp;Équipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="127"/>
+        <location filename="../desktop/ui/memory_panel.py" line="159"/>
         <source>Share with the team</source>
         <translation>Partager avec l&apos;équipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="127"/>
+        <location filename="../desktop/ui/memory_panel.py" line="159"/>
         <source>Keep personal</source>
         <translation>Garder personnelle</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="128"/>
+        <location filename="../desktop/ui/memory_panel.py" line="160"/>
         <source>Follow the shared types</source>
         <translation>Suivre les types partagés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="131"/>
+        <location filename="../desktop/ui/memory_panel.py" line="163"/>
         <source>Correct this memory: outdated, partly wrong, not applicable or incorrect</source>
         <translation>Corriger cette mémoire : dépassée, en partie fausse, non applicable ou incorrecte</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="136"/>
+        <location filename="../desktop/ui/memory_panel.py" line="168"/>
         <source>Teach Engram something agents should know</source>
         <translation>Apprendre à Engram quelque chose que les agents doivent savoir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="137"/>
+        <location filename="../desktop/ui/memory_panel.py" line="169"/>
         <source>Pinned memories are always given to agents and never fade</source>
         <translation>Les mémoires épinglées sont toujours données aux agents et ne s’estompent jamais</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="138"/>
+        <location filename="../desktop/ui/memory_panel.py" line="170"/>
         <source>Agents will no longer see this memory</source>
         <translation>Les agents ne verront plus cette mémoire</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="204"/>
+        <location filename="../desktop/ui/memory_panel.py" line="215"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n mémoire</numerusform>
@@ -1431,7 +1429,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/memory_panel.py" line="204"/>
+        <location filename="../desktop/ui/memory_panel.py" line="215"/>
         <source>%n code chunks</source>
         <translation>
             <numerusform>%n extrait de code</numerusform>
@@ -1439,58 +1437,58 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="242"/>
+        <location filename="../desktop/ui/memory_panel.py" line="253"/>
         <source>Select a memory to see where it came from.</source>
         <translation>Sélectionnez une mémoire pour voir d’où elle vient.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="289"/>
+        <location filename="../desktop/ui/memory_panel.py" line="300"/>
         <source>Un&amp;pin</source>
         <translation>Désé&amp;pingler</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="291"/>
+        <location filename="../desktop/ui/memory_panel.py" line="302"/>
         <source>&amp;Restore</source>
         <translation>&amp;Restaurer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="298"/>
-        <location filename="../desktop/ui/memory_panel.py" line="303"/>
+        <location filename="../desktop/ui/memory_panel.py" line="309"/>
+        <location filename="../desktop/ui/memory_panel.py" line="314"/>
         <source>Not saved</source>
         <translation>Non enregistré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="314"/>
+        <location filename="../desktop/ui/memory_panel.py" line="324"/>
         <source>Memory saved</source>
         <translation>Mémoire enregistrée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="325"/>
+        <location filename="../desktop/ui/memory_panel.py" line="335"/>
         <source>Memory updated</source>
         <translation>Mémoire mise à jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="334"/>
+        <location filename="../desktop/ui/memory_panel.py" line="344"/>
         <source>Team sharing updated</source>
         <translation>Partage d&apos;équipe mis à jour</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="341"/>
+        <location filename="../desktop/ui/memory_panel.py" line="351"/>
         <source>Unpinned</source>
         <translation>Désépinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="341"/>
+        <location filename="../desktop/ui/memory_panel.py" line="351"/>
         <source>Pinned</source>
         <translation>Épinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="349"/>
+        <location filename="../desktop/ui/memory_panel.py" line="359"/>
         <source>Memory restored</source>
         <translation>Mémoire restaurée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/memory_panel.py" line="352"/>
+        <location filename="../desktop/ui/memory_panel.py" line="362"/>
         <source>Memory forgotten</source>
         <translation>Mémoire oubliée</translation>
     </message>
@@ -1792,52 +1790,52 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryPanel</name>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="37"/>
+        <location filename="../desktop/ui/panel/panel.py" line="40"/>
         <source>&amp;Health</source>
         <translation>&amp;Santé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="38"/>
+        <location filename="../desktop/ui/panel/panel.py" line="41"/>
         <source>Module &amp;map</source>
         <translation>&amp;Carte des modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="39"/>
+        <location filename="../desktop/ui/panel/panel.py" line="42"/>
         <source>&amp;Browse</source>
         <translation>&amp;Parcourir</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="40"/>
+        <location filename="../desktop/ui/panel/panel.py" line="43"/>
         <source>As&amp;k Memory</source>
         <translation>&amp;Interroger la mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="41"/>
+        <location filename="../desktop/ui/panel/panel.py" line="44"/>
         <source>&amp;Agents</source>
         <translation>&amp;Agents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="42"/>
+        <location filename="../desktop/ui/panel/panel.py" line="45"/>
         <source>How healthy this project&apos;s memory is</source>
         <translation>L’état de santé de la mémoire de ce projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="43"/>
+        <location filename="../desktop/ui/panel/panel.py" line="46"/>
         <source>Modules of the code, their dependencies and what memory knows about them</source>
         <translation>Les modules du code, leurs dépendances et ce que la mémoire en sait</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="44"/>
+        <location filename="../desktop/ui/panel/panel.py" line="47"/>
         <source>Search, filter and correct memories</source>
         <translation>Rechercher, filtrer et corriger les mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="45"/>
+        <location filename="../desktop/ui/panel/panel.py" line="48"/>
         <source>Ask a question; the answer cites memories</source>
         <translation>Posez une question ; la réponse cite des mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/panel.py" line="46"/>
+        <location filename="../desktop/ui/panel/panel.py" line="49"/>
         <source>What Claude Code, Codex and Gemini CLI sessions were told by Engram&apos;s hooks</source>
         <translation>Ce que les hooks d&apos;Engram ont transmis aux sessions Claude Code, Codex et Gemini CLI</translation>
     </message>
@@ -2232,27 +2230,25 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <translation>L&apos;agent de la visite n&apos;a plus de tours scriptés.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="83"/>
         <source>That agent&apos;s command-line tool is not installed.</source>
-        <translation>L&apos;outil en ligne de commande de cet agent n&apos;est pas installé.</translation>
+        <translation type="vanished">L&apos;outil en ligne de commande de cet agent n&apos;est pas installé.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="84"/>
         <source>The external agent exited with an error.</source>
-        <translation>L&apos;agent externe s&apos;est terminé avec une erreur.</translation>
+        <translation type="vanished">L&apos;agent externe s&apos;est terminé avec une erreur.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="85"/>
+        <location filename="../desktop/ui/messages.py" line="83"/>
         <source>That file or symbol is not in the code graph.</source>
         <translation>Ce fichier ou ce symbole n&apos;est pas dans le graphe de code.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="86"/>
+        <location filename="../desktop/ui/messages.py" line="84"/>
         <source>A transcript could not be read.</source>
         <translation>Une transcription n&apos;a pas pu être lue.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/messages.py" line="87"/>
+        <location filename="../desktop/ui/messages.py" line="85"/>
         <source>The scripted tour agent runs only on the tour&apos;s sample project.</source>
         <translation>L&apos;agent scripté de la visite ne fonctionne que sur le projet d&apos;exemple de la visite.</translation>
     </message>
@@ -2308,17 +2304,17 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>ModuleCard</name>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="62"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="65"/>
         <source>Show the files of this module</source>
         <translation>Afficher les fichiers de ce module</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="64"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="67"/>
         <source>Module %1 in the code graph</source>
         <translation>Module %1 du graphe de code</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="65"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="68"/>
         <source>%n files</source>
         <translation>
             <numerusform>%n fichier</numerusform>
@@ -2326,7 +2322,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="66"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="69"/>
         <source>%n memories</source>
         <translation>
             <numerusform>%n mémoire</numerusform>
@@ -2334,12 +2330,12 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="67"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="70"/>
         <source>uses: %1</source>
         <translation>utilise : %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="68"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="71"/>
         <source>used by: %1</source>
         <translation>utilisé par : %1</translation>
     </message>
@@ -2347,37 +2343,37 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>ModuleMap</name>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="99"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="102"/>
         <source>Reading the module map…</source>
         <translation>Lecture de la carte des modules…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="109"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="112"/>
         <source>File or file:symbol, e.g. src/auth/tokens.py</source>
         <translation>Fichier ou fichier:symbole, p. ex. src/auth/tokens.py</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="110"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="113"/>
         <source>&amp;Impact</source>
         <translation>&amp;Impact</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="112"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="115"/>
         <source>What may break if this changes</source>
         <translation>Ce qui peut casser si ceci change</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="115"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="118"/>
         <source>Depends on it</source>
         <translation>En dépend</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="115"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="118"/>
         <source>Symbols</source>
         <translation>Symboles</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="168"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="171"/>
         <source>%n modules</source>
         <translation>
             <numerusform>%n module</numerusform>
@@ -2385,7 +2381,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="169"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="172"/>
         <source>%n dependencies between modules</source>
         <translation>
             <numerusform>%n dépendance entre modules</numerusform>
@@ -2393,17 +2389,17 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="170"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="173"/>
         <source>No code graph yet: index the project (first run) to see its modules.</source>
         <translation>Pas encore de graphe du code : indexez le projet (premier lancement) pour voir ses modules.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="189"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="192"/>
         <source>Not in the code graph: %1</source>
         <translation>Absent du graphe du code : %1</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/panel/module_map.py" line="191"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="194"/>
         <source>%n files may be affected</source>
         <translation>
             <numerusform>%n fichier peut être touché</numerusform>
@@ -2411,7 +2407,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/module_map.py" line="193"/>
+        <location filename="../desktop/ui/panel/module_map.py" line="196"/>
         <source>Depth %1</source>
         <translation>Profondeur %1</translation>
     </message>
@@ -2419,47 +2415,47 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>Onboarding</name>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="62"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="65"/>
         <source>Getting to know %1</source>
         <translation>Découverte de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="77"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="80"/>
         <source>No language model is set up. Engram still indexes your code, keeps and searches memories, and the offline demo agent works. Agents without memory rediscover your codebase every session: install Ollama and run “ollama pull %1”, or choose a provider in Settings.</source>
         <translation>Aucun modèle de langage n’est configuré. Engram indexe quand même votre code, conserve et recherche les mémoires, et l’agent de démonstration hors ligne fonctionne. Sans mémoire, les agents redécouvrent votre code à chaque session : installez Ollama et lancez « ollama pull %1 », ou choisissez un fournisseur dans les Réglages.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="93"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="96"/>
         <source>Getting to know your project</source>
         <translation>Découverte de votre projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="97"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="100"/>
         <source>Looking at the files…</source>
         <translation>Examen des fichiers…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="99"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="102"/>
         <source>&amp;Continue</source>
         <translation>&amp;Continuer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="101"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="104"/>
         <source>Indexing goes on in the background</source>
         <translation>L’indexation continue en arrière-plan</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="103"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="106"/>
         <source>Close and remove from recent projects</source>
         <translation>Fermer et retirer des projets récents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="105"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="108"/>
         <source>This folder has nothing Engram can index; nothing is deleted</source>
         <translation>Ce dossier ne contient rien qu’Engram puisse indexer ; rien n’est supprimé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="128"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="131"/>
         <source>The code graph is not available; skipping indexing.</source>
         <translation>Le graphe du code n’est pas disponible ; indexation ignorée.</translation>
     </message>
@@ -2506,27 +2502,27 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="161"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="164"/>
         <source>Indexing failed; the details are in the log. Memories still work without the code index.</source>
         <translation>L’indexation a échoué ; les détails sont dans le journal. Les mémoires fonctionnent sans l’index du code.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="175"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="178"/>
         <source>Untick a rule to leave it out</source>
         <translation>Décochez une règle pour l’écarter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="177"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="180"/>
         <source>&amp;Import selected</source>
         <translation>&amp;Importer la sélection</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="179"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="182"/>
         <source>&amp;Skip</source>
         <translation>&amp;Passer</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="203"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="206"/>
         <source>Found %n rules. Import them as memories?</source>
         <translation>
             <numerusform>%n règle trouvée. L’importer comme mémoire ?</numerusform>
@@ -2534,12 +2530,12 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="205"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="208"/>
         <source>From %1. What you keep ticked is confirmed as yours; untick what agents should not be told.</source>
         <translation>Depuis %1. Ce que vous laissez coché est confirmé comme venant de vous ; décochez ce que les agents ne doivent pas savoir.</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="232"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="235"/>
         <source>%n rules imported and confirmed</source>
         <translation>
             <numerusform>%n règle importée et confirmée</numerusform>
@@ -2547,34 +2543,72 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="239"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="242"/>
         <source>Tell me if anything looks wrong — you are always the authority.</source>
         <translation>Dites-moi si quelque chose semble faux — c’est toujours vous qui avez le dernier mot.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="245"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="248"/>
         <source>&amp;Confirm</source>
         <translation>&amp;Confirmer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="247"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="250"/>
         <source>&amp;Forget</source>
         <translation>&amp;Oublier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="249"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="252"/>
         <source>Confirm &amp;all remaining</source>
         <translation>Confirmer &amp;tout le reste</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="251"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="254"/>
         <source>Right (your edits to the text are saved too)</source>
         <translation>Juste (vos modifications du texte sont aussi enregistrées)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/onboarding.py" line="267"/>
+        <location filename="../desktop/ui/dialogs/onboarding.py" line="270"/>
         <source>Review memories</source>
         <translation>Revoir les mémoires</translation>
+    </message>
+</context>
+<context>
+    <name>ProviderChoice</name>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="23"/>
+        <source>Which model runs the agent (set it up in Settings).</source>
+        <translation>Le modèle qui fait tourner l&apos;agent (à configurer dans les Réglages).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="24"/>
+        <source>Guided tour agent (sample project only)</source>
+        <translation>Agent de la visite guidée (projet d&apos;exemple uniquement)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="25"/>
+        <source>Ollama (local)</source>
+        <translation>Ollama (local)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="25"/>
+        <source>OpenAI-compatible</source>
+        <translation>Compatible OpenAI</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="26"/>
+        <source>Anthropic</source>
+        <translation>Anthropic</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="33"/>
+        <source>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</source>
+        <translation>L&apos;agent scripté de la visite ne modifie rien ; il ne fonctionne donc que sur le projet d&apos;exemple de la visite.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/session/provider_choice.py" line="41"/>
+        <source>No model set up</source>
+        <translation>Aucun modèle configuré</translation>
     </message>
 </context>
 <context>
@@ -2623,33 +2657,33 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>SessionSummary</name>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="93"/>
-        <location filename="../desktop/ui/dialogs/summary.py" line="102"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="96"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="105"/>
         <source>Session complete</source>
         <translation>Session terminée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="103"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="106"/>
         <source>What the agent remembered</source>
         <translation>Ce dont l’agent s’est souvenu</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="105"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="108"/>
         <source>No memory was used.</source>
         <translation>Aucune mémoire n’a été utilisée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="111"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="114"/>
         <source>Flag</source>
         <translation>Signaler</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="112"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="115"/>
         <source>This memory was wrong — correct it</source>
         <translation>Cette mémoire était fausse — la corriger</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/summary.py" line="117"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="120"/>
         <source>What the agent learned (%n new memories)</source>
         <translation>
             <numerusform>Ce que l’agent a appris (%n nouvelle mémoire)</numerusform>
@@ -2657,7 +2691,7 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/dialogs/summary.py" line="119"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="122"/>
         <source>New memories that need your review (%n)</source>
         <translation>
             <numerusform>Nouvelle mémoire à revoir (%n)</numerusform>
@@ -2665,22 +2699,22 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="130"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="133"/>
         <source>&amp;Save all confirmed</source>
         <translation>&amp;Tout enregistrer comme confirmé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="132"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="135"/>
         <source>Keep every new memory you did not forget, as confirmed</source>
         <translation>Garder comme confirmées toutes les nouvelles mémoires que vous n’avez pas oubliées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="134"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="137"/>
         <source>&amp;Review later</source>
         <translation>&amp;Revoir plus tard</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/summary.py" line="136"/>
+        <location filename="../desktop/ui/dialogs/summary.py" line="139"/>
         <source>Apply what you decided; the rest waits in “Needs review”</source>
         <translation>Appliquer vos décisions ; le reste attend dans « À revoir »</translation>
     </message>
@@ -2688,144 +2722,136 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>SessionView</name>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="95"/>
         <source>Which model runs the agent (set it up in Settings).</source>
-        <translation>Le modèle qui fait tourner l&apos;agent (à configurer dans les Réglages).</translation>
+        <translation type="vanished">Le modèle qui fait tourner l&apos;agent (à configurer dans les Réglages).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="96"/>
         <source>Guided tour agent (sample project only)</source>
-        <translation>Agent de la visite guidée (projet d&apos;exemple uniquement)</translation>
+        <translation type="vanished">Agent de la visite guidée (projet d&apos;exemple uniquement)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="97"/>
         <source>Ollama (local)</source>
-        <translation>Ollama (local)</translation>
+        <translation type="vanished">Ollama (local)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="97"/>
         <source>OpenAI-compatible</source>
-        <translation>Compatible OpenAI</translation>
+        <translation type="vanished">Compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="98"/>
         <source>Anthropic</source>
-        <translation>Anthropic</translation>
+        <translation type="vanished">Anthropic</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="107"/>
         <source>The scripted tour agent changes nothing, so it runs only on the tour&apos;s sample project.</source>
-        <translation>L&apos;agent scripté de la visite ne modifie rien ; il ne fonctionne donc que sur le projet d&apos;exemple de la visite.</translation>
+        <translation type="vanished">L&apos;agent scripté de la visite ne modifie rien ; il ne fonctionne donc que sur le projet d&apos;exemple de la visite.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="109"/>
         <source>Needs the agent runtime and a configured model (Settings).</source>
-        <translation>Nécessite le moteur d’agents et un modèle configuré (Réglages).</translation>
+        <translation type="vanished">Nécessite le moteur d’agents et un modèle configuré (Réglages).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="116"/>
         <source>No model set up</source>
-        <translation>Aucun modèle configuré</translation>
+        <translation type="vanished">Aucun modèle configuré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="119"/>
+        <location filename="../desktop/ui/session/view.py" line="112"/>
         <source>&amp;Start</source>
         <translation>&amp;Démarrer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="121"/>
-        <location filename="../desktop/ui/session/view.py" line="331"/>
+        <location filename="../desktop/ui/session/view.py" line="114"/>
+        <location filename="../desktop/ui/session/view.py" line="327"/>
         <source>Run the agent on the task (Ctrl+Enter)</source>
         <translation>Lancer l’agent sur la tâche (Ctrl+Entrée)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="122"/>
+        <location filename="../desktop/ui/session/view.py" line="115"/>
         <source>S&amp;top</source>
         <translation>&amp;Arrêter</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="124"/>
+        <location filename="../desktop/ui/session/view.py" line="117"/>
         <source>Stop the agent after its current step</source>
         <translation>Arrêter l’agent après son étape en cours</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="126"/>
+        <location filename="../desktop/ui/session/view.py" line="119"/>
         <source>Ready</source>
         <translation>Prêt</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="128"/>
+        <location filename="../desktop/ui/session/view.py" line="121"/>
         <source>&amp;Provider:</source>
         <translation>&amp;Fournisseur :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="149"/>
+        <location filename="../desktop/ui/session/view.py" line="145"/>
         <source>Right-click a file to teach Engram something about it</source>
         <translation>Clic droit sur un fichier pour apprendre quelque chose à Engram à son sujet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="157"/>
+        <location filename="../desktop/ui/session/view.py" line="155"/>
         <source>The agent&apos;s answer streams here. Memories it cites appear as chips you can flag.</source>
         <translation>La réponse de l’agent s’affiche ici au fil de l’eau. Les mémoires citées apparaissent en pastilles que vous pouvez signaler.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="164"/>
+        <location filename="../desktop/ui/session/view.py" line="162"/>
         <source>Tool calls</source>
         <translation>Appels d’outils</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="166"/>
+        <location filename="../desktop/ui/session/view.py" line="164"/>
         <source>Tools the agent called; unfold one to see its arguments and result</source>
         <translation>Outils appelés par l’agent ; dépliez-en un pour voir ses arguments et son résultat</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="170"/>
+        <location filename="../desktop/ui/session/view.py" line="175"/>
         <source>Sounds like a correction. Create a correction memory?</source>
         <translation>Cela ressemble à une correction. Créer une mémoire de correction ?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="171"/>
+        <location filename="../desktop/ui/session/view.py" line="176"/>
         <source>Create &amp;correction…</source>
         <translation>Créer une &amp;correction…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="172"/>
+        <location filename="../desktop/ui/session/view.py" line="177"/>
         <source>Dismiss</source>
         <translation>Ignorer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="185"/>
+        <location filename="../desktop/ui/session/view.py" line="192"/>
         <source>Describe a task, then Ctrl+Enter. “/remember TEXT” teaches a memory right away.</source>
         <translation>Décrivez une tâche, puis Ctrl+Entrée. « /remember TEXTE » enregistre aussitôt une mémoire.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="192"/>
+        <location filename="../desktop/ui/session/view.py" line="199"/>
         <source>Try a task such as “%1”, then Ctrl+Enter.</source>
         <translation>Essayez une tâche comme « %1 », puis Ctrl+Entrée.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="195"/>
+        <location filename="../desktop/ui/session/view.py" line="167"/>
         <source>Guided tour: press Start to run the suggested task. The tour&apos;s agent reads the sample project&apos;s memories and cites them as chips: click a chip to open the memory, flag it if it is wrong. It changes no file.</source>
         <translation>Visite guidée : appuyez sur Démarrer pour lancer la tâche proposée. L’agent de la visite lit les mémoires du projet d’exemple et les cite sous forme de pastilles : cliquez sur une pastille pour ouvrir la mémoire, signalez-la si elle est fausse. Il ne modifie aucun fichier.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="235"/>
-        <location filename="../desktop/ui/session/view.py" line="332"/>
+        <location filename="../desktop/ui/session/view.py" line="233"/>
+        <location filename="../desktop/ui/session/view.py" line="328"/>
         <source>Set up a model in Settings first</source>
         <translation>Configurez d’abord un modèle dans les Paramètres</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="252"/>
+        <location filename="../desktop/ui/session/view.py" line="250"/>
         <source>You</source>
         <translation>Vous</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="270"/>
+        <location filename="../desktop/ui/session/view.py" line="268"/>
         <source>Recalling memories…</source>
         <translation>Rappel des mémoires…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../desktop/ui/session/view.py" line="274"/>
+        <location filename="../desktop/ui/session/view.py" line="273"/>
         <source>%n memories given to the agent</source>
         <translation>
             <numerusform>%n mémoire donnée à l’agent</numerusform>
@@ -2833,42 +2859,42 @@ Mémoire à long terme pour les agents de code IA.</translation>
         </translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="276"/>
+        <location filename="../desktop/ui/session/view.py" line="275"/>
         <source>Called %1</source>
         <translation>Appel de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="287"/>
+        <location filename="../desktop/ui/session/view.py" line="286"/>
         <source>The session failed:</source>
         <translation>La session a échoué :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="293"/>
+        <location filename="../desktop/ui/session/view.py" line="292"/>
         <source>Stopped</source>
         <translation>Arrêté</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="294"/>
+        <location filename="../desktop/ui/session/view.py" line="293"/>
         <source>Finished</source>
         <translation>Terminé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="294"/>
+        <location filename="../desktop/ui/session/view.py" line="293"/>
         <source>Failed</source>
         <translation>Échec</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="339"/>
+        <location filename="../desktop/ui/session/view.py" line="335"/>
         <source>Running…</source>
         <translation>En cours…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="349"/>
+        <location filename="../desktop/ui/session/view.py" line="345"/>
         <source>Teach Engram this…</source>
         <translation>Apprendre ceci à Engram…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/session/view.py" line="368"/>
+        <location filename="../desktop/ui/session/view.py" line="364"/>
         <source>Teach Engram about %1…</source>
         <translation>Apprendre à Engram à propos de %1…</translation>
     </message>
@@ -2943,248 +2969,248 @@ Mémoire à long terme pour les agents de code IA.</translation>
         <translation>Suivre le système</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="58"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="59"/>
         <source>JSON (everything, re-importable)</source>
         <translation>JSON (tout, réimportable)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="59"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="60"/>
         <source>Markdown</source>
         <translation>Markdown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="61"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="62"/>
         <source>DELETE</source>
         <translation>SUPPRIMER</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="80"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="81"/>
         <source>Settings</source>
         <translation>Réglages</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="83"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="84"/>
         <source>&amp;Models</source>
         <translation>&amp;Modèles</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="84"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="85"/>
         <source>&amp;Data</source>
         <translation>&amp;Données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="85"/>
-        <location filename="../desktop/ui/dialogs/settings.py" line="277"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="86"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="278"/>
         <source>&amp;Language</source>
         <translation>&amp;Langue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="91"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="92"/>
         <source>&amp;Trust &amp;&amp; control</source>
         <translation>&amp;Confiance &amp;&amp; contrôle</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="93"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="94"/>
         <source>T&amp;eam</source>
         <translation>É&amp;quipe</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="95"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="96"/>
         <source>Agent &amp;hooks</source>
         <translation>&amp;Hooks des agents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="118"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="119"/>
         <source>e.g. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</source>
         <translation>p. ex. qwen3:8b, gpt-4.1-mini, claude-sonnet-4</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="121"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="122"/>
         <source>empty = the provider&apos;s default</source>
         <translation>vide = le choix par défaut du fournisseur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="128"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
         <source>Paste an API key</source>
         <translation>Collez une clé d’API</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="129"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="130"/>
         <source>Save in the system &amp;keyring</source>
         <translation>Enregistrer dans le &amp;trousseau du système</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="131"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="132"/>
         <source>Keys are kept by the operating system, never in Engram&apos;s files</source>
         <translation>Les clés sont gardées par le système d’exploitation, jamais dans les fichiers d’Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="133"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="134"/>
         <source>Checking the system keyring…</source>
         <translation>Vérification du trousseau du système…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="140"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="141"/>
         <source>&amp;Agent model provider</source>
         <translation>&amp;Fournisseur du modèle d’agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="141"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="142"/>
         <source>Agent &amp;model</source>
         <translation>&amp;Modèle d’agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="142"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="143"/>
         <source>&amp;Embeddings</source>
         <translation>&amp;Plongements</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="143"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="144"/>
         <source>Embedding mo&amp;del</source>
         <translation>Mo&amp;dèle de plongement</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="144"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="145"/>
         <source>Ollama &amp;address</source>
         <translation>&amp;Adresse d’Ollama</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="145"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="146"/>
         <source>OpenAI-compatible &amp;URL</source>
         <translation>&amp;URL compatible OpenAI</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="146"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="147"/>
         <source>API &amp;key</source>
         <translation>&amp;Clé d’API</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="156"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="157"/>
         <source>Memory &amp;learning model</source>
         <translation>Modèle d&apos;&amp;apprentissage de la mémoire</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="164"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="165"/>
         <source>Only the rules learn from your sessions: no request is sent, nothing is spent.</source>
         <translation>Seules les règles apprennent de vos sessions : aucune requête n&apos;est envoyée, rien n&apos;est dépensé.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="166"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="167"/>
         <source>Uses the agent model above when one is set (one request per finished session); with none, only the rules learn and nothing is spent.</source>
         <translation>Utilise le modèle de l&apos;agent ci-dessus s&apos;il y en a un (une requête par session terminée) ; sinon, seules les règles apprennent et rien n&apos;est dépensé.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="169"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="170"/>
         <source>After each finished session, one request of at most %1 tokens goes to %2 through your own account (subscription or API key), plus one every 10 sessions to merge what they found. Every memory it writes is checked against the session and waits for your review.</source>
         <translation>Après chaque session terminée, une requête d&apos;au plus %1 jetons part vers %2 par votre propre compte (abonnement ou clé d&apos;API), plus une toutes les 10 sessions pour fusionner ce qu&apos;elles ont trouvé. Chaque mémoire écrite est vérifiée par rapport à la session et attend votre relecture.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="182"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="183"/>
         <source>Keys are stored in the system keyring.</source>
         <translation>Les clés sont stockées dans le trousseau du système.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="183"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="184"/>
         <source>No secure keyring was found on this system, so Engram will not store API keys. Set them in the environment instead (e.g. OPENAI_API_KEY).</source>
         <translation>Aucun trousseau sécurisé n’a été trouvé sur ce système : Engram n’enregistrera donc pas de clés d’API. Définissez-les plutôt dans l’environnement (p. ex. OPENAI_API_KEY).</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="193"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="194"/>
         <source>Choose where Engram keeps its data</source>
         <translation>Choisir où Engram garde ses données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="200"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="201"/>
         <source>Data folder not changed</source>
         <translation>Dossier de données inchangé</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="202"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="203"/>
         <source>Data folder changed</source>
         <translation>Dossier de données modifié</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="203"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="204"/>
         <source>Engram will keep its data in %1 from its next start.</source>
         <translation>Engram gardera ses données dans %1 à partir de son prochain démarrage.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="209"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="210"/>
         <source>Memory is stored on this computer in:</source>
         <translation>La mémoire est stockée sur cet ordinateur dans :</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="211"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="212"/>
         <source>&amp;Open the data folder</source>
         <translation>&amp;Ouvrir le dossier de données</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="213"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="214"/>
         <source>To keep the data elsewhere (a portable drive, a synced folder), choose another folder: Engram uses it from its next start. Projects already stored stay where they are; export and import them to move their memories.</source>
         <translation>Pour garder les données ailleurs (un disque portable, un dossier synchronisé), choisissez un autre dossier : Engram l&apos;utilise dès son prochain démarrage. Les projets déjà enregistrés restent où ils sont ; exportez-les puis importez-les pour déplacer leurs mémoires.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="217"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="218"/>
         <source>&amp;Change the data folder…</source>
         <translation>&amp;Changer le dossier de données…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="221"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="222"/>
         <source>&amp;Export…</source>
         <translation>&amp;Exporter…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="224"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="225"/>
         <source>&amp;Import…</source>
         <translation>&amp;Importer…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="226"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="227"/>
         <source>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md or .cursorrules</source>
         <translation>JSON, JSON Lines, Markdown, CLAUDE.md, AGENTS.md ou .cursorrules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="233"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="234"/>
         <source>Delete &amp;everything in this project…</source>
         <translation>&amp;Tout supprimer dans ce projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="235"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="236"/>
         <source>Removes every memory for good and scrubs the database file</source>
         <translation>Supprime définitivement toutes les mémoires et nettoie le fichier de la base</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="240"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="241"/>
         <source>Export and import</source>
         <translation>Export et import</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="251"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="252"/>
         <source>Export memories</source>
         <translation>Exporter les mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="256"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="257"/>
         <source>Import memories</source>
         <translation>Importer des mémoires</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="257"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="258"/>
         <source>Memory files (*.json *.jsonl *.md *.mdc *.cursorrules);;All files (*)</source>
         <translation>Fichiers de mémoire (*.json *.jsonl *.md *.mdc *.cursorrules);;Tous les fichiers (*)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="265"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="266"/>
         <source>Delete everything</source>
         <translation>Tout supprimer</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="266"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="267"/>
         <source>Every memory of this project will be deleted for good. Type %1 to confirm.</source>
         <translation>Toutes les mémoires de ce projet seront supprimées définitivement. Tapez %1 pour confirmer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/dialogs/settings.py" line="275"/>
+        <location filename="../desktop/ui/dialogs/settings.py" line="276"/>
         <source>Menus and panels switch at once; a few texts follow after a restart.</source>
         <translation>Les menus et panneaux changent aussitôt ; quelques textes suivent après un redémarrage.</translation>
     </message>
@@ -3406,31 +3432,186 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="67"/>
+        <location filename="../desktop/ui/welcome.py" line="25"/>
         <source>Long-term memory of your codebase for AI coding agents.
 Open a project folder to start.</source>
         <translation>La mémoire à long terme de votre code pour les agents de code IA.
 Ouvrez un dossier de projet pour commencer.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="70"/>
+        <location filename="../desktop/ui/welcome.py" line="28"/>
         <source>&amp;Open a project folder…</source>
         <translation>&amp;Ouvrir un dossier de projet…</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="75"/>
+        <location filename="../desktop/ui/welcome.py" line="33"/>
         <source>Double-click to open; right-click or Delete to remove from this list</source>
         <translation>Double-cliquez pour ouvrir ; clic droit ou Suppr pour retirer de cette liste</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="79"/>
+        <location filename="../desktop/ui/welcome.py" line="37"/>
         <source>&amp;Remove from Recent Projects</source>
         <translation>&amp;Retirer des projets récents</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/main_window.py" line="90"/>
+        <location filename="../desktop/ui/welcome.py" line="48"/>
         <source>Recent projects</source>
         <translation>Projets récents</translation>
+    </message>
+</context>
+<context>
+    <name>WindowMenus</name>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="47"/>
+        <source>&amp;File</source>
+        <translation>&amp;Fichier</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="48"/>
+        <source>&amp;Open Project…</source>
+        <translation>&amp;Ouvrir un projet…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="50"/>
+        <source>Open &amp;Recent</source>
+        <translation>Projets &amp;récents</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="52"/>
+        <source>&amp;Settings…</source>
+        <translation>&amp;Réglages…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="55"/>
+        <source>&amp;Quit</source>
+        <translation>&amp;Quitter</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="56"/>
+        <source>&amp;Project</source>
+        <translation>&amp;Projet</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="57"/>
+        <source>&amp;Teach Engram…</source>
+        <translation>&amp;Apprendre à Engram…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="58"/>
+        <source>Write down something agents should know</source>
+        <translation>Noter quelque chose que les agents doivent savoir</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="59"/>
+        <source>&amp;Review Memories…</source>
+        <translation>&amp;Revoir les mémoires…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="61"/>
+        <source>Confirm or forget memories that wait for review</source>
+        <translation>Confirmer ou oublier les mémoires en attente de revue</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="62"/>
+        <source>Resolve &amp;Conflicts…</source>
+        <translation>Résoudre les &amp;conflits…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="63"/>
+        <source>Decide between memories that disagree</source>
+        <translation>Trancher entre des mémoires qui se contredisent</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="64"/>
+        <source>&amp;Get to Know This Project…</source>
+        <translation>&amp;Découvrir ce projet…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="66"/>
+        <source>Index the code and import agent rule files</source>
+        <translation>Indexer le code et importer les fichiers de règles des agents</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="69"/>
+        <source>&amp;View</source>
+        <translation>&amp;Affichage</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="70"/>
+        <source>&amp;Memory Panel</source>
+        <translation>Panneau &amp;mémoire</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="72"/>
+        <source>Show or hide the memory panel (%1)</source>
+        <translation>Afficher ou masquer le panneau mémoire (%1)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="79"/>
+        <source>Last Session &amp;Summary…</source>
+        <translation>&amp;Résumé de la dernière session…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="80"/>
+        <source>&amp;Help</source>
+        <translation>&amp;Aide</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="81"/>
+        <source>Guided &amp;Tour (Sample Project)</source>
+        <translation>&amp;Visite guidée (projet d&apos;exemple)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="82"/>
+        <source>Open a sample project Engram creates, with a scripted agent; your projects are not touched</source>
+        <translation>Ouvrir un projet d&apos;exemple créé par Engram, avec un agent scripté ; vos projets ne sont pas modifiés</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="85"/>
+        <source>&amp;About Engram</source>
+        <translation>À &amp;propos d’Engram</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="86"/>
+        <source>Engram %1
+Long-term memory for AI coding agents.</source>
+        <translation>Engram %1
+Mémoire à long terme pour les agents de code IA.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="92"/>
+        <source>Switch project</source>
+        <translation>Changer de projet</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="97"/>
+        <source>Settings</source>
+        <translation>Réglages</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="98"/>
+        <source>Models, keys, data, language, trust</source>
+        <translation>Modèles, clés, données, langue, confiance</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="117"/>
+        <source>Guided tour (sample project)</source>
+        <translation>Visite guidée (projet d’exemple)</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="127"/>
+        <source>No project open</source>
+        <translation>Aucun projet ouvert</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="129"/>
+        <source>Open another folder…</source>
+        <translation>Ouvrir un autre dossier…</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/window_menus.py" line="146"/>
+        <source>Memory</source>
+        <translation>Mémoire</translation>
     </message>
 </context>
 </TS>

@@ -7,6 +7,6 @@ Public entry points:
 * :func:`desktop.agents.parallel.run_parallel` runs several sessions with isolated scratchpads;
 * :func:`desktop.agents.providers.make_provider` builds Ollama / OpenAI-compatible / Anthropic /
   scripted providers (keys from the OS keyring);
-* :mod:`desktop.agents.external` launches Claude Code or Codex and streams their events;
+* :mod:`desktop.agents.hooks` answers Claude Code, Codex and Gemini CLI through their hooks;
 * :mod:`desktop.agents.mcp_server` serves the same memory over MCP (stdio).
 """

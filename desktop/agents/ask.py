@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.memory.types import Memory
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.agents")
 
@@ -43,22 +46,20 @@ def _hit(result: Any) -> Hit:
     return Hit(result.memory, float(result.score), parts, {k: float(v) for k, v in ex.multipliers.items()})
 
 
-def search(project: Any, text: str, *, limit: int = 20) -> list[Hit]:
+def search(project: Project, text: str, *, limit: int = 20) -> list[Hit]:
     """Ranked memories for `text` from the project's SearchService, each with its score breakdown."""
     if not text.strip():
         return []
-    from desktop.composition import build_search_service
-
-    response = build_search_service(project).search(text, limit=limit, explain=True)
+    response = project.search.search(text, limit=limit, explain=True)
     return [_hit(r) for r in response.results]
 
 
-def explain(project: Any, memory: Memory, text: str) -> Hit | None:
+def explain(project: Project, memory: Memory, text: str) -> Hit | None:
     """The score breakdown of one memory for a query (None when the pipeline does not return it)."""
     return next((h for h in search(project, text, limit=60) if h.memory.id == memory.id), None)
 
 
-def ask(project: Any, question: str, *, llm: Any | None = None, limit: int = 8) -> Answer:
+def ask(project: Project, question: str, *, llm: Any | None = None, limit: int = 8) -> Answer:
     """Answer a question from memory; with no model, the ranked memories and their citations.
 
     With a provider the model writes a short answer citing memories as [Memory #ID: brief].

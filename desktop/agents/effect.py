@@ -1,10 +1,12 @@
 """What memory is measured to change: comparable sessions with and without it (the A/B groups).
 
-The app used to show "tokens saved" as a multiple of the memories' own length, a
-number nobody measured. This compares finished sessions of Engram's agent in the
-control group (no injection) with those given memory (passive and full groups):
-mean steps, tool calls and model tokens, each with its sample size. With fewer than
-``MIN_SESSIONS`` in either group nothing is claimed.
+The A/B groups are assigned at random (``metrics.ab_group``): the control group's sessions
+get no memory, the passive and full groups' do; a session whose group the run chose (the
+guided tour, ``engram run --group``) is left out. This compares their finished sessions:
+steps, tool calls and model tokens, each with both sample sizes and a permutation test of
+the difference of means (``desktop.memory.stats``). A difference is called a difference only
+when the test says it is distinguishable from chance; with fewer than ``MIN_SESSIONS`` in
+either group nothing is compared ("not enough sessions yet").
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from statistics import mean
 from typing import Any
 
 from desktop.agents.metrics import CONTROL, FULL, PASSIVE
+from desktop.memory.stats import ALPHA, permutation_test
 
 MIN_SESSIONS = 3
 MEASURES = ("steps", "tool_calls", "model_tokens")
@@ -22,41 +25,59 @@ MEASURES = ("steps", "tool_calls", "model_tokens")
 
 @dataclass
 class GroupStats:
-    """Means over one group's finished sessions; ``n`` per measure (a provider may not report tokens)."""
+    """One group's finished sessions: the values of each measure (a provider may not report tokens)."""
 
     sessions: int = 0
-    means: dict[str, float] = field(default_factory=dict)
-    n: dict[str, int] = field(default_factory=dict)
+    values: dict[str, list[float]] = field(default_factory=dict)
+
+    def n(self, measure: str) -> int:
+        """How many sessions report ``measure``."""
+        return len(self.values.get(measure, []))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One measure with memory and without: both means, both sample sizes, and the test's verdict."""
+
+    measure: str
+    with_mean: float
+    without_mean: float
+    n_with: int
+    n_without: int
+    p_value: float
+
+    @property
+    def distinguishable(self) -> bool:
+        """True when the difference is unlikely to be chance (two-sided permutation test, p < 0.05)."""
+        return self.p_value < ALPHA
 
 
 @dataclass
 class MemoryEffect:
-    """With memory vs without, and whether there is enough data to say anything."""
+    """With memory vs without, and whether there are enough sessions to compare at all."""
 
     with_memory: GroupStats
     without: GroupStats
     min_sessions: int = MIN_SESSIONS
 
-    @property
-    def measured(self) -> bool:
-        """True when both groups have at least ``min_sessions`` finished sessions."""
-        return min(self.with_memory.sessions, self.without.sessions) >= self.min_sessions
+    def enough(self, measure: str = "steps") -> bool:
+        """True when both groups have at least ``min_sessions`` sessions reporting ``measure``."""
+        return min(self.with_memory.n(measure), self.without.n(measure)) >= self.min_sessions
 
-    def change(self, measure: str) -> float | None:
-        """Relative change with memory (-0.2 = 20 % fewer), None when not measured."""
-        a, b = self.with_memory.means.get(measure), self.without.means.get(measure)
-        if not self.measured or a is None or not b:
+    def compare(self, measure: str = "steps") -> Comparison | None:
+        """The comparison of ``measure``, or None when there are not enough sessions yet."""
+        if not self.enough(measure):
             return None
-        return (a - b) / b
+        a, b = self.with_memory.values[measure], self.without.values[measure]
+        return Comparison(measure, mean(a), mean(b), len(a), len(b), permutation_test(a, b))
 
 
 def _stats(rows: list[dict[str, Any]]) -> GroupStats:
     out = GroupStats(sessions=len(rows))
     for key in MEASURES:
-        values = [float(r[key]) for r in rows if isinstance(r.get(key), (int, float)) and r.get(key) is not None]
+        values = [float(r[key]) for r in rows if isinstance(r.get(key), int | float)]
         if values:
-            out.means[key] = mean(values)
-            out.n[key] = len(values)
+            out.values[key] = values
     return out
 
 
@@ -67,5 +88,6 @@ def memory_effect(db: Any, *, min_sessions: int = MIN_SESSIONS) -> MemoryEffect:
             "SELECT ab_group, metrics FROM session_metrics WHERE agent = 'engram' AND outcome = 'success' "
             "AND ab_group IN (?, ?, ?)", (CONTROL, PASSIVE, FULL)):
         agent = json.loads(blob or "{}").get("agent") or {}
-        groups[str(group)].append(agent)
+        if agent.get("ab_random", True):  # a group chosen by the run (the tour, --group) is no experiment
+            groups[str(group)].append(agent)
     return MemoryEffect(_stats(groups[PASSIVE] + groups[FULL]), _stats(groups[CONTROL]), min_sessions)

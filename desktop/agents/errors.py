@@ -86,18 +86,6 @@ class ToolDenied(AgentError):
     code = "tool_denied"
 
 
-class ExternalAgentMissing(AgentError):
-    """The external agent CLI (claude / codex) is not installed on PATH."""
-
-    code = "external_agent_missing"
-
-
-class ExternalAgentFailed(AgentError):
-    """The external agent exited with an error."""
-
-    code = "external_agent_failed"
-
-
 class ScriptExhausted(AgentError):
     """The scripted provider was asked for more turns than its script has."""
 

@@ -29,9 +29,12 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from desktop.agents.mcp_catalog import static_result
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.mcp")
 
@@ -221,21 +224,20 @@ class Front:
         self.wire.send({"jsonrpc": "2.0", "id": msg["id"], **reply})
 
 
-def open_project(project: Path | None, data_dir: Path | None, cwd: Path) -> Any:
+def open_project(project: Path | None, data_dir: Path | None, cwd: Path) -> Project:
     """``project`` when given, else the Engram project ``cwd`` is in (the folder or a parent)."""
     from desktop.agents.hooks.runner import find_project_root
     from desktop.composition import Engram
-    from desktop.settings import Settings
 
-    settings = Settings.load(data_dir) if data_dir else Settings.load()
-    root = project.expanduser().resolve() if project else find_project_root(settings.data_dir, str(cwd))
+    app = Engram.for_data_dir(data_dir)  # the user's settings, read once for this server
+    root = project.expanduser().resolve() if project else find_project_root(app.settings.data_dir, str(cwd))
     if root is None:
         raise NotAProject(f"{cwd} is not an Engram project yet: run `engram setup` in it (or open it in "
                           "Engram), then start a new session.")
-    return Engram(settings).open_project(root, remember=False)
+    return app.open_project(root, remember=False)
 
 
-def load_and_serve(front: Front, opener: Callable[[], Any]) -> None:
+def load_and_serve(front: Front, opener: Callable[[], Project]) -> None:
     """The loader thread: import the SDK, open the project, serve what the front queued."""
     try:
         from desktop.agents.mcp_framing import serve_framed
@@ -264,12 +266,10 @@ def load_and_serve(front: Front, opener: Callable[[], Any]) -> None:
         project.close()
 
 
-def _graph_upkeep(project: Any) -> None:
+def _graph_upkeep(project: Project) -> None:
     """analyze_impact needs a current code graph; bringing it up to date never delays serving."""
-    from desktop.memory.lifecycle.maintenance import keep_graph_live
-
     try:
-        keep_graph_live(project)
+        project.keep_graph_live()
     except Exception:
         log.exception("could not bring the code graph up to date")
 

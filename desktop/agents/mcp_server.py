@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
@@ -35,6 +35,9 @@ from desktop.memory.store.errors import EngramError, NotFoundError, ValidationEr
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.trust import injectable
 from desktop.memory.types import MemorySource
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.mcp")
 
@@ -74,8 +77,8 @@ def impact_text(result: dict[str, Any]) -> str:
 class EngramMCP:
     """The tool implementations, independent of the transport (tested directly and over stdio)."""
 
-    def __init__(self, project: Any) -> None:
-        """``project`` is an open ProjectServices."""
+    def __init__(self, project: Project) -> None:
+        """``project``: the open project the client's agent works in."""
         self.project = project
         self.memory = TimedMemoryAccess(StoreMemoryAccess(project))
 

@@ -2,9 +2,9 @@
 
 Everything the agent loop, the memory tools, the injection tiers and the MCP
 server need from memory goes through :class:`MemoryAccess`. The implementation
-uses the retrieval facade (``project.extras["search"]``) when the project has one
-and falls back to FTS5 over the ``memories`` table when it does not, so the
-agents work before, and keep working after, retrieval lands.
+searches through the project's hybrid search (``Project.search``) once it is
+built, and through FTS5 over the ``memories`` table while the model still loads,
+so an agent never waits for a model.
 
 :class:`TimedMemoryAccess` wraps any implementation so that every call gives up
 after 3 s (design: the agent carries on without memory rather than stall).
@@ -15,17 +15,20 @@ from __future__ import annotations
 import concurrent.futures as cf
 import logging
 import re
-import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from desktop.memory.store.connection import rows_as_dicts
 from desktop.memory.store.rows import MemoryQuery, row_to_memory
 from desktop.memory.trust import INJECTABLE_SQL, injectable
 from desktop.memory.types import Memory, MemoryType
 
-_FACADE_LOCK = threading.Lock()
+if TYPE_CHECKING:
+    from desktop.memory.graph.service import GraphService
+    from desktop.memory.project import Project
+    from desktop.memory.retrieval.service import SearchService
+
 log = logging.getLogger("engram.agents")
 
 T = TypeVar("T")
@@ -113,18 +116,21 @@ def _fts_or(query: str) -> str | None:
     return fts_match_query(query, "or")
 
 
-class StoreMemoryAccess:
-    """MemoryAccess over one open project (ProjectServices)."""
+def _catch_up(search: SearchService) -> None:
+    """Embed what has no vector yet (bounded), so the first searches by meaning find it."""
+    search.sync_vectors(timeout_s=30.0)
 
-    def __init__(self, project: Any, *, graph: Any | None = None) -> None:
-        """``graph``: a GraphService; built lazily through the composition root when None."""
+
+class StoreMemoryAccess:
+    """MemoryAccess over one open :class:`~desktop.memory.project.Project`."""
+
+    def __init__(self, project: Project, *, graph: GraphService | None = None) -> None:
+        """``graph``: a GraphService; the project's own (built on first use) when None."""
         self.project = project
         self.db = project.db
         self._graph = graph
-        self._builder: threading.Thread | None = None
-        self._facade_ready = threading.Event()
 
-    # -- helpers -------------------------------------------------------------------
+    # -- helpers -------------------------------------------------------------------------
     def _conn(self) -> Any:
         return self.db.reads.conn()
 
@@ -136,17 +142,14 @@ class StoreMemoryAccess:
         """As they may be said now: the code each is anchored to is checked at this moment."""
         from desktop.memory.lifecycle.freshness import as_of_now
 
-        info = getattr(self.project, "info", None)
-        return as_of_now(memories, Path(info.root) if info is not None else None)
+        return as_of_now(memories, self.project.info.root)
 
-    def _facade(self) -> Any | None:
-        extras = getattr(self.project, "extras", None)
-        if extras is None:
-            return None
-        facade = extras.get("search") or extras.get("retrieval")
-        if facade is None:
+    def _search_service(self) -> SearchService | None:
+        """The hybrid search when it is built; else None, and its build starts in the background."""
+        search = self.project.search_if_built()
+        if search is None:
             self.prewarm()
-        return facade
+        return search
 
     def prewarm(self) -> None:
         """Start building the hybrid search service in the background (idempotent).
@@ -155,31 +158,12 @@ class StoreMemoryAccess:
         keywords, but loading the model and catching up on vectors takes seconds: until
         it is ready, searches fall back to keywords instead of blocking the agent.
         """
-        extras = getattr(self.project, "extras", None)
-        with _FACADE_LOCK:
-            if extras is None or extras.get("search") is not None or self._builder is not None:
-                return
-            self._builder = threading.Thread(target=self._build_facade, name="engram-search-build", daemon=True)
-            self._builder.start()
-
-    def _build_facade(self) -> None:
-        try:
-            from desktop.composition import build_search_service
-
-            facade = build_search_service(self.project)
-            if not self.project.db.writer.running:  # the project closed while we were building
-                facade.close()
-                return
-            facade.sync_vectors(timeout_s=30.0)
-        except Exception:  # no model, no vectors: keywords still work
-            log.exception("could not start the search service; using keyword search")
-        finally:
-            self._facade_ready.set()
+        self.project.prewarm_search(on_ready=_catch_up)
 
     def wait_ready(self, timeout: float = 60.0) -> bool:
-        """Wait until the hybrid search is built (tests, and callers that can afford to wait)."""
+        """Wait until the hybrid search is built and caught up (tests, and callers that can afford to wait)."""
         self.prewarm()
-        return self._facade_ready.wait(timeout)
+        return self.project.wait_search(timeout)
 
     # -- protocol ------------------------------------------------------------------
     def search(self, query: str, *, limit: int = 8, types: Iterable[str] = (), phase: str | None = None,
@@ -187,15 +171,16 @@ class StoreMemoryAccess:
         """The retrieval pipeline (phase, touched files for the graph path, the trust level's
         confidence floor); BM25 over FTS5 only while the pipeline is being built."""
         types = list(types)
-        facade = self._facade()
-        if facade is not None and hasattr(facade, "search"):
+        service = self._search_service()
+        if service is not None:
             try:
                 # Ask for more: quarantined hits are dropped here, after ranking.
-                found = self._from_facade(facade, query, limit * 2, types, phase=phase,
-                                          touched_files=list(touched_files), min_confidence=min_confidence)
+                response = service.search(query, limit=limit * 2, types=types or None, phase=phase,
+                                          touched_files=tuple(touched_files), min_confidence=min_confidence)
+                found = [r.memory for r in response.results if not types or r.memory.type in types]
                 return self._now([m for m in found if injectable(m)][:limit])
             except Exception:  # a retrieval bug must not take the agent's memory away
-                log.exception("retrieval facade failed; falling back to FTS")
+                log.exception("hybrid search failed; falling back to FTS")
         match = _fts_or(query)
         if match is None:
             return []
@@ -210,32 +195,6 @@ class StoreMemoryAccess:
         sql = (f"SELECT m.* FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid WHERE {where}"
                f" ORDER BY bm25(memories_fts) LIMIT ?")
         return self._now([row_to_memory(r) for r in rows_as_dicts(self._conn().execute(sql, [*params, limit]))])
-
-    def _from_facade(self, facade: Any, query: str, limit: int, types: list[str], *, phase: str | None = None,
-                     touched_files: list[str] | None = None, min_confidence: float | None = None) -> list[Memory]:
-        results = facade.search(query, limit=limit, types=types or None, phase=phase,
-                                touched_files=touched_files or (), min_confidence=min_confidence)
-        items = getattr(results, "results", None)
-        if items is None:
-            items = getattr(results, "items", None)
-        if items is None:
-            items = results
-        out: list[Memory] = []
-        missing: list[int] = []
-        for item in list(items)[:limit]:
-            mem = item if isinstance(item, Memory) else getattr(item, "memory", None)
-            if isinstance(mem, Memory):
-                out.append(mem)
-            else:
-                mid = getattr(item, "id", None) or getattr(item, "memory_id", None)
-                if isinstance(item, dict):
-                    mid = item.get("id") or item.get("memory_id")
-                if isinstance(mid, int):
-                    missing.append(mid)
-        if missing:
-            found = self.project.memories.get_many(missing)
-            out += [found[i] for i in missing if i in found]
-        return [m for m in out if not types or m.type in types]
 
     def always_inject(self, limit: int = 5) -> list[Memory]:
         """Pinned first (newest first), then critical ones, at most ``limit``."""
@@ -285,10 +244,8 @@ class StoreMemoryAccess:
         from desktop.memory.triggers.model import shape_of
         from desktop.memory.triggers.warn import warnings_for
 
-        info = getattr(self.project, "info", None)
-        root = Path(info.root) if info is not None else None
-        found = warnings_for(self._conn(), self.project.memories, shape_of(tool, args, files), root,
-                             exclude=exclude or ())
+        found = warnings_for(self._conn(), self.project.memories, shape_of(tool, args, files),
+                             self.project.info.root, exclude=exclude or ())
         return self._now([w.memory for w in found])
 
     def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None,
@@ -346,10 +303,10 @@ class StoreMemoryAccess:
         return self._select(f"{_INJECTABLE} AND type = 'work_state'", [], "id DESC", limit)
 
     def conflicts(self, memories: list[Memory]) -> list[tuple[Memory, Memory]]:
-        """The lifecycle conflict detector when it exists, else keyword opposition pairs."""
-        from desktop.agents.injection.conflicts import find_conflicts
+        """The core's conflict detector over these memories (same stance, opposite polarity, same subject)."""
+        from desktop.memory.lifecycle.conflicts import conflicting_pairs
 
-        return find_conflicts(memories)
+        return conflicting_pairs(memories)
 
     def prefetch_candidates(self, task: str) -> list[tuple[str, float]]:
         """(file, score) a session on ``task`` should read first, best first: ``observer.prefetch``'s ranker.
@@ -361,7 +318,7 @@ class StoreMemoryAccess:
         from desktop.memory.observer.prefetch import prefetch_plan
         from desktop.memory.observer.start_context import start_context
 
-        root = Path(self.project.info.root)
+        root = self.project.info.root
         context = start_context(task, root, home=Path.home())
         items = prefetch_plan(self._conn(), task, PREFETCH_RANKED, exclude_missing_under=str(root), context=context)
         return [(i.file, i.score) for i in items]
@@ -386,11 +343,8 @@ class StoreMemoryAccess:
 
     def analyze_impact(self, target: str, depth: int = 3) -> dict[str, Any]:
         """Through the project's GraphService (built on first use)."""
-        if self._graph is None:
-            from desktop.composition import build_graph_service
-
-            self._graph = build_graph_service(self.project)
-        return dict(self._graph.analyze_impact(target, depth))
+        graph = self._graph or self.project.graph
+        return dict(graph.analyze_impact(target, depth))
 
     def record_access(self, memory_ids: Iterable[int]) -> None:
         """Queued on the writer; never waited for on the agent's hot path."""

@@ -17,7 +17,7 @@ import logging
 import time
 import uuid
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from desktop.agents.session import AgentSession, EventSink
 from desktop.agents.session_types import SessionConfig, SessionResult
@@ -25,10 +25,13 @@ from desktop.memory.observer.events import SessionEnd, SessionStart
 from desktop.memory.observer.observer import Observer
 from desktop.memory.observer.scratchpad import merge_parallel
 
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
+
 log = logging.getLogger("engram.agents")
 
 
-def run_parallel(project: Any, configs: list[SessionConfig], *, on_event: EventSink | None = None,
+def run_parallel(project: Project, configs: list[SessionConfig], *, on_event: EventSink | None = None,
                  parent_session_id: str | None = None, timeout: float | None = None) -> tuple[str, list[SessionResult]]:
     """Run every config concurrently as children of one parent session; returns (parent id, results)."""
     parent = parent_session_id or f"engram-group-{uuid.uuid4().hex[:10]}"
@@ -45,10 +48,9 @@ def run_parallel(project: Any, configs: list[SessionConfig], *, on_event: EventS
     return parent, results
 
 
-def _merge_and_promote(project: Any, parent: str, sessions: list[AgentSession], results: list[SessionResult]) -> None:
-    from desktop.composition import observer_for
-
-    ingestor = observer_for(project)
+def _merge_and_promote(project: Project, parent: str, sessions: list[AgentSession],
+                       results: list[SessionResult]) -> None:
+    ingestor = project.observer
     observers = [s.observer for s in sessions if s.observer is not None]
     root = Observer(parent)
     now = time.time()

@@ -20,12 +20,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.agents.errors import AgentError
 from desktop.agents.injection.budget import PromptBudget
 from desktop.agents.injection.decider import Injection, RecentCall, StepInjectionDecider
-from desktop.agents.injection.formatting import citations
 from desktop.agents.injection.session_start import StartContext, build_start_context
 from desktop.agents.memory_access import StoreMemoryAccess, TimedMemoryAccess
 from desktop.agents.messages import AssistantTurn, ChatMessage
@@ -48,8 +47,12 @@ from desktop.agents.session_types import (
 from desktop.agents.tools.confine import ProjectRoot
 from desktop.agents.tools.memory_tools import SessionNotes
 from desktop.agents.tools.registry import ToolRegistry, summarize
+from desktop.memory.citations import cited_ids
 from desktop.memory.observer import events as ev
 from desktop.memory.observer.tool_names import canonical_tool, normalize_args
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.agents")
 
@@ -59,9 +62,9 @@ EventSink = Callable[[SessionEvent], None]
 class AgentSession:
     """One run of Engram's agent on one task in one project."""
 
-    def __init__(self, project: Any, config: SessionConfig, *, on_event: EventSink | None = None,
+    def __init__(self, project: Project, config: SessionConfig, *, on_event: EventSink | None = None,
                  memory: Any | None = None, observer: Any | None = None) -> None:
-        """``project`` is a ProjectServices; ``memory`` a MemoryAccess (default: the store's, 3 s timeout);
+        """``project`` is the open Project; ``memory`` a MemoryAccess (default: the store's, 3 s timeout);
         ``observer`` an Observer to feed (default: a live one from the project's ingestor)."""
         self.project = project
         self.config = config
@@ -190,9 +193,7 @@ class AgentSession:
     def _open_observer(self) -> None:
         if self.observer is not None or not self.config.learn:
             return
-        from desktop.composition import observer_for
-
-        self._ingestor = observer_for(self.project)
+        self._ingestor = self.project.observer
         self.observer = self._ingestor.live(self.session_id)
 
     def _step_limit(self) -> int:
@@ -258,7 +259,7 @@ class AgentSession:
             self._observe(ev.Reasoning(self.session_id, step, turn.thinking, now, "thinking"))
         if turn.text:
             self._observe(ev.Reasoning(self.session_id, step, turn.text, now, "text"))
-        cited = citations(turn.text) if turn.text else []
+        cited = cited_ids(turn.text)
         if cited:
             self.metrics.cited.update(cited)
         self.messages.append(ChatMessage("assistant", turn.text, list(turn.tool_calls)))
@@ -300,7 +301,7 @@ class AgentSession:
         self.messages.append(ChatMessage("tool", output, tool_call_id=call.id, name=call.name))
         self._used_tokens += len(output) // 4
         self._emit(TOOL_RESULT, step, call_id=call.id, tool=call.name, output=output, is_error=outcome.is_error,
-                   augmented=[i for inj in added for i in inj.memory_ids])
+                   augmented=[i for inj in added for i in inj.memory_ids], found=outcome.memory_ids)
 
     def _finish(self, outcome: str, step: int, limit: int, final_text: str, code: str | None,
                 message: str | None) -> SessionResult:
@@ -309,7 +310,10 @@ class AgentSession:
         state = self.decider.state
         from desktop.agents.metrics import p95
 
+        # A group the run chose (the tour, `engram run --group`) is no random assignment: such a
+        # session is left out of any with/without comparison (agents/effect.py).
         metrics = self.metrics.as_dict({"steps": step, "step_limit": limit, "error_code": code,
+                                        "ab_random": self.config.ab_group is None,
                                         "notes_recorded": len(self.notes.all()),
                                         "decide_p95_ms": round(p95(state.decide_ms), 3),
                                         "augment_p95_ms": round(p95(state.augment_ms), 3)})

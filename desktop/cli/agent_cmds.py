@@ -1,4 +1,5 @@
-"""`engram mcp` (serve memory over MCP / print client config) and `engram run` (a headless session)."""
+"""`engram mcp` (serve memory over MCP / print client config), `engram run` (a headless session) and
+`engram tour` (the guided tour's scripted agent on Engram's sample project)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from desktop.cli.common import CliError, add_common, emit, open_project, sql_int
+from desktop.cli.common import CliError, add_common, emit, engram_from, open_project, sql_int
 
 log = logging.getLogger("engram.agents")
 
@@ -40,6 +41,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--allow-writes", action="store_true")
     p.add_argument("--allow-commands", action="store_true")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("tour", help="run the guided tour's scripted agent on Engram's sample project "
+                                    "(created in the data folder; your projects are not touched)")
+    p.add_argument("task", nargs="?", default=None, help="what to ask (default: a task the sample answers)")
+    p.add_argument("--data-dir", type=Path, default=None,
+                   help="where Engram keeps its databases (default: the user-data folder)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_tour)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -110,3 +119,18 @@ def cmd_run(args: argparse.Namespace) -> int:
              lambda: "\n".join(f"{r.session_id} {r.outcome}: {r.final_text or r.error_message or ''}"
                                for r in results))
         return 0 if all(r.outcome == "success" for r in results) else 1
+
+
+def cmd_tour(args: argparse.Namespace) -> int:
+    """The app's Help > Guided Tour, from the command line: the same sample project and scripted agent."""
+    from desktop.tour import SUGGESTED_TASK, create_sample, seed_sample, tour_session
+
+    app = engram_from(args)
+    project = app.open_project(create_sample(app.settings.data_dir), remember=False)
+    try:
+        seed_sample(project)
+        result = tour_session(project, args.task or SUGGESTED_TASK, on_event=_stderr_event).run()
+    finally:
+        project.close()
+    emit(args, result.as_dict(), result.final_text or result.error_message or "")
+    return 0 if result.outcome == "success" else 1

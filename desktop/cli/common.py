@@ -13,10 +13,10 @@ from typing import Any
 
 import apsw
 
-from desktop.composition import Engram, ProjectServices
+from desktop.composition import Engram
+from desktop.memory.project import Project
 from desktop.memory.store.connection import translate_error
 from desktop.memory.types import Memory
-from desktop.settings import Settings
 
 
 class CliError(Exception):
@@ -62,13 +62,12 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 
 def engram_from(args: argparse.Namespace) -> Engram:
-    """The composition root configured from command-line options."""
-    settings = Settings.load(args.data_dir) if args.data_dir else Settings.load()
-    return Engram(settings)
+    """The composition root for the ``--data-dir`` given (the user's settings, read once)."""
+    return Engram.for_data_dir(args.data_dir)
 
 
 @contextmanager
-def open_project(args: argparse.Namespace, *, read_only: bool = False) -> Iterator[ProjectServices]:
+def open_project(args: argparse.Namespace, *, read_only: bool = False) -> Iterator[Project]:
     """Open the project named by --project (or the current directory) and close it afterwards.
 
     ``read_only`` (commands that only read, like ``list``): no whole-file integrity check at

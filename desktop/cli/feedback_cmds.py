@@ -42,10 +42,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def cmd_correct(args: argparse.Namespace) -> int:
     """engram correct ID --kind K [--text T]."""
-    from desktop.memory.lifecycle.correction import ApplyCorrection
-
     with open_project(args) as project:
-        kept = project.db.writer.run(ApplyCorrection(args.id, args.kind, args.text, actor="cli"))
+        kept = project.correct(args.id, args.kind, args.text, actor="cli").result(30)
     emit(args, {"id": args.id, "kind": args.kind, "current": kept},
          f"Memory #{args.id} corrected ({args.kind.replace('_', ' ')})"
          + (f"; the right text is memory #{kept}" if kept != args.id else ""))
@@ -54,10 +52,8 @@ def cmd_correct(args: argparse.Namespace) -> int:
 
 def cmd_flag(args: argparse.Namespace) -> int:
     """engram flag ID [--reason R]."""
-    from desktop.memory.lifecycle.feedback import flag_wrong
-
     with open_project(args) as project:
-        flag_wrong(project.db, args.id, reason=args.reason, actor="cli").result(30)
+        project.flag(args.id, reason=args.reason, actor="cli").result(30)
         m = project.memories.get(args.id)
     emit(args, {"id": m.id, "confidence": round(m.confidence, 4), "needs_review": m.needs_review},
          f"Memory #{m.id} flagged as wrong: confidence {m.confidence:.2f}, marked for review")
@@ -66,10 +62,8 @@ def cmd_flag(args: argparse.Namespace) -> int:
 
 def cmd_confirm(args: argparse.Namespace) -> int:
     """engram confirm ID."""
-    from desktop.memory.lifecycle.feedback import confirm_right
-
     with open_project(args) as project:
-        confirm_right(project.db, args.id, actor="cli").result(30)
+        project.confirm(args.id, actor="cli").result(30)
         m = project.memories.get(args.id)
     emit(args, {"id": m.id, "confidence": round(m.confidence, 4), "candidate": m.candidate},
          f"Memory #{m.id} confirmed: confidence {m.confidence:.2f}")

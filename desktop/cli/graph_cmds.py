@@ -8,7 +8,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from desktop.cli.common import CliError, add_common, emit, open_project, sql_int
-from desktop.composition import build_graph_service
 from desktop.memory.graph.report import index_outcome
 
 if TYPE_CHECKING:
@@ -71,7 +70,7 @@ class _Progress:
 def cmd_index(args: argparse.Namespace) -> int:
     """engram index."""
     with open_project(args) as project:
-        graph = build_graph_service(project, chunks=not args.no_chunks)
+        graph = project.build_graph(chunks=not args.no_chunks)
         progress = _Progress(args.quiet or args.json)
         try:
             report = graph.index(progress, force=args.force)
@@ -122,7 +121,7 @@ def _levels_text(result: dict[str, Any], verb: str) -> str:
 
 def _query(args: argparse.Namespace, dependents: bool) -> int:
     with open_project(args) as project:
-        graph = build_graph_service(project)
+        graph = project.graph
         if not graph.stats()["nodes"]:
             raise CliError("the project has not been indexed yet; run `engram index` first")
         try:
@@ -147,7 +146,7 @@ def cmd_deps(args: argparse.Namespace) -> int:
 def cmd_modules(args: argparse.Namespace) -> int:
     """engram modules."""
     with open_project(args) as project:
-        data = build_graph_service(project).modules()
+        data = project.graph.modules()
 
     def human() -> str:
         lines = [f"{m['name']}: {m['file_count']} file(s)" for m in data["modules"]]

@@ -143,7 +143,5 @@ def cmd_hooks(args: argparse.Namespace) -> int:
 def _ensure_project(project: Path, data_dir: Path | None) -> None:
     """Hooks only act in folders Engram knows: installing for a project creates its memory."""
     from desktop.composition import Engram
-    from desktop.settings import Settings
 
-    app = Engram(Settings.load(data_dir) if data_dir else Settings.load())
-    app.open_project(project, remember=True).close()
+    Engram.for_data_dir(data_dir).open_project(project, remember=True).close()

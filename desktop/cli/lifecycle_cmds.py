@@ -1,4 +1,4 @@
-"""`engram prune | audit | delete-all | auto-memory | check-stale | conflicts`."""
+"""`engram prune | audit | delete-all | auto-memory | check-stale`."""
 
 from __future__ import annotations
 
@@ -90,24 +90,20 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_delete_all(args: argparse.Namespace) -> int:
     """engram delete-all --yes."""
-    from desktop.memory.lifecycle.control import delete_all
-
     if not args.yes:
         raise CliError("this deletes every memory of the project for good; add --yes to confirm")
     with open_project(args) as project:
-        n = delete_all(project, actor="cli", reason="delete all from the command line")
+        n = project.delete_all(actor="cli", reason="delete all from the command line")
     emit(args, {"deleted": n}, f"Deleted {n} memories for good")
     return 0
 
 
 def cmd_auto_memory(args: argparse.Namespace) -> int:
     """engram auto-memory [on|off]."""
-    from desktop.memory.lifecycle.control import auto_memory_enabled, set_auto_memory
-
     with open_project(args) as project:
         if args.state:
-            set_auto_memory(project.db, args.state == "on", actor="cli")
-        enabled = auto_memory_enabled(project.db)
+            project.preferences.set(auto_memory=args.state == "on", actor="cli")
+        enabled = project.preferences.auto_memory()
     emit(args, {"auto_memory": "on" if enabled else "off"},
          f"Automatic memory creation is {'on' if enabled else 'off'}")
     return 0

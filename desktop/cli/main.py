@@ -11,30 +11,39 @@ from desktop import __version__
 
 log = logging.getLogger("engram.cli")
 
-# Subcommand modules register themselves; later features add to this list. Imported when
-# the parser is built, so `engram hook` (run by agents on every event) never loads them.
-COMMAND_MODULES = ["memory_cmds"]
-
-
 def build_parser(*, core_only: bool = False) -> argparse.ArgumentParser:
-    """The full argument parser (``core_only``: only the COMMAND_MODULES' commands)."""
+    """The full argument parser (``core_only``: only the memory commands: add, list, get, ...).
+
+    Command modules are imported here, not at the top: `engram hook` (run by agents on
+    every event) never loads them, and `engram list` loads only the memory commands.
+    """
+    from desktop.cli import memory_cmds
+
     parser = argparse.ArgumentParser(prog="engram", description="Long-term memory of a codebase for AI agents.")
     parser.add_argument("--version", action="version", version=f"engram {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in COMMAND_MODULES:
-        __import__(f"desktop.cli.{name}", fromlist=["register"]).register(sub)
+    memory_cmds.register(sub)
     if core_only:
         return parser
-    for optional in ("search_cmds", "graph_cmds", "observer_cmds", "lifecycle_cmds", "agent_cmds", "doctor_cmds",
-                     "hook_cmds", "team_cmds", "feedback_cmds", "report_cmds", "setup_cmds"):
-        try:
-            mod = __import__(f"desktop.cli.{optional}", fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"desktop.cli.{optional}":
-                raise
-            continue
-        mod.register(sub)
+    from desktop.cli import (
+        agent_cmds,
+        doctor_cmds,
+        feedback_cmds,
+        graph_cmds,
+        hook_cmds,
+        lifecycle_cmds,
+        observer_cmds,
+        preference_cmds,
+        report_cmds,
+        search_cmds,
+        setup_cmds,
+        team_cmds,
+    )
+
+    for module in (search_cmds, graph_cmds, observer_cmds, lifecycle_cmds, preference_cmds, agent_cmds,
+                   doctor_cmds, hook_cmds, team_cmds, feedback_cmds, report_cmds, setup_cmds):
+        module.register(sub)
     return parser
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,10 @@ from desktop.cli.common import (
     sql_int,
     terminal_safe,
 )
+from desktop.memory.actions import EXPORT_FORMATS
 from desktop.memory.evidence_view import evidence_json
 from desktop.memory.lifecycle.formats import FORMATS as IMPORT_FORMATS
-from desktop.memory.lifecycle.portable import export_json, memory_to_record
-from desktop.memory.store.memory_ops import NewMemory
+from desktop.memory.lifecycle.portable import memory_to_record
 from desktop.memory.store.rows import MemoryQuery
 from desktop.memory.types import MemoryScope, MemoryType
 
@@ -84,7 +85,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("export", help="export memories")
     add_common(p)
-    p.add_argument("--format", default="json", choices=["json", "markdown", "claude-md", "agents-md"])
+    p.add_argument("--format", default="json", choices=list(EXPORT_FORMATS))
     p.add_argument("--output", "-o", type=Path, default=None,
                    help="file to write (claude-md/agents-md: only Engram's block in it is replaced)")
     p.add_argument("--limit", type=sql_int, default=200, help="claude-md/agents-md: at most this many memories")
@@ -94,9 +95,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def cmd_add(args: argparse.Namespace) -> int:
     """engram add."""
     with open_project(args) as project:
-        item = NewMemory(content=args.text, type=args.type, scope=args.scope, related_files=args.file,
-                         tags=args.tag, pinned=args.pin, source="user_taught", user_verified=True)
-        result = project.memories.add(item, actor="cli").result()
+        result = project.teach(args.text, type=args.type, scope=args.scope, related_files=args.file,
+                               tags=args.tag, pinned=args.pin, actor="cli").result()
         memory = project.memories.get(result.id)
     emit(args, memory_json(memory, created=result.created),
          f"{'Added' if result.created else 'Already known, reinforced'} memory #{result.id}")
@@ -190,12 +190,10 @@ def cmd_pin(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """engram import FILE [--format ...]."""
-    from desktop.memory.lifecycle.formats import import_path
-
     if not args.file.exists():
         raise CliError(f"no such file: {args.file}")
     with open_project(args) as project:
-        report = import_path(project.memories, args.file, args.format, trusted=args.trusted)
+        report = project.import_file(args.file, args.format, trusted=args.trusted)
     data = {"added": report.added, "unchanged": report.unchanged, "ids": report.ids,
             "rejected": [{"line": n, "reason": r} for n, r in report.rejected]}
     emit(args, data, f"Imported {report.added} new, {report.unchanged} already known, "
@@ -217,28 +215,20 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from desktop.memory.lifecycle.formats import export_markdown, managed_block, write_managed_block
-
     with open_project(args) as project:
-        if args.format == "json":
-            if args.output:
-                with args.output.open("w", encoding="utf-8") as fh:
-                    n = export_json(project.memories, fh)
-                sys.stderr.write(f"Exported {n} memories to {args.output}\n")
-            else:
-                export_json(project.memories, sys.stdout)
-            return 0
-        if args.format == "markdown":
-            text = export_markdown(project.db, project_name=project.info.name)
+        if args.output is not None:
+            result = project.export(args.format, args.output, limit=args.limit)
+        elif args.format != "json" and sys.stdout.isatty():
+            # On a terminal, control characters are shown, not obeyed; a pipe gets the bytes as they are.
+            buffer = io.StringIO()
+            result = project.export(args.format, buffer, limit=args.limit)
+            sys.stdout.write(terminal_safe(buffer.getvalue()))
         else:
-            text = managed_block(project.db, limit=args.limit)
+            result = project.export(args.format, sys.stdout, limit=args.limit)
     if args.output is None:
-        # On a terminal, control characters are shown, not obeyed; a pipe gets the bytes as they are.
-        sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
-    elif args.format == "markdown":
-        args.output.write_text(text, encoding="utf-8")
-        sys.stderr.write(f"Exported Markdown to {args.output}\n")
+        return 0
+    if args.format in ("claude-md", "agents-md"):
+        sys.stderr.write(f"{'Updated' if result.changed else 'Unchanged'}: Engram block in {args.output}\n")
     else:
-        changed = write_managed_block(args.output, text)
-        sys.stderr.write(f"{'Updated' if changed else 'Unchanged'}: Engram block in {args.output}\n")
+        sys.stderr.write(f"Exported {result.count} memories to {args.output}\n")
     return 0

@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 
 from desktop.cli.common import CliError, add_common, emit, open_project, sql_int
-from desktop.composition import observer_for
 
 # The core reports codes; the command line words them.
 _INGEST_ERRORS = {
@@ -45,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Import transcripts once each; re-running never duplicates anything."""
     with open_project(args) as project:
-        ingestor = observer_for(project)
+        ingestor = project.observer
         if args.files:
             missing = [str(f) for f in args.files if not f.exists()]
             if missing:
@@ -118,7 +117,7 @@ _SYNTHESIS_STATUS = {
 def cmd_consolidate(args: argparse.Namespace) -> int:
     """Run the model's consolidation pass over the recent sessions' evidence."""
     with open_project(args) as project:
-        synthesizer = observer_for(project).synthesizer
+        synthesizer = project.observer.synthesizer
         if synthesizer is None or not synthesizer.available():
             raise CliError("no model is configured for memory: choose one in Settings (an agent CLI you are "
                            "logged into, Ollama, OpenAI-compatible or Anthropic)")

@@ -105,10 +105,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CliError(f"cannot read {args.batch}: {exc.strerror or exc}") from None
         requests = [_request(line, n) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-    from desktop.composition import build_search_service
-
     with open_project(args) as project:
-        search = build_search_service(project, start_indexer=False)
+        search = project.build_search(start_indexer=False)
         done = search.sync_vectors(timeout_s=args.embed_timeout)
         if done:
             log.info("embedded %d memories before searching", done)

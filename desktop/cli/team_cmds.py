@@ -132,12 +132,10 @@ def cmd_revoke(args: argparse.Namespace) -> int:
 def cmd_join(args: argparse.Namespace) -> int:
     """engram team join --url TEAM_URL."""
     from desktop.memory.team.engine import queued_count
-    from desktop.memory.team.service import default_project_key, join_team
 
     url = _url(args)
     with open_project(args) as project:
-        key = args.project_key or default_project_key(project.info.root)
-        state = join_team(project.db, url, member=args.name, project_key=key)
+        state = project.join_team(url, member=args.name, project_key=args.project_key)
         queued = queued_count(project.db.reads.conn())
     emit(args, {"team": state.team_name, "member": state.member_name, "project_key": state.project_key,
                 "queued": queued},
@@ -229,9 +227,7 @@ def cmd_share(args: argparse.Namespace) -> int:
 
 def cmd_leave(args: argparse.Namespace) -> int:
     """engram team leave."""
-    from desktop.memory.team.service import leave_team
-
     with open_project(args) as project:
-        left = leave_team(project.db)
+        left = project.leave_team()
     emit(args, {"left": left}, "Left the team; local memories are kept." if left else "Not connected to a team.")
     return 0

@@ -50,8 +50,6 @@ WORDS: dict[str, str] = {
     "tool_denied": "The agent's action was not allowed.",
     "path_outside_project": "The agent tried to reach a file outside the project folder.",
     "script_exhausted": "The scripted agent ran out of turns.",
-    "external_agent_missing": "That agent's command-line tool is not installed.",
-    "external_agent_failed": "The external agent exited with an error.",
     # code graph and observer
     "graph_target_not_found": "That file or symbol is not in the code graph.",
     "transcript_import_error": "A transcript could not be read.",

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import QApplication
 from desktop import APP_NAME, ORG_NAME, __version__
 from desktop.composition import Engram
 from desktop.paths import resource_path
-from desktop.settings import Settings
 
 log = logging.getLogger("engram.ui")
 
@@ -78,10 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = list(sys.argv if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    settings = Settings.load()
+    engram = Engram()  # the user's settings, read once for the app
     app = create_app(argv)
-    install_translators(app, settings.language)
-    engram = Engram(settings)
+    install_translators(app, engram.settings.language)
     window = MainWindow(engram)
     window.show()
     project_args = [a for a in argv[1:] if not a.startswith("-")]

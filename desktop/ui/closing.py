@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.ui")
 
@@ -62,7 +65,7 @@ class ProjectCloser(QObject):
         """True while a close is still running (its end not yet seen on the GUI thread)."""
         return self._running > 0
 
-    def close(self, project: Any, tasks: Any, session_thread: QThread | None = None) -> None:
+    def close(self, project: Project, tasks: Any, session_thread: QThread | None = None) -> None:
         """Start closing `project`; returns at once."""
         self._name = project.info.name
         if session_thread is not None:

@@ -17,14 +17,13 @@ from desktop.memory.lifecycle.portable import ImportReport
 from desktop.memory.store.errors import ValidationError
 from desktop.memory.types import Memory
 from desktop.ui import trust
-from desktop.ui.adapters import lifecycle, portable
-from desktop.ui.adapters.prefs import save_prefs
+from desktop.ui.adapters import lifecycle
 from desktop.ui.dialogs.conflicts import ConflictsDialog
 from desktop.ui.dialogs.correction import CorrectionDialog
 from desktop.ui.dialogs.onboarding import Onboarding
 from desktop.ui.dialogs.settings import SettingsDialog
 from desktop.ui.dialogs.summary import SessionSummary, apply_decisions
-from desktop.ui.dialogs.teach import remember_now, taught_memory, teach_dialog
+from desktop.ui.dialogs.teach import teach_dialog
 from desktop.ui.dialogs.trust import offer_regression
 from desktop.ui.messages import describe_error
 from desktop.ui.team_flow import wire_team_panel
@@ -63,10 +62,22 @@ class Flows(QObject):
         self.w.tasks.watch(future, lambda _r: self._status(success), self._failed)
         return True
 
-    def save_prefs(self) -> None:
-        """Store the project's preferences through the writer."""
+    def save_counters(self) -> None:
+        """Store the counters of the trust rules (sessions, confirmed, ...): never a preference."""
         if self.w.project is not None:
-            self.w.tasks.watch(save_prefs(self.w.project.db, self.w.prefs), None, self._failed)
+            self.w.tasks.watch(self.w.project.preferences.save_counters(self.w.prefs), None, self._failed)
+
+    def save_preferences(self) -> None:
+        """Store what the user chose (trust level, write policy, ...): each change is audited."""
+        project = self.w.project
+        if project is None:
+            return
+        try:
+            future = project.preferences.save(self.w.prefs)
+        except ValidationError as exc:
+            self._failed(exc)
+            return
+        self.w.tasks.watch(future, None, self._failed)
 
     # -- teach -------------------------------------------------------------------------------
     def teach(self, text: str = "", files: list[str] | None = None) -> None:
@@ -76,15 +87,15 @@ class Flows(QObject):
         dialog = teach_dialog(self.w, text, files)
         if not dialog.exec():
             return
-        item = taught_memory(dialog.values())
+        values = dialog.values()
         project = self.w.project
-        self._watch(lambda: project.memories.add(item, actor="user"), self.tr("Memory saved"))
+        self._watch(lambda: project.teach(**values), self.tr("Memory saved"))
 
     def remember(self, text: str) -> None:
         """`/remember TEXT`: saved at once."""
         if self.w.project is not None:
             project = self.w.project
-            self._watch(lambda: remember_now(project, text), self.tr("Remembered: %1").replace("%1", text[:60]))
+            self._watch(lambda: project.remember(text), self.tr("Remembered: %1").replace("%1", text[:60]))
 
     # -- correct -----------------------------------------------------------------------------
     def correct(self, memory_id: int) -> None:
@@ -96,16 +107,18 @@ class Flows(QObject):
 
     def _correct_memory(self, memory: Memory) -> None:
         dialog = CorrectionDialog(memory, self.w)
-        if not dialog.exec():
-            return
         project = self.w.project
+        if not dialog.exec() or project is None:
+            return
         kind, text = dialog.kind(), dialog.correction_text()
-        if self._watch(lambda: lifecycle.apply_correction(project, memory, kind, text), self.tr("Correction saved")):
+        if self._watch(lambda: project.correct(memory.id, kind, text), self.tr("Correction saved")):
             self.flags_this_session += 1
             self.w.prefs.corrected += 1
-            if trust.should_offer_regression(self.w.prefs, self.flags_this_session):
-                offer_regression(self.w, self.w.prefs, self.flags_this_session)
-            self.save_prefs()
+            if trust.should_offer_regression(self.w.prefs, self.flags_this_session) \
+                    and offer_regression(self.w, self.w.prefs, self.flags_this_session):
+                self.save_preferences()  # the trust level stepped back: the user's choice, audited
+            else:
+                self.save_counters()
 
     # -- session end -------------------------------------------------------------------------
     def session_finished(self, metrics: dict[str, Any]) -> None:
@@ -118,7 +131,7 @@ class Flows(QObject):
             w.panel.dashboard.schedule_refresh()
         used, learned = list(metrics.get("used", [])), list(metrics.get("learned", []))
         w.prefs.suggested += len(learned)
-        self.save_prefs()
+        self.save_counters()
         project = w.project
         self.w.tasks.run(lambda: project.memories.get_many(used + learned),
                          lambda found: self._summarise(metrics, [found[i] for i in used if i in found],
@@ -157,7 +170,7 @@ class Flows(QObject):
             for f in apply_decisions(self.w.project, {m.id: m for m in learned}, decisions):
                 self.w.tasks.watch(f, None, self._failed)
         self.flags_this_session = 0
-        self.save_prefs()
+        self.save_counters()
         self.summary = None
 
     # -- conflicts and review ------------------------------------------------------------------
@@ -169,8 +182,10 @@ class Flows(QObject):
         self.w.tasks.run(lambda: lifecycle.find_conflicts(project), self._show_conflicts, self._failed)
 
     def _show_conflicts(self, conflicts: list[lifecycle.Conflict]) -> None:
-        self.conflicts = ConflictsDialog(conflicts, self.w)
         project = self.w.project
+        if project is None:
+            return
+        self.conflicts = ConflictsDialog(conflicts, self.w)
         self.conflicts.resolve.connect(lambda c, choice: self._watch(
             lambda: lifecycle.resolve_conflict(project, c, choice), self.tr("Conflict resolved")))
         self.conflicts.open()
@@ -186,6 +201,8 @@ class Flows(QObject):
                                                        limit=200), self._review)
 
     def _review(self, memories: list[Memory]) -> None:
+        if self.w.project is None:
+            return
         if not memories:
             self._status(self.tr("Nothing waits for review."))
             return
@@ -214,7 +231,7 @@ class Flows(QObject):
     def _onboarded(self) -> None:
         if not self.w.prefs.onboarding_done:
             self.w.prefs.onboarding_done = True
-            self.save_prefs()
+            self.save_counters()
 
     # -- settings, import, export -----------------------------------------------------------
     def settings(self) -> SettingsDialog:
@@ -239,17 +256,17 @@ class Flows(QObject):
             settings = w.engram.settings
             w.tasks.run(settings.save, None, self._failed)
             if dialog.trust_panel is not None:
-                self.save_prefs()
+                self.save_preferences()
             if language_changed:
                 w.switch_language(settings.language)
         return dialog
 
     def export_to(self, fmt: str, path: str) -> None:
-        """Export on a pool thread."""
+        """Export on a pool thread, exactly as ``engram export`` does (CLAUDE.md: only Engram's block)."""
         project = self.w.project
         if project is not None:
-            self.w.tasks.run(lambda: portable.export_file(project, Path(path), fmt),
-                             lambda n: self._status(self.tr("%n memories exported", "", n)), self._failed)
+            self.w.tasks.run(lambda: project.export(fmt, Path(path)),
+                             lambda r: self._status(self.tr("%n memories exported", "", r.count)), self._failed)
 
     def import_from(self, path: Path) -> None:
         """Import a file on a pool thread through the core importer (the one ``engram import`` uses)."""
@@ -257,7 +274,7 @@ class Flows(QObject):
         if project is None:
             return
         self._status(self.tr("Importing %1…").replace("%1", path.name))
-        self.w.tasks.run(lambda: portable.import_file(project, path), self._imported, self._import_failed)
+        self.w.tasks.run(lambda: project.import_file(path), self._imported, self._import_failed)
 
     def _imported(self, report: ImportReport) -> None:
         self._status(self.tr("Imported %1 new, %2 already known, %3 rejected").replace("%1", str(report.added))
@@ -275,5 +292,5 @@ class Flows(QObject):
         """Delete every memory of the project for good (pool thread)."""
         project = self.w.project
         if project is not None:
-            self.w.tasks.run(lambda: portable.delete_everything(project),
+            self.w.tasks.run(lambda: project.delete_all(reason="delete everything (settings)"),
                              lambda n: self._status(self.tr("%n memories deleted", "", n)), self._failed)

@@ -9,37 +9,28 @@ from pathlib import Path
 from typing import Any, cast
 
 from PySide6.QtCore import Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox,
     QDockWidget,
     QFileDialog,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QMainWindow,
-    QMenu,
     QMessageBox,
-    QPushButton,
     QStackedWidget,
     QToolBar,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop import APP_NAME, __version__
 from desktop.agents.model_setup import model_setup
-from desktop.composition import (
-    Engram,
-    ProjectServices,
-    build_graph_service,
-    idle_maintenance,
-    start_project_services,
-)
-from desktop.memory.projects import InstanceLock, move_aside_corrupt
+from desktop.composition import Engram
+from desktop.memory.graph.service import GraphService
+from desktop.memory.preferences import ProjectPrefs
+from desktop.memory.project import Project
+from desktop.memory.project_services import Started, idle_maintenance, start_background
+from desktop.memory.projects import move_aside_corrupt
+from desktop.memory.store.changes import ChangeSet
 from desktop.memory.store.errors import CorruptDatabaseError
-from desktop.memory.store.writer import ChangeSet
-from desktop.ui.adapters.prefs import ProjectPrefs, load_prefs
 from desktop.ui.closing import ProjectCloser
 from desktop.ui.dialogs.approval import ApprovalBridge, session_policy
 from desktop.ui.flows import Flows
@@ -48,66 +39,14 @@ from desktop.ui.messages import describe_error
 from desktop.ui.panel.panel import MemoryPanel
 from desktop.ui.session.view import SessionView
 from desktop.ui.tasks import ChangeRelay, Tasks
-from desktop.ui.theme import app_icon, icon
+from desktop.ui.theme import app_icon
+from desktop.ui.welcome import WelcomePage
+from desktop.ui.window_menus import MEMORY_PANEL_SHORTCUT, WindowMenus
 
 # Pruning runs at most once a day and staleness checks are cheap; look every 15 minutes.
 IDLE_MAINTENANCE_MS = 15 * 60 * 1000
 log = logging.getLogger("engram.ui")
 
-# Qt maps "Ctrl" to the Command key on macOS, so this is Cmd+Shift+M there.
-MEMORY_PANEL_SHORTCUT = "Ctrl+Shift+M"
-
-
-class WelcomePage(QWidget):
-    """Shown while no project is open: open a folder or pick a recent one."""
-
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        title = QLabel(f"<h1>{APP_NAME}</h1>")
-        blurb = QLabel(self.tr("Long-term memory of your codebase for AI coding agents.\n"
-                               "Open a project folder to start."))
-        blurb.setWordWrap(True)
-        self.open_button = QPushButton(icon("folder"), self.tr("&Open a project folder…"))
-        self.open_button.setObjectName("openProject")
-        self.open_button.clicked.connect(window.choose_project)
-        self.recent = QListWidget()
-        self.recent.setObjectName("recentProjects")
-        self.recent.setToolTip(self.tr("Double-click to open; right-click or Delete to remove from this list"))
-        self.recent.itemActivated.connect(lambda item: window.open_project(Path(item.data(Qt.ItemDataRole.UserRole))))
-        self.recent.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.recent.customContextMenuRequested.connect(self._recent_menu)
-        self.remove_recent = QAction(self.tr("&Remove from Recent Projects"), self.recent)
-        self.remove_recent.setShortcut(QKeySequence.StandardKey.Delete)
-        self.remove_recent.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-        self.remove_recent.triggered.connect(self._remove_selected)
-        self.recent.addAction(self.remove_recent)
-        self.main = window
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(48, 36, 48, 36)
-        layout.addWidget(title)
-        layout.addWidget(blurb)
-        layout.addWidget(self.open_button, 0, Qt.AlignmentFlag.AlignLeft)
-        layout.addWidget(QLabel(self.tr("Recent projects")))
-        layout.addWidget(self.recent, 1)
-
-    def _recent_menu(self, pos: Any) -> None:
-        if self.recent.itemAt(pos) is not None:
-            menu = QMenu(self.recent)
-            menu.addAction(self.remove_recent)
-            menu.exec(self.recent.mapToGlobal(pos))
-
-    def _remove_selected(self) -> None:
-        item = self.recent.currentItem()
-        if item is not None:
-            self.main.forget_recent(Path(item.data(Qt.ItemDataRole.UserRole)))
-
-    def refresh(self, recent: list[Path]) -> None:
-        """Show the recent projects list."""
-        self.recent.clear()
-        for path in recent:
-            item = QListWidgetItem(f"{path.name}   —   {path}")
-            item.setData(Qt.ItemDataRole.UserRole, str(path))
-            self.recent.addItem(item)
 
 
 class MainWindow(QMainWindow):
@@ -126,8 +65,8 @@ class MainWindow(QMainWindow):
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
         self.engram = engram
         self.auto_onboarding = onboarding
-        self.project: ProjectServices | None = None
-        self.graph: Any | None = None
+        self.project: Project | None = None
+        self.graph: GraphService | None = None
         self.prefs = ProjectPrefs()
         self.panel: MemoryPanel | None = None
         self.panel_wanted = True  # the user's last show/hide of the memory panel, kept across project opens
@@ -156,28 +95,28 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(self.workspace)
         self.setCentralWidget(self.stack)
 
-        self.memory_dock = QDockWidget(self)
+        self.memory_dock: QDockWidget = QDockWidget(self)
         self.memory_dock.setObjectName("memoryPanel")
         self.memory_dock.setAllowedAreas(Qt.DockWidgetArea.RightDockWidgetArea | Qt.DockWidgetArea.LeftDockWidgetArea)
         # Narrow enough that the window fits a 1024-px screen with the panel open (it never widens itself).
         self.memory_dock.setMinimumWidth(360)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
         self.memory_dock.hide()
-        self.memory_dock.visibilityChanged.connect(lambda v: self.panel_action.setChecked(v))
+        self.memory_dock.visibilityChanged.connect(lambda v: self.menus.panel_action.setChecked(v))
 
-        self.toolbar = QToolBar()
+        self.toolbar: QToolBar = QToolBar()
         self.toolbar.setObjectName("mainToolbar")
         self.toolbar.setMovable(False)
         self.addToolBar(self.toolbar)
-        self._build_menus()
+        self.menus: WindowMenus = WindowMenus(self)
         # An application-wide shortcut works from any widget or dialog of the app.
         self.panel_shortcut = QShortcut(QKeySequence(MEMORY_PANEL_SHORTCUT), self)
         self.panel_shortcut.setContext(Qt.ShortcutContext.ApplicationShortcut)
         self.panel_shortcut.activated.connect(self.toggle_memory_panel)
         self.relay.changed.connect(self._on_changes)
         self.welcome.refresh(self.engram.registry.recent())
-        self._fill_switcher()
-        self._retitle()
+        self.menus.fill_switcher()
+        self.menus.retitle()
         self.statusBar().showMessage(self.tr("Open a project to begin."))
         # Said while it lasts: another Engram window has this project open, so this one may be behind.
         self.elsewhere = QLabel(self.tr("Also open in another Engram window: changes made there show here "
@@ -187,119 +126,6 @@ class MainWindow(QMainWindow):
         self.elsewhere.hide()
         self.statusBar().addPermanentWidget(self.elsewhere)
 
-    # -- menus and toolbar -----------------------------------------------------------------
-    def _action(self, text: str, slot: Any, *, icon_name: str = "", shortcut: Any = None, tip: str = "") -> QAction:
-        action = QAction(icon(icon_name) if icon_name else QIcon(), text, self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        if tip:
-            action.setToolTip(tip)
-            action.setStatusTip(tip)
-        action.triggered.connect(lambda _c=False: slot())
-        return action
-
-    def _build_menus(self) -> None:
-        self.menuBar().clear()
-        self.toolbar.clear()
-        file_menu = self.menuBar().addMenu(self.tr("&File"))
-        file_menu.addAction(self._action(self.tr("&Open Project…"), self.choose_project, icon_name="folder",
-                                         shortcut=QKeySequence.StandardKey.Open))
-        self.recent_menu = file_menu.addMenu(self.tr("Open &Recent"))
-        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
-        file_menu.addAction(self._action(self.tr("&Settings…"), self.flows.settings, icon_name="settings",
-                                         shortcut=QKeySequence.StandardKey.Preferences))
-        file_menu.addSeparator()
-        file_menu.addAction(self._action(self.tr("&Quit"), self.close, shortcut=QKeySequence.StandardKey.Quit))
-        project_menu = self.menuBar().addMenu(self.tr("&Project"))
-        self.teach_action = self._action(self.tr("&Teach Engram…"), self.flows.teach, icon_name="teach",
-                                         shortcut="Ctrl+T", tip=self.tr("Write down something agents should know"))
-        self.review_action = self._action(self.tr("&Review Memories…"), self.flows.review_pending,
-                                          icon_name="check", shortcut="Ctrl+R",
-                                          tip=self.tr("Confirm or forget memories that wait for review"))
-        self.conflicts_action = self._action(self.tr("Resolve &Conflicts…"), self.flows.resolve_conflicts,
-                                             icon_name="shield", tip=self.tr("Decide between memories that disagree"))
-        self.onboarding_action = self._action(self.tr("&Get to Know This Project…"), self.flows.start_onboarding,
-                                              icon_name="import",
-                                              tip=self.tr("Index the code and import agent rule files"))
-        for a in (self.teach_action, self.review_action, self.conflicts_action, self.onboarding_action):
-            project_menu.addAction(a)
-        view_menu = self.menuBar().addMenu(self.tr("&View"))
-        self.panel_action: QAction = QAction(icon("memory"), self.tr("&Memory Panel"), self)
-        self.panel_action.setCheckable(True)
-        self.panel_action.setToolTip(self.tr("Show or hide the memory panel (%1)").replace(
-            "%1", QKeySequence(MEMORY_PANEL_SHORTCUT).toString(QKeySequence.SequenceFormat.NativeText)))
-        # Shown in the menu; the QShortcut does the work so it fires app-wide.
-        self.panel_action.setShortcut(QKeySequence(MEMORY_PANEL_SHORTCUT))
-        self.panel_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-        self.panel_action.triggered.connect(self.toggle_memory_panel)
-        view_menu.addAction(self.panel_action)
-        view_menu.addAction(self._action(self.tr("Last Session &Summary…"), self.flows.show_summary))
-        help_menu = self.menuBar().addMenu(self.tr("&Help"))
-        self.tour_action = self._action(self.tr("Guided &Tour (Sample Project)"), self.open_tour,
-                                        tip=self.tr("Open a sample project Engram creates, with a scripted "
-                                                    "agent; your projects are not touched"))
-        help_menu.addAction(self.tour_action)
-        help_menu.addAction(self._action(self.tr("&About Engram"), lambda: QMessageBox.about(
-            self, APP_NAME, self.tr("Engram %1\nLong-term memory for AI coding agents.").replace("%1", __version__))))
-        # toolbar.clear() deleted the previous switcher, so each (re)build makes a new one.
-        self.switcher = QComboBox()
-        self.switcher.setObjectName("projectSwitcher")
-        self.switcher.setMinimumWidth(240)
-        self.switcher.activated.connect(self._switch_chosen)
-        self.switcher.setToolTip(self.tr("Switch project"))
-        self.toolbar.addWidget(self.switcher)
-        self.toolbar.addSeparator()
-        for a in (self.teach_action, self.review_action, self.conflicts_action, self.panel_action):
-            self.toolbar.addAction(a)
-        self.toolbar.addAction(self._action(self.tr("Settings"), self.flows.settings, icon_name="settings",
-                                            tip=self.tr("Models, keys, data, language, trust")))
-
-    def _fill_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        for path in self.engram.registry.recent():
-            action = self.recent_menu.addAction(str(path))
-            action.triggered.connect(lambda _=False, p=path: self.open_project(p))
-
-    def _fill_switcher(self) -> None:
-        self.switcher.blockSignals(True)
-        self.switcher.clear()
-        current = self.project.info.root if self.project else None
-        recent = self.engram.registry.recent()
-        if current is not None and all(Path(p) != Path(current) for p in recent):
-            # The open project is not a recent one (the guided tour): the switcher still names it.
-            from desktop.tour import is_tour_project
-
-            name = self.tr("Guided tour (sample project)") if is_tour_project(self.project) \
-                else Path(current).name
-            self.switcher.addItem(icon("folder"), name, str(current))
-            self.switcher.setCurrentIndex(0)
-        for path in recent:
-            self.switcher.addItem(icon("folder"), path.name, str(path))
-            self.switcher.setItemData(self.switcher.count() - 1, str(path), Qt.ItemDataRole.ToolTipRole)
-            if current is not None and Path(path) == Path(current):
-                self.switcher.setCurrentIndex(self.switcher.count() - 1)
-        if current is None:
-            self.switcher.insertItem(0, self.tr("No project open"), None)
-            self.switcher.setCurrentIndex(0)
-        self.switcher.addItem(self.tr("Open another folder…"), "__open__")
-        self.switcher.blockSignals(False)
-
-    def _switch_chosen(self, index: int) -> None:
-        data = self.switcher.itemData(index)
-        if data == "__open__":
-            self._fill_switcher()
-            self.choose_project()
-        elif data and (self.project is None or Path(data) != Path(self.project.info.root)):
-            self.open_project(Path(data))
-
-    def _retitle(self) -> None:
-        # What needs a project says so instead of doing nothing without one.
-        for action in (self.teach_action, self.review_action, self.conflicts_action, self.onboarding_action):
-            action.setEnabled(self.project is not None)
-        self.memory_dock.setWindowTitle(self.tr("Memory"))
-        name = self.project.info.name if self.project else None
-        self.setWindowTitle(f"{name} — {APP_NAME}" if name else APP_NAME)
-
     # -- projects ----------------------------------------------------------------------------
     def forget_recent(self, folder: Path) -> None:
         """Take a folder off the recent projects (pool thread); its memory is kept in the data folder."""
@@ -307,7 +133,7 @@ class MainWindow(QMainWindow):
 
         def done(_r: object) -> None:
             self.welcome.refresh(registry.recent())
-            self._fill_switcher()
+            self.menus.fill_switcher()
             self.statusBar().showMessage(self.tr("Removed %1 from the recent projects").replace("%1", folder.name),
                                          4000)
         self.tasks.run(lambda: registry.forget(folder), done)
@@ -329,22 +155,20 @@ class MainWindow(QMainWindow):
         """Open a project in the background (migrations, graph set-up and preferences never block the window)."""
         self.statusBar().showMessage(self.tr("Opening %1…").replace("%1", str(folder)))
 
-        def work() -> tuple[ProjectServices, Any, ProjectPrefs]:
+        def work() -> tuple[Project, GraphService | None, ProjectPrefs]:
             from desktop.tour import seed_sample, tour_root
 
             tour = Path(folder).resolve() == tour_root(self.engram.settings.data_dir).resolve()
             project = self.engram.open_project(folder, remember=not tour)  # the tour is not a recent project
-            lock = InstanceLock(project.info.db_path)
-            project.extras["elsewhere"] = not lock.acquire()
-            project.extras["instance_lock"] = lock  # released when the project closes
+            project.lock_instance()  # released when the project closes
             if tour:
                 seed_sample(project)
+            graph: GraphService | None = None
             try:
-                graph = build_graph_service(project)
+                graph = project.graph
             except Exception:  # the app works without a code graph
                 log.exception("code graph unavailable")
-                graph = None
-            return project, graph, load_prefs(project.db)
+            return project, graph, project.preferences.load()
         self.tasks.run(work, self._project_opened, lambda exc: self._open_failed(folder, exc))
 
     def _open_failed(self, folder: Path, exc: BaseException) -> None:
@@ -362,18 +186,18 @@ class MainWindow(QMainWindow):
             return
         QMessageBox.critical(self, self.tr("Cannot open project"), describe_error(exc))
 
-    def _project_opened(self, opened: tuple[ProjectServices, Any, ProjectPrefs]) -> None:
+    def _project_opened(self, opened: tuple[Project, GraphService | None, ProjectPrefs]) -> None:
         self.close_project()
         self.project, self.graph, self.prefs = opened
         self._unsubscribe = self.project.db.writer.subscribe(self.relay.listener)
         self._build_views()
         self.stack.setCurrentWidget(self.workspace)
-        self._retitle()
-        self._fill_switcher()
+        self.menus.retitle()
+        self.menus.fill_switcher()
         self.welcome.refresh(self.engram.registry.recent())
         self.set_memory_panel_visible(self.panel_wanted)
         self.statusBar().showMessage(self.tr("Opened %1").replace("%1", self.project.info.name), 4000)
-        self.elsewhere.setVisible(bool(self.project.extras.get("elsewhere")))
+        self.elsewhere.setVisible(self.project.open_elsewhere)
         # Long-lived objects (modules, Qt wrappers, the project's services) move out of the
         # collector's reach: a full collection then scans only new objects, so one triggered
         # by a busy worker thread no longer holds the GIL long enough to stall painting.
@@ -382,14 +206,13 @@ class MainWindow(QMainWindow):
             self.flows.start_onboarding()
         if self.background_services:
             project = self.project
-            self.tasks.run(lambda: start_project_services(project), self._services_started,
+            self.tasks.run(lambda: start_background(project), self._services_started,
                            lambda exc: log.warning("background services: %s", exc))
             self._idle_timer.start()
 
-    def _services_started(self, started: dict[str, Any]) -> None:
-        imported = [r for r in started.get("imported") or [] if getattr(r, "status", "") == "imported"]
-        if imported:
-            learned = sum(getattr(r, "added", 0) for r in imported)
+    def _services_started(self, started: Started) -> None:
+        learned = started.learned()
+        if learned:
             self.statusBar().showMessage(
                 self.tr("Learned %n memories from past agent sessions", "", learned), 6000)
 
@@ -471,7 +294,7 @@ class MainWindow(QMainWindow):
         self.graph = None
         self.elsewhere.hide()
         self.stack.setCurrentWidget(self.welcome)
-        self._retitle()
+        self.menus.retitle()
 
     def _model_setup_known(self, setup: Any) -> None:
         if self.session is not None:
@@ -518,7 +341,7 @@ class MainWindow(QMainWindow):
 
         # instance() is typed as the base QCoreApplication; this window runs in a QApplication.
         install_translators(cast(QApplication, QApplication.instance()), language)
-        self._build_menus()
+        self.menus.build()
         self.stack.removeWidget(self.welcome)
         self.welcome.deleteLater()
         self.welcome = WelcomePage(self)
@@ -537,8 +360,8 @@ class MainWindow(QMainWindow):
                     self.session.restore(kept)
         else:
             self.stack.setCurrentWidget(self.welcome)
-        self._fill_switcher()
-        self._retitle()
+        self.menus.fill_switcher()
+        self.menus.retitle()
         self.statusBar().showMessage(self.tr("Language changed. Dialogs already open keep the old language "
                                              "until reopened."), 6000)
 
@@ -551,7 +374,7 @@ class MainWindow(QMainWindow):
     def set_memory_panel_visible(self, visible: bool) -> None:
         """Show/hide the panel and keep the menu check in step."""
         self.memory_dock.setVisible(visible)
-        self.panel_action.setChecked(visible)
+        self.menus.panel_action.setChecked(visible)
         if visible and self.browser is not None and self.panel is not None \
                 and self.panel.currentWidget() is self.browser:
             self.browser.search.setFocus()

@@ -16,9 +16,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.memory.actions import taught
 from desktop.memory.store.errors import ValidationError
 from desktop.memory.store.guards import guard_text, refuse_secret_fields
-from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.types import MAX_CONTENT_CHARS, Memory, MemoryScope, MemoryType
 from desktop.ui.memory_model import type_label
 from desktop.ui.messages import describe_error
@@ -95,7 +95,7 @@ class MemoryEditor(QDialog):
     def accept(self) -> None:
         """Close only when the core would take the text; otherwise say why and keep what was typed."""
         try:
-            item = NewMemory(source="user_taught", user_verified=True, **self.values())
+            item = taught(**self.values())
             item.validate()
             guard_text(item.content, user_taught=True)
             refuse_secret_fields(item)

@@ -16,8 +16,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 from PySide6.QtGui import QFont, QGuiApplication, QPalette
 
 from desktop.memory.service import MemoryService
+from desktop.memory.store.changes import ChangeSet
 from desktop.memory.store.rows import MemoryQuery
-from desktop.memory.store.writer import ChangeSet
 from desktop.memory.types import Memory
 from desktop.ui.labels import status_label, type_label
 from desktop.ui.tasks import Tasks

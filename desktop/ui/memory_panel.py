@@ -25,11 +25,10 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.agents import ask as recall
-from desktop.composition import ProjectServices
+from desktop.memory.project import Project
+from desktop.memory.store.changes import ChangeSet
 from desktop.memory.store.errors import ValidationError
-from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.rows import MemoryQuery
-from desktop.memory.store.writer import ChangeSet
 from desktop.memory.types import Memory, MemoryScope, MemorySource, MemoryStatus, MemoryType
 from desktop.ui.adapters.lifecycle import supersession_chain
 from desktop.ui.labels import scope_label, source_label, status_label, type_label
@@ -50,13 +49,43 @@ class MemoryBrowser(QWidget):
     status_message = Signal(str)
     correct_requested = Signal(int)
 
-    def __init__(self, project: ProjectServices, tasks: Tasks, parent: QWidget | None = None) -> None:
+    def __init__(self, project: Project, tasks: Tasks, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project
         self.tasks = tasks
         self.model = MemoryListModel(project.memories, tasks, self)
         self._want: int | None = None
 
+        self._build_filters()
+        self._build_table()
+        self._build_buttons()
+        self._lay_out()
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(180)
+        self._debounce.timeout.connect(self.apply_filters)
+        self.search.textChanged.connect(self._debounce.start)
+        self.type_filter.currentIndexChanged.connect(self.apply_filters)
+        self.status_filter.currentIndexChanged.connect(self.apply_filters)
+        self.scope_filter.currentIndexChanged.connect(self.apply_filters)
+        self.source_filter.currentIndexChanged.connect(self.apply_filters)
+        self.flag_button.clicked.connect(self._flag_selected)
+        self.detail.anchorClicked.connect(lambda url: self.show_memory(int(url.toString().split(":")[1]))
+                                          if url.toString().startswith("memory:") else None)
+        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.model.loaded.connect(self._loaded)
+        self.model.dataChanged.connect(lambda *_: self._show_selected())
+        self.add_button.clicked.connect(self.add_memory)
+        self.edit_button.clicked.connect(self.edit_selected)
+        self.pin_button.clicked.connect(self.toggle_pin)
+        self.forget_button.clicked.connect(self.forget_selected)
+        self.table.doubleClicked.connect(lambda _i: self.edit_selected())
+        self._update_buttons()
+        self.apply_filters()
+
+    # -- construction, one part each ----------------------------------------------------------
+    def _build_filters(self) -> None:
+        """The search box and the type, status, scope and source filters."""
         self.search = QLineEdit()
         self.search.setObjectName("memorySearch")
         self.search.setPlaceholderText(self.tr("Search memories…"))
@@ -92,6 +121,8 @@ class MemoryBrowser(QWidget):
             combo.setToolTip(tip)
         self.count_label = QLabel()
 
+    def _build_table(self) -> None:
+        """The memory table (rows paged by the model; the selection survives a reload) and the detail pane."""
         self.table = QTableView()
         self.table.setObjectName("memoryTable")
         self.table.setModel(self.model)
@@ -109,11 +140,12 @@ class MemoryBrowser(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         for col, width in ((0, 64), (1, 130), (3, 84), (4, 110)):
             self.table.setColumnWidth(col, width)
-
         self.detail = QTextBrowser()
         self.detail.setObjectName("memoryDetail")
         self.detail.setOpenLinks(False)
 
+    def _build_buttons(self) -> None:
+        """Add, edit, pin, forget, flag, and team sharing of the selected memory."""
         self.add_button = QPushButton(self.tr("&Add…"))
         self.edit_button = QPushButton(self.tr("&Edit…"))
         self.pin_button = QPushButton(self.tr("&Pin"))
@@ -137,6 +169,8 @@ class MemoryBrowser(QWidget):
         self.pin_button.setToolTip(self.tr("Pinned memories are always given to agents and never fade"))
         self.forget_button.setToolTip(self.tr("Agents will no longer see this memory"))
 
+    def _lay_out(self) -> None:
+        """Filters on two lines, the buttons (wrapping in a narrow panel), then the table over the detail."""
         filters = QHBoxLayout()
         filters.addWidget(self.search, 1)
         filters.addWidget(self.type_filter)
@@ -161,29 +195,6 @@ class MemoryBrowser(QWidget):
         layout.addLayout(filters2)
         layout.addLayout(actions)
         layout.addWidget(split, 1)
-
-        self._debounce = QTimer(self)
-        self._debounce.setSingleShot(True)
-        self._debounce.setInterval(180)
-        self._debounce.timeout.connect(self.apply_filters)
-        self.search.textChanged.connect(self._debounce.start)
-        self.type_filter.currentIndexChanged.connect(self.apply_filters)
-        self.status_filter.currentIndexChanged.connect(self.apply_filters)
-        self.scope_filter.currentIndexChanged.connect(self.apply_filters)
-        self.source_filter.currentIndexChanged.connect(self.apply_filters)
-        self.flag_button.clicked.connect(self._flag_selected)
-        self.detail.anchorClicked.connect(lambda url: self.show_memory(int(url.toString().split(":")[1]))
-                                          if url.toString().startswith("memory:") else None)
-        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
-        self.model.loaded.connect(self._loaded)
-        self.model.dataChanged.connect(lambda *_: self._show_selected())
-        self.add_button.clicked.connect(self.add_memory)
-        self.edit_button.clicked.connect(self.edit_selected)
-        self.pin_button.clicked.connect(self.toggle_pin)
-        self.forget_button.clicked.connect(self.forget_selected)
-        self.table.doubleClicked.connect(lambda _i: self.edit_selected())
-        self._update_buttons()
-        self.apply_filters()
 
     # -- filtering -------------------------------------------------------------------
     def current_query(self) -> MemoryQuery:
@@ -310,8 +321,7 @@ class MemoryBrowser(QWidget):
         if not dialog.exec():
             return
         values = dialog.values()
-        item = NewMemory(source="user_taught", user_verified=True, **values)
-        self._submit(lambda: self.project.memories.add(item, actor="user"), self.tr("Memory saved"))
+        self._submit(lambda: self.project.teach(**values), self.tr("Memory saved"))
 
     def edit_selected(self) -> None:
         """Edit the selected memory."""

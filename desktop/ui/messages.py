@@ -80,8 +80,6 @@ def error_words() -> dict[str, str]:
         "tool_denied": QCoreApplication.translate("Messages", "The agent's action was not allowed."),
         "path_outside_project": QCoreApplication.translate("Messages", "The agent tried to reach a file outside the project folder."),  # noqa: E501 (one literal, for lupdate)
         "script_exhausted": QCoreApplication.translate("Messages", "The tour agent ran out of scripted turns."),
-        "external_agent_missing": QCoreApplication.translate("Messages", "That agent's command-line tool is not installed."),  # noqa: E501 (one literal, for lupdate)
-        "external_agent_failed": QCoreApplication.translate("Messages", "The external agent exited with an error."),
         "graph_target_not_found": QCoreApplication.translate("Messages", "That file or symbol is not in the code graph."),  # noqa: E501 (one literal, for lupdate)
         "transcript_import_error": QCoreApplication.translate("Messages", "A transcript could not be read."),
         "tour_only": QCoreApplication.translate("Messages", "The scripted tour agent runs only on the tour's sample project."),  # noqa: E501 (one literal, for lupdate)

@@ -6,13 +6,14 @@ leaving stops it. The GUI thread only sends requests and shows answers.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication
 
 from desktop.ui.dialogs.team import TeamPanel
 
 if TYPE_CHECKING:
+    from desktop.memory.team.engine import SyncStatus
     from desktop.ui.main_window import MainWindow
 
 
@@ -22,9 +23,8 @@ def _t(text: str) -> str:
 
 def wire_team_panel(panel: TeamPanel, window: MainWindow) -> None:
     """Fill the panel from the open project and route its requests to the core."""
-    from desktop.composition import team_sync_for
     from desktop.memory.team import service as team
-    from desktop.memory.team.state import read_state
+    from desktop.memory.team.state import TeamState, read_state
 
     project = window.project
     if project is None:
@@ -44,27 +44,23 @@ def wire_team_panel(panel: TeamPanel, window: MainWindow) -> None:
     def join(url: str, name: str) -> None:
         panel.show_message(_t("Connecting…"))
 
-        def work() -> Any:
-            key = team.default_project_key(project.info.root)
-            state = team.join_team(project.db, url, member=name or None, project_key=key)
-            team_sync_for(project)
+        def work() -> TeamState:
+            state = project.join_team(url, member=name or None)
+            _ = project.team  # background sync starts now
             return state
 
-        def done(state: Any) -> None:
+        def done(state: TeamState) -> None:
             panel.url.clear()  # it is in the keyring now
             panel.show_message(_t("Connected. Shared memories sync in the background."))
             panel.show_state(state)
         tasks.run(work, done, panel.show_error)
 
     def leave() -> None:
-        def work() -> Any:
-            engine = project.extras.pop("team", None)
-            if engine is not None:
-                engine.close()
-            team.leave_team(project.db)
+        def work() -> TeamState:
+            project.leave_team()
             return read_state(project.db.reads.conn())
 
-        def done(state: Any) -> None:
+        def done(state: TeamState) -> None:
             panel.show_message(_t("Left the team; the memories on this computer are kept."))
             panel.show_state(state)
         tasks.run(work, done, panel.show_error)
@@ -77,7 +73,7 @@ def wire_team_panel(panel: TeamPanel, window: MainWindow) -> None:
     refresh()
 
 
-def sync_status_text(status: Any) -> str:
+def sync_status_text(status: SyncStatus) -> str:
     """The dashboard's one line about team sync (empty when the project is not in a team)."""
     from desktop.ui.dialogs.team import error_words
 

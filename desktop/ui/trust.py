@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication
 
+from desktop.memory.preferences import ProjectPrefs
 from desktop.memory.trust_levels import INJECTION_THRESHOLDS
-from desktop.ui.adapters.prefs import ProjectPrefs
 from desktop.ui.tr_noop import QT_TRANSLATE_NOOP
 
 

@@ -1,5 +1,5 @@
 """A local fake Ollama server speaking the real HTTP API (/api/chat NDJSON streaming with tool calls,
-/api/tags, /api/version), driven by a responder function the test supplies."""
+/api/embed, /api/tags, /api/version), driven by a responder function the test supplies."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.support.fake_embedding_api import fake_vector
 from tests.support.loopback import LoopbackServer
 
 Responder = Callable[[dict[str, Any], int], Any]
@@ -36,6 +37,7 @@ class FakeOllama:
     def __init__(self, responder: Responder) -> None:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
+        self.embeds: list[dict[str, Any]] = []  # /api/embed requests (any model: deterministic vectors)
         self.lock = threading.Lock()
         outer = self
 
@@ -65,6 +67,12 @@ class FakeOllama:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path == "/api/embed":
+                    with outer.lock:
+                        outer.embeds.append(body)
+                    texts = [body["input"]] if isinstance(body.get("input"), str) else list(body.get("input") or [])
+                    self._json({"model": body.get("model"), "embeddings": [fake_vector(t, 16) for t in texts]})
+                    return
                 if self.path != "/api/chat":
                     self._json({"error": "not found"}, 404)
                     return

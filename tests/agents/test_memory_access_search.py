@@ -23,7 +23,7 @@ def test_agent_search_builds_the_hybrid_facade_and_finds_paraphrases(tmp_path: P
         assert access.wait_ready(120)
         # No shared word with the target: keyword search alone cannot find it.
         found = access.search("forgotten password reset", limit=3)
-        assert "search" in project.extras  # built on first use, in the background
+        assert project.search_if_built() is not None  # built on first use, in the background
         assert found and found[0].id == target
     finally:
         project.close()

@@ -12,11 +12,10 @@ import warnings
 from typing import Any
 
 from desktop.agents.messages import ChatMessage
+from desktop.agents.model_factory import ChatReranker
 from desktop.agents.providers.anthropic_provider import AnthropicProvider
 from desktop.agents.providers.ollama_provider import OllamaProvider
 from desktop.agents.providers.openai_compat import OpenAICompatProvider
-from desktop.composition import build_search_service
-from desktop.memory.retrieval.llm_stages import ChatReranker
 from tests.agents.fake_anthropic import MODEL as ANTHROPIC_MODEL
 from tests.agents.fake_anthropic import FakeAnthropic
 from tests.agents.fake_ollama import MODEL as OLLAMA_MODEL
@@ -69,7 +68,7 @@ def test_ollama_provider_closes(fake_ollama: Any) -> None:
 
 def test_search_service_closes_its_chat_reranker(project: Any) -> None:
     provider = OpenAICompatProvider(OPENAI_MODEL, base_url="http://127.0.0.1:9", api_key=KEY, timeout=1)
-    search = build_search_service(project, reranker=ChatReranker(provider), start_indexer=False)
+    project.build_search(reranker=ChatReranker(provider), start_indexer=False)
     assert not provider._client.is_closed
-    search.close()  # what closing the project does
+    project.close()  # closes its search service, and the search service its reranker
     assert provider._client.is_closed

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.composition import Engram, idle_maintenance, start_project_services
+from desktop.composition import Engram
 from desktop.memory.observer.discover import claude_slugs
+from desktop.memory.project_services import idle_maintenance, start_background
 from desktop.memory.store.rows import MemoryQuery
 from desktop.settings import Settings
 
@@ -34,20 +35,21 @@ def test_past_claude_sessions_are_learned_once_and_new_ones_watched(project, tmp
     slug_dir.mkdir(parents=True)
     shutil.copy(source, slug_dir / source.name)
 
-    started = start_project_services(project, home=home)
-    assert {"conflicts", "search", "imported", "watcher"} <= set(started)
-    reports = started["imported"]
+    started = start_background(project, home=home)
+    assert {"upkeep", "search"} <= set(started.started) and started.watching
+    reports = started.imported
     assert [r.status for r in reports] == ["imported"] and reports[0].events > 0
     sessions = project.db.reads.conn().execute("SELECT count(*) FROM session_metrics").fetchall()[0][0]
     assert sessions >= 1
     # Opening the project again imports nothing twice.
-    again = start_project_services(project, home=home)
-    assert [r.status for r in again["imported"]] == ["unchanged"]
-    assert project.extras["transcript_watcher"] is started["watcher"]
+    watcher = project.part("transcript_watcher")
+    again = start_background(project, home=home)
+    assert [r.status for r in again.imported] == ["unchanged"]
+    assert watcher is not None and project.part("transcript_watcher") is watcher
 
 
 def test_conflict_detection_runs_on_write_once_services_started(project, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    start_project_services(project, learn_from_transcripts=False)
+    start_background(project, learn_from_transcripts=False)
     a = project.memories.add("Always use the async client in api/db.py", type="decision",
                              related_files=["api/db.py"]).result().id
     b = project.memories.add("Never use the async client in api/db.py", type="decision",
@@ -65,5 +67,5 @@ def test_conflict_detection_runs_on_write_once_services_started(project, tmp_pat
 def test_idle_maintenance_prunes_and_checks_staleness(project) -> None:  # type: ignore[no-untyped-def]
     project.memories.add("a fact to keep", type="decision").result()
     out = idle_maintenance(project)
-    assert out["pruned"] is not None and out["staleness"] is not None
+    assert out.pruned is not None and out.staleness is not None
     assert project.memories.count(MemoryQuery()) == 1

@@ -134,8 +134,7 @@ def test_moved_engram_updates_the_entry_in_place(tmp_path: Path, monkeypatch: py
 
 
 def test_one_managed_block_and_two_are_repaired(tmp_path: Path) -> None:
-    """Export to CLAUDE.md and an external agent run write the same block; an old double block is mended."""
-    from desktop.agents import managed_block as agent_block
+    """Export to CLAUDE.md and any other writer of the block write the same block; an old double block is mended."""
     from desktop.memory.lifecycle import formats
     from desktop.memory.lifecycle import managed_block as mb
 
@@ -143,7 +142,7 @@ def test_one_managed_block_and_two_are_repaired(tmp_path: Path) -> None:
     user = "# Mine\r\nKeep this CRLF line.\r\n"
     path.write_bytes(user.encode())
     assert formats.write_managed_block(path, mb.wrap("## Project memory (Engram)\n\n- exported"))
-    assert agent_block.write_block(path, "agent context")  # what update_agent_file uses
+    assert mb.write_block(path, "agent context")  # the one writer of the block
     text = path.read_bytes().decode()
     assert text.count("engram:begin") == 1 and "agent context" in text and "exported" not in text
     assert text.startswith(user)

@@ -10,7 +10,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from desktop.composition import Engram, observer_for
+from desktop.composition import Engram
 from desktop.memory.privacy import redact
 from desktop.settings import Settings
 
@@ -72,10 +72,8 @@ def test_a_transcript_and_the_indexer_keep_nothing_private(tmp_path: Path) -> No
     data_dir = tmp_path / "data"
     project = Engram(Settings(data_dir=data_dir)).open_project(root, remember=False)
     try:
-        from desktop.composition import build_graph_service
-
-        build_graph_service(project).index()
-        report = observer_for(project).ingest_file(transcript)
+        project.graph.index()
+        report = project.observer.ingest_file(transcript)
         assert report.status == "imported"
         prompts = [r[0] for r in project.db.reads.conn().execute("SELECT metrics FROM session_metrics")]
         assert any("Never deploy on Fridays" in p for p in prompts), prompts  # the session and its prompt are kept

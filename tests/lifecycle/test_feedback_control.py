@@ -4,21 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.memory.lifecycle.control import (
-    AUTO_SOURCES,
-    auto_memory_enabled,
-    gate_items,
-    gated_promoter,
-    set_auto_memory,
-)
-from desktop.memory.lifecycle.feedback import (
-    RecordUse,
-    cited_ids,
-    confirm_right,
-    flag_wrong,
-    record_feedback,
-    record_use,
-)
+from desktop.memory.citations import cited_ids
+from desktop.memory.lifecycle.control import AUTO_SOURCES, gate_items, gated_promoter
+from desktop.memory.lifecycle.feedback import RecordUse, confirm_right, flag_wrong, record_feedback, record_use
+from desktop.memory.preferences import Preferences
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.trust import NotAllowedError
 from tests.support.shown import show
@@ -102,17 +91,22 @@ def test_only_a_person_ends_a_quarantine(cdb, svc) -> None:  # type: ignore[no-u
 
 
 def test_auto_memory_opt_out_and_quarantine_gate(cdb) -> None:  # type: ignore[no-untyped-def]
-    assert auto_memory_enabled(cdb)
+    prefs = Preferences(cdb)
+    assert prefs.auto_memory()
     items = [NewMemory(content="learned a", source="observer_inferred"),
              NewMemory(content="told b", source="agent_explicit")]
     gated = gate_items(cdb, items)
     assert [i.candidate for i in gated] == [True, False]
     assert "observer_inferred" in AUTO_SOURCES
-    set_auto_memory(cdb, False)
-    assert not auto_memory_enabled(cdb)
+    prefs.set(auto_memory=False)
+    assert not prefs.auto_memory()
     assert gate_items(cdb, [NewMemory(content="learned c", source="observer_inferred")]) == []
-    set_auto_memory(cdb, True)
-    assert auto_memory_enabled(cdb)
+    prefs.set(auto_memory=True)
+    assert prefs.auto_memory()
+    turned = [e for e in cdb.reads.conn().execute("SELECT action, actor, reason FROM audit_log "
+                                                  "WHERE action = 'auto_memory' ORDER BY id")]
+    assert turned == [("auto_memory", "user", "automatic memory creation turned off"),
+                      ("auto_memory", "user", "automatic memory creation turned on")]
 
 
 def test_gated_promoter_is_a_promoter(cdb) -> None:  # type: ignore[no-untyped-def]
@@ -120,7 +114,7 @@ def test_gated_promoter_is_a_promoter(cdb) -> None:  # type: ignore[no-untyped-d
 
     p = gated_promoter(cdb)
     assert isinstance(p, Promoter)
-    set_auto_memory(cdb, False)
+    Preferences(cdb).set(auto_memory=False)
     kept, keys, _folded = p._novelty(cdb.reads.conn(), [NewMemory(content="x y z", source="observer_inferred")],
                                     ["k"])
     assert kept == [] and keys == []

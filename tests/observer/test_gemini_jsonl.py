@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from desktop.composition import Engram, observer_for
+from desktop.composition import Engram
 from desktop.memory.observer.discover import find_transcripts
 from desktop.memory.observer.events import SessionStart, ToolCall, ToolResult, UserMessage
 from desktop.memory.observer.gemini import import_gemini_jsonl
@@ -100,13 +100,13 @@ def test_a_recording_teaches_and_leaves_a_session_record(tmp_path: Path) -> None
     path = _recording(tmp_path / "home", project, text)
     proj = Engram(Settings(data_dir=tmp_path / "data")).open_project(project, remember=False)
     try:
-        report = observer_for(proj).ingest_file(path)
+        report = proj.observer.ingest_file(path)
         assert report.status == "imported" and report.agent == "gemini-cli" and report.added >= 1
         conn = proj.db.reads.conn()
         assert conn.execute("SELECT agent FROM session_metrics").fetchall() == [("gemini-cli",)]
         learned = [r[0] for r in conn.execute("SELECT content FROM memories WHERE source = 'observer_inferred'")]
         assert any(rule in c for c in learned), learned
-        assert observer_for(proj).ingest_file(path).status == "unchanged"  # once
+        assert proj.observer.ingest_file(path).status == "unchanged"  # once
     finally:
         proj.close()
 

@@ -21,7 +21,7 @@ from desktop.agents.json_model import ProviderJSONModel, synthesis_model
 from desktop.agents.providers.anthropic_provider import AnthropicProvider
 from desktop.agents.providers.ollama_provider import OllamaProvider
 from desktop.agents.providers.openai_compat import OpenAICompatProvider
-from desktop.composition import Engram, observer_for
+from desktop.composition import Engram
 from desktop.memory.observer.evidence import SessionEvidence
 from desktop.memory.observer.ingest import Ingestor
 from desktop.memory.observer.model_synthesis import (
@@ -241,7 +241,7 @@ def test_no_model_configured_means_no_synthesis(tmp_path: Path) -> None:
     (tmp_path / "proj").mkdir()
     project = app.open_project(tmp_path / "proj", remember=False)
     try:
-        ing = observer_for(project, embedder=HashingEmbedder())
+        ing = project.build_observer(embedder=HashingEmbedder())
         assert ing.synthesizer is not None and not ing.synthesizer.available()
         ing.learn_events(session())
         assert project.db.reads.conn().execute("SELECT count(*) FROM observer_session_evidence"
@@ -257,18 +257,18 @@ def test_configured_model_is_built_by_the_composition_root(tmp_path: Path) -> No
     (tmp_path / "proj").mkdir()
     project = Engram(settings).open_project(tmp_path / "proj", remember=False)
     try:
-        ing = observer_for(project, embedder=HashingEmbedder())
+        ing = project.build_observer(embedder=HashingEmbedder())
         assert isinstance(ing.synthesizer, ModelSynthesizer)
         ing.learn_events(session())
         rows = project.db.reads.conn().execute(
             "SELECT content, candidate FROM memories WHERE tags LIKE '%model_synthesis%'").fetchall()
         assert [(r[0], r[1]) for r in rows] == [(GOOD["content"], 1)]
         assert project.db.reads.conn().execute("SELECT count(*) FROM observer_session_evidence").fetchall() == [(1,)]
-        from desktop.memory.lifecycle.control import delete_all, set_auto_memory
+        from desktop.memory.lifecycle.control import delete_all
 
         delete_all(project, scrub=False)  # the user's words kept for synthesis go with the memories
         assert project.db.reads.conn().execute("SELECT count(*) FROM observer_session_evidence").fetchall() == [(0,)]
-        set_auto_memory(project.db, False)
+        project.preferences.set(auto_memory=False)
         asked = len(srv.requests)
         assert ing.synthesizer.after_session(_digest(session("s9")))[0].status == "off"
         assert len(srv.requests) == asked, "an opted-out project sends nothing to the model"

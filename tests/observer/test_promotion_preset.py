@@ -19,14 +19,14 @@ from obs_helpers import Seq, digest_of
 from desktop.agents.hooks.handlers import Handlers
 from desktop.agents.hooks.protocol import from_dict
 from desktop.cli.main import main as cli_main
-from desktop.composition import Engram, observer_for
-from desktop.memory.lifecycle.control import project_promotion_preset, set_promotion_preset
+from desktop.composition import Engram
 from desktop.memory.observer.novelty import HashingEmbedder
 from desktop.memory.observer.promotion import build_candidates
+from desktop.memory.preferences import PRESET_NAMES, ProjectPrefs
+from desktop.memory.store.errors import ValidationError
 from desktop.memory.store.writer import FnOp
 from desktop.memory.trust_levels import PROMOTION_PRESETS, promotion_preset
 from desktop.settings import Settings
-from desktop.ui.adapters.prefs import ProjectPrefs, load_prefs, save_prefs
 
 SAMPLE = Path(__file__).parent / "samples" / "claude_stream.jsonl"
 SAMPLE_SID = "5f0c1e9a-2b7d-4c3e-9a81-0d6e4f2b7c19"
@@ -45,10 +45,10 @@ def _transcript(tmp_path: Path, n: int) -> Path:
 
 
 def _choose(project: Any, preset: str) -> None:
-    """Store the preset the way the app's Trust dialog does (every key JSON-encoded, one write)."""
-    prefs = load_prefs(project.db)
+    """Store the preset the way the app's Trust dialog does (the whole preferences, one audited write)."""
+    prefs = project.preferences.load()
     prefs.promotion_preset = preset
-    save_prefs(project.db, prefs).result(10)
+    project.preferences.save(prefs).result(10)
 
 
 def _contents(project: Any) -> list[str]:
@@ -65,20 +65,20 @@ def project(engram: Engram, tmp_path: Path) -> Iterator[Any]:
     folder = tmp_path / "proj"
     folder.mkdir(exist_ok=True)
     proj = engram.open_project(folder, remember=False)
-    observer_for(proj, embedder=HashingEmbedder())  # no model download in tests; same promoter otherwise
+    proj.build_observer(embedder=HashingEmbedder())  # no model download in tests; same promoter otherwise
     yield proj
     proj.close()
 
 
 def test_the_app_stores_a_preset_the_core_reads(project: Any) -> None:
-    assert project_promotion_preset(project.db).name == "balanced"  # never chosen
+    assert project.preferences.promotion_preset().name == "balanced"  # never chosen
     _choose(project, "conservative")
-    assert project_promotion_preset(project.db) == PROMOTION_PRESETS["conservative"]
-    set_promotion_preset(project.db, "eager")  # the core's own setter: the app reads it back
-    assert load_prefs(project.db).promotion_preset == "eager"
-    assert project_promotion_preset(project.db).name == "eager"
-    with pytest.raises(ValueError):
-        set_promotion_preset(project.db, "reckless")
+    assert project.preferences.promotion_preset() == PROMOTION_PRESETS["conservative"]
+    project.preferences.set(promotion_preset="eager", actor="cli")  # the CLI's setter: the app reads it back
+    assert project.preferences.load().promotion_preset == "eager"
+    assert project.preferences.promotion_preset().name == "eager"
+    with pytest.raises(ValidationError):
+        project.preferences.set(promotion_preset="reckless")
 
 
 @pytest.mark.parametrize(("preset", "learned"), [("balanced", False), ("eager", True)])
@@ -140,6 +140,4 @@ def test_presets_order_what_a_session_can_promote() -> None:
 
 
 def test_prefs_offer_the_core_presets() -> None:
-    from desktop.ui.adapters.prefs import PROMOTION_PRESETS as OFFERED
-
-    assert tuple(OFFERED) == tuple(PROMOTION_PRESETS) and ProjectPrefs().promotion_preset in OFFERED
+    assert tuple(PRESET_NAMES) == tuple(PROMOTION_PRESETS) and ProjectPrefs().promotion_preset in PRESET_NAMES

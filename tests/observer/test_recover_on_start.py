@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from obs_helpers import Seq
 
-from desktop import composition
 from desktop.composition import Engram
+from desktop.memory.project import Project
+from desktop.memory.project_services import recover_crashed_sessions, start_background
 from desktop.memory.store.writer import FnOp
 from desktop.settings import Settings
 
@@ -27,7 +28,7 @@ def project(tmp_path: Path) -> Iterator[Any]:
 
 
 def _checkpoint(project: Any, sid: str, rule: str) -> None:
-    obs = composition.observer_for(project).live(sid, checkpoint_every=1)
+    obs = project.observer.live(sid, checkpoint_every=1)
     for ev in Seq(sid).user(rule).read("x.py").events:
         obs.observe(ev)
 
@@ -47,19 +48,19 @@ def test_recover_finalises_only_stale_checkpoints(project: Any) -> None:
     _checkpoint(project, "crashed", "Never edit `x.py` by hand: it is generated code.")
     _checkpoint(project, "running", "Never rename `x.py`: the build imports it by path.")
     _backdate(project, "crashed")
-    results = composition.recover_crashed_sessions(project)
+    results = recover_crashed_sessions(project)
     assert len(results) == 1 and results[0].added
     assert _checkpoints(project) == ["running"]
     texts = [r[0] for r in project.db.reads.conn().execute("SELECT content FROM memories")]
     assert any("generated code" in t for t in texts) and not any("build imports" in t for t in texts)
 
 
-def test_start_project_services_recovers(project: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_start_background_recovers(project: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     _checkpoint(project, "crashed", "Never edit `x.py` by hand: it is generated code.")
     _backdate(project, "crashed")
     # only the recovery matters here: the other services are stubbed out
-    monkeypatch.setattr(composition, "build_search_service", lambda p: None)
-    monkeypatch.setattr(composition, "team_sync_for", lambda p: None)
-    monkeypatch.setattr("desktop.memory.lifecycle.maintenance.keep_graph_live", lambda p: None)
-    started = composition.start_project_services(project, learn_from_transcripts=False)
-    assert len(started["recovered"]) == 1 and _checkpoints(project) == []
+    monkeypatch.setattr(Project, "search", property(lambda self: None))
+    monkeypatch.setattr(Project, "team", property(lambda self: None))
+    monkeypatch.setattr(project, "keep_graph_live", lambda: None)
+    started = start_background(project, learn_from_transcripts=False)
+    assert len(started.recovered) == 1 and _checkpoints(project) == []

@@ -125,7 +125,7 @@ def test_search_and_mcp_config_from_a_fresh_venv(venv: Path, user_env: dict[str,
                    "app = QCoreApplication([])\n"
                    "t = QTranslator()\n"
                    "assert t.load('engram_fr', str(resource_path('i18n'))), resource_path('i18n')\n"
-                   "print(t.translate('MainWindow', '&Quit'))\n"], env=user_env, cwd=project)
+                   "print(t.translate('WindowMenus', '&Quit'))\n"], env=user_env, cwd=project)
     assert french.stdout.strip() not in ("", "&Quit"), french.stdout
 
     doctor = _run([engram, "doctor", "--json"], env=user_env, cwd=project)

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from types import SimpleNamespace
+from pathlib import Path
 from typing import Any
 
 import pytest
 from retrieval_helpers import add, pipeline
 
+from desktop.agents.model_factory import AgentModels, ChatReranker
 from desktop.agents.providers import make_provider
-from desktop.memory.retrieval.llm_stages import ChatReranker, parse_order
-from desktop.memory.retrieval.service import _llm_stages
+from desktop.memory.retrieval.llm_stages import parse_order
+from desktop.settings import Settings
 from tests.agents.fake_openai import MODEL, FakeOpenAI
 from tests.agents.fake_sse import Status, Turn
 from tests.support.keyrings import fail_keyring
@@ -58,13 +59,14 @@ def test_parse_order_accepts_json_or_prose_and_refuses_nothing():
 
 
 def test_settings_choose_the_reranker(scripted):
-    def settings(provider: str, **extra: Any) -> Any:
-        return SimpleNamespace(llm_provider=provider, llm_model=MODEL, extra=extra, ollama_host="http://127.0.0.1:9",
-                               openai_base_url=scripted.base_url)
+    def stages(provider: str, **extra: Any) -> Any:
+        settings = Settings(data_dir=Path("/nonexistent"), llm_provider=provider, llm_model=MODEL, extra=extra,
+                            ollama_host="http://127.0.0.1:9", openai_base_url=scripted.base_url)
+        return AgentModels(settings).search_stages()
 
-    rerank, hyde = _llm_stages(settings("openai", rerank=True))
+    rerank, hyde = stages("openai", rerank=True)
     assert isinstance(rerank, ChatReranker) and hyde is None
     rerank.close()  # its provider's HTTP client
-    assert _llm_stages(settings("openai")) == (None, None)  # rerank is opt-in
+    assert stages("openai") == (None, None)  # rerank is opt-in
     with fail_keyring():  # no key store: search opens without the stage
-        assert _llm_stages(settings("anthropic", rerank=True)) == (None, None)
+        assert stages("anthropic", rerank=True) == (None, None)

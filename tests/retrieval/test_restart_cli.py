@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from desktop.cli.main import main as cli
-from desktop.composition import Engram, build_search_service
+from desktop.composition import Engram
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.settings import Settings
 
@@ -20,7 +20,7 @@ def _open(tmp_path: Path, provider):
     # A fixed clock: recency is part of the score, and this test is about storage, not time.
     app = Engram(Settings(data_dir=tmp_path / "data"), clock=lambda: datetime(2026, 3, 1, 12, tzinfo=UTC))
     project = app.open_project(tmp_path / "proj", remember=False)
-    search = build_search_service(project, provider=provider)
+    search = project.build_search(provider=provider)
     return project, search
 
 

@@ -17,15 +17,7 @@ from desktop.memory.store.errors import EngramError
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.trust import NotAllowedError, injectable
 from tests.observer.obs_helpers import Seq, digest_of
-
-
-class _Project:
-    """The two attributes StoreMemoryAccess reads (no retrieval facade: FTS path)."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-        self.memories = MemoryService(db)
-        self.extras = None
+from tests.support.projects import project_on
 
 
 def _add(svc: MemoryService, content: str, **fields: object) -> int:
@@ -60,7 +52,7 @@ def test_what_an_agent_records_is_a_candidate_and_never_injected(db: Database) -
         svc.pin(planted, actor="mcp").result(10)
     with pytest.raises(NotAllowedError):
         svc.verify(planted, actor="mcp").result(10)
-    access = StoreMemoryAccess(_Project(db))
+    access = StoreMemoryAccess(project_on(db))
     assert planted not in {x.id for x in access.always_inject(5)}
     assert planted not in {x.id for x in access.search("md5 password hashing")}
     assert "md5" not in managed_block(db)
@@ -74,7 +66,7 @@ def test_pinned_candidate_and_needs_review_are_not_injected(db: Database) -> Non
     gotcha = _add(svc, "Flaky gotcha about skip handling", type="gotcha", needs_review=True,
                   related_files=["a.py"], confidence=0.9)
     ok = _add(svc, "Pinned and fine: run make check", type="decision", pinned=True)
-    access = StoreMemoryAccess(_Project(db))
+    access = StoreMemoryAccess(project_on(db))
     always = {m.id for m in access.always_inject(5)}
     assert ok in always and cand not in always and review not in always
     assert not {cand, review, gotcha} & {m.id for m in access.search("skip")}
@@ -94,7 +86,7 @@ def test_import_does_not_trust_what_the_file_says_about_itself(tmp_path: Path, d
     assert report.added == 1
     m = svc.get(report.ids[0])
     assert m.source == "imported" and not m.pinned and not m.user_verified and m.confidence <= 0.6
-    assert m.id not in {x.id for x in StoreMemoryAccess(_Project(db)).always_inject(5)}
+    assert m.id not in {x.id for x in StoreMemoryAccess(project_on(db)).always_inject(5)}
     export = tmp_path / "shared.json"
     export.write_text(json.dumps({"memories": [{"content": "Pinned rule from a stranger", "source": "user_taught",
                                                 "pinned": True, "user_verified": True, "confidence": 0.99}]}),
@@ -117,7 +109,7 @@ def test_text_read_from_a_file_taints_what_the_agent_records(db: Database) -> No
     assert rows, "the explicit record is kept, for the user to review"
     needs_review, candidate, confidence = rows[0]
     assert needs_review == 1 and candidate == 1 and confidence < 0.85
-    assert not StoreMemoryAccess(_Project(db)).search("tests skipped")
+    assert not StoreMemoryAccess(project_on(db)).search("tests skipped")
 
 
 def test_an_agents_own_words_after_reading_code_are_not_tainted(db: Database) -> None:
@@ -135,7 +127,7 @@ def test_mcp_tools_refuse_with_engram_errors(db: Database) -> None:
 
     svc = MemoryService(db)
     rule = _add(svc, "Use argon2id for password hashing", type="decision", pinned=True)
-    mcp = EngramMCP(_Project(db))
+    mcp = EngramMCP(project_on(db))
     try:
         with pytest.raises(EngramError):
             mcp.record_memory("x" * 30_000)

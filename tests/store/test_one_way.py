@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.memory.store.writer import Action, Change, ChangeSet, Entity
+from desktop.memory.store.changes import Action, Change, ChangeSet, Entity
 
 DESKTOP = Path(__file__).resolve().parents[2] / "desktop"
 

@@ -210,7 +210,7 @@ def test_a_teammates_memory_contradicting_mine_enters_the_conflict_flow(make_cli
     from desktop.memory.lifecycle.conflict_store import ConflictWatcher
 
     a, b, _ = make_pair(make_client, admin_url)
-    watcher = ConflictWatcher(b.db).start()  # what the app runs (start_project_services)
+    watcher = ConflictWatcher(b.db).start()  # what every door runs (Project.start_upkeep)
     try:
         mine = b.memories.add("Always rebase feature branches", type="decision").result().id
         a.memories.add("Never rebase feature branches", type="decision").result()

@@ -61,7 +61,7 @@ def test_connect_from_settings_then_see_a_teammates_memory(qtbot: Any, win: Any,
     monkeypatch.setattr(SettingsDialog, "exec", fake_exec)
     win.flows.settings()
     project = win.project
-    assert "team" in project.extras  # background sync started
+    assert project.team_if_started() is not None  # background sync started
     qtbot.waitUntil(lambda: "preference" in read_state(project.db.reads.conn()).shared_types, timeout=5000)
 
     alice.memories.add("Never run the payment migrations twice", type="gotcha").result()
@@ -92,6 +92,23 @@ def test_connect_from_settings_then_see_a_teammates_memory(qtbot: Any, win: Any,
     dash.refresh_team()
     qtbot.waitUntil(lambda: dash.team_line.isVisibleTo(dash) and "Team acme" in dash.team_line.text(),
                     timeout=10_000)
+
+    # Leaving from the app stops the sync, through the core's leave_team (the one `engram team leave` calls).
+    engine = project.team_if_started()
+    assert engine is not None and engine._thread is not None and engine._thread.is_alive()
+    thread = engine._thread
+
+    def leave(dialog: SettingsDialog) -> int:
+        panel = dialog.team_panel
+        assert panel is not None
+        qtbot.waitUntil(panel.leave_button.isEnabled, timeout=5000)
+        panel.leave_button.click()
+        qtbot.waitUntil(lambda: "Left the team" in panel.message.text(), timeout=20_000)
+        return QDialog.DialogCode.Accepted.value
+    monkeypatch.setattr(SettingsDialog, "exec", leave)
+    win.flows.settings()
+    assert project.team_if_started() is None and not thread.is_alive()
+    assert not read_state(project.db.reads.conn()).joined
 
 
 def test_citation_chip_names_the_teammate(qtbot: Any) -> None:

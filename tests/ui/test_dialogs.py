@@ -8,10 +8,10 @@ import pytest
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMessageBox
 from ui_helpers import seed
 
+from desktop.memory.preferences import ProjectPrefs
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.ui import trust
 from desktop.ui.adapters.lifecycle import find_conflicts, supersession_chain
-from desktop.ui.adapters.prefs import ProjectPrefs, load_prefs
 from desktop.ui.dialogs.conflicts import ConflictsDialog
 from desktop.ui.dialogs.correction import CorrectionDialog
 from desktop.ui.dialogs.settings import SettingsDialog
@@ -159,13 +159,15 @@ def test_write_policy_auto_memory_and_preset_saved_per_project(qtbot, win) -> No
     panel.policy.setCurrentIndex(panel.policy.findData("read_only"))
     panel.auto_memory.setChecked(False)
     panel.preset.setCurrentIndex(panel.preset.findData("conservative"))
-    win.flows.save_prefs()
-    qtbot.waitUntil(lambda: load_prefs(win.project.db).write_policy == "read_only", timeout=5000)
-    stored = load_prefs(win.project.db)
+    win.flows.save_preferences()
+    qtbot.waitUntil(lambda: win.project.preferences.load().write_policy == "read_only", timeout=5000)
+    stored = win.project.preferences.load()
     assert not stored.auto_memory and stored.promotion_preset == "conservative"
-    from desktop.memory.lifecycle.control import auto_memory_enabled
-
-    assert not auto_memory_enabled(win.project.db)       # the core reads the same switch
+    assert not win.project.preferences.auto_memory()     # the core reads the same switch
+    audited = {e["action"]: e for e in win.project.memories.audit_log(limit=10)}
+    assert audited["write_policy"]["actor"] == "user"    # each choice is in the audit log
+    assert audited["write_policy"]["detail"] == {"key": "write_policy", "old": "confirm_each", "value": "read_only"}
+    assert {"auto_memory", "promotion_preset"} <= set(audited) and "trust_level" not in audited
 
 
 def test_settings_dialog_keys_language_and_data(qtbot, win, monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -35,7 +35,7 @@ def test_teach_and_friends_are_off_without_a_project(qtbot, tmp_path: Path) -> N
 
     window = MainWindow(Engram(Settings(data_dir=tmp_path / "data")), onboarding=False, background=False)
     qtbot.addWidget(window)
-    assert not window.teach_action.isEnabled() and not window.conflicts_action.isEnabled()
+    assert not window.menus.teach_action.isEnabled() and not window.menus.conflicts_action.isEnabled()
 
 
 def test_empty_conflicts_say_nothing_disagrees(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -61,7 +61,7 @@ def test_language_switch_keeps_the_session(qtbot, tour_win) -> None:  # type: ig
 
 def test_tour_agent_feedback_hint_switcher_and_chip_body(qtbot, tour_win) -> None:  # type: ignore[no-untyped-def]
     win = tour_win
-    assert win.switcher.currentText() == "Guided tour (sample project)"  # not the previous project
+    assert win.menus.switcher.currentText() == "Guided tour (sample project)"  # not the previous project
     assert win.session.input.toPlainText() and "Try a task" in win.session.input.placeholderText()
     win.session.submit()
     qtbot.waitUntil(lambda: bool(win.session.metrics.get("used")), timeout=20_000)

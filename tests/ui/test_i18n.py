@@ -46,7 +46,7 @@ def test_french_qm_compiles_loads_and_translates(qapp, tmp_path: Path) -> None: 
     assert translator.load(str(fr))
     qapp.installTranslator(translator)
     try:
-        assert QCoreApplication.translate("MainWindow", "&Teach Engram…") == "&Apprendre à Engram…"
+        assert QCoreApplication.translate("WindowMenus", "&Teach Engram…") == "&Apprendre à Engram…"
         assert QCoreApplication.translate("MemoryTypes", "Dead end") == "Impasse"
         assert QCoreApplication.translate("MemoryBrowser", "%n memories", "", 2) == "2 mémoires"
         assert QCoreApplication.translate("IndexWords", "in %n modules.", "", 1) == "dans 1 module."

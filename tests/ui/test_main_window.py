@@ -101,7 +101,7 @@ def test_shortcut_toggles_the_memory_panel(qtbot, window: MainWindow) -> None:  
     win.activateWindow()
     qtbot.keyClick(win.workspace, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lambda: not win.memory_dock.isVisible(), timeout=3000)
-    assert not win.panel_action.isChecked()
+    assert not win.menus.panel_action.isChecked()
     qtbot.keyClick(win.workspace, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lambda: win.memory_dock.isVisible(), timeout=3000)
 

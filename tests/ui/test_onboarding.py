@@ -112,18 +112,20 @@ def test_app_works_without_llm_or_graph(qtbot, win) -> None:  # type: ignore[no-
 
 def test_export_import_and_delete_everything(qtbot, win, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     seed(win)
-    out = {fmt: tmp_path / f"export.{fmt}" for fmt in ("json", "markdown", "claude", "agents")}
+    out = {fmt: tmp_path / f"export.{fmt}" for fmt in ("json", "markdown", "claude-md", "agents-md")}
     for fmt, path in out.items():
         win.flows.export_to(fmt, str(path))
     qtbot.waitUntil(lambda: all(p.exists() and p.stat().st_size for p in out.values()), timeout=5000)
     assert len(json.loads(out["json"].read_text())["memories"]) == 7
-    assert out["claude"].read_text().startswith("# CLAUDE.md") and "## Gotcha" in out["claude"].read_text()
+    block = out["claude-md"].read_text()
+    assert "## Project memory (Engram)" in block and "### Gotchas" in block
     win.flows.delete_everything()
     qtbot.waitUntil(lambda: win.project.memories.count() == 0, timeout=10_000)
     win.flows.import_from(out["json"])
     qtbot.waitUntil(lambda: win.project.memories.count() == 7, timeout=10_000)
-    win.flows.import_from(out["agents"])             # AGENTS.md parses back into typed memories
-    qtbot.waitUntil(lambda: win.project.memories.count() > 7, timeout=10_000)
+    win.flows.import_from(out["agents-md"])             # AGENTS.md parses back into the same memories
+    qtbot.waitUntil(lambda: "already known" in win.statusBar().currentMessage(), timeout=10_000)
+    assert win.project.memories.count() == 7
 
 
 def test_review_memories_card_by_card(qtbot, win) -> None:  # type: ignore[no-untyped-def]

@@ -23,7 +23,7 @@ def test_reopened_project_is_indexed_watched_and_its_memories_anchored(qtbot, tm
     qtbot.waitUntil(lambda: window.project is not None and window.panel is not None, timeout=15_000)
     try:
         qtbot.waitUntil(lambda: _count(window, "SELECT count(*) FROM graph_files") > 0, timeout=60_000)
-        graph = window.project.extras["graph"]
+        graph = window.project.graph
         assert graph.watcher.running
         source = next(p for p in sorted(project_dir.rglob("*.py")))
         rel = source.relative_to(project_dir).as_posix()

@@ -28,9 +28,32 @@ def test_dashboard_numbers_charts_feed_and_attention(qtbot, win) -> None:  # typ
     assert dash.attention.count() == 1 and "needs review" in dash.attention.item(0).text()
     assert dash.activity.count() >= 8 and "added" in dash.activity.item(0).text()
     qtbot.waitUntil(lambda: dash.effect is not None, timeout=5000)
-    assert not dash.effect.measured and dash.effect_tile.value.text() == "—"  # no A/B sessions yet
+    assert dash.effect.compare("steps") is None and dash.effect_tile.value.text() == "—"  # no A/B sessions yet
+    assert dash.effect_tile.detail.text() == "Not enough sessions yet"
     for widget in (dash.ring, dash.spark, dash.types, dash.coverage):
         assert not widget.grab().isNull()              # the QPainter charts paint
+
+
+def test_memory_effect_tile_says_whether_a_difference_is_beyond_chance(qtbot, win) -> None:  # type: ignore[no-untyped-def]
+    """Three sessions a side (what once read "+167 % steps"): means, both sample sizes, and no claim."""
+    from desktop.agents.metrics import save_metrics
+
+    dash = win.panel.dashboard
+    for i, (control, full) in enumerate(((3, 8), (4, 9), (2, 7))):
+        save_metrics(win.project.db, f"c{i}", "engram", "control", {"steps": control}, outcome="success").result(10)
+        save_metrics(win.project.db, f"f{i}", "engram", "full", {"steps": full}, outcome="success").result(10)
+    dash.effect = None
+    dash.refresh()
+    qtbot.waitUntil(lambda: dash.effect is not None, timeout=5000)
+    assert dash.effect_tile.value.text() == "8.0 / 3.0"
+    assert dash.effect_tile.detail.text() == "n = 3 / 3 · p = 0.10: no difference distinguishable from chance"
+    for i in range(3, 12):
+        save_metrics(win.project.db, f"c{i}", "engram", "control", {"steps": 3}, outcome="success").result(10)
+        save_metrics(win.project.db, f"f{i}", "engram", "full", {"steps": 8}, outcome="success").result(10)
+    dash.effect = None
+    dash.refresh()
+    qtbot.waitUntil(lambda: dash.effect is not None, timeout=5000)
+    assert dash.effect_tile.detail.text().startswith("n = 12 / 12 · p = 0.00: a difference beyond chance")
 
 
 def test_health_score_and_coverage_levels() -> None:
@@ -162,10 +185,8 @@ def test_team_status_is_polled_only_while_the_dashboard_shows(qtbot, win) -> Non
 
 
 def test_activity_feed_lists_what_happened_to_memories_not_upkeep(qtbot, win) -> None:  # type: ignore[no-untyped-def]
-    from desktop.memory.lifecycle.maintenance import ANCHORS
-
     seed(win, extra=[NewMemory(content="cart totals are recomputed each request", related_files=["shop/cart.py"])])
-    win.project.extras[ANCHORS].wait_idle()  # the anchoring batch is in the audit log now
+    win.project.anchors.wait_idle()  # the anchoring batch is in the audit log now
     assert win.project.memories.audit_log(actions=["anchor"])
     dash = win.panel.dashboard
     dash.refresh()

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
 from ui_helpers import seed
 
-from desktop.ui.adapters.agent import citations_in
+from desktop.memory.citations import find_citations
 from desktop.ui.dialogs.correction import CorrectionDialog
 from desktop.ui.memory_editor import MemoryEditor
 from desktop.ui.session.citations import FOLD_AFTER, CitationBar
@@ -114,7 +114,9 @@ def test_stop_ends_a_running_session(qtbot, tour_win, monkeypatch) -> None:  # t
 
 
 def test_citation_parser() -> None:
-    assert citations_in("see [Memory #12: use argon2] and [Memory #3: x]") == [(12, "use argon2"), (3, "x")]
+    """One parser: what counts as cited is what the view shows as a chip, with or without words."""
+    found = find_citations("see [Memory #12: use argon2] and [Memory #3: x], and [Memory #7]")
+    assert [(c.memory_id, c.brief) for c in found] == [(12, "use argon2"), (3, "x"), (7, "")]
 
 
 def test_scripted_agent_refuses_a_user_project_and_writes_nothing(qtbot, win) -> None:  # type: ignore[no-untyped-def]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ui_helpers import seed
 
+from desktop.memory.preferences import ProjectPrefs
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.ui import trust
-from desktop.ui.adapters.prefs import ProjectPrefs
 
 
 def _learned(win, n: int = 3) -> list[int]:  # type: ignore[no-untyped-def]

@@ -23,7 +23,7 @@ import logging
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.agents.hooks import ledger
 from desktop.agents.hooks.protocol import (
@@ -38,13 +38,18 @@ from desktop.agents.hooks.protocol import (
     HookCall,
 )
 from desktop.agents.hooks.start import start_context
-from desktop.agents.injection.formatting import Section, citations, fit, render
+from desktop.agents.injection.formatting import Section, fit, render
 from desktop.agents.memory_access import StoreMemoryAccess
+from desktop.memory.citations import cited_ids
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.text.tokens import query_terms
 from desktop.memory.trust import injectable
-from desktop.memory.trust_levels import DEFAULT_LEVEL, injection_threshold
+from desktop.memory.trust_levels import injection_threshold
 from desktop.memory.types import Memory
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
+    from desktop.memory.retrieval.service import SearchService
 
 log = logging.getLogger("engram.hooks")
 
@@ -59,19 +64,18 @@ class HookMemoryAccess(StoreMemoryAccess):
     """The core memory door without the background model load.
 
     A hook process lives for a fraction of a second: it uses the warm service's
-    hybrid search when it runs inside ``engram serve`` (``extras["search"]`` is
-    set there) and FTS5 otherwise, and never starts loading a model it would not
+    hybrid search when it runs inside ``engram serve`` (built there in the
+    background) and FTS5 otherwise, and never starts loading a model it would not
     live to use.
     """
 
-    def __init__(self, project: Any) -> None:
+    def __init__(self, project: Project) -> None:
         """One instance per hook event: the prefetch ranking is computed once per event."""
         super().__init__(project)
         self._prefetch: dict[str, list[tuple[str, float]]] = {}
 
-    def _facade(self) -> Any | None:
-        extras = getattr(self.project, "extras", None) or {}
-        return extras.get("search") or extras.get("retrieval")
+    def _search_service(self) -> SearchService | None:
+        return self.project.search_if_built()
 
     def prefetch_candidates(self, task: str) -> list[tuple[str, float]]:
         """The core's ranking, remembered for this event: T1 (modules) and the work-in-progress
@@ -81,15 +85,9 @@ class HookMemoryAccess(StoreMemoryAccess):
         return self._prefetch[task]
 
 
-def trust_threshold(project: Any) -> float:
+def trust_threshold(project: Project) -> float:
     """The injection threshold of the project's trust level (Cautious when unset)."""
-    try:
-        row = project.db.reads.conn().execute(
-            "SELECT value FROM project_meta WHERE key = 'trust_level'").fetchall()
-        level = int(str(row[0][0]).strip('"')) if row else DEFAULT_LEVEL
-    except (ValueError, IndexError):
-        level = DEFAULT_LEVEL
-    return injection_threshold(level)
+    return injection_threshold(project.preferences.trust_level())
 
 
 def relevant(prompt: str, m: Memory) -> bool:
@@ -105,8 +103,8 @@ def relevant(prompt: str, m: Memory) -> bool:
 class Handlers:
     """The handlers for one open project (kept warm by the service, or built per hook)."""
 
-    def __init__(self, project: Any, *, token_budget: int = DEFAULT_TOKEN_BUDGET) -> None:
-        """``project`` is an open ProjectServices."""
+    def __init__(self, project: Project, *, token_budget: int = DEFAULT_TOKEN_BUDGET) -> None:
+        """``project``: the open project whose agents' events these handlers answer."""
         self.project = project
         self.token_budget = max(200, int(token_budget))
         self.root = Path(project.info.root)
@@ -225,7 +223,7 @@ class Handlers:
         from desktop.memory.lifecycle.feedback import record_feedback
         from desktop.memory.lifecycle.shown import CITED_ONLY
 
-        cited = citations(call.last_message)
+        cited = cited_ids(call.last_message)
         if not cited:
             return
         db = self.project.db

@@ -16,10 +16,13 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.agents.hooks.protocol import OBSERVER_AGENT, HookCall
 from desktop.memory.observer.events import cap_text
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.hooks")
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.M)
@@ -89,12 +92,12 @@ def _output_text(response: Any) -> tuple[str, bool]:
     return cap_text(json.dumps(response, ensure_ascii=False, default=str)) if response is not None else "", False
 
 
-_session_locks: dict[str, threading.Lock] = {}
+_session_locks: dict[tuple[str, str], threading.Lock] = {}
 _locks_guard = threading.Lock()
 #: In the warm service: each running session's observer, kept in memory between its tool events
 #: (restoring and compressing the whole scratchpad on every call cost 50-200 ms), with the step
 #: last checkpointed. None in a hook process of its own, which checkpoints every call.
-_warm: dict[str, tuple[Any, int]] | None = None
+_warm: dict[tuple[str, str], tuple[Any, int, Project]] | None = None
 SAVE_EVERY = 10
 MAX_WARM = 64
 
@@ -106,28 +109,35 @@ def keep_observers_warm() -> None:
         _warm = {}
 
 
-def _session_lock(session_id: str) -> threading.Lock:
+def _key(project: Project, session_id: str) -> tuple[str, str]:
+    """A session is known by its project's database and its id: two projects (or two test
+    databases) may see the same session id, and neither may restore the other's observer."""
+    return (str(project.info.db_path), session_id)
+
+
+def _session_lock(key: tuple[str, str]) -> threading.Lock:
     """One lock per session: parallel tool calls of a session (the warm service answers them on
     several threads) must not restore the same checkpoint and overwrite each other's call."""
     with _locks_guard:
         if len(_session_locks) > 256:
             _session_locks.clear()
-        return _session_locks.setdefault(session_id, threading.Lock())
+        return _session_locks.setdefault(key, threading.Lock())
 
 
-def observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> None:
+def observe_tool(project: Project, call: HookCall, tool: str, files: list[str]) -> None:
     """Restore the session's scratchpad, observe this call and its result, checkpoint it."""
-    with _session_lock(call.session_id):
+    with _session_lock(_key(project, call.session_id)):
         _observe_tool(project, call, tool, files)
 
 
-def _observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> None:
+def _observe_tool(project: Project, call: HookCall, tool: str, files: list[str]) -> None:
     from desktop.memory.observer.events import SessionStart, StepComplete, ToolCall, ToolResult
     from desktop.memory.observer.ingest import CheckpointStore
     from desktop.memory.observer.observer import Observer
 
     store = CheckpointStore(project.db)
-    held = _warm.get(call.session_id) if _warm is not None else None
+    key = _key(project, call.session_id)
+    held = _warm.get(key) if _warm is not None else None
     pad = None if held is not None else store.load(call.session_id)
     obs = held[0] if held is not None else Observer(call.session_id, scratchpad=pad)
     saved = held[1] if held is not None else (obs.sp.step if pad is not None else -SAVE_EVERY)
@@ -151,32 +161,35 @@ def _observe_tool(project: Any, call: HookCall, tool: str, files: list[str]) -> 
     if step - saved >= SAVE_EVERY:  # a crash of the service loses at most the last few calls
         store.save(call.session_id, obs.checkpoint(), wait=False)
         saved = step
-    _warm[call.session_id] = (obs, saved)
-    if len(_warm) > MAX_WARM:  # the oldest session is checkpointed and let go
-        old = next(iter(_warm))
-        store.save(old, _warm.pop(old)[0].checkpoint(), wait=False)
+    _warm[key] = (obs, saved, project)
+    if len(_warm) > MAX_WARM:  # the oldest session is checkpointed (in its own project) and let go
+        oldest = next(iter(_warm))
+        old_obs, _, old_project = _warm.pop(oldest)
+        try:
+            CheckpointStore(old_project.db).save(oldest[1], old_obs.checkpoint(), wait=False)
+        except Exception:  # its project was closed meanwhile: the session end reads its transcript
+            log.warning("could not checkpoint session %s of a closed project", oldest[1])
 
 
-def _release(project: Any, session_id: str) -> None:
+def _release(project: Project, session_id: str) -> None:
     """The session is ending: checkpoint its warm observer (if this process holds one) and drop it."""
     from desktop.memory.observer.ingest import CheckpointStore
 
     if _warm is None:
         return
-    with _session_lock(session_id):
-        held = _warm.pop(session_id, None)
+    with _session_lock(_key(project, session_id)):
+        held = _warm.pop(_key(project, session_id), None)
         if held is not None:
             CheckpointStore(project.db).save(session_id, held[0].checkpoint(), wait=True)
 
 
-def finalise(project: Any, call: HookCall) -> None:
+def finalise(project: Project, call: HookCall) -> None:
     """Promote the session: from its transcript when there is one, else from the live scratchpad."""
-    from desktop.composition import observer_for
     from desktop.memory.observer.ingest import CheckpointStore
     from desktop.memory.observer.observer import Observer
 
     _release(project, call.session_id)
-    ingestor = observer_for(project)
+    ingestor = project.observer
     path = Path(call.transcript_path) if call.transcript_path else None
     if path is not None and path.is_file():
         report = ingestor.ingest_file(path, finished=True)
@@ -193,7 +206,7 @@ def finalise(project: Any, call: HookCall) -> None:
         log.info("session %s finalised from live events: %d added", call.session_id, len(result.added))
 
 
-def _drop_checkpoint(project: Any, session_id: str) -> None:
+def _drop_checkpoint(project: Project, session_id: str) -> None:
     from desktop.memory.store.writer import FnOp, Tx
 
     def write(tx: Tx) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from desktop.agents.hooks import ledger
 from desktop.agents.hooks.protocol import HookCall
@@ -22,6 +22,9 @@ from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.triggers.model import CallShape, shape_of
 from desktop.memory.triggers.warn import Outcomes, Warning, warnings_for
 from desktop.memory.types import Memory
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.hooks")
 
@@ -81,7 +84,7 @@ def render_block(title: str, memories: list[Memory]) -> str:
 class ToolMoments:
     """The before/after/failed answers for one open project."""
 
-    def __init__(self, project: Any, root: Path, memory: Any, threshold: float) -> None:
+    def __init__(self, project: Project, root: Path, memory: Any, threshold: float) -> None:
         """``memory`` is the event's StoreMemoryAccess; ``threshold`` the trust level's floor."""
         self.project = project
         self.root = root

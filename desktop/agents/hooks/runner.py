@@ -14,9 +14,12 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.agents.hooks.protocol import SESSION_END, SESSION_START, STOP, BadPayload, HookCall, parse, render_output
+
+if TYPE_CHECKING:
+    from desktop.settings import Settings
 
 log = logging.getLogger("engram.hooks")
 
@@ -46,13 +49,12 @@ def setup_logging(data_dir: Path) -> None:
     root.setLevel(logging.INFO)
 
 
-def configured_token_budget(data_dir: Path) -> int:
-    """``hooks.token_budget`` from the settings file (default 1,500)."""
+def hooks_token_budget(settings: Settings) -> int:
+    """``hooks.token_budget`` of the user's settings (default 1,500)."""
     from desktop.agents.hooks.protocol import DEFAULT_TOKEN_BUDGET
-    from desktop.settings import Settings
 
     try:
-        value = (Settings.load(data_dir).extra.get("hooks") or {}).get("token_budget")
+        value = (settings.extra.get("hooks") or {}).get("token_budget")
         return int(value) if value else DEFAULT_TOKEN_BUDGET
     except Exception:  # a broken settings file must not break the agent
         return DEFAULT_TOKEN_BUDGET
@@ -77,7 +79,6 @@ def answer_inline(call: HookCall, data_dir: Path, token_budget: int | None) -> s
     None: the settings' budget."""
     from desktop.agents.hooks.handlers import Handlers
     from desktop.composition import Engram
-    from desktop.settings import Settings
 
     root = find_project_root(data_dir, call.cwd)
     if root is None:
@@ -86,10 +87,10 @@ def answer_inline(call: HookCall, data_dir: Path, token_budget: int | None) -> s
     # A hook opens the database on every agent event: no whole-file integrity check (a damaged
     # page fails the read that touches it, which is logged like any failure), and the memory
     # upkeep (conflicts, anchors) only for the events that add memories.
-    project = Engram(Settings.load(data_dir)).open_project(
-        root, remember=False, check=False, maintain=call.event in (STOP, SESSION_END))
+    app = Engram.for_data_dir(data_dir)  # the user's settings, read once for this hook
+    project = app.open_project(root, remember=False, check=False, maintain=call.event in (STOP, SESSION_END))
     try:
-        return Handlers(project, token_budget=token_budget or configured_token_budget(data_dir)).handle(call)
+        return Handlers(project, token_budget=token_budget or hooks_token_budget(app.settings)).handle(call)
     finally:
         project.close()
 

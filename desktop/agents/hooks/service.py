@@ -40,6 +40,9 @@ from desktop.agents.hooks.protocol import BadPayload, HookCall, from_dict
 if TYPE_CHECKING:  # the hook client (a new process per agent event) never serves
     import socketserver
 
+    from desktop.agents.hooks.handlers import Handlers
+    from desktop.memory.project import Project
+
 log = logging.getLogger("engram.hooks")
 
 IDLE_S = 900.0
@@ -51,6 +54,8 @@ PROBE_S = float(os.environ.get("ENGRAM_HOOK_PROBE") or 0.5)
 #: asked has given up on it): the hello says so and the next client replaces the service.
 STUCK_S = 60.0
 HELLO = "engram-hooks"
+#: Projects opened with settings since replaced are closed this long after (the longest hook budget).
+RETIRE_AFTER_S = 45.0
 
 
 #: A socket path must fit ``sockaddr_un.sun_path`` (108 bytes on Linux, 104 on macOS).
@@ -221,12 +226,18 @@ class HookService:
                  stuck_after: float = STUCK_S) -> None:
         """``warm_search`` builds each project's hybrid search in the background; a request running
         longer than ``stuck_after`` seconds makes the hello say the service is stuck."""
+        from desktop.composition import Engram, settings_stamp
+
         self.data_dir = Path(data_dir)
+        # The user's settings, read once for this service: every project it opens uses them
+        # (until they are saved again: see follow_settings).
+        self._settings_stamp = settings_stamp(self.data_dir)
+        self.engram = Engram.for_data_dir(self.data_dir)
         self.idle = idle
         self.warm_search = warm_search
         self.last_request = time.monotonic()
-        self._projects: dict[Path, Any] = {}
-        self._handlers: dict[Path, Any] = {}
+        self._projects: dict[Path, Project] = {}
+        self._handlers: dict[Path, Handlers] = {}
         self._lock = threading.Lock()
         self._server: socketserver.ThreadingUnixStreamServer | None = None
         self.stuck_after = stuck_after
@@ -236,12 +247,10 @@ class HookService:
 
         keep_observers_warm()
 
-    def handlers_for(self, cwd: str, token_budget: int) -> Any | None:
+    def handlers_for(self, cwd: str, token_budget: int) -> Handlers | None:
         """The warm handlers of the project containing ``cwd`` (opened on first use)."""
         from desktop.agents.hooks.handlers import Handlers
         from desktop.agents.hooks.runner import find_project_root
-        from desktop.composition import Engram
-        from desktop.settings import Settings
 
         root = find_project_root(self.data_dir, cwd)
         if root is None:
@@ -249,7 +258,7 @@ class HookService:
         with self._lock:
             handlers = self._handlers.get(root)
             if handlers is None:
-                project = Engram(Settings.load(self.data_dir)).open_project(root, remember=False)
+                project = self.engram.open_project(root, remember=False)
                 self._projects[root] = project
                 handlers = self._handlers[root] = Handlers(project, token_budget=token_budget)
                 if self.warm_search:
@@ -257,18 +266,47 @@ class HookService:
         handlers.token_budget = token_budget
         return handlers
 
-    @staticmethod
-    def _warm(project: Any) -> None:
-        try:
-            from desktop.composition import build_search_service
+    def follow_settings(self) -> None:
+        """Take up settings saved since they were read (the app saved a new model or provider).
 
-            build_search_service(project)
+        The projects opened with the old settings answer no new request; each is closed once
+        the longest hook budget has passed, so a request still running on it finishes first.
+        """
+        from desktop.composition import Engram, settings_stamp
+
+        stamp = settings_stamp(self.data_dir)
+        if stamp == self._settings_stamp:
+            return
+        with self._lock:
+            if stamp == self._settings_stamp:
+                return
+            self._settings_stamp = stamp
+            self.engram = Engram.for_data_dir(self.data_dir)
+            retired = list(self._projects.values())
+            self._projects.clear()
+            self._handlers.clear()
+        if retired:
+            log.info("settings changed: %d project(s) reopen with them", len(retired))
+            timer = threading.Timer(RETIRE_AFTER_S, self._close_all, args=(retired,))
+            timer.daemon = True
+            timer.start()
+
+    @staticmethod
+    def _close_all(projects: list[Project]) -> None:
+        for project in projects:
+            try:
+                project.close()
+            except Exception:
+                log.exception("closing %s failed", project.info.root)
+
+    @staticmethod
+    def _warm(project: Project) -> None:
+        try:
+            _ = project.search
         except Exception:  # keyword search still answers
             log.exception("could not warm the search service")
         try:  # the graph path and T3 need a current graph, as for `engram mcp` and the app
-            from desktop.memory.lifecycle.maintenance import keep_graph_live
-
-            keep_graph_live(project)
+            project.keep_graph_live()
         except Exception:
             log.exception("could not bring the code graph up to date")
 
@@ -293,11 +331,12 @@ class HookService:
     def _answer(self, request: dict[str, Any]) -> str:
         self.last_request = time.monotonic()
         call = from_dict(str(request.get("agent")), str(request.get("event")), request.get("payload"))
+        self.follow_settings()
         budget = request.get("token_budget")
         if not budget:
-            from desktop.agents.hooks.runner import configured_token_budget
+            from desktop.agents.hooks.runner import hooks_token_budget
 
-            budget = configured_token_budget(self.data_dir)
+            budget = hooks_token_budget(self.engram.settings)
         handlers = self.handlers_for(call.cwd, int(budget))
         return handlers.handle(call) if handlers is not None else ""
 

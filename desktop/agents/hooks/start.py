@@ -18,13 +18,16 @@ from __future__ import annotations
 import subprocess
 import threading
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from desktop.agents.injection.formatting import Section, fit, render, shown_ids
 from desktop.memory.lifecycle.freshness import as_of_now
 from desktop.memory.text.tokens import count_tokens
 from desktop.memory.trust import injectable
 from desktop.memory.types import Memory
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 MAX_RULES: Final = 8
 MAX_FACTS: Final = 5
@@ -66,7 +69,7 @@ def _by_evidence(conn: Any, memory: Any, root: Path, types: tuple[str, ...], flo
     return as_of_now([found[i] for i in ids if i in found and injectable(found[i])], root)
 
 
-def start_context(project: Any, memory: Any, root: Path, fmt: str, budget: int, floor: float,
+def start_context(project: Project, memory: Any, root: Path, fmt: str, budget: int, floor: float,
                   exclude: set[int], first: list[Section] | None = None) -> tuple[str, list[int]]:
     """The session-start text and the ids it shows ('' and [] when nothing holds); ``first``: sections
     that open the same block (after a compaction, what the session had been shown)."""

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.types import Memory
 
-CITATION_RE = re.compile(r"\[Memory #(\d+)(?::[^\]\n]{0,200})?\]")
 # No angle brackets anywhere in what is injected: Gemini CLI escapes every < and > of a hook's
 # context (the model then reads "&lt;id&gt;"), and Claude gets the XML form below.
 CITATION_HINT = ("When a memory below helps you, cite it inline as [Memory #N: a few words], N being its "
@@ -55,13 +54,6 @@ class Section:
     lines: list[str] = field(default_factory=list)
     conflicts: set[int] = field(default_factory=set)
 
-
-def citations(text: str) -> list[int]:
-    """Memory ids cited in ``text``, in order of first appearance."""
-    seen: dict[int, None] = {}
-    for m in CITATION_RE.finditer(text):
-        seen.setdefault(int(m.group(1)), None)
-    return list(seen)
 
 
 def _label(m: Memory, conflicts: set[int]) -> str:

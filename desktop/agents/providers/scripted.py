@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,12 +57,14 @@ class ScriptedProvider(ClosingProvider):
 
     def __init__(self, turns: list[dict[str, Any]] | TurnFn, *, model: str = "scripted",
                  agent_format: AgentFormat = "plain", context_window: int = 32_768,
-                 finish_text: str | None = "Done.") -> None:
-        """``finish_text``: what to answer once the script is used up (None raises instead)."""
+                 finish_text: str | None = "Done.", pace: float = 0.0) -> None:
+        """``finish_text``: what to answer once the script is used up (None raises instead);
+        ``pace``: seconds between streamed words (a demo's stream is seen, and can be stopped)."""
         self.model = model
         self.agent_format = agent_format
         self.context_window = context_window
         self.finish_text = finish_text
+        self.pace = pace
         self._turns = turns
         self._index = 0
         self._lock = threading.Lock()
@@ -94,8 +97,17 @@ class ScriptedProvider(ClosingProvider):
             raise ScriptExhausted("The script has no more turns.")
         if on_text and turn.text:
             for word in turn.text.split(" "):
+                if self.pace and self._paused(cancel):
+                    break  # stopped: the view keeps what streamed so far
                 on_text(word + " ")
         return turn
+
+    def _paused(self, cancel: Any | None) -> bool:
+        """Wait one ``pace``; True when the session was cancelled meanwhile."""
+        if cancel is None:
+            time.sleep(self.pace)
+            return False
+        return bool(cancel.wait(self.pace))
 
     def close(self) -> None:
         """Nothing to release."""

@@ -29,6 +29,7 @@ class ToolOutcome:
     output: str
     is_error: bool = False
     files: list[str] = field(default_factory=list)
+    memory_ids: list[int] = field(default_factory=list)  # memories the output shows (search_memory)
 
 
 def _arg(args: dict[str, Any], *names: str, default: Any = None) -> Any:

@@ -61,7 +61,8 @@ def run_memory_tool(registry: Any, name: str, args: dict[str, Any], step: int) -
         if not found:
             return ToolOutcome(f"No memory matches {query!r}.")
         lines = [f"#{m.id} [{m.type}] {redact_then_cut(' '.join(m.content.split()), 500)}" for m in found]
-        return ToolOutcome("Cite a memory you use as [Memory #<id>: ...].\n" + "\n".join(lines))
+        return ToolOutcome("Cite a memory you use as [Memory #<id>: ...].\n" + "\n".join(lines),
+                           memory_ids=[m.id for m in found])
     if name == "record_memory":
         content = str(args.get("content") or "").strip()
         if not content:

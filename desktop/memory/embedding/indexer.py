@@ -18,8 +18,8 @@ import time
 
 from desktop.memory.embedding.base import EmbeddingError
 from desktop.memory.embedding.service import EmbeddingService
+from desktop.memory.store.changes import ChangeSet
 from desktop.memory.store.errors import WriterClosedError
-from desktop.memory.store.writer import ChangeSet
 
 __all__ = ["EmbeddingIndexer"]
 

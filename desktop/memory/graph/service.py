@@ -195,14 +195,3 @@ def _summary(result: dict[str, Any]) -> str:
     head = f"Changing {result['target']} may affect {result['total_files']} file(s)"
     return head + (": " + "; ".join(parts) if parts else " (nothing depends on it)") + "."
 
-
-def build_graph_service(project: Any, **options: Any) -> GraphService:
-    """The project's GraphService, created once and kept in ``project.extras['graph']``.
-
-    ``project`` is a ProjectServices (composition root); closing the project closes it.
-    """
-    svc = project.extras.get("graph")
-    if svc is None:
-        svc = GraphService(project.db, project.info.root, **options)
-        project.extras["graph"] = svc
-    return svc

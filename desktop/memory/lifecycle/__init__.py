@@ -10,7 +10,7 @@ Public entry points (plain Python, no Qt):
 - ``conflicts.detect_conflicts`` / ``texts_conflict``; ``conflict_store.check_on_write``,
   ``conflict_groups``, ``resolve_conflict``, ``supersession_chain``; ``conflict_store.ConflictWatcher``.
 - ``redaction.redact_for_output``; ``emergency.emergency_delete``; ``control.delete_all``,
-  ``control.auto_memory_enabled`` / ``set_auto_memory``.
+  ``control.gate_items`` (the auto-memory preference and candidate quarantine).
 - ``portable.export_json`` / ``import_json``; ``formats.export_markdown`` / ``managed_block``;
   ``formats.import_path``; ``audit.read_audit`` / ``export_audit``.
 """

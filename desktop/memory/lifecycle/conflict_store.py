@@ -270,12 +270,3 @@ class ConflictWatcher(AddedMemoryWatcher):
             if self.on_conflicts is not None:
                 self.on_conflicts(found)
 
-
-def lifecycle_for(project: Any, *, embed: Embed | None = None) -> ConflictWatcher:
-    """The project's conflict watcher, started once and kept in ``project.extras['lifecycle']``."""
-    known = project.extras.get("lifecycle")
-    if known is not None:
-        return known
-    watcher = ConflictWatcher(project.db, embed=embed).start()
-    project.extras["lifecycle"] = watcher
-    return watcher

@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.memory.types import Memory
+
 Embed = Callable[[list[str]], Any]
 EMBED_THRESHOLD = 0.85
 OVERLAP_THRESHOLD = 0.5
@@ -221,3 +223,22 @@ def detect_conflicts(new: ConflictText, candidates: Sequence[ConflictText], *,
                     found[cand.id] = Conflict(new.id, cand.id, "similar/negated", float(sim),
                                               {"by": "embedding", "similarity": round(float(sim), 4)})
     return sorted(found.values(), key=lambda c: (-c.score, c.b))
+
+
+def conflicting_pairs(memories: Sequence[Memory]) -> list[tuple[Memory, Memory]]:
+    """Contradicting pairs among memories about to reach an agent, each once, lower id first.
+
+    Quadratic, but called on the few dozen memories of one injection.
+    """
+    by_id = {m.id: m for m in memories}
+    texts = [ConflictText(id=m.id, content=m.content, files=m.related_files, modules=m.related_modules,
+                          tags=m.tags, type=m.type) for m in memories]
+    seen: set[tuple[int, int]] = set()
+    out: list[tuple[Memory, Memory]] = []
+    for i, text in enumerate(texts):
+        for c in detect_conflicts(text, texts[i + 1:]):
+            key = (min(c.a, c.b), max(c.a, c.b))
+            if key not in seen and c.a in by_id and c.b in by_id:
+                seen.add(key)
+                out.append((by_id[key[0]], by_id[key[1]]))
+    return out

@@ -1,72 +1,30 @@
-"""User control over a project's memory: auto-memory opt-out, candidate quarantine, delete all.
+"""User control over a project's memory: the auto-memory gate, candidate quarantine, delete all.
 
-Opt-out is a ``project_meta`` key (``auto_memory`` = ``off``), so it travels with the
-project's database and every client (GUI, CLI, MCP) sees the same answer. With
+Opt-out is a project preference (``auto_memory``, see :mod:`desktop.memory.preferences`),
+so it travels with the project's database and every door sees the same answer. With
 auto-memory off the agent still works: it reads and injects memories as before,
 only nothing new is learned from sessions.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from desktop.memory.lifecycle.emergency import fill_temp, purge_temp
 from desktop.memory.lifecycle.leak import clear_side_tables
-from desktop.memory.store.writer import FnOp, Tx, WriteOp
-from desktop.memory.trust_levels import PROMOTION_PRESETS, PromotionPreset, promotion_preset
+from desktop.memory.preferences import Preferences
+from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.types import MemorySource
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.lifecycle")
 
-AUTO_MEMORY_KEY = "auto_memory"
-#: The Trust dialog's promotion preset, stored JSON-encoded as the app's preferences store it.
-PROMOTION_PRESET_KEY = "promotion_preset"
 # Sources written without a person or an agent saying "remember this": quarantined.
 AUTO_SOURCES = frozenset({MemorySource.OBSERVER_INFERRED.value, MemorySource.QA_AUTO.value,
                           MemorySource.MCP_AUTO.value, MemorySource.COMMIT_AUTO.value})
-
-
-def auto_memory_enabled(db: Any) -> bool:
-    """True unless the project opted out of automatic memory creation."""
-    rows = db.reads.conn().execute("SELECT value FROM project_meta WHERE key = ?",
-                                   (AUTO_MEMORY_KEY,)).fetchall()
-    return not rows or str(rows[0][0]).lower() != "off"
-
-
-def project_promotion_preset(db: Any) -> PromotionPreset:
-    """The promotion preset this project's trust settings chose (balanced when none was chosen)."""
-    rows = db.reads.conn().execute("SELECT value FROM project_meta WHERE key = ?",
-                                   (PROMOTION_PRESET_KEY,)).fetchall()
-    return promotion_preset(str(rows[0][0]) if rows else None)
-
-
-def set_promotion_preset(db: Any, name: str, *, actor: str = "user") -> None:
-    """Choose the project's promotion preset (audited); waits for the commit. Unknown names raise ValueError."""
-    if name not in PROMOTION_PRESETS:
-        raise ValueError(f"unknown promotion preset {name!r}")
-
-    def write(tx: Tx) -> None:
-        tx.audit("promotion_preset", None, actor=actor, reason=f"promotion preset set to {name}",
-                 detail={"value": name})
-        tx.execute("INSERT INTO project_meta(key, value) VALUES (?, ?) "
-                   "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (PROMOTION_PRESET_KEY, json.dumps(name)))
-        tx.changed("project_meta", "updated", [PROMOTION_PRESET_KEY])
-    db.writer.run(FnOp("set_promotion_preset", write))
-
-
-def set_auto_memory(db: Any, enabled: bool, *, actor: str = "user") -> None:
-    """Turn automatic memory creation on or off for this project (audited); waits for the commit."""
-    value = "on" if enabled else "off"
-
-    def write(tx: Tx) -> None:
-        tx.audit("auto_memory", None, actor=actor, reason=f"automatic memory creation turned {value}",
-                 detail={"value": value})
-        tx.execute("INSERT INTO project_meta(key, value) VALUES (?, ?) "
-                   "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (AUTO_MEMORY_KEY, value))
-        tx.changed("project_meta", "updated", [AUTO_MEMORY_KEY])
-    db.writer.run(FnOp("set_auto_memory", write))
 
 
 class DeleteAll(WriteOp[int]):
@@ -95,7 +53,7 @@ class DeleteAll(WriteOp[int]):
         return n
 
 
-def delete_all(project: Any, *, actor: str = "user", reason: str | None = None, scrub: bool = True) -> int:
+def delete_all(project: Project, *, actor: str = "user", reason: str | None = None, scrub: bool = True) -> int:
     """Delete all memories of a project for good; with `scrub`, vacuum and truncate the WAL too.
 
     Engram's log files go as well (they quote sessions: prompts, commands, errors).
@@ -119,7 +77,7 @@ def gate_items(db: Any, items: list[Any]) -> list[Any]:
     """
     if not items:
         return items
-    if not auto_memory_enabled(db):
+    if not Preferences(db).auto_memory():
         log.info("auto-memory is off: %d learned memories not saved", len(items))
         return []
     for item in items:

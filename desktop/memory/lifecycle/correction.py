@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import ClassVar
 
+from desktop.memory.actions import taught
 from desktop.memory.lifecycle.feedback import RecordUse
 from desktop.memory.store.errors import NotFoundError, ValidationError
 from desktop.memory.store.memory_ops import AddMemories, EditMemory, NewMemory, SetFlag
@@ -26,11 +27,11 @@ KINDS = ("outdated", "partially_wrong", "does_not_apply", "incorrect")
 
 
 def _replacement(row: dict[str, str], text: str, kind: str, old_id: int) -> NewMemory:
-    return NewMemory(content=text, type=row["type"], scope=row["scope"], source="user_taught",
-                     related_files=json.loads(row["related_files"]), related_modules=json.loads(row["related_modules"]),
-                     tags=json.loads(row["tags"]), confidence=0.9, user_verified=True,
-                     relations=[{"type": "supersedes", "id": old_id}],
-                     metadata={"correction_of": old_id, "correction": kind})
+    """The right text a person gave: taught by them (verified), in the corrected memory's place."""
+    return taught(text, type=row["type"], scope=row["scope"], related_files=json.loads(row["related_files"]),
+                  related_modules=json.loads(row["related_modules"]), tags=json.loads(row["tags"]), confidence=0.9,
+                  relations=[{"type": "supersedes", "id": old_id}],
+                  metadata={"correction_of": old_id, "correction": kind})
 
 
 class ApplyCorrection(WriteOp[int]):

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from desktop.memory.store.connection import count_of
 from desktop.memory.store.sources import drop_sources
 from desktop.memory.store.writer import MaintenanceOp, Tx, WriteOp
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.lifecycle")
 T = TypeVar("T")
@@ -152,7 +155,7 @@ class ScrubDatabase(MaintenanceOp[None]):
         tx.changed("memory", "scrubbed")
 
 
-def emergency_delete(project: Any, memory_ids: list[int], *, reason: str, actor: str = "user") -> int:
+def emergency_delete(project: Project, memory_ids: list[int], *, reason: str, actor: str = "user") -> int:
     """Delete memories for good and scrub every place their text could survive. Returns how many.
 
     Raises NotFoundError when none of the ids exists.

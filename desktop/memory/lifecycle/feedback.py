@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import enum
 import json
-import re
 from collections.abc import Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from desktop.memory.citations import cited_ids
 from desktop.memory.lifecycle.shown import counted_before, shown_in_session
 from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.writer import Tx, WriteOp
@@ -53,7 +53,6 @@ REINFORCE_EVERY = 5
 STEP = 0.05
 FLAG_PENALTY = 0.10
 FLOOR = 0.05
-_CITATION = re.compile(r"\[Memory #(\d+)\b")
 
 
 class Outcome(enum.StrEnum):
@@ -69,14 +68,6 @@ class Outcome(enum.StrEnum):
 _WORDS = {Outcome.SHOWN: "shown to an agent", Outcome.CITED: "shown and cited",
           Outcome.FLAGGED: "flagged as wrong", Outcome.CONFIRMED: "confirmed as right",
           Outcome.IGNORED: "shown, not cited"}
-
-
-def cited_ids(text: str) -> list[int]:
-    """Ids of the memories an agent cited in `text` (``[Memory #12: ...]``), in order, unique."""
-    seen: dict[int, None] = {}
-    for m in _CITATION.finditer(text or ""):
-        seen.setdefault(int(m.group(1)), None)
-    return list(seen)
 
 
 @dataclass

@@ -118,6 +118,13 @@ def managed_block(db: Any, *, limit: int = 200, now: datetime | None = None) -> 
     return block_file.wrap(f"## Project memory (Engram)\n\n{body}") + "\n"
 
 
+def export_count(db: Any, *, managed: bool, limit: int | None = None) -> int:
+    """How many memories :func:`export_markdown` (``managed=False``) or :func:`managed_block` writes."""
+    where = INJECTABLE_SQL if managed else LIVE_MEMORY_SQL
+    n = int(db.reads.conn().execute(f"SELECT count(*) FROM memories WHERE {where}").fetchall()[0][0])
+    return n if limit is None else min(n, int(limit))
+
+
 def write_managed_block(path: Path, block: str) -> bool:
     """Put `block` (as managed_block made it) into `path`: one block, the rest untouched. True when changed."""
     body = block_file.extract(block)

@@ -13,12 +13,15 @@ later is covered without touching this module.
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import apsw
 
 from desktop.memory.lifecycle.emergency import fill_temp, purge_temp
 from desktop.memory.store.writer import Tx, WriteOp
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.lifecycle")
 
@@ -111,7 +114,7 @@ class EraseText(WriteOp[dict[str, int]]):
         return out
 
 
-def erase_text(project: Any, needles: list[str], *, actor: str = "user", reason: str | None = None
+def erase_text(project: Project, needles: list[str], *, actor: str = "user", reason: str | None = None
                ) -> dict[str, int]:
     """Erase leaked strings everywhere (Engram's log files too), then vacuum and truncate the WAL
     so no page keeps them."""
@@ -119,7 +122,7 @@ def erase_text(project: Any, needles: list[str], *, actor: str = "user", reason:
     from desktop.memory.privacy.logfiles import scrub_logs
 
     db = project.db
-    out = dict(db.writer.run(EraseText(needles, actor=actor, reason=reason), 600))
+    out = db.writer.run(EraseText(needles, actor=actor, reason=reason), 600)
     db.reads.close()
     db.writer.run(ScrubDatabase(), 600)
     lines = scrub_logs(getattr(getattr(project, "settings", None), "data_dir", None), needles)
@@ -190,12 +193,12 @@ class RedactStored(WriteOp[dict[str, int]]):
         return out
 
 
-def redact_existing(project: Any, *, actor: str = "user") -> dict[str, int]:
+def redact_existing(project: Project, *, actor: str = "user") -> dict[str, int]:
     """Redact secrets already stored anywhere in the project's database, then vacuum the old pages away."""
     from desktop.memory.lifecycle.emergency import ScrubDatabase
 
     db = project.db
-    out = dict(db.writer.run(RedactStored(actor=actor), 1800))
+    out = db.writer.run(RedactStored(actor=actor), 1800)
     if out:
         db.reads.close()
         db.writer.run(ScrubDatabase(), 600)

@@ -1,12 +1,9 @@
-"""Upkeep every process gets: conflict checks and code anchoring on write, a live code graph.
+"""Anchoring memories written before upkeep ran.
 
-Before, only the app started these (as GUI-side watchers), so memories written by
-the CLI, the MCP server or ``engram run`` were never checked or anchored. Now the
-composition root starts :func:`start_maintenance` whenever any door opens a project,
-and closing the project drains the watchers, so a one-shot CLI command gets the
-same treatment as the app. :func:`keep_graph_live` is the other half: the app on
-opening a project and ``engram mcp``/``engram serve`` at start-up bring the code
-graph up to date incrementally and then watch it.
+Conflict checks and anchoring on write start whenever any door opens a project
+(``Project.start_upkeep``), and closing the project drains them, so a one-shot CLI
+command gets the same treatment as the app. What was written before that gets its
+anchors here, when ``engram check-stale`` or the app's idle work asks.
 """
 
 from __future__ import annotations
@@ -16,27 +13,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from desktop.memory.lifecycle.anchoring import AnchorWatcher, SetAnchors
-from desktop.memory.lifecycle.conflict_store import lifecycle_for
+from desktop.memory.lifecycle.anchoring import SetAnchors
 from desktop.memory.lifecycle.staleness import compute_anchors, head_commit
 from desktop.memory.store.live import LIVE_MEMORY_SQL
 
 log = logging.getLogger("engram.lifecycle")
-
-#: Keys in ``ProjectServices.extras``; inserted first so they close last (after every
-#: service that may still write has flushed).
-CONFLICTS, ANCHORS, GRAPH = "lifecycle", "anchors", "graph"
-
-
-def start_maintenance(project: Any) -> dict[str, Any]:
-    """Start conflict detection and anchoring on write for ``project`` (idempotent)."""
-    started: dict[str, Any] = {CONFLICTS: lifecycle_for(project)}
-    watcher = project.extras.get(ANCHORS)
-    if watcher is None:
-        watcher = AnchorWatcher(project.db, project.info.root).start()
-        project.extras[ANCHORS] = watcher
-    started[ANCHORS] = watcher
-    return started
 
 
 def anchor_unanchored(db: Any, root: Path | str, *, limit: int = 5000) -> int:
@@ -55,15 +36,3 @@ def anchor_unanchored(db: Any, root: Path | str, *, limit: int = 5000) -> int:
         return 0
     return int(db.writer.run(SetAnchors(anchors, head_commit(base)), 60))
 
-
-def keep_graph_live(project: Any, **options: Any) -> Any:
-    """Bring the project's code graph up to date (unchanged files are skipped) and watch it.
-
-    Runs in the background and returns the GraphService at once; closing the project
-    stops the watcher and any running index.
-    """
-    from desktop.memory.graph.service import build_graph_service
-
-    graph = build_graph_service(project, **options)
-    graph.start(watch=True)
-    return graph

@@ -15,7 +15,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Self
 
-from desktop.memory.store.writer import ChangeSet, FnOp
+from desktop.memory.store.changes import ChangeSet
+from desktop.memory.store.writer import FnOp
 
 log = logging.getLogger("engram.lifecycle")
 

@@ -2,10 +2,10 @@
 
 Pipeline (reference design section 5): session-type gate, validation (failed
 sessions only yield dead ends), frequency (each signal class needs its minimum
-number of sessions; a parallel quorum needs one), rendering by template (or an
-optional LLM writer, off by default), trust gate (after a web lookup, or text
-from tool output that reads like an instruction: needs review, confidence x
-0.7), scoring, cap; then novelty (cosine > 0.88 to a live memory reinforces it).
+number of sessions; a parallel quorum needs one), rendering by template (a
+model's memories come from ``model_synthesis``, when the user chose one), trust
+gate (after a web lookup, or text from tool output that reads like an
+instruction: needs review, confidence x 0.7), scoring, cap; then novelty (cosine > 0.88 to a live memory reinforces it).
 All reads and the single embedding batch happen first; then ONE WriteOp writes
 the memories through AddMemories (same code path, same redaction) together with
 the cross-session tables, so a session's learning is committed atomically.
@@ -356,18 +356,15 @@ class PromoteSession(WriteOp[PromotionResult]):
 class Promoter:
     """Runs the promotion pipeline for finished sessions of one project database."""
 
-    def __init__(self, db: Any, *, novelty: Any | None = None, llm: Any | None = None,
-                 synthesis_llm: Any | None = None,
+    def __init__(self, db: Any, *, novelty: Any | None = None,
                  preset: PromotionPreset | Callable[[], PromotionPreset] | None = None) -> None:
-        """``novelty`` is a :class:`Novelty` (None: exact duplicates only); LLMs are optional.
+        """``novelty`` is a :class:`Novelty` (None: exact duplicates only).
 
-        ``preset`` is a fixed preset or a function asked at every promotion (the composition
-        root passes the project's trust settings, so a change reaches a long-running service).
+        ``preset`` is a fixed preset or a function asked at every promotion (every project
+        passes its trust settings' preset, so a change reaches a long-running service).
         """
         self.db = db
         self.novelty = novelty
-        self.llm = llm
-        self.synthesis_llm = synthesis_llm
         self._preset = preset
 
     def preset(self) -> PromotionPreset:
@@ -401,12 +398,10 @@ class Promoter:
         preset = self.preset()
         cands = build_candidates(digest, prior, failed=failed, preset=preset)
         chosen = [c for c in cands if c.drop_reason is None]
-        synth = plan_synthesis(conn, digest, first_time=first_time, llm=self.synthesis_llm)
+        synth = plan_synthesis(conn, digest, first_time=first_time)
         t1 = time.perf_counter()
         items = [to_new_memory(c, digest) for c in chosen]
         keys = [c.signal.key for c in chosen]
-        if self.llm is not None and items:
-            self._llm_rewrite(chosen, items)
         items.extend(synth.memories)
         keys.extend("" for _ in synth.memories)
         told = instructions(Path(digest.cwd)) if digest.cwd else ""
@@ -431,20 +426,6 @@ class Promoter:
         res.timings_ms = {"filter": (t1 - t0) * 1000, "novelty": (t2 - t1) * 1000,
                           "write": (time.perf_counter() - t2) * 1000}
         return res
-
-    def _llm_rewrite(self, chosen: list[Candidate], items: list[NewMemory]) -> None:
-        """One LLM call for the whole session (design: at most one per session)."""
-        llm = self.llm
-        if llm is None:  # the only caller checks first; without an LLM the template text stays
-            return
-        try:
-            texts = llm.write([{"kind": c.signal.kind, "data": c.signal.data, "draft": it.content}
-                               for c, it in zip(chosen, items, strict=True)])
-            for it, text in zip(items, texts, strict=False):
-                if isinstance(text, str) and text.strip():
-                    it.content = text.strip()[:2000]
-        except Exception:
-            logger.exception("LLM memory writer failed; keeping template text")
 
     def _novelty(self, conn: Any, items: list[NewMemory], keys: list[str]
                  ) -> tuple[list[NewMemory], list[str], int]:

@@ -1,10 +1,11 @@
 """Threshold and weekly synthesis, workflow recipes and prefetch patterns as memories.
 
 Mode 2 of the design: when a module reaches 5, 10, 20, 50 or 100 sessions, its
-statistics are summarised once (deterministically, or by an optional LLM) into at
-most five memories. Mode 3: once a week, module pairs with strong co-access that no
-causal-dependency memory captures yet. Workflow recipes (>= 3 sessions, >= 4 steps,
->= 80% success) are promoted when a session makes a sequence qualify.
+statistics are summarised once, deterministically, into at most five memories (a
+model's memories come from ``model_synthesis``, when the user chose one). Mode 3:
+once a week, module pairs with strong co-access that no causal-dependency memory
+captures yet. Workflow recipes (>= 3 sessions, >= 4 steps, >= 80% success) are
+promoted when a session makes a sequence qualify.
 
 Everything here only reads; the plan's memories and log rows are written by the
 session's single promotion transaction.
@@ -15,12 +16,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from desktop.memory.observer import cross_session as xs
 from desktop.memory.observer.observer import SessionDigest
 from desktop.memory.observer.signals import module_of
-from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.types import MemoryScope, MemorySource, MemoryType
 
@@ -30,13 +30,6 @@ MAX_PER_MODULE: Final = 5
 MAX_RECIPES_PER_SESSION: Final = 2
 WEEKLY_MODULE: Final = "*weekly*"
 WEEKLY_MIN_SESSIONS: Final = 3
-
-
-class SynthesisLLM(Protocol):
-    """Optional module synthesiser (off by default): stats in, up to five memories out."""
-
-    def synthesize(self, module: str, sessions: int, stats: dict[str, Any]) -> list[dict[str, Any]]:
-        """Return dicts with ``type``, ``content``, ``related_files``, ``confidence``."""
 
 
 @dataclass
@@ -98,7 +91,7 @@ def _module_memories(module: str, stats: dict[str, Any], digest: SessionDigest) 
     return out[:MAX_PER_MODULE]
 
 
-def plan_synthesis(conn: Any, digest: SessionDigest, *, first_time: bool, llm: Any | None = None,
+def plan_synthesis(conn: Any, digest: SessionDigest, *, first_time: bool,
                    now: datetime | None = None) -> SynthesisPlan:
     """Decide which syntheses this session triggers and produce their memories."""
     plan = SynthesisPlan()
@@ -114,29 +107,12 @@ def plan_synthesis(conn: Any, digest: SessionDigest, *, first_time: bool, llm: A
                         (module, reached)).fetchall():
             continue
         stats = module_stats(conn, module, extra_sessions=1)
-        mems = _llm_module(llm, module, reached, stats, digest) if llm else _module_memories(module, stats, digest)
+        mems = _module_memories(module, stats, digest)
         plan.memories.extend(mems)
         plan.log.append((module, reached, len(mems)))
     plan.memories.extend(_recipes(conn, digest))
     plan.memories.extend(_weekly(conn, digest, plan, now))
     return plan
-
-
-def _llm_module(llm: Any, module: str, reached: int, stats: dict[str, Any],
-                digest: SessionDigest) -> list[NewMemory]:
-    try:
-        items = llm.synthesize(module, reached, stats)[:MAX_PER_MODULE]
-    except Exception:
-        logger.exception("module synthesis LLM failed; using the deterministic summary")
-        return _module_memories(module, stats, digest)
-    out = []
-    for it in items:
-        kind = it.get("type") if it.get("type") in {t.value for t in MemoryType} else MemoryType.MODULE_INSIGHT
-        if str(it.get("content", "")).strip():
-            text = redact_then_cut(str(it["content"]), 2000)  # redact first, then cut
-            out.append(_memory(str(kind), text, list(it.get("related_files", [])), digest,
-                               "module_synthesis", float(it.get("confidence", 0.6)), module))
-    return out
 
 
 def _recipes(conn: Any, digest: SessionDigest) -> list[NewMemory]:

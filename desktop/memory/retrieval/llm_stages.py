@@ -1,6 +1,8 @@
-"""Optional LLM stages: a listwise reranker and the HyDE query writer, both through Ollama.
+"""Optional LLM stages: a listwise reranker and the HyDE query writer.
 
-Both are off unless an LLM is configured. Each has a hard timeout, and any
+The protocols and the Ollama stages live here; a reranker on the user's cloud chat
+model comes from the agents' model factory (``desktop.agents.model_factory``), which
+knows the chat providers. Both are off unless an LLM is configured. Each has a hard timeout, and any
 failure (server down, model missing, slow, unparsable reply) raises
 :class:`StageUnavailable`, which the pipeline turns into "stage skipped":
 an optional stage can make a search better, never make it fail.
@@ -12,13 +14,13 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import ollama
 
-__all__ = ["ChatReranker", "HydeWriter", "OllamaHyde", "OllamaReranker", "Reranker", "StageUnavailable",
-           "parse_order", "rerank_prompt"]
+__all__ = ["HydeWriter", "OllamaHyde", "OllamaReranker", "Reranker", "StageUnavailable",
+           "call_failed", "parse_order", "rerank_prompt"]
 
 log = logging.getLogger("engram.retrieval")
 
@@ -56,7 +58,7 @@ def _client(host: str, timeout: float) -> ollama.Client:
     return ollama.Client(host=host, timeout=timeout)
 
 
-def _call_failed(exc: Exception, what: str) -> StageUnavailable:
+def call_failed(exc: Exception, what: str) -> StageUnavailable:
     log.info("%s skipped: %s", what, exc)
     return StageUnavailable(f"{what}: {type(exc).__name__}: {exc}")
 
@@ -82,37 +84,6 @@ def parse_order(text: str, n: int) -> list[int]:
     if not order:
         raise StageUnavailable("rerank: reply had no passage numbers")
     return order
-
-
-class ChatReranker:
-    """Listwise reranking by the user's configured chat model (OpenAI-compatible or Anthropic).
-
-    ``provider`` is any object with the agents' ``chat(messages, tools)`` (see
-    ``desktop.agents.providers.make_provider``); its own HTTP timeout bounds the call.
-    """
-
-    name = "chat-rerank"
-
-    def __init__(self, provider: Any) -> None:
-        """Wrap a chat provider; no request is made until :meth:`rerank`."""
-        self.provider = provider
-
-    def close(self) -> None:
-        """Close the chat provider's HTTP client (the search service closes its reranker)."""
-        closer = getattr(self.provider, "close", None)
-        if callable(closer):
-            closer()
-
-    def rerank(self, query: str, documents: Sequence[str]) -> list[int]:
-        """Ask the model for the passage numbers in order of relevance."""
-        from desktop.agents.messages import ChatMessage
-
-        try:
-            turn = self.provider.chat([ChatMessage("user", rerank_prompt(query, documents))], [])
-            text = turn.text or ""
-        except Exception as exc:  # any failure means "skip this stage"
-            raise _call_failed(exc, "rerank") from None
-        return parse_order(text, len(documents))
 
 
 class _OllamaStage:
@@ -148,7 +119,7 @@ class OllamaReranker(_OllamaStage):
                                       options={"temperature": 0})
             text = reply.message.content or ""
         except Exception as exc:  # any failure means "skip this stage"
-            raise _call_failed(exc, "rerank") from None
+            raise call_failed(exc, "rerank") from None
         return parse_order(text, len(documents))
 
 
@@ -169,7 +140,7 @@ class OllamaHyde(_OllamaStage):
                                                                                     "num_predict": 100})
             text = (reply.response or "").strip()
         except Exception as exc:  # any failure means "skip this stage"
-            raise _call_failed(exc, "hyde") from None
+            raise call_failed(exc, "hyde") from None
         if not text:
             raise StageUnavailable("hyde: empty reply")
         return text

@@ -2,10 +2,9 @@
 
 Usage::
 
-    search = build_search_service(project)          # starts the embedding indexer
+    search = project.search                          # built once; starts the embedding indexer
     resp = search.search("why is login slow", limit=8, phase="implement", explain=True)
     ctx = search.pack(resp.results, 1500, "implement")
-    search.close()
 """
 
 from __future__ import annotations
@@ -13,13 +12,20 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from desktop.memory.retrieval.llm_stages import ChatReranker, HydeWriter, OllamaHyde, OllamaReranker, Reranker
+from desktop.memory.embedding.base import EmbeddingProvider
+from desktop.memory.retrieval.llm_stages import HydeWriter, Reranker
 from desktop.memory.retrieval.packing import pack as pack_results
 from desktop.memory.retrieval.pipeline import RetrievalPipeline
 from desktop.memory.retrieval.slo import SloMonitor
 from desktop.memory.retrieval.types import PackedContext, SearchResponse, SearchResult
+
+if TYPE_CHECKING:
+    from desktop.memory.embedding.indexer import EmbeddingIndexer
+    from desktop.memory.embedding.service import EmbeddingService
+    from desktop.memory.service import MemoryService
+    from desktop.memory.store.database import Database
 
 __all__ = ["SearchService", "build_search_service"]
 
@@ -29,8 +35,8 @@ log = logging.getLogger("engram.retrieval")
 class SearchService:
     """Hybrid memory search of one project, with its embedding service and indexer."""
 
-    def __init__(self, db: Any, memories: Any, pipeline: RetrievalPipeline, *, embeddings: Any | None = None,
-                 indexer: Any | None = None) -> None:
+    def __init__(self, db: Database, memories: MemoryService, pipeline: RetrievalPipeline, *,
+                 embeddings: EmbeddingService | None = None, indexer: EmbeddingIndexer | None = None) -> None:
         """Prefer :func:`build_search_service`; this wires already-built parts together."""
         self.db = db
         self.memories = memories
@@ -102,70 +108,25 @@ class SearchService:
                 log.debug("closing the embedding provider failed", exc_info=True)
 
 
-def _llm_stages(settings: Any) -> tuple[Reranker | None, HydeWriter | None]:
-    """Rerank (when ``extra.rerank``) with any configured LLM; HyDE only through Ollama (local, cheap)."""
-    provider = getattr(settings, "llm_provider", "none")
-    model = getattr(settings, "llm_model", "")
-    extra = getattr(settings, "extra", {}) or {}
-    if provider in ("openai", "anthropic") and model and extra.get("rerank"):
-        return _chat_reranker(settings, provider, model, float(extra.get("llm_stage_timeout_s", 3.0))), None
-    if provider != "ollama" or not model:
-        return None, None
-    host = getattr(settings, "ollama_host", "http://127.0.0.1:11434")
-    timeout = float(extra.get("llm_stage_timeout_s", 3.0))
-    reranker = OllamaReranker(host, model, timeout=timeout) if extra.get("rerank") else None
-    hyde = OllamaHyde(host, model, timeout=timeout) if extra.get("hyde", True) else None
-    return reranker, hyde
-
-
-def _chat_reranker(settings: Any, provider: str, model: str, timeout: float) -> Reranker | None:
-    """A reranker on the user's OpenAI-compatible or Anthropic model; None (logged) when it cannot be
-    built (no key stored, no key store): search then simply runs without the stage."""
-    from desktop.agents.providers import make_provider
-
-    try:
-        return ChatReranker(make_provider(provider, model=model, settings=settings, timeout=timeout))
-    except Exception as exc:  # a missing key must not stop search from opening
-        log.info("rerank off: %s", exc)
-        return None
-
-
-def build_search_service(project: Any, *, provider: Any | None = None, start_indexer: bool = True,
-                         reranker: Reranker | None = None, hyde: HydeWriter | None = None,
+def build_search_service(db: Database, memories: MemoryService, provider: EmbeddingProvider, *,
+                         start_indexer: bool = True, reranker: Reranker | None = None, hyde: HydeWriter | None = None,
                          slo: SloMonitor | None = None) -> SearchService:
-    """The project's SearchService, created once and kept in ``project.extras['search']``.
+    """A SearchService over ``db`` embedding with ``provider`` (``Project.search`` builds and keeps one).
 
-    ``provider`` overrides the embedding provider chosen from the settings. With
-    ``start_indexer`` a background thread keeps vectors current; without it call
-    :meth:`SearchService.sync_vectors` before searching (what the CLI does).
+    With ``start_indexer`` a background thread keeps vectors current; without it call
+    :meth:`SearchService.sync_vectors` before searching (what the CLI does). ``reranker``
+    and ``hyde`` are the optional LLM stages the project's model factory chose.
     """
-    known = project.extras.get("search")
-    if known is not None:
-        return known
     from desktop.memory.embedding.indexer import EmbeddingIndexer
     from desktop.memory.embedding.service import EmbeddingService
+    from desktop.memory.graph.queries import GraphQueries
 
-    if provider is None:
-        from desktop.memory.embedding.detect import detect_provider
-
-        provider = detect_provider(project.settings)
-    embeddings: EmbeddingService | None = EmbeddingService(project.db, provider)
+    embeddings = EmbeddingService(db, provider)
     try:
-        if embeddings is not None and embeddings.open_space() is None:
+        if embeddings.open_space() is None:
             log.warning("dense search off until %s answers", provider.model_id)
     except Exception:  # search must work without any embedding model
         log.exception("embedding space could not be opened; dense search off")
-    graph = None
-    try:
-        from desktop.memory.graph.queries import GraphQueries
-
-        graph = GraphQueries(project.db)
-    except Exception:  # the graph path is optional
-        log.debug("graph queries unavailable", exc_info=True)
-    cfg_rerank, cfg_hyde = _llm_stages(project.settings)
-    pipeline = RetrievalPipeline(project.db, embeddings, graph=graph, reranker=reranker or cfg_rerank,
-                                 hyde=hyde or cfg_hyde, slo=slo)
-    indexer = EmbeddingIndexer(embeddings).start() if start_indexer and embeddings is not None else None
-    service = SearchService(project.db, project.memories, pipeline, embeddings=embeddings, indexer=indexer)
-    project.extras["search"] = service
-    return service
+    pipeline = RetrievalPipeline(db, embeddings, graph=GraphQueries(db), reranker=reranker, hyde=hyde, slo=slo)
+    indexer = EmbeddingIndexer(embeddings).start() if start_indexer else None
+    return SearchService(db, memories, pipeline, embeddings=embeddings, indexer=indexer)

@@ -1,4 +1,4 @@
-"""SQL of each named migration.
+"""The named migrations, in order: the store's own tables here, each subsystem's in its package.
 
 Migrations are append-only: a released one is never edited, a change is a new
 entry at the end of `MIGRATIONS`. Names, not numbers, identify them in the
@@ -8,6 +8,16 @@ newer Engram and is refused.
 
 from __future__ import annotations
 
+from desktop.memory.graph.schema import GRAPH, GRAPH_FILE_FACTS
+from desktop.memory.observer.schema import (
+    MEMORY_EVIDENCE,
+    OBSERVER,
+    OBSERVER_FILE_REMOVALS,
+    OBSERVER_LEARNING,
+    OBSERVER_SESSION_EVIDENCE,
+    OBSERVER_SESSION_FILES,
+)
+from desktop.memory.team.local_schema import TEAM_SYNC
 from desktop.memory.triggers.schema import MEMORY_TRIGGERS
 
 CORE_MEMORIES = """
@@ -175,228 +185,14 @@ CREATE TABLE embedding_jobs (
 );
 """
 
-OBSERVER = """
-CREATE TABLE observer_file_nodes (
-  file_path         TEXT PRIMARY KEY,
-  project_id        TEXT NOT NULL,
-  access_count      INTEGER NOT NULL DEFAULT 0,
-  last_accessed_at  TEXT NOT NULL,
-  session_count     INTEGER NOT NULL DEFAULT 0
-);
-
-CREATE TABLE observer_co_access_edges (
-  file_a              TEXT NOT NULL,
-  file_b              TEXT NOT NULL,
-  project_id          TEXT NOT NULL,
-  weight              REAL NOT NULL DEFAULT 0.0,
-  raw_count           INTEGER NOT NULL DEFAULT 0,
-  session_count       INTEGER NOT NULL DEFAULT 0,
-  avg_time_delta_ms   REAL,
-  directional         INTEGER NOT NULL DEFAULT 0,
-  task_type_breakdown TEXT NOT NULL DEFAULT '{}',
-  last_observed_at    TEXT NOT NULL,
-  promoted_at         TEXT,
-  PRIMARY KEY (file_a, file_b, project_id)
-);
-CREATE INDEX idx_co_access_b ON observer_co_access_edges(file_b);
-CREATE INDEX idx_co_access_weight ON observer_co_access_edges(weight DESC);
-
-CREATE TABLE observer_error_patterns (
-  id                TEXT PRIMARY KEY,
-  project_id        TEXT NOT NULL,
-  tool_name         TEXT NOT NULL,
-  error_fingerprint TEXT NOT NULL,
-  error_message     TEXT NOT NULL,
-  occurrence_count  INTEGER NOT NULL DEFAULT 1,
-  last_seen_at      TEXT NOT NULL,
-  resolved_how      TEXT,
-  sessions          TEXT NOT NULL DEFAULT '[]'
-);
-CREATE INDEX idx_error_patterns_fp ON observer_error_patterns(error_fingerprint);
-
-CREATE TABLE observer_module_session_counts (
-  module      TEXT NOT NULL,
-  project_id  TEXT NOT NULL,
-  count       INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (module, project_id)
-);
-
-CREATE TABLE observer_synthesis_log (
-  module             TEXT NOT NULL,
-  project_id         TEXT NOT NULL,
-  trigger_count      INTEGER NOT NULL,
-  synthesized_at     INTEGER NOT NULL,
-  memories_generated INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (module, project_id, trigger_count)
-);
-
--- Sessions seen (own agent and imported transcripts) with their A/B group and metrics.
-CREATE TABLE session_metrics (
-  session_id        TEXT PRIMARY KEY,
-  agent             TEXT NOT NULL,
-  started_at        TEXT,
-  ended_at          TEXT,
-  outcome           TEXT,
-  ab_group          TEXT,
-  session_type      TEXT,
-  metrics           TEXT NOT NULL DEFAULT '{}'
-);
-
--- Transcripts already imported, so re-importing never duplicates anything.
-CREATE TABLE imported_transcripts (
-  path        TEXT PRIMARY KEY,
-  agent       TEXT NOT NULL,
-  size        INTEGER NOT NULL,
-  mtime       REAL NOT NULL,
-  event_count INTEGER NOT NULL,
-  imported_at TEXT NOT NULL,
-  content_hash TEXT
-);
-
--- Checkpointed scratchpads, restored after a crash.
-CREATE TABLE scratchpad_checkpoints (
-  session_id TEXT PRIMARY KEY,
-  saved_at   TEXT NOT NULL,
-  state      BLOB NOT NULL
-);
-"""
-
-GRAPH = """
-CREATE TABLE graph_nodes (
-  id              TEXT PRIMARY KEY,
-  project_id      TEXT NOT NULL,
-  type            TEXT NOT NULL,
-  label           TEXT NOT NULL,
-  file_path       TEXT,
-  language        TEXT,
-  start_line      INTEGER,
-  end_line        INTEGER,
-  layer           INTEGER NOT NULL DEFAULT 1,
-  source          TEXT NOT NULL DEFAULT 'ast',
-  confidence      TEXT NOT NULL DEFAULT 'inferred',
-  metadata        TEXT NOT NULL DEFAULT '{}',
-  created_at      INTEGER NOT NULL,
-  updated_at      INTEGER NOT NULL,
-  stale_at        INTEGER,
-  associated_memory_ids TEXT NOT NULL DEFAULT '[]'
-);
-CREATE INDEX idx_gn_type  ON graph_nodes(type);
-CREATE INDEX idx_gn_label ON graph_nodes(label);
-CREATE INDEX idx_gn_file  ON graph_nodes(file_path) WHERE file_path IS NOT NULL;
-
-CREATE TABLE graph_edges (
-  id          INTEGER PRIMARY KEY AUTOINCREMENT,
-  project_id  TEXT NOT NULL,
-  from_id     TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
-  to_id       TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
-  type        TEXT NOT NULL,
-  layer       INTEGER NOT NULL DEFAULT 1,
-  weight      REAL NOT NULL DEFAULT 1.0,
-  source      TEXT NOT NULL DEFAULT 'ast',
-  confidence  REAL NOT NULL DEFAULT 1.0,
-  metadata    TEXT NOT NULL DEFAULT '{}',
-  origin_file TEXT,
-  created_at  INTEGER NOT NULL,
-  updated_at  INTEGER NOT NULL,
-  stale_at    INTEGER
-);
-CREATE INDEX idx_ge_from ON graph_edges(from_id, type) WHERE stale_at IS NULL;
-CREATE INDEX idx_ge_to   ON graph_edges(to_id, type)   WHERE stale_at IS NULL;
-CREATE INDEX idx_ge_origin ON graph_edges(origin_file);
-CREATE INDEX idx_ge_stale ON graph_edges(stale_at) WHERE stale_at IS NOT NULL;
-
-CREATE TABLE graph_closure (
-  ancestor_id   TEXT NOT NULL,
-  descendant_id TEXT NOT NULL,
-  depth         INTEGER NOT NULL,
-  path          TEXT NOT NULL,
-  edge_types    TEXT NOT NULL,
-  total_weight  REAL NOT NULL,
-  PRIMARY KEY (ancestor_id, descendant_id)
-) WITHOUT ROWID;
-CREATE INDEX idx_gc_descendant ON graph_closure(descendant_id, depth);
-
-CREATE TABLE graph_index_state (
-  project_id       TEXT PRIMARY KEY,
-  last_indexed_at  INTEGER NOT NULL,
-  last_commit_sha  TEXT,
-  node_count       INTEGER NOT NULL DEFAULT 0,
-  edge_count       INTEGER NOT NULL DEFAULT 0,
-  stale_edge_count INTEGER NOT NULL DEFAULT 0,
-  index_version    INTEGER NOT NULL DEFAULT 1
-);
-
--- Per-file state of the live indexer: content hash lets later runs skip unchanged files.
-CREATE TABLE graph_files (
-  file_path    TEXT PRIMARY KEY,
-  content_hash TEXT NOT NULL,
-  size         INTEGER NOT NULL,
-  mtime        REAL NOT NULL,
-  language     TEXT,
-  module       TEXT,
-  indexed_at   INTEGER NOT NULL,
-  status       TEXT NOT NULL DEFAULT 'ok',
-  skip_reason  TEXT
-);
-CREATE INDEX idx_graph_files_module ON graph_files(module);
-"""
 
 # Raw facts the resolver needs about a file that the node table does not hold (its
 # import statements, package): lets a later run or the watcher rebuild the symbol
 # index from the database instead of re-parsing every unchanged file.
-GRAPH_FILE_FACTS = """
-ALTER TABLE graph_files ADD COLUMN facts TEXT;
-"""
 
 # Cross-session learning state of the observer (issue 5): which events were already
 # learned from (idempotent re-import), searches, tool sequences, prompt-term to file
 # associations for prefetch, and per-signal session counts for the frequency filter.
-OBSERVER_LEARNING = """
-ALTER TABLE observer_file_nodes ADD COLUMN read_count INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE observer_file_nodes ADD COLUMN edit_count INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE observer_file_nodes ADD COLUMN early_session_count INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE observer_file_nodes ADD COLUMN module TEXT;
-ALTER TABLE observer_error_patterns ADD COLUMN resolved_count INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE observer_error_patterns ADD COLUMN fix_files TEXT NOT NULL DEFAULT '[]';
-
-CREATE TABLE observer_seen_events (
-  event_key  TEXT PRIMARY KEY,
-  session_id TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX idx_seen_events_session ON observer_seen_events(session_id);
-
-CREATE TABLE observer_search_patterns (
-  pattern        TEXT PRIMARY KEY,
-  project_id     TEXT NOT NULL,
-  count          INTEGER NOT NULL DEFAULT 0,
-  session_count  INTEGER NOT NULL DEFAULT 0,
-  last_seen_at   TEXT NOT NULL
-);
-
-CREATE TABLE observer_sequences (
-  sequence       TEXT PRIMARY KEY,
-  project_id     TEXT NOT NULL,
-  session_count  INTEGER NOT NULL DEFAULT 0,
-  success_count  INTEGER NOT NULL DEFAULT 0,
-  last_seen_at   TEXT NOT NULL
-);
-
-CREATE TABLE observer_term_files (
-  term           TEXT NOT NULL,
-  file_path      TEXT NOT NULL,
-  weight         REAL NOT NULL DEFAULT 0.0,
-  session_count  INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (term, file_path)
-) WITHOUT ROWID;
-
-CREATE TABLE observer_signal_counts (
-  signal_key     TEXT PRIMARY KEY,
-  kind           TEXT NOT NULL,
-  session_count  INTEGER NOT NULL DEFAULT 0,
-  last_session   TEXT,
-  memory_id      INTEGER
-);
-"""
 
 # Memory lifecycle (issue 8): uses since the last correction drive the access-count
 # trust signal; an edit of the content is a correction and resets it (a trigger, so
@@ -428,48 +224,18 @@ CREATE INDEX idx_memories_created_at ON memories(created_at);
 
 # Observer (issue 5): which files each learned session touched, so prefetch can weigh
 # them by how many sessions ago they were needed and read the last session's work state.
-OBSERVER_SESSION_FILES = """
-CREATE TABLE observer_session_files (
-  session_id TEXT NOT NULL,
-  file_path  TEXT NOT NULL,
-  edited     INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (session_id, file_path)
-) WITHOUT ROWID;
-"""
 
 # Files an agent deleted (rm, git rm) or moved away: prefetch stops recommending them; a
 # later touch clears the mark.
-OBSERVER_FILE_REMOVALS = """
-ALTER TABLE observer_file_nodes ADD COLUMN removed_at TEXT;
-"""
 
 # Issue 13: the events each learned memory came from (the browser shows them as evidence).
 # A side table rather than a JSON column: one memory gathers evidence from many sessions.
-MEMORY_EVIDENCE = """
-CREATE TABLE memory_evidence (
-  memory_id  INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
-  event_key  TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  signal     TEXT NOT NULL DEFAULT '',
-  added_at   TEXT NOT NULL,
-  PRIMARY KEY (memory_id, event_key)
-) WITHOUT ROWID;
-CREATE INDEX idx_memory_evidence_session ON memory_evidence(session_id);
-"""
 
 # Model synthesis (issue 13): each finished session's evidence (user messages, commands with
 # their outcome, errors, edits, files) as JSON, kept only when a model is configured, so the
 # periodic consolidation pass can check what a merged memory names against every session
 # (``ended_at``: the session's own end, seconds since the epoch, so imports keep session order;
 # ``synthesized``: 0 while the session may still grow, until its one synthesis call).
-OBSERVER_SESSION_EVIDENCE = """
-CREATE TABLE observer_session_evidence (
-  session_id  TEXT PRIMARY KEY,
-  ended_at    REAL NOT NULL,
-  evidence    TEXT NOT NULL,
-  synthesized INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
-"""
 
 # Team memory (issue 18): what this machine shares with its team's PostgreSQL server.
 # team_links maps a memory to its global id and the server version it last saw;
@@ -479,59 +245,6 @@ CREATE TABLE observer_session_evidence (
 # only fire once the project joined a team. One pending row per memory: an edit moves
 # its row to a new seq, so a push acknowledges exactly the seqs it read and an edit
 # made meanwhile stays queued. A delete queues only the global id, never the text.
-TEAM_SYNC = """
-CREATE TABLE team_state (
-  key   TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-);
-
-CREATE TABLE team_links (
-  memory_id  INTEGER PRIMARY KEY,
-  gid        TEXT NOT NULL UNIQUE,
-  version    INTEGER NOT NULL DEFAULT 0,
-  origin     TEXT NOT NULL DEFAULT 'local',
-  created_by TEXT,
-  updated_by TEXT,
-  base_fp    TEXT  -- fingerprint of the text as of `version`: tells a flag-only change from an edit
-);
-
-CREATE TABLE team_share (
-  memory_id INTEGER PRIMARY KEY,
-  shared    INTEGER NOT NULL
-);
-
-CREATE TABLE team_outbox (
-  seq       INTEGER PRIMARY KEY AUTOINCREMENT,
-  memory_id INTEGER NOT NULL,
-  gid       TEXT,
-  op        TEXT NOT NULL,
-  queued_at TEXT NOT NULL
-);
-CREATE INDEX idx_team_outbox_memory ON team_outbox(memory_id);
-
-CREATE TRIGGER team_outbox_ai AFTER INSERT ON memories
-WHEN EXISTS (SELECT 1 FROM team_state WHERE key = 'team_id') BEGIN
-  INSERT INTO team_outbox(memory_id, op, queued_at)
-  VALUES (new.id, 'upsert', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
-END;
-
-CREATE TRIGGER team_outbox_au AFTER UPDATE OF content, type, tags, related_files, related_modules,
-  citation_text, pinned, deprecated, user_verified, scope, candidate ON memories
-WHEN EXISTS (SELECT 1 FROM team_state WHERE key = 'team_id') BEGIN
-  DELETE FROM team_outbox WHERE memory_id = new.id AND op = 'upsert';
-  INSERT INTO team_outbox(memory_id, op, queued_at)
-  VALUES (new.id, 'upsert', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
-END;
-
-CREATE TRIGGER team_outbox_ad AFTER DELETE ON memories BEGIN
-  DELETE FROM team_outbox WHERE memory_id = old.id AND op = 'upsert';
-  INSERT INTO team_outbox(memory_id, gid, op, queued_at)
-  SELECT old.id, gid, 'delete', strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM team_links
-  WHERE memory_id = old.id AND EXISTS (SELECT 1 FROM team_state WHERE key = 'team_id');
-  DELETE FROM team_links WHERE memory_id = old.id;
-  DELETE FROM team_share WHERE memory_id = old.id;
-END;
-"""
 
 # Hooks in external agents (issue 16): what each Claude Code / Codex / Gemini CLI session was
 # told, at which event, and whether the agent cited it or someone flagged it. No foreign key:

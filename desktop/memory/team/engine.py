@@ -25,8 +25,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from desktop.memory.store.changes import ChangeSet
 from desktop.memory.store.errors import EngramError
-from desktop.memory.store.writer import ChangeSet
 from desktop.memory.team import server
 from desktop.memory.team.errors import NotATeamRoleError, NotJoinedError, ServerUnreachableError
 from desktop.memory.team.outbox import AckPush, read_batch

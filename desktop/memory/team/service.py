@@ -181,13 +181,8 @@ def shared_by(conn: Any, memory_ids: list[int]) -> dict[int, str]:
     return out
 
 
-def start_team_sync(project: Any) -> TeamSync | None:
-    """The project's background sync, when it joined a team (kept in project.extras['team'])."""
-    known = project.extras.get("team")
-    if known is not None:
-        return known
-    if not read_state(project.db.reads.conn()).joined:
+def start_team_sync(db: Any) -> TeamSync | None:
+    """A started background sync when the project joined a team, else None (``Project.team`` keeps it)."""
+    if not read_state(db.reads.conn()).joined:
         return None
-    engine = engine_for(project.db).start()
-    project.extras["team"] = engine
-    return engine
+    return engine_for(db).start()

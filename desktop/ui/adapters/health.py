@@ -11,9 +11,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.memory.store.live import LIVE_MEMORY_SQL
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.ui")
 
@@ -59,23 +62,26 @@ def coverage_level(count: int) -> str:
     return "unknown" if count == 0 else "shallow" if count < 3 else "partial" if count < 6 else "mapped"
 
 
-def compute_health(project: Any, *, now: datetime | None = None, days: int = 14) -> Health:
+def _count(conn: Any, sql: str, params: tuple[str, ...] = ()) -> int:
+    return int(conn.execute(sql, params).fetchall()[0][0])
+
+
+def compute_health(project: Project, *, now: datetime | None = None, days: int = 14) -> Health:
     """Read the dashboard numbers (pool thread)."""
     conn = project.db.reads.conn()
     now = now or datetime.now(UTC)
     h = Health()
     live = LIVE_MEMORY_SQL
-    h.total, h.pinned, avg = conn.execute(
+    total, pinned, avg = conn.execute(
         f"SELECT count(*), coalesce(sum(pinned),0), coalesce(avg(confidence),0) FROM memories WHERE {live}"
     ).fetchall()[0]
-    h.avg_confidence = float(avg)
+    h.total, h.pinned, h.avg_confidence = int(str(total)), int(str(pinned)), float(str(avg))
     since = (now - timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%S")
-    h.active_30d = conn.execute(f"SELECT count(*) FROM memories WHERE {live} AND (last_accessed_at>=? "
-                                "OR created_at>=?)", (since, since)).fetchall()[0][0]
-    h.needs_review = conn.execute(f"SELECT count(*) FROM memories WHERE {live} AND (needs_review=1 "
-                                  "OR candidate=1)").fetchall()[0][0]
-    h.stale = conn.execute(f"SELECT count(*) FROM memories WHERE {live} AND stale_at IS NOT NULL"
-                           ).fetchall()[0][0]
+    h.active_30d = _count(conn, f"SELECT count(*) FROM memories WHERE {live} AND (last_accessed_at>=? "
+                                "OR created_at>=?)", (since, since))
+    h.needs_review = _count(conn, f"SELECT count(*) FROM memories WHERE {live} AND (needs_review=1 "
+                                  "OR candidate=1)")
+    h.stale = _count(conn, f"SELECT count(*) FROM memories WHERE {live} AND stale_at IS NOT NULL")
     h.by_type = {t: n for t, n in conn.execute(
         f"SELECT type, count(*) FROM memories WHERE {live} GROUP BY type ORDER BY 2 DESC")}
     start = (now - timedelta(days=days - 1)).date()
@@ -95,7 +101,7 @@ def compute_health(project: Any, *, now: datetime | None = None, days: int = 14)
     return h
 
 
-def _modules(project: Any, conn: Any) -> list[ModuleCoverage]:
+def _modules(project: Project, conn: Any) -> list[ModuleCoverage]:
     # min and max of a module's paths share the prefix every path in between shares: its folder.
     files = {m: (n, lo, hi) for m, n, lo, hi in conn.execute(
         "SELECT coalesce(module,'.'), count(*), min(file_path), max(file_path) FROM graph_files "

@@ -1,8 +1,8 @@
-"""Corrections, conflicts and supersession for the app: thin calls into the core.
+"""Conflicts and supersession for the app: thin calls into the core.
 
-Each action has one implementation, in ``desktop.memory.lifecycle``: a correction is
-one atomic ``ApplyCorrection`` op, a conflict resolution one ``ResolveConflict`` op.
-This module only adapts them to the widgets (futures in, Memory objects out).
+Each action has one implementation, in ``desktop.memory.lifecycle``: a conflict
+resolution is one ``ResolveConflict`` op (a correction is ``Project.correct``). This
+module only adapts them to the widgets (futures in, Memory objects out).
 """
 
 from __future__ import annotations
@@ -10,23 +10,20 @@ from __future__ import annotations
 import logging
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.memory.lifecycle.conflict_store import ResolveConflict
 from desktop.memory.lifecycle.conflict_store import supersession_chain as chain_ids
 from desktop.memory.lifecycle.correction import KINDS as CORRECTION_KINDS
-from desktop.memory.lifecycle.correction import ApplyCorrection
 from desktop.memory.types import Memory
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.ui")
 
-__all__ = ["CORRECTION_KINDS", "Conflict", "apply_correction", "find_conflicts", "resolve_conflict",
+__all__ = ["CORRECTION_KINDS", "Conflict", "find_conflicts", "resolve_conflict",
            "supersession_chain"]
-
-
-def apply_correction(project: Any, memory: Memory, kind: str, text: str = "") -> Future[int]:
-    """Apply one correction kind to `memory` in one write. Raises ValidationError early."""
-    return project.db.writer.submit(ApplyCorrection(memory.id, kind, text, actor="user"))
 
 
 @dataclass
@@ -37,12 +34,12 @@ class Conflict:
     new: Memory
 
 
-def find_conflicts(project: Any, limit: int = 50) -> list[Conflict]:
+def find_conflicts(project: Project, limit: int = 50) -> list[Conflict]:
     """Pairs marked as conflicting by the core (relations type conflicts_with/contradicts). Pool thread."""
     conn = project.db.reads.conn()
     rows = conn.execute("SELECT id FROM memories WHERE deprecated=0 AND (relations LIKE '%conflicts_with%' "
                         "OR relations LIKE '%contradicts%') ORDER BY id DESC LIMIT ?", (limit * 2,)).fetchall()
-    mems = project.memories.get_many([r[0] for r in rows])
+    mems = project.memories.get_many([int(str(r[0])) for r in rows])
     seen: set[tuple[int, int]] = set()
     out: list[Conflict] = []
     for m in mems.values():
@@ -62,12 +59,12 @@ def find_conflicts(project: Any, limit: int = 50) -> list[Conflict]:
     return out[:limit]
 
 
-def resolve_conflict(project: Any, conflict: Conflict, choice: str) -> Future[Any]:
+def resolve_conflict(project: Project, conflict: Conflict, choice: str) -> Future[Any]:
     """keep_new / keep_old / keep_both: the core records the choice on both sides in one write."""
     return project.db.writer.submit(ResolveConflict(conflict.new.id, conflict.old.id, choice))
 
 
-def supersession_chain(project: Any, memory: Memory, limit: int = 20) -> list[Memory]:
+def supersession_chain(project: Project, memory: Memory, limit: int = 20) -> list[Memory]:
     """Follow superseded_by links from `memory` to the memory that replaced it last (pool thread)."""
     ids = chain_ids(project.db, memory.id, limit=limit + 1)
     found = project.memories.get_many(ids[1:])

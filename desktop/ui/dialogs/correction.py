@@ -1,7 +1,7 @@
 """The correction dialog: say what is wrong with a memory, and it is fixed at once.
 
 Four choices, each with a real effect through the writer (see
-desktop.ui.adapters.lifecycle.apply_correction). Reachable in one click from a
+desktop.memory.project.Project.correct). Reachable in one click from a
 citation chip's flag, the browser's "Flag wrong" and the session summary.
 """
 

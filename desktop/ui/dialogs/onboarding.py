@@ -15,7 +15,7 @@ import html
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -43,6 +43,9 @@ from desktop.ui.index_words import outcome_words, progress_words
 from desktop.ui.labels import type_label
 from desktop.ui.tasks import Tasks
 
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
+
 log = logging.getLogger("engram.ui")
 
 
@@ -53,7 +56,7 @@ class Onboarding(QDialog):
     status_message = Signal(str)
     forget_requested = Signal()  # "close this folder and remove it from the recent projects"
 
-    def __init__(self, project: Any, tasks: Tasks, graph: Any | None, *, llm_configured: bool,
+    def __init__(self, project: Project, tasks: Tasks, graph: Any | None, *, llm_configured: bool,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project

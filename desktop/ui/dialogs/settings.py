@@ -28,9 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.memory.preferences import ProjectPrefs
 from desktop.memory.store.errors import EngramError
 from desktop.settings import Settings, choose_data_location
-from desktop.ui.adapters.prefs import ProjectPrefs
 from desktop.ui.dialogs.agent_hooks import HooksPanel
 from desktop.ui.dialogs.team import TeamPanel
 from desktop.ui.dialogs.trust import TrustPanel
@@ -55,9 +55,10 @@ EMBEDDERS = {"auto": QT_TRANSLATE_NOOP("SettingsDialog", "Automatic (best availa
              "openai": QT_TRANSLATE_NOOP("SettingsDialog", "OpenAI-compatible")}
 LANGUAGES = {"system": QT_TRANSLATE_NOOP("SettingsDialog", "Follow the system"),
              "en": "English", "fr": "Français"}
+# The core's export formats (desktop.memory.actions.EXPORT_FORMATS), as the app names them.
 EXPORTS = {"json": QT_TRANSLATE_NOOP("SettingsDialog", "JSON (everything, re-importable)"),
            "markdown": QT_TRANSLATE_NOOP("SettingsDialog", "Markdown"),
-           "claude": "CLAUDE.md", "agents": "AGENTS.md"}
+           "claude-md": "CLAUDE.md", "agents-md": "AGENTS.md"}
 DELETE_WORD = QT_TRANSLATE_NOOP("SettingsDialog", "DELETE")
 
 
@@ -246,8 +247,8 @@ class SettingsDialog(QDialog):
 
     def _export(self) -> None:
         fmt = self.export_format.currentData()
-        suffix = {"json": "engram-export.json", "markdown": "engram-memory.md", "claude": "CLAUDE.md",
-                  "agents": "AGENTS.md"}[fmt]
+        suffix = {"json": "engram-export.json", "markdown": "engram-memory.md", "claude-md": "CLAUDE.md",
+                  "agents-md": "AGENTS.md"}[fmt]
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Export memories"), str(Path.home() / suffix))
         if path:
             self.export_requested.emit(fmt, path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -28,6 +28,9 @@ from PySide6.QtWidgets import (
 from desktop.memory.types import Memory
 from desktop.ui.labels import type_label
 from desktop.ui.theme import icon
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 
 class LearnedRow(QFrame):
@@ -167,7 +170,7 @@ class SessionSummary(QDialog):
         return out
 
 
-def apply_decisions(project: Any, learned: dict[int, Memory], decisions: dict[int, tuple[str, str]]
+def apply_decisions(project: Project, learned: dict[int, Memory], decisions: dict[int, tuple[str, str]]
                     ) -> list[Future[Any]]:
     """Write the summary's verdicts through the writer; returns the futures."""
     svc = project.memories

@@ -7,12 +7,8 @@ panel's Add button and the Teach toolbar action.
 
 from __future__ import annotations
 
-from concurrent.futures import Future
-from typing import Any
-
 from PySide6.QtWidgets import QWidget
 
-from desktop.memory.store.memory_ops import AddResult, NewMemory
 from desktop.ui.memory_editor import MemoryEditor
 
 
@@ -25,14 +21,3 @@ def teach_dialog(parent: QWidget | None, text: str = "", files: list[str] | None
         dialog.files.setText(", ".join(files))
     return dialog
 
-
-def taught_memory(values: dict[str, Any]) -> NewMemory:
-    """The NewMemory a teach dialog's values describe (source user_taught, verified)."""
-    return NewMemory(source="user_taught", user_verified=True, **values)
-
-
-def remember_now(project: Any, text: str) -> Future[AddResult]:
-    """`/remember TEXT`: a user-taught note saved immediately (raises ValidationError early)."""
-    return project.memories.add(NewMemory(content=text, type="note", source="user_taught", user_verified=True,
-                                          confidence=0.9, provenance=[{"kind": "remember_command"}]),
-                                actor="user", reason="/remember")

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.memory.preferences import PRESET_NAMES, WRITE_POLICIES, ProjectPrefs
 from desktop.ui import trust
-from desktop.ui.adapters.prefs import PROMOTION_PRESETS, WRITE_POLICIES, ProjectPrefs
 from desktop.ui.tr_noop import QT_TRANSLATE_NOOP
 
 POLICY_NAMES = {
@@ -32,7 +32,7 @@ POLICY_NAMES = {
     "confirm_each": QT_TRANSLATE_NOOP("TrustPanel", "Confirm each — new memories wait for your OK"),
     "automatic": QT_TRANSLATE_NOOP("TrustPanel", "Automatic — saved at once, quarantined until reviewed"),
 }
-PRESET_NAMES = {
+PRESET_WORDS = {
     "conservative": QT_TRANSLATE_NOOP("TrustPanel", "Conservative — promote only strong, repeated signals"),
     "balanced": QT_TRANSLATE_NOOP("TrustPanel", "Balanced — the default thresholds"),
     "eager": QT_TRANSLATE_NOOP("TrustPanel", "Eager — promote more, review more"),
@@ -75,8 +75,8 @@ class TrustPanel(QWidget):
         self.auto_memory.setToolTip(self.tr("When off, only what you teach is remembered"))
         self.preset = QComboBox()
         self.preset.setObjectName("promotionPreset")
-        for key in PROMOTION_PRESETS:
-            self.preset.addItem(QCoreApplication.translate("TrustPanel", PRESET_NAMES[key]), key)
+        for key in PRESET_NAMES:
+            self.preset.addItem(QCoreApplication.translate("TrustPanel", PRESET_WORDS[key]), key)
         form = QFormLayout()
         form.addRow(self.tr("&Write policy"), self.policy)
         form.addRow("", self.auto_memory)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
@@ -16,6 +16,9 @@ from desktop.ui.session.citations import chip_html
 from desktop.ui.tasks import Tasks
 from desktop.ui.theme import icon
 
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
+
 log = logging.getLogger("engram.ui.panel")
 
 
@@ -24,7 +27,7 @@ class AskMemory(QWidget):
 
     open_memory = Signal(int)
 
-    def __init__(self, project: Any, tasks: Tasks, llm: Any | None = None, parent: QWidget | None = None) -> None:
+    def __init__(self, project: Project, tasks: Tasks, llm: Any | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project
         self.tasks = tasks

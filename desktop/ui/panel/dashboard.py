@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -24,6 +24,9 @@ from desktop.ui.adapters.health import Health, compute_health, score_parts
 from desktop.ui.labels import action_label, type_label
 from desktop.ui.panel.charts import HBars, ScoreRing, Sparkline
 from desktop.ui.tasks import Tasks
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.ui.panel")
 
@@ -50,10 +53,20 @@ class StatTile(QFrame):
         caption = QLabel(title)
         caption.setObjectName("statTitle")
         caption.setWordWrap(True)
+        self.detail = QLabel()  # sample sizes and what a test says, for a tile that shows a difference
+        self.detail.setObjectName("statDetail")
+        self.detail.setWordWrap(True)
+        self.detail.hide()
         col = QVBoxLayout(self)
         col.setContentsMargins(10, 6, 10, 6)
         col.addWidget(self.value)
         col.addWidget(caption)
+        col.addWidget(self.detail)
+
+    def set_detail(self, text: str) -> None:
+        """The line under the caption ('' hides it)."""
+        self.detail.setText(text)
+        self.detail.setVisible(bool(text))
 
 
 class Dashboard(QScrollArea):
@@ -61,7 +74,7 @@ class Dashboard(QScrollArea):
 
     open_memory = Signal(int)
 
-    def __init__(self, project: Any, tasks: Tasks, parent: QWidget | None = None) -> None:
+    def __init__(self, project: Project, tasks: Tasks, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project
         self.tasks = tasks
@@ -75,8 +88,8 @@ class Dashboard(QScrollArea):
         self.active = StatTile(self.tr("active in the last 30 days"), self.tr("Used or created in the last 30 days"))
         self.review = StatTile(self.tr("need review"), self.tr("New or flagged memories waiting for your OK"))
         self.effect_tile = StatTile(self.tr("steps per session, with / without memory"),
-                              self.tr("Measured on finished sessions of Engram's agent: the A/B control group "
-                                      "gets no memory"))
+                                    self.tr("Measured on finished sessions of Engram's agent: the A/B control "
+                                            "group, chosen at random, gets no memory"))
         tiles = QGridLayout()
         for i, t in enumerate((self.total, self.active, self.review, self.effect_tile)):
             tiles.addWidget(t, i // 2, i % 2)
@@ -150,7 +163,7 @@ class Dashboard(QScrollArea):
         from desktop.memory.team.service import team_status
 
         project = self.project
-        self.tasks.run(lambda: team_status(project.db, project.extras.get("team")), self._show_team,
+        self.tasks.run(lambda: team_status(project.db, project.team_if_started()), self._show_team,
                        lambda e: log.warning("team status: %s", e))
 
     def _show_team(self, status: Any) -> None:
@@ -162,17 +175,24 @@ class Dashboard(QScrollArea):
 
     def _show_effect(self, effect: MemoryEffect) -> None:
         self.effect = effect
-        w, wo = effect.with_memory, effect.without
-        if not effect.measured:
-            self.effect_tile.value.setText("—")
-            self.effect_tile.setToolTip(self.tr("Not measured yet: %1 sessions with memory and %2 without have "
-                                          "finished; %3 of each are needed.").replace("%1", str(w.sessions))
-                                  .replace("%2", str(wo.sessions)).replace("%3", str(effect.min_sessions)))
+        tile, c = self.effect_tile, effect.compare("steps")
+        if c is None:
+            tile.value.setText("—")
+            tile.set_detail(self.tr("Not enough sessions yet"))
+            tile.setToolTip(self.tr("Not measured yet: %1 sessions with memory and %2 without have finished; %3 "
+                                    "of each are needed.").replace("%1", str(effect.with_memory.n("steps")))
+                            .replace("%2", str(effect.without.n("steps"))).replace("%3", str(effect.min_sessions)))
             return
-        self.effect_tile.value.setText(f"{w.means['steps']:.1f} / {wo.means['steps']:.1f}")
-        self.effect_tile.setToolTip(self.tr("Mean steps of finished sessions: %1 with memory (n=%2), %3 without "
-                                      "(n=%4).").replace("%1", f"{w.means['steps']:.1f}").replace("%2", str(w.sessions))
-                              .replace("%3", f"{wo.means['steps']:.1f}").replace("%4", str(wo.sessions)))
+        tile.value.setText(f"{c.with_mean:.1f} / {c.without_mean:.1f}")
+        verdict = self.tr("a difference beyond chance") if c.distinguishable else \
+            self.tr("no difference distinguishable from chance")
+        tile.set_detail(self.tr("n = %1 / %2 · p = %3: %4").replace("%1", str(c.n_with))
+                        .replace("%2", str(c.n_without)).replace("%3", f"{c.p_value:.2f}").replace("%4", verdict))
+        tile.setToolTip(self.tr("Mean steps of finished sessions: %1 with memory (n=%2), %3 without (n=%4). "
+                                "A permutation test of the two groups gives p = %5.")
+                        .replace("%1", f"{c.with_mean:.1f}").replace("%2", str(c.n_with))
+                        .replace("%3", f"{c.without_mean:.1f}").replace("%4", str(c.n_without))
+                        .replace("%5", f"{c.p_value:.3f}"))
 
     def _show(self, h: Health) -> None:
         self.health = h

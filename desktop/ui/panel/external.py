@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -29,11 +29,14 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.agents.hooks import ledger
-from desktop.memory.store.writer import ChangeSet
+from desktop.memory.store.changes import ChangeSet
 from desktop.memory.triggers.warn import OutcomeReport, outcome_report
 from desktop.ui.dialogs.agent_hooks import AGENT_NAMES, agent_states, install_agents
 from desktop.ui.session.citations import CitationBar
 from desktop.ui.tasks import Tasks
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.ui.panel")
 
@@ -46,7 +49,7 @@ class ExternalSessions(QWidget):
     correct_requested = Signal(int)
     status_message = Signal(str)
 
-    def __init__(self, project: Any, tasks: Tasks, parent: QWidget | None = None) -> None:
+    def __init__(self, project: Project, tasks: Tasks, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project
         self.tasks = tasks

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -33,10 +33,13 @@ from desktop.ui.adapters.health import module_label
 from desktop.ui.tasks import Tasks
 from desktop.ui.theme import icon
 
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
+
 log = logging.getLogger("engram.ui.panel")
 
 
-def load_module_map(project: Any, graph: Any) -> dict[str, Any]:
+def load_module_map(project: Project, graph: Any) -> dict[str, Any]:
     """Modules, dependencies and memory counts per module (pool thread)."""
     data = graph.modules() if graph is not None else {"modules": [], "dependencies": []}
     conn = project.db.reads.conn()
@@ -90,7 +93,7 @@ class ModuleCard(QFrame):
 class ModuleMap(QWidget):
     """Cards on top, impact analysis below."""
 
-    def __init__(self, project: Any, tasks: Tasks, graph: Any | None, parent: QWidget | None = None) -> None:
+    def __init__(self, project: Project, tasks: Tasks, graph: Any | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project
         self.tasks = tasks

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
-from desktop.memory.store.writer import ChangeSet
+from desktop.memory.store.changes import ChangeSet
 from desktop.ui.memory_panel import MemoryBrowser
 from desktop.ui.panel.ask import AskMemory
 from desktop.ui.panel.dashboard import Dashboard
@@ -16,6 +16,9 @@ from desktop.ui.panel.external import ExternalSessions
 from desktop.ui.panel.module_map import ModuleMap
 from desktop.ui.tasks import Tasks
 from desktop.ui.theme import icon
+
+if TYPE_CHECKING:
+    from desktop.memory.project import Project
 
 log = logging.getLogger("engram.ui.panel")
 
@@ -26,7 +29,7 @@ class MemoryPanel(QTabWidget):
     correct_requested = Signal(int)
     status_message = Signal(str)
 
-    def __init__(self, project: Any, tasks: Tasks, graph: Any | None, parent: QWidget | None = None) -> None:
+    def __init__(self, project: Project, tasks: Tasks, graph: Any | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("memoryTabs")
         self.dashboard = Dashboard(project, tasks)

@@ -14,12 +14,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from PySide6.QtCore import QDir, QPoint, Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut, QStandardItemModel, QTextCursor
+from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileSystemModel,
     QFrame,
     QHBoxLayout,
@@ -36,12 +35,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.composition import ProjectServices
+from desktop.memory.citations import find_citations
+from desktop.memory.preferences import ProjectPrefs
+from desktop.memory.project import Project
 from desktop.tour import is_tour_project
-from desktop.ui.adapters import agent
 from desktop.ui.adapters.agent import SessionEvent, SessionRequest
-from desktop.ui.adapters.prefs import ProjectPrefs
 from desktop.ui.session.citations import CitationBar, chip_html
+from desktop.ui.session.provider_choice import ProviderChoice
 from desktop.ui.session.runner import SessionRunner
 from desktop.ui.session.setup_notice import ModelNotice
 from desktop.ui.theme import icon
@@ -50,7 +50,6 @@ log = logging.getLogger("engram.ui.session")
 
 ACTUALLY = re.compile(r"^\s*(actually|en fait|no,|non,)\b", re.IGNORECASE)
 REMEMBER = re.compile(r"^\s*/remember\s+(.+)$", re.IGNORECASE | re.DOTALL)
-NO_MODEL = "none"  # the provider entry shown when Settings name no model
 
 
 @dataclass
@@ -73,7 +72,7 @@ class SessionView(QWidget):
     remember = Signal(str)                   # /remember TEXT
     session_finished = Signal(dict)          # metrics of the session that ended
 
-    def __init__(self, project: ProjectServices, prefs: Callable[[], ProjectPrefs],
+    def __init__(self, project: Project, prefs: Callable[[], ProjectPrefs],
                  graph: Callable[[], Any], parent: QWidget | None = None, *,
                  approval: Callable[[], Any] | None = None) -> None:
         """``approval()`` gives each session its approval policy (the window's dialog, per trust level)."""
@@ -90,31 +89,25 @@ class SessionView(QWidget):
         self._pending = ""
         self.metrics: dict[str, Any] = {}
 
-        self.provider = QComboBox()
-        self.provider.setObjectName("providerChoice")
-        self.provider.setToolTip(self.tr("Which model runs the agent (set it up in Settings)."))
-        names = {"scripted": self.tr("Guided tour agent (sample project only)"),
-                 "ollama": self.tr("Ollama (local)"), "openai": self.tr("OpenAI-compatible"),
-                 "anthropic": self.tr("Anthropic")}
         tour = is_tour_project(project)
-        for key in (*(k for k in agent.PROVIDERS if k != "scripted"), "scripted"):
-            self.provider.addItem(names[key], key)
-            usable = tour if key == "scripted" else agent.runtime_available(key)
-            if not usable:
-                # model() is typed as the abstract base; a QComboBox's own model is a QStandardItemModel.
-                item = cast(QStandardItemModel, self.provider.model()).item(self.provider.count() - 1)
-                item.setEnabled(False)
-                item.setToolTip(self.tr("The scripted tour agent changes nothing, so it runs only on the tour's "
-                                        "sample project.") if key == "scripted"
-                                else self.tr("Needs the agent runtime and a configured model (Settings)."))
-        # The default is the model chosen in Settings; the tour agent only on the tour project.
-        chosen = "scripted" if tour else str(getattr(project.settings, "llm_provider", "") or "")
-        if self.provider.findData(chosen) >= 0:
-            self.provider.setCurrentIndex(self.provider.findData(chosen))
-        else:
-            # Settings say no model: the window says the same, and Start waits for one.
-            self.provider.insertItem(0, self.tr("No model set up"), NO_MODEL)
-            self.provider.setCurrentIndex(0)
+        self.provider = ProviderChoice(project, tour)
+        top = self._build_controls()
+        self._build_file_tree()
+        self._build_transcript(tour)
+        self._build_banner()
+        self._build_input(tour)
+        self._lay_out(top)
+        self.start_button.clicked.connect(self.submit)
+        self.stop_button.clicked.connect(self.runner.stop)
+        self.provider.currentIndexChanged.connect(lambda _i: self._update_start())
+        self._update_start()
+        run = QShortcut(QKeySequence("Ctrl+Return"), self.input)
+        run.activated.connect(self.submit)
+        self.input.textChanged.connect(self._check_actually)
+
+    # -- construction, one part each ----------------------------------------------------------
+    def _build_controls(self) -> QHBoxLayout:
+        """The model notice, Start and Stop, and the session's state, in the row above the transcript."""
         self.notice = ModelNotice(self)
         self.start_button = QPushButton(icon("play"), self.tr("&Start"))
         self.start_button.setObjectName("startSession")
@@ -133,14 +126,17 @@ class SessionView(QWidget):
         top.addWidget(self.stop_button)
         top.addStretch(1)
         top.addWidget(self.state)
+        return top
 
+    def _build_file_tree(self) -> None:
+        """The project's files: right-click one to teach Engram something about it."""
         self.files = QTreeView()
         self.files.setObjectName("fileTree")
         self.fs = QFileSystemModel(self)
         self.fs.setFilter(QDir.Filter.AllDirs | QDir.Filter.Files | QDir.Filter.NoDotAndDotDot)
-        self.fs.setRootPath(str(project.info.root))
+        self.fs.setRootPath(str(self.project.info.root))
         self.files.setModel(self.fs)
-        self.files.setRootIndex(self.fs.index(str(project.info.root)))
+        self.files.setRootIndex(self.fs.index(str(self.project.info.root)))
         for col in (1, 2, 3):
             self.files.hideColumn(col)
         self.files.setHeaderHidden(True)
@@ -148,6 +144,8 @@ class SessionView(QWidget):
         self.files.customContextMenuRequested.connect(self._file_menu)
         self.files.setToolTip(self.tr("Right-click a file to teach Engram something about it"))
 
+    def _build_transcript(self, tour: bool) -> None:
+        """The streamed answer, its citation chips and the folded tool calls."""
         self.output = QTextBrowser()
         self.output.setObjectName("sessionOutput")
         self.output.setOpenLinks(False)
@@ -164,7 +162,14 @@ class SessionView(QWidget):
         self.tools.setHeaderLabels([self.tr("Tool calls")])
         self.tools.setMaximumHeight(130)
         self.tools.setToolTip(self.tr("Tools the agent called; unfold one to see its arguments and result"))
+        if tour:
+            self.output.setPlaceholderText(self.tr(
+                "Guided tour: press Start to run the suggested task. The tour's agent reads the sample "
+                "project's memories and cites them as chips: click a chip to open the memory, flag it if "
+                "it is wrong. It changes no file."))
 
+    def _build_banner(self) -> None:
+        """'Actually…' typed in the input: offer to save it as a correction."""
         self.banner = QFrame()
         self.banner.setObjectName("banner")
         self.banner_label = QLabel(self.tr("Sounds like a correction. Create a correction memory?"))
@@ -178,6 +183,8 @@ class SessionView(QWidget):
         self.banner_teach.clicked.connect(self._teach_from_banner)
         self.banner_close.clicked.connect(self.banner.hide)
 
+    def _build_input(self, tour: bool) -> None:
+        """Where the task is typed (the tour suggests one its sample memories answer)."""
         self.input = QPlainTextEdit()
         self.input.setObjectName("sessionInput")
         self.input.setTabChangesFocus(True)
@@ -191,10 +198,9 @@ class SessionView(QWidget):
             self.input.setPlainText(SUGGESTED_TASK)
             self.input.setPlaceholderText(self.tr("Try a task such as “%1”, then Ctrl+Enter.")
                                           .replace("%1", SUGGESTED_TASK))
-            self.output.setPlaceholderText(self.tr(
-                "Guided tour: press Start to run the suggested task. The tour's agent reads the sample "
-                "project's memories and cites them as chips: click a chip to open the memory, flag it if "
-                "it is wrong. It changes no file."))
+
+    def _lay_out(self, top: QHBoxLayout) -> None:
+        """Files on the left; the transcript, chips, tool calls, banner and input on the right."""
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
@@ -211,14 +217,6 @@ class SessionView(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.notice)
         layout.addWidget(split, 1)
-
-        self.start_button.clicked.connect(self.submit)
-        self.stop_button.clicked.connect(self.runner.stop)
-        self.provider.currentIndexChanged.connect(lambda _i: self._update_start())
-        self._update_start()
-        run = QShortcut(QKeySequence("Ctrl+Return"), self.input)
-        run.activated.connect(self.submit)
-        self.input.textChanged.connect(self._check_actually)
 
     # -- input -----------------------------------------------------------------------------
     def submit(self) -> None:
@@ -268,10 +266,11 @@ class SessionView(QWidget):
         """Show one session event (GUI thread)."""
         if ev.kind == "status":
             self.state.setText(self.tr("Recalling memories…"))
-        elif ev.kind == "injected":
+        elif ev.kind in ("injected", "shown"):
             self.types.update({int(k): v for k, v in ev.data.get("types", {}).items()})
             self.shared_by.update({int(k): v for k, v in ev.data.get("shared_by", {}).items()})
-            self.state.setText(self.tr("%n memories given to the agent", "", len(ev.data.get("ids", []))))
+            if ev.kind == "injected":
+                self.state.setText(self.tr("%n memories given to the agent", "", len(ev.data.get("ids", []))))
         elif ev.kind == "tool_call":
             item = QTreeWidgetItem([self.tr("Called %1").replace("%1", ev.text)])
             item.addChild(QTreeWidgetItem([json.dumps(ev.data.get("arguments", {}), ensure_ascii=False)[:400]]))
@@ -305,13 +304,12 @@ class SessionView(QWidget):
         if not ready:
             return
         parts, last = [], 0
-        for m in agent.CITATION.finditer(ready):
-            parts.append(html.escape(ready[last:m.start()]))
-            mid, brief = int(m.group(1)), m.group(2)
-            dead = self.types.get(mid) == "dead_end"
-            parts.append(chip_html(mid, brief, dead))
-            self.chips.add(mid, brief, dead_end=dead, shared_by=self.shared_by.get(mid, ""))
-            last = m.end()
+        for c in find_citations(ready):
+            parts.append(html.escape(ready[last:c.start]))
+            dead = self.types.get(c.memory_id) == "dead_end"
+            parts.append(chip_html(c.memory_id, c.brief, dead))
+            self.chips.add(c.memory_id, c.brief, dead_end=dead, shared_by=self.shared_by.get(c.memory_id, ""))
+            last = c.end
         parts.append(html.escape(ready[last:]))
         cursor = self.output.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)
@@ -320,9 +318,7 @@ class SessionView(QWidget):
 
     def can_start(self) -> bool:
         """A model is chosen that can run here (never the "No model set up" entry)."""
-        index = self.provider.currentIndex()
-        item = cast(QStandardItemModel, self.provider.model()).item(index) if index >= 0 else None
-        return self.provider.currentData() not in (None, NO_MODEL) and item is not None and item.isEnabled()
+        return self.provider.can_start()
 
     def _update_start(self, running: bool | None = None) -> None:
         busy = self.runner.is_running() if running is None else running
