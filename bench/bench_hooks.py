@@ -28,7 +28,7 @@ from pathlib import Path
 from bench_store import make_memory
 from common import ROOT, summary, table
 
-from desktop.agents.hooks.service import socket_path
+from desktop.agents.hooks.client import socket_path
 from desktop.composition import Engram
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.triggers.model import COMMAND, EDIT, Trigger

@@ -131,19 +131,19 @@ def _tool_outputs(limit: int = 600) -> list[str]:
 
 def _hello_ms(n: int = 200) -> list[float]:
     """Connect + hello of a live hook service (what every hook now pays before asking)."""
-    from desktop.agents.hooks import service
+    from desktop.agents.hooks import client, service
 
     with tempfile.TemporaryDirectory() as tmp:
         hooks = service.HookService(Path(tmp), idle=60, warm_search=False)
         thread = threading.Thread(target=hooks.serve, daemon=True)
         thread.start()
-        path = service.socket_path(Path(tmp))
+        path = client.socket_path(Path(tmp))
         while not path.exists():
             time.sleep(0.01)
         out = []
         for _ in range(n):
             t = time.perf_counter()
-            sock = service._connect(path, 1.0, 1.0)
+            sock = client._connect(path, 1.0, 1.0)
             out.append((time.perf_counter() - t) * 1000)
             if sock is not None:
                 sock.close()

@@ -131,8 +131,8 @@ def agent_checks(agent: str, project: Path, home: Path, data_dir: Path | None) -
 
 def service_check(data_dir: Path) -> IntegrationCheck:
     """Whether the warm hook service listens for this data folder (connect only)."""
+    from desktop.agents.hooks.client import socket_path, trusted
     from desktop.agents.hooks.peer import peer_uid
-    from desktop.agents.hooks.service import socket_path, trusted
 
     path = socket_path(data_dir)
     if not path.exists():

@@ -43,15 +43,15 @@ def _hook_options(hook: argparse.ArgumentParser) -> None:
     hook.set_defaults(func=cmd_hook)
 
 
-def run_hook_command(argv: list[str]) -> int:
-    """``engram hook ...`` without building the whole command-line parser (the hot path)."""
+def run_hook_command(argv: list[str], stdin: bytes) -> int:
+    """``engram hook ...`` (its payload already read) without building the whole command-line parser."""
     parser = argparse.ArgumentParser(prog="engram hook", add_help=True)
     _hook_options(parser)
     try:
         args, _unknown = parser.parse_known_args(argv)
     except SystemExit:  # a broken command line in the agent's settings: still nothing to the model
         os._exit(0)
-    return cmd_hook(args)
+    return cmd_hook(args, stdin)
 
 
 def _data_dir(arg: Path | None) -> Path:
@@ -60,29 +60,23 @@ def _data_dir(arg: Path | None) -> Path:
     return Path(arg).expanduser() if arg else default_data_dir()
 
 
-def _silence_stderr() -> None:
-    """Point fd 2 at /dev/null: the agent shows a hook's stderr to the user, and nothing a
-    library, a thread's uncaught exception or the interpreter prints there is for them."""
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 2)
-        os.close(null)
-    except OSError:
-        pass
+def cmd_hook(args: argparse.Namespace, stdin: bytes | None = None) -> int:
+    """Never fails: prints the agent's JSON or nothing, exits 0 (even on a hard timeout).
 
+    ``stdin``: the payload when already read (``engram hook`` reads it before trying the service).
+    """
+    from desktop.agents.hooks.client import read_stdin, silence_stderr
 
-def cmd_hook(args: argparse.Namespace) -> int:
-    """Never fails: prints the agent's JSON or nothing, exits 0 (even on a hard timeout)."""
     code = 0
-    _silence_stderr()  # diagnostics go to hooks.log (redacted); stderr stays empty whatever happens
+    silence_stderr()  # diagnostics go to hooks.log (redacted); stderr stays empty whatever happens
     try:
-        from desktop.agents.hooks.protocol import MAX_STDIN
         from desktop.agents.hooks.runner import run, setup_logging
 
         data_dir = _data_dir(args.data_dir)
         setup_logging(data_dir)
         tokens = args.tokens  # None: the settings' budget, read where the hook is answered
-        stdin = sys.stdin.buffer.read(MAX_STDIN + 1) if sys.stdin is not None else b""
+        if stdin is None:
+            stdin = read_stdin()
         out = run(args.agent, args.event, stdin, data_dir, token_budget=tokens, budget_s=args.budget)
         if out:
             sys.stdout.write(out + "\n")

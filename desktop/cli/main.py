@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
-import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from desktop import __version__
 
-log = logging.getLogger("engram.cli")
+if TYPE_CHECKING:  # argparse and logging are imported where used: `engram hook` needs neither
+    import argparse
 
 def build_parser(*, core_only: bool = False) -> argparse.ArgumentParser:
     """The full argument parser (``core_only``: only the memory commands: add, list, get, ...).
@@ -17,6 +17,8 @@ def build_parser(*, core_only: bool = False) -> argparse.ArgumentParser:
     Command modules are imported here, not at the top: `engram hook` (run by agents on
     every event) never loads them, and `engram list` loads only the memory commands.
     """
+    import argparse
+
     from desktop.cli import memory_cmds
 
     parser = argparse.ArgumentParser(prog="engram", description="Long-term memory of a codebase for AI agents.")
@@ -53,6 +55,8 @@ def parser_for(args: Sequence[str]) -> argparse.ArgumentParser:
     Building all ~40 subcommand parsers (argparse looks up translations for each) and importing
     every command module is a third of a cold ``engram list``; list/get/add/... need none of it.
     """
+    import argparse
+
     command = next((a for a in args if not a.startswith("-")), None)
     core = build_parser(core_only=True)
     subs = next(a for a in core._actions if isinstance(a, argparse._SubParsersAction))
@@ -63,17 +67,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; known failures print one line and exit non-zero."""
     args_in = list(sys.argv[1:] if argv is None else argv)
     if args_in[:1] == ["hook"]:
-        # An agent runs this on every event: parse only its own options, import nothing else.
-        from desktop.cli import hook_cmds
-
-        return hook_cmds.run_hook_command(args_in[1:])
+        return _hook(args_in[1:])
     if args_in[:1] == ["mcp"] and not {"--print-config", "-h", "--help"} & set(args_in):
         # An MCP client waits for the handshake: answer it before anything heavy is imported.
         from desktop.agents.mcp_front import main as serve_mcp
 
         return serve_mcp(args_in[1:])
+    import logging
+
     from desktop.cli.common import CliError
     from desktop.cli.errors import known_error_line
+
+    log = logging.getLogger("engram.cli")
 
     parser = parser_for(args_in)
     args = parser.parse_args(args_in)
@@ -98,6 +103,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.debug("known error", exc_info=True)
         sys.stderr.write(f"engram: {line}\n")
         return 2
+
+
+def _hook(argv: list[str]) -> int:
+    """``engram hook``: an agent runs it on every event, tool calls included.
+
+    A warm service answers through the lean client (nothing else imported); otherwise the
+    full runner answers with the payload already read. Never writes to stderr, exits 0.
+    """
+    import os
+
+    from desktop.agents.hooks.client import quick_hook, read_stdin, silence_stderr
+
+    silence_stderr()
+    stdin = b""
+    try:
+        stdin = read_stdin()
+        if quick_hook(argv, stdin):
+            os._exit(0)  # nothing left to wait for; skip the interpreter's shutdown
+    except Exception:  # the full runner below answers (or stays silent) whatever happened here
+        pass
+    from desktop.cli import hook_cmds
+
+    return hook_cmds.run_hook_command(argv, stdin)
 
 
 if __name__ == "__main__":

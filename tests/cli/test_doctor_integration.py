@@ -69,7 +69,7 @@ def test_doctor_names_every_problem_of_a_broken_setup_and_changes_nothing(tmp_pa
     hk.install("codex", "user", project, home)
     (home / ".codex" / "config.toml").write_text("[features]\nhooks = false\n", encoding="utf-8")
     # the hook service: a socket left by a killed `engram serve`
-    from desktop.agents.hooks.service import socket_path
+    from desktop.agents.hooks.client import socket_path
 
     Path(env["XDG_RUNTIME_DIR"]).mkdir(mode=0o700)
     os.environ["XDG_RUNTIME_DIR"], saved = env["XDG_RUNTIME_DIR"], os.environ.get("XDG_RUNTIME_DIR")

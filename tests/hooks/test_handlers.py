@@ -163,7 +163,7 @@ def test_codex_and_gemini_payloads(hook_env: dict[str, str], payments_dir: Path,
 
 def test_service_answers_over_a_private_socket(hook_env: dict[str, str], payments_dir: Path, data_dir: Path,
                                                memories: dict[str, int]) -> None:
-    from desktop.agents.hooks.service import socket_path
+    from desktop.agents.hooks.client import socket_path
 
     env = {k: v for k, v in hook_env.items() if k != "ENGRAM_HOOK_NO_SERVICE"}
     server = subprocess.Popen(["engram", "serve", "--data-dir", str(data_dir), "--idle", "20", "--no-warm-search"],
@@ -191,7 +191,7 @@ def test_first_hook_starts_the_service_which_stops_when_idle(hook_env: dict[str,
                                                               data_dir: Path, memories: dict[str, int]) -> None:
     import time
 
-    from desktop.agents.hooks.service import socket_path
+    from desktop.agents.hooks.client import socket_path
 
     env = {k: v for k, v in hook_env.items() if k != "ENGRAM_HOOK_NO_SERVICE"}
     env["ENGRAM_SERVE_IDLE"] = "4"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.agents.hooks import service
+from desktop.agents.hooks import client, service
 from desktop.agents.hooks.protocol import from_dict
 
 pytestmark = pytest.mark.skipif(
@@ -77,7 +77,7 @@ def test_without_a_runtime_folder_the_socket_lives_in_the_users_data_folder(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     data = tmp_path / "d"
-    assert data.resolve() in service.socket_path(data).parents
+    assert data.resolve() in client.socket_path(data).parents
 
 
 @pytest.mark.parametrize("where", ["temp", "runtime"])
@@ -92,12 +92,12 @@ def test_client_sends_nothing_to_another_users_listener(where: str, shared_tmp: 
     else:
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(shared_tmp))
         data = tmp_path / "d"
-    path = service.socket_path(data)
+    path = client.socket_path(data)
     assert shared_tmp in path.parents
     log = shared_tmp / "heard"
     proc = start_listener(path, log)
     try:
-        reply = service.ask(data, prompt_call(tmp_path), None, timeout=2.0)  # type: ignore[arg-type]
+        reply = client.ask(data, prompt_call(tmp_path), None, timeout=2.0)  # type: ignore[arg-type]
         time.sleep(0.2)
         assert reply is None, "the client took an answer from another user"
         assert not log.exists() or b"hunter2" not in log.read_bytes(), "another user heard the prompt"
@@ -112,7 +112,7 @@ def test_client_refuses_a_listener_of_another_user_even_in_a_private_looking_fol
     the kernel's peer credentials decide."""
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(shared_tmp))
     data = tmp_path / "d"
-    path = service.socket_path(data)
+    path = client.socket_path(data)
     log = shared_tmp / "heard"
     proc = start_listener(path, log)
     try:
@@ -120,7 +120,7 @@ def test_client_refuses_a_listener_of_another_user_even_in_a_private_looking_fol
         path.parent.chmod(0o700)
         os.chown(path, 0, 0)
         path.chmod(0o600)
-        reply = service.ask(data, prompt_call(tmp_path), None, timeout=2.0)  # type: ignore[arg-type]
+        reply = client.ask(data, prompt_call(tmp_path), None, timeout=2.0)  # type: ignore[arg-type]
         time.sleep(0.2)
         assert reply is None
         assert not log.exists() or b"hunter2" not in log.read_bytes()
@@ -134,7 +134,7 @@ def test_service_refuses_to_serve_from_another_users_folder(shared_tmp: Path, tm
                                                            caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(shared_tmp))
     data = tmp_path / "d"
-    folder = service.socket_path(data).parent
+    folder = client.socket_path(data).parent
     folder.mkdir(mode=0o777)
     nobody = int(subprocess.run(["id", "-u", "nobody"], capture_output=True, text=True, check=True).stdout)
     os.chown(folder, nobody, nobody)
@@ -143,7 +143,7 @@ def test_service_refuses_to_serve_from_another_users_folder(shared_tmp: Path, tm
     worker.start()
     worker.join(10)
     assert not worker.is_alive(), "the service listened in a folder another user owns"
-    assert not service.socket_path(data).exists()
+    assert not client.socket_path(data).exists()
     assert "belongs to another user" in caplog.text
 
 
@@ -156,7 +156,7 @@ def test_service_answers_no_other_user(shared_tmp: Path, tmp_path: Path, monkeyp
     monkeypatch.setattr(svc, "answer", lambda request: asked.append(request) or "memory for the user")
     worker = threading.Thread(target=svc.serve, daemon=True)
     worker.start()
-    path = service.socket_path(data)
+    path = client.socket_path(data)
     try:
         deadline = time.monotonic() + 20
         while not path.exists():

@@ -59,7 +59,7 @@ def test_hook_installed_for_a_repository_runs_engram_not_the_repositorys_code(
     """Install the hooks, then fire one as Claude Code does (bash, cwd = the repository):
     neither the hook nor the warm service it starts imports the repository's package."""
     from desktop.agents.hooks import install as hk
-    from desktop.agents.hooks.service import socket_path
+    from desktop.agents.hooks.client import socket_path
 
     repo, marker, data = hostile
     monkeypatch.setenv("PATH", BARE_PATH)

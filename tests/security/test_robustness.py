@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from desktop.agents.hooks import service
+from desktop.agents.hooks import client, service
 from desktop.agents.hooks.protocol import from_dict
 from desktop.composition import Engram
 from desktop.settings import Settings
@@ -96,11 +96,11 @@ def test_item19_full_disk_add_is_one_line_and_a_hook_says_nothing(full_disk: Pat
 
 
 def _wait_socket(data: Path, timeout: float = 20.0) -> Path:
-    path = service.socket_path(data)
+    path = client.socket_path(data)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if path.exists():
-            sock = service._connect(path, 0.5, 2.0)
+            sock = client._connect(path, 0.5, 2.0)
             if sock is not None:
                 sock.close()
                 return path
@@ -133,7 +133,7 @@ def test_item20_a_stopped_service_is_noticed_answered_around_and_replaced(
         assert took < 2.8, took  # the prompt budget is 3 s: the probe took a fraction of it
         assert first.wait(10) == -signal.SIGKILL  # the stuck service was replaced...
         path = _wait_socket(data_dir)  # ...by a new one, started by the hook, on the same socket
-        replacement = int(service.pid_path(path).read_text())
+        replacement = int(client.pid_path(path).read_text())
         assert replacement != first.pid
         # What a stop/session-end hook learns is not lost either while a service hangs.
         os.kill(replacement, signal.SIGSTOP)
@@ -156,7 +156,7 @@ def test_item20_a_stopped_service_is_noticed_answered_around_and_replaced(
                 except OSError:
                     pass
         first.wait(10)
-        latest = service.pid_path(service.socket_path(data_dir))
+        latest = client.pid_path(client.socket_path(data_dir))
         if latest.exists():  # the service the last hook started
             try:
                 os.kill(int(latest.read_text()), signal.SIGKILL)
@@ -174,12 +174,12 @@ def test_item20_a_service_stuck_on_a_request_says_so_and_is_asked_no_more(
     call = from_dict("claude-code", "prompt", payload)
     box: dict[str, Any] = {}
     with hooks._lock:  # a request that deadlocks inside the service (the project is opened under this lock)
-        victim = threading.Thread(target=lambda: box.setdefault("r", service.ask(data_dir, call, None, timeout=30)),
+        victim = threading.Thread(target=lambda: box.setdefault("r", client.ask(data_dir, call, None, timeout=30)),
                                   daemon=True)
         victim.start()
         time.sleep(0.8)
         started = time.monotonic()
-        assert service.ask(data_dir, call, None, timeout=3.0) is None  # stuck: the hook answers inline
+        assert client.ask(data_dir, call, None, timeout=3.0) is None  # stuck: the hook answers inline
         assert time.monotonic() - started < 1.0
     victim.join(30)
     hooks.stop()

@@ -45,6 +45,10 @@ CONTEXT_EVENTS = (SESSION_START, PROMPT, BEFORE_TOOL, AFTER_TOOL, TOOL_FAILED)
 #: Events about one tool call (the installer gives them a matcher for every tool).
 TOOL_EVENTS = (BEFORE_TOOL, AFTER_TOOL, TOOL_FAILED)
 DEFAULT_TOKEN_BUDGET = 1500  # session-start context, unless settings say "hooks": {"token_budget": N}
+#: Seconds each event may take before the hook gives up silently (the agents' own
+#: timeouts are longer: 60 s for Claude Code and Gemini CLI, 600 s for Codex).
+BUDGETS = {SESSION_START: 5.0, PROMPT: 3.0, BEFORE_TOOL: 2.0, AFTER_TOOL: 3.0, TOOL_FAILED: 3.0,
+           STOP: 15.0, SESSION_END: 40.0}
 MAX_STDIN = 4 * 1024 * 1024  # a tool_response can be a whole file; more than this is not a payload
 
 

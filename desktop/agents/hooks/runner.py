@@ -16,18 +16,23 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop.agents.hooks.protocol import SESSION_END, SESSION_START, STOP, BadPayload, HookCall, parse, render_output
+from desktop.agents.hooks.client import NO_SERVICE_ENV
+from desktop.agents.hooks.protocol import (
+    BUDGETS,
+    SESSION_END,
+    SESSION_START,
+    STOP,
+    BadPayload,
+    HookCall,
+    parse,
+    render_output,
+)
 
 if TYPE_CHECKING:
     from desktop.settings import Settings
 
 log = logging.getLogger("engram.hooks")
 
-#: Seconds each event may take before the hook gives up silently (the agents' own
-#: timeouts are longer: 60 s for Claude Code and Gemini CLI, 600 s for Codex).
-BUDGETS = {"session-start": 5.0, "prompt": 3.0, "before-tool": 2.0, "after-tool": 3.0, "tool-failed": 3.0,
-           STOP: 15.0, SESSION_END: 40.0}
-NO_SERVICE_ENV = "ENGRAM_HOOK_NO_SERVICE"
 #: Of its budget, what a session start may wait for the last session's finalisation.
 WAIT_FOR_LEARNING_S = 2.5
 DETACHED_ENV = "ENGRAM_HOOK_DETACHED"  # set in the process a session-end hook hands its work to
@@ -97,10 +102,10 @@ def answer_inline(call: HookCall, data_dir: Path, token_budget: int | None) -> s
 
 def answer(call: HookCall, data_dir: Path, token_budget: int | None, deadline: float) -> str:
     """Through the warm service when it answers, else inline (starting the service for next time)."""
-    from desktop.agents.hooks import service
+    from desktop.agents.hooks import client, service
 
     if not os.environ.get(NO_SERVICE_ENV):
-        reply = service.ask(data_dir, call, token_budget, timeout=max(0.05, deadline - time.monotonic()))
+        reply = client.ask(data_dir, call, token_budget, timeout=max(0.05, deadline - time.monotonic()))
         if reply is not None:
             return reply
         service.start_in_background(data_dir)

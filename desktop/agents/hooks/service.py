@@ -22,20 +22,18 @@ the kernel (``SO_PEERCRED``), it is killed after checking it is this user's
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
-import signal
 import socket
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop.agents.hooks.peer import peer_pid, peer_uid, private_folder, private_socket
-from desktop.agents.hooks.protocol import BadPayload, HookCall, from_dict
+from desktop.agents.hooks.client import HELLO, PROBE_S, healthy, pid_path, replace_stuck, socket_path
+from desktop.agents.hooks.peer import peer_pid, peer_uid
+from desktop.agents.hooks.protocol import BadPayload, from_dict
 
 if TYPE_CHECKING:  # the hook client (a new process per agent event) never serves
     import socketserver
@@ -48,153 +46,11 @@ log = logging.getLogger("engram.hooks")
 IDLE_S = 900.0
 IDLE_ENV = "ENGRAM_SERVE_IDLE"  # seconds an on-demand service waits for the next hook before exiting
 MAX_REQUEST = 4 * 1024 * 1024
-#: Seconds a client waits for the service's hello before it calls the service hung.
-PROBE_S = float(os.environ.get("ENGRAM_HOOK_PROBE") or 0.5)
 #: A request running this long is stuck (the longest hook budget is 40 s, so every client that
 #: asked has given up on it): the hello says so and the next client replaces the service.
 STUCK_S = 60.0
-HELLO = "engram-hooks"
 #: Projects opened with settings since replaced are closed this long after (the longest hook budget).
 RETIRE_AFTER_S = 45.0
-
-
-#: A socket path must fit ``sockaddr_un.sun_path`` (108 bytes on Linux, 104 on macOS).
-MAX_SOCKET_PATH = 100
-
-
-def socket_path(data_dir: Path) -> Path:
-    """The service socket for this data folder, in a folder only this user can enter.
-
-    The user's runtime folder (``$XDG_RUNTIME_DIR``, private by definition) when there is one;
-    else ``run/`` inside the data folder; the shared temp folder only when that path is too long
-    for a socket (there another user could create the folder first: see :func:`ask`).
-    """
-    digest = hashlib.sha256(str(Path(data_dir).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    name = f"hooks-{digest}.sock"
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    if base and os.path.isabs(base) and Path(base).is_dir():
-        return Path(base) / "engram" / name
-    own = Path(data_dir).resolve() / "run" / name
-    if len(os.fsencode(own)) <= MAX_SOCKET_PATH:
-        return own
-    return Path(tempfile.gettempdir()) / f"engram-{os.getuid() if hasattr(os, 'getuid') else 'user'}" / name
-
-
-def trusted(path: Path) -> bool:
-    """True when the socket and its folder are this user's alone (never talk to another's)."""
-    if private_folder(path.parent) and private_socket(path):
-        return True
-    log.warning("refusing the hook service socket %s: its folder or socket is not this user's alone", path)
-    return False
-
-
-def ask(data_dir: Path, call: HookCall, token_budget: int | None, *, timeout: float) -> str | None:
-    """The service's answer; None when no trusted, healthy service listens (the caller answers inline).
-
-    The folder and socket must be this user's with no access for others, and the process that
-    listens must run as this user (its credentials from the kernel): otherwise nothing is sent.
-    A service that does not say hello within :data:`PROBE_S` (or says it is stuck) is replaced.
-    """
-    path = socket_path(data_dir)
-    if not path.exists() or not trusted(path):
-        return None
-    sock = _connect(path, min(0.2, timeout), min(PROBE_S, timeout))
-    if sock is None:
-        return None
-    try:
-        sock.settimeout(timeout)
-        sock.sendall(json.dumps({**call.as_json(), "token_budget": token_budget}).encode() + b"\n")
-        chunks = []
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        reply = json.loads(b"".join(chunks) or b"{}")
-        return str(reply.get("output") or "")
-    except (OSError, ValueError) as exc:
-        # It said hello but gave no usable answer: do not repeat the work inline over the budget.
-        log.warning("service did not answer %s: %s", call.event, exc)
-        return ""
-    finally:
-        sock.close()
-
-
-def _connect(path: Path, connect_s: float, probe_s: float) -> socket.socket | None:
-    """A connection to a healthy service of this user on ``path``, its hello read; None otherwise.
-
-    A listener that does not accept (its backlog full), says no hello in time or says it is stuck
-    is replaced (:func:`replace_stuck`).
-    """
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(connect_s)
-    try:
-        sock.connect(str(path))
-        if peer_uid(sock) != os.getuid():
-            log.warning("refusing the hook service on %s: it runs as another user", path)
-        elif healthy(sock, probe_s):
-            return sock
-        else:
-            replace_stuck(path, peer_pid(sock))
-    except TimeoutError:  # the listener stopped accepting: its backlog is full
-        replace_stuck(path, None)
-    except OSError:
-        pass
-    sock.close()
-    return None
-
-
-def healthy(sock: socket.socket, probe: float) -> bool:
-    """Whether the service on ``sock`` says hello within ``probe`` seconds and is not stuck."""
-    sock.settimeout(max(0.01, probe))
-    line = b""
-    try:
-        while not line.endswith(b"\n") and len(line) < 256:
-            chunk = sock.recv(256 - len(line))
-            if not chunk:
-                break
-            line += chunk
-        hello = json.loads(line or b"{}")
-    except (OSError, ValueError):
-        return False
-    return isinstance(hello, dict) and hello.get("hello") == HELLO and not hello.get("stuck")
-
-
-def replace_stuck(path: Path, pid: int | None) -> None:
-    """Kill the hung service of ``path`` (this user's ``engram serve`` only; never this process).
-
-    ``pid`` is the listener's from the kernel (``SO_PEERCRED``), else the one the service wrote
-    beside its socket. The next service started takes the socket over (:meth:`HookService.serve`);
-    where neither names it (not Linux) the hook still answers inline, every time.
-    """
-    if pid is None:
-        try:
-            pid = int(pid_path(path).read_text(encoding="ascii").strip())
-        except (OSError, ValueError):
-            pid = None
-    if pid is None or pid <= 1 or pid == os.getpid() or not _is_our_service(pid):
-        log.warning("the hook service on %s does not answer; answering inline", path)
-        return
-    try:
-        os.kill(pid, signal.SIGKILL)
-        log.warning("the hook service %d on %s did not answer in time: replaced", pid, path)
-    except OSError as exc:
-        log.warning("could not stop the hung hook service %d: %s", pid, exc)
-
-
-def pid_path(path: Path) -> Path:
-    """Where the service listening on socket ``path`` writes its process id (its private folder)."""
-    return path.with_suffix(".pid")
-
-
-def _is_our_service(pid: int) -> bool:
-    """A process of this user running ``engram serve`` (read from /proc; False where there is none)."""
-    try:
-        st = os.stat(f"/proc/{pid}")
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return st.st_uid == os.getuid() and b"serve" in argv
 
 
 def start_in_background(data_dir: Path) -> None:

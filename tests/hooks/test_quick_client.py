@@ -1,0 +1,114 @@
+"""The lean hook client (issue 25, item 7): a warm service answers a hook process that imports
+almost nothing; anything it cannot answer goes to the full runner with the payload intact."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from desktop.agents.hooks.client import hook_options, quick_hook, socket_path
+
+#: Runs ``engram hook`` as the console script does, and writes which modules the process had
+#: loaded when the lean client returned (the process exits right after, so it is written there).
+PROBE = """
+import sys
+import desktop.agents.hooks.client as client
+real = client.quick_hook
+def spy(argv, stdin):
+    done = real(argv, stdin)
+    with open(sys.argv[1], "w") as f:
+        f.write(("quick " if done else "full ") + " ".join(sorted(sys.modules)))
+    return done
+client.quick_hook = spy
+from desktop.cli.main import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.fixture
+def service(hook_env: dict[str, str], data_dir: Path) -> Iterator[dict[str, str]]:
+    env = {k: v for k, v in hook_env.items() if k != "ENGRAM_HOOK_NO_SERVICE"}
+    server = subprocess.Popen(["engram", "serve", "--data-dir", str(data_dir), "--idle", "30", "--no-warm-search"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not socket_path(data_dir).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert socket_path(data_dir).exists()
+        yield env
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def _probe(env: dict[str, str], tmp_path: Path, data_dir: Path, event: str, payload: dict[str, object]
+           ) -> tuple[str, set[str], str]:
+    seen = tmp_path / "modules.txt"
+    done = subprocess.run([sys.executable, "-c", PROBE, str(seen), "hook", event, "--data-dir", str(data_dir)],
+                          input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=60,
+                          check=False)
+    assert done.returncode == 0 and done.stderr == ""
+    path, *modules = seen.read_text(encoding="utf-8").split()
+    return path, set(modules), done.stdout
+
+
+def test_a_warm_service_answers_a_hook_that_imports_almost_nothing(service: dict[str, str], tmp_path: Path,
+                                                                   data_dir: Path, payments_dir: Path,
+                                                                   memories: dict[str, int]) -> None:
+    payload = {"session_id": "q-1", "cwd": str(payments_dir), "hook_event_name": "PreToolUse",
+               "tool_name": "Edit", "tool_use_id": "t1",
+               "tool_input": {"file_path": str(payments_dir / "core" / "payments.py"), "old_string": "a",
+                              "new_string": "b"}}
+    path, modules, out = _probe(service, tmp_path, data_dir, "before-tool", payload)
+    assert path == "quick"
+    assert f"#{memories['gotcha']}" in out or f'id=\\"{memories["gotcha"]}\\"' in out, out
+    assert json.loads(out)["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+    # what the full runner and the core would have cost this process
+    assert not modules & {"argparse", "logging", "threading", "apsw", "sqlite3", "desktop.agents.hooks.runner",
+                          "desktop.memory", "desktop.settings"}, sorted(modules & {"argparse", "logging"})
+
+
+def test_the_session_start_and_a_hook_with_no_service_go_to_the_full_runner(
+        hook_env: dict[str, str], tmp_path: Path, data_dir: Path, payments_dir: Path,
+        memories: dict[str, int]) -> None:
+    env = {k: v for k, v in hook_env.items() if k != "ENGRAM_HOOK_NO_SERVICE"}
+    env["ENGRAM_SERVE_IDLE"] = "3"  # the service the full runner starts goes away soon
+    prompt = {"session_id": "q-2", "cwd": str(payments_dir), "hook_event_name": "UserPromptSubmit",
+              "prompt": "Is the refund webhook handler idempotent?"}
+    path, _, out = _probe(env, tmp_path, data_dir, "prompt", prompt)
+    assert path == "full" and f'id=\\"{memories["prompt"]}\\"' in out  # answered inline, payload intact
+
+
+def test_what_the_lean_client_leaves_to_the_full_runner(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    body = json.dumps({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "PreToolUse",
+                       "tool_name": "Bash", "tool_input": {"command": "ls"}}).encode()
+    data = ["--data-dir", str(tmp_path / "data")]
+    monkeypatch.delenv("ENGRAM_HOOK_NO_SERVICE", raising=False)
+    assert not quick_hook(["before-tool", *data], body)                    # no service listens
+    assert not quick_hook(["session-start", *data], body.replace(b"PreToolUse", b"SessionStart"))
+    assert not quick_hook(["before-tool", "--verbose", *data], body)       # an option it does not know
+    assert not quick_hook(["before-tool", *data], b"{not json")             # the runner logs why
+    monkeypatch.setenv("ENGRAM_HOOK_NO_SERVICE", "1")
+    assert not quick_hook(["before-tool", *data], body)
+    assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["before-tool"], {"event": "before-tool"}),
+    (["PreToolUse", "--agent", "codex", "--data-dir=/d", "--budget", "1.5"],
+     {"event": "PreToolUse", "agent": "codex", "data-dir": "/d", "budget": "1.5"}),
+    (["--tokens", "900", "prompt"], {"event": "prompt", "tokens": "900"}),
+    (["prompt", "stop"], None),        # two events
+    (["prompt", "--agent"], None),     # an option without its value
+    (["-h"], None),
+    ([], None),
+])
+def test_hook_command_lines(argv: list[str], expected: dict[str, str] | None) -> None:
+    assert hook_options(argv) == expected
