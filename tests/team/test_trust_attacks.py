@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import psycopg
@@ -26,12 +27,14 @@ from tests.team.helpers import by_content, make_pair, server_dump, sync
 
 
 class _Project:
-    """What the MCP tools need of a project (the make_client machines have no folder)."""
+    """What the MCP tools need of a project (the make_client machines have no project folder:
+    the database's own folder stands in, where no memory is anchored to code)."""
 
     def __init__(self, client: Any) -> None:
         self.db = client.db
         self.memories = client.memories
         self.extras = None
+        self.info = SimpleNamespace(root=Path(client.db.path).parent)
 
 
 def _team_role(admin_url: str) -> str:
