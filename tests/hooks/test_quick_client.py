@@ -74,7 +74,27 @@ def test_a_warm_service_answers_a_hook_that_imports_almost_nothing(service: dict
                           "desktop.memory", "desktop.settings"}, sorted(modules & {"argparse", "logging"})
 
 
-def test_the_session_start_and_a_hook_with_no_service_go_to_the_full_runner(
+def test_a_session_start_is_answered_by_the_service_after_the_last_session_end(
+        service: dict[str, str], tmp_path: Path, data_dir: Path, payments_dir: Path,
+        memories: dict[str, int]) -> None:
+    from desktop.agents.hooks.finalising import hold
+
+    held = hold(data_dir)  # a detached session end still running: the start waits for it (a little)
+    assert held is not None
+    try:
+        start = {"session_id": "q-3", "cwd": str(payments_dir), "hook_event_name": "SessionStart",
+                 "source": "startup"}
+        began = time.monotonic()
+        path, _, out = _probe(service, tmp_path, data_dir, "session-start", start)
+        assert path == "quick" and f"#{memories['pinned']}" in out.replace('id=\\"', "#")
+        assert time.monotonic() - began >= 2.4  # it waited its share of the budget before asking
+    finally:
+        import os
+
+        os.close(held)
+
+
+def test_a_hook_with_no_service_goes_to_the_full_runner(
         hook_env: dict[str, str], tmp_path: Path, data_dir: Path, payments_dir: Path,
         memories: dict[str, int]) -> None:
     env = {k: v for k, v in hook_env.items() if k != "ENGRAM_HOOK_NO_SERVICE"}
@@ -92,7 +112,7 @@ def test_what_the_lean_client_leaves_to_the_full_runner(monkeypatch: pytest.Monk
     data = ["--data-dir", str(tmp_path / "data")]
     monkeypatch.delenv("ENGRAM_HOOK_NO_SERVICE", raising=False)
     assert not quick_hook(["before-tool", *data], body)                    # no service listens
-    assert not quick_hook(["session-start", *data], body.replace(b"PreToolUse", b"SessionStart"))
+    assert not quick_hook(["session-start", *data], body.replace(b"PreToolUse", b"SessionStart"))  # no service
     assert not quick_hook(["before-tool", "--verbose", *data], body)       # an option it does not know
     assert not quick_hook(["before-tool", *data], b"{not json")             # the runner logs why
     monkeypatch.setenv("ENGRAM_HOOK_NO_SERVICE", "1")

@@ -43,9 +43,8 @@ if TYPE_CHECKING:
 #: Seconds a client waits for the service's hello before it calls the service hung.
 PROBE_S = float(os.environ.get("ENGRAM_HOOK_PROBE") or 0.5)
 HELLO = "engram-hooks"
-#: The events the full runner answers: a session start first waits for the last session's
-#: learning, a session end hands its work to a process of its own.
-FULL_PATH_EVENTS = frozenset({SESSION_START, SESSION_END})
+#: The event the full runner answers: a session end hands its work to a process of its own.
+FULL_PATH_EVENTS = frozenset({SESSION_END})
 #: Set, hooks never ask the service (each answers inline: tests, and users who want no background process).
 NO_SERVICE_ENV = "ENGRAM_HOOK_NO_SERVICE"
 _OPTIONS = ("--agent", "--data-dir", "--budget", "--tokens")
@@ -261,6 +260,12 @@ def quick_hook(argv: list[str], stdin: bytes) -> bool:
             from desktop.data_location import default_data_dir
 
             data_dir = default_data_dir()
+        if call.event == SESSION_START:  # what the last session showed should be learned by now
+            if not socket_path(data_dir).exists():
+                return False  # the full runner waits, answers inline and starts the service
+            from desktop.agents.hooks.finalising import WAIT_FOR_LEARNING_S, wait_for_pending
+
+            wait_for_pending(data_dir, min(WAIT_FOR_LEARNING_S, budget / 2))
         reply = ask(data_dir, call, tokens, timeout=max(0.05, started + budget - time.monotonic()))
     except (BadPayload, ValueError, OSError):
         return False  # the full runner logs why and answers what it can

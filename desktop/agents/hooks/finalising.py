@@ -13,14 +13,13 @@ take the lock exclusively: that happens when no finalisation is running any more
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import time
 from pathlib import Path
 
-log = logging.getLogger("engram.hooks")
-
 WAIT_S = 3.5
+#: Of its budget, what a session start may wait for the last session's finalisation.
+WAIT_FOR_LEARNING_S = 2.5
 
 
 def _lock_path(data_dir: Path) -> Path:
@@ -69,7 +68,10 @@ def wait_for_pending(data_dir: Path, seconds: float = WAIT_S) -> float:
                 break
             except OSError:
                 if time.monotonic() - started >= seconds:
-                    log.info("a finalisation still runs after %.1f s; starting without it", seconds)
+                    import logging  # only here: the hook client imports this module and no logging
+
+                    logging.getLogger("engram.hooks").info(
+                        "a finalisation still runs after %.1f s; starting without it", seconds)
                     break
                 time.sleep(0.05)
     finally:

@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("engram.hooks")
 
-#: Of its budget, what a session start may wait for the last session's finalisation.
-WAIT_FOR_LEARNING_S = 2.5
 DETACHED_ENV = "ENGRAM_HOOK_DETACHED"  # set in the process a session-end hook hands its work to
 
 
@@ -165,7 +163,7 @@ def run(agent: str, event: str, stdin: bytes, data_dir: Path, *, token_budget: i
     limit = budget_s if budget_s is not None else BUDGETS.get(call.event, 3.0)
     deadline = started + limit
     if call.event == SESSION_START:  # what the last session showed should be learned by now
-        from desktop.agents.hooks.finalising import wait_for_pending
+        from desktop.agents.hooks.finalising import WAIT_FOR_LEARNING_S, wait_for_pending
 
         wait_for_pending(data_dir, min(WAIT_FOR_LEARNING_S, limit / 2))
     box: dict[str, Any] = {}
