@@ -8,7 +8,10 @@ list`` cold (process start to exit). Targets: p95 <= 150 ms with the service and
 without for session start and prompt; <= 60 ms and <= 250 ms for the tool events (they run on
 every tool call); ``engram list`` <= 250 ms.
 
-    .venv/bin/python bench/bench_hooks.py [--memories 10000] [--runs 40]
+    .venv/bin/python bench/bench_hooks.py [--memories 10000] [--runs 40] [--client PATH]
+
+``--client``: time an installed ``engram`` (a wheel in a venv of its own, compiled, no editable
+finder) as the hook process, with the service running; the service is the source tree's.
 
 Prints a Markdown table (with the machine load) for bench/RESULTS.md.
 """
@@ -63,6 +66,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--memories", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--client", default=None, help="an installed engram to run as the hook (service rows only)")
     ap.add_argument("--warm-search", action="store_true",
                     help="let the service build hybrid search (embeds every memory first: minutes at 10,000)")
     args = ap.parse_args()
@@ -102,8 +106,9 @@ def main() -> None:
                                  "tool_input": {"command": "go test ./..."},
                                  "tool_response": {"stdout": "ok  \tpkg\t0.2s\n" * 20, "exit_code": 0}},
     }
+    hook_exe = [args.client] if args.client else exe
     rows = []
-    for service in (False, True):
+    for service in ((True,) if args.client else (False, True)):
         env = _env(data, service)
         server = None
         if service:
@@ -121,19 +126,27 @@ def main() -> None:
                 for n in range(args.runs):
                     body = make(n)
                     body["session_id"] = f"{body['session_id']}-{'warm' if service else 'inline'}"
-                    ms, out = _run([*exe, "hook", event, "--data-dir", str(data)], env, json.dumps(body))
+                    ms, out = _run([*hook_exe, "hook", event, "--data-dir", str(data)], env, json.dumps(body))
                     times.append(ms)
                     shown += bool(out.strip())
                 p50, p95, worst = summary(times)
                 tool = "tool" in event
                 target = (60 if service else 250) if tool else (150 if service else 400)
                 event = case
-                rows.append([event, "running" if service else "not running (FTS5 inline)", args.runs, p50, p95,
+                mode = "running" if service else "not running (FTS5 inline)"
+                if args.client:
+                    mode += ", installed client"
+                rows.append([event, mode, args.runs, p50, p95,
                              worst, target, "yes" if p95 <= target else "no", f"{shown}/{args.runs}"])
         finally:
             if server is not None:
                 server.terminate()
                 server.wait(10)
+    if args.client:
+        print(f"{args.memories:,} memories; load average {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores); "
+              f"hook client {args.client}\n")
+        print(table(["case", "service", "runs", "p50 ms", "p95 ms", "max ms", "target p95", "met", "printed"], rows))
+        return
     env = _env(data, False)
     times = [_run([*exe, "list", "--project", str(root), "--data-dir", str(data), "--limit", "20"], env)[0]
              for _ in range(args.runs)]

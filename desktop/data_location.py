@@ -6,12 +6,14 @@ process for every agent event, needs only this and not the settings dataclass.
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
-from typing import Any
 
 from desktop import APP_NAME, ORG_NAME
+
+TYPE_CHECKING = False  # not typing's, nor pathlib at import: the hook client reads this module
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 DATA_DIR_ENV = "ENGRAM_DATA_DIR"
 
@@ -24,22 +26,36 @@ def _platformdirs() -> Any:
 
 
 def _location_file() -> Path:
+    from pathlib import Path
+
     # Outside the data folder on purpose: it says where the data folder is.
     return Path(_platformdirs().user_config_dir(APP_NAME, ORG_NAME)) / "data-location.json"
 
 
 def default_data_dir() -> Path:
     """Where Engram keeps its data: $ENGRAM_DATA_DIR, else the folder the user chose, else the platform's."""
+    from pathlib import Path
+
+    return Path(default_data_folder())
+
+
+def default_data_folder() -> str:
+    """:func:`default_data_dir` as a string, with no pathlib: the hook client calls it on every event."""
     override = os.environ.get(DATA_DIR_ENV)
     if override:
-        return Path(override).expanduser()
+        return os.path.expanduser(override)
+    import json
+
+    dirs = _platformdirs()
     try:
-        chosen = json.loads(_location_file().read_text(encoding="utf-8")).get("data_dir")
+        with open(os.path.join(dirs.user_config_dir(APP_NAME, ORG_NAME), "data-location.json"),
+                  encoding="utf-8") as f:
+            chosen = json.load(f).get("data_dir")
     except (OSError, ValueError, AttributeError):
         chosen = None
     if isinstance(chosen, str) and chosen:
-        return Path(chosen).expanduser()
-    return Path(_platformdirs().user_data_dir(APP_NAME, ORG_NAME))
+        return os.path.expanduser(chosen)
+    return str(dirs.user_data_dir(APP_NAME, ORG_NAME))
 
 
 def choose_data_location(folder: Path | None) -> Path:
@@ -48,6 +64,8 @@ def choose_data_location(folder: Path | None) -> Path:
     Takes effect at the next start; projects already stored stay where they are.
     Returns the folder Engram will use.
     """
+    from pathlib import Path
+
     from desktop.memory.projects import atomic_write_json
 
     target = _location_file()

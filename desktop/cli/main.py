@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from desktop import __version__
 
-if TYPE_CHECKING:  # argparse and logging are imported where used: `engram hook` needs neither
+# `engram hook` runs on every agent event and imports as little as it can (agents/hooks/client.py):
+# argparse and logging are imported where used, and typing not at all (mypy reads a module-level
+# TYPE_CHECKING as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
 
 def build_parser(*, core_only: bool = False) -> argparse.ArgumentParser:
     """The full argument parser (``core_only``: only the memory commands: add, list, get, ...).

@@ -15,14 +15,11 @@ both paths.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
 import sys
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from desktop.agents.hooks.peer import peer_pid, peer_uid, private_folder, private_socket
 from desktop.agents.hooks.protocol import (
@@ -35,10 +32,23 @@ from desktop.agents.hooks.protocol import (
     render_output,
 )
 
+# What this module imports is paid by every hook: typing, pathlib and hashlib would add ~20 ms
+# to a process that lives ~50 ms, so the names they give are for mypy only (it reads a
+# module-level TYPE_CHECKING as true) and paths are strings here.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import logging
+    from pathlib import Path
 
     from desktop.agents.hooks.protocol import HookCall
+
+try:  # CPython's own SHA-256 (3.12+: _sha2, 3.11: _sha256): the same digest, no OpenSSL to load
+    from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]
+except ImportError:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+    except ImportError:
+        from hashlib import sha256  # type: ignore[assignment,no-redef,unused-ignore]
 
 #: Seconds a client waits for the service's hello before it calls the service hung.
 PROBE_S = float(os.environ.get("ENGRAM_HOOK_PROBE") or 0.5)
@@ -61,43 +71,51 @@ def _log() -> logging.Logger:
 MAX_SOCKET_PATH = 100
 
 
-def socket_path(data_dir: Path) -> Path:
+def socket_path(data_dir: str | Path) -> Path:
     """The service socket for this data folder, in a folder only this user can enter.
 
     The user's runtime folder (``$XDG_RUNTIME_DIR``, private by definition) when there is one;
     else ``run/`` inside the data folder; the shared temp folder only when that path is too long
     for a socket (there another user could create the folder first: see :func:`ask`).
     """
-    digest = hashlib.sha256(str(Path(data_dir).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    from pathlib import Path
+
+    return Path(socket_file(data_dir))
+
+
+def socket_file(data_dir: str | Path) -> str:
+    """:func:`socket_path` as a string (the hook client's: no pathlib)."""
+    home = os.path.realpath(data_dir)
+    digest = sha256(home.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     name = f"hooks-{digest}.sock"
     base = os.environ.get("XDG_RUNTIME_DIR")
-    if base and os.path.isabs(base) and Path(base).is_dir():
-        return Path(base) / "engram" / name
-    own = Path(data_dir).resolve() / "run" / name
+    if base and os.path.isabs(base) and os.path.isdir(base):
+        return os.path.join(base, "engram", name)
+    own = os.path.join(home, "run", name)
     if len(os.fsencode(own)) <= MAX_SOCKET_PATH:
         return own
     import tempfile  # only for a data folder too deep for a socket path
 
-    return Path(tempfile.gettempdir()) / f"engram-{os.getuid() if hasattr(os, 'getuid') else 'user'}" / name
+    return os.path.join(tempfile.gettempdir(), f"engram-{os.getuid() if hasattr(os, 'getuid') else 'user'}", name)
 
 
-def trusted(path: Path) -> bool:
+def trusted(path: str | Path) -> bool:
     """True when the socket and its folder are this user's alone (never talk to another's)."""
-    if private_folder(path.parent) and private_socket(path):
+    if private_folder(os.path.dirname(path)) and private_socket(path):
         return True
     _log().warning("refusing the hook service socket %s: its folder or socket is not this user's alone", path)
     return False
 
 
-def ask(data_dir: Path, call: HookCall, token_budget: int | None, *, timeout: float) -> str | None:
+def ask(data_dir: str | Path, call: HookCall, token_budget: int | None, *, timeout: float) -> str | None:
     """The service's answer; None when no trusted, healthy service listens (the caller answers inline).
 
     The folder and socket must be this user's with no access for others, and the process that
     listens must run as this user (its credentials from the kernel): otherwise nothing is sent.
     A service that does not say hello within :data:`PROBE_S` (or says it is stuck) is replaced.
     """
-    path = socket_path(data_dir)
-    if not path.exists() or not trusted(path):
+    path = socket_file(data_dir)
+    if not os.path.exists(path) or not trusted(path):
         return None
     sock = _connect(path, min(0.2, timeout), min(PROBE_S, timeout))
     if sock is None:
@@ -121,7 +139,7 @@ def ask(data_dir: Path, call: HookCall, token_budget: int | None, *, timeout: fl
         sock.close()
 
 
-def _connect(path: Path, connect_s: float, probe_s: float) -> socket.socket | None:
+def _connect(path: str | Path, connect_s: float, probe_s: float) -> socket.socket | None:
     """A connection to a healthy service of this user on ``path``, its hello read; None otherwise.
 
     A listener that does not accept (its backlog full), says no hello in time or says it is stuck
@@ -161,7 +179,7 @@ def healthy(sock: socket.socket, probe: float) -> bool:
     return isinstance(hello, dict) and hello.get("hello") == HELLO and not hello.get("stuck")
 
 
-def replace_stuck(path: Path, pid: int | None) -> None:
+def replace_stuck(path: str | Path, pid: int | None) -> None:
     """Kill the hung service of ``path`` (this user's ``engram serve`` only; never this process).
 
     ``pid`` is the listener's from the kernel (``SO_PEERCRED``), else the one the service wrote
@@ -185,16 +203,19 @@ def replace_stuck(path: Path, pid: int | None) -> None:
         _log().warning("could not stop the hung hook service %d: %s", pid, exc)
 
 
-def pid_path(path: Path) -> Path:
+def pid_path(path: str | Path) -> Path:
     """Where the service listening on socket ``path`` writes its process id (its private folder)."""
-    return path.with_suffix(".pid")
+    from pathlib import Path
+
+    return Path(path).with_suffix(".pid")
 
 
 def _is_our_service(pid: int) -> bool:
     """A process of this user running ``engram serve`` (read from /proc; False where there is none)."""
     try:
         st = os.stat(f"/proc/{pid}")
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
     except OSError:
         return False
     return st.st_uid == os.getuid() and b"serve" in argv
@@ -255,13 +276,13 @@ def quick_hook(argv: list[str], stdin: bytes) -> bool:
         budget = float(opts["budget"]) if "budget" in opts else BUDGETS.get(call.event, 3.0)
         tokens = int(opts["tokens"]) if "tokens" in opts else None
         if "data-dir" in opts:
-            data_dir = Path(opts["data-dir"]).expanduser()
+            data_dir = os.path.expanduser(opts["data-dir"])
         else:
-            from desktop.data_location import default_data_dir
+            from desktop.data_location import default_data_folder
 
-            data_dir = default_data_dir()
+            data_dir = default_data_folder()
         if call.event == SESSION_START:  # what the last session showed should be learned by now
-            if not socket_path(data_dir).exists():
+            if not os.path.exists(socket_file(data_dir)):
                 return False  # the full runner waits, answers inline and starts the service
             from desktop.agents.hooks.finalising import WAIT_FOR_LEARNING_S, wait_for_pending
 

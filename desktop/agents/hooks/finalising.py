@@ -15,18 +15,21 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from pathlib import Path
+
+TYPE_CHECKING = False  # not typing's, and paths are strings: the hook client imports this module
+if TYPE_CHECKING:
+    from pathlib import Path
 
 WAIT_S = 3.5
 #: Of its budget, what a session start may wait for the last session's finalisation.
 WAIT_FOR_LEARNING_S = 2.5
 
 
-def _lock_path(data_dir: Path) -> Path:
-    return Path(data_dir) / "run" / "finalising.lock"
+def _lock_path(data_dir: str | Path) -> str:
+    return os.path.join(data_dir, "run", "finalising.lock")
 
 
-def hold(data_dir: Path) -> int | None:
+def hold(data_dir: str | Path) -> int | None:
     """A file descriptor holding a shared lock, for the detached child to inherit; None if none."""
     try:
         import fcntl
@@ -34,7 +37,7 @@ def hold(data_dir: Path) -> int | None:
         return None
     path = _lock_path(data_dir)
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
         return None
@@ -46,14 +49,14 @@ def hold(data_dir: Path) -> int | None:
     return fd
 
 
-def wait_for_pending(data_dir: Path, seconds: float = WAIT_S) -> float:
+def wait_for_pending(data_dir: str | Path, seconds: float = WAIT_S) -> float:
     """Wait (at most ``seconds``) until no finalisation holds the lock; returns the seconds waited."""
     try:
         import fcntl
     except ImportError:
         return 0.0
     path = _lock_path(data_dir)
-    if not path.exists():
+    if not os.path.exists(path):
         return 0.0
     started = time.monotonic()
     try:

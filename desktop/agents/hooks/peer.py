@@ -14,7 +14,10 @@ import socket
 import stat
 import struct
 import sys
-from pathlib import Path
+
+TYPE_CHECKING = False  # not typing's: the hook client imports this module (see client.py)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: ``LOCAL_PEERCRED`` and ``SOL_LOCAL`` from <sys/un.h> (macOS and the BSDs; Python has no names).
 _LOCAL_PEERCRED = 0x001
@@ -46,7 +49,7 @@ def _own(st: os.stat_result) -> bool:
     return st.st_uid == os.getuid() and (st.st_mode & 0o077) == 0
 
 
-def private_folder(folder: Path) -> bool:
+def private_folder(folder: str | Path) -> bool:
     """A real folder (not a link) of this user that nobody else may enter or list."""
     try:
         st = os.lstat(folder)
@@ -55,7 +58,7 @@ def private_folder(folder: Path) -> bool:
     return stat.S_ISDIR(st.st_mode) and _own(st)
 
 
-def private_socket(path: Path) -> bool:
+def private_socket(path: str | Path) -> bool:
     """A socket (not a link) of this user that nobody else may connect to."""
     try:
         st = os.lstat(path)
