@@ -53,7 +53,7 @@ def build_ingestor(project: Project, embedder: Embedder | None = None) -> Ingest
     # The promotion preset of the project's trust settings is read at every promotion, here and
     # only here, so every door (app sessions, engram run/ingest, hooks, engram serve) promotes alike.
     promoter = gated_promoter(project.db, novelty=Novelty(embedder or novelty_embedder(project.models)),
-                              preset=project.preferences.promotion_preset)
+                              preset=project.preferences.promotion_preset, root=project.info.root)
     return Ingestor(project.db, promoter, project_dir=project.info.root, synthesizer=_synthesizer(project))
 
 

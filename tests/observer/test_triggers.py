@@ -52,6 +52,19 @@ def test_edit_trigger() -> None:
     assert not matches(one_file, shape_of("Write", {}, ["db/schema.sql.bak"]))
 
 
+def test_a_checkers_rule_fires_at_the_checker_not_before_any_edit_of_a_file_kind() -> None:
+    from desktop.memory.triggers.derive import triggers_of
+
+    lint = Trigger(COMMAND, "mise", ("run", "lint"))
+    stored = {"signal": "check_rule", "triggers": [lint.as_json(), Trigger(EDIT, ".go").as_json(),
+                                                   Trigger(EDIT, "x.go", path="cmd/x.go").as_json()]}
+    found = triggers_of("gotcha", "`mise run lint` reports nilerr ...", "observer_inferred", stored)
+    assert lint in found and Trigger(EDIT, ".go") not in found  # lessons stored before the change too
+    assert Trigger(EDIT, "x.go", path="cmd/x.go") in found
+    other = {"signal": "error_fix", "triggers": [Trigger(EDIT, ".go").as_json()]}
+    assert triggers_of("gotcha", "...", "observer_inferred", other) == [Trigger(EDIT, ".go")]
+
+
 @pytest.mark.parametrize(("rule", "expected"), [
     ("Never run `git push --force` on main.", [Trigger(COMMAND, "git", ("push",), ("--force",))]),
     ("Use `pnpm install`, not `npm install`.", [Trigger(COMMAND, "npm", ("install",))]),

@@ -36,6 +36,27 @@ def instructions(root: Path) -> str:
     return " ".join(" ".join(parts).split())
 
 
+def instructions_seen(root: Path | None, cwd: str | None) -> str:
+    """The instruction files an agent working in ``cwd`` loaded: those of ``cwd`` and of each folder
+    above it up to the project ``root`` (agents read them upwards), and the root's own.
+
+    A session's recorded folder may be a subfolder, or gone (a transcript from another machine):
+    the project's root files still count, as the agent read them."""
+    folders: list[Path] = []
+    if cwd:
+        here = Path(cwd)
+        if here.is_dir():
+            for folder in (here, *here.parents):
+                folders.append(folder)
+                if root is None or folder == root:
+                    break
+            if root is not None and root not in folders:  # cwd was outside the project
+                folders = folders[:1]
+    if root is not None:
+        folders.append(root)
+    return " ".join(filter(None, (instructions(f) for f in dict.fromkeys(folders))))
+
+
 def already_told(item: NewMemory, told: str) -> bool:
     """True when a learned recipe's command is already in the agent's instructions."""
     if not told or item.type != MemoryType.WORKFLOW_RECIPE.value:

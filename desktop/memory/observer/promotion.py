@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Final
 from desktop.memory.observer import cross_session as xs
 from desktop.memory.observer.contradictions import Contradiction, contradicted, retire
 from desktop.memory.observer.harness import is_noise
-from desktop.memory.observer.known_already import already_told, instructions
+from desktop.memory.observer.known_already import already_told, instructions_seen
 from desktop.memory.observer.observer import SessionDigest
 from desktop.memory.observer.prose_lessons import attach_files
 from desktop.memory.observer.renames import apply_file_ops
@@ -357,8 +357,10 @@ class Promoter:
     """Runs the promotion pipeline for finished sessions of one project database."""
 
     def __init__(self, db: Any, *, novelty: Any | None = None,
-                 preset: PromotionPreset | Callable[[], PromotionPreset] | None = None) -> None:
-        """``novelty`` is a :class:`Novelty` (None: exact duplicates only).
+                 preset: PromotionPreset | Callable[[], PromotionPreset] | None = None,
+                 root: Path | None = None) -> None:
+        """``novelty`` is a :class:`Novelty` (None: exact duplicates only); ``root`` the project's
+        folder, whose agent instruction files say what need not be learned.
 
         ``preset`` is a fixed preset or a function asked at every promotion (every project
         passes its trust settings' preset, so a change reaches a long-running service).
@@ -366,6 +368,7 @@ class Promoter:
         self.db = db
         self.novelty = novelty
         self._preset = preset
+        self.root = root
 
     def preset(self) -> PromotionPreset:
         """The preset the next promotion uses (balanced when none was given or asking fails)."""
@@ -404,7 +407,7 @@ class Promoter:
         keys = [c.signal.key for c in chosen]
         items.extend(synth.memories)
         keys.extend("" for _ in synth.memories)
-        told = instructions(Path(digest.cwd)) if digest.cwd else ""
+        told = instructions_seen(self.root, digest.cwd)
         kept = [(it, k) for it, k in zip(items, keys, strict=True) if not is_noise(it) and not already_told(it, told)]
         items, keys = [it for it, _ in kept], [k for _, k in kept]
         same_lesson = _same_lesson(conn, items, keys)

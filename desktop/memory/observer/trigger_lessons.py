@@ -29,7 +29,7 @@ from desktop.memory.observer.command_shape import Command, parse
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, WRONG_PLACE, Signal, excerpt
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.model import COMMAND, EDIT, PATH, Trigger
+from desktop.memory.triggers.model import COMMAND, PATH, Trigger
 
 LOOK_WINDOW: Final = 8
 MAX_MISSES: Final = 4
@@ -275,10 +275,9 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         if not edit or not edit[1]:
             continue  # passed without a concrete edit of the flagged file: no fix to tell
         path, summary = edit
-        ext = posixpath.splitext(path)[1]
+        # The checker's run is the moment (before it, and after it fails with this rule): not every
+        # edit of a file of that kind, which is nearly always about something else.
         triggers = [Trigger(COMMAND, key[0], tuple(key[1:])).as_json()]
-        if ext:
-            triggers.append(Trigger(EDIT, ext).as_json())
         note = annotation(summary)
         suppressed = bool(note) and rule.lower() in note.lower()
         data: dict[str, Any] = {"command": str(held.get("label") or " ".join(key)), "rule": rule, "message": msg,

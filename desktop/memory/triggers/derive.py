@@ -18,6 +18,7 @@ import re
 from typing import Any, Final
 
 from desktop.memory.observer.command_shape import parse
+from desktop.memory.observer.signals import CHECK_RULE
 from desktop.memory.triggers.model import ANY_FILE, COMMAND, EDIT, PATH, Trigger
 
 #: Memory types a person's rule can have (a learned lesson brings explicit triggers instead).
@@ -118,10 +119,12 @@ def triggers_of(mtype: str, content: str, source: str, metadata: dict[str, Any])
     """Every trigger of one memory (explicit ones first), without duplicates."""
     found: list[Trigger] = []
     explicit = metadata.get("triggers") if isinstance(metadata, dict) else None
+    checker_rule = isinstance(metadata, dict) and metadata.get("signal") == CHECK_RULE
     for item in explicit if isinstance(explicit, list) else []:
         trig = Trigger.from_json(item)
-        if trig is not None:
-            found.append(trig)
+        if trig is None or (checker_rule and trig.kind == EDIT and not trig.path):
+            continue  # a checker's rule fires when the checker runs, not before any edit of a file kind
+        found.append(trig)
     user_words = source in USER_SOURCES or (isinstance(metadata, dict) and metadata.get("signal") == "user_rule")
     if mtype in RULE_TYPES and user_words:
         found += rule_triggers(content)

@@ -1,0 +1,55 @@
+"""What the agent is already told (issue 26): a recipe its instruction files give is not learned again,
+whichever folder the session ran in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from desktop.memory.observer.known_already import already_told, instructions_seen
+from desktop.memory.store.memory_ops import NewMemory
+
+
+def recipe(command: str, source: str = "observer_inferred") -> NewMemory:
+    return NewMemory(content=f"Run the tests with `{command}` from the project root.", type="workflow_recipe",
+                     source=source)
+
+
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "cmd" / "cli").mkdir(parents=True)
+    (root / "CLAUDE.md").write_text("## Test\n\n```\nmise   run test\n```\n", encoding="utf-8")
+    (root / "cmd" / "AGENTS.md").write_text("Build with `go build ./cmd/...`.\n", encoding="utf-8")
+    return root
+
+
+def test_a_recipe_the_instructions_give_is_told_already(tmp_path: Path) -> None:
+    told = instructions_seen(project(tmp_path), None)
+    assert already_told(recipe("mise run test"), told)          # whitespace of the file does not matter
+    assert not already_told(recipe("mise run test:ci"), told)   # another command
+    assert not already_told(recipe("mise run test", source="user_taught"), told)  # a person's words stay
+
+
+def test_the_files_of_every_folder_from_the_session_up_to_the_root(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    deep = instructions_seen(root, str(root / "cmd" / "cli"))
+    assert "mise run test" in deep and "go build ./cmd/..." in deep
+    assert "go build ./cmd/..." not in instructions_seen(root, str(root))  # a subfolder's file is its own
+    # a transcript from another machine: its folder does not exist here, the root's files still count
+    assert "mise run test" in instructions_seen(root, "/Users/someone/Work/cli")
+    # a session outside the project: its own folder and the project's root, nothing in between
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (tmp_path / "CLAUDE.md").write_text("`make all`", encoding="utf-8")
+    assert "make all" not in instructions_seen(root, str(outside))
+
+
+def test_each_project_promotes_with_its_own_root(tmp_path: Path) -> None:
+    from desktop.composition import Engram
+    from desktop.settings import Settings
+
+    root = project(tmp_path)
+    proj = Engram(Settings(data_dir=tmp_path / "data")).open_project(root, remember=False)
+    try:
+        assert proj.observer.promoter.root == root
+    finally:
+        proj.close()
