@@ -28,6 +28,15 @@ import time
 # Taken first so the probe measures as much of the start-up as Python can see.
 _T0 = time.perf_counter()
 
+import sys  # noqa: E402
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--cli"]:
+    # An agent's hook (on every tool call), the warm service or the MCP server: the command line at
+    # once, before this module's GUI-side imports below (a hook's lean client imports ~nothing).
+    from desktop.cli.main import main as _cli_main
+
+    sys.exit(_cli_main(sys.argv[2:]))
+
 import ctypes.util  # noqa: E402 - after the clock on purpose
 import glob  # noqa: E402
 import json  # noqa: E402
@@ -36,7 +45,6 @@ import os  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import tempfile  # noqa: E402
 import traceback  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
