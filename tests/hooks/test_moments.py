@@ -201,3 +201,25 @@ def test_the_shells_folder_is_followed_and_a_stray_relative_path_named(project: 
     codex = hook(h, "before-tool", "x1", "codex", tool_name="exec_command", tool_input={"cmd": "cat core/payments.py"},
                  tool_use_id="x2")
     assert "working directory" not in codex
+
+
+def test_a_checkers_rule_is_said_when_the_checker_reports_it_not_before_each_run(project: Any) -> None:
+    from desktop.memory.triggers.model import COMMAND, Trigger
+
+    lint = Trigger(COMMAND, "mise", ("run", "lint"))
+    mid = int(project.memories.add(NewMemory(
+        content="`mise run lint` reports `nilerr`; where it is intended, annotate `//nolint:nilerr // <reason>`.",
+        type="gotcha", source="observer_inferred", confidence=0.9,
+        metadata={"signal": "check_rule", "signal_key": "check_rule:nilerr", "triggers": [lint.as_json()]},
+    )).result(10).id)
+    flush(project)
+    h = Handlers(project)
+    hook(h, "session-start", "c1", source="startup")
+    said = hook(h, "prompt", "c1", prompt="why does mise run lint fail with nilerr here")
+    assert f'id="{mid}"' not in said and f"#{mid}" not in said  # nor when a prompt names it
+    other = "Exit code 1\ncmd/a.go:3:1: error returned from external package is unwrapped (wrapcheck)"
+    before, after = bash(h, "c1", "mise run lint", "l1", fails=True, output=other)
+    assert f"#{mid}" not in before and f"#{mid}" not in after  # not before the run, not for another rule
+    hit = "Exit code 1\ncmd/a.go:9:2: error is not nil (line 7) but it returns nil (nilerr)"
+    before, after = bash(h, "c1", "mise run lint", "l2", fails=True, output=hit)
+    assert f"#{mid}" not in before and f"#{mid}" in after and "nolint:nilerr" in after

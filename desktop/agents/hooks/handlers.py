@@ -158,6 +158,7 @@ class Handlers:
     def prompt(self, call: HookCall) -> str:
         """Memories relevant to the prompt above the trust threshold; nothing when none is."""
         from desktop.memory.observer.tool_names import is_local_command
+        from desktop.memory.triggers.warn import fits_moment
 
         text = _CONTEXT_BLOCKS.sub(" ", call.prompt).strip()
         if not text or is_local_command(text):
@@ -165,7 +166,8 @@ class Handlers:
         floor = trust_threshold(self.project)
         shown = set(ledger.shown_ids(self.project.db, call.session_id))
         found = [m for m in self.memory.search(text[:2000], limit=12)
-                 if m.id not in shown and m.confidence >= floor and injectable(m) and relevant(text, m)]
+                 if m.id not in shown and m.confidence >= floor and injectable(m) and relevant(text, m)
+                 and fits_moment(m, None)]  # a checker's rule waits for the checker to report it
         mems = fit(found[:5], int(self.token_budget * PROMPT_SHARE))
         if not mems:
             return ""

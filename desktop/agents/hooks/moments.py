@@ -92,8 +92,9 @@ class ToolMoments:
         self.threshold = threshold
         self.outcomes = Outcomes(project.db)
 
-    def _warnings(self, shape: CallShape, exclude: set[int]) -> list[Warning]:
-        return warnings_for(self.project.db.reads.conn(), self.project.memories, shape, self.root, exclude=exclude)
+    def _warnings(self, shape: CallShape, exclude: set[int], output: str | None = None) -> list[Warning]:
+        return warnings_for(self.project.db.reads.conn(), self.project.memories, shape, self.root, exclude=exclude,
+                            output=output)
 
     def _gotchas(self, files: list[str], exclude: set[int]) -> list[Memory]:
         if not files:
@@ -139,26 +140,29 @@ class ToolMoments:
 
     def after(self, call: HookCall, *, failed: bool) -> str:
         """After a call: a failure's known lesson at once; what Gemini could not hear before."""
+        from desktop.agents.hooks.live import output_of
+
         shape, files = call_shape(call, self.root)
         self._follow_folder(call, shape)
+        output = output_of(call)[0]
         if failed:
-            self._mark_repeated(call, shape)
+            self._mark_repeated(call, shape, output)
         shown = set(ledger.shown_ids(self.project.db, call.session_id)) - self.outcomes.rearmed(call.session_id)
         if failed:
-            return self._say(call, "tool_failed", self._warnings(shape, shown), [], "about this failure")
+            return self._say(call, "tool_failed", self._warnings(shape, shown, output), [], "about this failure")
         if call.agent != "gemini":
             return ""
-        warned = self._warnings(shape, shown)
+        warned = self._warnings(shape, shown, output)
         gotchas = self._gotchas(files, shown | {w.memory.id for w in warned}) if shape.tool in LOOK_OR_EDIT else []
         return self._say(call, "after_tool", warned, gotchas, "for the call just made")
 
-    def _mark_repeated(self, call: HookCall, shape: CallShape) -> None:
+    def _mark_repeated(self, call: HookCall, shape: CallShape, output: str) -> None:
         """A failure matching a lesson this session was warned about: the warning did not help."""
         open_ids = set(self.outcomes.open_ids(call.session_id))
         if not open_ids:
             return
         hit = [w.memory.id for w in warnings_for(self.project.db.reads.conn(), self.project.memories, shape,
-                                                 self.root, limit=20) if w.memory.id in open_ids]
+                                                 self.root, limit=20, output=output) if w.memory.id in open_ids]
         if hit:
             self.outcomes.repeated(call.session_id, hit, call.tool_use_id).result(5)
 

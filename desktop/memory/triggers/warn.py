@@ -26,6 +26,10 @@ MAX_WARNINGS: Final = 2
 #: refused outright (by an agent that can only refuse, not add context), since it would fail.
 EXACT_FAILURE_SIGNALS: Final = frozenset({"command_fix"})
 WARNED, AVOIDED, REPEATED = "warned", "avoided", "repeated"
+#: Lessons about what a checker reports (a lint rule and how this project satisfies it): said when
+#: the checker has just reported that rule, never before each run of the checker, most of which
+#: never meet it (two blind judges found them noise there: said ~280 times in 100 sessions).
+REPORTED_SIGNALS: Final = frozenset({"check_rule"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +57,30 @@ def _specificity(trig: Trigger) -> int:
     return 1
 
 
+def reported_rule(memory: Memory) -> str | None:
+    """The checker's rule a lesson is about (``nilerr``, ``E501``), None for any other lesson."""
+    if memory.metadata.get("signal") not in REPORTED_SIGNALS:
+        return None
+    parts = str(memory.metadata.get("signal_key") or "").split(":")
+    return parts[1] if len(parts) > 1 and parts[1] else None
+
+
+def fits_moment(memory: Memory, output: str | None) -> bool:
+    """Whether a matched lesson is for this moment: a checker's rule only right after the checker
+    reported it (``output``: what the call printed; None before a call)."""
+    if memory.metadata.get("signal") not in REPORTED_SIGNALS:
+        return True
+    rule = reported_rule(memory)
+    return output is not None and rule is not None and rule.lower() in output.lower()
+
+
 def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *,
-                 exclude: Iterable[int] = (), limit: int = MAX_WARNINGS) -> list[Warning]:
+                 exclude: Iterable[int] = (), limit: int = MAX_WARNINGS, output: str | None = None) -> list[Warning]:
     """Lessons whose trigger matches ``call`` (not in ``exclude``), most specific first.
 
     ``conn`` is a read connection, ``memories`` the project's MemoryService (``get_many``).
     Only live memories that are not candidates, flagged or stale can fire (the index's join).
+    ``output`` is what the call printed, after it ran (None before): see :func:`fits_moment`.
     """
     skip = set(exclude)
     best: dict[int, Trigger] = {}
@@ -71,7 +93,7 @@ def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *
     if not best:
         return []
     found = memories.get_many(list(best))
-    ranked = sorted((Warning(found[i], t) for i, t in best.items() if i in found),
+    ranked = sorted((Warning(found[i], t) for i, t in best.items() if i in found and fits_moment(found[i], output)),
                     key=lambda w: (-_specificity(w.trigger), -w.memory.confidence, w.memory.id))
     return ranked[:limit]
 
