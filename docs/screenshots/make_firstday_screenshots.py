@@ -45,7 +45,7 @@ def code_project(base: Path) -> Path:
     return project
 
 
-def main() -> int:  # noqa: PLR0915 - one straight walk through the screens
+def main() -> int:
     """Walk a new user's first day and save each screen."""
     logging.basicConfig(level=logging.INFO)
     base = Path(tempfile.mkdtemp(prefix="engram-firstday-"))
