@@ -28,8 +28,12 @@ def _platformdirs() -> Any:
 def _location_file() -> Path:
     from pathlib import Path
 
+    return Path(_location_path())
+
+
+def _location_path() -> str:
     # Outside the data folder on purpose: it says where the data folder is.
-    return Path(_platformdirs().user_config_dir(APP_NAME, ORG_NAME)) / "data-location.json"
+    return os.path.join(_platformdirs().user_config_dir(APP_NAME, ORG_NAME), "data-location.json")
 
 
 def default_data_dir() -> Path:
@@ -46,16 +50,14 @@ def default_data_folder() -> str:
         return os.path.expanduser(override)
     import json
 
-    dirs = _platformdirs()
     try:
-        with open(os.path.join(dirs.user_config_dir(APP_NAME, ORG_NAME), "data-location.json"),
-                  encoding="utf-8") as f:
+        with open(_location_path(), encoding="utf-8") as f:
             chosen = json.load(f).get("data_dir")
     except (OSError, ValueError, AttributeError):
         chosen = None
     if isinstance(chosen, str) and chosen:
         return os.path.expanduser(chosen)
-    return str(dirs.user_data_dir(APP_NAME, ORG_NAME))
+    return str(_platformdirs().user_data_dir(APP_NAME, ORG_NAME))
 
 
 def choose_data_location(folder: Path | None) -> Path:
