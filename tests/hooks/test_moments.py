@@ -223,3 +223,53 @@ def test_a_checkers_rule_is_said_when_the_checker_reports_it_not_before_each_run
     hit = "Exit code 1\ncmd/a.go:9:2: error is not nil (line 7) but it returns nil (nilerr)"
     before, after = bash(h, "c1", "mise run lint", "l2", fails=True, output=hit)
     assert f"#{mid}" not in before and f"#{mid}" in after and "nolint:nilerr" in after
+
+
+def test_a_checkers_rule_with_a_code_waits_for_that_code(project: Any) -> None:
+    """gosec groups many rules: its G104 lesson is not said after a G304 or G602 report."""
+    from desktop.memory.triggers.model import COMMAND, Trigger
+
+    lint = Trigger(COMMAND, "mise", ("run", "lint"))
+    mid = int(project.memories.add(NewMemory(
+        content='`mise run lint` reports `gosec`: "G104: Errors unhandled"; where it is intended, the line is '
+                "annotated `//nolint:errcheck,gosec // <reason>`.", type="error_pattern", source="observer_inferred",
+        confidence=0.9, metadata={"signal": "check_rule", "signal_key": "check_rule:gosec",
+                                  "triggers": [lint.as_json()]})).result(10).id)
+    flush(project)
+    h = Handlers(project)
+    other = "Exit code 1\ncmd/a.go:3:1: G304: Potential file inclusion via variable (gosec)"
+    assert f"#{mid}" not in bash(h, "g1", "mise run lint", "l1", fails=True, output=other)[1]
+    hit = "Exit code 1\ncmd/a.go:9:2: G104: Errors unhandled (gosec)"
+    assert f"#{mid}" in bash(h, "g1", "mise run lint", "l2", fails=True, output=hit)[1]
+
+
+def test_a_check_gap_is_said_after_the_weaker_check_passed_not_before_it(project: Any) -> None:
+    """'`mise run test` passing is not enough' belongs where the agent would stop: after it passed."""
+    h = Handlers(project)
+    hook(h, "session-start", "k1", source="startup")
+    bash(h, "k1", "mise run test", "t1", output="ok  all packages")
+    bash(h, "k1", "mise run test:ci", "t2", fails=True, output="Exit code 1\n--- FAIL: TestResume (0.01s)")
+    bash(h, "k1", "mise run test:ci", "t2b", output="ok  all packages")  # fixed: the gap is a lesson
+    hook(h, "session-end", "k1", transcript_path="")
+    flush(project)
+    rows = project.db.reads.conn().execute(
+        "SELECT id, content FROM memories WHERE json_extract(metadata, '$.signal') = 'check_gap'").fetchall()
+    assert len(rows) == 1 and "TestResume" not in rows[0][1]  # the day's error is not the lesson
+    mid = int(rows[0][0])
+    said = hook(h, "prompt", "k2", prompt="run mise run test and then commit")
+    assert f"#{mid}" not in said and f'id="{mid}"' not in said  # a lesson waits for its moment
+    before, after = bash(h, "k2", "mise run test", "t3", output="ok  all packages")
+    assert f"#{mid}" not in before and f"#{mid}" in after and "`mise run test:ci`" in after
+    assert f"#{mid}" not in bash(h, "k2", "mise run test", "t4", output="ok")[1]  # once a session
+    failed = bash(h, "k3", "mise run test", "t5", fails=True, output="Exit code 1\nFAIL")[1]
+    assert f"#{mid}" not in failed  # it did not pass: nothing to add
+
+
+def test_a_resumed_session_starts_in_a_fresh_shell_a_compaction_does_not(project: Any) -> None:
+    h = Handlers(project)
+    (h.root / "core" / "sub").mkdir()
+    bash(h, "f1", "cd core/sub && ls", "c1", output="")
+    hook(h, "session-start", "f1", source="compact")
+    assert "working directory persists" in bash(h, "f1", "python -m pytest core/payments.py", "c2")[0]
+    hook(h, "session-start", "f1", source="resume")
+    assert bash(h, "f1", "python -m pytest core/payments.py", "c3")[0] == ""

@@ -135,7 +135,11 @@ class Handlers:
 
         One block says each memory once: the memories shown again come first in it (formatting.render).
         """
+        from desktop.agents.hooks.shell_folder import forget_folder
+
         fmt = FORMATS[call.agent]
+        if call.source != "compact":
+            forget_folder(self.project.db, call.session_id)
         shown = ledger.shown_ids(self.project.db, call.session_id)
         first: list[Section] = []
         event = "session_start"
@@ -158,7 +162,7 @@ class Handlers:
     def prompt(self, call: HookCall) -> str:
         """Memories relevant to the prompt above the trust threshold; nothing when none is."""
         from desktop.memory.observer.tool_names import is_local_command
-        from desktop.memory.triggers.warn import fits_moment
+        from desktop.memory.triggers.warn import is_lesson
 
         text = _CONTEXT_BLOCKS.sub(" ", call.prompt).strip()
         if not text or is_local_command(text):
@@ -167,7 +171,7 @@ class Handlers:
         shown = set(ledger.shown_ids(self.project.db, call.session_id))
         found = [m for m in self.memory.search(text[:2000], limit=12)
                  if m.id not in shown and m.confidence >= floor and injectable(m) and relevant(text, m)
-                 and fits_moment(m, None)]  # a checker's rule waits for the checker to report it
+                 and not is_lesson(m)]  # a lesson waits for its own moment (its trigger, its failure)
         mems = fit(found[:5], int(self.token_budget * PROMPT_SHARE))
         if not mems:
             return ""

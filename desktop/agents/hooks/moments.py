@@ -2,7 +2,8 @@
 
 Before a call, the lessons whose trigger it matches (``desktop.memory.triggers.warn``, the core's
 one implementation) and the gotchas of the file it reads or edits, each at most once a session,
-in one or two lines each. After a failure, the lesson that knows this failure, at once. Every
+in one or two lines each. After a failure, the lesson that knows this failure, at once; after a
+check passed, the stronger check that failed after it passed before. Every
 warning is recorded with its call, so the session's later failures decide whether it helped.
 
 Claude Code and Codex read context before a call; Gemini CLI can only refuse one there, so it is
@@ -92,9 +93,10 @@ class ToolMoments:
         self.threshold = threshold
         self.outcomes = Outcomes(project.db)
 
-    def _warnings(self, shape: CallShape, exclude: set[int], output: str | None = None) -> list[Warning]:
+    def _warnings(self, shape: CallShape, exclude: set[int], output: str | None = None, *,
+                  passed: bool = False) -> list[Warning]:
         return warnings_for(self.project.db.reads.conn(), self.project.memories, shape, self.root, exclude=exclude,
-                            output=output)
+                            output=output, passed=passed)
 
     def _gotchas(self, files: list[str], exclude: set[int]) -> list[Memory]:
         if not files:
@@ -150,9 +152,10 @@ class ToolMoments:
         shown = set(ledger.shown_ids(self.project.db, call.session_id)) - self.outcomes.rearmed(call.session_id)
         if failed:
             return self._say(call, "tool_failed", self._warnings(shape, shown, output), [], "about this failure")
+        passed = self._warnings(shape, shown, output, passed=True)  # "this check passing is not enough"
         if call.agent != "gemini":
-            return ""
-        warned = self._warnings(shape, shown, output)
+            return self._say(call, "after_tool", passed, [], "now that this check passed")
+        warned = passed + self._warnings(shape, shown | {w.memory.id for w in passed}, output)
         gotchas = self._gotchas(files, shown | {w.memory.id for w in warned}) if shape.tool in LOOK_OR_EDIT else []
         return self._say(call, "after_tool", warned, gotchas, "for the call just made")
 

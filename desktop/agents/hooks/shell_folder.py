@@ -61,6 +61,19 @@ def remember_folder(db: Any, session_id: str, folder: str) -> Any:
     return db.writer.submit(FnOp("hook_shell_folder", write))
 
 
+def forget_folder(db: Any, session_id: str) -> None:
+    """A session (re)starts in a fresh shell at the project: a resumed session's old ``cd`` no longer
+    holds (a compaction keeps the same shell, so it does not call this)."""
+    known = db.reads.conn().execute("SELECT 1 FROM hook_sessions WHERE session_id = ? AND shell_cwd <> ''",
+                                    (session_id,)).fetchall()
+    if not known:
+        return
+
+    def write(tx: Tx) -> None:
+        tx.execute("UPDATE hook_sessions SET shell_cwd = '', updated_at = ? WHERE session_id = ?", (tx.now, session_id))
+    db.writer.submit(FnOp("hook_shell_folder_reset", write)).result(5)
+
+
 def stray_paths(command: Command, folder: str, root: Path) -> list[str]:
     """Relative paths of ``command`` that do not exist from ``folder`` but do from the root."""
     if not folder or command.cwd:

@@ -3,9 +3,13 @@
 In this order, within the session-start budget:
 
 1. pinned memories (and the critical ones the store marks for every session);
-2. the user's standing rules here (what they taught, what the project's rules file says, what
-   they said in sessions), most often confirmed first;
-3. how the project is built, tested and checked (recipes that worked), and project facts;
+2. the user's standing rules here (what they taught, what they said in sessions), most often
+   confirmed first. A rule in the user's own words is said whatever its learned confidence: what
+   the user typed is the evidence (a rule they said once is theirs; the floor is for inferences);
+3. how the project is built, tested and checked, as the user taught it. Recipes the observer
+   learned from agents' own runs are not said here: an agent found them unaided, and blind judges
+   found them useless at every session start (said 139 times in 100 sessions); a recipe that
+   replaced a failing command is a lesson, said before that command;
 4. the gotchas of files with uncommitted changes (git says which, while the rest is read);
 5. files past sessions read, each with its evidence, only when that list has predicted this
    project's sessions better than "the previous session's files" (``observer/start_files``).
@@ -55,13 +59,20 @@ def _git_state(root: Path) -> tuple[list[str], str]:
     return changed[:50], branch
 
 
-def _by_evidence(conn: Any, memory: Any, root: Path, types: tuple[str, ...], floor: float, exclude: set[int],
-                 limit: int) -> list[Memory]:
-    """Injectable memories of ``types``, the most often confirmed (sessions, then confidence) first."""
+#: Which memories each section may say, beyond the type: the rules above the floor or in the user's
+#: own words; the recipes a person taught.
+RULES_WHERE: Final = "(confidence >= ? OR json_extract(metadata, '$.signal') = 'user_rule')"
+TAUGHT_WHERE: Final = "(confidence >= ? AND source = 'user_taught')"
+
+
+def _by_evidence(conn: Any, memory: Any, root: Path, types: tuple[str, ...], where: str, floor: float,
+                 exclude: set[int], limit: int) -> list[Memory]:
+    """Injectable memories of ``types`` that pass ``where`` (given ``floor``), the most often
+    confirmed (sessions, then confidence) first."""
     marks = ",".join("?" * len(types))
     rows = conn.execute(
         f"SELECT id FROM memories WHERE deprecated = 0 AND candidate = 0 AND needs_review = 0 AND pinned = 0 "
-        f"AND stale_at IS NULL AND type IN ({marks}) AND confidence >= ? "
+        f"AND stale_at IS NULL AND type IN ({marks}) AND {where} "
         f"ORDER BY json_array_length(provenance_session_ids) DESC, confidence DESC, id DESC LIMIT ?",
         (*types, floor, limit + len(exclude))).fetchall()
     ids = [int(r[0]) for r in rows if int(r[0]) not in exclude][:limit]
@@ -82,9 +93,9 @@ def start_context(project: Project, memory: Any, root: Path, fmt: str, budget: i
     conn = project.db.reads.conn()
     always = [m for m in memory.always_inject(5) if m.id not in exclude and (m.pinned or m.confidence >= floor)]
     taken = exclude | {m.id for m in always}
-    rules = _by_evidence(conn, project.memories, root, RULE_TYPES, floor, taken, MAX_RULES)
+    rules = _by_evidence(conn, project.memories, root, RULE_TYPES, RULES_WHERE, floor, taken, MAX_RULES)
     taken |= {m.id for m in rules}
-    facts = _by_evidence(conn, project.memories, root, FACT_TYPES, floor, taken, MAX_FACTS)
+    facts = _by_evidence(conn, project.memories, root, FACT_TYPES, TAUGHT_WHERE, floor, taken, MAX_FACTS)
     taken |= {m.id for m in facts}
     asking.join(2.0)
     changed, branch = git.get("state", ([], ""))

@@ -4,12 +4,16 @@ The idle staleness check (``staleness.check_staleness``) lowers confidence and f
 for review, but it runs when the app is idle, and a hook may say a memory in between. So every
 door that hands memories to an agent passes them through :func:`as_of_now` first: a memory
 anchored to code that changed since it was learned is said with that fact in front of it, and
-one whose code is gone is not said at all. Files are hashed once per (size, mtime), so a warm
-service re-reads a file only after it changed.
+one whose code is gone is not said at all. A memory without anchors that names project files
+(```cmd/x/start.go```) is checked too: a file it names that no longer exists is said as gone, and
+a "what it looked for was in X" example whose X is gone is left out of the lesson (the wrong place
+stays wrong; the example went stale). Files are hashed once per (size, mtime), so a warm service
+re-reads a file only after it changed.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable
 from dataclasses import replace
@@ -20,6 +24,8 @@ from desktop.memory.lifecycle.staleness import anchor_hash, split_anchor
 from desktop.memory.types import Memory
 
 MAX_FILES_NOTED: Final = 2
+#: A code span that is a project file path alone: a folder, a name and an extension, no spaces.
+_NAMED_FILE: Final = re.compile(r"`((?:[\w@.+-]+/)+[\w@+-][\w@.+-]*\.[A-Za-z]\w{0,7})`")
 _cache: dict[tuple[str, int, int], bytes] = {}
 _lock = threading.Lock()
 
@@ -66,8 +72,13 @@ def as_of_now(memories: Iterable[Memory], root: Path | None) -> list[Memory]:
         return items
     out: list[Memory] = []
     for m in items:
-        if not m.code_anchors or m.type == "code":
+        if m.type == "code":
             out.append(m)
+            continue
+        if not m.code_anchors:
+            named = _as_named_files_are(m, root)
+            if named is not None:
+                out.append(named)
             continue
         changed, gone = changed_anchors(m, root)
         if gone:
@@ -77,3 +88,31 @@ def as_of_now(memories: Iterable[Memory], root: Path | None) -> list[Memory]:
             m = replace(m, content=f"(Possibly stale: {names} changed since this was learned.) {m.content}")
         out.append(m)
     return out
+
+
+def gone_files(memory: Memory, root: Path) -> list[str]:
+    """Project files a memory names (as code spans) that no longer exist under ``root``."""
+    out: list[str] = []
+    for name in dict.fromkeys(_NAMED_FILE.findall(memory.content)):
+        if name.startswith(("/", "~", "..")):
+            continue
+        try:
+            if not (root / name).exists():
+                out.append(name)
+        except OSError:
+            continue
+    return out
+
+
+def _as_named_files_are(m: Memory, root: Path) -> Memory | None:
+    """A memory without anchors as it may be said, given the files it names (None: not at all)."""
+    gone = gone_files(m, root)
+    if not gone:
+        return m
+    if m.metadata.get("signal") == "wrong_place":
+        head, _, example = m.content.rpartition("; ")
+        if head and any(g in example for g in gone):
+            return replace(m, content=head + ".")  # the example went stale; the wrong place did not
+        return m  # the place it names is meant not to be there
+    names = ", ".join(f"`{g}`" for g in gone[:MAX_FILES_NOTED]) + (" …" if len(gone) > MAX_FILES_NOTED else "")
+    return replace(m, content=f"(Possibly stale: {names} no longer exists.) {m.content}")

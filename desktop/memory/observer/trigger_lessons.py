@@ -275,21 +275,20 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         if not edit or not edit[1]:
             continue  # passed without a concrete edit of the flagged file: no fix to tell
         path, summary = edit
+        note = annotation(summary)
+        if not (note and rule.lower() in note.lower()):
+            # Fixed in code, not by the project's way of allowing an exception: the lesson could only
+            # repeat the checker's own message, which the agent reads in the output right above it.
+            continue
         # The checker's run is the moment (before it, and after it fails with this rule): not every
         # edit of a file of that kind, which is nearly always about something else.
         triggers = [Trigger(COMMAND, key[0], tuple(key[1:])).as_json()]
-        note = annotation(summary)
-        suppressed = bool(note) and rule.lower() in note.lower()
         data: dict[str, Any] = {"command": str(held.get("label") or " ".join(key)), "rule": rule, "message": msg,
-                                "file": path, "annotation": note if suppressed else "", "triggers": triggers,
+                                "file": path, "annotation": note, "triggers": triggers,
                                 "events": [held["event"], event]}
         # The rule is the project's checker configuration, however the checker was run: one lesson per
-        # rule. An annotated exception proves it at once; a plain code fix only when the same message
-        # comes back in another session (a one-off "x is unused" is the code's, not the project's).
-        lesson = f"{CHECK_RULE}:{rule}" if suppressed else f"{CHECK_RULE}:{rule}:{msg}"
-        if not suppressed:
-            data["min_sessions"] = 2
-        sp.add_signal(Signal(CHECK_RULE, lesson[:200], step, [path], data, [f"{rule}: {msg}"]))
+        # rule, proven at once by the annotated exception.
+        sp.add_signal(Signal(CHECK_RULE, f"{CHECK_RULE}:{rule}"[:200], step, [path], data, [f"{rule}: {msg}"]))
 
 
 def _open_gap(sp: Scratchpad, key: list[str], name: str, output: str, step: int, event: str) -> None:

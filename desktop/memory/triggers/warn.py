@@ -9,6 +9,7 @@ measures whether it helps (``engram report``, the Agents tab): counted, never es
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,17 @@ WARNED, AVOIDED, REPEATED = "warned", "avoided", "repeated"
 #: the checker has just reported that rule, never before each run of the checker, most of which
 #: never meet it (two blind judges found them noise there: said ~280 times in 100 sessions).
 REPORTED_SIGNALS: Final = frozenset({"check_rule"})
+#: Lessons about a check that passes while a stronger one fails ("`make test` passing is not
+#: enough"): the moment is right after the weaker check passed, when the agent is about to call the
+#: work done, not before each run of it (judged noise there: said before every test run).
+AFTER_PASS_SIGNALS: Final = frozenset({"check_gap"})
+#: Lessons learned from a failure. Each is said at its own moment (its trigger, or the failure it
+#: knows), never because a prompt shares words with it: at prompts, blind judges found them said
+#: where nothing was about to fail (a test-suite reminder 38 times, a layout lesson 30 times).
+LESSON_SIGNALS: Final = frozenset({"command_fix", "check_rule", "check_gap", "wrong_place", "error_fix"})
+#: A checker's rule code at the start of its message ("G104: Errors unhandled"): a linter that
+#: groups many rules under one name (gosec) is matched by the code, not the name.
+_RULE_CODE: Final = re.compile(r'reports `[^`]+`: "([A-Z]{1,5}\d{2,5})\b')
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,22 +77,42 @@ def reported_rule(memory: Memory) -> str | None:
     return parts[1] if len(parts) > 1 and parts[1] else None
 
 
-def fits_moment(memory: Memory, output: str | None) -> bool:
-    """Whether a matched lesson is for this moment: a checker's rule only right after the checker
-    reported it (``output``: what the call printed; None before a call)."""
-    if memory.metadata.get("signal") not in REPORTED_SIGNALS:
+def is_lesson(memory: Memory) -> bool:
+    """True for a lesson learned from a failure, said only at its own moment (not at a prompt)."""
+    return memory.metadata.get("signal") in LESSON_SIGNALS
+
+
+def fits_moment(memory: Memory, output: str | None, *, passed: bool = False) -> bool:
+    """Whether a matched lesson is for this moment.
+
+    ``output`` is what the call printed (None before a call); ``passed``: the call succeeded. A
+    checker's rule fits only right after the checker reported it (its code too, when it has one);
+    a check-gap lesson only right after the weaker check passed; every other lesson before a call
+    or after a failure.
+    """
+    signal = memory.metadata.get("signal")
+    if signal in AFTER_PASS_SIGNALS:
+        return passed
+    if passed:
+        return False
+    if signal not in REPORTED_SIGNALS:
         return True
     rule = reported_rule(memory)
-    return output is not None and rule is not None and rule.lower() in output.lower()
+    if output is None or rule is None or rule.lower() not in output.lower():
+        return False
+    code = _RULE_CODE.search(memory.content)
+    return code is None or code.group(1) in output
 
 
 def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *,
-                 exclude: Iterable[int] = (), limit: int = MAX_WARNINGS, output: str | None = None) -> list[Warning]:
+                 exclude: Iterable[int] = (), limit: int = MAX_WARNINGS, output: str | None = None,
+                 passed: bool = False) -> list[Warning]:
     """Lessons whose trigger matches ``call`` (not in ``exclude``), most specific first.
 
     ``conn`` is a read connection, ``memories`` the project's MemoryService (``get_many``).
     Only live memories that are not candidates, flagged or stale can fire (the index's join).
-    ``output`` is what the call printed, after it ran (None before): see :func:`fits_moment`.
+    ``output`` is what the call printed, after it ran (None before), ``passed`` whether it
+    succeeded: see :func:`fits_moment`.
     """
     skip = set(exclude)
     best: dict[int, Trigger] = {}
@@ -93,7 +125,8 @@ def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *
     if not best:
         return []
     found = memories.get_many(list(best))
-    ranked = sorted((Warning(found[i], t) for i, t in best.items() if i in found and fits_moment(found[i], output)),
+    ranked = sorted((Warning(found[i], t) for i, t in best.items() if i in found
+                     and fits_moment(found[i], output, passed=passed)),
                     key=lambda w: (-_specificity(w.trigger), -w.memory.confidence, w.memory.id))
     return ranked[:limit]
 
