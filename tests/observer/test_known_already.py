@@ -29,6 +29,17 @@ def test_a_recipe_the_instructions_give_is_told_already(tmp_path: Path) -> None:
     assert not already_told(recipe("mise run test", source="user_taught"), told)  # a person's words stay
 
 
+def test_a_chain_of_told_steps_is_told_and_a_prefix_of_a_told_command_is_not(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "CLAUDE.md").write_text("Activate: `source .venv/bin/activate`.\nTypes: `mypy .`\nCI: `make test:ci`\n",
+                                    encoding="utf-8")
+    told = instructions_seen(root, None)
+    assert already_told(recipe("source .venv/bin/activate && mypy ."), told)   # given apart, still told
+    assert not already_told(recipe("source .venv/bin/activate && pytest -x"), told)  # one step is new
+    assert not already_told(recipe("make test"), told)   # not told by `make test:ci`
+
+
 def test_the_files_of_every_folder_from_the_session_up_to_the_root(tmp_path: Path) -> None:
     root = project(tmp_path)
     deep = instructions_seen(root, str(root / "cmd" / "cli"))

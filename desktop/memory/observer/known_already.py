@@ -3,7 +3,8 @@
 Claude Code reads CLAUDE.md, Codex AGENTS.md, Gemini CLI GEMINI.md (and Cursor its rules) into
 every session. A recipe learned from sessions that runs exactly a command those files already
 give tells the next agent nothing it was not told; stored, it only crowds out what it was not
-told. So a learned recipe whose command the instructions already contain is not stored. A
+told. So a learned recipe whose command (each step of it) the instructions already contain is
+not stored. A
 person's own rule is always kept (they said it; they may want it said at the moment it matters).
 """
 
@@ -21,6 +22,7 @@ INSTRUCTION_FILES: Final = ("CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules
                             ".github/copilot-instructions.md", "CONVENTIONS.md")
 MAX_BYTES: Final = 256 * 1024
 _SPAN: Final = re.compile(r"`([^`\n]{2,200})`")
+_STEPS: Final = re.compile(r"\s*(?:&&|\|\||;)\s*")
 
 
 def instructions(root: Path) -> str:
@@ -64,4 +66,13 @@ def already_told(item: NewMemory, told: str) -> bool:
     if item.source != MemorySource.OBSERVER_INFERRED.value:
         return False
     commands = [" ".join(m.group(1).split()) for m in _SPAN.finditer(item.content)]
-    return bool(commands) and all(c in told for c in commands)
+    return bool(commands) and all(_told_command(c, told) for c in commands)
+
+
+def _told_command(command: str, told: str) -> bool:
+    """Whether each step of ``command`` (``a && b``) appears in ``told`` as a whole command: the
+    instructions may give the steps apart ("activate the venv: …", "type-check: …"), and
+    ``make test`` is not told by ``make test:ci``."""
+    steps = [" ".join(p.split()) for p in _STEPS.split(command)]
+    steps = [p for p in steps if p]
+    return bool(steps) and all(re.search(rf"(?<![\w:./-]){re.escape(p)}(?![\w:./-])", told) for p in steps)
