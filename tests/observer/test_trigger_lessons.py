@@ -161,3 +161,16 @@ def test_a_hook_rule_is_retired_when_the_refused_program_runs_fine_later(db: Dat
     assert len(db.reads.conn().execute(live).fetchall()) == 1
     promoter.promote(digest_of(Seq("h2").bash("find specs -name '*_spec.py'", "specs/cli_spec.py").end()))
     assert db.reads.conn().execute(live).fetchall() == []
+
+
+def test_where_a_stronger_check_failed_outlives_the_days_error() -> None:
+    from desktop.memory.observer.trigger_lessons import failing_place
+
+    go = ("ok  \tentire.io/cli/cmd/entire/cli/paths\t0.2s\n"
+          "FAIL\tentire.io/cli/cmd/entire/cli/integration_test [build failed]")
+    assert failing_place(go) == "cli/integration_test"
+    assert failing_place("    session_conflict_test.go:216: Expected an error\n--- FAIL: TestX") == \
+        "session_conflict_test.go"
+    assert failing_place("FAILED tests/test_cart.py::test_total - AssertionError") == "test_cart.py"
+    assert failing_place("[test:integration] ERROR task failed") == ""
+    assert failing_place("fetched https://example.com/a/b/c ok\nall passed") == ""

@@ -148,9 +148,11 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
     if k == CHECK_GAP:
         # Not the error itself: it is the code's of that day (fixed since), and quoting it made blind
         # judges read the lesson as stale; the gap between the two checks is what stays true.
+        # Where it failed (a test file, a package) is kept: it says what the weaker check skips.
+        where = f" (in `{d['where']}`)" if d.get("where") else ""
         return Rendered(T.GOTCHA, f"`{d['passed']}` passing is not enough here: `{d['failed']}` also checks, and "
-                        f"has failed after `{d['passed']}` passed; run `{d['failed']}` before calling the work "
-                        f"done.", [], from_tool_output=True)
+                        f"has failed{where} after `{d['passed']}` passed; run `{d['failed']}` before calling the "
+                        f"work done.", [], from_tool_output=True)
     if k == HOOK_BLOCK:
         # Not the command that tripped it (a different one each time): the rule is the lesson.
         # A hook outside the project (the user's own settings) is named by whose it is, not its path.

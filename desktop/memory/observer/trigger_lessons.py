@@ -305,7 +305,8 @@ def _open_gap(sp: Scratchpad, key: list[str], name: str, output: str, step: int,
     if sibling is None or not err:
         return
     gaps: dict[str, Any] = sp.ev.setdefault("gaps", {})
-    gaps.setdefault(name, {"passed": sibling["key"], "error": err, "event": event, "step": step})
+    gaps.setdefault(name, {"passed": sibling["key"], "error": err, "where": failing_place(output), "event": event,
+                           "step": step})
     if len(gaps) > 2:
         gaps.pop(next(iter(gaps)))
 
@@ -315,5 +316,28 @@ def _gap_lesson(sp: Scratchpad, gap: dict[str, Any], key: list[str], step: int, 
     trig = Trigger(COMMAND, passed[0], tuple(passed[1:]))
     sp.add_signal(Signal(CHECK_GAP, f"{CHECK_GAP}:{' '.join(passed)}>{' '.join(key)}", step, [],
                          {"passed": " ".join(passed), "failed": " ".join(key), "error": gap["error"],
+                          "where": gap.get("where", ""),
                           "triggers": [trig.as_json()], "events": [gap["event"], event]},
                          [f"{' '.join(passed)} passed, {' '.join(key)} failed: {excerpt(gap['error'], 80)}"]))
+
+
+_FAIL_LINE: Final = re.compile(r"fail|error|panic", re.I)
+_SOURCE_FILE: Final = re.compile(r"(?<![\w.-])([\w.-]+\.(?:go|py|ts|tsx|js|jsx|rs|java|kt|rb|php|cs|c|cc|cpp|h|swift))"
+                                 r"(?::\d+)?(?![\w.])")
+_PACKAGE: Final = re.compile(r"(?<![\w./-])((?:[\w.@-]+/){2,}[\w.@-]+)(?![\w/])")
+
+
+def failing_place(output: str) -> str:
+    """Where a check failed, in a form that outlives the day's error: the source file a failure
+    line names (``session_test.go``), or the tail of the package path (``cli/integration_test``);
+    '' when no failure line names one."""
+    for line in output[-6000:].splitlines()[-120:]:
+        if not _FAIL_LINE.search(line):
+            continue
+        m = _SOURCE_FILE.search(line)
+        if m:
+            return posixpath.basename(m.group(1))
+        p = _PACKAGE.search(line)
+        if p and "://" not in line[max(0, p.start() - 3):p.start() + 3]:
+            return "/".join(p.group(1).rstrip("/").split("/")[-2:])
+    return ""
