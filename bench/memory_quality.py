@@ -87,9 +87,11 @@ def text_key(project: str, text: str) -> str:
 _EMBEDDER: list[Any] = []  # chosen once per run by main() (loading the model takes seconds)
 
 
-def _open(tmp: Path, name: str) -> tuple[Database, Ingestor]:
+def _open(tmp: Path, name: str, root: Path | None = None) -> tuple[Database, Ingestor]:
+    """A fresh database and the product's ingestor; ``root``: the project's checkout, as the app
+    passes it (its agent instruction files decide what the agents were told already)."""
     db = Database(tmp / f"{name}.db").open()
-    return db, Ingestor(db, gated_promoter(db, novelty=Novelty(_EMBEDDER[0])))
+    return db, Ingestor(db, gated_promoter(db, novelty=Novelty(_EMBEDDER[0]), root=root))
 
 
 def _dump(db: Database, project: str) -> list[dict[str, Any]]:
@@ -134,7 +136,9 @@ def learn(projects: tuple[str, ...] = PROJECTS, *, entire: Path | None = None, h
     tmp = Path(tempfile.mkdtemp(prefix="engram-memory-quality-"))
     out: dict[str, list[dict[str, Any]]] = {}
     for name in projects:
-        db, ing = _open(tmp, name)
+        # Only entire-cli comes with its repository; the other corpora are transcripts alone.
+        root = entire / "repo" if name == "entire-cli" and entire is not None and (entire / "repo").is_dir() else None
+        db, ing = _open(tmp, name, root)
         if name == "bookminder":
             for s in parse_all(TRANSCRIPTS / "bookminder"):
                 ing.learn_events(s.events)

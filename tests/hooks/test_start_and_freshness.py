@@ -39,7 +39,11 @@ def start(project: Any, sid: str = "s1") -> str:
 
 
 def test_session_start_says_the_users_rules_and_not_the_recipes_agents_found(project: Any) -> None:
-    said_once = add(project, 'The user\'s instruction: "use the typed ids instead of plain strings"', "preference",
+    said_twice = int(project.memories.add(NewMemory(
+        content='The user\'s instruction: "use the typed ids instead of plain strings"', type="preference",
+        source="observer_inferred", confidence=0.688, provenance_session_ids=["a", "b"],
+        metadata={"signal": "user_rule", "sessions": 2})).result(10).id)
+    said_once = add(project, 'The user\'s instruction: "show the commit message for the session"', "preference",
                     "observer_inferred", 0.688, signal="user_rule", sessions=1)
     inferred = add(project, "Prefer small functions in core/.", "preference", "observer_inferred", 0.7,
                    signal="sequence")
@@ -48,7 +52,8 @@ def test_session_start_says_the_users_rules_and_not_the_recipes_agents_found(pro
     taught = add(project, "Release with `make release` from the project root.", "workflow_recipe", "user_taught",
                  0.9)
     text = start(project)
-    assert f'id="{said_once}"' in text and "typed ids" in text  # the user typed it: that is the evidence
+    assert f'id="{said_twice}"' in text and "typed ids" in text  # the user typed it again: the evidence
+    assert f'id="{said_once}"' not in text  # read once, it may be a fragment of a one-off request
     assert f'id="{inferred}"' not in text                       # an inference still needs the floor
     assert f'id="{found}"' not in text and "go build" not in text
     assert f'id="{taught}"' in text

@@ -152,7 +152,8 @@ class ToolMoments:
         shown = set(ledger.shown_ids(self.project.db, call.session_id)) - self.outcomes.rearmed(call.session_id)
         if failed:
             return self._say(call, "tool_failed", self._warnings(shape, shown, output), [], "about this failure")
-        passed = self._warnings(shape, shown, output, passed=True)  # "this check passing is not enough"
+        # "this check passing is not enough": the best-evidenced stronger check only, not each of them
+        passed = self._warnings(shape, shown, output, passed=True)[:1]
         if call.agent != "gemini":
             return self._say(call, "after_tool", passed, [], "now that this check passed")
         warned = passed + self._warnings(shape, shown | {w.memory.id for w in passed}, output)

@@ -4,8 +4,10 @@ In this order, within the session-start budget:
 
 1. pinned memories (and the critical ones the store marks for every session);
 2. the user's standing rules here (what they taught, what they said in sessions), most often
-   confirmed first. A rule in the user's own words is said whatever its learned confidence: what
-   the user typed is the evidence (a rule they said once is theirs; the floor is for inferences);
+   confirmed first. A rule the user said in two sessions or more is said whatever its learned
+   confidence: what the user typed, again, is the evidence. Said once, it needs the floor like any
+   inference: a sentence read once may be a fragment of a one-off request (replayed on real
+   sessions, one such fragment would have opened 86 sessions);
 3. how the project is built, tested and checked, as the user taught it. Recipes the observer
    learned from agents' own runs are not said here: an agent found them unaided, and blind judges
    found them useless at every session start (said 139 times in 100 sessions); a recipe that
@@ -59,9 +61,10 @@ def _git_state(root: Path) -> tuple[list[str], str]:
     return changed[:50], branch
 
 
-#: Which memories each section may say, beyond the type: the rules above the floor or in the user's
-#: own words; the recipes a person taught.
-RULES_WHERE: Final = "(confidence >= ? OR json_extract(metadata, '$.signal') = 'user_rule')"
+#: Which memories each section may say, beyond the type: the rules above the floor or that the user
+#: said in more than one session; the recipes a person taught.
+RULES_WHERE: Final = ("(confidence >= ? OR (json_extract(metadata, '$.signal') = 'user_rule' "
+                      "AND json_array_length(provenance_session_ids) >= 2))")
 TAUGHT_WHERE: Final = "(confidence >= ? AND source = 'user_taught')"
 
 
