@@ -273,3 +273,13 @@ def test_a_resumed_session_starts_in_a_fresh_shell_a_compaction_does_not(project
     assert "working directory persists" in bash(h, "f1", "python -m pytest core/payments.py", "c2")[0]
     hook(h, "session-start", "f1", source="resume")
     assert bash(h, "f1", "python -m pytest core/payments.py", "c3")[0] == ""
+
+
+def test_claude_code_putting_the_shell_back_is_followed(project: Any) -> None:
+    """Claude Code resets the shell to the project after some calls and says so in the output."""
+    h = Handlers(project)
+    (h.root / "core" / "sub").mkdir()
+    bash(h, "z1", "cd core/sub && ls", "c1", output=f"a.py\nShell cwd was reset to {h.root}")
+    assert bash(h, "z1", "python -m pytest core/payments.py", "c2")[0] == ""  # back at the root: nothing stray
+    bash(h, "z1", "cd core/sub", "c3", output="")
+    assert "working directory persists" in bash(h, "z1", "python -m pytest core/payments.py", "c4")[0]

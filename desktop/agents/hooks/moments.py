@@ -129,14 +129,23 @@ class ToolMoments:
         paths = stray_paths(shape.command, folder, self.root)
         return stray_warning(folder, paths) if paths else ""
 
-    def _follow_folder(self, call: HookCall, shape: CallShape) -> None:
-        """A ``cd`` in a command moves the session's shell: remember where it is now."""
-        from desktop.agents.hooks.shell_folder import PERSISTENT_SHELL, moved_to, remember_folder, shell_folder
+    def _follow_folder(self, call: HookCall, shape: CallShape, output: str) -> None:
+        """A ``cd`` in a command moves the session's shell, and Claude Code may move it back (it
+        says so in the call's output): remember where it is now."""
+        from desktop.agents.hooks.shell_folder import (
+            PERSISTENT_SHELL,
+            moved_to,
+            remember_folder,
+            reset_to,
+            shell_folder,
+        )
 
         if call.agent not in PERSISTENT_SHELL or shape.command is None:
             return
         folder = shell_folder(self.project.db, call.session_id, self.root, call.cwd)
-        new = moved_to(shape.command, folder, self.root)
+        new = reset_to(output, self.root)
+        if new is None:
+            new = moved_to(shape.command, folder, self.root)
         if new is not None and new != folder:
             remember_folder(self.project.db, call.session_id, new).result(5)
 
@@ -145,8 +154,8 @@ class ToolMoments:
         from desktop.agents.hooks.live import output_of
 
         shape, files = call_shape(call, self.root)
-        self._follow_folder(call, shape)
         output = output_of(call)[0]
+        self._follow_folder(call, shape, output)
         if failed:
             self._mark_repeated(call, shape, output)
         shown = set(ledger.shown_ids(self.project.db, call.session_id)) - self.outcomes.rearmed(call.session_id)
