@@ -283,3 +283,22 @@ def test_claude_code_putting_the_shell_back_is_followed(project: Any) -> None:
     assert bash(h, "z1", "python -m pytest core/payments.py", "c2")[0] == ""  # back at the root: nothing stray
     bash(h, "z1", "cd core/sub", "c3", output="")
     assert "working directory persists" in bash(h, "z1", "python -m pytest core/payments.py", "c4")[0]
+
+
+def test_after_a_check_passed_one_stronger_check_is_named_once_a_session(project: Any) -> None:
+    from desktop.memory.triggers.model import COMMAND, Trigger
+
+    test = Trigger(COMMAND, "mise", ("run", "test"))
+    ids = [int(project.memories.add(NewMemory(
+        content=f"`mise run test` passing is not enough here: `mise run {task}` also checks, and has failed after "
+                f"`mise run test` passed; run `mise run {task}` before calling the work done.", type="gotcha",
+        source="observer_inferred", confidence=conf, provenance_session_ids=list(sessions),
+        metadata={"signal": "check_gap", "signal_key": f"check_gap:mise run test>mise run {task}",
+                  "triggers": [test.as_json()]})).result(10).id)
+        for task, conf, sessions in (("test:ci", 0.9, ("a",)), ("test:integration", 0.9, ("a", "b", "c")))]
+    flush(project)
+    h = Handlers(project)
+    first = bash(h, "p1", "mise run test", "t1", output="ok")[1]
+    assert f"#{ids[1]}" in first and f"#{ids[0]}" not in first  # the best evidenced
+    assert bash(h, "p1", "mise run test", "t2", output="ok")[1] == ""  # not the other one next time
+    assert f"#{ids[1]}" in bash(h, "p2", "mise run test", "t3", output="ok")[1]  # the next session hears it

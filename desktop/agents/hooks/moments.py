@@ -21,7 +21,7 @@ from desktop.agents.hooks import ledger
 from desktop.agents.hooks.protocol import HookCall
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.triggers.model import CallShape, shape_of
-from desktop.memory.triggers.warn import Outcomes, Warning, warnings_for
+from desktop.memory.triggers.warn import MAX_WARNINGS, Outcomes, Warning, warnings_for
 from desktop.memory.types import Memory
 
 if TYPE_CHECKING:
@@ -94,9 +94,9 @@ class ToolMoments:
         self.outcomes = Outcomes(project.db)
 
     def _warnings(self, shape: CallShape, exclude: set[int], output: str | None = None, *,
-                  passed: bool = False) -> list[Warning]:
+                  passed: bool = False, limit: int = MAX_WARNINGS) -> list[Warning]:
         return warnings_for(self.project.db.reads.conn(), self.project.memories, shape, self.root, exclude=exclude,
-                            output=output, passed=passed)
+                            output=output, passed=passed, limit=limit)
 
     def _gotchas(self, files: list[str], exclude: set[int]) -> list[Memory]:
         if not files:
@@ -161,13 +161,20 @@ class ToolMoments:
         shown = set(ledger.shown_ids(self.project.db, call.session_id)) - self.outcomes.rearmed(call.session_id)
         if failed:
             return self._say(call, "tool_failed", self._warnings(shape, shown, output), [], "about this failure")
-        # "this check passing is not enough": the best-evidenced stronger check only, not each of them
-        passed = self._warnings(shape, shown, output, passed=True)[:1]
+        passed = self._after_pass(shape, shown, output)
         if call.agent != "gemini":
             return self._say(call, "after_tool", passed, [], "now that this check passed")
         warned = passed + self._warnings(shape, shown | {w.memory.id for w in passed}, output)
         gotchas = self._gotchas(files, shown | {w.memory.id for w in warned}) if shape.tool in LOOK_OR_EDIT else []
         return self._say(call, "after_tool", warned, gotchas, "for the call just made")
+
+    def _after_pass(self, shape: CallShape, shown: set[int], output: str) -> list[Warning]:
+        """"This check passing is not enough": one stronger check, the best evidenced, once a
+        session; after a second lesson of that kind, the same advice again is noise (judged so)."""
+        every = self._warnings(shape, set(), output, passed=True, limit=8)
+        if any(w.memory.id in shown for w in every):
+            return []
+        return sorted(every, key=lambda w: (-len(w.memory.provenance_session_ids), -w.memory.confidence))[:1]
 
     def _mark_repeated(self, call: HookCall, shape: CallShape, output: str) -> None:
         """A failure matching a lesson this session was warned about: the warning did not help."""
