@@ -230,3 +230,16 @@ def test_session_start_knows_uncommitted_files_and_the_branch(project: Any, memo
     # No task yet: nothing "relevant to the task" is guessed from the branch name (issue 25).
     assert f'id="{memories["prompt"]}"' not in text
     assert f'id="{memories["candidate"]}"' not in text
+
+
+def test_a_prompt_hears_a_taught_recipe_not_one_agents_found_unaided(project: Any,
+                                                                     memories: dict[str, int]) -> None:
+    found = project.memories.add(NewMemory(content="Build the refund service with `make refund-build`.",
+                                           type="workflow_recipe", source="observer_inferred",
+                                           confidence=0.95)).result(10).id
+    taught = project.memories.add(NewMemory(content="Deploy the refund service with `make refund-deploy`.",
+                                            type="workflow_recipe", source="user_taught",
+                                            confidence=0.9)).result(10).id
+    h = Handlers(project)
+    text = h.handle(call(project, "prompt", prompt="how do I build and deploy the refund service?"))
+    assert f'id="{taught}"' in text and f'id="{found}"' not in text

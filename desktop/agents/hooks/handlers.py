@@ -162,7 +162,7 @@ class Handlers:
     def prompt(self, call: HookCall) -> str:
         """Memories relevant to the prompt above the trust threshold; nothing when none is."""
         from desktop.memory.observer.tool_names import is_local_command
-        from desktop.memory.triggers.warn import is_lesson
+        from desktop.memory.triggers.warn import found_unaided, is_lesson
 
         text = _CONTEXT_BLOCKS.sub(" ", call.prompt).strip()
         if not text or is_local_command(text):
@@ -171,7 +171,7 @@ class Handlers:
         shown = set(ledger.shown_ids(self.project.db, call.session_id))
         found = [m for m in self.memory.search(text[:2000], limit=12)
                  if m.id not in shown and m.confidence >= floor and injectable(m) and relevant(text, m)
-                 and not is_lesson(m)]  # a lesson waits for its own moment (its trigger, its failure)
+                 and not is_lesson(m) and not found_unaided(m)]  # a lesson waits for its own moment
         mems = fit(found[:5], int(self.token_budget * PROMPT_SHARE))
         if not mems:
             return ""

@@ -82,6 +82,13 @@ def is_lesson(memory: Memory) -> bool:
     return memory.metadata.get("signal") in LESSON_SIGNALS
 
 
+def found_unaided(memory: Memory) -> bool:
+    """A recipe the observer learned from agents' own successful runs: an agent found it without
+    help, so it is not volunteered (at a session start or a prompt; two blind judges found it useless
+    at both), only given when an agent asks for a recipe."""
+    return memory.type == "workflow_recipe" and memory.source == "observer_inferred"
+
+
 def fits_moment(memory: Memory, output: str | None, *, passed: bool = False) -> bool:
     """Whether a matched lesson is for this moment.
 
