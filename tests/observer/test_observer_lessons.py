@@ -263,6 +263,21 @@ def test_an_error_the_session_made_itself_waits_for_a_second_session(db: Databas
     assert len(rows) == 1 and "`print(fmt_row(r))` → `print(format_row(r))`" in rows[0]["content"]
 
 
+def test_the_same_error_fixed_in_another_file_is_another_bug(db: Database) -> None:
+    """A second session counts only when it is the same error fixed in the same file."""
+    p = _promoter(db)
+
+    def session(sid: str, path: str) -> list:
+        s = Seq(sid).edit(path)
+        s.bash("pytest", f"  File \"{path}\", line 3\nNameError: name 'fmt_row' is not defined", True)
+        s.call("Edit", (path,), "ok", old_string="print(fmt_row(r))", new_string="print(format_row(r))")
+        return s.bash("pytest", "4 passed").end()
+
+    p.promote(digest_of(session("s1", "app/cli.py")))
+    p.promote(digest_of(session("s2", "app/report.py")))
+    assert [r for r in _memories(db) if r["type"] == "error_pattern"] == []
+
+
 @pytest.mark.parametrize(("failed", "error", "worked"), [
     # The pipe's pager rejected an option: the command itself was fine.
     ("npm ls open 2>/dev/null | head -20 --color=never", "head: unrecognized option '--color=never'",

@@ -332,7 +332,10 @@ def _error_fixed(sp: Scratchpad, command: str, category: str | None, step: int, 
         # A test that failed and was fixed in the test itself is about that test: like the session's
         # own bugs, it is a lesson only when it comes back in another session.
         own = bool(err.get("own")) or is_test_file(path)
-        sp.add_signal(Signal(ERROR_FIX, f"{ERROR_FIX}:{err['fp']}", step, [path],
+        # Such a bug comes back only as the same error fixed in the same file: an error shape as
+        # broad as "build failed" fixed elsewhere is another bug (judged a garbled one-off fix).
+        key = f"{ERROR_FIX}:{err['fp']}" + (f"@{path}" if own else "")
+        sp.add_signal(Signal(ERROR_FIX, key, step, [path],
                              {"command": shorten_command(recipe_form(err["cmd"])), "error": err["err"],
                               "file": path, "edit": summary, "events": [err["event"], edit_event, event],
                               "self_inflicted": own,
