@@ -158,23 +158,20 @@ class ToolMoments:
         self._follow_folder(call, shape, output)
         if failed:
             self._mark_repeated(call, shape, output)
+        # Most calls succeed and match no "passing is not enough" lesson: look that up first, so the
+        # hot path (Claude Code and Codex after a successful call) reads nothing else.
+        gaps = [] if failed else self._warnings(shape, set(), output, passed=True, limit=8)
+        if not failed and not gaps and call.agent != "gemini":
+            return ""
         shown = set(ledger.shown_ids(self.project.db, call.session_id)) - self.outcomes.rearmed(call.session_id)
         if failed:
             return self._say(call, "tool_failed", self._warnings(shape, shown, output), [], "about this failure")
-        passed = self._after_pass(shape, shown, output)
+        passed = _one_gap(gaps, shown)
         if call.agent != "gemini":
             return self._say(call, "after_tool", passed, [], "now that this check passed")
         warned = passed + self._warnings(shape, shown | {w.memory.id for w in passed}, output)
         gotchas = self._gotchas(files, shown | {w.memory.id for w in warned}) if shape.tool in LOOK_OR_EDIT else []
         return self._say(call, "after_tool", warned, gotchas, "for the call just made")
-
-    def _after_pass(self, shape: CallShape, shown: set[int], output: str) -> list[Warning]:
-        """"This check passing is not enough": one stronger check, the best evidenced, once a
-        session; after a second lesson of that kind, the same advice again is noise (judged so)."""
-        every = self._warnings(shape, set(), output, passed=True, limit=8)
-        if any(w.memory.id in shown for w in every):
-            return []
-        return sorted(every, key=lambda w: (-len(w.memory.provenance_session_ids), -w.memory.confidence))[:1]
 
     def _mark_repeated(self, call: HookCall, shape: CallShape, output: str) -> None:
         """A failure matching a lesson this session was warned about: the warning did not help."""
@@ -200,6 +197,14 @@ class ToolMoments:
             self.outcomes.warned(call.session_id, call.agent, [w.memory.id for w in warned], call.tool_use_id,
                                  summary).result(5)
         return render_block(title, memories)
+
+
+def _one_gap(gaps: list[Warning], shown: set[int]) -> list[Warning]:
+    """"This check passing is not enough": one stronger check, the best evidenced, once a session;
+    after a second lesson of that kind, the same advice again is noise (judged so)."""
+    if any(w.memory.id in shown for w in gaps):
+        return []
+    return sorted(gaps, key=lambda w: (-len(w.memory.provenance_session_ids), -w.memory.confidence))[:1]
 
 
 def _call_summary(call: HookCall) -> str:

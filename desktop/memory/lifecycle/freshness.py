@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Final
 
 from desktop.memory.lifecycle.staleness import anchor_hash, split_anchor
+from desktop.memory.observer.signals import WRONG_PLACE
 from desktop.memory.types import Memory
 
 MAX_FILES_NOTED: Final = 2
@@ -109,7 +110,7 @@ def _as_named_files_are(m: Memory, root: Path) -> Memory | None:
     gone = gone_files(m, root)
     if not gone:
         return m
-    if m.metadata.get("signal") == "wrong_place":
+    if m.metadata.get("signal") == WRONG_PLACE:
         head, _, example = m.content.rpartition("; ")
         if head and any(g in example for g in gone):
             return replace(m, content=head + ".")  # the example went stale; the wrong place did not

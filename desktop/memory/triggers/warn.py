@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, COMMAND_FIX, ERROR_FIX, WRONG_PLACE
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.stats import wilson_interval
 from desktop.memory.store.writer import FnOp, Tx
@@ -25,20 +26,20 @@ from desktop.memory.types import Memory
 MAX_WARNINGS: Final = 2
 #: The signals whose lesson is "this exact command shape fails": a call of that shape may be
 #: refused outright (by an agent that can only refuse, not add context), since it would fail.
-EXACT_FAILURE_SIGNALS: Final = frozenset({"command_fix"})
+EXACT_FAILURE_SIGNALS: Final = frozenset({COMMAND_FIX})
 WARNED, AVOIDED, REPEATED = "warned", "avoided", "repeated"
 #: Lessons about what a checker reports (a lint rule and how this project satisfies it): said when
 #: the checker has just reported that rule, never before each run of the checker, most of which
 #: never meet it (two blind judges found them noise there: said ~280 times in 100 sessions).
-REPORTED_SIGNALS: Final = frozenset({"check_rule"})
+REPORTED_SIGNALS: Final = frozenset({CHECK_RULE})
 #: Lessons about a check that passes while a stronger one fails ("`make test` passing is not
 #: enough"): the moment is right after the weaker check passed, when the agent is about to call the
 #: work done, not before each run of it (judged noise there: said before every test run).
-AFTER_PASS_SIGNALS: Final = frozenset({"check_gap"})
+AFTER_PASS_SIGNALS: Final = frozenset({CHECK_GAP})
 #: Lessons learned from a failure. Each is said at its own moment (its trigger, or the failure it
 #: knows), never because a prompt shares words with it: at prompts, blind judges found them said
 #: where nothing was about to fail (a test-suite reminder 38 times, a layout lesson 30 times).
-LESSON_SIGNALS: Final = frozenset({"command_fix", "check_rule", "check_gap", "wrong_place", "error_fix"})
+LESSON_SIGNALS: Final = frozenset({COMMAND_FIX, CHECK_RULE, CHECK_GAP, WRONG_PLACE, ERROR_FIX})
 #: A checker's rule code at the start of its message ("G104: Errors unhandled"): a linter that
 #: groups many rules under one name (gosec) is matched by the code, not the name.
 _RULE_CODE: Final = re.compile(r'reports `[^`]+`: "([A-Z]{1,5}\d{2,5})\b')
