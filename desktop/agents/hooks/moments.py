@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 from desktop.agents.hooks import ledger
 from desktop.agents.hooks.protocol import HookCall
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.model import CallShape, shape_of
+from desktop.memory.triggers.model import CODE, CallShape, shape_of
 from desktop.memory.triggers.warn import MAX_WARNINGS, Outcomes, Warning, warnings_for
 from desktop.memory.types import Memory
 
@@ -164,8 +164,9 @@ class ToolMoments:
         if not failed and not gaps and call.agent != "gemini":
             return ""
         shown = set(ledger.shown_ids(self.project.db, call.session_id)) - self.outcomes.rearmed(call.session_id)
-        if failed:
-            return self._say(call, "tool_failed", self._warnings(shape, shown, output), [], "about this failure")
+        if failed:  # an edit that failed wrote nothing: the constructs it carried are no moment
+            known = [w for w in self._warnings(shape, shown, output) if w.trigger.kind != CODE]
+            return self._say(call, "tool_failed", known, [], "about this failure")
         passed = _one_gap(gaps, shown)
         if call.agent != "gemini":
             return self._say(call, "after_tool", passed, [], "now that this check passed")

@@ -7,8 +7,8 @@ Three kinds, each carrying in ``data["triggers"]`` what should make it fire next
 - ``check_rule``: a checker (linter, type checker, compiler, test runner) failed with a
   structured diagnostic naming its rule (``file:line: message (rule)``, ``[rule]``, ``E501``,
   ``TS2345``, ``error[E0382]``), and the same checker passed later in the session (the fix is
-  the edit of the flagged file in between); fires before that checker runs and before an edit
-  of a file of the kind it flagged.
+  the edit of the flagged file in between, by the project's annotation); fires after the checker
+  reports that rule, and before an edit writes a line of the construct its caret flagged.
 - ``check_gap``: a checker passed, then a sibling of it (same program and first word, another
   target: ``mise run test`` then ``mise run test:ci``) failed and was fixed: the first one is
   not enough; fires before the first one runs.
@@ -29,11 +29,13 @@ from desktop.memory.observer.command_shape import Command, parse
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, WRONG_PLACE, Signal, excerpt
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.model import COMMAND, PATH, Trigger
+from desktop.memory.triggers.code_shape import flagged_shape
+from desktop.memory.triggers.model import CODE, COMMAND, PATH, Trigger
 
 LOOK_WINDOW: Final = 8
 MAX_MISSES: Final = 4
 MAX_RULES: Final = 4
+MAX_SHAPES: Final = 3
 _EMPTY: Final = re.compile(r"^\s*(?:No (?:files|matches) found\.?|Found 0 (?:files|matches)\.?|0 matches?\.?|"
                            r"No such file or directory|)\s*$", re.I)
 _MISSING: Final = re.compile(r"does not exist|no such file or directory|not found|ENOENT|cannot find the path",
@@ -63,12 +65,13 @@ _INSTANCE: Final = ((re.compile(r"`[^`]{1,80}`|'[^']{1,80}'|\"[^\"]{1,80}\""), "
 _CODE_TAIL: Final = re.compile(r"^(.{20,}?):\s+.*[().].*$")
 
 
-def diagnostics(output: str) -> dict[str, list[str]]:
-    """Rule -> [message, file] for each checker rule named in ``output`` (first occurrence)."""
-    found: dict[str, list[str]] = {}
+def diagnostics(output: str) -> dict[str, list[Any]]:
+    """Rule -> [message, file, shapes] for each checker rule named in ``output`` (first message and
+    file; ``shapes``: the constructs its caret pointed at, ``code_shape.flagged_shape``)."""
+    found: dict[str, list[Any]] = {}
     pending_rust: str | None = None
-    for raw in output[-40_000:].splitlines()[-600:]:
-        line = raw.rstrip()
+    lines = [raw.rstrip() for raw in output[-40_000:].splitlines()[-600:]]
+    for i, line in enumerate(lines):
         if pending_rust is not None:
             at = _RUST_AT.match(line)
             if at:
@@ -82,9 +85,13 @@ def diagnostics(output: str) -> dict[str, list[str]]:
             rule = m.group("rule")
             if rule not in found and rule not in _COMPILE_RULES and len(found) < 12:
                 file = m.groupdict().get("file") or ""
-                found[rule] = [general_message(m.group("msg")), file.removeprefix("./")]
+                found[rule] = [general_message(m.group("msg")), file.removeprefix("./"), []]
                 if not file:
                     pending_rust = rule
+            if rule in found and i + 2 < len(lines):
+                flagged = flagged_shape(lines[i + 1], lines[i + 2])
+                if flagged and flagged not in found[rule][2] and len(found[rule][2]) < MAX_SHAPES:
+                    found[rule][2].append(flagged)
             break
     return found
 
@@ -239,7 +246,10 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
             held = checks.setdefault(name, {"key": key, "label": name, "rules": {}, "step": step, "event": event,
                                             "edits": {}})
             for rule, info in rules.items():
-                held["rules"].setdefault(rule, info)
+                known = held["rules"].setdefault(rule, info)
+                if known is not info:  # flagged again: the new run's constructs count too
+                    shapes = known[2] if len(known) > 2 else []
+                    known[2:] = [list(dict.fromkeys([*shapes, *info[2]]))[:MAX_SHAPES]]
             if len(checks) > 3:
                 checks.pop(next(iter(checks)))
         _open_gap(sp, key, name, output, step, event)
@@ -260,7 +270,8 @@ def on_edit(sp: Scratchpad, path: str, summary: str) -> None:
     """Remember the edit of each file a held checker flagged that fixed its rule: one that names
     the rule (an annotation) wins over the first edit of the file."""
     for held in sp.ev.get("checks", {}).values():
-        for rule, (_msg, file) in held["rules"].items():
+        for rule, info in held["rules"].items():
+            file = info[1]
             if not file or not (path == file or path.endswith("/" + file)) or not summary:
                 continue
             known = held["edits"].get(rule)
@@ -270,7 +281,8 @@ def on_edit(sp: Scratchpad, path: str, summary: str) -> None:
 
 def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int, event: str) -> None:
     key = held["key"]
-    for rule, (msg, _file) in list(held["rules"].items())[:MAX_RULES]:
+    for rule, info in list(held["rules"].items())[:MAX_RULES]:
+        msg = info[0]
         edit = held["edits"].get(rule)
         if not edit or not edit[1]:
             continue  # passed without a concrete edit of the flagged file: no fix to tell
@@ -280,9 +292,12 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
             # Fixed in code, not by the project's way of allowing an exception: the lesson could only
             # repeat the checker's own message, which the agent reads in the output right above it.
             continue
-        # The checker's run is the moment (before it, and after it fails with this rule): not every
-        # edit of a file of that kind, which is nearly always about something else.
-        triggers = [Trigger(COMMAND, key[0], tuple(key[1:])).as_json()]
+        # The checker's run is the moment (after it fails with this rule), and the writing of a
+        # construct it flagged (``code_shape``): not every edit of a file of that kind, which is
+        # nearly always about something else.
+        shapes = info[2] if len(info) > 2 else []
+        triggers = [Trigger(COMMAND, key[0], tuple(key[1:])).as_json(),
+                    *(Trigger(CODE, str(c)).as_json() for c in shapes[:MAX_SHAPES])]
         data: dict[str, Any] = {"command": str(held.get("label") or " ".join(key)), "rule": rule, "message": msg,
                                 "file": path, "annotation": note, "triggers": triggers,
                                 "events": [held["event"], event]}

@@ -21,6 +21,7 @@ from desktop.memory.store.record_schema import SQL_INT_MAX, check_fields
 from desktop.memory.store.rows import fingerprint, to_column
 from desktop.memory.store.sources import drop_sources
 from desktop.memory.store.writer import Tx, WriteOp
+from desktop.memory.triggers.derive import MAX_TRIGGERS as MAX_LESSON_TRIGGERS
 from desktop.memory.triggers.index import index_memory
 from desktop.memory.trust import (
     AGENT_MAX_CONFIDENCE,
@@ -162,8 +163,9 @@ class AddMemories(WriteOp[list[AddResult]]):
             return AddResult(self._known_external[item.external_id], False)
         if fp in self._known_fingerprints or content != item.content:
             existing = tx.execute(
-                "SELECT id, confidence, tags, related_files, related_modules, provenance_session_ids, provenance "
-                "FROM memories WHERE fingerprint = ? AND deprecated = 0", (fp,)).fetchall()
+                "SELECT id, confidence, tags, related_files, related_modules, provenance_session_ids, provenance, "
+                "type, content, source, metadata FROM memories WHERE fingerprint = ? AND deprecated = 0",
+                (fp,)).fetchall()
             if existing:
                 return self._reinforce(tx, existing[0], item, tags, provenance)
         half_life = item.decay_half_life_days
@@ -231,7 +233,7 @@ class AddMemories(WriteOp[list[AddResult]]):
 
     def _reinforce(self, tx: Tx, row: tuple[Any, ...], item: NewMemory, tags: list[str],
                    provenance: list[dict[str, Any]]) -> AddResult:
-        mid, conf, old_tags, old_files, old_mods, old_sessions, old_prov = row
+        mid, conf, old_tags, old_files, old_mods, old_sessions, old_prov, mtype, content, source, old_meta = row
 
         def merge(old: str, new: list[Any]) -> list[Any]:
             out = json.loads(old)
@@ -253,7 +255,31 @@ class AddMemories(WriteOp[list[AddResult]]):
              json.dumps(merge(old_mods, item.related_modules)),
              json.dumps(merge(old_sessions, item.provenance_session_ids)),
              json.dumps(merge(old_prov, provenance)[-20:], ensure_ascii=False), tx.now, mid))
+        self._merge_triggers(tx, int(mid), str(mtype), str(content), str(source), old_meta, item.metadata)
         return AddResult(int(mid), False)
+
+    @staticmethod
+    def _merge_triggers(tx: Tx, mid: int, mtype: str, content: str, source: str, old_meta: Any,
+                        new_meta: dict[str, Any]) -> None:
+        """A lesson learned again with a trigger it did not have (another construct the checker
+        flagged) fires on that one too from now on; the triggers it had stay."""
+        new = new_meta.get("triggers") if isinstance(new_meta, dict) else None
+        if not isinstance(new, list) or not new:
+            return
+        try:
+            meta = json.loads(old_meta) if isinstance(old_meta, str) and old_meta else {}
+        except ValueError:
+            return
+        if not isinstance(meta, dict):
+            return
+        had = meta.get("triggers")
+        old: list[Any] = had if isinstance(had, list) else []
+        merged = list(old) + [t for t in new if t not in old]
+        if len(merged) == len(old):
+            return
+        meta["triggers"] = merged[:MAX_LESSON_TRIGGERS]
+        tx.execute("UPDATE memories SET metadata = ? WHERE id = ?", (json.dumps(meta, ensure_ascii=False), mid))
+        index_memory(tx, mid, mtype, content, source, meta)
 
 
 def check_id(memory_id: Any) -> int:

@@ -10,7 +10,9 @@ triggers whose index key it mentions are checked against it. Three kinds:
   every one of ``unless`` (a rule's recommended form, which the call already follows);
 * ``path``: a read, search or listing under ``path`` (``missing``: only while it does not exist);
 * ``edit``: an edit or write of a file under ``path`` ending in ``key`` (an extension, the
-  file name itself, or ``*`` for any file).
+  file name itself, or ``*`` for any file);
+* ``code``: an edit or write whose new text has a line of the shape ``key`` (``code_shape``): the
+  construct a checker flagged before, about to be written again.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.observer.command_shape import Command, parse, resolve_dir
+from desktop.memory.triggers.code_shape import written_shapes, written_text
 
-COMMAND, PATH, EDIT = "command", "path", "edit"
-KINDS: Final = (COMMAND, PATH, EDIT)
+COMMAND, PATH, EDIT, CODE = "command", "path", "edit", "code"
+KINDS: Final = (COMMAND, PATH, EDIT, CODE)
 #: Canonical tools (observer/tool_names) by what they do to a path.
 LOOK_TOOLS: Final = frozenset({"Read", "Grep", "Glob", "LS"})
 EDIT_TOOLS: Final = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
@@ -85,6 +88,7 @@ class CallShape:
     command: Command | None         # the parsed shell command (Bash)
     paths: tuple[str, ...]          # project-relative paths it reads, searches or writes
     cwd: str = ""                   # project-relative folder the shell runs in ('' = root)
+    code: tuple[str, ...] = ()      # shapes of the lines an edit or write is about to put in a file
 
     def keys(self) -> list[tuple[str, str]]:
         """The (kind, key) index entries this call can match."""
@@ -97,6 +101,7 @@ class CallShape:
                 out.append((EDIT, posixpath.splitext(p)[1] or posixpath.basename(p)))
                 out.append((EDIT, posixpath.basename(p)))
                 out.append((EDIT, ANY_FILE))
+        out += [(CODE, c) for c in self.code]
         return list(dict.fromkeys(out))
 
 
@@ -108,8 +113,9 @@ def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "") -
     if command is not None:  # the relative paths a command names (``git add logs/``, ``cat docs/x.md``)
         named += [resolve_dir(run_in, a.rstrip("/")) for s in command.segments for a in s.args
                   if _PATH_ARG.match(a) and not a.startswith(("/", "~", "-"))]
+    code = written_shapes(written_text(args).splitlines()) if tool in EDIT_TOOLS else ()
     return CallShape(tool, command, tuple(dict.fromkeys(p for p in named if p and not p.startswith(("/", "..")))),
-                     run_in)
+                     run_in, code)
 
 
 def _under(path: str, prefix: str) -> bool:
@@ -137,4 +143,6 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
             _under(p, trigger.path) and (trigger.key == ANY_FILE or p.endswith(trigger.key)
                                          or posixpath.basename(p) == trigger.key)
             for p in call.paths)
+    if trigger.kind == CODE:
+        return call.tool in EDIT_TOOLS and trigger.key in call.code
     return False

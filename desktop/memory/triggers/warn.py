@@ -20,7 +20,7 @@ from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.stats import wilson_interval
 from desktop.memory.store.writer import FnOp, Tx
 from desktop.memory.triggers.index import candidates
-from desktop.memory.triggers.model import COMMAND, EDIT, PATH, CallShape, Trigger, matches
+from desktop.memory.triggers.model import CODE, COMMAND, EDIT, PATH, CallShape, Trigger, matches
 from desktop.memory.types import Memory
 
 MAX_WARNINGS: Final = 2
@@ -67,6 +67,8 @@ def _specificity(trig: Trigger) -> int:
         return 3 + trig.path.count("/")
     if trig.kind == EDIT and trig.path:
         return 2 + trig.path.count("/")
+    if trig.kind == CODE:
+        return 3
     return 1
 
 
@@ -90,12 +92,14 @@ def found_unaided(memory: Memory) -> bool:
     return memory.type == "workflow_recipe" and memory.source == "observer_inferred"
 
 
-def fits_moment(memory: Memory, output: str | None, *, passed: bool = False) -> bool:
+def fits_moment(memory: Memory, output: str | None, *, passed: bool = False,
+                trigger: Trigger | None = None) -> bool:
     """Whether a matched lesson is for this moment.
 
-    ``output`` is what the call printed (None before a call); ``passed``: the call succeeded. A
-    checker's rule fits only right after the checker reported it (its code too, when it has one);
-    a check-gap lesson only right after the weaker check passed; every other lesson before a call
+    ``output`` is what the call printed (None before a call); ``passed``: the call succeeded;
+    ``trigger``: the one that matched. A checker's rule fits right after the checker reported it
+    (its code too, when it has one), and before an edit writes the construct it flagged; a
+    check-gap lesson only right after the weaker check passed; every other lesson before a call
     or after a failure.
     """
     signal = memory.metadata.get("signal")
@@ -105,6 +109,8 @@ def fits_moment(memory: Memory, output: str | None, *, passed: bool = False) -> 
         return False
     if signal not in REPORTED_SIGNALS:
         return True
+    if trigger is not None and trigger.kind == CODE:
+        return True  # an edit writing the construct (its output is never the checker's report)
     rule = reported_rule(memory)
     if output is None or rule is None or rule.lower() not in output.lower():
         return False
@@ -134,7 +140,7 @@ def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *
         return []
     found = memories.get_many(list(best))
     ranked = sorted((Warning(found[i], t) for i, t in best.items() if i in found
-                     and fits_moment(found[i], output, passed=passed)),
+                     and fits_moment(found[i], output, passed=passed, trigger=t)),
                     key=lambda w: (-_specificity(w.trigger), -w.memory.confidence, w.memory.id))
     return ranked[:limit]
 

@@ -1,0 +1,93 @@
+"""The shape of a line of code, so a checker's finding can fire before the same kind of line is written.
+
+A checker that prints the line it flagged with a caret under the offending token (golangci-lint,
+ruff, rustc, tsc ``--pretty``) tells exactly which construct broke its rule. When the caret sits on
+a construct, not on a name or a literal (``_`` in ``x, _ := f()``, ``==`` in ``x == None``), the
+line's *shape* says what to avoid: names become ``w``, literals ``"s"`` and ``0``, and everything
+after the first ``(`` is dropped (``x, _ := repo.Head()`` and ``y, _ := os.Getwd()`` are both
+``w, _ := w(``). The same shape in a line an agent is about to write is the moment to say the rule.
+
+A caret on a name or literal is not used: the line's shape is then an ordinary line of code
+(``if err != nil {``, ``x := "a"``), which every session writes and most never trip over.
+Nothing here knows a language or a project: only tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Final
+
+MAX_SHAPE: Final = 80
+MAX_LINES: Final = 400
+_STRING: Final = re.compile(r'"(?:[^"\\\n]|\\.)*"|`[^`\n]*`|\'(?:[^\'\\\n]|\\.)*\'')
+_NUMBER: Final = re.compile(r"\b\d[\w.]*\b")
+_NAME: Final = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_TOKEN: Final = re.compile(r"[A-Za-z_]\w*|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|'(?:[^'\\]|\\.)*'|\d+|[^\sA-Za-z_\d\"'`]+")
+#: A line that already carries a suppression annotation: writing it is already the fix.
+_ANNOTATED: Final = re.compile(r"nolint|noqa|type:\s*ignore|pyright:\s*ignore|eslint-disable|@ts-(?:ignore|expect)")
+_BLANK: Final = "_"
+
+
+def shape(line: str) -> str:
+    """The line with names and literals masked, cut after its first call's ``(``."""
+    text = _STRING.sub('"s"', line.strip())
+    text = _NUMBER.sub("0", text)
+    text = _NAME.sub(lambda m: _BLANK if m.group(0) == _BLANK else "w", text)
+    cut = text.find("(")
+    if cut >= 0:
+        text = text[:cut + 1]
+    return " ".join(text.split())[:MAX_SHAPE]
+
+
+def on_construct(source: str, caret: str) -> bool:
+    """True when the caret line points at a construct of ``source`` (not a name or a literal)."""
+    col = caret.find("^")
+    if col < 0 or caret[:col].strip() or col >= len(source):
+        return False
+    tok = _TOKEN.match(source, col)
+    if tok is None:
+        return False
+    word = tok.group(0)
+    return word == _BLANK or not (word[0].isalnum() or word[0] in "\"'`")
+
+
+def flagged_shape(source: str, caret: str) -> str:
+    """The shape a checker's caret flagged, or '' when it points at a name, a literal or nothing."""
+    if not on_construct(source, caret) or _ANNOTATED.search(source):
+        return ""
+    found = shape(source)
+    # A shape of one token (``w(``) is every call: no moment in it.
+    return found if len(found.split()) >= 2 else ""
+
+
+def written_text(args: dict[str, Any]) -> str:
+    """The new text an edit or write puts in a file, in each agent's argument names (a patch's
+    added lines for an agent that edits by patch)."""
+    parts: list[str] = []
+    for key in ("new_string", "content", "new_str", "new_source"):
+        value = args.get(key)
+        if isinstance(value, str):
+            parts.append(value)
+    edits = args.get("edits")
+    if isinstance(edits, list):
+        parts += [e["new_string"] for e in edits if isinstance(e, dict) and isinstance(e.get("new_string"), str)]
+    for key in ("patch", "input"):
+        value = args.get(key)
+        if isinstance(value, str) and "\n+" in value:
+            parts.append("\n".join(ln[1:] for ln in value.splitlines() if ln.startswith("+") and
+                                   not ln.startswith("+++")))
+    return "\n".join(parts)
+
+
+def written_shapes(lines: Iterable[str]) -> tuple[str, ...]:
+    """The shapes of the lines about to be written (annotated lines left out: they are the fix)."""
+    out: dict[str, None] = {}
+    for i, line in enumerate(lines):
+        if i >= MAX_LINES:
+            break
+        if line.strip() and not _ANNOTATED.search(line):
+            found = shape(line)
+            if len(found.split()) >= 2:
+                out[found] = None
+    return tuple(out)
