@@ -302,3 +302,53 @@ def test_after_a_check_passed_one_stronger_check_is_named_once_a_session(project
     assert f"#{ids[1]}" in first and f"#{ids[0]}" not in first  # the best evidenced
     assert bash(h, "p1", "mise run test", "t2", output="ok")[1] == ""  # not the other one next time
     assert f"#{ids[1]}" in bash(h, "p2", "mise run test", "t3", output="ok")[1]  # the next session hears it
+
+
+def test_a_checkers_rule_is_said_before_an_edit_writes_the_construct_it_flagged(project: Any) -> None:
+    """errcheck flagged ``x, _ := f()``: the lesson is said before an edit writes that shape again,
+    once; not before an ordinary edit, an edit already annotated, or after an edit that failed."""
+    from desktop.memory.triggers.model import CODE, COMMAND, Trigger
+
+    mid = int(project.memories.add(NewMemory(
+        content='`mise run lint` reports `errcheck`: "Error return value of … is not checked"; where it is '
+                "intended, the line is annotated `//nolint:errcheck // <reason>`.", type="gotcha",
+        source="observer_inferred", confidence=0.9,
+        metadata={"signal": "check_rule", "signal_key": "check_rule:errcheck",
+                  "triggers": [Trigger(COMMAND, "mise", ("run", "lint")).as_json(),
+                               Trigger(CODE, "w, _ := w(").as_json()]})).result(10).id)
+    flush(project)
+    h = Handlers(project)
+
+    def edit(sid: str, use: str, new: str, *, failed: bool = False) -> tuple[str, str]:
+        args = {"file_path": str(h.root / "core" / "payments.py"), "old_string": "a", "new_string": new}
+        before = hook(h, "before-tool", sid, tool_name="Edit", tool_input=args, tool_use_id=use)
+        after = hook(h, "tool-failed" if failed else "after-tool", sid, tool_name="Edit", tool_input=args,
+                     tool_use_id=use, error="String to replace not found", tool_response={"success": True})
+        return before, after
+
+    assert f"#{mid}" not in edit("e1", "u1", "if err != nil {\n\treturn err\n}")[0]
+    assert f"#{mid}" not in edit("e1", "u2", "head, _ := repo.Head() //nolint:errcheck // fine")[0]
+    before, after = edit("e0", "u3", "head, _ := repo.Head()", failed=True)
+    assert f"#{mid}" in before and f"#{mid}" not in after  # the failed edit wrote nothing
+    before, _ = edit("e1", "u4", "\tcwd, _ := os.Getwd()\n\tuse(cwd)")
+    assert f"#{mid}" in before and "nolint:errcheck" in before
+    assert f"#{mid}" not in edit("e1", "u5", "root, _ := paths.Root()")[0]  # once a session
+    assert f"#{mid}" in edit("e2", "u6", "root, _ := paths.Root()")[0]
+
+
+def test_gemini_hears_the_flagged_construct_after_its_edit(project: Any) -> None:
+    """Gemini CLI reads no context before a call: the construct's rule comes right after the edit."""
+    from desktop.memory.triggers.model import CODE, Trigger
+
+    mid = int(project.memories.add(NewMemory(
+        content="`ruff check` reports `E711`: comparison to None; write `is None`.", type="gotcha",
+        source="observer_inferred", confidence=0.9,
+        metadata={"signal": "check_rule", "signal_key": "check_rule:E711",
+                  "triggers": [Trigger(CODE, "w w == w:").as_json()]})).result(10).id)
+    flush(project)
+    h = Handlers(project)
+    args = {"file_path": str(h.root / "core" / "payments.py"), "content": "if total == None:\n    pass\n"}
+    before = hook(h, "before-tool", "g1", "gemini", tool_name="write_file", tool_input=args, tool_use_id="w1")
+    after = hook(h, "after-tool", "g1", "gemini", tool_name="write_file", tool_input=args, tool_use_id="w1",
+                 tool_response={"llmContent": "ok"})
+    assert f"#{mid}" not in before and f"#{mid}" in after

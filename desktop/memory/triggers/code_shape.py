@@ -31,9 +31,9 @@ _BLANK: Final = "_"
 
 def shape(line: str) -> str:
     """The line with names and literals masked, cut after its first call's ``(``."""
-    text = _STRING.sub('"s"', line.strip())
+    text = _STRING.sub("\x00", line.strip())  # a mark no name or number pattern touches
     text = _NUMBER.sub("0", text)
-    text = _NAME.sub(lambda m: _BLANK if m.group(0) == _BLANK else "w", text)
+    text = _NAME.sub(lambda m: _BLANK if m.group(0) == _BLANK else "w", text).replace("\x00", '"s"')
     cut = text.find("(")
     if cut >= 0:
         text = text[:cut + 1]
@@ -72,9 +72,9 @@ def written_text(args: dict[str, Any]) -> str:
     edits = args.get("edits")
     if isinstance(edits, list):
         parts += [e["new_string"] for e in edits if isinstance(e, dict) and isinstance(e.get("new_string"), str)]
-    for key in ("patch", "input"):
+    for key in ("patch", "input", "command"):
         value = args.get(key)
-        if isinstance(value, str) and "\n+" in value:
+        if isinstance(value, str) and "\n+" in value and (key != "command" or "*** Begin Patch" in value):
             parts.append("\n".join(ln[1:] for ln in value.splitlines() if ln.startswith("+") and
                                    not ln.startswith("+++")))
     return "\n".join(parts)

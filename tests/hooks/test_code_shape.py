@@ -1,0 +1,35 @@
+"""The shape of a line of code (issue 25): what a checker's caret flagged, and what an edit writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop.memory.triggers.code_shape import flagged_shape, shape, written_shapes, written_text
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("\tcwd, _ := os.Getwd()", "w, _ := w("),
+    ("head, _ := repo.Head()  // why", "w, _ := w("),
+    ("if total == None:", "w w == w:"),
+    ('name := "main"', 'w := "s"'),
+    ("x = 42", "w = 0"),
+])
+def test_names_and_literals_are_masked_and_the_call_cut(line: str, expected: str) -> None:
+    assert shape(line) == expected
+
+
+def test_only_a_caret_on_a_construct_gives_a_shape() -> None:
+    assert flagged_shape("\t_ = f.Close()", "\t^") == "_ = w("
+    assert flagged_shape("    if x == None:", "         ^^") == "w w == w:"
+    assert flagged_shape("\tif err != nil {", "\t^") == ""           # on a name
+    assert flagged_shape('\treturn "main"', "\t       ^") == ""       # on a literal
+    assert flagged_shape("\t_ = f.Close() //nolint:errcheck", "\t^") == ""  # already the fix
+    assert flagged_shape("\tfoo()", "no caret here") == ""
+
+
+def test_what_each_agent_writes() -> None:
+    assert written_text({"new_string": "a"}) == "a"
+    assert written_text({"edits": [{"new_string": "a"}, {"new_string": "b"}]}) == "a\nb"
+    patch = "*** Begin Patch\n*** Update File: a.go\n@@\n-old()\n+x, _ := f()\n+++ b/a.go\n"
+    assert written_text({"input": patch}) == "x, _ := f()"
+    assert written_shapes(["x, _ := f()", "", "y, _ := g() //nolint:errcheck", "w"]) == ("w, _ := w(",)
