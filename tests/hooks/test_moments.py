@@ -352,3 +352,28 @@ def test_gemini_hears_the_flagged_construct_after_its_edit(project: Any) -> None
     after = hook(h, "after-tool", "g1", "gemini", tool_name="write_file", tool_input=args, tool_use_id="w1",
                  tool_response={"llmContent": "ok"})
     assert f"#{mid}" not in before and f"#{mid}" in after
+
+
+def test_said_before_the_first_code_change_not_at_start_nor_before_tests_or_docs(project: Any) -> None:
+    """The tests the user keeps asking for, before the session's first change of code (issues 25, 26)."""
+    from desktop.memory.triggers.model import CHANGE, Trigger
+
+    ask = "can you add some tests for the new functionality?"
+    mid = int(project.memories.add(NewMemory(
+        content=f'Add tests with each code change here, without waiting to be asked: once code had changed '
+                f'without tests, the user asked for them ("{ask}").', type="preference",
+        source="observer_inferred", confidence=0.95, provenance_session_ids=["a", "b"],
+        metadata={"signal": "asked_tests", "signal_key": "asked_tests",
+                  "triggers": [Trigger(CHANGE, "*").as_json()]})).result(10).id)
+    h = Handlers(project)
+
+    def edit(path: str, use: str) -> str:
+        return hook(h, "before-tool", "t1", tool_name="Edit", tool_use_id=use,
+                    tool_input={"file_path": str(h.root / path), "old_string": "a", "new_string": "b"})
+
+    assert f"#{mid}" not in hook(h, "session-start", "t1", source="startup")
+    assert f"#{mid}" not in edit("tests/test_payments.py", "u1")
+    assert f"#{mid}" not in edit("README.md", "u2")
+    said = edit("core/payments.py", "u3")
+    assert f"#{mid}" in said and "2 earlier sessions" in said
+    assert f"#{mid}" not in edit("core/payments.py", "u4")  # once a session

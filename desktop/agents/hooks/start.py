@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 from desktop.agents.injection.formatting import Section, fit, render, shown_ids
 from desktop.memory.lifecycle.freshness import as_of_now
 from desktop.memory.text.tokens import count_tokens
+from desktop.memory.triggers.warn import LESSON_SIGNALS
 from desktop.memory.trust import injectable
 from desktop.memory.types import Memory
 
@@ -62,9 +63,12 @@ def _git_state(root: Path) -> tuple[list[str], str]:
 
 
 #: Which memories each section may say, beyond the type: the rules above the floor or that the user
-#: said in more than one session; the recipes a person taught.
+#: said in more than one session, except lessons, which wait for their own moment (``warn.is_lesson``:
+#: the tests the user wants with a change are said before the first change, not to every session);
+#: the recipes a person taught.
 RULES_WHERE: Final = ("(confidence >= ? OR (json_extract(metadata, '$.signal') = 'user_rule' "
-                      "AND json_array_length(provenance_session_ids) >= 2))")
+                      "AND json_array_length(provenance_session_ids) >= 2)) AND coalesce(json_extract(metadata, "
+                      f"'$.signal'), '') NOT IN ({', '.join(repr(s) for s in sorted(LESSON_SIGNALS))})")
 TAUGHT_WHERE: Final = "(confidence >= ? AND source = 'user_taught')"
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from desktop.memory.observer import lessons, project_facts, prose_lessons, recipes, trigger_lessons
+from desktop.memory.observer import asked_tests, lessons, project_facts, prose_lessons, recipes, trigger_lessons
 from desktop.memory.observer.events import Reasoning, ToolCall, ToolResult
 from desktop.memory.observer.file_ops import file_operations
 from desktop.memory.observer.harness import is_harness_error
@@ -225,6 +225,7 @@ def _on_edit(sp: Scratchpad, ev: ToolCall, path: str, step: int) -> None:
     touch_file(sp, path, step, ev.timestamp, edit=True, write=write)
     sp.edit_set.add(path)
     lessons.on_edit(sp, ev, path)
+    asked_tests.on_edit(sp, path, step)
     if is_config_file(path):
         sp.config_touched.add(path)
     if is_test_file(path):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from desktop.memory.observer import detectors, prose_lessons
+from desktop.memory.observer import asked_tests, detectors, prose_lessons
 from desktop.memory.observer.continuation import MAX_PRINTS, event_print
 from desktop.memory.observer.events import (
     AgentEvent,
@@ -137,6 +137,7 @@ class Observer:
             elif isinstance(event, UserMessage):
                 sp.prompts += 1
                 prose_lessons.on_user(sp, event)
+                asked_tests.on_user(sp, event)
                 if not sp.first_prompt and event.text.strip():
                     sp.first_prompt = redact_then_cut(event.text, 2000)  # redact first, then cut
             elif isinstance(event, SessionStart):

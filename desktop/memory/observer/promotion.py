@@ -29,6 +29,7 @@ from desktop.memory.observer.observer import SessionDigest
 from desktop.memory.observer.prose_lessons import attach_files
 from desktop.memory.observer.renames import apply_file_ops
 from desktop.memory.observer.signals import (
+    ASKED_TESTS,
     CHECK_GAP,
     CHECK_RULE,
     CO_ACCESS,
@@ -129,7 +130,7 @@ class PromotionResult:
 def users_words(sig: Signal) -> bool:
     """True for what the user said (a rule, or a fact they stated): it holds whatever the session's
     outcome, every gate lets it through, and no trust preset asks for more sessions."""
-    return sig.kind == USER_RULE or (sig.kind == PROJECT_FACT and sig.data.get("source") == "user")
+    return sig.kind in (USER_RULE, ASKED_TESTS) or (sig.kind == PROJECT_FACT and sig.data.get("source") == "user")
 
 
 def _error_signals(digest: SessionDigest) -> list[Signal]:

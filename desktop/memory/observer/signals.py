@@ -34,6 +34,8 @@ ERROR_FIX, STATED_CAUSE, HOOK_BLOCK = "error_fix", "stated_cause", "hook_block"
 WRONG_PLACE, CHECK_RULE, CHECK_GAP = "wrong_place", "check_rule", "check_gap"
 # Issue 26: what the user states, or a command's outcome shows, about the project's environment.
 PROJECT_FACT = "project_fact"
+# Issues 25 and 26: the user asked for tests once code had changed without them (observer/asked_tests.py).
+ASKED_TESTS = "asked_tests"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +80,8 @@ SIGNAL_SPECS: Final[dict[str, SignalSpec]] = {s.name: s for s in (
     SignalSpec(CHECK_RULE, 0.9, (_T.ERROR_PATTERN,), 1),
     SignalSpec(CHECK_GAP, 0.9, (_T.GOTCHA,), 1),
     SignalSpec(PROJECT_FACT, 0.94, (_T.NOTE, _T.REQUIREMENT), 1),
+    # One request is that day's; the same request in another session is the user's habit.
+    SignalSpec(ASKED_TESTS, 0.9, (_T.PREFERENCE,), 2),
 )}
 # The score a signal needs (0.4 by the design rule) is the promotion preset's ``min_value``:
 # desktop/memory/trust_levels.py.
@@ -89,7 +93,7 @@ EVICTION_ORDER: Final[tuple[str, ...]] = (
 )
 NEVER_EVICTED: Final = frozenset({SELF_CORRECTION, PARALLEL_CONFLICT, EXPLICIT, USER_RULE, COMMAND_FIX,
                                   ERROR_FIX, RECIPE, STATED_CAUSE, HOOK_BLOCK, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
-                                  PROJECT_FACT})
+                                  PROJECT_FACT, ASKED_TESTS})
 
 
 @dataclass(slots=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from desktop.memory.observer.signals import (
+    ASKED_TESTS,
     CHECK_GAP,
     CHECK_RULE,
     COMMAND_FIX,
@@ -80,7 +81,7 @@ def _list(paths: list[str], limit: int = 4) -> str:
 #: "after" run) 1 was useful, 5 weak and 2 noise, so they stay out of what is stored (issue 26).
 MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, EXPLICIT, HOOK_BLOCK,
                                  PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
-                                 PROJECT_FACT})
+                                 PROJECT_FACT, ASKED_TESTS})
 _RECIPE_DOES: Final = {"test": "run the tests", "lint": "check lint and types", "format": "format the code",
                        "build": "build", "install": "install and set up", "migrate": "apply migrations",
                        "deploy": "deploy", "run": "start the app"}
@@ -115,6 +116,10 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
     if k == USER_RULE:
         where = f" (about {_list(files, 3)})" if files else ""
         return Rendered(T.PREFERENCE, f"The user's instruction{where}: \"{d['text']}\"", files[:4])
+    if k == ASKED_TESTS:
+        # The user's words are the evidence; the habit they show is what to act on, unasked.
+        return Rendered(T.PREFERENCE, "Add tests with each code change here, without waiting to be asked: once code "
+                        f"had changed without tests, the user asked for them (\"{excerpt(d['text'], 140)}\").", [])
     if k == PROJECT_FACT:
         if d.get("source") == "user":
             where = f" (about {_list(files, 3)})" if files else ""

@@ -1,0 +1,62 @@
+"""Tests the user asks for once code has changed without them (issues 25 and 26).
+
+Judged from what happened, not from phrase lists: the session had changed code and no test
+since; the user then asked a short question naming tests ("can we add a test?", "do we have
+tests for this?"); and the agent's next edits, before the user spoke again, were to test files.
+One such turn is that day's request. The same in another session is the user's habit, which a
+new colleague would be told on day one: write the tests with the change, unasked. The lesson
+fires before the first edit of code (not of tests, docs or configuration) in later sessions.
+
+The only word read is "test", a loan word in most languages programmers write in; the question
+mark is structural. A pasted review, a harness message or a subagent's brief is not the user
+asking (``utterances.user_utterance``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from desktop.memory.graph.resolve import is_test_file
+from desktop.memory.observer.events import UserMessage
+from desktop.memory.observer.scratchpad import Scratchpad
+from desktop.memory.observer.signals import ASKED_TESTS, Signal
+from desktop.memory.observer.utterances import user_utterance
+from desktop.memory.privacy.boundary import redact_then_cut
+from desktop.memory.triggers.model import CHANGE, Trigger, is_code_change
+
+#: A request, not a pasted text or a brief: the user's own short question.
+MAX_ASK_CHARS: Final = 300
+_NAMES_TESTS: Final = re.compile(r"\btest(?:s|ing|e|en|es)?\b", re.I)
+_STATE: Final = "asked_tests"
+#: Sessions whose prompts another agent or the harness wrote (prose_lessons skips them too).
+_NOT_THE_USER: Final = frozenset({"subagent", "compaction"})
+
+
+def on_user(sp: Scratchpad, ev: UserMessage) -> None:
+    """A short question about tests after untested changes opens a pending ask; any other prompt
+    closes the one before (its turn is over)."""
+    state = sp.ev.setdefault(_STATE, {"untested": False, "ask": None, "done": False})
+    state["ask"] = None
+    if state["done"] or not state["untested"] or sp.parent_session_id or sp.session_type in _NOT_THE_USER:
+        return
+    said = user_utterance(ev.text, ev.origin)
+    if said is None:
+        return
+    text = " ".join(said.text.split())
+    if len(text) <= MAX_ASK_CHARS and "?" in text and _NAMES_TESTS.search(text):
+        state["ask"] = {"text": redact_then_cut(text, 200), "step": ev.step, "event": ev.event_key}
+
+
+def on_edit(sp: Scratchpad, path: str, step: int) -> None:
+    """A code edit leaves the session untested; a test edit answering a pending ask is the lesson."""
+    state = sp.ev.setdefault(_STATE, {"untested": False, "ask": None, "done": False})
+    if is_test_file(path):
+        state["untested"] = False
+        ask = state["ask"]
+        if ask is not None and not state["done"]:
+            state["done"] = True  # one piece of evidence a session
+            data = {"text": ask["text"], "events": [ask["event"]], "triggers": [Trigger(CHANGE, "*").as_json()]}
+            sp.add_signal(Signal(ASKED_TESTS, ASKED_TESTS, step, [], data, [ask["text"]]))
+    elif is_code_change(path):
+        state["untested"] = True

@@ -1,0 +1,53 @@
+"""The tests the user asks for once code changed without them (issues 25 and 26): learned from what
+happened (untested change, the user's question, test edits answering it), a habit only when another
+session shows it again, said before the first code change of a later session."""
+
+from __future__ import annotations
+
+from obs_helpers import Seq, digest_of, kinds
+
+from desktop.memory.observer.novelty import HashingEmbedder, Novelty
+from desktop.memory.observer.promotion import Promoter
+from desktop.memory.store.database import Database
+
+ASK = "can you add some tests for the new functionality?"
+
+
+def session(sid: str, ask: str = ASK, *, then: str = "cmd/cli/resume_test.go", code: str = "cmd/cli/resume.go") -> Seq:
+    return Seq(sid).user("make resume work on detached heads").edit(code).user(ask).edit(then)
+
+
+def test_an_ask_for_tests_answered_by_test_edits_is_evidence() -> None:
+    found = kinds(digest_of(session("s1").end()))["asked_tests"]
+    assert len(found) == 1 and found[0].data["text"] == ASK
+
+
+def test_near_misses_are_not() -> None:
+    # tests already written with the change: nothing was missing
+    s = Seq("a").user("fix resume").edit("cmd/cli/resume.go").edit("cmd/cli/resume_test.go").user(ASK)
+    assert "asked_tests" not in kinds(digest_of(s.edit("cmd/cli/resume_test.go").end()))
+    # a report, not a question (a failure to fix), and an answer that edits code, not tests
+    assert "asked_tests" not in kinds(digest_of(session("b", "integration tests are failing").end()))
+    assert "asked_tests" not in kinds(digest_of(session("c", then="cmd/cli/resume.go").end()))
+    # only docs changed before the question
+    assert "asked_tests" not in kinds(digest_of(session("d", code="docs/usage.md").end()))
+    # a long pasted text that happens to end with a question
+    long = "Review notes: " + "the function is only used in unit tests. " * 12 + "thoughts?"
+    assert "asked_tests" not in kinds(digest_of(session("e", long).end()))
+    # a subagent's brief is not the user
+    sub = Seq("f", "subagent", parent="p").user("x").edit("a.go").user(ASK).edit("a_test.go")
+    assert "asked_tests" not in kinds(digest_of(sub.end()))
+
+
+def test_one_session_is_a_request_two_are_a_habit(db: Database) -> None:
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    promoter.promote(digest_of(session("s1").end()))
+    assert db.reads.conn().execute("SELECT count(*) FROM memories").fetchall()[0][0] == 0
+    promoter.promote(digest_of(session("s2", "do we have tests for the resume path?").end()))
+    rows = db.reads.conn().execute(
+        "SELECT content, candidate, type FROM memories WHERE json_extract(metadata, '$.signal') = 'asked_tests'"
+    ).fetchall()
+    assert len(rows) == 1 and rows[0][1] == 0 and rows[0][2] == "preference"
+    assert rows[0][0].startswith("Add tests with each code change here") and "resume path?" in rows[0][0]
+    trig = db.reads.conn().execute("SELECT kind, key FROM memory_triggers").fetchall()
+    assert [(str(k), str(v)) for k, v in trig] == [("change", "*")]
