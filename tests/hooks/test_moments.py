@@ -377,3 +377,19 @@ def test_said_before_the_first_code_change_not_at_start_nor_before_tests_or_docs
     said = edit("core/payments.py", "u3")
     assert f"#{mid}" in said and "2 earlier sessions" in said
     assert f"#{mid}" not in edit("core/payments.py", "u4")  # once a session
+
+
+def test_a_stray_cd_a_shell_read_and_a_search_from_the_shells_folder_are_named(project: Any) -> None:
+    """From a subfolder, ``cd core/sub`` itself, ``cat core/payments.py`` (shaped as a read) and a
+    Grep whose relative path Claude Code resolves from the shell's folder all miss."""
+    h = Handlers(project)
+    (h.root / "core" / "sub").mkdir()
+    bash(h, "w2", "cd core/sub && ls", "c1", output="")
+    assert "`core/sub`" in bash(h, "w2", "cd core/sub && go test", "c2")[0]
+    assert "`core/payments.py`" in bash(h, "w2", "cat core/payments.py", "c3")[0]
+    grep = hook(h, "before-tool", "w2", tool_name="Grep", tool_input={"pattern": "x", "path": "core"},
+                tool_use_id="c4")
+    assert "working directory persists" in grep and "`core`" in grep
+    ok = hook(h, "before-tool", "w2", tool_name="Grep", tool_input={"pattern": "x", "path": str(h.root / "core")},
+              tool_use_id="c5")
+    assert "working directory" not in ok  # an absolute path resolves anywhere

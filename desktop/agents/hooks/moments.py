@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from desktop.agents.hooks import ledger
 from desktop.agents.hooks.protocol import HookCall
+from desktop.memory.observer.command_shape import parse
+from desktop.memory.observer.tool_names import command_text
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.triggers.model import CODE, CallShape, shape_of
 from desktop.memory.triggers.warn import MAX_WARNINGS, Outcomes, Warning, warnings_for
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("engram.hooks")
 
 LOOK_OR_EDIT: Final = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
+#: Tools whose relative ``path`` Claude Code resolves from the shell's folder.
+SEARCH_TOOLS: Final = frozenset({"Grep", "Glob", "LS"})
 MAX_GOTCHAS: Final = 2
 LINE_CHARS: Final = 320
 
@@ -120,13 +124,29 @@ class ToolMoments:
         return "\n".join(t for t in (stray, said) if t)
 
     def _stray(self, call: HookCall, shape: CallShape) -> str:
-        """The shell's folder, when a relative path of this command will not resolve from it."""
-        from desktop.agents.hooks.shell_folder import PERSISTENT_SHELL, shell_folder, stray_paths, stray_warning
+        """The shell's folder, when a relative path of this command (or of a search or listing,
+        which resolves from the same folder) will not resolve from it."""
+        from desktop.agents.hooks.shell_folder import (
+            PERSISTENT_SHELL,
+            shell_folder,
+            stray_paths,
+            stray_tool_paths,
+            stray_warning,
+        )
 
-        if call.agent not in PERSISTENT_SHELL or shape.command is None:
+        if call.agent not in PERSISTENT_SHELL:
+            return ""
+        # A read-only shell command (``cat x``, ``grep -r y x/``) is shaped as a read or search:
+        # its words still resolve from the shell's folder.
+        typed = call.tool_input.get("command")
+        command = shape.command or (parse(command_text(typed)) if isinstance(typed, str) else None)
+        if command is None and shape.tool not in SEARCH_TOOLS:
             return ""
         folder = shell_folder(self.project.db, call.session_id, self.root, call.cwd)
-        paths = stray_paths(shape.command, folder, self.root)
+        if not folder:
+            return ""
+        paths = stray_paths(command, folder, self.root) if command is not None else \
+            stray_tool_paths(dict(call.tool_input), folder, self.root)
         return stray_warning(folder, paths) if paths else ""
 
     def _follow_folder(self, call: HookCall, shape: CallShape, output: str) -> None:

@@ -90,24 +90,41 @@ def forget_folder(db: Any, session_id: str) -> None:
 
 
 def stray_paths(command: Command, folder: str, root: Path) -> list[str]:
-    """Relative paths of ``command`` that do not exist from ``folder`` but do from the root."""
-    if not folder or command.cwd:
-        return []  # at the root, or the command moves itself first
+    """Relative paths of ``command`` that do not exist from ``folder`` but do from the root (a
+    ``cd x`` first: ``x`` itself, since what follows runs from wherever that lands)."""
+    if not folder:
+        return []  # at the root
+    if command.cwd:
+        target = command.cwd.rstrip("/")
+        return [target] if _strays(target, folder, root) else []
     out: list[str] = []
     for seg in command.segments:
         for arg in seg.args:
-            clean = arg.rstrip("/").removesuffix("/...")
-            if not _PATHISH.match(arg) or clean.startswith("/") or "*" in clean:
-                continue
-            if not (root / folder / clean).exists() and (root / clean).exists():
+            if _PATHISH.match(arg) and _strays(arg, folder, root):
                 out.append(arg)
     return list(dict.fromkeys(out))[:2]
+
+
+def _strays(path: str, folder: str, root: Path) -> bool:
+    clean = path.rstrip("/").removesuffix("/...")
+    if not clean or clean.startswith(("/", "~", "$")) or "*" in clean or clean in (".", ".."):
+        return False
+    return not (root / folder / clean).exists() and (root / clean).exists()
+
+
+def stray_tool_paths(args: dict[str, Any], folder: str, root: Path) -> list[str]:
+    """The relative ``path`` a search or listing tool was given, when it does not exist from the
+    shell's folder (which the tool resolves it from) but does from the root."""
+    raw = args.get("path")
+    if not folder or not isinstance(raw, str):
+        return []
+    return [raw] if _strays(raw, folder, root) else []
 
 
 def stray_warning(folder: str, paths: list[str]) -> str:
     """One line about the shell's folder and the paths that will not resolve from it."""
     named = ", ".join(f"`{p}`" for p in paths)
     up = posixpath.relpath(".", folder)
-    return (f"Engram: the shell's working directory persists between Bash calls, and it is `{folder}/` since an "
-            f"earlier `cd`; {named} does not exist from there (it does from the project root). Use an absolute "
-            f"path, or `cd {up}` first.")
+    return (f"Engram: the shell's working directory persists between Bash calls (and relative tool paths resolve "
+            f"from it), and it is `{folder}/` since an earlier `cd`; {named} does not exist from there (it does from "
+            f"the project root). Use an absolute path, or `cd {up}` first.")
