@@ -209,3 +209,18 @@ def test_a_checker_rule_lesson_carries_the_flagged_constructs_and_learns_new_one
         "WHERE json_extract(m.metadata, '$.signal') = 'check_rule'").fetchall()
     assert {(str(k), str(v)) for k, v in rows} == {
         ("command", "mise"), ("code", "_ = w("), ("code", "w, _ := w("), ("code", "w, _, _ = w(")}
+
+
+def test_a_piped_checker_that_names_rules_failed_and_fmt_then_lint_is_the_same_checker(db: Database) -> None:
+    """``lint | tail`` exits 0 whatever lint found; ``fmt && lint`` failing then ``lint`` passing is
+    one checker failing then passing."""
+    for failing, passing in (("mise run lint 2>&1 | tail -20", "mise run lint"),
+                             ("mise run fmt && mise run lint", "mise run lint 2>&1")):
+        s = Seq().bash(failing, ERRCHECK, error="|" not in failing)  # a pipe hides the exit code
+        s.call("Edit", ("cmd/cli/paths.go",), old_string="_ = os.WriteFile(readmePath, data, 0o644)",
+               new_string="_ = os.WriteFile(readmePath, data, 0o644) //nolint:errcheck // best effort")
+        s.bash(passing, "0 issues.")
+        rules = kinds(digest_of(s.end())).get("check_rule", [])
+        assert [r.data["rule"] for r in rules] == ["errcheck"], failing
+    quiet = Seq().bash("mise run lint 2>&1 | tail -20", "0 issues.")
+    assert "check_rule" not in kinds(digest_of(quiet.bash("mise run lint", "0 issues.").end()))

@@ -232,19 +232,25 @@ def _wrong_place(sp: Scratchpad, miss: dict[str, Any], found: str, step: int, ev
 
 def on_check_result(sp: Scratchpad, command: str, category: str | None, output: str, is_error: bool,
                     step: int, event: str) -> None:
-    """Open a failed checker's rules; close them (as lessons) when the same checker passes."""
+    """Open a failed checker's rules; close them (as lessons) when the same checker passes.
+
+    The checker is the command's last step (``fmt && lint`` and ``lint`` are one checker). Its
+    output piped into a filter (``lint 2>&1 | tail -20``) exits with the filter's status, so a
+    checker whose piped output names rules failed, whatever the exit code said.
+    """
     parsed = parse(command)
     key = command_key(parsed)
     if not key:
         return
-    name = command_label(parsed)
+    name = " ".join(key)
     checks: dict[str, Any] = sp.ev.setdefault("checks", {})
     passed: dict[str, Any] = sp.ev.setdefault("passed", {})
-    if is_error:
-        rules = diagnostics(output) if category in ("lint", "test", "build") or len(key) > 1 else {}
+    checked = category in ("lint", "test", "build") or len(key) > 1
+    rules = diagnostics(output) if checked and (is_error or _filtered(parsed)) else {}
+    if is_error or rules:
         if rules:
-            held = checks.setdefault(name, {"key": key, "label": name, "rules": {}, "step": step, "event": event,
-                                            "edits": {}})
+            held = checks.setdefault(name, {"key": key, "label": command_label(parsed), "rules": {}, "step": step,
+                                            "event": event, "edits": {}})
             for rule, info in rules.items():
                 known = held["rules"].setdefault(rule, info)
                 if known is not info:  # flagged again: the new run's constructs count too
@@ -264,6 +270,11 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
         passed[name] = {"key": key, "step": step}
         if len(passed) > 6:
             passed.pop(next(iter(passed)))
+
+
+def _filtered(command: Command) -> bool:
+    """True when the checker's output runs through a filter (``| tail``), which hides its exit code."""
+    return bool(command.segments) and command.segments[-1].piped
 
 
 def on_edit(sp: Scratchpad, path: str, summary: str) -> None:
