@@ -393,3 +393,24 @@ def test_a_stray_cd_a_shell_read_and_a_search_from_the_shells_folder_are_named(p
     ok = hook(h, "before-tool", "w2", tool_name="Grep", tool_input={"pattern": "x", "path": str(h.root / "core")},
               tool_use_id="c5")
     assert "working directory" not in ok  # an absolute path resolves anywhere
+
+
+def test_codex_hears_the_flagged_construct_before_its_patch_writes_it(project: Any) -> None:
+    """Codex edits by patch: the added lines are what it writes."""
+    from desktop.memory.triggers.model import CODE, Trigger
+
+    mid = int(project.memories.add(NewMemory(
+        content="`ruff check` reports `E711`: comparison to None; write `is None`.", type="gotcha",
+        source="observer_inferred", confidence=0.9,
+        metadata={"signal": "check_rule", "signal_key": "check_rule:E711",
+                  "triggers": [Trigger(CODE, "w w == w:").as_json()]})).result(10).id)
+    flush(project)
+    h = Handlers(project)
+    patch = ("*** Begin Patch\n*** Update File: core/payments.py\n@@\n-if total is None:\n+if total == None:\n"
+             "*** End Patch\n")
+    said = hook(h, "before-tool", "x1", "codex", tool_name="apply_patch", tool_input={"input": patch},
+                tool_use_id="p1")
+    assert f"#{mid}" in said
+    removed = patch.replace("-if total is None:\n+if total == None:", "-if total == None:\n+if total is None:")
+    assert f"#{mid}" not in hook(h, "before-tool", "x2", "codex", tool_name="apply_patch",
+                                 tool_input={"input": removed}, tool_use_id="p2")

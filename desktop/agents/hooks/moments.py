@@ -22,7 +22,7 @@ from desktop.agents.hooks.protocol import HookCall
 from desktop.memory.observer.command_shape import parse
 from desktop.memory.observer.tool_names import command_text
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.model import CODE, CallShape, shape_of
+from desktop.memory.triggers.model import WRITE_TRIGGERS, CallShape, shape_of
 from desktop.memory.triggers.warn import MAX_WARNINGS, Outcomes, Warning, warnings_for
 from desktop.memory.types import Memory
 
@@ -184,8 +184,8 @@ class ToolMoments:
         if not failed and not gaps and call.agent != "gemini":
             return ""
         shown = set(ledger.shown_ids(self.project.db, call.session_id)) - self.outcomes.rearmed(call.session_id)
-        if failed:  # an edit that failed wrote nothing: the constructs it carried are no moment
-            known = [w for w in self._warnings(shape, shown, output) if w.trigger.kind != CODE]
+        if failed:  # an edit that failed wrote nothing: what it would have written is no moment
+            known = [w for w in self._warnings(shape, shown, output) if w.trigger.kind not in WRITE_TRIGGERS]
             return self._say(call, "tool_failed", known, [], "about this failure")
         passed = _one_gap(gaps, shown)
         if call.agent != "gemini":

@@ -31,6 +31,9 @@ from desktop.memory.triggers.code_shape import written_shapes, written_text
 
 COMMAND, PATH, EDIT, CODE, CHANGE = "command", "path", "edit", "code", "change"
 KINDS: Final = (COMMAND, PATH, EDIT, CODE, CHANGE)
+#: Triggers about what an edit writes: they fire before it (or after it, for an agent that reads
+#: nothing before a call), never after an edit that failed and so wrote nothing.
+WRITE_TRIGGERS: Final = frozenset({CODE, CHANGE})
 #: Canonical tools (observer/tool_names) by what they do to a path.
 LOOK_TOOLS: Final = frozenset({"Read", "Grep", "Glob", "LS"})
 EDIT_TOOLS: Final = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
