@@ -155,3 +155,22 @@ def test_change_notices_name_what_changed(db: Database) -> None:
     assert seen[0].ids("memory", "added") == {r.id}
     assert any(cs.ids("memory", "updated") == {r.id} for cs in seen)
     assert seen[-1].ids("memory", "deleted") == {r.id}
+
+
+def test_a_lesson_learned_again_gains_new_constructs_but_not_broader_commands(memories: MemoryService,
+                                                                              db: Database) -> None:
+    """Reinforcing adds the checker constructs another session flagged; a command trigger stays as first
+    learned (a broader one would fire, and be contradicted, where the lesson was never shown true)."""
+    first = [{"kind": "command", "key": "git", "words": ["add"], "tokens": ["."]},
+             {"kind": "code", "key": "_ = w("}]
+    again = [{"kind": "command", "key": "git", "words": ["add"]}, {"kind": "code", "key": "w, _ := w("}]
+    text = "The project's hook refuses `git add .`: stage files by name."
+    mid = memories.add(NewMemory(content=text, source="observer_inferred",
+                                 metadata={"signal": "hook_block", "triggers": first})).result(10).id
+    assert memories.add(NewMemory(content=text, source="observer_inferred",
+                                  metadata={"signal": "hook_block", "triggers": again})
+                        ).result(10).id == mid
+    assert memories.get(mid).metadata["triggers"] == [*first, again[1]]
+    rows = db.reads.conn().execute("SELECT kind, key FROM memory_triggers WHERE memory_id = ? ORDER BY kind, key",
+                                   (mid,)).fetchall()
+    assert [(str(k), str(v)) for k, v in rows] == [("code", "_ = w("), ("code", "w, _ := w("), ("command", "git")]

@@ -23,6 +23,7 @@ from desktop.memory.store.sources import drop_sources
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.triggers.derive import MAX_TRIGGERS as MAX_LESSON_TRIGGERS
 from desktop.memory.triggers.index import index_memory
+from desktop.memory.triggers.model import CODE
 from desktop.memory.trust import (
     AGENT_MAX_CONFIDENCE,
     CONFIRMED_CONFIDENCE,
@@ -261,8 +262,10 @@ class AddMemories(WriteOp[list[AddResult]]):
     @staticmethod
     def _merge_triggers(tx: Tx, mid: int, mtype: str, content: str, source: str, old_meta: Any,
                         new_meta: dict[str, Any]) -> None:
-        """A lesson learned again with a trigger it did not have (another construct the checker
-        flagged) fires on that one too from now on; the triggers it had stay."""
+        """A lesson learned again with a construct it did not have (another line shape the checker
+        flagged) fires on that one too from now on. Only constructs: a command trigger learned again
+        stays as first learned, since a broader one would fire (and be contradicted) where the
+        lesson was never shown true."""
         new = new_meta.get("triggers") if isinstance(new_meta, dict) else None
         if not isinstance(new, list) or not new:
             return
@@ -274,7 +277,7 @@ class AddMemories(WriteOp[list[AddResult]]):
             return
         had = meta.get("triggers")
         old: list[Any] = had if isinstance(had, list) else []
-        merged = list(old) + [t for t in new if t not in old]
+        merged = old + [t for t in new if isinstance(t, dict) and t.get("kind") == CODE and t not in old]
         if len(merged) == len(old):
             return
         meta["triggers"] = merged[:MAX_LESSON_TRIGGERS]
