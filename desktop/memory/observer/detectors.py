@@ -12,7 +12,15 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from desktop.memory.observer import asked_tests, lessons, project_facts, prose_lessons, recipes, trigger_lessons
+from desktop.memory.observer import (
+    asked_tests,
+    lessons,
+    project_facts,
+    prose_lessons,
+    recipes,
+    shell_strays,
+    trigger_lessons,
+)
 from desktop.memory.observer.events import Reasoning, ToolCall, ToolResult
 from desktop.memory.observer.file_ops import file_operations
 from desktop.memory.observer.harness import is_harness_error
@@ -271,6 +279,7 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
             project_facts.on_command(sp, ev, pend)
     elif tool == READ and not ev.is_error:
         project_facts.on_read(sp, ev, pend)
+    shell_strays.on_result(sp, ev, pend)
     if "look" in pend:  # before the harness check: "File does not exist" is the lesson here
         trigger_lessons.on_look_result(sp, pend["look"], ev.output, ev.is_error, step, ev.event_key)
     if harness:

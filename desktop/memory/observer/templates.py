@@ -25,6 +25,7 @@ from desktop.memory.observer.signals import (
     PARALLEL_CONFLICT,
     PROJECT_FACT,
     RECIPE,
+    SHELL_STRAY,
     STATED_CAUSE,
     USER_RULE,
     WRONG_PLACE,
@@ -81,7 +82,7 @@ def _list(paths: list[str], limit: int = 4) -> str:
 #: "after" run) 1 was useful, 5 weak and 2 noise, so they stay out of what is stored (issue 26).
 MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, EXPLICIT, HOOK_BLOCK,
                                  PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
-                                 PROJECT_FACT, ASKED_TESTS})
+                                 PROJECT_FACT, ASKED_TESTS, SHELL_STRAY})
 _RECIPE_DOES: Final = {"test": "run the tests", "lint": "check lint and types", "format": "format the code",
                        "build": "build", "install": "install and set up", "migrate": "apply migrations",
                        "deploy": "deploy", "run": "start the app"}
@@ -116,6 +117,11 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
     if k == USER_RULE:
         where = f" (about {_list(files, 3)})" if files else ""
         return Rendered(T.PREFERENCE, f"The user's instruction{where}: \"{d['text']}\"", files[:4])
+    if k == SHELL_STRAY:
+        return Rendered(T.GOTCHA, f"The agent's shell keeps its folder between commands: after an earlier `cd "
+                        f"{d['folder']}`, `{excerpt(d['call'], 80)}` failed (\"{excerpt(d['error'], 80)}\") because "
+                        f"`{d['path']}` is a path from the project root. Stay at the root, or use absolute paths.",
+                        [], from_tool_output=True)
     if k == ASKED_TESTS:
         # The user's words are the evidence; the habit they show is what to act on, unasked.
         return Rendered(T.PREFERENCE, "Add tests with each code change here, without waiting to be asked: once code "

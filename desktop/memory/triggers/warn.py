@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from desktop.memory.observer.signals import ASKED_TESTS, CHECK_GAP, CHECK_RULE, COMMAND_FIX, ERROR_FIX, WRONG_PLACE
+from desktop.memory.observer.signals import (
+    ASKED_TESTS,
+    CHECK_GAP,
+    CHECK_RULE,
+    COMMAND_FIX,
+    ERROR_FIX,
+    SHELL_STRAY,
+    WRONG_PLACE,
+)
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.stats import wilson_interval
 from desktop.memory.store.writer import FnOp, Tx
@@ -39,7 +47,8 @@ AFTER_PASS_SIGNALS: Final = frozenset({CHECK_GAP})
 #: Lessons learned from a failure. Each is said at its own moment (its trigger, or the failure it
 #: knows), never because a prompt shares words with it: at prompts, blind judges found them said
 #: where nothing was about to fail (a test-suite reminder 38 times, a layout lesson 30 times).
-LESSON_SIGNALS: Final = frozenset({COMMAND_FIX, CHECK_RULE, CHECK_GAP, WRONG_PLACE, ERROR_FIX, ASKED_TESTS})
+LESSON_SIGNALS: Final = frozenset({COMMAND_FIX, CHECK_RULE, CHECK_GAP, WRONG_PLACE, ERROR_FIX, ASKED_TESTS,
+                                   SHELL_STRAY})
 #: A checker's rule code at the start of its message ("G104: Errors unhandled"): a linter that
 #: groups many rules under one name (gosec) is matched by the code, not the name.
 _RULE_CODE: Final = re.compile(r'reports `[^`]+`: "([A-Z]{1,5}\d{2,5})\b')
