@@ -377,6 +377,9 @@ def test_said_before_the_first_code_change_not_at_start_nor_before_tests_or_docs
     said = edit("core/payments.py", "u3")
     assert f"#{mid}" in said and "2 earlier sessions" in said
     assert f"#{mid}" not in edit("core/payments.py", "u4")  # once a session
+    failed = {"file_path": str(h.root / "core" / "payments.py"), "old_string": "zz", "new_string": "b"}
+    hook(h, "tool-failed", "t1", tool_name="Edit", tool_input=failed, tool_use_id="u5", error="String not found")
+    assert f"#{mid}" not in edit("core/payments.py", "u6")  # a failed edit is not the change happening again
 
 
 def test_a_stray_cd_a_shell_read_and_a_search_from_the_shells_folder_are_named(project: Any) -> None:

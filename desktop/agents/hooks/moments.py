@@ -68,7 +68,10 @@ def _evidence(m: Memory) -> str:
     """Where a lesson comes from, in a few words (counted, never estimated)."""
     if m.source in ("user_taught", "imported") or m.metadata.get("signal") == "user_rule":
         return "your rule"
-    sessions = len(m.provenance_session_ids)
+    # A lesson that waited for a second session is created by that one: the sessions it counted
+    # before it was stored are in its metadata.
+    counted = m.metadata.get("sessions")
+    sessions = max(len(m.provenance_session_ids), counted if isinstance(counted, int) else 0)
     return f"seen in {sessions} earlier session{'s' if sessions != 1 else ''}" if sessions else "learned here"
 
 
@@ -199,8 +202,10 @@ class ToolMoments:
         open_ids = set(self.outcomes.open_ids(call.session_id))
         if not open_ids:
             return
+        # A failed edit wrote nothing: it is not the warned construct or change happening anyway.
         hit = [w.memory.id for w in warnings_for(self.project.db.reads.conn(), self.project.memories, shape,
-                                                 self.root, limit=20, output=output) if w.memory.id in open_ids]
+                                                 self.root, limit=20, output=output)
+               if w.memory.id in open_ids and w.trigger.kind not in WRITE_TRIGGERS]
         if hit:
             self.outcomes.repeated(call.session_id, hit, call.tool_use_id).result(5)
 
