@@ -21,9 +21,7 @@ from desktop.memory.store.record_schema import SQL_INT_MAX, check_fields
 from desktop.memory.store.rows import fingerprint, to_column
 from desktop.memory.store.sources import drop_sources
 from desktop.memory.store.writer import Tx, WriteOp
-from desktop.memory.triggers.derive import MAX_TRIGGERS as MAX_LESSON_TRIGGERS
-from desktop.memory.triggers.index import index_memory
-from desktop.memory.triggers.model import CODE
+from desktop.memory.triggers.index import index_memory, merge_constructs
 from desktop.memory.trust import (
     AGENT_MAX_CONFIDENCE,
     CONFIRMED_CONFIDENCE,
@@ -256,33 +254,8 @@ class AddMemories(WriteOp[list[AddResult]]):
              json.dumps(merge(old_mods, item.related_modules)),
              json.dumps(merge(old_sessions, item.provenance_session_ids)),
              json.dumps(merge(old_prov, provenance)[-20:], ensure_ascii=False), tx.now, mid))
-        self._merge_triggers(tx, int(mid), str(mtype), str(content), str(source), old_meta, item.metadata)
+        merge_constructs(tx, int(mid), str(mtype), str(content), str(source), old_meta, item.metadata)
         return AddResult(int(mid), False)
-
-    @staticmethod
-    def _merge_triggers(tx: Tx, mid: int, mtype: str, content: str, source: str, old_meta: Any,
-                        new_meta: dict[str, Any]) -> None:
-        """A lesson learned again with a construct it did not have (another line shape the checker
-        flagged) fires on that one too from now on. Only constructs: a command trigger learned again
-        stays as first learned, since a broader one would fire (and be contradicted) where the
-        lesson was never shown true."""
-        new = new_meta.get("triggers") if isinstance(new_meta, dict) else None
-        if not isinstance(new, list) or not new:
-            return
-        try:
-            meta = json.loads(old_meta) if isinstance(old_meta, str) and old_meta else {}
-        except ValueError:
-            return
-        if not isinstance(meta, dict):
-            return
-        had = meta.get("triggers")
-        old: list[Any] = had if isinstance(had, list) else []
-        merged = old + [t for t in new if isinstance(t, dict) and t.get("kind") == CODE and t not in old]
-        if len(merged) == len(old):
-            return
-        meta["triggers"] = merged[:MAX_LESSON_TRIGGERS]
-        tx.execute("UPDATE memories SET metadata = ? WHERE id = ?", (json.dumps(meta, ensure_ascii=False), mid))
-        index_memory(tx, mid, mtype, content, source, meta)
 
 
 def check_id(memory_id: Any) -> int:

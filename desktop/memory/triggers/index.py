@@ -15,8 +15,8 @@ from typing import Any, ClassVar, Final
 
 from desktop.memory.store.live import LIVE_MEMORY_SQL
 from desktop.memory.store.writer import Tx, WriteOp
-from desktop.memory.triggers.derive import triggers_of
-from desktop.memory.triggers.model import CallShape, Trigger
+from desktop.memory.triggers.derive import MAX_TRIGGERS, triggers_of
+from desktop.memory.triggers.model import CODE, CallShape, Trigger
 
 log = logging.getLogger("engram.triggers")
 
@@ -34,6 +34,28 @@ def index_memory(tx: Tx, memory_id: int, mtype: str, content: str, source: str, 
         tx.execute("INSERT OR IGNORE INTO memory_triggers(memory_id, kind, key, spec) VALUES (?,?,?,?)",
                    (memory_id, trig.kind, trig.key, trig.spec()))
     return len(found)
+
+
+def merge_constructs(tx: Tx, memory_id: int, mtype: str, content: str, source: str, old_meta: Any,
+                     new_meta: dict[str, Any]) -> None:
+    """A lesson learned again with a construct it did not have (another line shape the checker
+    flagged) fires on that one too from now on. Only constructs: a command trigger learned again
+    stays as first learned, since a broader one would fire (and be contradicted) where the lesson
+    was never shown true."""
+    new = new_meta.get("triggers") if isinstance(new_meta, dict) else None
+    if not isinstance(new, list) or not new:
+        return
+    meta = old_meta if isinstance(old_meta, dict) else _json(old_meta)
+    if not meta and old_meta not in (None, "", "{}"):
+        return  # unreadable metadata is kept as it is, not overwritten
+    had = meta.get("triggers")
+    old: list[Any] = had if isinstance(had, list) else []
+    merged = old + [t for t in new if isinstance(t, dict) and t.get("kind") == CODE and t not in old]
+    if len(merged) == len(old):
+        return
+    meta["triggers"] = merged[:MAX_TRIGGERS]
+    tx.execute("UPDATE memories SET metadata = ? WHERE id = ?", (json.dumps(meta, ensure_ascii=False), memory_id))
+    index_memory(tx, memory_id, mtype, content, source, meta)
 
 
 def _json(value: Any) -> dict[str, Any]:
