@@ -33,3 +33,8 @@ def test_what_each_agent_writes() -> None:
     patch = "*** Begin Patch\n*** Update File: a.go\n@@\n-old()\n+x, _ := f()\n+++ b/a.go\n"
     assert written_text({"input": patch}) == "x, _ := f()"
     assert written_shapes(["x, _ := f()", "", "y, _ := g() //nolint:errcheck", "w"]) == ("w, _ := w(",)
+
+
+def test_a_caret_after_the_first_parenthesis_gives_no_shape() -> None:
+    """The shape stops at the first ``(``: a construct after it would leave a shape of any call."""
+    assert flagged_shape("def f(x=[]):", "        ^^") == ""

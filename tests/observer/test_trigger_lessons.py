@@ -224,3 +224,18 @@ def test_a_piped_checker_that_names_rules_failed_and_fmt_then_lint_is_the_same_c
         assert [r.data["rule"] for r in rules] == ["errcheck"], failing
     quiet = Seq().bash("mise run lint 2>&1 | tail -20", "0 issues.")
     assert "check_rule" not in kinds(digest_of(quiet.bash("mise run lint", "0 issues.").end()))
+
+
+RUFF_FULL = ("B006 Do not use mutable data structures for argument defaults\n --> b.py:1:9\n  |\n"
+             "1 | def f(x=[]):\n  |         ^^\n2 |     y = 1;\n  |\n\n"
+             "E703 [*] Statement ends with an unnecessary semicolon\n --> b.py:2:10\n  |\n1 | def f(x=[]):\n"
+             "2 |     y = 1;\n  |          ^\n3 |     return x\n  |\n\nFound 2 errors.\n")
+
+
+def test_ruffs_default_format_and_its_gutter_caret() -> None:
+    """ruff prints the rule first and the file on a ``-->`` line, the code in a numbered gutter."""
+    found = diagnostics(RUFF_FULL)
+    assert found["E703"][:2] == ["Statement ends with an unnecessary semicolon", "b.py"]
+    assert found["E703"][2] == ["w = 0;"]
+    assert found["B006"][2] == []  # the caret is inside what a shape drops (after the first "(")
+    assert diagnostics("E501 is a rule we like\nnothing follows") == {}  # a code alone is no diagnostic

@@ -56,6 +56,12 @@ _DIAGNOSTICS: Final = (
     re.compile(r"^error\[(?P<rule>E\d{4})\]:\s+(?P<msg>.+)$"),
 )
 _RUST_AT: Final = re.compile(r"^\s*-->\s+" + _FILE + r":(?P<line>\d+)")
+#: ruff's default ("full") format: ``E711 message`` with the file on the ``-->`` line after it.
+_CODE_HEADER: Final = re.compile(r"^(?P<rule>[A-Z]{1,4}\d{2,4})(?:\s+\[\*\])?\s+(?P<msg>\S.+)$")
+#: A gutter frame (ruff, rustc, biome): ``4 |     if x == None:`` then ``  |        ^^^^``.
+_GUTTER_SOURCE: Final = re.compile(r"^\s*\d+\s*\|(?: (?P<code>.*))?$")
+_GUTTER_CARET: Final = re.compile(r"^\s*\| ?(?P<pad> *)\^")
+_FRAME_LINES: Final = 12
 #: Rule names checkers give plain compile errors (golangci-lint's ``typecheck``): the code was
 #: broken, no project rule was learned.
 _COMPILE_RULES: Final = frozenset({"typecheck", "compile", "syntax"})
@@ -78,22 +84,46 @@ def diagnostics(output: str) -> dict[str, list[Any]]:
                 found[pending_rust][1] = at.group("file")
                 pending_rust = None
                 continue
-        for rx in _DIAGNOSTICS:
-            m = rx.search(line.strip())
-            if not m:
-                continue
-            rule = m.group("rule")
-            if rule not in found and rule not in _COMPILE_RULES and len(found) < 12:
-                file = m.groupdict().get("file") or ""
-                found[rule] = [general_message(m.group("msg")), file.removeprefix("./"), []]
-                if not file:
-                    pending_rust = rule
-            if rule in found and i + 2 < len(lines):
-                flagged = flagged_shape(lines[i + 1], lines[i + 2])
-                if flagged and flagged not in found[rule][2] and len(found[rule][2]) < MAX_SHAPES:
-                    found[rule][2].append(flagged)
-            break
+        m = _match(line.strip(), lines[i + 1] if i + 1 < len(lines) else "")
+        if m is None:
+            continue
+        rule, msg, file = m
+        if rule not in found and rule not in _COMPILE_RULES and len(found) < 12:
+            found[rule] = [general_message(msg), file.removeprefix("./"), []]
+            if not file:
+                pending_rust = rule
+        if rule in found:
+            flagged = _caret_shape(lines, i)
+            if flagged and flagged not in found[rule][2] and len(found[rule][2]) < MAX_SHAPES:
+                found[rule][2].append(flagged)
     return found
+
+
+def _match(line: str, after: str) -> tuple[str, str, str] | None:
+    """(rule, message, file) of a diagnostic line ('' file: it follows on a ``-->`` line)."""
+    for rx in _DIAGNOSTICS:
+        m = rx.search(line)
+        if m:
+            return m.group("rule"), m.group("msg"), m.groupdict().get("file") or ""
+    head = _CODE_HEADER.match(line)
+    at = _RUST_AT.match(after) if head else None
+    if head is not None and at is not None:
+        return head.group("rule"), head.group("msg"), at.group("file")
+    return None
+
+
+def _caret_shape(lines: list[str], i: int) -> str:
+    """The construct a diagnostic's caret points at: the source and caret lines right after it
+    (golangci-lint), or the first caret of the gutter frame that follows (ruff, rustc)."""
+    if i + 2 < len(lines):
+        direct = flagged_shape(lines[i + 1], lines[i + 2])
+        if direct:
+            return direct
+    for j in range(i + 1, min(i + _FRAME_LINES, len(lines) - 1)):
+        source, caret = _GUTTER_SOURCE.match(lines[j]), _GUTTER_CARET.match(lines[j + 1])
+        if source is not None and caret is not None:
+            return flagged_shape(source.group("code") or "", caret.group("pad") + "^")
+    return ""
 
 
 #: The annotation itself in an edit's new text (up to the reason the project asks for).

@@ -53,8 +53,12 @@ def on_construct(source: str, caret: str) -> bool:
 
 
 def flagged_shape(source: str, caret: str) -> str:
-    """The shape a checker's caret flagged, or '' when it points at a name, a literal or nothing."""
+    """The shape a checker's caret flagged, or '' when it points at a name, a literal or nothing,
+    or inside the part of the line a shape drops (after its first ``(``: ``def f(x=[])``)."""
     if not on_construct(source, caret) or _ANNOTATED.search(source):
+        return ""
+    paren = source.find("(")
+    if 0 <= paren < caret.find("^"):
         return ""
     found = shape(source)
     # A shape of one token (``w(``) is every call: no moment in it.
