@@ -46,3 +46,12 @@ def test_a_second_session_makes_it_a_lesson(db: Database) -> None:
                                    "WHERE json_extract(metadata, '$.signal') = 'shell_stray'").fetchall()
     assert len(rows) == 1 and rows[0][1] == 0 and rows[0][2] == 0
     assert "keeps its folder" in rows[0][0] and "`cd cmd/cli/strategy`" in rows[0][0]
+
+
+def test_an_error_about_another_path_is_not_the_shells_folder() -> None:
+    """From a subfolder, a command whose failure names another file (a hook's script) did not
+    miss the path it was given."""
+    s = Seq().bash("cd specs/fixtures && ls", "ok").bash(
+        "cd specs/fixtures && echo hi", "python3: can't open file '.claude/validate.py': [Errno 2] No such file "
+        "or directory", error=True)
+    assert "shell_stray" not in kinds(digest_of(s.end()))

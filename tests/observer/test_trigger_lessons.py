@@ -239,3 +239,13 @@ def test_ruffs_default_format_and_its_gutter_caret() -> None:
     assert found["E703"][2] == ["w = 0;"]
     assert found["B006"][2] == []  # the caret is inside what a shape drops (after the first "(")
     assert diagnostics("E501 is a rule we like\nnothing follows") == {}  # a code alone is no diagnostic
+
+
+def test_a_ci_log_viewed_is_not_a_checker_run() -> None:
+    """``gh run view --log-failed`` prints a CI run's diagnostics; viewing another run later proves
+    no fix of this checkout."""
+    s = Seq().bash("gh run view 1 --log-failed", GOLANGCI, error=True)
+    s.call("Edit", ("cmd/cli/resume.go",), old_string="return findCheckpoint(head, nil), nil",
+           new_string="return findCheckpoint(head, nil), nil //nolint:nilerr // best effort")
+    s.bash("gh run view 2 --log-failed", "ok")
+    assert "check_rule" not in kinds(digest_of(s.end()))

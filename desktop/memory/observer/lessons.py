@@ -92,7 +92,7 @@ def command_category(command: str) -> str | None:
     """
     bare = _QUOTED.sub("''", command.split("|")[0])
     last = bare.split("&&")[-1].strip()
-    if re.match(r"(?:git|gh|echo|cat|grep|rg|ls|which|find)\b", last):
+    if re.match(trigger_lessons.NOT_CHECKERS, last):
         return None
     for name, rx in _CATEGORIES:
         if rx.search(bare):

@@ -32,6 +32,12 @@ def _root_relative(path: str, folder: str) -> bool:
     return bool(folder) and clean.split("/", 1)[0] == folder.split("/", 1)[0]
 
 
+def _tail(path: str) -> str:
+    """The part of a path an error message quotes whatever it was relative to (its last name)."""
+    parts = [p for p in path.removeprefix("./").rstrip("/").split("/") if p and p != "..."]
+    return parts[-1] if parts else path
+
+
 def on_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:
     """A call that failed from a subfolder on a path from the project root."""
     if not ev.is_error or SHELL_STRAY in sp.signals or not _MISSING.search(ev.output[:2000]):
@@ -47,8 +53,8 @@ def on_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:
         folder = str(sp.ev.get("shell", {}).get("cwd") or "")
         raw = str(pend["look"].get("path") or "")
         named = raw if _root_relative(raw, folder) else ""
-    if not named:
-        return
+    if not named or _tail(named) not in ev.output[:2000]:
+        return  # the error is about another path (a hook's script, a file the command opened)
     call = str(pend.get("command") or f"{pend.get('tool', ev.tool)} {named}")
     data = {"folder": folder, "path": named, "call": redact_then_cut(call, 120),
             "error": excerpt(ev.output.strip().splitlines()[-1] if ev.output.strip() else "", 100),

@@ -36,6 +36,9 @@ LOOK_WINDOW: Final = 8
 MAX_MISSES: Final = 4
 MAX_RULES: Final = 4
 MAX_SHAPES: Final = 3
+#: Programs that show, fetch or search, never check the code here (``gh run view`` prints a CI
+#: run's log: its diagnostics are that run's, and viewing another run later proves no fix).
+NOT_CHECKERS: Final = r"(?:git|gh|echo|cat|grep|rg|ls|which|find)\b"
 _EMPTY: Final = re.compile(r"^\s*(?:No (?:files|matches) found\.?|Found 0 (?:files|matches)\.?|0 matches?\.?|"
                            r"No such file or directory|)\s*$", re.I)
 _MISSING: Final = re.compile(r"does not exist|no such file or directory|not found|ENOENT|cannot find the path",
@@ -275,7 +278,7 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
     name = " ".join(key)
     checks: dict[str, Any] = sp.ev.setdefault("checks", {})
     passed: dict[str, Any] = sp.ev.setdefault("passed", {})
-    checked = category in ("lint", "test", "build") or len(key) > 1
+    checked = category in ("lint", "test", "build") or (len(key) > 1 and not re.match(NOT_CHECKERS, key[0]))
     rules = diagnostics(output) if checked and (is_error or _filtered(parsed)) else {}
     if is_error or rules:
         if rules:
