@@ -52,10 +52,17 @@ def _run(cmd: list[str], env: dict[str, str], stdin: str = "") -> tuple[float, s
     return (time.perf_counter() - t) * 1000, done.stdout
 
 
+#: A 40-line edit of Go code, as agents write them (shapes are computed for every line).
+_GO_EDIT = "\n".join(f"\tv{i}, err := store.Load{i}(ctx, id)\n\tif err != nil {{\n\t\treturn fmt.Errorf(\"load: %w\", "
+                     f"err)\n\t}}" for i in range(10))
+
+
 def _lesson(i: int) -> NewMemory:
     """A learned lesson with a command trigger and one about a kind of file (as issue 25 stores them)."""
     trig = [Trigger(COMMAND, f"tool{i % 50}", (f"run{i % 7}",), (f"--flag{i % 3}",)).as_json(),
-            Trigger(EDIT, ".go", path=f"pkg{i % 9}").as_json()]
+            Trigger(EDIT, ".go", path=f"pkg{i % 9}").as_json(),
+            # a construct a checker flagged (kind "code": code older than issue 25's third session skips it)
+            {"kind": "code", "key": f"w, _ := w{i % 20}("}]
     return NewMemory(content=f"`tool{i % 50} run{i % 7} --flag{i % 3}` fails here (lesson {i}); use --other.",
                      type="gotcha", source="observer_inferred", confidence=0.85,
                      metadata={"signal": "command_fix", "triggers": trig})
@@ -101,6 +108,11 @@ def main() -> None:
                                          "tool_name": "Edit", "tool_use_id": f"e{n}",
                                          "tool_input": {"file_path": str(root / f"pkg{n % 9}" / "mod.go"),
                                                         "old_string": "a", "new_string": "b"}},
+        "before-tool (code edit)": lambda n: {"session_id": f"b-{n}", "cwd": str(root),
+                                              "hook_event_name": "PreToolUse", "tool_name": "Edit",
+                                              "tool_use_id": f"c{n}",
+                                              "tool_input": {"file_path": str(root / f"pkg{n % 9}" / "mod.go"),
+                                                             "old_string": "a", "new_string": _GO_EDIT}},
         "after-tool": lambda n: {"session_id": "b-after", "cwd": str(root), "hook_event_name": "PostToolUse",
                                  "tool_name": "Bash", "tool_use_id": f"p{n}",
                                  "tool_input": {"command": "go test ./..."},
