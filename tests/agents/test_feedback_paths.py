@@ -94,23 +94,18 @@ def test_engrams_own_agent_hears_a_lesson_for_the_call_it_makes(project: Any) ->
     assert lesson not in results[1].data["augmented"]  # once a session
 
 
-def test_engrams_own_agent_hears_the_construct_and_the_tests_lessons_before_writing_code(project: Any) -> None:
-    """Issue 25 from the agent door: what an edit writes fires the checker's rule (its construct) and
-    the tests the user keeps asking for; an edit of a test file fires neither."""
-    from desktop.memory.triggers.model import CHANGE, CODE, Trigger
+def test_engrams_own_agent_hears_the_construct_lesson_before_writing_it(project: Any) -> None:
+    """Issue 25 from the agent door: what an edit writes fires the checker's rule (its construct);
+    an edit that writes other code does not."""
+    from desktop.memory.triggers.model import CODE, Trigger
 
     rule = add(project, "`make lint` reports `errcheck`: \"Error return value is not checked\"; where it is intended, "
                "the line is annotated `//nolint:errcheck // <reason>`.", type="error_pattern",
                source="observer_inferred", confidence=0.9,
                metadata={"signal": "check_rule", "signal_key": "check_rule:errcheck",
                          "triggers": [Trigger(CODE, "w, _ := w(").as_json()]})
-    tests = add(project, "Add tests with each code change here, without waiting to be asked: once code had changed "
-                "without tests, the user asked for them (\"can we add a test?\").", type="preference",
-                source="observer_inferred", confidence=0.9,
-                metadata={"signal": "asked_tests", "triggers": [Trigger(CHANGE, "*").as_json()]})
     access = StoreMemoryAccess(project)
-    write_test = {"file_path": "tests/test_payments.py", "old_string": "a", "new_string": "b"}
-    assert access.warnings_for("Edit", write_test, ["tests/test_payments.py"]) == []
+    other = {"file_path": "core/payments.py", "old_string": "a", "new_string": "v, err := parse(x)"}
+    assert access.warnings_for("Edit", other, ["core/payments.py"]) == []
     write_code = {"file_path": "core/payments.py", "old_string": "a", "new_string": "v, _ := parse(x)"}
-    said = {m.id for m in access.warnings_for("Edit", write_code, ["core/payments.py"])}
-    assert said == {rule, tests}
+    assert [m.id for m in access.warnings_for("Edit", write_code, ["core/payments.py"])] == [rule]

@@ -354,32 +354,25 @@ def test_gemini_hears_the_flagged_construct_after_its_edit(project: Any) -> None
     assert f"#{mid}" not in before and f"#{mid}" in after
 
 
-def test_said_before_the_first_code_change_not_at_start_nor_before_tests_or_docs(project: Any) -> None:
-    """The tests the user keeps asking for, before the session's first change of code (issues 25, 26)."""
-    from desktop.memory.triggers.model import CHANGE, Trigger
-
+def test_the_tests_habit_is_given_when_asked_never_volunteered(project: Any) -> None:
+    """Said before the first code change of every session, two blind judges found it noise (75 of
+    100 replayed sessions): no hook says it, a search finds it (issues 25, 26)."""
     ask = "can you add some tests for the new functionality?"
     mid = int(project.memories.add(NewMemory(
         content=f'Add tests with each code change here, without waiting to be asked: once code had changed '
                 f'without tests, the user asked for them ("{ask}").', type="preference",
         source="observer_inferred", confidence=0.95, provenance_session_ids=["a", "b"],
-        metadata={"signal": "asked_tests", "signal_key": "asked_tests",
-                  "triggers": [Trigger(CHANGE, "*").as_json()]})).result(10).id)
+        metadata={"signal": "asked_tests", "signal_key": "asked_tests"})).result(10).id)
     h = Handlers(project)
+    said = [hook(h, "session-start", "t1", source="startup"),
+            hook(h, "prompt", "t1", prompt="add tests for the refund change"),
+            hook(h, "before-tool", "t1", tool_name="Edit", tool_use_id="u1",
+                 tool_input={"file_path": str(h.root / "core/payments.py"), "old_string": "a", "new_string": "b"})]
+    assert not any(f"#{mid}" in s or f'id="{mid}"' in s for s in said)
+    from desktop.agents.memory_access import StoreMemoryAccess
 
-    def edit(path: str, use: str) -> str:
-        return hook(h, "before-tool", "t1", tool_name="Edit", tool_use_id=use,
-                    tool_input={"file_path": str(h.root / path), "old_string": "a", "new_string": "b"})
-
-    assert f"#{mid}" not in hook(h, "session-start", "t1", source="startup")
-    assert f"#{mid}" not in edit("tests/test_payments.py", "u1")
-    assert f"#{mid}" not in edit("README.md", "u2")
-    said = edit("core/payments.py", "u3")
-    assert f"#{mid}" in said and "2 earlier sessions" in said
-    assert f"#{mid}" not in edit("core/payments.py", "u4")  # once a session
-    failed = {"file_path": str(h.root / "core" / "payments.py"), "old_string": "zz", "new_string": "b"}
-    hook(h, "tool-failed", "t1", tool_name="Edit", tool_input=failed, tool_use_id="u5", error="String not found")
-    assert f"#{mid}" not in edit("core/payments.py", "u6")  # a failed edit is not the change happening again
+    asked = StoreMemoryAccess(project).search("add tests with each code change", limit=5)  # the MCP door's search
+    assert mid in [m.id for m in asked]
 
 
 def test_a_stray_cd_a_shell_read_and_a_search_from_the_shells_folder_are_named(project: Any) -> None:

@@ -1,6 +1,6 @@
 """The tests the user asks for once code changed without them (issues 25 and 26): learned from what
 happened (untested change, the user's question, test edits answering it), a habit only when another
-session shows it again, said before the first code change of a later session."""
+session shows it again; given when asked for, never volunteered (tests/hooks/test_moments.py)."""
 
 from __future__ import annotations
 
@@ -49,5 +49,5 @@ def test_one_session_is_a_request_two_are_a_habit(db: Database) -> None:
     ).fetchall()
     assert len(rows) == 1 and rows[0][1] == 0 and rows[0][2] == "preference"
     assert rows[0][0].startswith("Add tests with each code change here") and "resume path?" in rows[0][0]
-    trig = db.reads.conn().execute("SELECT kind, key FROM memory_triggers").fetchall()
-    assert [(str(k), str(v)) for k, v in trig] == [("change", "*")]
+    # learned, not volunteered: no trigger (two blind judges found it noise before every first change)
+    assert db.reads.conn().execute("SELECT count(*) FROM memory_triggers").fetchall()[0][0] == 0

@@ -4,8 +4,10 @@ Judged from what happened, not from phrase lists: the session had changed code a
 since; the user then asked a short question naming tests ("can we add a test?", "do we have
 tests for this?"); and the agent's next edits, before the user spoke again, were to test files.
 One such turn is that day's request. The same in another session is the user's habit, which a
-new colleague would be told on day one: write the tests with the change, unasked. The lesson
-fires before the first edit of code (not of tests, docs or configuration) in later sessions.
+new colleague would be told on day one: write the tests with the change, unasked. It is learned,
+not volunteered: said before the first code change of every later session (75 of 100 replayed
+sessions), two blind judges found it not worth its tokens there; search and MCP give it when asked,
+and the moment it belongs to (a check passing on untested changes) needs the session's own state.
 
 The only word read is "test", a loan word in most languages programmers write in; the question
 mark is structural. A pasted review, a harness message or a subagent's brief is not the user
@@ -14,6 +16,7 @@ asking (``utterances.user_utterance``).
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Final
 
@@ -23,14 +26,23 @@ from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import ASKED_TESTS, Signal
 from desktop.memory.observer.utterances import user_utterance
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.model import CHANGE, Trigger, is_code_change
 
 #: A request, not a pasted text or a brief: the user's own short question.
 MAX_ASK_CHARS: Final = 300
 _NAMES_TESTS: Final = re.compile(r"\btest(?:s|ing|e|en|es)?\b", re.I)
 _STATE: Final = "asked_tests"
+#: Files that are not code: prose, configuration, data, lock files and images.
+_NOT_CODE: Final = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc", ".yaml", ".yml", ".toml", ".json",
+                              ".ini", ".cfg", ".conf", ".lock", ".sum", ".mod", ".csv", ".tsv", ".xml", ".svg",
+                              ".png", ".jpg", ".jpeg", ".gif", ".ico", ".env", ".gitignore", ".log"})
 #: Sessions whose prompts another agent or the harness wrote (prose_lessons skips them too).
 _NOT_THE_USER: Final = frozenset({"subagent", "compaction"})
+
+
+def is_code_change(path: str) -> bool:
+    """True for a source file that is not a test (an extension, and not prose, configuration or data)."""
+    ext = posixpath.splitext(path)[1].lower()
+    return bool(ext) and ext not in _NOT_CODE and not is_test_file(path)
 
 
 def on_user(sp: Scratchpad, ev: UserMessage) -> None:
@@ -56,7 +68,7 @@ def on_edit(sp: Scratchpad, path: str, step: int) -> None:
         ask = state["ask"]
         if ask is not None and not state["done"]:
             state["done"] = True  # one piece of evidence a session
-            data = {"text": ask["text"], "events": [ask["event"]], "triggers": [Trigger(CHANGE, "*").as_json()]}
+            data = {"text": ask["text"], "events": [ask["event"]]}
             sp.add_signal(Signal(ASKED_TESTS, ASKED_TESTS, step, [], data, [ask["text"]]))
     elif is_code_change(path):
         state["untested"] = True

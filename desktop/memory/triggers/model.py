@@ -12,9 +12,7 @@ triggers whose index key it mentions are checked against it. Three kinds:
 * ``edit``: an edit or write of a file under ``path`` ending in ``key`` (an extension, the
   file name itself, or ``*`` for any file);
 * ``code``: an edit or write whose new text has a line of the shape ``key`` (``code_shape``): the
-  construct a checker flagged before, about to be written again;
-* ``change``: an edit or write of code that is not a test (``key`` is ``*``): a change the
-  project's habits govern (the tests the user wants with it).
+  construct a checker flagged before, about to be written again.
 """
 
 from __future__ import annotations
@@ -29,28 +27,16 @@ from typing import Any, Final
 from desktop.memory.observer.command_shape import Command, parse, resolve_dir
 from desktop.memory.triggers.code_shape import written_shapes, written_text
 
-COMMAND, PATH, EDIT, CODE, CHANGE = "command", "path", "edit", "code", "change"
-KINDS: Final = (COMMAND, PATH, EDIT, CODE, CHANGE)
+COMMAND, PATH, EDIT, CODE = "command", "path", "edit", "code"
+KINDS: Final = (COMMAND, PATH, EDIT, CODE)
 #: Triggers about what an edit writes: they fire before it (or after it, for an agent that reads
 #: nothing before a call), never after an edit that failed and so wrote nothing.
-WRITE_TRIGGERS: Final = frozenset({CODE, CHANGE})
+WRITE_TRIGGERS: Final = frozenset({CODE})
 #: Canonical tools (observer/tool_names) by what they do to a path.
 LOOK_TOOLS: Final = frozenset({"Read", "Grep", "Glob", "LS"})
 EDIT_TOOLS: Final = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 ANY_FILE: Final = "*"
-#: Files that are not code: prose, configuration, data, lock files and images.
-_NOT_CODE: Final = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc", ".yaml", ".yml", ".toml", ".json",
-                              ".ini", ".cfg", ".conf", ".lock", ".sum", ".mod", ".csv", ".tsv", ".xml", ".svg",
-                              ".png", ".jpg", ".jpeg", ".gif", ".ico", ".env", ".gitignore", ".log"})
 _PATH_ARG: Final = re.compile(r"^\.?[\w@+-][\w@.+-]*(?:/[\w@.+*-]*)+$|^[\w@+-][\w@+-]*\.[A-Za-z]\w{0,7}$")
-
-
-def is_code_change(path: str) -> bool:
-    """True for a source file that is not a test (an extension, and not prose, configuration or data)."""
-    from desktop.memory.graph.resolve import is_test_file
-
-    ext = posixpath.splitext(path)[1].lower()
-    return bool(ext) and ext not in _NOT_CODE and not is_test_file(path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +105,6 @@ class CallShape:
                 out.append((EDIT, posixpath.basename(p)))
                 out.append((EDIT, ANY_FILE))
         out += [(CODE, c) for c in self.code]
-        if self.tool in EDIT_TOOLS and any(is_code_change(p) for p in self.paths):
-            out.append((CHANGE, ANY_FILE))
         return list(dict.fromkeys(out))
 
 
@@ -164,6 +148,4 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
             for p in call.paths)
     if trigger.kind == CODE:
         return call.tool in EDIT_TOOLS and trigger.key in call.code
-    if trigger.kind == CHANGE:
-        return call.tool in EDIT_TOOLS and any(is_code_change(p) for p in call.paths)
     return False
