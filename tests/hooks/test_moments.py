@@ -336,8 +336,8 @@ def test_a_checkers_rule_is_said_before_an_edit_writes_the_construct_it_flagged(
     assert f"#{mid}" in edit("e2", "u6", "root, _ := paths.Root()")[0]
 
 
-def test_gemini_hears_the_flagged_construct_after_its_edit(project: Any) -> None:
-    """Gemini CLI reads no context before a call: the construct's rule comes right after the edit."""
+def comparison_lesson(project: Any) -> int:
+    """A checker's rule whose caret flagged ``== None`` (shape ``w w == w:``); its memory id."""
     from desktop.memory.triggers.model import CODE, Trigger
 
     mid = int(project.memories.add(NewMemory(
@@ -346,6 +346,12 @@ def test_gemini_hears_the_flagged_construct_after_its_edit(project: Any) -> None
         metadata={"signal": "check_rule", "signal_key": "check_rule:E711",
                   "triggers": [Trigger(CODE, "w w == w:").as_json()]})).result(10).id)
     flush(project)
+    return mid
+
+
+def test_gemini_hears_the_flagged_construct_after_its_edit(project: Any) -> None:
+    """Gemini CLI reads no context before a call: the construct's rule comes right after the edit."""
+    mid = comparison_lesson(project)
     h = Handlers(project)
     args = {"file_path": str(h.root / "core" / "payments.py"), "content": "if total == None:\n    pass\n"}
     before = hook(h, "before-tool", "g1", "gemini", tool_name="write_file", tool_input=args, tool_use_id="w1")
@@ -393,14 +399,7 @@ def test_a_stray_cd_a_shell_read_and_a_search_from_the_shells_folder_are_named(p
 
 def test_codex_hears_the_flagged_construct_before_its_patch_writes_it(project: Any) -> None:
     """Codex edits by patch: the added lines are what it writes."""
-    from desktop.memory.triggers.model import CODE, Trigger
-
-    mid = int(project.memories.add(NewMemory(
-        content="`ruff check` reports `E711`: comparison to None; write `is None`.", type="gotcha",
-        source="observer_inferred", confidence=0.9,
-        metadata={"signal": "check_rule", "signal_key": "check_rule:E711",
-                  "triggers": [Trigger(CODE, "w w == w:").as_json()]})).result(10).id)
-    flush(project)
+    mid = comparison_lesson(project)
     h = Handlers(project)
     patch = ("*** Begin Patch\n*** Update File: core/payments.py\n@@\n-if total is None:\n+if total == None:\n"
              "*** End Patch\n")

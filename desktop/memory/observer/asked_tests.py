@@ -20,8 +20,10 @@ import posixpath
 import re
 from typing import Final
 
+from desktop.memory.graph.languages import PROSE_EXTENSIONS
 from desktop.memory.graph.resolve import is_test_file
 from desktop.memory.observer.events import UserMessage
+from desktop.memory.observer.prose_lessons import NOT_THE_USER
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import ASKED_TESTS, Signal
 from desktop.memory.observer.utterances import user_utterance
@@ -31,12 +33,10 @@ from desktop.memory.privacy.boundary import redact_then_cut
 MAX_ASK_CHARS: Final = 300
 _NAMES_TESTS: Final = re.compile(r"\btest(?:s|ing|e|en|es)?\b", re.I)
 _STATE: Final = "asked_tests"
-#: Files that are not code: prose, configuration, data, lock files and images.
-_NOT_CODE: Final = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc", ".yaml", ".yml", ".toml", ".json",
-                              ".ini", ".cfg", ".conf", ".lock", ".sum", ".mod", ".csv", ".tsv", ".xml", ".svg",
-                              ".png", ".jpg", ".jpeg", ".gif", ".ico", ".env", ".gitignore", ".log"})
-#: Sessions whose prompts another agent or the harness wrote (prose_lessons skips them too).
-_NOT_THE_USER: Final = frozenset({"subagent", "compaction"})
+#: Files that are not code: what the code index reads as prose, and data, lock files and images.
+_NOT_CODE: Final = PROSE_EXTENSIONS | frozenset({".adoc", ".conf", ".lock", ".sum", ".mod", ".csv", ".tsv", ".xml",
+                                                 ".svg", ".png", ".jpg", ".jpeg", ".gif", ".ico", ".env",
+                                                 ".gitignore", ".log"})
 
 
 def is_code_change(path: str) -> bool:
@@ -50,7 +50,7 @@ def on_user(sp: Scratchpad, ev: UserMessage) -> None:
     closes the one before (its turn is over)."""
     state = sp.ev.setdefault(_STATE, {"untested": False, "ask": None, "done": False})
     state["ask"] = None
-    if state["done"] or not state["untested"] or sp.parent_session_id or sp.session_type in _NOT_THE_USER:
+    if state["done"] or not state["untested"] or sp.parent_session_id or sp.session_type in NOT_THE_USER:
         return
     said = user_utterance(ev.text, ev.origin)
     if said is None:

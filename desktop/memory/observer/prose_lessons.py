@@ -35,7 +35,7 @@ from desktop.memory.privacy.boundary import redacted_key
 
 #: Sessions that never carry the user's words: a sub-agent's "prompt" is its parent's brief,
 #: a compaction's is the harness's summary request.
-_NOT_THE_USER: Final = frozenset({"subagent", "compaction"})
+NOT_THE_USER: Final = frozenset({"subagent", "compaction"})
 _CODEISH: Final = re.compile(r"`([^`\n]{2,80})`|@([\w./-]+)|(?<![\w.])([\w.-]+/[\w./-]+|"
                              r"\.?[\w-]+\.(?:py|ts|js|go|rs|md|json|toml|ya?ml|sh|sql|cfg|ini|txt|lock|lua))\b")
 _FILELIKE: Final = re.compile(r"\.?[\w@+-][\w@.+-]*(?:/[\w@.+-]+)*(?:\.[A-Za-z]\w{0,7}|/)")
@@ -60,7 +60,7 @@ def rule_key(text: str) -> str:
 
 def on_user(sp: Scratchpad, ev: UserMessage) -> None:
     """Keep the user's standing rules and project facts, in their words, tied to the files they name."""
-    if sp.session_type in _NOT_THE_USER or sp.parent_session_id:
+    if sp.session_type in NOT_THE_USER or sp.parent_session_id:
         return
     said = user_utterance(ev.text, ev.origin)
     if said is None:
