@@ -10,6 +10,7 @@ from obs_helpers import Seq, digest_of, kinds
 
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter
+from desktop.memory.observer.templates import render
 from desktop.memory.observer.trigger_lessons import annotation, diagnostics, general_message
 from desktop.memory.store.database import Database
 from desktop.memory.triggers.model import Trigger
@@ -126,6 +127,29 @@ def test_checker_gap_when_a_sibling_checker_fails_after_the_first_passed() -> No
     gaps = kinds(digest_of(s.end()))["check_gap"]
     assert gaps[0].data["passed"] == "mise run test" and gaps[0].data["failed"] == "mise run test:ci"
     assert Trigger.from_json(gaps[0].data["triggers"][0]) == Trigger("command", "mise", ("run", "test"))
+
+
+def test_a_checker_gap_names_the_build_tag_the_weaker_check_leaves_out() -> None:
+    """The task runner's echo shows why `test` passes while `test:ci` fails: `-tags=integration`."""
+    s = Seq().bash("mise run test", "[test] $ go test ./...\nok  \tentire.io/cli\t1.8s")
+    s.bash("mise run test:ci", "[test:ci] $ go test -tags=integration -race ./...\nFAIL\nsetup_test.go:50:21: "
+           "env.runCmd undefined\nFAIL", error=True)
+    s.edit("cmd/cli/integration_test/setup_test.go")
+    s.bash("mise run test:ci", "[test:ci] $ go test -tags=integration -race ./...\nok")
+    gap = kinds(digest_of(s.end()))["check_gap"][0]
+    assert gap.data["guard"] == "build tag `integration`"
+    said = render(gap)
+    assert said is not None and "also checks what the build tag `integration` guards" in said.content
+
+
+def test_a_switch_both_checks_give_is_no_reason() -> None:
+    s = Seq().bash("mise run test", "[test] $ go test -tags=integration ./cli\nok  \tentire.io/cli\t1.8s")
+    s.bash("mise run test:ci", "[test:ci] $ go test -tags=integration -race ./...\nFAIL\nsetup_test.go:50:21: "
+           "env.runCmd undefined\nFAIL", error=True)
+    s.edit("cmd/cli/integration_test/setup_test.go")
+    s.bash("mise run test:ci", "ok")
+    gap = kinds(digest_of(s.end()))["check_gap"][0]
+    assert gap.data["guard"] == ""
 
 
 def test_command_fix_carries_the_failed_shape() -> None:

@@ -161,7 +161,8 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         # judges read the lesson as stale; the gap between the two checks is what stays true.
         # Where it failed (a test file, a package) is kept: it says what the weaker check skips.
         where = f" (in `{d['where']}`)" if d.get("where") else ""
-        return Rendered(T.GOTCHA, f"`{d['passed']}` passing is not enough here: `{d['failed']}` also checks, and "
+        guard = f" what the {d['guard']} guards" if d.get("guard") else ""
+        return Rendered(T.GOTCHA, f"`{d['passed']}` passing is not enough here: `{d['failed']}` also checks{guard}, and "
                         f"has failed{where} after `{d['passed']}` passed; run `{d['failed']}` before calling the "
                         f"work done.", [], from_tool_output=True)
     if k == HOOK_BLOCK:

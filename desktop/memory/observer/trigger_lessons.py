@@ -11,7 +11,8 @@ Three kinds, each carrying in ``data["triggers"]`` what should make it fire next
   reports that rule, and before an edit writes a line of the construct its caret flagged.
 - ``check_gap``: a checker passed, then a sibling of it (same program and first word, another
   target: ``mise run test`` then ``mise run test:ci``) failed and was fixed: the first one is
-  not enough; fires before the first one runs.
+  not enough; fires after the first one passed. When the sibling builds with a switch the first
+  one lacks (a build tag, a feature), that switch is the reason, and the lesson names it.
 
 All state lives in ``Scratchpad.ev`` (JSON-safe, bounded); every handler does bounded work.
 The formats recognised are tool output formats, never a project's own words.
@@ -39,6 +40,11 @@ MAX_SHAPES: Final = 3
 #: Programs that show, fetch or search, never check the code here (``gh run view`` prints a CI
 #: run's log: its diagnostics are that run's, and viewing another run later proves no fix).
 NOT_CHECKERS: Final = r"(?:git|gh|echo|cat|grep|rg|ls|which|find)\b"
+#: Build switches that leave code out of a build unless given, by what they select: the reason a
+#: weaker check passes while a sibling fails. Read from the command and from the task runner's echo
+#: of what it ran (``[test:ci] $ go test -tags=integration ./...``).
+_SWITCHES: Final = (("build tag", re.compile(r"(?<![\w-])-tags[= ]['\"]?([\w,.-]+)")),
+                    ("feature", re.compile(r"(?<![\w-])--features[= ]['\"]?([\w,.-]+)")))
 _EMPTY: Final = re.compile(r"^\s*(?:No (?:files|matches) found\.?|Found 0 (?:files|matches)\.?|0 matches?\.?|"
                            r"No such file or directory|)\s*$", re.I)
 _MISSING: Final = re.compile(r"does not exist|no such file or directory|not found|ENOENT|cannot find the path",
@@ -291,7 +297,7 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
                     known[2:] = [list(dict.fromkeys([*shapes, *info[2]]))[:MAX_SHAPES]]
             if len(checks) > 3:
                 checks.pop(next(iter(checks)))
-        _open_gap(sp, key, name, output, step, event)
+        _open_gap(sp, key, name, output, step, event, command)
         return
     held = checks.pop(name, None)
     if held is not None:
@@ -300,7 +306,7 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
     if gap is not None:
         _gap_lesson(sp, gap, key, step, event)
     if len(key) >= 2:
-        passed[name] = {"key": key, "step": step}
+        passed[name] = {"key": key, "step": step, "switches": build_switches(f"{command}\n{output}")}
         if len(passed) > 6:
             passed.pop(next(iter(passed)))
 
@@ -350,7 +356,8 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         sp.add_signal(Signal(CHECK_RULE, f"{CHECK_RULE}:{rule}"[:200], step, [path], data, [f"{rule}: {msg}"]))
 
 
-def _open_gap(sp: Scratchpad, key: list[str], name: str, output: str, step: int, event: str) -> None:
+def _open_gap(sp: Scratchpad, key: list[str], name: str, output: str, step: int, event: str,
+              command: str) -> None:
     from desktop.memory.observer.lessons import stable_error
 
     if len(key) < 2:
@@ -364,8 +371,10 @@ def _open_gap(sp: Scratchpad, key: list[str], name: str, output: str, step: int,
     if sibling is None or not err:
         return
     gaps: dict[str, Any] = sp.ev.setdefault("gaps", {})
+    # What the sibling builds that the passed check left out: the gap's reason, when there is one.
+    extra = [s for s in build_switches(f"{command}\n{output}") if s not in sibling.get("switches", [])]
     gaps.setdefault(name, {"passed": sibling["key"], "error": err, "where": failing_place(output), "event": event,
-                           "step": step})
+                           "step": step, "guard": extra[0] if extra else ""})
     if len(gaps) > 2:
         gaps.pop(next(iter(gaps)))
 
@@ -375,9 +384,19 @@ def _gap_lesson(sp: Scratchpad, gap: dict[str, Any], key: list[str], step: int, 
     trig = Trigger(COMMAND, passed[0], tuple(passed[1:]))
     sp.add_signal(Signal(CHECK_GAP, f"{CHECK_GAP}:{' '.join(passed)}>{' '.join(key)}", step, [],
                          {"passed": " ".join(passed), "failed": " ".join(key), "error": gap["error"],
-                          "where": gap.get("where", ""),
+                          "where": gap.get("where", ""), "guard": gap.get("guard", ""),
                           "triggers": [trig.as_json()], "events": [gap["event"], event]},
                          [f"{' '.join(passed)} passed, {' '.join(key)} failed: {excerpt(gap['error'], 80)}"]))
+
+
+def build_switches(text: str) -> list[str]:
+    """The build switches a check's command or its runner's echo gives, worded by what they select
+    (``-tags=integration`` -> ``build tag `integration```), in order, without repeats."""
+    found: dict[str, None] = {}
+    for kind, pattern in _SWITCHES:
+        for m in pattern.finditer(text[:4000]):
+            found[f"{kind} `{m.group(1)}`"] = None
+    return list(found)[:3]
 
 
 _FAIL_LINE: Final = re.compile(r"fail|error|panic", re.I)
