@@ -657,13 +657,13 @@
     </message>
     <message>
         <location filename="../desktop/ui/panel/external.py" line="146"/>
-        <source>No warning has been said before a tool call yet.</source>
-        <translation>No warning has been said before a tool call yet.</translation>
+        <source>No warning has been said at a tool call yet.</source>
+        <translation>No warning has been said at a tool call yet.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/panel/external.py" line="148"/>
-        <source>Warnings before a tool call: %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</source>
-        <translation>Warnings before a tool call: %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</translation>
+        <source>Warnings at a tool call (before it, or after a check passed): %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</source>
+        <translation>Warnings at a tool call (before it, or after a check passed): %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/panel/external.py" line="154"/>

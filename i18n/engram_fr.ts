@@ -657,13 +657,13 @@
     </message>
     <message>
         <location filename="../desktop/ui/panel/external.py" line="146"/>
-        <source>No warning has been said before a tool call yet.</source>
-        <translation>Aucun avertissement n’a encore été donné avant un appel d’outil.</translation>
+        <source>No warning has been said at a tool call yet.</source>
+        <translation>Aucun avertissement n’a encore été donné lors d’un appel d’outil.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/panel/external.py" line="148"/>
-        <source>Warnings before a tool call: %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</source>
-        <translation>Avertissements avant un appel d’outil : %1 dans %2 sessions. Évités %3, répétés %4, encore ouverts %5.</translation>
+        <source>Warnings at a tool call (before it, or after a check passed): %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</source>
+        <translation>Avertissements lors d’un appel d’outil (avant lui, ou après une vérification réussie) : %1 dans %2 sessions. Évités %3, répétés %4, encore ouverts %5.</translation>
     </message>
     <message>
         <location filename="../desktop/ui/panel/external.py" line="154"/>

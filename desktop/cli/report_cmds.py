@@ -1,8 +1,9 @@
 """`engram report`: did Engram's warnings help, from the product's own records (issue 25).
 
-For each warning said before a tool call: did the warned failure happen anyway later in that
-session? Counts with their sample sizes and a 95 % interval; nothing estimated, and no claim
-beyond what the records show (there is no comparison group of unwarned sessions).
+For each warning said at a tool call (before it, or right after a check passed): did the warned
+failure happen anyway later in that session? Counts with their sample sizes and a 95 % interval;
+nothing estimated, and no claim beyond what the records show (there is no comparison group of
+unwarned sessions).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _words(r: OutcomeReport, contents: dict[int, str]) -> str:
     if not r.warned:
-        return "No warning has been said before a tool call yet."
-    lines = [f"Warnings said before a tool call: {r.warned} in {r.sessions} session{'s' if r.sessions != 1 else ''}.",
+        return "No warning has been said at a tool call yet."
+    sessions = f"{r.sessions} session{'s' if r.sessions != 1 else ''}"
+    lines = [f"Warnings said at a tool call (before it, or after a check passed): {r.warned} in {sessions}.",
              f"  avoided (the warned failure did not come back in that session): {r.avoided}",
              f"  repeated (it happened anyway, later in the session): {r.repeated}",
              f"  open (the session has not ended): {r.open}"]

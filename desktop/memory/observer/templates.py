@@ -162,9 +162,9 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         # Where it failed (a test file, a package) is kept: it says what the weaker check skips.
         where = f" (in `{d['where']}`)" if d.get("where") else ""
         guard = f" what the {d['guard']} guards" if d.get("guard") else ""
-        return Rendered(T.GOTCHA, f"`{d['passed']}` passing is not enough here: `{d['failed']}` also checks{guard}, and "
-                        f"has failed{where} after `{d['passed']}` passed; run `{d['failed']}` before calling the "
-                        f"work done.", [], from_tool_output=True)
+        return Rendered(T.GOTCHA, f"`{d['passed']}` passing is not enough here: `{d['failed']}` also checks"
+                        f"{guard}, and has failed{where} after `{d['passed']}` passed; run `{d['failed']}` before "
+                        f"calling the work done.", [], from_tool_output=True)
     if k == HOOK_BLOCK:
         # Not the command that tripped it (a different one each time): the rule is the lesson.
         # A hook outside the project (the user's own settings) is named by whose it is, not its path.

@@ -4,7 +4,8 @@
 can fire for one tool call without reading every memory. Rows are derived from the memory
 (``derive.triggers_of``) whenever it is added or edited, and rebuilt when the derivation changes.
 
-``warning_outcomes``: every warning said before a tool call, and what followed in that session:
+``warning_outcomes``: every warning said at a tool call (before it, or right after a check passed),
+and what followed in that session:
 ``warned`` until the session shows either the warned failure again (``repeated``) or ends
 without it (``avoided``).
 

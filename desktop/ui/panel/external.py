@@ -1,7 +1,7 @@
 """What each external agent session (Claude Code, Codex, Gemini CLI) was told by Engram's hooks.
 
-Above: what the warnings said before tool calls did (warned / avoided / repeated, with sample
-sizes and an interval; counted from the records, nothing estimated).
+Above: what the warnings said at tool calls (before one, or after a check passed) did (warned /
+avoided / repeated, with sample sizes and an interval; counted from the records, nothing estimated).
 Left: the sessions, newest first, with how many memories each was shown, cited and
 flagged. Right: per event (session start, compaction, prompt, before a tool call), the
 memories as citation chips; the flag on a chip is the same one-click correction as
@@ -143,9 +143,10 @@ class ExternalSessions(QWidget):
 
     def _show_outcomes(self, r: OutcomeReport) -> None:
         if not r.warned:
-            self.outcomes.setText(self.tr("No warning has been said before a tool call yet."))
+            self.outcomes.setText(self.tr("No warning has been said at a tool call yet."))
             return
-        text = self.tr("Warnings before a tool call: %1 in %2 sessions. Avoided %3, repeated %4, still open %5.")
+        text = self.tr("Warnings at a tool call (before it, or after a check passed): %1 in %2 sessions. "
+                       "Avoided %3, repeated %4, still open %5.")
         for key, count in (("%1", r.warned), ("%2", r.sessions), ("%3", r.avoided), ("%4", r.repeated),
                            ("%5", r.open)):
             text = text.replace(key, str(count))
