@@ -213,8 +213,16 @@ def parse_day(path: Path) -> list[ParsedSession]:
     gemini_day = any(ln.startswith("✦") for ln in lines)
     cur = _Builder(day, 1, "gemini-cli" if gemini_day else "claude-code", 0)
     i, n = 0, len(lines)
+    # An answer's code fence at the margin (the terminal did not indent it) may quote "> " lines:
+    # they are the answer's, not prompts. A new message closes a fence left open.
+    fenced = False
     while i < n:
         line = _COST_SUFFIX.sub("", lines[i])
+        if line.startswith("```") or (fenced and not line.startswith(("⏺", "✦", "╭"))):
+            fenced = fenced != line.startswith("```")
+            i += 1
+            continue
+        fenced = False
         if (any(b in line for b in _BANNER) and len(cur.events) > 1
                 and not any(c in ln for ln in lines[max(0, i - _COMPACT_WINDOW):i] for c in _COMPACTED)):
             sessions.append(cur.finish(i))

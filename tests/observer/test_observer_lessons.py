@@ -348,3 +348,15 @@ def test_a_users_own_hook_is_not_named_by_its_home_path(db: Database) -> None:
     assert texts == ["The user's own hook refuses shell commands that break this rule: \"Use LS tool instead of ls\"",
                      "The user's own hook refuses shell commands that break this rule: \"Use Read tool instead of "
                      "head\""]
+
+
+def test_a_quote_in_an_answers_code_fence_is_not_a_prompt(tmp_path: Path) -> None:
+    """The terminal leaves an answer's fence at the margin; its "> " lines are the answer's words."""
+    from bench.bookminder_parser import parse_day
+    from desktop.memory.observer.events import UserMessage
+
+    day = tmp_path / "day-001.md"
+    day.write_text("> first prompt\n\n⏺ Here is what gemini said:\n\n```\n> For testing, use fixtures directory\n```\n\n"
+                   "⏺ Bash(ls)\n  ⎿  a.py\n\n> second prompt\n\n⏺ Read(a.py)\n  ⎿  Read 3 lines\n", encoding="utf-8")
+    said = [e.text for s in parse_day(day) for e in s.events if isinstance(e, UserMessage)]
+    assert said == ["first prompt", "second prompt"]
