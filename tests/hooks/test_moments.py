@@ -411,3 +411,25 @@ def test_codex_hears_the_flagged_construct_before_its_patch_writes_it(project: A
     removed = patch.replace("-if total is None:\n+if total == None:", "-if total == None:\n+if total is None:")
     assert f"#{mid}" not in hook(h, "before-tool", "x2", "codex", tool_name="apply_patch",
                                  tool_input={"input": removed}, tool_use_id="p2")
+
+
+def test_a_glob_pattern_looking_in_the_wrong_place_hears_the_lesson(project: Any) -> None:
+    """A Glob without ``path`` looks where its pattern's literal folders are (session 93's
+    ``cmd/entire/cli/commands/*.go``); a pattern without them, or looking elsewhere, stays quiet."""
+    from desktop.memory.triggers.model import PATH, Trigger
+
+    mid = int(project.memories.add(NewMemory(
+        content="`core/commands` does not exist: a session that looked there found nothing; what it looked for "
+                "was in `core/payments.py`.", type="gotcha", source="observer_inferred", confidence=0.9,
+        metadata={"signal": "wrong_place", "signal_key": "wrong_place:core/commands",
+                  "triggers": [Trigger(PATH, "core", path="core/commands", missing=True).as_json()]})).result(10).id)
+    flush(project)
+    h = Handlers(project)
+
+    def glob(pattern: str, use: str, sid: str = "g2", **more: str) -> str:
+        return hook(h, "before-tool", sid, tool_name="Glob", tool_input={"pattern": pattern, **more},
+                    tool_use_id=use)
+
+    assert glob("core/*.go", "c1") == "" and glob("**/commands/*.go", "c2") == ""
+    assert f"#{mid}" in glob("core/commands/*.go", "c3")
+    assert f"#{mid}" in glob("commands/**/*.go", "c4", "g3", path=str(h.root / "core"))  # once a session

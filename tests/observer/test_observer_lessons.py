@@ -356,7 +356,8 @@ def test_a_quote_in_an_answers_code_fence_is_not_a_prompt(tmp_path: Path) -> Non
     from desktop.memory.observer.events import UserMessage
 
     day = tmp_path / "day-001.md"
-    day.write_text("> first prompt\n\n⏺ Here is what gemini said:\n\n```\n> For testing, use fixtures directory\n```\n\n"
-                   "⏺ Bash(ls)\n  ⎿  a.py\n\n> second prompt\n\n⏺ Read(a.py)\n  ⎿  Read 3 lines\n", encoding="utf-8")
+    day.write_text("> first prompt\n\n⏺ Here is what gemini said:\n\n```\n> For testing, use fixtures directory\n"
+                   "```\n\n⏺ Bash(ls)\n  ⎿  a.py\n\n> second prompt\n\n⏺ Read(a.py)\n  ⎿  Read 3 lines\n",
+                   encoding="utf-8")
     said = [e.text for s in parse_day(day) for e in s.events if isinstance(e, UserMessage)]
     assert said == ["first prompt", "second prompt"]

@@ -8,10 +8,10 @@ import json
 import pytest
 from obs_helpers import Seq, digest_of, kinds
 
+from desktop.memory.observer.checker_output import annotation, diagnostics, general_message
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter
 from desktop.memory.observer.templates import render
-from desktop.memory.observer.trigger_lessons import annotation, diagnostics, general_message
 from desktop.memory.store.database import Database
 from desktop.memory.triggers.model import Trigger
 
@@ -103,6 +103,14 @@ def test_wrong_place_then_found_elsewhere() -> None:
     assert Trigger.from_json(places[0].data["triggers"][0]) == Trigger("path", "cmd", path="cmd/cli/commands")
 
 
+def test_a_glob_patterns_folders_are_where_it_looked() -> None:
+    """``Glob cmd/cli/commands/*start*.go`` with no ``path`` looked in ``cmd/cli/commands``, not everywhere."""
+    s = Seq().call("Glob", (), "No files found", pattern="cmd/cli/commands/*start*.go")
+    s.call("Glob", (), "/proj/cmd/cli/start.go\n", pattern="**/start.go")
+    places = kinds(digest_of(s.end()))["wrong_place"]
+    assert places[0].data["path"] == "cmd/cli/commands" and places[0].data["found"] == "cmd/cli/start.go"
+
+
 def test_an_unrelated_find_is_not_a_wrong_place() -> None:
     s = Seq().call("Grep", (), "No files found", pattern="clean", path="/proj/cmd/cli/commands")
     s.call("Glob", (), "/proj/cmd/cli/root.go\n", pattern="**/root.go")
@@ -188,7 +196,7 @@ def test_a_hook_rule_is_retired_when_the_refused_program_runs_fine_later(db: Dat
 
 
 def test_where_a_stronger_check_failed_outlives_the_days_error() -> None:
-    from desktop.memory.observer.trigger_lessons import failing_place
+    from desktop.memory.observer.checker_output import failing_place
 
     go = ("ok  \tentire.io/cli/cmd/entire/cli/paths\t0.2s\n"
           "FAIL\tentire.io/cli/cmd/entire/cli/integration_test [build failed]")

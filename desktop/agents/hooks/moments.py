@@ -14,6 +14,7 @@ is said after the call, when Gemini does read context.
 from __future__ import annotations
 
 import logging
+import posixpath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -41,13 +42,16 @@ LINE_CHARS: Final = 320
 def call_shape(call: HookCall, root: Path) -> tuple[CallShape, list[str]]:
     """The call's shape for triggers, and the project files it reads or edits."""
     from desktop.agents.hooks.live import tool_files
-    from desktop.memory.observer.tool_names import normalize_args
+    from desktop.memory.observer.tool_names import glob_folder, normalize_args
 
     tool, files = tool_files(call, root)
     args = normalize_args(tool, call.tool_input)
     paths = list(files)
     scope = args.get("path")
-    if isinstance(scope, str) and scope:
+    scope = scope if isinstance(scope, str) else ""
+    if tool == "Glob":  # a pattern's literal folders narrow the search: ``cmd/cli/commands/*.go``
+        scope = posixpath.join(scope, glob_folder(str(args.get("pattern") or "")))
+    if scope:
         rel = _relative(scope, root)
         if rel and rel not in paths:
             paths.append(rel)
@@ -57,7 +61,7 @@ def call_shape(call: HookCall, root: Path) -> tuple[CallShape, list[str]]:
 def _relative(path: str, root: Path) -> str:
     p = Path(path)
     if not p.is_absolute():
-        return path.strip("./") if path not in (".", "./") else ""
+        return path.removeprefix("./").rstrip("/") if path not in (".", "./") else ""
     try:
         return p.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:

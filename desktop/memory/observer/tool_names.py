@@ -114,6 +114,17 @@ def _first_str(args: Mapping[str, Any], keys: Iterable[str]) -> str | None:
     return None
 
 
+def glob_folder(pattern: str) -> str:
+    """The folders a glob pattern names before its first wildcard (``a/b/*.go`` -> ``a/b``,
+    ``**/x.go`` -> ''): where a Glob call without a ``path`` looks."""
+    literal: list[str] = []
+    for part in pattern.split("/")[:-1]:
+        if any(c in part for c in "*?[{"):
+            break
+        literal.append(part)
+    return "/".join(literal)
+
+
 def normalize_args(tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
     """Return the agent's args plus canonical keys for ``tool`` (never overwriting).
 

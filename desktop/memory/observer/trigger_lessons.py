@@ -26,137 +26,24 @@ import re
 from pathlib import Path
 from typing import Any, Final
 
+from desktop.memory.observer.checker_output import MAX_SHAPES, annotation, build_switches, diagnostics, failing_place
 from desktop.memory.observer.command_shape import Command, parse
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, WRONG_PLACE, Signal, excerpt
+from desktop.memory.observer.tool_names import glob_folder
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.code_shape import flagged_shape
 from desktop.memory.triggers.model import CODE, COMMAND, PATH, Trigger
 
 LOOK_WINDOW: Final = 8
 MAX_MISSES: Final = 4
 MAX_RULES: Final = 4
-MAX_SHAPES: Final = 3
 #: Programs that show, fetch or search, never check the code here (``gh run view`` prints a CI
 #: run's log: its diagnostics are that run's, and viewing another run later proves no fix).
 NOT_CHECKERS: Final = r"(?:git|gh|echo|cat|grep|rg|ls|which|find)\b"
-#: Build switches that leave code out of a build unless given, by what they select: the reason a
-#: weaker check passes while a sibling fails. Read from the command and from the task runner's echo
-#: of what it ran (``[test:ci] $ go test -tags=integration ./...``).
-_SWITCHES: Final = (("build tag", re.compile(r"(?<![\w-])-tags[= ]['\"]?([\w,.-]+)")),
-                    ("feature", re.compile(r"(?<![\w-])--features[= ]['\"]?([\w,.-]+)")))
 _EMPTY: Final = re.compile(r"^\s*(?:No (?:files|matches) found\.?|Found 0 (?:files|matches)\.?|0 matches?\.?|"
                            r"No such file or directory|)\s*$", re.I)
 _MISSING: Final = re.compile(r"does not exist|no such file or directory|not found|ENOENT|cannot find the path",
                              re.I)
-_FILE: Final = r"(?P<file>(?:\.{0,2}/)?[\w@+-][\w@.+/-]*\.[A-Za-z]\w{0,7})"
-#: Diagnostic lines of common checkers, by their output format.
-_DIAGNOSTICS: Final = (
-    # golangci-lint, staticcheck, many linters: path:line:col: message (rule)
-    re.compile(_FILE + r":(?P<line>\d+)(?::\d+)?:\s+(?P<msg>.+?)\s+\((?P<rule>[a-z][\w-]{1,40})\)\s*$"),
-    # mypy / pyright: path:line: error: message  [rule]
-    re.compile(_FILE + r":(?P<line>\d+)(?::\d+)?(?::| -)\s*error:\s+(?P<msg>.+?)\s+\[(?P<rule>[\w-]{2,40})\]\s*$"),
-    re.compile(_FILE + r":(?P<line>\d+)(?::\d+)? - error:\s+(?P<msg>.+?)\s+\((?P<rule>report\w+)\)\s*$"),
-    # ruff / flake8 / pylint: path:line:col: CODE message
-    re.compile(_FILE + r":(?P<line>\d+):\d+:\s+(?P<rule>[A-Z]{1,4}\d{2,4})\b:?\s+(?P<msg>.+)$"),
-    # tsc: path(line,col): error TS1234: message
-    re.compile(_FILE + r"\((?P<line>\d+),\d+\):\s+error\s+(?P<rule>TS\d{3,5}):\s+(?P<msg>.+)$"),
-    # rustc / cargo: error[E0382]: message (the file follows on a "-->" line)
-    re.compile(r"^error\[(?P<rule>E\d{4})\]:\s+(?P<msg>.+)$"),
-)
-_RUST_AT: Final = re.compile(r"^\s*-->\s+" + _FILE + r":(?P<line>\d+)")
-#: ruff's default ("full") format: ``E711 message`` with the file on the ``-->`` line after it.
-_CODE_HEADER: Final = re.compile(r"^(?P<rule>[A-Z]{1,4}\d{2,4})(?:\s+\[\*\])?\s+(?P<msg>\S.+)$")
-#: A gutter frame (ruff, rustc, biome): ``4 |     if x == None:`` then ``  |        ^^^^``.
-_GUTTER_SOURCE: Final = re.compile(r"^\s*\d+\s*\|(?: (?P<code>.*))?$")
-_GUTTER_CARET: Final = re.compile(r"^\s*\| ?(?P<pad> *)\^")
-_FRAME_LINES: Final = 12
-#: Rule names checkers give plain compile errors (golangci-lint's ``typecheck``): the code was
-#: broken, no project rule was learned.
-_COMPILE_RULES: Final = frozenset({"typecheck", "compile", "syntax"})
-#: Instance details in a checker message (numbers, quoted names) that differ from run to run.
-_INSTANCE: Final = ((re.compile(r"`[^`]{1,80}`|'[^']{1,80}'|\"[^\"]{1,80}\""), "…"), (re.compile(r"\b\d+\b"), "N"))
-#: "message: <the code it is about>": the code part is the instance.
-_CODE_TAIL: Final = re.compile(r"^(.{20,}?):\s+.*[().].*$")
-
-
-def diagnostics(output: str) -> dict[str, list[Any]]:
-    """Rule -> [message, file, shapes] for each checker rule named in ``output`` (first message and
-    file; ``shapes``: the constructs its caret pointed at, ``code_shape.flagged_shape``)."""
-    found: dict[str, list[Any]] = {}
-    pending_rust: str | None = None
-    lines = [raw.rstrip() for raw in output[-40_000:].splitlines()[-600:]]
-    for i, line in enumerate(lines):
-        if pending_rust is not None:
-            at = _RUST_AT.match(line)
-            if at:
-                found[pending_rust][1] = at.group("file")
-                pending_rust = None
-                continue
-        m = _match(line.strip(), lines[i + 1] if i + 1 < len(lines) else "")
-        if m is None:
-            continue
-        rule, msg, file = m
-        if rule not in found and rule not in _COMPILE_RULES and len(found) < 12:
-            found[rule] = [general_message(msg), file.removeprefix("./"), []]
-            if not file:
-                pending_rust = rule
-        if rule in found:
-            flagged = _caret_shape(lines, i)
-            if flagged and flagged not in found[rule][2] and len(found[rule][2]) < MAX_SHAPES:
-                found[rule][2].append(flagged)
-    return found
-
-
-def _match(line: str, after: str) -> tuple[str, str, str] | None:
-    """(rule, message, file) of a diagnostic line ('' file: it follows on a ``-->`` line)."""
-    for rx in _DIAGNOSTICS:
-        m = rx.search(line)
-        if m:
-            return m.group("rule"), m.group("msg"), m.groupdict().get("file") or ""
-    head = _CODE_HEADER.match(line)
-    at = _RUST_AT.match(after) if head else None
-    if head is not None and at is not None:
-        return head.group("rule"), head.group("msg"), at.group("file")
-    return None
-
-
-def _caret_shape(lines: list[str], i: int) -> str:
-    """The construct a diagnostic's caret points at: the source and caret lines right after it
-    (golangci-lint), or the first caret of the gutter frame that follows (ruff, rustc)."""
-    if i + 2 < len(lines):
-        direct = flagged_shape(lines[i + 1], lines[i + 2])
-        if direct:
-            return direct
-    for j in range(i + 1, min(i + _FRAME_LINES, len(lines) - 1)):
-        source, caret = _GUTTER_SOURCE.match(lines[j]), _GUTTER_CARET.match(lines[j + 1])
-        if source is not None and caret is not None:
-            return flagged_shape(source.group("code") or "", caret.group("pad") + "^")
-    return ""
-
-
-#: The annotation itself in an edit's new text (up to the reason the project asks for).
-_ANNOTATION: Final = re.compile(
-    r"(//\s*nolint(?::[\w,-]+)?(?:\s*//)?|#\s*noqa(?::\s*[A-Z]+\d+(?:,\s*[A-Z]+\d+)*)?|"
-    r"#\s*(?:type|pyright):\s*ignore(?:\[[\w,-]+\])?|//\s*eslint-disable(?:-next)?-line\s+[\w/@,-]+|"
-    r"@ts-(?:ignore|expect-error)|#!?\[allow\([\w:]+\)\]|@SuppressWarnings\([^)]*\))")
-
-
-def annotation(summary: str) -> str:
-    """The suppression annotation an edit added (``//nolint:nilerr //``), or ''."""
-    new = summary.split("→", 1)[-1]
-    m = _ANNOTATION.search(new)
-    return " ".join(m.group(1).split()) if m else ""
-
-
-def general_message(message: str) -> str:
-    """A checker message without its instance details, so it reads the same every time."""
-    text = _CODE_TAIL.sub(r"\1", " ".join(message.split()))
-    for rx, repl in _INSTANCE:
-        text = rx.sub(repl, text)
-    return redact_then_cut(text, 160)
-
-
 def command_key(command: Command) -> list[str]:
     """The program and subcommand words of a command's last step (``["mise", "run", "lint"]``): in
     ``fmt && lint`` the checker is the one that ran last, the one whose failure ended the chain."""
@@ -176,6 +63,11 @@ def look_of(tool: str, args: dict[str, Any], root: str) -> dict[str, str] | None
     raw = args.get("file_path") if tool == "Read" else args.get("path")
     if tool != "Read" and not raw:
         raw = root or "."
+    pattern = str(args.get("pattern") or "")
+    if tool == "Glob" and isinstance(raw, str) and glob_folder(pattern):  # ``cmd/cli/commands/*.go``
+        folder = glob_folder(pattern)
+        raw = folder if folder.startswith("/") or raw in (".", "./") else posixpath.join(raw, folder)
+        pattern = pattern[len(folder):].lstrip("/")
     if not isinstance(raw, str) or not raw:
         return None
     path = raw.rstrip("/")
@@ -185,7 +77,7 @@ def look_of(tool: str, args: dict[str, Any], root: str) -> dict[str, str] | None
         path = ""  # the whole project
     elif path.startswith(("/", "~", "..")):
         return None  # outside the project
-    what = posixpath.basename(path) if tool == "Read" else str(args.get("pattern") or "")
+    what = posixpath.basename(path) if tool == "Read" else pattern
     return {"path": path, "what": redact_then_cut(what, 80), "tool": tool}
 
 
@@ -387,35 +279,3 @@ def _gap_lesson(sp: Scratchpad, gap: dict[str, Any], key: list[str], step: int, 
                           "where": gap.get("where", ""), "guard": gap.get("guard", ""),
                           "triggers": [trig.as_json()], "events": [gap["event"], event]},
                          [f"{' '.join(passed)} passed, {' '.join(key)} failed: {excerpt(gap['error'], 80)}"]))
-
-
-def build_switches(text: str) -> list[str]:
-    """The build switches a check's command or its runner's echo gives, worded by what they select
-    (``-tags=integration`` -> ``build tag `integration```), in order, without repeats."""
-    found: dict[str, None] = {}
-    for kind, pattern in _SWITCHES:
-        for m in pattern.finditer(text[:4000]):
-            found[f"{kind} `{m.group(1)}`"] = None
-    return list(found)[:3]
-
-
-_FAIL_LINE: Final = re.compile(r"fail|error|panic", re.I)
-_SOURCE_FILE: Final = re.compile(r"(?<![\w.-])([\w.-]+\.(?:go|py|ts|tsx|js|jsx|rs|java|kt|rb|php|cs|c|cc|cpp|h|swift))"
-                                 r"(?::\d+)?(?![\w.])")
-_PACKAGE: Final = re.compile(r"(?<![\w./-])((?:[\w.@-]+/){2,}[\w.@-]+)(?![\w/])")
-
-
-def failing_place(output: str) -> str:
-    """Where a check failed, in a form that outlives the day's error: the source file a failure
-    line names (``session_test.go``), or the tail of the package path (``cli/integration_test``);
-    '' when no failure line names one."""
-    for line in output[-6000:].splitlines()[-120:]:
-        if not _FAIL_LINE.search(line):
-            continue
-        m = _SOURCE_FILE.search(line)
-        if m:
-            return posixpath.basename(m.group(1))
-        p = _PACKAGE.search(line)
-        if p and "://" not in line[max(0, p.start() - 3):p.start() + 3]:
-            return "/".join(p.group(1).rstrip("/").split("/")[-2:])
-    return ""
