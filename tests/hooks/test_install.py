@@ -168,3 +168,17 @@ def test_new_settings_file_gets_the_usual_mode(tmp_path: Path) -> None:
     finally:
         os.umask(mask)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_relative_data_folder_is_written_as_the_absolute_one(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent runs the hook from the project: `--data-dir data` given elsewhere must still
+    name the folder the user meant, not `project/data` (a replay learned into an empty one)."""
+    monkeypatch.chdir(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    path, _ = hk.install("claude-code", "project", project, tmp_path / "home", Path("data"))
+    commands = [h["command"] for groups in json.loads(path.read_text())["hooks"].values()
+                for g in groups for h in g["hooks"]]
+    assert commands and all(f"--data-dir {tmp_path / 'data'}" in c for c in commands)
+    assert hk.status("claude-code", "project", project, tmp_path / "home", Path("data")).installed

@@ -92,7 +92,10 @@ def hook_command(agent: str, event: str, data_dir: Path | None) -> str:
     import shlex
 
     base = engram_command()
-    tail = ["hook", event, "--agent", agent] + (["--data-dir", str(data_dir)] if data_dir else [])
+    # The agent runs hooks from its own folder: a data folder given relative to where this was
+    # installed must not become another, empty one there.
+    where = ["--data-dir", str(Path(data_dir).expanduser().resolve())] if data_dir else []
+    tail = ["hook", event, "--agent", agent, *where]
     return " ".join(shlex.quote(p) for p in base + tail)
 
 
