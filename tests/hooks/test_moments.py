@@ -186,6 +186,14 @@ def test_report_from_the_cli_and_the_agents_tab(project: Any, data_dir: Path, ca
     said = "Warnings at a tool call (before it, or after a check passed): 3 in 3 sessions"
     qtbot.waitUntil(lambda: said in tab.outcomes.text(), timeout=5000)
     assert "Avoided in 1 of 2 decided" in tab.outcomes.text()
+    # what the agent read is there in full (the chip is only its handle), not cut at 60 characters
+    from PySide6.QtWidgets import QLabel
+
+    content = project.db.reads.conn().execute(
+        "SELECT content FROM memories WHERE json_extract(metadata, '$.signal') = 'command_fix'").fetchall()[0][0]
+    assert len(content) > 60
+    qtbot.waitUntil(lambda: any(" ".join(content.split()) in w.text() for w in tab.findChildren(QLabel, "saidText")),
+                    timeout=5000)
 
 
 def test_the_shells_folder_is_followed_and_a_stray_relative_path_named(project: Any) -> None:

@@ -32,6 +32,7 @@ from desktop.agents.hooks import ledger
 from desktop.memory.store.changes import ChangeSet
 from desktop.memory.triggers.warn import OutcomeReport, outcome_report
 from desktop.ui.dialogs.agent_hooks import AGENT_NAMES, agent_states, install_agents
+from desktop.ui.labels import type_label
 from desktop.ui.session.citations import CitationBar
 from desktop.ui.tasks import Tasks
 
@@ -55,6 +56,8 @@ class ExternalSessions(QWidget):
         self.tasks = tasks
         self.sessions = QListWidget()
         self.sessions.setObjectName("externalSessions")
+        self.sessions.setAlternatingRowColors(True)
+        self.sessions.setSpacing(2)
         self.sessions.currentItemChanged.connect(lambda *_: self._load_selected())
         self.detail = QWidget()
         self.detail_col = QVBoxLayout(self.detail)
@@ -229,12 +232,22 @@ class ExternalSessions(QWidget):
             bar = CitationBar()
             for r in members:
                 m = mems.get(r.memory_id)
-                brief = " ".join((m.content if m else self.tr("(deleted)")).split())[:60]
+                brief = type_label(m.type) if m else self.tr("(deleted)")  # its text is shown in full below
                 marks = (" ✓" + self.tr("cited") if r.cited else "") + (" ⚑" + self.tr("flagged") if r.flagged else "")
                 bar.add(r.memory_id, brief + marks, dead_end=bool(m and m.type == "dead_end"))
             bar.flag_clicked.connect(lambda mid, s=sid: self._flag(s, mid))
             self.detail_col.addWidget(bar)
             self.bars.append(bar)
+            # The chip is a handle (id, flag); what the agent read is the whole text, so it is shown.
+            said = QLabel("\n".join(f"#{r.memory_id} · {' '.join(mems[r.memory_id].content.split())}"
+                                    for r in members if r.memory_id in mems))
+            said.setObjectName("saidText")
+            said.setWordWrap(True)
+            said.setTextFormat(Qt.TextFormat.PlainText)
+            said.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            said.setContentsMargins(8, 0, 0, 10)
+            self.detail_col.addWidget(said)
+        self.detail_col.addStretch(1)  # groups stay packed at the top, however few
 
     def _flag(self, session_id: str, memory_id: int) -> None:
         """Mark the row flagged here; the correction itself is the app's one correction flow."""
