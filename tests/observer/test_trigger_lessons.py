@@ -160,6 +160,33 @@ def test_a_switch_both_checks_give_is_no_reason() -> None:
     assert gap.data["guard"] == ""
 
 
+def test_the_same_check_with_a_build_tag_is_a_gap_of_its_own() -> None:
+    """`go test ./...` passed; `go test -tags=integration ./...` failed and was fixed: the plain run is
+    not enough, and the lesson is not for the tagged run (which is the stronger one)."""
+    from desktop.memory.triggers.model import matches, shape_of
+
+    s = Seq().bash("go test ./...", "ok  \tentire.io/cli\t1.8s")
+    s.bash("go test -tags=integration ./...", "FAIL\nsetup_test.go:50:21: env.runCmd undefined\nFAIL", error=True)
+    s.bash("go test ./...", "ok  \tentire.io/cli\t1.8s")  # the plain run again proves nothing
+    s.edit("cmd/cli/integration_test/setup_test.go")
+    s.bash("go test -tags integration ./...", "ok")
+    gap = kinds(digest_of(s.end()))["check_gap"][0]
+    assert (gap.data["passed"], gap.data["failed"]) == ("go test", "go test -tags=integration")
+    assert gap.data["guard"] == "build tag `integration`"
+    trigger = Trigger.from_json(gap.data["triggers"][0])
+    assert trigger is not None
+    assert matches(trigger, shape_of("Bash", {"command": "go test ./cmd/..."}, []))
+    assert not matches(trigger, shape_of("Bash", {"command": "go test -tags=integration ./..."}, []))
+
+
+def test_a_plain_rerun_does_not_close_a_switched_gap() -> None:
+    s = Seq().bash("go test ./...", "ok  \tentire.io/cli\t1.8s")
+    s.bash("go test -tags=integration ./...", "FAIL\nsetup_test.go:50:21: env.runCmd undefined\nFAIL", error=True)
+    s.edit("cmd/cli/integration_test/setup_test.go")
+    s.bash("go test ./...", "ok  \tentire.io/cli\t1.8s")
+    assert "check_gap" not in kinds(digest_of(s.end()))
+
+
 def test_command_fix_carries_the_failed_shape() -> None:
     s = Seq().bash("git show 8312232 --no-stat", "fatal: unrecognized argument: --no-stat", error=True)
     s.bash("git show 8312232 --stat", "commit 8312232\n 2 files changed")

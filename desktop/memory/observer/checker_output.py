@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.triggers.code_shape import flagged_shape
@@ -22,8 +22,8 @@ MAX_SHAPES: Final = 3
 #: Build switches that leave code out of a build unless given, by what they select: the reason a
 #: weaker check passes while a sibling fails. Read from the command and from the task runner's echo
 #: of what it ran (``[test:ci] $ go test -tags=integration ./...``).
-_SWITCHES: Final = (("build tag", re.compile(r"(?<![\w-])-tags[= ]['\"]?([\w,.-]+)")),
-                    ("feature", re.compile(r"(?<![\w-])--features[= ]['\"]?([\w,.-]+)")))
+_SWITCHES: Final = ((("build tag", "-tags"), re.compile(r"(?<![\w-])-tags[= ]['\"]?([\w,.-]+)")),
+                    (("feature", "--features"), re.compile(r"(?<![\w-])--features[= ]['\"]?([\w,.-]+)")))
 
 _FILE: Final = r"(?P<file>(?:\.{0,2}/)?[\w@+-][\w@.+/-]*\.[A-Za-z]\w{0,7})"
 #: Diagnostic lines of common checkers, by their output format.
@@ -133,14 +133,22 @@ def general_message(message: str) -> str:
     return redact_then_cut(text, 160)
 
 
-def build_switches(text: str) -> list[str]:
-    """The build switches a check's command or its runner's echo gives, worded by what they select
-    (``-tags=integration`` -> ``build tag `integration```), in order, without repeats."""
-    found: dict[str, None] = {}
-    for kind, pattern in _SWITCHES:
+class Switch(NamedTuple):
+    """One build switch a check ran with: ``worded`` (``build tag `integration```), the flag
+    (``-tags``) and its canonical form (``-tags=integration``)."""
+
+    worded: str
+    flag: str
+    given: str
+
+
+def build_switches(text: str) -> list[Switch]:
+    """The build switches a check's command or its runner's echo gives, in order, without repeats."""
+    found: dict[str, Switch] = {}
+    for (kind, flag), pattern in _SWITCHES:
         for m in pattern.finditer(text[:4000]):
-            found[f"{kind} `{m.group(1)}`"] = None
-    return list(found)[:3]
+            found.setdefault(m.group(1), Switch(f"{kind} `{m.group(1)}`", flag, f"{flag}={m.group(1)}"))
+    return list(found.values())[:3]
 
 
 _FAIL_LINE: Final = re.compile(r"fail|error|panic", re.I)

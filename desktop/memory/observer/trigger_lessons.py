@@ -194,11 +194,14 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
     held = checks.pop(name, None)
     if held is not None:
         _rule_lessons(sp, held, command, step, event)
-    gap = sp.ev.get("gaps", {}).pop(name, None)
-    if gap is not None:
-        _gap_lesson(sp, gap, key, step, event)
+    switches = build_switches(f"{command}\n{output}")
+    gaps = sp.ev.get("gaps", {})
+    for gap_name in (name, *(f"{name} {s.given}" for s in switches)):  # the same switch passing closes it
+        gap = gaps.pop(gap_name, None)
+        if gap is not None:
+            _gap_lesson(sp, gap, gap_name.split(" "), step, event)
     if len(key) >= 2:
-        passed[name] = {"key": key, "step": step, "switches": build_switches(f"{command}\n{output}")}
+        passed[name] = {"key": key, "step": step, "switches": [s.worded for s in switches]}
         if len(passed) > 6:
             passed.pop(next(iter(passed)))
 
@@ -254,26 +257,35 @@ def _open_gap(sp: Scratchpad, key: list[str], name: str, output: str, step: int,
 
     if len(key) < 2:
         return
+    passed: dict[str, Any] = sp.ev.get("passed", {})
+    switches = build_switches(f"{command}\n{output}")
     # A sibling that goes further: same program, same words but the last, which extends the
     # passed one's (``test`` -> ``test:ci``, ``lint`` -> ``lint-all``); never ``lint`` -> ``test``.
-    sibling = next((p for p in sp.ev.get("passed", {}).values()
+    sibling = next((p for p in passed.values()
                     if len(p["key"]) == len(key) and p["key"][:-1] == key[:-1] and p["key"] != key
                     and key[-1].startswith(p["key"][-1])), None)
+    # Or the same check given a build switch the passed run lacked (``go test`` ->
+    # ``go test -tags=integration``): the switch is what goes further.
+    extra = [s for s in switches if s.worded not in (sibling or passed.get(name) or {}).get("switches", [])]
+    gap_name = name
+    unless: tuple[str, ...] = ()
+    if sibling is None and name in passed and extra:
+        sibling, gap_name, unless = passed[name], f"{name} {extra[0].given}", (extra[0].flag,)
     err = stable_error(output)
     if sibling is None or not err:
         return
     gaps: dict[str, Any] = sp.ev.setdefault("gaps", {})
     # What the sibling builds that the passed check left out: the gap's reason, when there is one.
-    extra = [s for s in build_switches(f"{command}\n{output}") if s not in sibling.get("switches", [])]
-    gaps.setdefault(name, {"passed": sibling["key"], "error": err, "where": failing_place(output), "event": event,
-                           "step": step, "guard": extra[0] if extra else ""})
+    gaps.setdefault(gap_name, {"passed": sibling["key"], "error": err, "where": failing_place(output), "event": event,
+                               "step": step, "guard": extra[0].worded if extra else "", "unless": list(unless)})
     if len(gaps) > 2:
         gaps.pop(next(iter(gaps)))
 
 
 def _gap_lesson(sp: Scratchpad, gap: dict[str, Any], key: list[str], step: int, event: str) -> None:
     passed = list(gap["passed"])
-    trig = Trigger(COMMAND, passed[0], tuple(passed[1:]))
+    # A gap within one check (``go test`` -> ``go test -tags=x``) is not said after the switched run.
+    trig = Trigger(COMMAND, passed[0], tuple(passed[1:]), unless=tuple(gap.get("unless", [])))
     sp.add_signal(Signal(CHECK_GAP, f"{CHECK_GAP}:{' '.join(passed)}>{' '.join(key)}", step, [],
                          {"passed": " ".join(passed), "failed": " ".join(key), "error": gap["error"],
                           "where": gap.get("where", ""), "guard": gap.get("guard", ""),
