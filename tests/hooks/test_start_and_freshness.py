@@ -65,16 +65,20 @@ def test_a_lessons_gone_example_is_left_out_and_a_gone_file_is_named(project: An
     (root / "cmd" / "start.go").write_text("package cmd\n", encoding="utf-8")
     wrong = add(project, "`cmd/commands` is the wrong place to look: a session that looked there found nothing; "
                 "what it looked for was in `cmd/start.go`.", "gotcha", "observer_inferred", 0.9, signal="wrong_place")
+    beside = add(project, "`cmd/commands` is the wrong place to look: a session that looked there found nothing; "
+                 "what it looked for was in `cmd/` (`cmd/start.go`).", "gotcha", "observer_inferred", 0.9,
+                 signal="wrong_place")
     missing = add(project, "`cmd/old.go` does not exist: a session that looked there found nothing; what it looked "
                   "for was in `cmd/start.go`.", "gotcha", "observer_inferred", 0.9, signal="wrong_place")
     fix = add(project, "`go test ./cmd` failed; editing `cmd/start.go` made it pass.", "error_pattern",
               "observer_inferred", 0.9, signal="error_fix")
-    mems = project.memories.get_many([wrong, missing, fix])
+    mems = project.memories.get_many([wrong, beside, missing, fix])
     now = {m.id: m.content for m in as_of_now(mems.values(), root)}
     assert now[wrong].endswith("what it looked for was in `cmd/start.go`.")  # all there: as learned
     assert now[missing] == mems[missing].content  # the place it names is meant to be missing
     (root / "cmd" / "start.go").unlink()
     now = {m.id: m.content for m in as_of_now(mems.values(), root)}
     assert now[wrong] == "`cmd/commands` is the wrong place to look: a session that looked there found nothing."
+    assert now[beside] == now[wrong]  # its example is gone too
     assert now[missing] == "`cmd/old.go` does not exist: a session that looked there found nothing."
     assert now[fix].startswith("(Possibly stale: `cmd/start.go` no longer exists.)")

@@ -101,6 +101,8 @@ def test_wrong_place_then_found_elsewhere() -> None:
     places = kinds(digest_of(s.end()))["wrong_place"]
     assert places[0].data["path"] == "cmd/cli/commands" and places[0].data["found"] == "cmd/cli/clean.go"
     assert Trigger.from_json(places[0].data["triggers"][0]) == Trigger("path", "cmd", path="cmd/cli/commands")
+    said = render(places[0])  # the folder beside the guessed one is the place; the file one example of it
+    assert said is not None and said.content.endswith("what it looked for was in `cmd/cli/` (`cmd/cli/clean.go`).")
 
 
 def test_a_glob_patterns_folders_are_where_it_looked() -> None:

@@ -9,6 +9,7 @@ checked for instruction-like wording: tool outputs are data, and a quoted
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -148,8 +149,15 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         # No related files: the example found elsewhere may be moved or deleted later, and the
         # lesson about the wrong place stays true (the same key reinforces this text).
         gone = "does not exist" if d.get("missing") else "is the wrong place to look"
-        return Rendered(T.GOTCHA, f"{_q(d['path'])} {gone}: a session that looked there found nothing; what it "
-                        f"looked for was in {_q(d['found'])}.", [])
+        path, found = str(d["path"]), str(d["found"])
+        near = posixpath.dirname(found)
+        if near and near == posixpath.dirname(path) and "." not in posixpath.basename(path):
+            # A folder guessed beside the one that holds it: the place is that folder, the file one
+            # example of it (blind judges read "was in start.go" as sending every search there).
+            return Rendered(T.GOTCHA, f"{_q(path)} {gone}: a session that looked there found nothing; what it "
+                            f"looked for was in {_q(near + '/')} (`{found}`).", [])
+        return Rendered(T.GOTCHA, f"{_q(path)} {gone}: a session that looked there found nothing; what it "
+                        f"looked for was in {_q(found)}.", [])
     if k == CHECK_RULE:
         note = str(d.get("annotation") or "")
         fix = f"; where it is intended, the line is annotated `{note}{' <reason>' if note.endswith('//') else ''}`" \
