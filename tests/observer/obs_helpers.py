@@ -32,8 +32,8 @@ class Seq:
         self.t += dt
         return self.t
 
-    def user(self, text: str) -> Seq:
-        self.events.append(UserMessage(self.sid, self.step, text, self._tick()))
+    def user(self, text: str, origin: str = "prompt") -> Seq:
+        self.events.append(UserMessage(self.sid, self.step, text, self._tick(), origin=origin))
         return self
 
     def call(self, tool: str, files: tuple[str, ...] = (), output: str = "ok", error: bool = False,

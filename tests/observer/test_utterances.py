@@ -173,6 +173,16 @@ def test_rule_memory_says_why_it_was_kept(db: Database) -> None:
     assert meta["why"]["features"] == ["prohibition", "reason"] and meta["why"]["score"] >= 2.5
 
 
+def test_a_rule_typed_when_declining_a_call_needs_a_second_session(db: Database) -> None:
+    """"don't run CI, too slow", typed to decline one run, is about that run until said again."""
+    p = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    veto = "don't run CI or integration tests, too slow."
+    p.promote(digest_of(Seq("a").user(veto, CORRECTION).end()))
+    assert db.reads.conn().execute("SELECT count(*) FROM memories").fetchall()[0][0] == 0
+    p.promote(digest_of(Seq("b").user(veto, CORRECTION).end()))
+    assert db.reads.conn().execute("SELECT count(*) FROM memories WHERE candidate = 0").fetchall()[0][0] == 1
+
+
 def test_weaker_rule_needs_a_second_session(db: Database) -> None:
     p = Promoter(db, novelty=Novelty(HashingEmbedder()))
     rule = "in this repo we want to commit `.entire/settings.json`"

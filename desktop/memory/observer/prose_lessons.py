@@ -28,7 +28,7 @@ from desktop.memory.observer.rule_scorer import RULE, RULE_THRESHOLD, kept
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import PROJECT_FACT, STATED_CAUSE, USER_RULE, Signal
 from desktop.memory.observer.taint import tainted_record
-from desktop.memory.observer.utterances import user_utterance
+from desktop.memory.observer.utterances import CORRECTION, user_utterance
 from desktop.memory.privacy.boundary import redacted_key
 
 # -- user instructions and facts ----------------------------------------------------------------
@@ -71,8 +71,11 @@ def on_user(sp: Scratchpad, ev: UserMessage) -> None:
         data: dict[str, object] = {"text": verdict.text, "events": [ev.event_key], "score": verdict.score,
                                    "why": list(verdict.features), "origin": said.origin,
                                    "language": said.language}
-        if kind == USER_RULE and verdict.score < RULE_THRESHOLD:
-            data["min_sessions"] = 2  # a weaker rule stands only when another session says it again
+        if kind == USER_RULE and (verdict.score < RULE_THRESHOLD or said.origin == CORRECTION):
+            # A weaker rule stands only when another session says it again; so does what the user
+            # typed when declining one call ("don't run CI, too slow"): it is about that call until
+            # said again (blind judges, two rounds: a one-off veto filed as the project's rule).
+            data["min_sessions"] = 2
         if kind == PROJECT_FACT:
             data["source"] = "user"
         sp.add_signal(Signal(kind, f"{kind}:{rule_key(verdict.text)}", ev.step, named[:4], data, [verdict.text]))
