@@ -11,7 +11,8 @@ every tool call); ``engram list`` <= 250 ms.
     .venv/bin/python bench/bench_hooks.py [--memories 10000] [--runs 40] [--client PATH]
 
 ``--client``: time an installed ``engram`` (a wheel in a venv of its own, compiled, no editable
-finder) as the hook process, with the service running; the service is the source tree's.
+finder) as the hook process, answering inline and with the service running (the service is the
+source tree's).
 
 Prints a Markdown table (with the machine load) for bench/RESULTS.md.
 """
@@ -120,8 +121,10 @@ def main() -> None:
     }
     hook_exe = [args.client] if args.client else exe
     rows = []
-    for service in ((True,) if args.client else (False, True)):
+    for service in (False, True):
         env = _env(data, service)
+        # An installed client imports its own copy, never the source tree's.
+        hook_env = {k: v for k, v in env.items() if k != "PYTHONPATH"} if args.client else env
         server = None
         if service:
             warm = [] if args.warm_search else ["--no-warm-search"]
@@ -138,7 +141,7 @@ def main() -> None:
                 for n in range(args.runs):
                     body = make(n)
                     body["session_id"] = f"{body['session_id']}-{'warm' if service else 'inline'}"
-                    ms, out = _run([*hook_exe, "hook", event, "--data-dir", str(data)], env, json.dumps(body))
+                    ms, out = _run([*hook_exe, "hook", event, "--data-dir", str(data)], hook_env, json.dumps(body))
                     times.append(ms)
                     shown += bool(out.strip())
                 p50, p95, worst = summary(times)
