@@ -441,3 +441,14 @@ def test_a_glob_pattern_looking_in_the_wrong_place_hears_the_lesson(project: Any
     assert glob("core/*.go", "c1") == "" and glob("**/commands/*.go", "c2") == ""
     assert f"#{mid}" in glob("core/commands/*.go", "c3")
     assert f"#{mid}" in glob("commands/**/*.go", "c4", "g3", path=str(h.root / "core"))  # once a session
+
+
+def test_a_relative_search_path_keeps_a_dotfolders_dot(project: Any) -> None:
+    """``./.github`` and ``.github`` are the same folder; ``github`` is another (strip("./") made it)."""
+    from desktop.agents.hooks.moments import call_shape
+
+    h = Handlers(project)
+    for scope in (".github/workflows", "./.github/workflows", ".github/workflows/"):
+        call = from_dict("claude-code", "before-tool", {"session_id": "d1", "cwd": str(h.root), "tool_name": "Grep",
+                                                        "tool_input": {"pattern": "x", "path": scope}})
+        assert call_shape(call, h.root)[0].paths == (".github/workflows",)
