@@ -247,6 +247,23 @@ def test_deleted_file_retires_learned_lessons_but_only_marks_the_users_words(db:
     assert live[learned["preference"]]["stale_at"] is not None
 
 
+def test_a_root_file_deleted_is_not_a_folder_of_the_same_name_deeper_down(db: Database) -> None:
+    """`rm entire` (the built binary at the root) retired a lesson naming `cmd/entire/cli/strategy`;
+    a rename of the root's `lib` must not rewrite `src/lib/x.py` either."""
+    from desktop.memory.observer.renames import apply_file_ops
+    from desktop.memory.store.writer import FnOp
+
+    p = _promoter(db)
+    p.promote(digest_of(Seq("s1").user("Never edit `cmd/entire/cli/strategy/state.go` by hand: it is generated.")
+                        .user("Never import from `src/lib/compat.py`: it is deprecated, use the new helpers.").end()))
+    before = {r["id"]: r["content"] for r in _memories(db)}
+    assert len(before) == 2
+    db.writer.run(FnOp("ops", lambda tx: apply_file_ops(tx, [("lib", "library")], ["entire"])))
+    after = {r["id"]: r for r in _memories(db)}
+    assert {i: r["content"] for i, r in after.items()} == before
+    assert all(r["stale_at"] is None for r in after.values())
+
+
 def test_an_error_the_session_made_itself_waits_for_a_second_session(db: Database) -> None:
     p = _promoter(db)
 

@@ -57,11 +57,13 @@ def _token(path: str) -> re.Pattern[str]:
     """``path`` as a whole path token in text (not ``venv`` inside ``.venv``).
 
     A bare name (``venv``) counts only as a folder in a path (``venv/bin``): as a word it is
-    more likely prose ("and") or parse debris than the deleted folder.
+    more likely prose ("and") or parse debris than the deleted folder. Paths are the project's,
+    from its root, so the token starts a path: the root's ``entire`` (a built binary) is not the
+    folder in ``cmd/entire/cli`` (deleting the one retired a lesson naming the other).
     """
     bare = path.rstrip("/")
     end = "(?=/)" if "/" not in bare and "." not in bare else "(?=/|(?![\\w-]))"
-    return re.compile(rf"(?<![\w.-]){re.escape(bare)}{end}")
+    return re.compile(rf"(?:(?<![\w./-])|(?<=\./)){re.escape(bare)}{end}")
 
 
 def _rows(tx: Tx, needle: str) -> list[tuple[int, str, list[str], bool]]:
