@@ -264,6 +264,22 @@ def test_a_root_file_deleted_is_not_a_folder_of_the_same_name_deeper_down(db: Da
     assert all(r["stale_at"] is None for r in after.values())
 
 
+def test_a_wrong_place_lessons_deleted_example_leaves_its_text(db: Database) -> None:
+    """The session that found `start.go` in `cmd/cli/` deleted it: the folder stays the answer."""
+    from desktop.memory.observer.renames import apply_file_ops
+    from desktop.memory.store.memory_ops import AddMemories, NewMemory
+    from desktop.memory.store.writer import FnOp
+
+    text = ("`cmd/cli/commands` is the wrong place to look: a session that looked there found nothing; what it "
+            "looked for was in `cmd/cli/` (`cmd/cli/start.go`).")
+    mid = db.writer.run(AddMemories([NewMemory(content=text, type="gotcha", source="observer_inferred",
+                                               confidence=0.9, metadata={"signal": "wrong_place"})]))[0].id
+    db.writer.run(FnOp("ops", lambda tx: apply_file_ops(tx, [], ["cmd/cli/start.go"])))
+    row = db.reads.conn().execute("SELECT content, deprecated FROM memories WHERE id = ?", (mid,)).fetchall()
+    assert row == [("`cmd/cli/commands` is the wrong place to look: a session that looked there found nothing; "
+                    "what it looked for was in `cmd/cli/`.", 0)]
+
+
 def test_an_error_the_session_made_itself_waits_for_a_second_session(db: Database) -> None:
     p = _promoter(db)
 

@@ -22,6 +22,7 @@ from typing import Final
 
 from desktop.memory.lifecycle.staleness import anchor_hash, split_anchor
 from desktop.memory.observer.signals import WRONG_PLACE
+from desktop.memory.observer.templates import wrong_place_without
 from desktop.memory.types import Memory
 
 MAX_FILES_NOTED: Final = 2
@@ -111,9 +112,8 @@ def _as_named_files_are(m: Memory, root: Path) -> Memory | None:
     if not gone:
         return m
     if m.metadata.get("signal") == WRONG_PLACE:
-        head, _, example = m.content.rpartition("; ")
-        if head and any(g in example for g in gone):
-            return replace(m, content=head + ".")  # the example went stale; the wrong place did not
-        return m  # the place it names is meant not to be there
+        # The example went stale; the wrong place did not (and the place it names is meant not to be there).
+        kept = wrong_place_without(m.content, gone)
+        return m if kept is None else replace(m, content=kept)
     names = ", ".join(f"`{g}`" for g in gone[:MAX_FILES_NOTED]) + (" …" if len(gone) > MAX_FILES_NOTED else "")
     return replace(m, content=f"(Possibly stale: {names} no longer exists.) {m.content}")

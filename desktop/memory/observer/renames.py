@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from desktop.memory.observer.signals import USER_RULE, WRONG_PLACE
+from desktop.memory.observer.templates import wrong_place_without
 from desktop.memory.store.errors import ValidationError
 from desktop.memory.store.live import LIVE_MEMORY_SQL
 from desktop.memory.store.memory_ops import EditMemory
@@ -140,6 +141,28 @@ def apply_file_ops(tx: Tx, moved: list[tuple[str, str]], removed: list[str],
                            " AND stale_at IS NULL", (tx.now, tx.now, mid))
             tx.changed("memory", "updated", [mid])
             st.retired += 1
+    st.rewritten += _drop_gone_examples(tx, [p for p in removed if _plausible(p)])
     if st.rewritten or st.retired:
         logger.info("file operations: %d memories rewritten, %d retired", st.rewritten, st.retired)
     return st
+
+
+def _drop_gone_examples(tx: Tx, removed: list[str]) -> int:
+    """A wrong-place lesson stays, but the example file it names, once deleted, leaves its text
+    (blind judges read a deleted example as the lesson being stale). Returns how many changed."""
+    changed = 0
+    for path in removed:
+        rows = cast(list[tuple[int, str]], tx.execute(
+            f"SELECT id, content FROM memories WHERE {LIVE_MEMORY_SQL} AND instr(content, ?) > 0"
+            " AND json_extract(metadata, '$.signal') = ? AND source = ?",
+            (path, WRONG_PLACE, MemorySource.OBSERVER_INFERRED.value)).fetchall())
+        for mid, content in rows:
+            kept = wrong_place_without(str(content), [path])
+            if kept is None:
+                continue
+            try:
+                EditMemory(int(mid), {"content": kept}, actor="observer", reason=f"{path} was deleted").apply(tx)
+                changed += 1
+            except ValidationError:  # the same lesson without its example exists already
+                continue
+    return changed

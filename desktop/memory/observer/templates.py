@@ -65,6 +65,21 @@ class MemoryWriterLLM(Protocol):
         """Return the memory text for a candidate (``draft`` is the template's text)."""
 
 
+def wrong_place_without(content: str, gone: list[str]) -> str | None:
+    """A wrong-place lesson's text once the example file it names is gone: the folder it names
+    stays (the example was one file of it), else the example goes; None when it names none of
+    ``gone``. The wrong place stays wrong either way."""
+    kept = content
+    for g in gone:
+        tail = f" (`{g}`)."
+        if kept.endswith(tail):
+            kept = kept[: -len(tail)] + "."
+    head, _, example = kept.rpartition("; ")
+    if head and any(g.rstrip("/") in example for g in gone):
+        kept = head + "."  # the folder itself is gone too, or the old form named only the file
+    return kept if kept != content else None
+
+
 def _q(path: str) -> str:
     return f"`{path}`"
 
