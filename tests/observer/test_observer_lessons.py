@@ -275,9 +275,12 @@ def test_a_wrong_place_lessons_deleted_example_leaves_its_text(db: Database) -> 
     mid = db.writer.run(AddMemories([NewMemory(content=text, type="gotcha", source="observer_inferred",
                                                confidence=0.9, metadata={"signal": "wrong_place"})]))[0].id
     db.writer.run(FnOp("ops", lambda tx: apply_file_ops(tx, [], ["cmd/cli/start.go"])))
+    kept = ("`cmd/cli/commands` is the wrong place to look: a session that looked there found nothing; "
+            "what it looked for was in `cmd/cli/`.")
     row = db.reads.conn().execute("SELECT content, deprecated FROM memories WHERE id = ?", (mid,)).fetchall()
-    assert row == [("`cmd/cli/commands` is the wrong place to look: a session that looked there found nothing; "
-                    "what it looked for was in `cmd/cli/`.", 0)]
+    assert row == [(kept, 0)]
+    db.writer.run(FnOp("ops", lambda tx: apply_file_ops(tx, [], ["cli"])))  # the root's `cli` is another path
+    assert db.reads.conn().execute("SELECT content FROM memories WHERE id = ?", (mid,)).fetchall() == [(kept,)]
 
 
 def test_an_error_the_session_made_itself_waits_for_a_second_session(db: Database) -> None:

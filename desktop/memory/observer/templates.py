@@ -75,7 +75,9 @@ def wrong_place_without(content: str, gone: list[str]) -> str | None:
         if kept.endswith(tail):
             kept = kept[: -len(tail)] + "."
     head, _, example = kept.rpartition("; ")
-    if head and any(g.rstrip("/") in example for g in gone):
+    # A gone path counts when the example names it, or a path under it, as a whole (from the
+    # project's root: the root's `entire` is not the `cmd/entire/cli/` of an example).
+    if head and any(re.search(rf"`{re.escape(g.rstrip('/'))}(?:/[^`]*)?`", example) for g in gone):
         kept = head + "."  # the folder itself is gone too, or the old form named only the file
     return kept if kept != content else None
 
