@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a hook answering inline imports no argument parser (~15 ms a process)
+    import argparse
 
 AGENT_CHOICES = ("claude-code", "codex", "gemini")
 
@@ -44,13 +48,31 @@ def _hook_options(hook: argparse.ArgumentParser) -> None:
 
 
 def run_hook_command(argv: list[str], stdin: bytes) -> int:
-    """``engram hook ...`` (its payload already read) without building the whole command-line parser."""
-    parser = argparse.ArgumentParser(prog="engram hook", add_help=True)
-    _hook_options(parser)
-    try:
-        args, _unknown = parser.parse_known_args(argv)
-    except SystemExit:  # a broken command line in the agent's settings: still nothing to the model
-        os._exit(0)
+    """``engram hook ...`` (its payload already read) without building the whole command-line parser:
+    the usual command line is read by hand, as the service's client reads it; anything else
+    (help, an unknown option) goes through ``argparse``."""
+    from desktop.agents.hooks.client import hook_options
+
+    found = hook_options(argv)
+    args: argparse.Namespace | SimpleNamespace
+    if found is not None:
+        try:
+            args = SimpleNamespace(
+                event=found["event"], agent=found.get("agent", "claude-code"),
+                data_dir=Path(found["data-dir"]) if found.get("data-dir") else None,
+                budget=float(found["budget"]) if found.get("budget") else None,
+                tokens=int(found["tokens"]) if found.get("tokens") else None)
+        except ValueError:
+            found = None
+    if found is None:
+        import argparse
+
+        parser = argparse.ArgumentParser(prog="engram hook", add_help=True)
+        _hook_options(parser)
+        try:
+            args, _unknown = parser.parse_known_args(argv)
+        except SystemExit:  # a broken command line in the agent's settings: still nothing to the model
+            os._exit(0)
     return cmd_hook(args, stdin)
 
 
@@ -60,7 +82,7 @@ def _data_dir(arg: Path | None) -> Path:
     return Path(arg).expanduser() if arg else default_data_dir()
 
 
-def cmd_hook(args: argparse.Namespace, stdin: bytes | None = None) -> int:
+def cmd_hook(args: argparse.Namespace | SimpleNamespace, stdin: bytes | None = None) -> int:
     """Never fails: prints the agent's JSON or nothing, exits 0 (even on a hard timeout).
 
     ``stdin``: the payload when already read (``engram hook`` reads it before trying the service).

@@ -72,6 +72,7 @@ def test_inline_hooks_import_nothing_heavy(event: str, native: str, fields: dict
     assert f'<memory id="{memories[shown]}"' in context  # it did answer, with the memory
     loaded = set(json.loads(listing))
     assert not [m for m in HEAVY if m in loaded]
+    assert "argparse" not in loaded  # the usual command line is read by hand (~15 ms a process)
 
 
 def test_graph_default_depth_matches_the_graph_package() -> None:

@@ -20,13 +20,15 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
+from desktop.memory.privacy.lazy_re import lazy
+
 __all__ = ["high_entropy_spans", "looks_random", "shannon_entropy"]
 
-_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{32,}={0,2}")
-_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_TOKEN = lazy(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{32,}={0,2}")
+_CAMEL_PART = lazy(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 # Hash contexts: npm/SRI integrity, docker/OCI digests, go.sum, lock-file checksums.
-_HASH_PREFIX = re.compile(r"^(?:sha(?:1|224|256|384|512)|md5|blake2b?)[-_]", re.IGNORECASE)
-_HASH_CONTEXT = re.compile(
+_HASH_PREFIX = lazy(r"^(?:sha(?:1|224|256|384|512)|md5|blake2b?)[-_]", re.IGNORECASE)
+_HASH_CONTEXT = lazy(
     r"(?:(?:sha\d{1,3}|md5|blake2b?|h1|integrity|checksum|hash(?:es)?|digest|base64,|etag)"
     r"[\"']?\s*[:=,]?\s*[\"']?|\?[bq]\?)$",
     re.IGNORECASE,
@@ -44,8 +46,8 @@ _BINARY_MAGIC = (
     "AAAAE2VjZHNh",
 )
 _MAX_ENTROPY_TOKEN = 1024
-_SEPARATORS = re.compile(r"[/_\-+.]")
-_B64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/=]{40,}[ \t]*")
+_SEPARATORS = lazy(r"[/_\-+.]")
+_B64_LINE = lazy(r"[ \t]*[A-Za-z0-9+/=]{40,}[ \t]*")
 
 
 def _in_base64_block(text: str, line_start: int, start: int, end: int) -> bool:

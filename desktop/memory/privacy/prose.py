@@ -18,10 +18,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from desktop.memory.privacy.lazy_re import lazy
+
 __all__ = ["prose_spans"]
 
 # Matched against the lower-cased text (same offsets) for speed; the value is read from the original.
-_PROSE = re.compile(
+_PROSE = lazy(
     r"\b(?P<kw>password|passphrase|passwd|pwd|pass ?code|pin code|secret|token|api[ _-]?key|access[ _-]?key|"
     r"private[ _-]?key|credentials?)"
     r"(?:[ \t]+(?:for|of|on|to|in)[ \t]+(?:the[ \t]+)?[\w.\-]{1,40}){0,2}"
@@ -29,25 +31,25 @@ _PROSE = re.compile(
     r"[\"'`]?(?P<secret>[^\s\"'`,;()<>\[\]]{6,128})"
 )
 # Where a match can start (a literal search is far cheaper than trying _PROSE everywhere).
-_KEYWORD = re.compile(r"pass|pwd|pin code|secret|token|api|access|private|credential")
+_KEYWORD = lazy(r"pass|pwd|pin code|secret|token|api|access|private|credential")
 _COMMON_ENDINGS = (".", "!", "?")
 
 # Provider prefixes whose keys are worth re-assembling when split.
-_PREFIX = re.compile(r"(?<![A-Za-z0-9_])(?:AKIA|ASIA|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|sk-ant-|sk-proj-|"
+_PREFIX = lazy(r"(?<![A-Za-z0-9_])(?:AKIA|ASIA|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|sk-ant-|sk-proj-|"
                      r"sk-|xox[abposr]-|AIza|npm_|sk_live_|rk_live_)")
-_PIECE_SEP = re.compile(r"(?:[ \t]*(?:\r?\n|\\n)[ \t]*|[ \t]+|[\"'][ \t]*\+?[ \t]*(?:\r?\n[ \t]*)?[\"'])")
+_PIECE_SEP = lazy(r"(?:[ \t]*(?:\r?\n|\\n)[ \t]*|[ \t]+|[\"'][ \t]*\+?[ \t]*(?:\r?\n[ \t]*)?[\"'])")
 _JOINED = {
-    "aws_access_key": re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{16}"),
-    "github_token": re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,90})"),
-    "gitlab_token": re.compile(r"glpat-[A-Za-z0-9_\-]{20}"),
-    "anthropic_key": re.compile(r"sk-ant-[A-Za-z0-9_\-]{40,120}"),
-    "openai_key": re.compile(r"sk-(?:proj-)?[A-Za-z0-9_\-]{40,200}"),
-    "slack_token": re.compile(r"xox[abposr]-[A-Za-z0-9\-]{20,120}"),
-    "google_api_key": re.compile(r"AIza[A-Za-z0-9_\-]{35}"),
-    "npm_token": re.compile(r"npm_[A-Za-z0-9]{36}"),
-    "stripe_key": re.compile(r"[sr]k_live_[A-Za-z0-9]{24,99}"),
+    "aws_access_key": lazy(r"(?:AKIA|ASIA)[A-Z0-9]{16}"),
+    "github_token": lazy(r"(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,90})"),
+    "gitlab_token": lazy(r"glpat-[A-Za-z0-9_\-]{20}"),
+    "anthropic_key": lazy(r"sk-ant-[A-Za-z0-9_\-]{40,120}"),
+    "openai_key": lazy(r"sk-(?:proj-)?[A-Za-z0-9_\-]{40,200}"),
+    "slack_token": lazy(r"xox[abposr]-[A-Za-z0-9\-]{20,120}"),
+    "google_api_key": lazy(r"AIza[A-Za-z0-9_\-]{35}"),
+    "npm_token": lazy(r"npm_[A-Za-z0-9]{36}"),
+    "stripe_key": lazy(r"[sr]k_live_[A-Za-z0-9]{24,99}"),
 }
-_PEM_BODY = re.compile(r"(?m)^[ \t]*MII[A-Za-z0-9+/]{61}[ \t]*\r?\n(?:[ \t]*[A-Za-z0-9+/]{64}[ \t]*\r?\n){2,}"
+_PEM_BODY = lazy(r"(?m)^[ \t]*MII[A-Za-z0-9+/]{61}[ \t]*\r?\n(?:[ \t]*[A-Za-z0-9+/]{64}[ \t]*\r?\n){2,}"
                        r"(?:[ \t]*[A-Za-z0-9+/]{1,64}={0,2}[ \t]*(?:\r?\n|$))?")
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from desktop.memory.privacy.entropy import high_entropy_spans
+from desktop.memory.privacy.lazy_re import lazy
 from desktop.memory.privacy.prose import prose_spans
 from desktop.memory.privacy.triggers import (
     ASSIGN_GATE,
@@ -108,7 +109,7 @@ def _url_password(m: re.Match[str]) -> tuple[int, int] | None:
     return m.span("secret")
 
 
-_PORT_THEN_PATH = re.compile(r"\d{1,5}(?:/|$)")
+_PORT_THEN_PATH = lazy(r"\d{1,5}(?:/|$)")
 
 
 def _login_password(m: re.Match[str]) -> tuple[int, int] | None:
@@ -128,11 +129,11 @@ _HEX_NOT_SECRET = frozenset({"hash", "sha", "sha1", "sha256", "sha512", "md5", "
                              "etag", "public", "pub", "cache", "commit", "rev", "revision", "uuid", "guid", "id",
                              "integrity", "primary", "foreign", "sort", "partition", "row", "lookup", "dedup",
                              "idempotency", "object", "trace", "span", "request", "correlation", "build"})
-_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_NAME_WORDS = lazy(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
-_KEY_NAME = re.compile(r"[\w.\-]{1,100}[\"']?[ \t]*$")
-_KEY_WORD = re.compile(r"key|secret|token|salt|seed|pepper", re.I)
+_KEY_NAME = lazy(r"[\w.\-]{1,100}[\"']?[ \t]*$")
+_KEY_WORD = lazy(r"key|secret|token|salt|seed|pepper", re.I)
 
 
 def _hex_key(m: re.Match[str]) -> tuple[int, int] | None:
@@ -166,7 +167,7 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Callable[[str, str], b
         0,
         # Full block when the END line is present, else header plus base64 lines
         # (a truncated key pasted into a chat is still a key).
-        re.compile(
+        lazy(
             r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
             r"(?:[\s\S]{0,16000}?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
             r"|(?:(?:\r?\n|(?:\\r)?\\n)[ \t]*[A-Za-z0-9+/=:\- ]{0,200})*)"
@@ -174,61 +175,61 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Callable[[str, str], b
         _whole,
         cased("-----BEGIN"),
     ),
-    ("anthropic_key", 1, re.compile(rf"sk-ant-(?P<body>[{_B64URL}]{{32,200}})"), _mixed, cased("sk-ant-")),
+    ("anthropic_key", 1, lazy(rf"sk-ant-(?P<body>[{_B64URL}]{{32,200}})"), _mixed, cased("sk-ant-")),
     (
         "openai_key",
         2,
-        re.compile(rf"sk-(?:proj-|svcacct-|admin-|None-)?(?P<body>[{_B64URL}]{{20,250}})"),
+        lazy(rf"sk-(?:proj-|svcacct-|admin-|None-)?(?P<body>[{_B64URL}]{{20,250}})"),
         _mixed,
         cased("sk-"),
     ),
-    ("github_token", 1, re.compile(r"gh[pousr]_[A-Za-z0-9]{36,255}\b"), _whole,
+    ("github_token", 1, lazy(r"gh[pousr]_[A-Za-z0-9]{36,255}\b"), _whole,
      cased("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
-    ("github_token", 1, re.compile(r"github_pat_[A-Za-z0-9_]{22,255}\b"), _whole, cased("github_pat_")),
-    ("gitlab_token", 1, re.compile(rf"glpat-(?P<body>[{_B64URL}]{{20,64}})"), _mixed, cased("glpat-")),
+    ("github_token", 1, lazy(r"github_pat_[A-Za-z0-9_]{22,255}\b"), _whole, cased("github_pat_")),
+    ("gitlab_token", 1, lazy(rf"glpat-(?P<body>[{_B64URL}]{{20,64}})"), _mixed, cased("glpat-")),
     (
         "aws_access_key",
         1,
-        re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        lazy(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])"),
         _whole,
         cased("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
     ),
     (
         "aws_secret_key",
         1,
-        re.compile(
+        lazy(
             r"(?i:aws_?secret_?(?:access_?)?key)[\"']?[ \t]*(?:=|:|=>)[ \t]*[\"']?"
             r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
         ),
         _group("secret"),
         folded("awssecret", "aws_secret"),
     ),
-    ("google_api_key", 1, re.compile(rf"AIza[{_B64URL}]{{35}}(?![{_B64URL}])"), _whole, cased("AIza")),
-    ("slack_token", 1, re.compile(r"xox[abposr]-[A-Za-z0-9\-]{10,250}"), _whole, cased("xox")),
-    ("slack_token", 1, re.compile(r"xapp-\d-[A-Za-z0-9\-]{10,250}"), _whole, cased("xapp-")),
+    ("google_api_key", 1, lazy(rf"AIza[{_B64URL}]{{35}}(?![{_B64URL}])"), _whole, cased("AIza")),
+    ("slack_token", 1, lazy(r"xox[abposr]-[A-Za-z0-9\-]{10,250}"), _whole, cased("xox")),
+    ("slack_token", 1, lazy(r"xapp-\d-[A-Za-z0-9\-]{10,250}"), _whole, cased("xapp-")),
     (
         "slack_webhook",
         0,
-        re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/\-]{20,200}"),
+        lazy(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/\-]{20,200}"),
         _whole,
         cased("hooks.slack.com/"),
     ),
-    ("stripe_key", 1, re.compile(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,250}"), _whole,
+    ("stripe_key", 1, lazy(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,250}"), _whole,
      cased("sk_live_", "sk_test_", "rk_live_", "rk_test_")),
-    ("stripe_key", 1, re.compile(r"pk_live_[A-Za-z0-9]{16,250}"), _whole, cased("pk_live_")),
-    ("npm_token", 1, re.compile(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), _whole, cased("npm_")),
-    ("twilio_key", 1, re.compile(r"SK[0-9a-f]{32}(?![A-Za-z0-9])"), _whole, cased("SK", confirm=r"SK[0-9a-f]{32}")),
+    ("stripe_key", 1, lazy(r"pk_live_[A-Za-z0-9]{16,250}"), _whole, cased("pk_live_")),
+    ("npm_token", 1, lazy(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), _whole, cased("npm_")),
+    ("twilio_key", 1, lazy(r"SK[0-9a-f]{32}(?![A-Za-z0-9])"), _whole, cased("SK", confirm=r"SK[0-9a-f]{32}")),
     (
         "sendgrid_key",
         1,
-        re.compile(rf"SG\.[{_B64URL}]{{22}}\.[{_B64URL}]{{43}}(?![{_B64URL}])"),
+        lazy(rf"SG\.[{_B64URL}]{{22}}\.[{_B64URL}]{{43}}(?![{_B64URL}])"),
         _whole,
         cased("SG."),
     ),
     (
         "jwt",
         1,
-        re.compile(rf"eyJ[{_B64URL}]{{8,4000}}\.eyJ[{_B64URL}]{{4,8000}}\.[{_B64URL}]{{0,2000}}"),
+        lazy(rf"eyJ[{_B64URL}]{{8,4000}}\.eyJ[{_B64URL}]{{4,8000}}\.[{_B64URL}]{{0,2000}}"),
         _whole,
         cased("eyJ"),
     ),
@@ -238,7 +239,7 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Callable[[str, str], b
         # scheme://user:password@host — only the password is redacted, so the
         # memory still says which database and which user. A password may hold "/";
         # "host:8080/path@x" (a port, then a path) is no password.
-        re.compile(
+        lazy(
             r"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@'\"<>]{0,128}:"
             r"(?P<secret>[^\s@'\"<>]{1,256})@(?=[A-Za-z0-9\[])"
         ),
@@ -250,7 +251,7 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Callable[[str, str], b
         # mysql -pS3cret, mysqldump -p'S3cret', redis-cli -a S3cret, curl -u user:S3cret.
         "cli_password",
         2,
-        re.compile(
+        lazy(
             r"m(?:ysql(?:dump|admin|import|show|check|binlog)?|ariadb(?:-dump|-admin)?)\b[^\n;|&]{0,300}?"
             r"[ \t]-p(?P<secret>'[^'\n]{1,128}'|\"[^\"\n]{1,128}\"|[^\s'\"]{1,128})"
         ),
@@ -260,7 +261,7 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Callable[[str, str], b
     (
         "cli_password",
         2,
-        re.compile(
+        lazy(
             r"redis-cli\b[^\n;|&]{0,300}?[ \t](?:-a|--pass)[ \t]+"
             r"(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s'\"]{1,256})"
         ),
@@ -270,7 +271,7 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Callable[[str, str], b
     (
         "cli_password",
         2,
-        re.compile(
+        lazy(
             r"curl\b[^\n;|&]{0,300}?[ \t](?:-u|--user|-U|--proxy-user)(?:[ \t]+|=)?"
             r"['\"]?[^\s:'\"]{1,128}:(?P<secret>[^\s'\"]{1,256})"
         ),
@@ -283,7 +284,7 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Callable[[str, str], b
         # sqlcmd -P, mongosh -p, keytool -storepass, openssl -passin pass:.
         "cli_password",
         2,
-        re.compile(
+        lazy(
             r"(?:sshpass|docker(?:[ \t]+login)|podman[ \t]+login|sqlcmd|mongo(?:sh|dump|restore|import|export)?)\b"
             r"[^\n;|&]{0,300}?[ \t](?:-p|-P|--password)(?:[ \t]+|=)"
             r"(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s'\"]{1,256})"
@@ -296,7 +297,7 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Callable[[str, str], b
         # keytool -storepass X / -keypass X; openssl -pass pass:X / -passin pass:X (never env: or file:).
         "cli_password",
         2,
-        re.compile(r"-(?:store|key|srcstore|deststore|srckey|destkey)pass[ \t]+"
+        lazy(r"-(?:store|key|srcstore|deststore|srckey|destkey)pass[ \t]+"
                    r"(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s'\"]{1,256})"),
         _quoted_group("secret"),
         cased("pass", confirm=r"-(?:store|key|srcstore|deststore|srckey|destkey)pass[ \t]+[^\s-]"),
@@ -304,7 +305,7 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Callable[[str, str], b
     (
         "cli_password",
         2,
-        re.compile(r"-pass(?:in|out)?[ \t]+pass:(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s'\"]{1,256})"),
+        lazy(r"-pass(?:in|out)?[ \t]+pass:(?P<secret>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s'\"]{1,256})"),
         _quoted_group("secret"),
         cased("pass:", confirm=r"-pass(?:in|out)?[ \t]+pass:\S"),
     ),
@@ -312,7 +313,7 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Callable[[str, str], b
         # "login admin/Passw0rd", "log in with root / t0ps3cret!": a username/password pair in prose.
         "login_pair",
         3,
-        re.compile(
+        lazy(
             r"[Ll][Oo][Gg](?:[ -]?[Ii][Nn]|[Oo][Nn])\b[ \t]*(?::|=|(?i:[ \t]+(?:with|as|is|using)))?"
             r"[ \t]*[\"'`]?[A-Za-z0-9._@+-]{2,64}[ \t]?/[ \t]?(?P<secret>[^\s/\"'`,;()<>\[\]]{4,128})"
         ),
@@ -327,7 +328,7 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Callable[[str, str], b
         4,
         # Matched from the operator (a name-first pattern tries every word of a long text); the
         # validator reads the name back from there.
-        re.compile(r"(?:=>|:=|=|:)[ \t]*[\"']?(?P<secret>[0-9a-fA-F]{32,256})(?![0-9A-Za-z])"),
+        lazy(r"(?:=>|:=|=|:)[ \t]*[\"']?(?P<secret>[0-9a-fA-F]{32,256})(?![0-9A-Za-z])"),
         _hex_key,
         # Where the value is (an operator, then 32 hex digits) is rarer than where a key-like word is.
         folded_confirmed(("key", "secret", "token", "salt", "seed", "pepper"), r"[:=][ \t]*[\"']?[0-9a-f]{32}"),
@@ -335,7 +336,7 @@ _KNOWN: list[tuple[str, int, re.Pattern[str], _Validator, Callable[[str, str], b
     (
         "auth_header",
         2,
-        re.compile(
+        lazy(
             r"(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?i:bearer|basic|token)[ \t]+"
             r"(?P<secret>[A-Za-z0-9._~+/\-]{8,4000}=*)"
         ),
@@ -360,8 +361,8 @@ _ASSIGN_REST = (
     r"(?:\"(?P<dq>[^\"\\\n]{1,256})\"|'(?P<sq>[^'\\\n]{1,256})'|`(?P<bq>[^`\\\n]{1,256})`"
     r"|(?P<bare>[^\s\"'`,;(){}\[\]<>#]{1,256}))"
 )
-_ASSIGN = re.compile(_ASSIGN_KEYWORDS + _ASSIGN_REST)
-_ASSIGN_ANYCASE = re.compile(f"(?i:{_ASSIGN_KEYWORDS}){_ASSIGN_REST}")
+_ASSIGN = lazy(_ASSIGN_KEYWORDS + _ASSIGN_REST)
+_ASSIGN_ANYCASE = lazy(f"(?i:{_ASSIGN_KEYWORDS}){_ASSIGN_REST}")
 
 _PLACEHOLDER_WORDS_TEXT = (
     "none null nil true false undefined changeme change_me password passwd secret token example "
@@ -369,10 +370,10 @@ _PLACEHOLDER_WORDS_TEXT = (
     "todo fixme dummy test "
 )
 _PLACEHOLDER_WORDS = frozenset(_PLACEHOLDER_WORDS_TEXT.split())
-_REFERENCE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_REFERENCE = lazy(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 # Two or more words joined by case or separators; each iteration must start with a
 # separator or capital, so the pattern is unambiguous (no backtracking blow-up).
-_IDENT_WORDS = re.compile(r"[A-Za-z][a-z]*(?:(?:[_.\-][A-Za-z]|[A-Z])[a-z]*)+")
+_IDENT_WORDS = lazy(r"[A-Za-z][a-z]*(?:(?:[_.\-][A-Za-z]|[A-Z])[a-z]*)+")
 
 
 def _is_placeholder(value: str) -> bool:
@@ -479,7 +480,7 @@ def might_contain_secret(text: str) -> bool:
 # <private> ... </private>: what the user marked as never to be kept
 # ---------------------------------------------------------------------------
 
-_PRIVATE_TAG = re.compile(r"<(/?)private>", re.I)
+_PRIVATE_TAG = lazy(r"<(/?)private>", re.I)
 _PRIVATE = register(folded("private>"))
 
 

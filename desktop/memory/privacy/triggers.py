@@ -24,14 +24,16 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from desktop.memory.privacy.lazy_re import lazy
+
 __all__ = ["ASSIGN_GATE", "PROSE_GATE", "Trigger", "ascii_gate", "cased", "folded", "folded_confirmed", "gate_spans",
            "has_token_run", "non_ascii_gate", "register", "token_runs"]
 
 # Where a ``key = value`` assignment (secrets._ASSIGN) can match: its keyword ends right
 # before an optional quote, blanks and an operator, which always starts with ':' or '='.
-ASSIGN_GATE = re.compile(r"(?:key|pass(?:word|wd)?|pwd|secret|token|credentials?)[\"']?[ \t]*[:=]")
+ASSIGN_GATE = lazy(r"(?:key|pass(?:word|wd)?|pwd|secret|token|credentials?)[\"']?[ \t]*[:=]")
 # Where a secret in prose (prose._PROSE) can match: its keyword is followed by a blank or ':'.
-PROSE_GATE = re.compile(
+PROSE_GATE = lazy(
     r"(?:pass(?:word|phrase|wd| ?code)|pwd|pin code|secret|token|(?:api|access|private)[ _-]?key"
     r"|credentials?)[ \t:]")
 # Both gates, as alternations that each start with one literal character (``api key`` is
@@ -39,7 +41,7 @@ PROSE_GATE = re.compile(
 _OP = r"(?:[\"']?[ \t]*[:=]|[ \t])"
 # Each with the literals one of its matches must contain (a str search first: far cheaper
 # than the regex over text that has none).
-_KEYWORDS = [(lits, re.compile(rx)) for lits, rx in (
+_KEYWORDS = [(lits, lazy(rx)) for lits, rx in (
     (("key",), "key" + _OP), (("secret",), "secret" + _OP), (("token",), "token" + _OP),
     (("credential",), "credentials?" + _OP),
     (("pwd", "pin code", "pass"),
@@ -48,7 +50,7 @@ _KEYWORDS = [(lits, re.compile(rx)) for lits, rx in (
 
 # A random token (entropy._TOKEN) is a run of at least 32 of these characters, with an
 # upper-case letter, a lower-case letter and a digit in it (entropy.looks_random).
-_DIGIT = re.compile(r"[0-9]")
+_DIGIT = lazy(r"[0-9]")
 _TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
 TOKEN_RUN = 32
 _RUN_TABLE = bytes(ord("a") if c in _TOKEN_CHARS else ord(" ") for c in range(256))
@@ -103,7 +105,7 @@ class Trigger:
 
 def cased(*literals: str, confirm: str | None = None) -> Trigger:
     """A trigger on literals of a case-sensitive rule (searched in the text as written)."""
-    return register(Trigger(literals, False, re.compile(confirm) if confirm else None))
+    return register(Trigger(literals, False, lazy(confirm) if confirm else None))
 
 
 def folded(*literals: str) -> Trigger:
@@ -113,7 +115,7 @@ def folded(*literals: str) -> Trigger:
 
 def folded_confirmed(literals: tuple[str, ...], confirm: str) -> Trigger:
     """A trigger on lower-case literals whose matches ``confirm`` (on the lower-cased text) must find."""
-    return register(Trigger(literals, True, re.compile(confirm)))
+    return register(Trigger(literals, True, lazy(confirm)))
 
 
 _ALL: list[Trigger] = []
@@ -182,12 +184,12 @@ def gate_spans(text: str, lowered: str) -> Iterator[tuple[int, int]]:
 # rules match a few non-ASCII letters): every rule needs one of these, a literal prefix of
 # a known format, a secret-naming keyword, a URL scheme, a DER header or a long token.
 # tests/security/test_detectors.py checks every corpus secret passes it.
-_QUICK = re.compile(
+_QUICK = lazy(
     r"pass|pwd|pin code|secret|token|credential|key|auth|bearer|-----begin|sk-|gh[pousr]_|github_pat_|glpat-"
     r"|a(?:kia|sia|bia|cca|3t)|aiza|xox|xapp-|hooks\.slack|_live_|_test_|npm_|sk[0-9a-f]|sg\.|eyj|://|mii"
     r"|private>|mysql|mariadb|redis-cli|curl|log ?-?in|logon|salt|seed|pepper"
 )  # searched in the lower-cased text (a case-insensitive alternation is ~5x slower)
-_QUICK_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32}")
+_QUICK_TOKEN = lazy(r"[A-Za-z0-9+/_\-]{32}")
 
 
 def non_ascii_gate(text: str) -> bool:

@@ -1,0 +1,40 @@
+"""Regular expressions compiled on first use, for detectors most texts never reach.
+
+The secret scanner's detectors are ~70 regular expressions. Compiling them at import cost
+~30 ms, paid by every short-lived process that imports the scanner, a hook answering without
+the service included, although nearly every text is turned away by the cheap literal gates
+(:mod:`triggers`) before any detector runs. A :func:`lazy` pattern is compiled the first time a
+method of it is called, once per process, and behaves as the compiled pattern from then on.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, cast
+
+
+class LazyPattern:
+    """A pattern and its flags, compiled when first used. Two threads racing on a first use may
+    both compile it: the same pattern, one of them kept; no lock is worth its import here."""
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source = source
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        """The compiled pattern (compiled now if this is its first use)."""
+        found = self._compiled
+        if found is None:
+            found = self._compiled = re.compile(self._source, self._flags)
+        return found
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.compiled(), name)
+
+
+def lazy(source: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(source, flags)``, deferred to the pattern's first use."""
+    return cast("re.Pattern[str]", LazyPattern(source, flags))
