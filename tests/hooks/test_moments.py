@@ -344,6 +344,8 @@ def test_a_checkers_rule_is_said_before_an_edit_writes_the_construct_it_flagged(
     assert f"#{mid}" in before and "nolint:errcheck" in before
     assert f"#{mid}" not in edit("e1", "u5", "root, _ := paths.Root()")[0]  # once a session
     assert f"#{mid}" in edit("e2", "u6", "root, _ := paths.Root()")[0]
+    # the Agents tab names the call by the project's path, not the machine's
+    assert [r.detail for r in ledger.session_rows(project.db, "e2")] == ["Edit core/payments.py"]
 
 
 def comparison_lesson(project: Any) -> int:
@@ -441,6 +443,11 @@ def test_a_glob_pattern_looking_in_the_wrong_place_hears_the_lesson(project: Any
     assert glob("core/*.go", "c1") == "" and glob("**/commands/*.go", "c2") == ""
     assert f"#{mid}" in glob("core/commands/*.go", "c3")
     assert f"#{mid}" in glob("commands/**/*.go", "c4", "g3", path=str(h.root / "core"))  # once a session
+    # Gemini CLI reads nothing before a call: its glob hears the lesson right after
+    args = {"pattern": "core/commands/*.go"}
+    assert f"#{mid}" not in hook(h, "before-tool", "g4", "gemini", tool_name="glob", tool_input=args)
+    assert f"#{mid}" in hook(h, "after-tool", "g4", "gemini", tool_name="glob", tool_input=args,
+                             tool_response={"llmContent": "No files found"})
 
 
 def test_a_relative_search_path_keeps_a_dotfolders_dot(project: Any) -> None:

@@ -220,7 +220,7 @@ class ToolMoments:
         warned = [w for w in warned if any(m.id == w.memory.id for m in memories)]
         if not memories:
             return ""
-        summary = _call_summary(call)
+        summary = _call_summary(call, self.root)
         ledger.record_shown(self.project.db, call.session_id, call.agent, event, [m.id for m in memories],
                             summary).result(5)
         if warned:  # waited for (ms): the call's own failure, next, must find the warning recorded
@@ -237,8 +237,10 @@ def _one_gap(gaps: list[Warning], shown: set[int]) -> list[Warning]:
     return sorted(gaps, key=lambda w: (-len(w.memory.provenance_session_ids), -w.memory.confidence))[:1]
 
 
-def _call_summary(call: HookCall) -> str:
-    """The call in a few redacted words (the ledger's detail column)."""
+def _call_summary(call: HookCall, root: Path) -> str:
+    """The call in a few redacted words (the ledger's detail column), the project's own paths
+    relative to it (the Agents tab shows the first 80 characters)."""
     args = call.tool_input
     what = args.get("command") or args.get("file_path") or args.get("path") or args.get("pattern") or ""
-    return redact_then_cut(f"{call.tool_name} {' '.join(str(what).split())}", 200)
+    text = " ".join(str(what).split()).replace(f"{root}/", "")
+    return redact_then_cut(f"{call.tool_name} {text}", 200)
