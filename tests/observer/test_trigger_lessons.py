@@ -11,6 +11,7 @@ from obs_helpers import Seq, digest_of, kinds
 from desktop.memory.observer.checker_output import annotation, diagnostics, general_message
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter
+from desktop.memory.observer.signals import Signal
 from desktop.memory.observer.templates import render
 from desktop.memory.store.database import Database
 from desktop.memory.triggers.model import Trigger
@@ -139,26 +140,28 @@ def test_checker_gap_when_a_sibling_checker_fails_after_the_first_passed() -> No
     assert Trigger.from_json(gaps[0].data["triggers"][0]) == Trigger("command", "mise", ("run", "test"))
 
 
-def test_a_checker_gap_names_the_build_tag_the_weaker_check_leaves_out() -> None:
-    """The task runner's echo shows why `test` passes while `test:ci` fails: `-tags=integration`."""
-    s = Seq().bash("mise run test", "[test] $ go test ./...\nok  \tentire.io/cli\t1.8s")
+def _test_then_ci_gap(test_echo: str, ci_passed: str) -> Signal:
+    """`mise run test` passed (its runner echoing ``test_echo``), `mise run test:ci` failed, was fixed
+    and passed (printing ``ci_passed``): the gap lesson learned."""
+    s = Seq().bash("mise run test", f"[test] $ {test_echo}\nok  \tentire.io/cli\t1.8s")
     s.bash("mise run test:ci", "[test:ci] $ go test -tags=integration -race ./...\nFAIL\nsetup_test.go:50:21: "
            "env.runCmd undefined\nFAIL", error=True)
     s.edit("cmd/cli/integration_test/setup_test.go")
-    s.bash("mise run test:ci", "[test:ci] $ go test -tags=integration -race ./...\nok")
-    gap = kinds(digest_of(s.end()))["check_gap"][0]
+    s.bash("mise run test:ci", ci_passed)
+    gap: Signal = kinds(digest_of(s.end()))["check_gap"][0]
+    return gap
+
+
+def test_a_checker_gap_names_the_build_tag_the_weaker_check_leaves_out() -> None:
+    """The task runner's echo shows why `test` passes while `test:ci` fails: `-tags=integration`."""
+    gap = _test_then_ci_gap("go test ./...", "[test:ci] $ go test -tags=integration -race ./...\nok")
     assert gap.data["guard"] == "build tag `integration`"
     said = render(gap)
     assert said is not None and "also checks what the build tag `integration` guards" in said.content
 
 
 def test_a_switch_both_checks_give_is_no_reason() -> None:
-    s = Seq().bash("mise run test", "[test] $ go test -tags=integration ./cli\nok  \tentire.io/cli\t1.8s")
-    s.bash("mise run test:ci", "[test:ci] $ go test -tags=integration -race ./...\nFAIL\nsetup_test.go:50:21: "
-           "env.runCmd undefined\nFAIL", error=True)
-    s.edit("cmd/cli/integration_test/setup_test.go")
-    s.bash("mise run test:ci", "ok")
-    gap = kinds(digest_of(s.end()))["check_gap"][0]
+    gap = _test_then_ci_gap("go test -tags=integration ./cli", "ok")
     assert gap.data["guard"] == ""
 
 

@@ -142,11 +142,16 @@ class Switch(NamedTuple):
     given: str
 
 
-def build_switches(text: str) -> list[Switch]:
-    """The build switches a check's command or its runner's echo gives, in order, without repeats."""
+SWITCH_SCAN: Final = 4000
+
+
+def build_switches(command: str, output: str) -> list[Switch]:
+    """The build switches a check's command or its runner's echo gives (the first characters of the
+    two, never a copy of a long output), in order, without repeats."""
+    text = f"{command}\n{output[:SWITCH_SCAN]}"[:SWITCH_SCAN]
     found: dict[str, Switch] = {}
     for (kind, flag), pattern in _SWITCHES:
-        for m in pattern.finditer(text[:4000]):
+        for m in pattern.finditer(text):
             found.setdefault(m.group(1), Switch(f"{kind} `{m.group(1)}`", flag, f"{flag}={m.group(1)}"))
     return list(found.values())[:3]
 

@@ -64,8 +64,8 @@ def look_of(tool: str, args: dict[str, Any], root: str) -> dict[str, str] | None
     if tool != "Read" and not raw:
         raw = root or "."
     pattern = str(args.get("pattern") or "")
-    if tool == "Glob" and isinstance(raw, str) and glob_folder(pattern):  # ``cmd/cli/commands/*.go``
-        folder = glob_folder(pattern)
+    folder = glob_folder(pattern) if tool == "Glob" else ""
+    if folder and isinstance(raw, str):  # ``cmd/cli/commands/*.go`` looks in ``cmd/cli/commands``
         raw = folder if folder.startswith("/") or raw in (".", "./") else posixpath.join(raw, folder)
         pattern = pattern[len(folder):].lstrip("/")
     if not isinstance(raw, str) or not raw:
@@ -194,8 +194,8 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
     held = checks.pop(name, None)
     if held is not None:
         _rule_lessons(sp, held, command, step, event)
-    switches = build_switches(f"{command}\n{output}")
     gaps = sp.ev.get("gaps", {})
+    switches = build_switches(command, output) if gaps or len(key) >= 2 else []
     for gap_name in (name, *(f"{name} {s.given}" for s in switches)):  # the same switch passing closes it
         gap = gaps.pop(gap_name, None)
         if gap is not None:
@@ -258,7 +258,7 @@ def _open_gap(sp: Scratchpad, key: list[str], name: str, output: str, step: int,
     if len(key) < 2:
         return
     passed: dict[str, Any] = sp.ev.get("passed", {})
-    switches = build_switches(f"{command}\n{output}")
+    switches = build_switches(command, output)
     # A sibling that goes further: same program, same words but the last, which extends the
     # passed one's (``test`` -> ``test:ci``, ``lint`` -> ``lint-all``); never ``lint`` -> ``test``.
     sibling = next((p for p in passed.values()
@@ -266,7 +266,8 @@ def _open_gap(sp: Scratchpad, key: list[str], name: str, output: str, step: int,
                     and key[-1].startswith(p["key"][-1])), None)
     # Or the same check given a build switch the passed run lacked (``go test`` ->
     # ``go test -tags=integration``): the switch is what goes further.
-    extra = [s for s in switches if s.worded not in (sibling or passed.get(name) or {}).get("switches", [])]
+    before = sibling if sibling is not None else passed.get(name, {})
+    extra = [s for s in switches if s.worded not in before.get("switches", [])]
     gap_name = name
     unless: tuple[str, ...] = ()
     if sibling is None and name in passed and extra:
