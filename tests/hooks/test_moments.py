@@ -213,6 +213,31 @@ def test_the_shells_folder_is_followed_and_a_stray_relative_path_named(project: 
     assert "working directory" not in codex
 
 
+def test_the_transcripts_recorded_folder_outranks_the_followed_cd(project: Any, tmp_path: Path) -> None:
+    """Claude Code records each message's folder in its transcript. After a resume the shell is
+    back at the project although the hooks followed a ``cd`` days before (replayed session 82):
+    the record wins, and nothing false is said; a recorded subfolder is named without any cd."""
+    h = Handlers(project)
+    (h.root / "core" / "sub").mkdir()
+    transcript = tmp_path / "t.jsonl"
+
+    def record(folder: Path) -> None:
+        with transcript.open("a") as f:
+            f.write(json.dumps({"type": "user", "cwd": str(folder),
+                                "message": {"content": [{"type": "tool_result", "content": '{"cwd": "/x"}'}]}}) + "\n")
+
+    def before(sid: str, command: str, use: str) -> str:
+        return hook(h, "before-tool", sid, tool_name="Bash", tool_input={"command": command}, tool_use_id=use,
+                    transcript_path=str(transcript))
+
+    bash(h, "r1", "cd core/sub && ls", "c1", output="")   # followed: the shell is in core/sub
+    record(h.root)                                        # resumed: the transcript says the project
+    assert before("r1", "python -m pytest core/payments.py", "c2") == ""
+    record(h.root / "core" / "sub")
+    said = before("r2", "python -m pytest core/payments.py", "c3")
+    assert "`core/sub/`" in said and "core/payments.py" in said
+
+
 def test_a_checkers_rule_is_said_when_the_checker_reports_it_not_before_each_run(project: Any) -> None:
     from desktop.memory.triggers.model import COMMAND, Trigger
 
@@ -448,6 +473,31 @@ def test_a_glob_pattern_looking_in_the_wrong_place_hears_the_lesson(project: Any
     assert f"#{mid}" not in hook(h, "before-tool", "g4", "gemini", tool_name="glob", tool_input=args)
     assert f"#{mid}" in hook(h, "after-tool", "g4", "gemini", tool_name="glob", tool_input=args,
                              tool_response={"llmContent": "No files found"})
+
+
+def test_a_name_guessed_in_a_folder_hears_the_lesson_only_when_not_on_disk(project: Any) -> None:
+    """A lesson about file names guessed in ``tests/`` fires before a read, or a glob, of a name
+    that is not there (certain to fail), and stays quiet before a look that will succeed."""
+    from desktop.memory.triggers.model import PATH, Trigger
+
+    h = Handlers(project)
+    (h.root / "tests").mkdir(exist_ok=True)
+    (h.root / "tests" / "testenv.py").write_text("ENV = 1\n")
+    mid = int(project.memories.add(NewMemory(
+        content="`tests/helpers.py` does not exist: a session that looked there found nothing; what it looked for "
+                "was in `tests/testenv.py`.", type="gotcha", source="observer_inferred", confidence=0.9,
+        metadata={"signal": "wrong_place", "signal_key": "wrong_place:tests/*",
+                  "triggers": [Trigger(PATH, "tests", path="tests", missing=True).as_json()]})).result(10).id)
+    flush(project)
+
+    def look(tool: str, sid: str, use: str, **args: str) -> str:
+        return hook(h, "before-tool", sid, tool_name=tool, tool_input=args, tool_use_id=use)
+
+    assert look("Read", "n1", "r1", file_path=str(h.root / "tests" / "testenv.py")) == ""
+    assert look("Glob", "n1", "r2", pattern="tests/test*.py") == ""
+    assert f"#{mid}" in look("Read", "n1", "r3", file_path=str(h.root / "tests" / "test_helpers.py"))
+    assert f"#{mid}" in look("Glob", "n2", "r4", pattern="tests/helpers*.py")
+    assert f"#{mid}" in look("Glob", "n3", "r5", pattern="helpers*.py", path=str(h.root / "tests"))
 
 
 def test_a_relative_search_path_keeps_a_dotfolders_dot(project: Any) -> None:

@@ -129,6 +129,40 @@ def test_a_missing_file_read_elsewhere_blames_the_folder() -> None:
     assert places[0].data["path"] == "cmd/cli/commands"
 
 
+def test_a_file_name_guessed_in_the_right_folder_is_a_lesson_about_that_folder() -> None:
+    """``helpers.go`` did not exist; the next file read beside it (``testenv.go``) is what was
+    wanted, whatever its name. The trigger is the folder, for any name not on disk there."""
+    s = Seq().call("Read", ("cmd/cli/integration_test/helpers.go",),
+                   "<tool_use_error>File does not exist.</tool_use_error>", error=True)
+    s.call("Glob", (), "/proj/cmd/cli/integration_test/testenv.go\n", pattern="cmd/cli/integration_test/*.go")
+    s.read("cmd/cli/integration_test/testenv.go")
+    place = kinds(digest_of(s.end()))["wrong_place"][0]
+    assert place.key == "wrong_place:cmd/cli/integration_test/*"
+    assert Trigger.from_json(place.data["triggers"][0]) == \
+        Trigger("path", "cmd", path="cmd/cli/integration_test", missing=True)
+    said = render(place)
+    assert said is not None and said.content.startswith("`cmd/cli/integration_test/helpers.go` does not exist")
+    assert said.content.endswith("was in `cmd/cli/integration_test/testenv.go`.")
+
+
+def test_a_missing_folder_found_as_a_file_prefix() -> None:
+    """``strategy/manual_commit`` is no folder; the search one level up listed ``manual_commit_hooks.go``."""
+    s = Seq().call("Grep", (), "<tool_use_error>Path does not exist: /proj/cmd/cli/strategy/manual_commit"
+                   "</tool_use_error>", error=True, pattern="PostCommit", path="/proj/cmd/cli/strategy/manual_commit")
+    s.call("Grep", (), "/proj/cmd/cli/strategy/manual_commit_hooks.go:40:func PostCommit() {\n",
+           pattern="func.*PostCommit", path="/proj/cmd/cli/strategy")
+    place = kinds(digest_of(s.end()))["wrong_place"][0]
+    assert place.data["path"] == "cmd/cli/strategy/manual_commit" and place.data["missing"]
+    assert place.data["found"] == "cmd/cli/strategy/manual_commit_hooks.go"
+
+
+def test_a_missing_file_then_an_unrelated_read_elsewhere_is_no_lesson() -> None:
+    s = Seq().call("Read", ("cmd/cli/integration_test/helpers.go",),
+                   "<tool_use_error>File does not exist.</tool_use_error>", error=True)
+    s.read("cmd/cli/root.go")
+    assert "wrong_place" not in kinds(digest_of(s.end()))
+
+
 def test_checker_gap_when_a_sibling_checker_fails_after_the_first_passed() -> None:
     s = Seq().bash("mise run test", "ok  \tentire.io/cli\t1.8s")
     s.bash("mise run test:ci", "FAIL\nsetup_test.go:50:21: env.runCmd undefined (type *TestEnv has no field "

@@ -49,12 +49,17 @@ def call_shape(call: HookCall, root: Path) -> tuple[CallShape, list[str]]:
     paths = list(files)
     scope = args.get("path")
     scope = scope if isinstance(scope, str) else ""
+    pattern = str(args.get("pattern") or "")
     if tool == "Glob":  # a pattern's literal folders narrow the search: ``cmd/cli/commands/*.go``
-        scope = posixpath.join(scope, glob_folder(str(args.get("pattern") or "")))
+        scope = posixpath.join(scope, glob_folder(pattern))
     if scope:
         rel = _relative(scope, root)
         if rel and rel not in paths:
             paths.append(rel)
+    if tool == "Glob" and pattern and not pattern.startswith("/"):  # what it looks for (names not on disk)
+        whole = _relative(posixpath.join(str(args.get("path") or ""), pattern), root)
+        if whole and whole not in paths:
+            paths.append(whole)
     return shape_of(tool, args, paths), files
 
 
@@ -149,7 +154,7 @@ class ToolMoments:
         command = shape.command or (parse(command_text(typed)) if isinstance(typed, str) else None)
         if command is None and shape.tool not in SEARCH_TOOLS:
             return ""
-        folder = shell_folder(self.project.db, call.session_id, self.root, call.cwd)
+        folder = shell_folder(self.project.db, call.session_id, self.root, call.cwd, call.transcript_path)
         if not folder:
             return ""
         paths = stray_paths(command, folder, self.root) if command is not None else \
@@ -169,7 +174,7 @@ class ToolMoments:
 
         if call.agent not in PERSISTENT_SHELL or shape.command is None:
             return
-        folder = shell_folder(self.project.db, call.session_id, self.root, call.cwd)
+        folder = shell_folder(self.project.db, call.session_id, self.root, call.cwd, call.transcript_path)
         new = reset_to(output, self.root)
         if new is None:
             new = moved_to(shape.command, folder, self.root)

@@ -10,6 +10,7 @@ Nothing is guessed: both facts are checked on disk at that moment.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from pathlib import Path
@@ -22,17 +23,55 @@ from desktop.memory.store.writer import FnOp, Tx
 PERSISTENT_SHELL: Final = frozenset({"claude-code"})
 _RESET: Final = re.compile(r"Shell cwd was reset to (/[^\n]+)")
 _PATHISH: Final = re.compile(r"^\.{0,2}/?[\w@.+-]+(?:/[\w@.+*-]*)+$")
+_CWD: Final = re.compile(r'"cwd":\s*"((?:[^"\\]|\\.)*)"')
+#: How much of the transcript's end is read for its last ``cwd`` (a message of a long tool output
+#: can be large; a few of them fit).
+TRANSCRIPT_TAIL: Final = 256 * 1024
 
 
-def shell_folder(db: Any, session_id: str, root: Path, payload_cwd: str) -> str:
-    """The project-relative folder the session's shell is in ('' = the root)."""
+def _relative_to(folder: str, root: Path) -> str | None:
+    try:
+        rel = Path(folder).resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return None
+    return "" if rel == "." else rel
+
+
+def recorded_folder(transcript_path: str, root: Path) -> str | None:
+    """The folder Claude Code's transcript last recorded the session in (each message carries its
+    ``cwd``; a ``cd`` shows on the next one, and a resumed session's shell is back at the project),
+    project-relative ('' = the root, or outside the project); None when the transcript says nothing."""
+    if not transcript_path:
+        return None
+    try:
+        with open(transcript_path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - TRANSCRIPT_TAIL))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    found = _CWD.findall(tail)  # escaped quotes inside a tool's output never match ``"cwd":"``
+    if not found:
+        return None
+    try:
+        folder = json.loads(f'"{found[-1]}"')
+    except ValueError:
+        return None
+    rel = _relative_to(folder, root)
+    return "" if rel is None else rel
+
+
+def shell_folder(db: Any, session_id: str, root: Path, payload_cwd: str, transcript_path: str = "") -> str:
+    """The project-relative folder the session's shell is in ('' = the root): the agent's own word
+    (a payload ``cwd`` below the root, else its transcript's record), else the folder the hooks
+    followed from its ``cd`` commands."""
     if payload_cwd:
-        try:
-            rel = Path(payload_cwd).resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            rel = ""
-        if rel not in ("", "."):
+        rel = _relative_to(payload_cwd, root) or ""
+        if rel:
             return rel  # the agent says so itself
+    recorded = recorded_folder(transcript_path, root)
+    if recorded is not None:
+        return recorded
     rows = db.reads.conn().execute("SELECT shell_cwd FROM hook_sessions WHERE session_id = ?",
                                    (session_id,)).fetchall()
     return str(rows[0][0]) if rows else ""

@@ -111,20 +111,35 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_]{2,}", stem)}
 
 
-def _found_for(miss: dict[str, str], look: dict[str, str], output: str, root: str) -> str:
+def _shares(wanted: set[str], name: str) -> bool:
+    """True when a file name has a word looked for, or a word one of them begins
+    (``manual_commit`` looked for, ``manual_commit_hooks.go`` found)."""
+    have = _words(name)
+    return bool(wanted & have) or any(h.startswith(w) for w in wanted if len(w) >= 5 for h in have)
+
+
+def _found_for(miss: dict[str, Any], look: dict[str, str], output: str, root: str) -> str:
     """The file this successful look found that is what ``miss`` looked for, or ''.
 
-    A Read counts when the file's name shares a word with what was looked for; a search's
-    listing counts through the first listed file whose name does.
+    A Read counts when the file's name shares a word with what was looked for (or with the name
+    of the path that did not exist); a search's listing counts through the first listed file
+    whose name does. After a Read of a file that did not exist, the next file read in the same
+    folder counts whatever its name: the agent guessed a name and then found the file it wanted
+    beside it (``helpers.go`` missing, ``testenv.go`` read).
     """
     wanted = _words(miss["what"])
+    if miss.get("missing"):
+        wanted |= _words(posixpath.basename(str(miss["path"])))
+    if look["tool"] == "Read":
+        if miss["tool"] == "Read" and miss.get("missing") and \
+                posixpath.dirname(look["path"]) == posixpath.dirname(str(miss["path"])):
+            return look["path"]
+        return look["path"] if wanted and _shares(wanted, posixpath.basename(look["path"])) else ""
     if not wanted:
         return ""
-    if look["tool"] == "Read":
-        return look["path"] if wanted & _words(posixpath.basename(look["path"])) else ""
     for line in output[:20_000].splitlines()[:400]:
         m = re.match(r"^\s*(?:\./)?([\w@.+/-]+\.\w{1,8})(?::\d+.*)?\s*$", line.strip())
-        if m and wanted & _words(posixpath.basename(m.group(1))):
+        if m and _shares(wanted, posixpath.basename(m.group(1))):
             found = m.group(1)
             prefix = root.rstrip("/") + "/"
             if root and found.startswith(prefix):
@@ -152,8 +167,14 @@ def _wrong_place(sp: Scratchpad, miss: dict[str, Any], found: str, step: int, ev
     where = path.rstrip("/")
     if sp.cwd and _a_real_place(Path(sp.cwd) / where):
         return  # one search that found nothing in a folder full of code says nothing about the folder
-    trig = Trigger(PATH, where.split("/", 1)[0], path=where, missing=missing)
-    sp.add_signal(Signal(WRONG_PLACE, f"{WRONG_PLACE}:{where}", step, [found],
+    folder = posixpath.dirname(where)
+    if missing and miss["tool"] == "Read" and folder and folder == posixpath.dirname(found):
+        # A file name guessed in the right folder: any look there for a file that is not on disk
+        # is the same guess (``helpers.go`` one session, ``test_helpers.go`` the next).
+        trig, key = Trigger(PATH, folder.split("/", 1)[0], path=folder, missing=True), f"{folder}/*"
+    else:
+        trig, key = Trigger(PATH, where.split("/", 1)[0], path=where, missing=missing), where
+    sp.add_signal(Signal(WRONG_PLACE, f"{WRONG_PLACE}:{key}", step, [found],
                          {"path": where, "missing": missing, "what": miss["what"], "found": found,
                           "triggers": [trig.as_json()], "events": [miss["event"], event]},
                          [f"{miss['tool']} {where} for '{excerpt(miss['what'], 40)}': nothing; found {found}"]))

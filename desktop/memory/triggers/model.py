@@ -8,7 +8,7 @@ triggers whose index key it mentions are checked against it. Three kinds:
 * ``command``: a shell run of ``program`` whose subcommand starts with ``words`` and that was
   given every one of ``tokens`` (``git`` / ``show`` / ``--no-stat``), unless it was also given
   every one of ``unless`` (a rule's recommended form, which the call already follows);
-* ``path``: a read, search or listing under ``path`` (``missing``: only while it does not exist);
+* ``path``: a read, search or listing under ``path`` (``missing``: only of something not on disk);
 * ``edit``: an edit or write of a file under ``path`` ending in ``key`` (an extension, the
   file name itself, or ``*`` for any file);
 * ``code``: an edit or write whose new text has a line of the shape ``key`` (``code_shape``): the
@@ -126,6 +126,16 @@ def _under(path: str, prefix: str) -> bool:
     return not prefix or path == prefix or path.startswith(prefix + "/")
 
 
+def _on_disk(root: Path, path: str) -> bool:
+    """True when ``path`` (project-relative; a glob pattern matches something) exists under ``root``."""
+    try:
+        if any(c in path for c in "*?["):
+            return next(iter(root.glob(path)), None) is not None
+        return (root / path).exists()
+    except (OSError, ValueError):
+        return True  # unknown: say nothing rather than warn about a look that may succeed
+
+
 def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool:
     """True when ``call`` is what ``trigger`` is about (``root``: check ``missing`` paths on disk)."""
     if trigger.kind == COMMAND:
@@ -138,9 +148,12 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
     if trigger.kind == PATH:
         if call.tool not in LOOK_TOOLS and call.tool != "Bash":
             return False
-        if not any(_under(p, trigger.path) for p in call.paths):
+        under = [p for p in call.paths if _under(p, trigger.path)]
+        if not under:
             return False
-        return not (trigger.missing and root is not None and (root / trigger.path).exists())
+        # ``missing``: only a look at something not on disk (the lesson's own folder may exist:
+        # a file name guessed in it), so a look that will succeed hears nothing.
+        return not trigger.missing or root is None or any(not _on_disk(root, p) for p in under)
     if trigger.kind == EDIT:
         return call.tool in EDIT_TOOLS and any(
             _under(p, trigger.path) and (trigger.key == ANY_FILE or p.endswith(trigger.key)
