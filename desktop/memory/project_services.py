@@ -127,10 +127,12 @@ def recover_crashed_sessions(project: Project, *, older_than_s: float = STALE_CH
     try:
         if not project.preferences.auto_memory():
             return []
+        from desktop.memory.observer import journal
         from desktop.memory.observer.ingest import CheckpointStore
 
         # Usually none: look before building the ingestor (embedding provider, model synthesiser).
-        if not CheckpointStore(project.db).pending(older_than_s=older_than_s):
+        if not CheckpointStore(project.db).pending(older_than_s=older_than_s) and \
+                not journal.pending(project.db, older_than_s=older_than_s):
             return []
         return list(project.observer.recover(older_than_s=older_than_s))
     except Exception:  # recovery is best effort: a bad checkpoint must not stop the project opening

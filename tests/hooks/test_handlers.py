@@ -93,12 +93,15 @@ def test_before_tool_shows_a_gotcha_once_and_after_tool_observes_live(project: A
     assert h.handle(call(project, "after-tool", tool_name="Bash", tool_input={"command": "ls"},
                          tool_response={"stdout": "core"}, tool_use_id="t3")) == ""
     flush(project)
-    pad = project.db.reads.conn().execute("SELECT count(*) FROM scratchpad_checkpoints WHERE session_id = 's-1'")
-    assert pad.fetchall()[0][0] == 1
-    # no transcript: session end promotes the live scratchpad and drops it
+    # a hook process of its own writes the calls down for the observer, in order
+    conn = project.db.reads.conn()
+    journal = conn.execute("SELECT call FROM hook_journal WHERE session_id = 's-1' ORDER BY id").fetchall()
+    assert [json.loads(r[0])["tool_name"] for r in journal] == ["Read", "Bash"]
+    assert json.loads(journal[1][0])["output"] == "core"
+    # no transcript: session end observes them, promotes the session and drops the journal
     h.handle(call(project, "session-end", transcript_path=""))
     flush(project)
-    conn = project.db.reads.conn()
+    assert conn.execute("SELECT count(*) FROM hook_journal").fetchall()[0][0] == 0
     assert conn.execute("SELECT count(*) FROM scratchpad_checkpoints").fetchall()[0][0] == 0
     assert conn.execute("SELECT count(*) FROM session_metrics WHERE session_id = 's-1'").fetchall()[0][0] == 1
 

@@ -1,11 +1,13 @@
-"""The observer, live, from hook calls: one checkpointed scratchpad per external session.
+"""The observer, live, from hook calls.
 
-A hook process lives for one event, so the session's observer state lives in its
-scratchpad checkpoint (``scratchpad_checkpoints``): each after-tool hook restores
-it, observes the tool call and its result, and checkpoints it again. At session
-end the transcript, when the agent wrote one, is imported and promoted (the
-importer sees everything, including the replies); otherwise the live scratchpad
-itself is finalised and promoted. Either way the promotion drops the checkpoint.
+In the warm service each running session's observer stays in memory between its tool events
+and is checkpointed (``scratchpad_checkpoints``) every few calls. A hook answered in a process of
+its own writes the call down in the session's journal (``observer/journal``) instead: restoring
+the observer there cost the agent 100-200 ms a call. The observer catches up on the journal when
+it next runs: the service's first event of the session, or the session's end. At session end the
+transcript, when the agent wrote one, is imported and promoted (the importer sees everything,
+including the replies); otherwise the live observer is finalised and promoted. Either way the
+promotion drops the checkpoint and the journal.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop.agents.hooks.protocol import OBSERVER_AGENT, HookCall
 from desktop.memory.observer.events import cap_text
+from desktop.memory.observer.journal import JournalCall
 
 if TYPE_CHECKING:
     from desktop.memory.project import Project
@@ -125,46 +128,55 @@ def _session_lock(key: tuple[str, str]) -> threading.Lock:
 
 
 def observe_tool(project: Project, call: HookCall, tool: str, files: list[str]) -> None:
-    """Restore the session's scratchpad, observe this call and its result, checkpoint it."""
-    with _session_lock(_key(project, call.session_id)):
-        _observe_tool(project, call, tool, files)
+    """Hand this call and its result to the session's observer: in the warm service, the observer
+    it keeps; in a hook process of its own, the session's journal (``observer/journal``), which
+    the observer catches up on later, so the agent does not wait for the detectors to load."""
+    from desktop.memory.observer.journal import append
 
-
-def _observe_tool(project: Project, call: HookCall, tool: str, files: list[str]) -> None:
-    from desktop.memory.observer.events import SessionStart, StepComplete, ToolCall, ToolResult
-    from desktop.memory.observer.ingest import CheckpointStore
-    from desktop.memory.observer.observer import Observer
-
-    store = CheckpointStore(project.db)
-    key = _key(project, call.session_id)
-    held = _warm.get(key) if _warm is not None else None
-    pad = None if held is not None else store.load(call.session_id)
-    obs = held[0] if held is not None else Observer(call.session_id, scratchpad=pad)
-    saved = held[1] if held is not None else (obs.sp.step if pad is not None else -SAVE_EVERY)
-    now = time.time()
-    if held is None and pad is None:
-        obs.observe(SessionStart(call.session_id, OBSERVER_AGENT[call.agent], str(project.info.root), None, "main",
-                                 now))
-    step = obs.sp.step + 1
-    call_id = str(call.raw.get("tool_use_id") or call.raw.get("call_id") or f"hook-{step}")
     args = dict(call.tool_input)
     if files:
         args.setdefault("file_path", files[0])
     output, error = output_of(call)
-    obs.observe(ToolCall(call.session_id, step, call_id, tool, call.tool_name, args, tuple(files), now))
-    obs.observe(ToolResult(call.session_id, step, call_id, tool, cap_text(output), error, None, now))
-    obs.observe(StepComplete(call.session_id, step, now))
+    entry = JournalCall(tool, call.tool_name, args, list(files), cap_text(output), error,
+                        str(call.raw.get("tool_use_id") or call.raw.get("call_id") or ""), time.time())
     if _warm is None:
-        # Waited for: the session's next tool event (another process) restores this checkpoint.
-        store.save(call.session_id, obs.checkpoint(), wait=True)
+        append(project.db, call.session_id, OBSERVER_AGENT[call.agent], str(project.info.root), entry)
         return
-    if step - saved >= SAVE_EVERY:  # a crash of the service loses at most the last few calls
+    with _session_lock(_key(project, call.session_id)):
+        _observe_warm(project, call, entry, _warm)
+
+
+def _observe_warm(project: Project, call: HookCall, entry: JournalCall,
+                  warm: dict[tuple[str, str], tuple[Any, int, Project]]) -> None:
+    from desktop.memory.observer.events import SessionStart
+    from desktop.memory.observer.ingest import CheckpointStore
+    from desktop.memory.observer.journal import catch_up, drop, observe_call
+    from desktop.memory.observer.observer import Observer
+
+    store = CheckpointStore(project.db)
+    key = _key(project, call.session_id)
+    held = warm.get(key)
+    if held is None:  # the session's first event here: first what hooks before the service wrote down
+        pad = store.load(call.session_id)
+        obs, last = catch_up(project.db, call.session_id, Observer(call.session_id, scratchpad=pad) if pad else None)
+        if obs is None:
+            obs = Observer(call.session_id)
+            obs.observe(SessionStart(call.session_id, OBSERVER_AGENT[call.agent], str(project.info.root), None,
+                                     "main", entry.at))
+        if last:
+            store.save(call.session_id, obs.checkpoint(), wait=True)
+            drop(project.db, call.session_id, up_to=last)
+        saved = obs.sp.step if pad is not None or last else -SAVE_EVERY
+    else:
+        obs, saved = held[0], held[1]
+    observe_call(obs, call.session_id, entry)
+    if obs.sp.step - saved >= SAVE_EVERY:  # a crash of the service loses at most the last few calls
         store.save(call.session_id, obs.checkpoint(), wait=False)
-        saved = step
-    _warm[key] = (obs, saved, project)
-    if len(_warm) > MAX_WARM:  # the oldest session is checkpointed (in its own project) and let go
-        oldest = next(iter(_warm))
-        old_obs, _, old_project = _warm.pop(oldest)
+        saved = obs.sp.step
+    warm[key] = (obs, saved, project)
+    if len(warm) > MAX_WARM:  # the oldest session is checkpointed (in its own project) and let go
+        oldest = next(iter(warm))
+        old_obs, _, old_project = warm.pop(oldest)
         try:
             CheckpointStore(old_project.db).save(oldest[1], old_obs.checkpoint(), wait=False)
         except Exception:  # its project was closed meanwhile: the session end reads its transcript
@@ -186,6 +198,7 @@ def _release(project: Project, session_id: str) -> None:
 def finalise(project: Project, call: HookCall) -> None:
     """Promote the session: from its transcript when there is one, else from the live scratchpad."""
     from desktop.memory.observer.ingest import CheckpointStore
+    from desktop.memory.observer.journal import catch_up
     from desktop.memory.observer.observer import Observer
 
     _release(project, call.session_id)
@@ -201,8 +214,9 @@ def finalise(project: Project, call: HookCall) -> None:
             _drop_checkpoint(project, call.session_id)
             return
     pad = CheckpointStore(project.db).load(call.session_id)
-    if pad is not None:
-        result = ingestor.finish(Observer(call.session_id, scratchpad=pad), "unknown")
+    obs, _ = catch_up(project.db, call.session_id, Observer(call.session_id, scratchpad=pad) if pad else None)
+    if obs is not None:  # the promotion drops the checkpoint and the journal in its own write
+        result = ingestor.finish(obs, "unknown")
         log.info("session %s finalised from live events: %d added", call.session_id, len(result.added))
 
 
@@ -211,4 +225,5 @@ def _drop_checkpoint(project: Project, session_id: str) -> None:
 
     def write(tx: Tx) -> None:
         tx.execute("DELETE FROM scratchpad_checkpoints WHERE session_id = ?", (session_id,))
+        tx.execute("DELETE FROM hook_journal WHERE session_id = ?", (session_id,))
     project.db.writer.submit(FnOp("drop_hook_checkpoint", write))

@@ -295,13 +295,18 @@ class Ingestor:
         return self.learn_digest(observer.finalize(outcome))
 
     def recover(self, *, older_than_s: float | None = None) -> list[PromotionResult]:
-        """Promote every session a crash left with only a checkpoint (outcome unknown).
+        """Promote every session a crash left with only a checkpoint or a journal (outcome unknown).
 
         ``older_than_s`` leaves alone checkpoints saved more recently (sessions that may still run).
         """
+        from desktop.memory.observer import journal
+
         out = []
-        for sid in self.checkpoints.pending(older_than_s=older_than_s):
+        sessions = self.checkpoints.pending(older_than_s=older_than_s)
+        sessions += [s for s in journal.pending(self.db, older_than_s=older_than_s) if s not in sessions]
+        for sid in sessions:
             pad = self.checkpoints.load(sid)
-            if pad is not None:
-                out.append(self.promoter.promote(Observer(sid, scratchpad=pad).finalize("unknown")))
+            obs, _ = journal.catch_up(self.db, sid, Observer(sid, scratchpad=pad) if pad is not None else None)
+            if obs is not None:
+                out.append(self.promoter.promote(obs.finalize("unknown")))
         return out

@@ -351,6 +351,7 @@ class PromoteSession(WriteOp[PromotionResult]):
                            (module, tx.project_id, trigger, int(tx.now_dt.timestamp()), produced))
         retire(tx, self.digest.session_id, self.contradicted)
         tx.execute("DELETE FROM scratchpad_checkpoints WHERE session_id = ?", (self.digest.session_id,))
+        tx.execute("DELETE FROM hook_journal WHERE session_id = ?", (self.digest.session_id,))
         return res
 
 

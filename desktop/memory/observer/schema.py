@@ -172,3 +172,16 @@ CREATE TABLE observer_session_evidence (
   synthesized INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 """
+
+#: Tool calls a hook process wrote down for the session's observer (``observer/journal``).
+HOOK_JOURNAL = """
+CREATE TABLE hook_journal (
+  id         INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  agent      TEXT NOT NULL,
+  root       TEXT NOT NULL,
+  written_at TEXT NOT NULL,
+  call       TEXT NOT NULL
+);
+CREATE INDEX idx_hook_journal_session ON hook_journal(session_id, id);
+"""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from desktop.memory.graph.schema import GRAPH, GRAPH_FILE_FACTS
 from desktop.memory.observer.schema import (
+    HOOK_JOURNAL,
     MEMORY_EVIDENCE,
     OBSERVER,
     OBSERVER_FILE_REMOVALS,
@@ -331,4 +332,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0020_fts_in_bulk", FTS_IN_BULK),
     ("0021_memory_triggers", MEMORY_TRIGGERS),
     ("0022_observer_event_prints", OBSERVER_EVENT_PRINTS),
+    ("0023_hook_journal", HOOK_JOURNAL),
 ]
