@@ -151,3 +151,11 @@ def assert_session_recorded(data_dir: Path, root: Path, session_id: str, agent: 
     assert sessions == [(agent,)], sessions
     learned = [r[0] for r in db_rows(data_dir, root, "SELECT content FROM memories WHERE source = 'observer_inferred'")]
     assert any(rule in text for text in learned), learned
+
+
+@pytest.fixture
+def project(payments_dir: Path, data_dir: Path) -> Iterator[Any]:
+    """The payments repository opened as an Engram project (not remembered in the recent list)."""
+    proj = Engram(Settings(data_dir=data_dir)).open_project(payments_dir, remember=False)
+    yield proj
+    proj.close()

@@ -5,7 +5,6 @@ recovered. Nothing written down is lost or learned twice."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,20 +12,13 @@ import pytest
 from desktop.agents.hooks import live
 from desktop.agents.hooks.handlers import Handlers
 from desktop.agents.hooks.protocol import from_dict
-from desktop.composition import Engram
 from desktop.memory.project_services import recover_crashed_sessions
 from desktop.memory.store.writer import FnOp
-from desktop.settings import Settings
 
-BAD, GOOD = "git show HEAD --no-stat", "git show HEAD --stat"
-BAD_OUT = "Exit code 128\nfatal: unrecognized argument: --no-stat"
+#: ``gh`` has no ``--stat`` for a pull request's diff; ``--name-only`` lists its files.
+BAD, GOOD = "gh pr diff 7 --stat", "gh pr diff 7 --name-only"
+BAD_OUT = "Exit code 1\nunknown flag: --stat\n\nUsage:  gh pr diff [<number> | <url> | <branch>] [flags]"
 
-
-@pytest.fixture
-def project(payments_dir: Any, data_dir: Any) -> Iterator[Any]:
-    proj = Engram(Settings(data_dir=data_dir)).open_project(payments_dir, remember=False)
-    yield proj
-    proj.close()
 
 
 def _event(h: Handlers, event: str, sid: str, **fields: Any) -> str:
@@ -36,7 +28,7 @@ def _event(h: Handlers, event: str, sid: str, **fields: Any) -> str:
 def _fail_then_fix(h: Handlers, sid: str) -> None:
     _event(h, "tool-failed", sid, tool_name="Bash", tool_input={"command": BAD}, tool_use_id="u1", error=BAD_OUT)
     _event(h, "after-tool", sid, tool_name="Bash", tool_input={"command": GOOD}, tool_use_id="u2",
-           tool_response={"stdout": "commit abc\n 1 file changed", "exit_code": 0})
+           tool_response={"stdout": "core/payments.py", "exit_code": 0})
     h.project.db.writer.run(FnOp("flush", lambda tx: None))
 
 
@@ -47,7 +39,7 @@ def _count(project: Any, table: str, sid: str) -> int:
 
 def _lessons(project: Any) -> list[str]:
     return [str(r[0]) for r in project.db.reads.conn().execute(
-        "SELECT content FROM memories WHERE content LIKE '%--no-stat%'")]
+        "SELECT content FROM memories WHERE content LIKE '%--name-only%'")]
 
 
 def test_the_warm_service_catches_up_on_what_hooks_wrote_down(project: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,7 +4,6 @@ call in the next, once; a failure gets its lesson at once; each warning's outcom
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,21 +12,13 @@ import pytest
 from desktop.agents.hooks import ledger
 from desktop.agents.hooks.handlers import Handlers
 from desktop.agents.hooks.protocol import from_dict, render_output
-from desktop.composition import Engram
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.writer import FnOp
 from desktop.memory.triggers.warn import outcome_report
-from desktop.settings import Settings
 
 BAD, GOOD = "git show HEAD --no-stat", "git show HEAD --stat"
 BAD_OUT = "Exit code 128\nfatal: unrecognized argument: --no-stat"
 
-
-@pytest.fixture
-def project(payments_dir: Path, data_dir: Path) -> Iterator[Any]:
-    proj = Engram(Settings(data_dir=data_dir)).open_project(payments_dir, remember=False)
-    yield proj
-    proj.close()
 
 
 def hook(h: Handlers, event: str, sid: str, agent: str = "claude-code", **fields: Any) -> str:
@@ -448,17 +439,25 @@ def test_codex_hears_the_flagged_construct_before_its_patch_writes_it(project: A
                                  tool_input={"input": removed}, tool_use_id="p2")
 
 
+def wrong_place_lesson(project: Any, missed: str, folder: str, found: str) -> int:
+    """A stored wrong-place lesson: ``missed`` did not exist, what was wanted was ``found``; it fires
+    before a look under ``folder`` at something not on disk."""
+    from desktop.memory.triggers.model import PATH, Trigger
+
+    trigger = Trigger(PATH, folder.split("/", 1)[0], path=folder, missing=True)
+    mid = int(project.memories.add(NewMemory(
+        content=f"`{missed}` does not exist: a session that looked there found nothing; what it looked for "
+                f"was in `{found}`.", type="gotcha", source="observer_inferred", confidence=0.9,
+        metadata={"signal": "wrong_place", "signal_key": f"wrong_place:{folder}",
+                  "triggers": [trigger.as_json()]})).result(10).id)
+    flush(project)
+    return mid
+
+
 def test_a_glob_pattern_looking_in_the_wrong_place_hears_the_lesson(project: Any) -> None:
     """A Glob without ``path`` looks where its pattern's literal folders are (session 93's
     ``cmd/entire/cli/commands/*.go``); a pattern without them, or looking elsewhere, stays quiet."""
-    from desktop.memory.triggers.model import PATH, Trigger
-
-    mid = int(project.memories.add(NewMemory(
-        content="`core/commands` does not exist: a session that looked there found nothing; what it looked for "
-                "was in `core/payments.py`.", type="gotcha", source="observer_inferred", confidence=0.9,
-        metadata={"signal": "wrong_place", "signal_key": "wrong_place:core/commands",
-                  "triggers": [Trigger(PATH, "core", path="core/commands", missing=True).as_json()]})).result(10).id)
-    flush(project)
+    mid = wrong_place_lesson(project, "core/commands", "core/commands", "core/payments.py")
     h = Handlers(project)
 
     def glob(pattern: str, use: str, sid: str = "g2", **more: str) -> str:
@@ -478,17 +477,10 @@ def test_a_glob_pattern_looking_in_the_wrong_place_hears_the_lesson(project: Any
 def test_a_name_guessed_in_a_folder_hears_the_lesson_only_when_not_on_disk(project: Any) -> None:
     """A lesson about file names guessed in ``tests/`` fires before a read, or a glob, of a name
     that is not there (certain to fail), and stays quiet before a look that will succeed."""
-    from desktop.memory.triggers.model import PATH, Trigger
-
     h = Handlers(project)
     (h.root / "tests").mkdir(exist_ok=True)
     (h.root / "tests" / "testenv.py").write_text("ENV = 1\n")
-    mid = int(project.memories.add(NewMemory(
-        content="`tests/helpers.py` does not exist: a session that looked there found nothing; what it looked for "
-                "was in `tests/testenv.py`.", type="gotcha", source="observer_inferred", confidence=0.9,
-        metadata={"signal": "wrong_place", "signal_key": "wrong_place:tests/*",
-                  "triggers": [Trigger(PATH, "tests", path="tests", missing=True).as_json()]})).result(10).id)
-    flush(project)
+    mid = wrong_place_lesson(project, "tests/helpers.py", "tests", "tests/testenv.py")
 
     def look(tool: str, sid: str, use: str, **args: str) -> str:
         return hook(h, "before-tool", sid, tool_name=tool, tool_input=args, tool_use_id=use)
