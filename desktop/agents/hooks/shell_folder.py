@@ -24,9 +24,9 @@ PERSISTENT_SHELL: Final = frozenset({"claude-code"})
 _RESET: Final = re.compile(r"Shell cwd was reset to (/[^\n]+)")
 _PATHISH: Final = re.compile(r"^\.{0,2}/?[\w@.+-]+(?:/[\w@.+*-]*)+$")
 _CWD: Final = re.compile(r'"cwd":\s*"((?:[^"\\]|\\.)*)"')
-#: How much of the transcript's end is read for its last ``cwd`` (a message of a long tool output
-#: can be large; a few of them fit).
-TRANSCRIPT_TAIL: Final = 256 * 1024
+#: How much of the transcript's end is read for its last ``cwd``, in turn (a message holding a long
+#: tool output can be large; a few of them fit in the second).
+TRANSCRIPT_TAILS: Final = (16 * 1024, 256 * 1024)
 
 
 def _relative_to(folder: str, root: Path) -> str | None:
@@ -43,14 +43,18 @@ def recorded_folder(transcript_path: str, root: Path) -> str | None:
     project-relative ('' = the root, or outside the project); None when the transcript says nothing."""
     if not transcript_path:
         return None
+    found: list[str] = []
     try:
         with open(transcript_path, "rb") as f:
-            f.seek(0, 2)
-            f.seek(max(0, f.tell() - TRANSCRIPT_TAIL))
-            tail = f.read().decode("utf-8", "replace")
+            size = f.seek(0, 2)
+            for tail in TRANSCRIPT_TAILS:  # the last message is usually short: its end first
+                f.seek(max(0, size - tail))
+                # escaped quotes inside a tool's output never match ``"cwd":"``
+                found = _CWD.findall(f.read().decode("utf-8", "replace"))
+                if found or tail >= size:
+                    break
     except OSError:
         return None
-    found = _CWD.findall(tail)  # escaped quotes inside a tool's output never match ``"cwd":"``
     if not found:
         return None
     try:
