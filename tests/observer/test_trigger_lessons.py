@@ -137,12 +137,32 @@ def test_a_file_name_guessed_in_the_right_folder_is_a_lesson_about_that_folder()
     s.call("Glob", (), "/proj/cmd/cli/integration_test/testenv.go\n", pattern="cmd/cli/integration_test/*.go")
     s.read("cmd/cli/integration_test/testenv.go")
     place = kinds(digest_of(s.end()))["wrong_place"][0]
-    assert place.key == "wrong_place:cmd/cli/integration_test/*"
+    assert place.key == "wrong_place:cmd/cli/integration_test/*>testenv.go"  # found by place, not by name
     assert Trigger.from_json(place.data["triggers"][0]) == \
         Trigger("path", "cmd", path="cmd/cli/integration_test", missing=True)
     said = render(place)
     assert said is not None and said.content.startswith("`cmd/cli/integration_test/helpers.go` does not exist")
     assert said.content.endswith("was in `cmd/cli/integration_test/testenv.go`.")
+
+
+def test_guesses_found_only_by_place_need_two_sessions_that_read_the_same_file_after(db: Database) -> None:
+    """A wrong place waits for a second session; found only as the next file read beside the guess,
+    that session must have read the same file (a session reading another one was browsing)."""
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+
+    def places() -> list[str]:
+        return [str(r[0]) for r in db.reads.conn().execute(
+            "SELECT content FROM memories WHERE json_extract(metadata, '$.signal') = 'wrong_place'")]
+
+    for sid, guess, then in (("s1", "helpers.go", "testenv.go"), ("s2", "test_helpers.go", "conflict_test.go"),
+                             ("s3", "utils.go", "testenv.go")):
+        s = Seq(sid).call("Read", (f"cmd/cli/integration_test/{guess}",),
+                          "<tool_use_error>File does not exist.</tool_use_error>", error=True)
+        s.read(f"cmd/cli/integration_test/{then}")
+        promoter.promote(digest_of(s.end()))
+        if sid != "s3":
+            assert places() == []
+    assert len(places()) == 1 and "testenv.go" in places()[0]
 
 
 def test_a_missing_folder_found_as_a_file_prefix() -> None:
