@@ -229,6 +229,23 @@ def test_the_transcripts_recorded_folder_outranks_the_followed_cd(project: Any, 
     assert "`core/sub/`" in said and "core/payments.py" in said
 
 
+
+def test_a_hostile_transcript_path_is_not_read(project: Any, tmp_path: Path) -> None:
+    """The payload names the transcript: a device or a FIFO is never opened, the hook answers at once."""
+    import os
+    import time
+
+    from desktop.agents.hooks.shell_folder import recorded_folder
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    assert recorded_folder("/dev/zero", project.info.root) is None
+    assert recorded_folder(str(fifo), project.info.root) is None
+    assert recorded_folder(str(tmp_path / "absent.jsonl"), project.info.root) is None
+    assert time.monotonic() - started < 1.0
+
+
 def test_a_checkers_rule_is_said_when_the_checker_reports_it_not_before_each_run(project: Any) -> None:
     from desktop.memory.triggers.model import COMMAND, Trigger
 

@@ -41,16 +41,18 @@ def recorded_folder(transcript_path: str, root: Path) -> str | None:
     """The folder Claude Code's transcript last recorded the session in (each message carries its
     ``cwd``; a ``cd`` shows on the next one, and a resumed session's shell is back at the project),
     project-relative ('' = the root, or outside the project); None when the transcript says nothing."""
-    if not transcript_path:
-        return None
     found: list[str] = []
     try:
+        # The path comes from the payload: only a regular file is read (a FIFO would block the
+        # open, a device never end), and only its end.
+        if not transcript_path or not Path(transcript_path).is_file():
+            return None
         with open(transcript_path, "rb") as f:
             size = f.seek(0, 2)
             for tail in TRANSCRIPT_TAILS:  # the last message is usually short: its end first
                 f.seek(max(0, size - tail))
                 # escaped quotes inside a tool's output never match ``"cwd":"``
-                found = _CWD.findall(f.read().decode("utf-8", "replace"))
+                found = _CWD.findall(f.read(tail).decode("utf-8", "replace"))
                 if found or tail >= size:
                     break
     except OSError:
