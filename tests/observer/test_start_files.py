@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from desktop.memory.observer.start_files import MIN_SCORED, WINDOW, frequent, start_files
+from desktop.memory.observer.start_files import MIN_SCORED, WINDOW, StartFiles, frequent, start_files, worth_saying
 from desktop.memory.stats import sign_test, wilson_interval
 from desktop.memory.store.database import Database
 from desktop.memory.store.writer import FnOp
@@ -31,6 +31,16 @@ def test_a_core_every_session_reads_beats_the_previous_sessions_scatter(db: Data
     assert out.scored >= MIN_SCORED and out.p_value < 0.05 and out.list_precision > out.baseline_precision
     assert {f.path for f in out.files} == core
     assert all(f.sessions == WINDOW and f.window == WINDOW for f in out.files)
+
+
+def test_a_list_ahead_of_a_weak_baseline_but_mostly_unread_is_not_said() -> None:
+    """Ahead of "the previous session's files" by the sign test, but the next session read only a
+    third of what it named (the replayed entire-cli at its end: 31 % against 6 %): nothing is said."""
+    ahead = StartFiles(scored=20, list_precision=0.31, baseline_precision=0.06, wins=15, losses=2,
+                       p_value=sign_test(15, 2))
+    assert ahead.p_value < 0.05 and not worth_saying(ahead)
+    assert worth_saying(StartFiles(scored=20, list_precision=0.62, baseline_precision=0.3, wins=15, losses=2,
+                                   p_value=sign_test(15, 2)))
 
 
 def test_no_pattern_means_nothing_is_said(db: Database) -> None:
