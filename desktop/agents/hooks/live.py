@@ -158,7 +158,7 @@ def _observe_warm(project: Project, call: HookCall, entry: JournalCall,
     held = warm.get(key)
     if held is None:  # the session's first event here: first what hooks before the service wrote down
         pad = store.load(call.session_id)
-        obs, last = catch_up(project.db, call.session_id, Observer(call.session_id, scratchpad=pad) if pad else None)
+        obs, last = catch_up(project.db, call.session_id, pad)
         if obs is None:
             obs = Observer(call.session_id)
             obs.observe(SessionStart(call.session_id, OBSERVER_AGENT[call.agent], str(project.info.root), None,
@@ -199,7 +199,6 @@ def finalise(project: Project, call: HookCall) -> None:
     """Promote the session: from its transcript when there is one, else from the live scratchpad."""
     from desktop.memory.observer.ingest import CheckpointStore
     from desktop.memory.observer.journal import catch_up
-    from desktop.memory.observer.observer import Observer
 
     _release(project, call.session_id)
     ingestor = project.observer
@@ -214,7 +213,7 @@ def finalise(project: Project, call: HookCall) -> None:
             _drop_checkpoint(project, call.session_id)
             return
     pad = CheckpointStore(project.db).load(call.session_id)
-    obs, _ = catch_up(project.db, call.session_id, Observer(call.session_id, scratchpad=pad) if pad else None)
+    obs, _ = catch_up(project.db, call.session_id, pad)
     if obs is not None:  # the promotion drops the checkpoint and the journal in its own write
         result = ingestor.finish(obs, "unknown")
         log.info("session %s finalised from live events: %d added", call.session_id, len(result.added))

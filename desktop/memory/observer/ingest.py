@@ -306,7 +306,7 @@ class Ingestor:
         sessions += [s for s in journal.pending(self.db, older_than_s=older_than_s) if s not in sessions]
         for sid in sessions:
             pad = self.checkpoints.load(sid)
-            obs, _ = journal.catch_up(self.db, sid, Observer(sid, scratchpad=pad) if pad is not None else None)
+            obs, _ = journal.catch_up(self.db, sid, pad)
             if obs is not None:
                 out.append(self.promoter.promote(obs.finalize("unknown")))
         return out

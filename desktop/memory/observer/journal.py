@@ -22,6 +22,7 @@ from desktop.memory.store.writer import FnOp, Tx, iso, utc_now
 
 if TYPE_CHECKING:
     from desktop.memory.observer.observer import Observer
+    from desktop.memory.observer.scratchpad import Scratchpad
 
 #: A session's journal stops growing past this many calls (the checkpoint path has no such bound,
 #: but a journal is read whole when the observer catches up).
@@ -85,14 +86,15 @@ def observe_call(obs: Observer, session_id: str, call: JournalCall) -> None:
     obs.observe(StepComplete(session_id, step, call.at))
 
 
-def catch_up(db: Any, session_id: str, obs: Observer | None) -> tuple[Observer | None, int]:
-    """The session's observer with every written-down call observed (one is made, from the
-    journal's first call, when ``obs`` is None and the journal holds some), and the last row
-    observed (0: none). The rows stay until the caller has kept what they taught: a promotion
-    drops them in its own write, a checkpoint then :func:`drop`."""
+def catch_up(db: Any, session_id: str, pad: Scratchpad | None) -> tuple[Observer | None, int]:
+    """The session's observer, restored from its checkpointed scratchpad ``pad`` (or begun at the
+    journal's first call), with every written-down call observed; and the last row observed (0:
+    none). None when there is neither. The rows stay until the caller has kept what they taught:
+    a promotion drops them in its own write, a checkpoint then :func:`drop`."""
     from desktop.memory.observer.events import SessionStart
     from desktop.memory.observer.observer import Observer
 
+    obs = Observer(session_id, scratchpad=pad) if pad is not None else None
     last, agent, root, calls = _calls(db, session_id)
     if not last:
         return obs, 0
