@@ -67,3 +67,17 @@ def test_a_session_that_never_ended_is_learned_from_its_journal(project: Any) ->
     results = recover_crashed_sessions(project)
     assert len(results) == 1 and _count(project, "hook_journal", "j2") == 0
     assert len(_lessons(project)) == 1
+
+
+def test_a_killed_sessions_journal_is_learned_when_another_session_ends(project: Any) -> None:
+    """Without the app ever opened, a session the agent never ended is learned from at the next
+    session end through the hooks, once its journal is hours old; a recent one is left running."""
+    h = Handlers(project)
+    _fail_then_fix(h, "killed")
+    project.db.writer.run(FnOp("backdate", lambda tx: tx.execute(
+        "UPDATE hook_journal SET written_at = '2020-01-01T00:00:00.000Z' WHERE session_id = 'killed'")))
+    _fail_then_fix(h, "running")
+    _event(h, "session-end", "other", transcript_path="")
+    project.db.writer.run(FnOp("flush", lambda tx: None))
+    assert _count(project, "hook_journal", "killed") == 0 and len(_lessons(project)) == 1
+    assert _count(project, "hook_journal", "running") == 2

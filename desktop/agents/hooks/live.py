@@ -196,7 +196,19 @@ def _release(project: Project, session_id: str) -> None:
 
 
 def finalise(project: Project, call: HookCall) -> None:
-    """Promote the session: from its transcript when there is one, else from the live scratchpad."""
+    """Promote the session: from its transcript when there is one, else from the live observer.
+    Then the sessions that never ended (an agent killed mid-session) left a checkpoint or a journal
+    hours ago are learned from too: a user of the hooks alone may never open the app, which
+    otherwise recovers them."""
+    from desktop.memory.project_services import recover_crashed_sessions
+
+    try:
+        _finalise(project, call)
+    finally:
+        recover_crashed_sessions(project)
+
+
+def _finalise(project: Project, call: HookCall) -> None:
     from desktop.memory.observer.ingest import CheckpointStore
     from desktop.memory.observer.journal import catch_up
 
