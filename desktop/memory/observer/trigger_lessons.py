@@ -3,7 +3,9 @@
 Three kinds, each carrying in ``data["triggers"]`` what should make it fire next time:
 
 - ``wrong_place``: a search or read under a path found nothing (or the path did not exist),
-  and a few steps later the thing was found elsewhere; fires before the next look there.
+  and a few steps later the thing was found elsewhere; fires before the next look there. A file
+  name guessed in the right folder (the next file read beside it was the one wanted) is a lesson
+  about the folder: it fires before a look there at any name that is not on disk.
 - ``check_rule``: a checker (linter, type checker, compiler, test runner) failed with a
   structured diagnostic naming its rule (``file:line: message (rule)``, ``[rule]``, ``E501``,
   ``TS2345``, ``error[E0382]``), and the same checker passed later in the session (the fix is
