@@ -246,3 +246,15 @@ def test_a_prompt_hears_a_taught_recipe_not_one_agents_found_unaided(project: An
     h = Handlers(project)
     text = h.handle(call(project, "prompt", prompt="how do I build and deploy the refund service?"))
     assert f'id="{taught}"' in text and f'id="{found}"' not in text
+
+
+def test_a_prompt_does_not_hear_what_it_already_says(project: Any, memories: dict[str, int]) -> None:
+    """The repository's name is news to a prompt about its pull requests, not to one that links it."""
+    repo = project.memories.add(NewMemory(content="The project's repository is `acme/shop` on github.com.",
+                                          type="note", source="user_taught", confidence=0.9)).result(10).id
+    h = Handlers(project)
+    linked = h.handle(call(project, "prompt", prompt="did we miss this comment? https://github.com/acme/shop/pull/7"))
+    assert f'id="{repo}"' not in linked
+    asked = h.handle(call(project, "prompt", session_id="s-2", prompt="which github repository do we open the pull "
+                                                                       "request against?"))
+    assert f'id="{repo}"' in asked
