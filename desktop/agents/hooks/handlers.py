@@ -58,7 +58,6 @@ FORMATS = {"claude-code": "xml", "codex": "plain", "gemini": "markdown"}
 # Context the CLI itself prepends to the user's words (Gemini CLI's session context with the
 # folder tree, reminders, earlier hook output): not what the user asked about.
 _CONTEXT_BLOCKS = re.compile(r"<(session_context|system-reminder|hook_context)>.*?</\1>", re.S)
-_CODE_SPAN = re.compile(r"`([^`\n]{2,200})`")
 
 
 class HookMemoryAccess(StoreMemoryAccess):
@@ -99,14 +98,6 @@ def relevant(prompt: str, m: Memory) -> bool:
     known = set(query_terms(f"{m.content} {' '.join(m.related_files)} {' '.join(m.tags)}"))
     shared = asked & known
     return len(shared) >= min(2, len(asked))
-
-
-def restated(prompt: str, m: Memory) -> bool:
-    """True when the prompt already holds everything the memory names in code (the repository's
-    ``owner/name`` in a pull request's link): saying it would only repeat what was just typed."""
-    named = _CODE_SPAN.findall(m.content)
-    lowered = prompt.lower()
-    return bool(named) and all(n.strip().lower() in lowered for n in named)
 
 
 class Handlers:
@@ -170,6 +161,7 @@ class Handlers:
     # -- prompt ------------------------------------------------------------------------------
     def prompt(self, call: HookCall) -> str:
         """Memories relevant to the prompt above the trust threshold; nothing when none is."""
+        from desktop.memory.observer.known_already import named_in
         from desktop.memory.observer.tool_names import is_local_command
         from desktop.memory.triggers.warn import found_unaided, is_lesson
 
@@ -178,10 +170,10 @@ class Handlers:
             return ""
         floor = trust_threshold(self.project)
         shown = set(ledger.shown_ids(self.project.db, call.session_id))
+        # Not what the prompt itself says; a lesson waits for its own moment.
         found = [m for m in self.memory.search(text[:2000], limit=12)
                  if m.id not in shown and m.confidence >= floor and injectable(m) and relevant(text, m)
-                 and not restated(text, m) and not is_lesson(m) and not found_unaided(m)]
-        # (a lesson waits for its own moment)
+                 and not named_in(m.content, text) and not is_lesson(m) and not found_unaided(m)]
         mems = fit(found[:5], int(self.token_budget * PROMPT_SHARE))
         if not mems:
             return ""

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop.agents.hooks.protocol import OBSERVER_AGENT, HookCall
 from desktop.memory.observer.events import cap_text
-from desktop.memory.observer.journal import JournalCall
+from desktop.memory.observer.journal import JournalCall, append, catch_up, drop, observe_call
 
 if TYPE_CHECKING:
     from desktop.memory.project import Project
@@ -131,8 +131,6 @@ def observe_tool(project: Project, call: HookCall, tool: str, files: list[str]) 
     """Hand this call and its result to the session's observer: in the warm service, the observer
     it keeps; in a hook process of its own, the session's journal (``observer/journal``), which
     the observer catches up on later, so the agent does not wait for the detectors to load."""
-    from desktop.memory.observer.journal import append
-
     args = dict(call.tool_input)
     if files:
         args.setdefault("file_path", files[0])
@@ -150,7 +148,6 @@ def _observe_warm(project: Project, call: HookCall, entry: JournalCall,
                   warm: dict[tuple[str, str], tuple[Any, int, Project]]) -> None:
     from desktop.memory.observer.events import SessionStart
     from desktop.memory.observer.ingest import CheckpointStore
-    from desktop.memory.observer.journal import catch_up, drop, observe_call
     from desktop.memory.observer.observer import Observer
 
     store = CheckpointStore(project.db)
@@ -210,7 +207,6 @@ def finalise(project: Project, call: HookCall) -> None:
 
 def _finalise(project: Project, call: HookCall) -> None:
     from desktop.memory.observer.ingest import CheckpointStore
-    from desktop.memory.observer.journal import catch_up
 
     _release(project, call.session_id)
     ingestor = project.observer

@@ -1,4 +1,5 @@
-"""What the agent is already told: a lesson that repeats the project's own agent instructions.
+"""What the agent is already told: a lesson that repeats the project's own agent instructions,
+or a memory that repeats what the user has just typed.
 
 Claude Code reads CLAUDE.md, Codex AGENTS.md, Gemini CLI GEMINI.md (and Cursor its rules) into
 every session. A recipe learned from sessions that runs exactly a command those files already
@@ -76,3 +77,11 @@ def _told_command(command: str, told: str) -> bool:
     steps = [" ".join(p.split()) for p in _STEPS.split(command)]
     steps = [p for p in steps if p]
     return bool(steps) and all(re.search(rf"(?<![\w:./-]){re.escape(p)}(?![\w:./-])", told) for p in steps)
+
+
+def named_in(content: str, text: str) -> bool:
+    """True when ``text`` already holds every name ``content`` gives in code (the repository's
+    ``owner/name`` in a prompt linking its pull request): saying it there repeats what was typed."""
+    named = [m.group(1).strip().lower() for m in _SPAN.finditer(content)]
+    lowered = text.lower()
+    return bool(named) and all(n in lowered for n in named)
