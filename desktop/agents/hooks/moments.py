@@ -23,7 +23,7 @@ from desktop.agents.hooks.protocol import HookCall
 from desktop.memory.observer.command_shape import parse
 from desktop.memory.observer.tool_names import command_text
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.model import WRITE_TRIGGERS, CallShape, shape_of
+from desktop.memory.triggers.model import EDIT_TOOLS, WRITE_TRIGGERS, CallShape, shape_of
 from desktop.memory.triggers.warn import MAX_WARNINGS, Outcomes, Warning, warnings_for
 from desktop.memory.types import Memory
 
@@ -193,18 +193,44 @@ class ToolMoments:
         # Most calls succeed and match no "passing is not enough" lesson: look that up first, so the
         # hot path (Claude Code and Codex after a successful call) reads nothing else.
         gaps = [] if failed else self._warnings(shape, set(), output, passed=True, limit=8)
-        if not failed and not gaps and call.agent != "gemini":
+        untested = "" if failed else self._untested_after(call, shape, files, output)
+        if not failed and not gaps and not untested and call.agent != "gemini":
             return ""
         shown = set(ledger.shown_ids(self.project.db, call.session_id)) - self.outcomes.rearmed(call.session_id)
         if failed:  # an edit that failed wrote nothing: what it would have written is no moment
             known = [w for w in self._warnings(shape, shown, output) if w.trigger.kind not in WRITE_TRIGGERS]
             return self._say(call, "tool_failed", known, [], "about this failure")
         passed = _one_gap(gaps, shown)
+        habit = self._tests_habit(shown | {w.memory.id for w in passed}) if untested else []
         if call.agent != "gemini":
-            return self._say(call, "after_tool", passed, [], "now that this check passed")
+            said = [self._say(call, "after_tool", passed, [], "now that this check passed"),
+                    self._say(call, "after_tool", [], habit,
+                              f"now that this check passed, with `{untested}` changed and no test since")]
+            return "\n".join(t for t in said if t)
         warned = passed + self._warnings(shape, shown | {w.memory.id for w in passed}, output)
         gotchas = self._gotchas(files, shown | {w.memory.id for w in warned}) if shape.tool in LOOK_OR_EDIT else []
-        return self._say(call, "after_tool", warned, gotchas, "for the call just made")
+        return self._say(call, "after_tool", warned, [*habit, *gotchas], "for the call just made")
+
+    def _untested_after(self, call: HookCall, shape: CallShape, files: list[str], output: str) -> str:
+        """After a call that succeeded: an edit updates the session's untested change; a check that
+        passed returns that change ('' when there is none, or the call was no check)."""
+        from desktop.memory.triggers.untested import check_passed, note_edit, untested_change
+
+        if shape.tool in EDIT_TOOLS:
+            wrote = note_edit(self.project.db, call.session_id, files)
+            if wrote is not None:
+                wrote.result(5)  # the session's next check must find it
+            return ""
+        typed = call.tool_input.get("command")
+        if shape.command is None or typed is None or not check_passed(command_text(typed), output):
+            return ""
+        return untested_change(self.project.db.reads.conn(), call.session_id)
+
+    def _tests_habit(self, exclude: set[int]) -> list[Memory]:
+        """The user's habit of asking for tests, when this session has not heard it yet."""
+        from desktop.memory.triggers.untested import tests_habit
+
+        return tests_habit(self.project.db.reads.conn(), self.project.memories, self.threshold, exclude)
 
     def _mark_repeated(self, call: HookCall, shape: CallShape, output: str) -> None:
         """A failure matching a lesson this session was warned about: the warning did not help."""

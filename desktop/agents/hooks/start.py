@@ -64,7 +64,7 @@ def _git_state(root: Path) -> tuple[list[str], str]:
 
 #: Which memories each section may say, beyond the type: the rules above the floor or that the user
 #: said in more than one session, except lessons, which wait for their own moment (``warn.is_lesson``:
-#: the tests the user wants with a change are said before the first change, not to every session);
+#: the tests the user wants with a change are said when a check passes on untested code);
 #: the recipes a person taught.
 RULES_WHERE: Final = ("(confidence >= ? OR (json_extract(metadata, '$.signal') = 'user_rule' "
                       "AND json_array_length(provenance_session_ids) >= 2)) AND coalesce(json_extract(metadata, "

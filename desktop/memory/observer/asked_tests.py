@@ -6,8 +6,8 @@ tests for this?"); and the agent's next edits, before the user spoke again, were
 One such turn is that day's request. The same in another session is the user's habit, which a
 new colleague would be told on day one: write the tests with the change, unasked. It is learned,
 not volunteered: said before the first code change of every later session (75 of 100 replayed
-sessions), two blind judges found it not worth its tokens there; search and MCP give it when asked,
-and the moment it belongs to (a check passing on untested changes) needs the session's own state.
+sessions), two blind judges found it not worth its tokens there. Search and MCP give it when asked;
+the hooks say it at its own moment, when a check passes on untested changes (``triggers/untested``).
 
 The only word read is "test", a loan word in most languages programmers write in; the question
 mark is structural. A pasted review, a harness message or a subagent's brief is not the user

@@ -88,6 +88,12 @@ MAX_COMMAND: Final = 160
 _CD_FAILED: Final = re.compile(r"\bcd:.*(?:no such file|not a directory|permission denied)", re.I)
 
 
+def shows_failure(output: str) -> bool:
+    """True when a command's output shows a failure (for a run whose exit status a pager or a
+    ``|| true`` hid)."""
+    return _FAILED_OUTPUT.search(output[-8000:]) is not None
+
+
 def category(command: str) -> str | None:
     """The kind of a command (test, lint, format, build, install, migrate, deploy, run), or None."""
     if _QUERY.search(command):
@@ -230,7 +236,7 @@ def on_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:
     for rec in pend.get("recipes") or []:
         if rec["folder"] is None:
             continue  # run outside the project: not this project's recipe
-        if rec["masked"] and _FAILED_OUTPUT.search(ev.output[-8000:]):
+        if rec["masked"] and shows_failure(ev.output):
             continue  # "go test ./... | tail" exits 0 whatever the tests did: the output says they failed
         command = " && ".join([*rec["setup"], rec["command"]])
         text = shorten_command(command, MAX_COMMAND)

@@ -19,7 +19,7 @@ from desktop.memory.observer.schema import (
     OBSERVER_SESSION_FILES,
 )
 from desktop.memory.team.local_schema import TEAM_SYNC
-from desktop.memory.triggers.schema import MEMORY_TRIGGERS
+from desktop.memory.triggers.schema import HOOK_UNTESTED, MEMORY_TRIGGERS
 
 CORE_MEMORIES = """
 CREATE TABLE project_meta (
@@ -333,4 +333,5 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0021_memory_triggers", MEMORY_TRIGGERS),
     ("0022_observer_event_prints", OBSERVER_EVENT_PRINTS),
     ("0023_hook_journal", HOOK_JOURNAL),
+    ("0024_hook_untested", HOOK_UNTESTED),
 ]

@@ -10,7 +10,9 @@ and what followed in that session:
 without it (``avoided``).
 
 ``hook_sessions``: what a hook must know of a running external session between its events: the
-folder its shell was left in by a ``cd`` (Claude Code's Bash tool keeps one shell per session).
+folder its shell was left in by a ``cd`` (Claude Code's Bash tool keeps one shell per session),
+and (migration ``0024_hook_untested``) the last code file it changed with no test changed since
+(``untested.py``).
 """
 
 MEMORY_TRIGGERS = """
@@ -40,4 +42,8 @@ CREATE TABLE hook_sessions (
   shell_cwd  TEXT NOT NULL DEFAULT '',
   updated_at TEXT NOT NULL
 ) WITHOUT ROWID;
+"""
+
+HOOK_UNTESTED = """
+ALTER TABLE hook_sessions ADD COLUMN untested TEXT NOT NULL DEFAULT '';
 """

@@ -1,0 +1,81 @@
+"""The user's habit of asking for tests, said at the moment it applies (issues 25 and 26).
+
+``observer/asked_tests`` learns the habit from what happened: in two sessions or more, code changed
+without tests, the user asked for them, and the agent's next edits were tests. A new colleague is
+told it on day one; an agent needs it at the moment it would otherwise hand back untested code:
+when a check (tests, lint, build) has just passed and the session has changed code since its last
+test edit. Said at every session start instead, two blind judges found it not worth its tokens.
+
+The session's state is one column of ``hook_sessions``: the last code file changed with no test
+changed since ('' when none). It is written only when it flips, so a session's many edits cost a
+write each time the agent moves between code and tests, not one per edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from desktop.memory.graph.resolve import is_test_file
+from desktop.memory.observer.asked_tests import is_code_change
+from desktop.memory.observer.recipes import category, shows_failure
+from desktop.memory.observer.shell_parse import parse_line
+from desktop.memory.observer.signals import ASKED_TESTS
+from desktop.memory.store.writer import FnOp, Tx
+from desktop.memory.trust import INJECTABLE_SQL
+from desktop.memory.types import Memory
+
+#: What counts as a check that passed: a test run, a linter or a build (not a format or an install).
+CHECK_KINDS: Final = frozenset({"test", "lint", "build"})
+
+
+def is_check(command: str) -> bool:
+    """True when one of the command line's segments runs the tests, a linter or a build."""
+    return any(category(s.text) in CHECK_KINDS for s in parse_line(command, "", "").segments)
+
+
+def check_passed(command: str, output: str) -> bool:
+    """A check that succeeded, its output showing no failure where a pager hid its exit status."""
+    return is_check(command) and not shows_failure(output)
+
+
+def untested_change(conn: Any, session_id: str) -> str:
+    """The last code file the session changed with no test changed since ('' when none)."""
+    row = conn.execute("SELECT untested FROM hook_sessions WHERE session_id = ?", (session_id,)).fetchone()
+    return str(row[0]) if row else ""
+
+
+def note_edit(db: Any, session_id: str, files: Iterable[str]) -> Any | None:
+    """Record what an edit that succeeded changed: a test clears the state, a code file sets it.
+    Returns the writer's future when the state flipped, None when nothing needed writing."""
+    files = list(files)
+    if any(is_test_file(f) for f in files):
+        new = ""
+    else:
+        code = [f for f in files if is_code_change(f)]
+        if not code:
+            return None
+        new = code[-1]
+    old = untested_change(db.reads.conn(), session_id)
+    if bool(old) == bool(new):
+        return None
+
+    def write(tx: Tx) -> None:
+        tx.execute("INSERT INTO hook_sessions(session_id, untested, updated_at) VALUES (?,?,?) "
+                   "ON CONFLICT(session_id) DO UPDATE SET untested = excluded.untested, "
+                   "updated_at = excluded.updated_at", (session_id, new, tx.now))
+    return db.writer.submit(FnOp("hook_untested_change", write))
+
+
+def tests_habit(conn: Any, memories: Any, floor: float, exclude: Iterable[int] = ()) -> list[Memory]:
+    """The habit lessons that may be said (injectable, at or above ``floor``, not in ``exclude``),
+    the best evidenced first: at most one."""
+    rows = conn.execute(
+        f"SELECT id FROM memories WHERE {INJECTABLE_SQL} AND confidence >= ? "
+        "AND json_extract(metadata, '$.signal') = ? "
+        "ORDER BY json_array_length(provenance_session_ids) DESC, confidence DESC, id LIMIT 4",
+        (floor, ASKED_TESTS)).fetchall()
+    skip = set(exclude)
+    ids = [int(r[0]) for r in rows if int(r[0]) not in skip]
+    found = memories.get_many(ids[:1])
+    return [found[i] for i in ids[:1] if i in found]
