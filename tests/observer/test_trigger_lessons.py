@@ -44,6 +44,11 @@ def test_messages_lose_their_instance() -> None:
         general_message("error is not nil (line 50) but it returns nil")
     assert general_message("missing cases in switch of type git.StatusCode: git.Unmodified") == \
         "missing cases in switch of type git.StatusCode"
+    assert general_message("TestInstallHooks_PreservesUserHooks should call t.Parallel on the top level") == \
+        "… should call t.Parallel on the top level"
+    assert general_message("FormatIncrementalSubject - incrementalType is unused") == "… - … is unused"
+    assert general_message("Error return value of os.Remove is not checked") == \
+        "Error return value of os.Remove is not checked"  # prose and a qualified API stay
 
 
 def test_annotations() -> None:

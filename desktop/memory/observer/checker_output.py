@@ -51,7 +51,13 @@ _FRAME_LINES: Final = 12
 #: broken, no project rule was learned.
 _COMPILE_RULES: Final = frozenset({"typecheck", "compile", "syntax"})
 #: Instance details in a checker message (numbers, quoted names) that differ from run to run.
-_INSTANCE: Final = ((re.compile(r"`[^`]{1,80}`|'[^']{1,80}'|\"[^\"]{1,80}\""), "…"), (re.compile(r"\b\d+\b"), "N"))
+#: Bare identifiers count as names when their shape is code's, never prose's: camelCase, PascalCase of
+#: two words or more, snake_case (``TestX_Y should call t.Parallel``, ``F - param is unused``); a
+#: qualified one (``git.StatusCode``, ``t.Parallel``) names an API, and stays.
+_INSTANCE: Final = ((re.compile(r"`[^`]{1,80}`|'[^']{1,80}'|\"[^\"]{1,80}\""), "…"),
+                    (re.compile(r"(?<![\w.])(?:[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|"
+                                r"[A-Za-z][A-Za-z0-9]*_\w+)(?![\w.])"), "…"),
+                    (re.compile(r"\b\d+\b"), "N"))
 #: "message: <the code it is about>": the code part is the instance.
 _CODE_TAIL: Final = re.compile(r"^(.{20,}?):\s+.*[().].*$")
 
