@@ -118,6 +118,12 @@ def main() -> None:
                                  "tool_name": "Bash", "tool_use_id": f"p{n}",
                                  "tool_input": {"command": "go test ./..."},
                                  "tool_response": {"stdout": "ok  \tpkg\t0.2s\n" * 20, "exit_code": 0}},
+        # An edit that succeeded: the session's untested change is read, written when it flips.
+        "after-tool (edit)": lambda n: {"session_id": "b-after", "cwd": str(root), "hook_event_name": "PostToolUse",
+                                        "tool_name": "Edit", "tool_use_id": f"q{n}",
+                                        "tool_input": {"file_path": str(root / f"pkg{n % 9}" / ("mod_test.go" if n % 4
+                                                       == 3 else "mod.go")), "old_string": "a", "new_string": "b"},
+                                        "tool_response": {"filePath": str(root / f"pkg{n % 9}" / "mod.go")}},
     }
     hook_exe = [args.client] if args.client else exe
     rows = []
