@@ -465,6 +465,22 @@ def test_the_tests_habit_is_said_when_a_check_passes_on_untested_code(project: A
     assert f"#{mid}" in bash(h, "u2", "go test ./...", "c6", output="ok")[1]
 
 
+def test_the_tests_habit_is_repeated_when_the_user_asks_for_tests_anyway(project: Any) -> None:
+    """Its outcome, from the product's own records: the user asking for tests after hearing it
+    means it did not help; a session that ends without the ask counts it avoided."""
+    mid = _habit(project)
+    h = Handlers(project)
+    for sid, prompt in (("w1", "can you add a test for the refund rounding?"), ("w2", "looks good, commit it")):
+        edit(h, sid, "core/payments.py", "e1")
+        assert f"#{mid}" in bash(h, sid, "go test ./...", "c1", output="ok")[1]
+        hook(h, "prompt", sid, prompt=prompt)
+        hook(h, "session-end", sid, transcript_path="")
+    flush(project)
+    report = outcome_report(project.db.reads.conn())
+    assert (report.warned, report.repeated, report.avoided) == (2, 1, 1)
+    assert report.by_memory[0][0] == mid
+
+
 def test_the_tests_habit_reaches_codex_and_gemini_after_their_check(project: Any) -> None:
     mid = _habit(project)
     h = Handlers(project)

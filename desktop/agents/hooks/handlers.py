@@ -163,11 +163,15 @@ class Handlers:
         """Memories relevant to the prompt above the trust threshold; nothing when none is."""
         from desktop.memory.observer.known_already import named_in
         from desktop.memory.observer.tool_names import is_local_command
+        from desktop.memory.triggers.untested import asked_anyway
         from desktop.memory.triggers.warn import found_unaided, is_lesson
 
         text = _CONTEXT_BLOCKS.sub(" ", call.prompt).strip()
         if not text or is_local_command(text):
             return ""
+        wrote = asked_anyway(self.project.db, call.session_id, text, self.project.memories)
+        if wrote is not None:
+            wrote.result(5)
         floor = trust_threshold(self.project)
         shown = set(ledger.shown_ids(self.project.db, call.session_id))
         # Not what the prompt itself says; a lesson waits for its own moment.

@@ -204,12 +204,12 @@ class ToolMoments:
         habit = self._tests_habit(shown | {w.memory.id for w in passed}) if untested else []
         if call.agent != "gemini":
             said = [self._say(call, "after_tool", passed, [], "now that this check passed"),
-                    self._say(call, "after_tool", [], habit,
+                    self._say(call, "after_tool", habit, [],
                               f"now that this check passed, with `{untested}` changed and no test since")]
             return "\n".join(t for t in said if t)
-        warned = passed + self._warnings(shape, shown | {w.memory.id for w in passed}, output)
+        warned = passed + habit + self._warnings(shape, shown | {w.memory.id for w in passed + habit}, output)
         gotchas = self._gotchas(files, shown | {w.memory.id for w in warned}) if shape.tool in LOOK_OR_EDIT else []
-        return self._say(call, "after_tool", warned, [*habit, *gotchas], "for the call just made")
+        return self._say(call, "after_tool", warned, gotchas, "for the call just made")
 
     def _untested_after(self, call: HookCall, shape: CallShape, files: list[str], output: str) -> str:
         """After a call that succeeded: an edit updates the session's untested change; a check that
@@ -226,11 +226,13 @@ class ToolMoments:
             return ""
         return untested_change(self.project.db.reads.conn(), call.session_id)
 
-    def _tests_habit(self, exclude: set[int]) -> list[Memory]:
-        """The user's habit of asking for tests, when this session has not heard it yet."""
-        from desktop.memory.triggers.untested import tests_habit
+    def _tests_habit(self, exclude: set[int]) -> list[Warning]:
+        """The user's habit of asking for tests, when this session has not heard it yet. It is a
+        warning like a lesson's: the user asking for tests later in the session is its repeat."""
+        from desktop.memory.triggers.untested import HABIT_TRIGGER, tests_habit
 
-        return tests_habit(self.project.db.reads.conn(), self.project.memories, self.threshold, exclude)
+        found = tests_habit(self.project.db.reads.conn(), self.project.memories, self.threshold, exclude)
+        return [Warning(m, HABIT_TRIGGER) for m in found]
 
     def _mark_repeated(self, call: HookCall, shape: CallShape, output: str) -> None:
         """A failure matching a lesson this session was warned about: the warning did not help."""

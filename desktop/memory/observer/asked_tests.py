@@ -26,7 +26,7 @@ from desktop.memory.observer.events import UserMessage
 from desktop.memory.observer.prose_lessons import NOT_THE_USER
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import ASKED_TESTS, Signal
-from desktop.memory.observer.utterances import user_utterance
+from desktop.memory.observer.utterances import PROMPT, user_utterance
 from desktop.memory.privacy.boundary import redact_then_cut
 
 #: A request, not a pasted text or a brief: the user's own short question.
@@ -52,12 +52,19 @@ def on_user(sp: Scratchpad, ev: UserMessage) -> None:
     state["ask"] = None
     if state["done"] or not state["untested"] or sp.parent_session_id or sp.session_type in NOT_THE_USER:
         return
-    said = user_utterance(ev.text, ev.origin)
-    if said is None:
-        return
-    text = " ".join(said.text.split())
-    if len(text) <= MAX_ASK_CHARS and "?" in text and _NAMES_TESTS.search(text):
+    text = asks_for_tests(ev.text, ev.origin)
+    if text:
         state["ask"] = {"text": redact_then_cut(text, 200), "step": ev.step, "event": ev.event_key}
+
+
+def asks_for_tests(message: str, origin: str = PROMPT) -> str:
+    """The user's own short question naming tests ("can we add a test?"), whitespace folded; ''
+    for anything else (a statement, a pasted text, a harness message, a long brief)."""
+    said = user_utterance(message, origin)
+    if said is None:
+        return ""
+    text = " ".join(said.text.split())
+    return text if len(text) <= MAX_ASK_CHARS and "?" in text and _NAMES_TESTS.search(text) else ""
 
 
 def on_edit(sp: Scratchpad, path: str, step: int) -> None:

@@ -17,16 +17,20 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from desktop.memory.graph.resolve import is_test_file
-from desktop.memory.observer.asked_tests import is_code_change
+from desktop.memory.observer.asked_tests import asks_for_tests, is_code_change
 from desktop.memory.observer.recipes import category, shows_failure
 from desktop.memory.observer.shell_parse import parse_line
 from desktop.memory.observer.signals import ASKED_TESTS
 from desktop.memory.store.writer import FnOp, Tx
+from desktop.memory.triggers.model import COMMAND, Trigger
+from desktop.memory.triggers.warn import Outcomes
 from desktop.memory.trust import INJECTABLE_SQL
 from desktop.memory.types import Memory
 
 #: What counts as a check that passed: a test run, a linter or a build (not a format or an install).
 CHECK_KINDS: Final = frozenset({"test", "lint", "build"})
+#: The habit's moment as a trigger, for the warning's record: any check (it is never stored).
+HABIT_TRIGGER: Final = Trigger(COMMAND, "*")
 
 
 def is_check(command: str) -> bool:
@@ -79,3 +83,15 @@ def tests_habit(conn: Any, memories: Any, floor: float, exclude: Iterable[int] =
     ids = [int(r[0]) for r in rows if int(r[0]) not in skip]
     found = memories.get_many(ids[:1])
     return [found[i] for i in ids[:1] if i in found]
+
+
+def asked_anyway(db: Any, session_id: str, prompt: str, memories: Any) -> Any | None:
+    """The user asked for tests after the habit was said in this session: the warning did not help
+    (its outcome becomes ``repeated``). Returns the writer's future, None when nothing changed."""
+    outcomes = Outcomes(db)
+    open_ids = outcomes.open_ids(session_id)
+    if not open_ids or not asks_for_tests(prompt):
+        return None
+    found = memories.get_many(open_ids)
+    habit = [i for i, m in found.items() if m.metadata.get("signal") == ASKED_TESTS]
+    return outcomes.repeated(session_id, habit, "prompt") if habit else None
