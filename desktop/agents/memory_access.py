@@ -64,8 +64,14 @@ class MemoryAccess(Protocol):
         ...
 
     def warnings_for(self, tool: str, args: dict[str, Any], files: list[str], *,
-                     exclude: set[int] | None = None) -> list[Memory]:
-        """Lessons whose trigger matches a tool call about to run (the core's warnings_for)."""
+                     exclude: set[int] | None = None, output: str | None = None,
+                     passed: bool = False) -> list[Memory]:
+        """Lessons whose trigger matches a tool call (the core's warnings_for): before it runs, or
+        with ``output`` after it ran (``passed``: it succeeded)."""
+        ...
+
+    def tests_habit(self, *, exclude: set[int] | None = None) -> list[Memory]:
+        """The user's learned habit of asking for tests, when it may be said (the core's tests_habit)."""
         ...
 
     def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None,
@@ -239,14 +245,23 @@ class StoreMemoryAccess:
                             limit)
 
     def warnings_for(self, tool: str, args: dict[str, Any], files: list[str], *,
-                     exclude: set[int] | None = None) -> list[Memory]:
+                     exclude: set[int] | None = None, output: str | None = None,
+                     passed: bool = False) -> list[Memory]:
         """The core's lessons for this call (every door asks the same function), as of now."""
         from desktop.memory.triggers.model import shape_of
         from desktop.memory.triggers.warn import warnings_for
 
         found = warnings_for(self._conn(), self.project.memories, shape_of(tool, args, files),
-                             self.project.info.root, exclude=exclude or ())
+                             self.project.info.root, exclude=exclude or (), output=output, passed=passed)
         return self._now([w.memory for w in found])
+
+    def tests_habit(self, *, exclude: set[int] | None = None) -> list[Memory]:
+        """The core's tests habit, above the project's trust floor (the hooks' threshold)."""
+        from desktop.memory.triggers.untested import tests_habit
+        from desktop.memory.trust_levels import injection_threshold
+
+        floor = injection_threshold(self.project.preferences.trust_level())
+        return tests_habit(self._conn(), self.project.memories, floor, exclude or ())
 
     def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None,
                           touched_files: Iterable[str] = (), phase: str | None = None) -> Memory | None:
@@ -358,6 +373,7 @@ class TimedMemoryAccess:
 
     _DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "search": list, "always_inject": list, "scoped": list, "gotchas_for": list, "warnings_for": list,
+        "tests_habit": list,
         "known_for_pattern": lambda: None, "workflow_recipes": list, "recipe_memories": list,
         "learned_recipes": list, "work_state": list,
         "conflicts": list, "prefetch_candidates": list, "calibration_factor": lambda: 1.0,

@@ -289,7 +289,8 @@ class AgentSession:
         added: list[Injection] = []
         if "t3" in self.tiers:
             # Lessons the call's shape triggers (issue 25), then the gotchas of the file it touched.
-            warned = self.decider.warn(tool, normalize_args(tool, args), files)
+            warned = self.decider.warn(tool, normalize_args(tool, args), files, output=outcome.output,
+                                       failed=outcome.is_error)
             augmented = None if outcome.is_error else \
                 self.decider.augment(call.name, files, self.budget.allocate(self._used_tokens))
             added = [inj for inj in (warned, augmented) if inj is not None]

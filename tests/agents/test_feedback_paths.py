@@ -14,6 +14,7 @@ from desktop.agents.memory_access import StoreMemoryAccess
 from desktop.agents.providers.scripted import ScriptedProvider
 from desktop.agents.session import AgentSession
 from desktop.agents.session_types import SessionConfig
+from desktop.agents.tools.registry import ApprovalPolicy
 from desktop.memory.lifecycle.feedback import confirm_right, record_feedback
 from desktop.memory.store.writer import FnOp
 from tests.agents.conftest import add
@@ -92,6 +93,31 @@ def test_engrams_own_agent_hears_a_lesson_for_the_call_it_makes(project: Any) ->
     assert f'id="{lesson}"' in results[0].data["output"] or f"#{lesson}" in results[0].data["output"]
     assert lesson in results[0].data["augmented"]
     assert lesson not in results[1].data["augmented"]  # once a session
+
+
+def test_engrams_own_agent_hears_the_tests_habit_when_its_check_passes_on_untested_code(project: Any) -> None:
+    """Issue 25 from the agent door: the same moment as the hooks' (triggers/untested), once."""
+    habit = add(project, "Add tests with each code change here, without waiting to be asked: once code had changed "
+                "without tests, the user asked for them (\"can we add a test?\").", type="preference",
+                source="observer_inferred", confidence=0.95, provenance_session_ids=["a", "b"],
+                metadata={"signal": "asked_tests", "signal_key": "asked_tests"})
+    (project.info.root / "core" / "check_ok.py").write_text(
+        "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_ok(self):\n        pass\n", encoding="utf-8")
+    check = {"name": "Bash", "arguments": {"command": "python3 -m unittest discover -s core -p 'check_*.py'"}}
+    change = {"name": "Edit", "arguments": {"file_path": "core/payments.py", "old_string": "amount * 100",
+                                            "new_string": "round(amount * 100)"}}
+    provider = ScriptedProvider([{"tool_calls": [check]}, {"tool_calls": [change]}, {"tool_calls": [check]},
+                                 {"tool_calls": [check]}, {"text": "Done."}])
+    events: list[Any] = []
+    allowed = ApprovalPolicy(allow_writes=True, allow_commands=True)  # the user allowed both
+    AgentSession(project, SessionConfig("round the charge", provider, ab_group="full", learn=False,
+                                        approval=allowed), on_event=events.append).run()
+    start = [e for e in events if e.kind == "injection" and e.data["trigger"] == "session_start"]
+    assert all(habit not in e.data["memory_ids"] for e in start)  # not said to every start
+    results = [e for e in events if e.kind == "tool_result"]
+    assert "OK" in results[0].data["output"] and habit not in results[0].data["augmented"]  # nothing changed yet
+    assert habit in results[2].data["augmented"]  # the check passed on the untested change
+    assert habit not in results[3].data["augmented"]  # once a session
 
 
 def test_engrams_own_agent_hears_the_construct_lesson_before_writing_it(project: Any) -> None:

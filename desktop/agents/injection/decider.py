@@ -61,6 +61,7 @@ class InjectionState:
     augment_ms: list[float] = field(default_factory=list)
     dead_end_files: dict[str, set[int]] = field(default_factory=dict)
     touched: dict[str, None] = field(default_factory=dict)  # files read/edited so far, in order
+    untested: str = ""  # the last code file changed with no test changed since (triggers/untested)
 
 
 class StepInjectionDecider:
@@ -102,12 +103,17 @@ class StepInjectionDecider:
         return inj
 
     # -- T3 ------------------------------------------------------------------------------
-    def warn(self, tool: str, args: dict[str, Any], files: list[str]) -> Injection | None:
+    def warn(self, tool: str, args: dict[str, Any], files: list[str], *, output: str | None = None,
+             failed: bool = False) -> Injection | None:
         """Lessons whose trigger this call matches (issue 25), given with its result like a hook's
-        warning is in Claude Code; each once a session."""
+        warning is in Claude Code; each once a session. After a call that succeeded (``output``),
+        also what a passing check adds, as the hooks say it: one stronger check, and the user's
+        habit of asking for tests when code changed with no test since."""
         started = time.perf_counter()
         try:
             mems = self.memory.warnings_for(tool, args, files, exclude=self.state.injected)
+            if output is not None and not failed:
+                mems += self._after_success(tool, args, files, output, {*self.state.injected, *(m.id for m in mems)})
             if not mems:
                 return None
             text = render([Section("Learned from earlier sessions, about this call", mems)], self.fmt,
@@ -115,6 +121,21 @@ class StepInjectionDecider:
             return self._emit(Injection("t3", "tool_result", text, [m.id for m in mems], count_tokens(text)))
         finally:
             self.state.augment_ms.append((time.perf_counter() - started) * 1000)
+
+    def _after_success(self, tool: str, args: dict[str, Any], files: list[str], output: str,
+                       exclude: set[int]) -> list[Memory]:
+        from desktop.memory.observer.tool_names import command_text
+        from desktop.memory.triggers.model import EDIT_TOOLS
+        from desktop.memory.triggers.untested import check_passed, untested_after
+
+        if tool in EDIT_TOOLS:
+            self.state.untested = untested_after(self.state.untested, files)
+            return []
+        gaps = self.memory.warnings_for(tool, args, files, exclude=exclude, output=output, passed=True)[:1]
+        command = args.get("command")
+        if not self.state.untested or command is None or not check_passed(command_text(command), output):
+            return list(gaps)
+        return [*gaps, *self.memory.tests_habit(exclude=exclude | {m.id for m in gaps})]
 
     def augment(self, tool: str, files: list[str], alloc: Allocation) -> Injection | None:
         """Gotchas and dead ends for the file a Read/Edit just touched, appended to its result."""

@@ -141,6 +141,8 @@ def build_start_context(memory: Any, task: str, root: ProjectRoot, fmt: str, all
     the prefetched files as touched files (graph path) and the trust level's
     ``min_confidence`` floor, which also applies to the always-inject tier (pinned excepted).
     """
+    from desktop.memory.triggers.warn import is_lesson
+
     started = time.perf_counter()
     ctx = StartContext()
     if prefetch:
@@ -153,9 +155,11 @@ def build_start_context(memory: Any, task: str, root: ProjectRoot, fmt: str, all
     seen = {m.id for m in always}
     found = memory.search(task, limit=8, phase=phase, touched_files=ctx.prefetch.paths,
                           min_confidence=min_confidence) if task.strip() else []
-    relevant = [m for m in found if m.id not in seen]
+    # A lesson waits for its own moment (the core's is_lesson), as at the hooks' start and prompt.
+    relevant = [m for m in found if m.id not in seen and not is_lesson(m)]
     seen |= {m.id for m in relevant}
-    scoped = [m for m in memory.scoped(ctx.modules, 8) if m.id not in seen and (m.pinned or m.confidence >= floor)]
+    scoped = [m for m in memory.scoped(ctx.modules, 8) if m.id not in seen and (m.pinned or m.confidence >= floor)
+              and not is_lesson(m)]
     general = fit(relevant + scoped, alloc.retrieval, phase)
     seen = {m.id for m in always} | {m.id for m in general}
     work = fit([m for m in memory.work_state(3) if m.id not in seen], alloc.work_state)

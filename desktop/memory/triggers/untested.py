@@ -49,18 +49,24 @@ def untested_change(conn: Any, session_id: str) -> str:
     return str(row[0]) if row else ""
 
 
-def note_edit(db: Any, session_id: str, files: Iterable[str]) -> Any | None:
-    """Record what an edit that succeeded changed: a test clears the state, a code file sets it.
-    Returns the writer's future when the state flipped, None when nothing needed writing."""
+def untested_after(previous: str, files: Iterable[str]) -> str:
+    """The session's untested change after an edit that succeeded wrote ``files``: a test clears
+    it, a code file sets it, anything else (docs, configuration) leaves it as it was."""
     files = list(files)
     if any(is_test_file(f) for f in files):
-        new = ""
-    else:
-        code = [f for f in files if is_code_change(f)]
-        if not code:
-            return None
-        new = code[-1]
+        return ""
+    code = [f for f in files if is_code_change(f)]
+    return code[-1] if code else previous
+
+
+def note_edit(db: Any, session_id: str, files: Iterable[str]) -> Any | None:
+    """Record an edit of an external session (``hook_sessions``). Returns the writer's future when
+    the state flipped, None when nothing needed writing."""
+    files = list(files)
+    if not files:
+        return None
     old = untested_change(db.reads.conn(), session_id)
+    new = untested_after(old, files)
     if bool(old) == bool(new):
         return None
 
