@@ -131,6 +131,21 @@ def annotation(summary: str) -> str:
     return " ".join(m.group(1).split()) if m else ""
 
 
+def annotation_reason(summary: str) -> str:
+    """The reason written after the annotation an edit added (``// parent test uses t.Chdir``): when
+    the project allows the exception, in the words of a fix the checker then accepted; '' when it
+    gave none, or too little to say when (one word)."""
+    new = summary.split("→", 1)[-1]
+    m = _ANNOTATION.search(new)
+    if m is None:
+        return ""
+    rest = re.split(r"[`\n]", new[m.end():], maxsplit=1)[0]
+    reason = " ".join(rest.strip().lstrip("/#-: ").split())
+    if len(reason.split()) < 2 or not re.search(r"[A-Za-z]{3}", reason) or reason.endswith("…"):
+        return ""
+    return redact_then_cut(reason, 80)
+
+
 def general_message(message: str) -> str:
     """A checker message without its instance details, so it reads the same every time."""
     text = _CODE_TAIL.sub(r"\1", " ".join(message.split()))

@@ -177,8 +177,11 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
                         f"looked for was in {_q(found)}.", [])
     if k == CHECK_RULE:
         note = str(d.get("annotation") or "")
+        # The reason a fix gave says when the exception is allowed (blind judges U and V: without it,
+        # "where it is intended" left the one thing an agent needs unsaid).
+        why = f" (as in an earlier fix: \"{d['reason']}\")" if d.get("reason") else ""
         fix = f"; where it is intended, the line is annotated `{note}{' <reason>' if note.endswith('//') else ''}`" \
-            if note else ""
+              f"{why}" if note else ""
         return Rendered(T.ERROR_PATTERN, f"`{d['command']}` reports `{d['rule']}`: \"{excerpt(d['message'], 140)}\""
                         f"{fix}.", [], from_tool_output=True)
     if k == CHECK_GAP:

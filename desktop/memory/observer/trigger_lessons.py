@@ -28,7 +28,14 @@ import re
 from pathlib import Path
 from typing import Any, Final
 
-from desktop.memory.observer.checker_output import MAX_SHAPES, annotation, build_switches, diagnostics, failing_place
+from desktop.memory.observer.checker_output import (
+    MAX_SHAPES,
+    annotation,
+    annotation_reason,
+    build_switches,
+    diagnostics,
+    failing_place,
+)
 from desktop.memory.observer.command_shape import Command, parse
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, WRONG_PLACE, Signal, excerpt
@@ -271,7 +278,8 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         triggers = [Trigger(COMMAND, key[0], tuple(key[1:])).as_json(),
                     *(Trigger(CODE, str(c)).as_json() for c in shapes[:MAX_SHAPES])]
         data: dict[str, Any] = {"command": str(held.get("label") or " ".join(key)), "rule": rule, "message": msg,
-                                "file": path, "annotation": note, "triggers": triggers,
+                                "file": path, "annotation": note, "reason": annotation_reason(summary),
+                                "triggers": triggers,
                                 "events": [held["event"], event]}
         # The rule is the project's checker configuration, however the checker was run: one lesson per
         # rule, proven at once by the annotated exception.
