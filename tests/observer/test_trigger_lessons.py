@@ -8,7 +8,13 @@ import json
 import pytest
 from obs_helpers import Seq, digest_of, kinds
 
-from desktop.memory.observer.checker_output import annotation, annotation_reason, diagnostics, general_message
+from desktop.memory.observer.checker_output import (
+    annotated_lines,
+    annotation,
+    annotation_reason,
+    diagnostics,
+    general_message,
+)
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter
 from desktop.memory.observer.signals import Signal
@@ -55,11 +61,13 @@ def test_annotations() -> None:
     assert annotation("`return nil` → `return nil //nolint:nilerr // not a repo`") == "//nolint:nilerr //"
     assert annotation("`import os` → `import os  # noqa: F401`") == "# noqa: F401"
     assert annotation("`x = 1` → `x = 2`") == ""
-    assert annotation_reason("`return nil` → `return nil //nolint:nilerr // not a git repo: nothing to do`") == \
-        "not a git repo: nothing to do"
-    assert annotation_reason("`t.Run(` → `t.Run( //nolint:tparallel // parent uses t.Chdir`") == "parent uses t.Chdir"
-    assert annotation_reason("`return nil` → `return nil //nolint:nilerr // ok`") == ""  # says nothing of when
-    assert annotation_reason("`return nil` → `return nil //nolint:nilerr`") == ""
+    lines = annotated_lines("x := 1\nreturn nil //nolint:nilerr // not a git repo: nothing to do\n"
+                            "t.Run(name, f) //nolint:tparallel // parent uses t.Chdir\n"
+                            "return nil //nolint:errcheck // ok")
+    assert annotation_reason(lines, "nilerr") == "not a git repo: nothing to do"
+    assert annotation_reason(lines, "tparallel") == "parent uses t.Chdir"
+    assert annotation_reason(lines, "errcheck") == ""  # one word says nothing of when
+    assert annotation_reason(lines, "gosec") == ""  # not this rule's annotation
 
 
 def test_checker_rule_lesson_fires_before_the_checker_and_before_editing_such_a_file(db: Database) -> None:

@@ -131,19 +131,23 @@ def annotation(summary: str) -> str:
     return " ".join(m.group(1).split()) if m else ""
 
 
-def annotation_reason(summary: str) -> str:
-    """The reason written after the annotation an edit added (``// parent test uses t.Chdir``): when
-    the project allows the exception, in the words of a fix the checker then accepted; '' when it
-    gave none, or too little to say when (one word)."""
-    new = summary.split("→", 1)[-1]
-    m = _ANNOTATION.search(new)
-    if m is None:
-        return ""
-    rest = re.split(r"[`\n]", new[m.end():], maxsplit=1)[0]
-    reason = " ".join(rest.strip().lstrip("/#-: ").split())
-    if len(reason.split()) < 2 or not re.search(r"[A-Za-z]{3}", reason) or reason.endswith("…"):
-        return ""
-    return redact_then_cut(reason, 80)
+def annotated_lines(written: str) -> list[str]:
+    """The lines of an edit's new text that carry a suppression annotation (a few, each cut)."""
+    return [" ".join(ln.split())[:200] for ln in written.splitlines() if _ANNOTATION.search(ln)][:5]
+
+
+def annotation_reason(lines: list[str], rule: str) -> str:
+    """The reason written after the annotation of ``rule`` (``//nolint:tparallel // parent test uses
+    t.Chdir``): when the project allows the exception, in the words of a fix the checker then
+    accepted; '' when it gave none, or too little to say when (one word)."""
+    for line in lines:
+        m = _ANNOTATION.search(line)
+        if m is None or rule.lower() not in m.group(1).lower():
+            continue
+        reason = " ".join(line[m.end():].strip().lstrip("/#-: ").split())
+        if len(reason.split()) >= 2 and re.search(r"[A-Za-z]{3}", reason):
+            return redact_then_cut(reason, 80)
+    return ""
 
 
 def general_message(message: str) -> str:
