@@ -405,15 +405,22 @@ def test_gemini_hears_the_flagged_construct_after_its_edit(project: Any) -> None
     assert f"#{mid}" not in before and f"#{mid}" in after
 
 
-def test_the_tests_habit_is_not_said_at_a_start_a_prompt_or_an_edit(project: Any) -> None:
-    """Said before the first code change of every session, two blind judges found it noise (75 of
-    100 replayed sessions): none of those moments says it, a search finds it (issues 25, 26)."""
-    ask = "can you add some tests for the new functionality?"
+def _habit(project: Any) -> int:
+    """The learned habit, as promotion stores it (two sessions of evidence)."""
+    ask = "can we add a test?"
     mid = int(project.memories.add(NewMemory(
         content=f'Add tests with each code change here, without waiting to be asked: once code had changed '
                 f'without tests, the user asked for them ("{ask}").', type="preference",
         source="observer_inferred", confidence=0.95, provenance_session_ids=["a", "b"],
         metadata={"signal": "asked_tests", "signal_key": "asked_tests"})).result(10).id)
+    flush(project)
+    return mid
+
+
+def test_the_tests_habit_is_not_said_at_a_start_a_prompt_or_an_edit(project: Any) -> None:
+    """Said before the first code change of every session, two blind judges found it noise (75 of
+    100 replayed sessions): none of those moments says it, a search finds it (issues 25, 26)."""
+    mid = _habit(project)
     h = Handlers(project)
     said = [hook(h, "session-start", "t1", source="startup"),
             hook(h, "prompt", "t1", prompt="add tests for the refund change"),
@@ -424,17 +431,6 @@ def test_the_tests_habit_is_not_said_at_a_start_a_prompt_or_an_edit(project: Any
 
     asked = StoreMemoryAccess(project).search("add tests with each code change", limit=5)  # the MCP door's search
     assert mid in [m.id for m in asked]
-
-
-def _habit(project: Any) -> int:
-    ask = "can we add a test?"
-    mid = int(project.memories.add(NewMemory(
-        content=f'Add tests with each code change here, without waiting to be asked: once code had changed '
-                f'without tests, the user asked for them ("{ask}").', type="preference",
-        source="observer_inferred", confidence=0.95, provenance_session_ids=["a", "b"],
-        metadata={"signal": "asked_tests", "signal_key": "asked_tests"})).result(10).id)
-    flush(project)
-    return mid
 
 
 def edit(h: Handlers, sid: str, path: str, use: str, agent: str = "claude-code") -> str:
