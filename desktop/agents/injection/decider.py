@@ -61,7 +61,7 @@ class InjectionState:
     augment_ms: list[float] = field(default_factory=list)
     dead_end_files: dict[str, set[int]] = field(default_factory=dict)
     touched: dict[str, None] = field(default_factory=dict)  # files read/edited so far, in order
-    untested: str = ""  # the last code file changed with no test changed since (triggers/untested)
+    untested: str = ""  # the first code file changed since the last test edit (triggers/untested)
 
 
 class StepInjectionDecider:

@@ -6,9 +6,9 @@ told it on day one; an agent needs it at the moment it would otherwise hand back
 when a check (tests, lint, build) has just passed and the session has changed code since its last
 test edit. Said at every session start instead, two blind judges found it not worth its tokens.
 
-The session's state is one column of ``hook_sessions``: the last code file changed with no test
-changed since ('' when none). It is written only when it flips, so a session's many edits cost a
-write each time the agent moves between code and tests, not one per edit.
+The session's state is one column of ``hook_sessions``: the first code file changed since the last
+test edit ('' when none). It is written only when it flips, so a session's many edits cost a write
+each time the agent moves between code and tests, not one per edit.
 """
 
 from __future__ import annotations
@@ -44,19 +44,19 @@ def check_passed(command: str, output: str) -> bool:
 
 
 def untested_change(conn: Any, session_id: str) -> str:
-    """The last code file the session changed with no test changed since ('' when none)."""
+    """The first code file the session changed since its last test edit ('' when none)."""
     row = conn.execute("SELECT untested FROM hook_sessions WHERE session_id = ?", (session_id,)).fetchone()
     return str(row[0]) if row else ""
 
 
 def untested_after(previous: str, files: Iterable[str]) -> str:
     """The session's untested change after an edit that succeeded wrote ``files``: a test clears
-    it, a code file sets it, anything else (docs, configuration) leaves it as it was."""
+    it, a code file sets it when it was clear, anything else (docs, configuration) leaves it."""
     files = list(files)
     if any(is_test_file(f) for f in files):
         return ""
     code = [f for f in files if is_code_change(f)]
-    return code[-1] if code else previous
+    return previous or (code[0] if code else "")
 
 
 def note_edit(db: Any, session_id: str, files: Iterable[str]) -> Any | None:
