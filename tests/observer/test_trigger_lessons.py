@@ -68,6 +68,9 @@ def test_annotations() -> None:
     assert annotation_reason(lines, "tparallel") == "parent uses t.Chdir"
     assert annotation_reason(lines, "errcheck") == ""  # one word says nothing of when
     assert annotation_reason(lines, "gosec") == ""  # not this rule's annotation
+    long = annotation_reason(["t.Run(n, f) //nolint:tparallel // parent uses t.Chdir() which prevents t.Parallel(); "
+                              "subtests share the process working directory"], "tparallel")
+    assert long == "parent uses t.Chdir() which prevents t.Parallel(); subtests share the process …"  # at a word
 
 
 def test_checker_rule_lesson_fires_before_the_checker_and_before_editing_such_a_file(db: Database) -> None:
@@ -84,7 +87,8 @@ def test_checker_rule_lesson_fires_before_the_checker_and_before_editing_such_a_
     row = db.reads.conn().execute("SELECT content, candidate FROM memories").fetchall()
     assert len(row) == 1 and row[0][1] == 0  # proven: the checker passed after the annotated edit
     assert "nilerr" in row[0][0] and "//nolint:nilerr // <reason>" in row[0][0]
-    assert 'as in an earlier fix: "best effort lookup"' in row[0][0]  # when the exception is allowed
+    assert 'an accepted one: "best effort lookup"' in row[0][0]  # when the exception is allowed
+    assert "fix the code, or where the exception is intended" in row[0][0]  # the exception is not the rule
 
 
 def test_a_plain_code_fix_is_no_lesson_even_when_it_recurs(db: Database) -> None:

@@ -131,6 +131,9 @@ def annotation(summary: str) -> str:
     return " ".join(m.group(1).split()) if m else ""
 
 
+MAX_REASON: Final = 80
+
+
 def annotated_lines(written: str) -> list[str]:
     """The lines of an edit's new text that carry a suppression annotation (a few, each cut)."""
     return [" ".join(ln.split())[:200] for ln in written.splitlines() if _ANNOTATION.search(ln)][:5]
@@ -144,9 +147,12 @@ def annotation_reason(lines: list[str], rule: str) -> str:
         m = _ANNOTATION.search(line)
         if m is None or rule.lower() not in m.group(1).lower():
             continue
-        reason = " ".join(line[m.end():].strip().lstrip("/#-: ").split())
-        if len(reason.split()) >= 2 and re.search(r"[A-Za-z]{3}", reason):
-            return redact_then_cut(reason, 80)
+        reason = redact_then_cut(" ".join(line[m.end():].strip().lstrip("/#-: ").split()), 200)
+        if len(reason.split()) < 2 or not re.search(r"[A-Za-z]{3}", reason):
+            continue
+        if len(reason) > MAX_REASON:  # cut at a word (a judge read "pre-l" as a broken example)
+            reason = reason[:reason.rfind(" ", 0, MAX_REASON)].rstrip(" ,;:-") + " …"
+        return reason
     return ""
 
 

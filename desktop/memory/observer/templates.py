@@ -177,11 +177,12 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
                         f"looked for was in {_q(found)}.", [])
     if k == CHECK_RULE:
         note = str(d.get("annotation") or "")
-        # The reason a fix gave says when the exception is allowed (blind judges U and V: without it,
-        # "where it is intended" left the one thing an agent needs unsaid).
-        why = f" (as in an earlier fix: \"{d['reason']}\")" if d.get("reason") else ""
-        fix = f"; where it is intended, the line is annotated `{note}{' <reason>' if note.endswith('//') else ''}`" \
-              f"{why}" if note else ""
+        # The annotation is the exception, the code the rule: worded so (blind judges W and X read the
+        # bare "where it is intended, annotate" as pushing suppression), with the reason an accepted fix
+        # gave, which says when (judges U and V: without it, the one thing an agent needs went unsaid).
+        why = f" (an accepted one: \"{d['reason']}\")" if d.get("reason") else ""
+        fix = f"; fix the code, or where the exception is intended, annotate the line " \
+              f"`{note}{' <reason>' if note.endswith('//') else ''}`{why}" if note else ""
         return Rendered(T.ERROR_PATTERN, f"`{d['command']}` reports `{d['rule']}`: \"{excerpt(d['message'], 140)}\""
                         f"{fix}.", [], from_tool_output=True)
     if k == CHECK_GAP:
