@@ -205,7 +205,8 @@ class ToolMoments:
         if call.agent != "gemini":
             said = [self._say(call, "after_tool", passed, [], "now that this check passed"),
                     self._say(call, "after_tool", habit, [],
-                              f"now that this check passed, with `{untested}` changed and no test since")]
+                              f"now that this check passed, with `{_path_words(untested)}` changed and no test "
+                              "since")]
             return "\n".join(t for t in said if t)
         warned = passed + habit + self._warnings(shape, shown | {w.memory.id for w in passed + habit}, output)
         gotchas = self._gotchas(files, shown | {w.memory.id for w in warned}) if shape.tool in LOOK_OR_EDIT else []
@@ -268,6 +269,11 @@ def _one_gap(gaps: list[Warning], shown: set[int]) -> list[Warning]:
     if any(w.memory.id in shown for w in gaps):
         return []
     return sorted(gaps, key=lambda w: (-len(w.memory.provenance_session_ids), -w.memory.confidence))[:1]
+
+
+def _path_words(path: str) -> str:
+    """A path the agent gave, as one quoted line (no backtick or line break of its own), redacted."""
+    return redact_then_cut(" ".join(path.split()).replace("`", "'"), 160, "…")
 
 
 def _call_summary(call: HookCall, root: Path) -> str:
