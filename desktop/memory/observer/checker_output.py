@@ -131,31 +131,6 @@ def annotation(summary: str) -> str:
     return " ".join(m.group(1).split()) if m else ""
 
 
-MAX_REASON: Final = 80
-
-
-def annotated_lines(written: str) -> list[str]:
-    """The lines of an edit's new text that carry a suppression annotation (a few, each cut)."""
-    return [" ".join(ln.split())[:200] for ln in written.splitlines() if _ANNOTATION.search(ln)][:5]
-
-
-def annotation_reason(lines: list[str], rule: str) -> str:
-    """The reason written after the annotation of ``rule`` (``//nolint:tparallel // parent test uses
-    t.Chdir``): when the project allows the exception, in the words of a fix the checker then
-    accepted; '' when it gave none, or too little to say when (one word)."""
-    for line in lines:
-        m = _ANNOTATION.search(line)
-        if m is None or rule.lower() not in m.group(1).lower():
-            continue
-        reason = redact_then_cut(" ".join(line[m.end():].strip().lstrip("/#-: ").split()), 200)
-        if len(reason.split()) < 2 or not re.search(r"[A-Za-z]{3}", reason):
-            continue
-        if len(reason) > MAX_REASON:  # cut at a word (a judge read "pre-l" as a broken example)
-            reason = reason[:reason.rfind(" ", 0, MAX_REASON)].rstrip(" ,;:-") + " …"
-        return reason
-    return ""
-
-
 def general_message(message: str) -> str:
     """A checker message without its instance details, so it reads the same every time."""
     text = _CODE_TAIL.sub(r"\1", " ".join(message.split()))

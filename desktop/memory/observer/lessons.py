@@ -21,7 +21,6 @@ import re
 from typing import Any, Final
 
 from desktop.memory.observer import trigger_lessons
-from desktop.memory.observer.checker_output import annotated_lines
 from desktop.memory.observer.command_shape import parse
 from desktop.memory.observer.events import ToolCall, ToolResult
 from desktop.memory.observer.harness import outside_project, shorten_command, strip_project_cd
@@ -36,7 +35,6 @@ from desktop.memory.observer.signals import (
     normalize_error,
 )
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.code_shape import written_text
 from desktop.memory.triggers.model import COMMAND, Trigger
 
 ERROR_FIX_WINDOW: Final = 40
@@ -148,7 +146,7 @@ def on_edit(sp: Scratchpad, ev: ToolCall, path: str) -> None:
     if outside_project(path) or not (state or sp.ev.get("checks")):
         return
     summary = edit_summary(ev.args)
-    trigger_lessons.on_edit(sp, path, summary, annotated_lines(written_text(ev.args)))
+    trigger_lessons.on_edit(sp, path, summary)
     for err in state:
         edits = err.setdefault("edits", [])
         if len(edits) < 3 and all(e[0] != path for e in edits):

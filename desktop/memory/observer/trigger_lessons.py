@@ -28,14 +28,7 @@ import re
 from pathlib import Path
 from typing import Any, Final
 
-from desktop.memory.observer.checker_output import (
-    MAX_SHAPES,
-    annotation,
-    annotation_reason,
-    build_switches,
-    diagnostics,
-    failing_place,
-)
+from desktop.memory.observer.checker_output import MAX_SHAPES, annotation, build_switches, diagnostics, failing_place
 from desktop.memory.observer.command_shape import Command, parse
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, WRONG_PLACE, Signal, excerpt
@@ -245,10 +238,9 @@ def _filtered(command: Command) -> bool:
     return bool(command.segments) and command.segments[-1].piped
 
 
-def on_edit(sp: Scratchpad, path: str, summary: str, annotated: list[str] | None = None) -> None:
+def on_edit(sp: Scratchpad, path: str, summary: str) -> None:
     """Remember the edit of each file a held checker flagged that fixed its rule: one that names
-    the rule (an annotation) wins over the first edit of the file. ``annotated``: the lines of its
-    new text that carry an annotation (``checker_output.annotated_lines``)."""
+    the rule (an annotation) wins over the first edit of the file."""
     for held in sp.ev.get("checks", {}).values():
         for rule, info in held["rules"].items():
             file = info[1]
@@ -256,7 +248,7 @@ def on_edit(sp: Scratchpad, path: str, summary: str, annotated: list[str] | None
                 continue
             known = held["edits"].get(rule)
             if known is None or (rule not in known[1] and rule in summary):
-                held["edits"][rule] = [path, summary, annotated or []]
+                held["edits"][rule] = [path, summary]
 
 
 def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int, event: str) -> None:
@@ -266,7 +258,7 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         edit = held["edits"].get(rule)
         if not edit or not edit[1]:
             continue  # passed without a concrete edit of the flagged file: no fix to tell
-        path, summary = edit[0], edit[1]
+        path, summary = edit
         note = annotation(summary)
         if not (note and rule.lower() in note.lower()):
             # Fixed in code, not by the project's way of allowing an exception: the lesson could only
@@ -278,9 +270,8 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         shapes = info[2] if len(info) > 2 else []
         triggers = [Trigger(COMMAND, key[0], tuple(key[1:])).as_json(),
                     *(Trigger(CODE, str(c)).as_json() for c in shapes[:MAX_SHAPES])]
-        reason = annotation_reason(edit[2] if len(edit) > 2 else [], rule)  # a checkpoint from before has none
         data: dict[str, Any] = {"command": str(held.get("label") or " ".join(key)), "rule": rule, "message": msg,
-                                "file": path, "annotation": note, "reason": reason, "triggers": triggers,
+                                "file": path, "annotation": note, "triggers": triggers,
                                 "events": [held["event"], event]}
         # The rule is the project's checker configuration, however the checker was run: one lesson per
         # rule, proven at once by the annotated exception.
