@@ -7,7 +7,7 @@ import threading
 from graph_helpers import extract_all, load
 
 from desktop.memory.graph import SymbolIndex, extract_file, resolve_file, resolve_project
-from desktop.memory.graph.resolve import is_test_file
+from desktop.memory.text.file_kinds import is_test_file
 
 
 def test_syntax_error_keeps_nodes_around_the_error() -> None:

@@ -223,9 +223,10 @@ class ToolMoments:
                 wrote.result(5)  # the session's next check must find it
             return ""
         typed = call.tool_input.get("command")
-        if shape.command is None or typed is None or not check_passed(command_text(typed), output):
+        if shape.command is None or typed is None:
             return ""
-        return untested_change(self.project.db.reads.conn(), call.session_id)
+        untested = untested_change(self.project.db.reads.conn(), call.session_id)  # mostly '': nothing to parse
+        return untested if untested and check_passed(command_text(typed), output) else ""
 
     def _tests_habit(self, exclude: set[int]) -> list[Warning]:
         """The user's habit of asking for tests, when this session has not heard it yet. It is a

@@ -32,11 +32,6 @@ _EXTENSIONS: dict[str, str] = {
     ".java": "java",
 }
 
-# Files chunked as prose windows; anything else unknown is prose too, this set only
-# documents what the indexer is expected to feed us.
-PROSE_EXTENSIONS: frozenset[str] = frozenset(
-    {".md", ".markdown", ".rst", ".txt", ".yaml", ".yml", ".toml", ".json", ".ini", ".cfg"}
-)
 
 SUPPORTED_LANGUAGES: tuple[str, ...] = (
     "python", "javascript", "typescript", "tsx", "go", "rust", "java"

@@ -265,7 +265,7 @@ class GraphQueries:
 
 
 def _is_test(path: str) -> bool:
-    from desktop.memory.graph.resolve import is_test_file
+    from desktop.memory.text.file_kinds import is_test_file
 
     return is_test_file(path)
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 import posixpath
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from desktop.memory.text.file_kinds import is_test_file
 
 from .languages import extension
 from .model import (
@@ -29,19 +30,9 @@ from .symbol_index import SymbolIndex, _Symbol
 
 log = logging.getLogger("engram.graph")
 
-_TEST_NAME = re.compile(
-    r"(^test_.*\.py$)|(_test\.(py|go)$)|(\.(test|spec)\.[cm]?[jt]sx?$)|(Tests?\.java$)"
-)
-_TEST_DIRS = frozenset({"tests", "test", "__tests__"})
 _JS_EXTS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
 _MAX_REEXPORT_DEPTH = 3
 _RUST_STD = frozenset({"std", "core", "alloc"})
-
-
-def is_test_file(rel_path: str) -> bool:
-    """Return True for test files by name convention or by living under a tests dir."""
-    parts = rel_path.split("/")
-    return bool(_TEST_NAME.search(parts[-1])) or any(p in _TEST_DIRS for p in parts[:-1])
 
 
 def _join(*parts: str) -> str:

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pathspec
 
-from desktop.memory.graph.languages import PROSE_EXTENSIONS, detect_language, extension
+from desktop.memory.graph.languages import detect_language, extension
+from desktop.memory.text.file_kinds import PROSE_EXTENSIONS
 
 log = logging.getLogger("engram.graph")
 

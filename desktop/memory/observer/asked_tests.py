@@ -16,33 +16,21 @@ asking (``utterances.user_utterance``).
 
 from __future__ import annotations
 
-import posixpath
 import re
 from typing import Final
 
-from desktop.memory.graph.languages import PROSE_EXTENSIONS
-from desktop.memory.graph.resolve import is_test_file
 from desktop.memory.observer.events import UserMessage
 from desktop.memory.observer.prose_lessons import NOT_THE_USER
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import ASKED_TESTS, Signal
 from desktop.memory.observer.utterances import PROMPT, user_utterance
 from desktop.memory.privacy.boundary import redact_then_cut
+from desktop.memory.text.file_kinds import is_code_change, is_test_file
 
 #: A request, not a pasted text or a brief: the user's own short question.
 MAX_ASK_CHARS: Final = 300
 _NAMES_TESTS: Final = re.compile(r"\btest(?:s|ing|e|en|es)?\b", re.I)
 _STATE: Final = "asked_tests"
-#: Files that are not code: what the code index reads as prose, and data, lock files and images.
-_NOT_CODE: Final = PROSE_EXTENSIONS | frozenset({".adoc", ".conf", ".lock", ".sum", ".mod", ".csv", ".tsv", ".xml",
-                                                 ".svg", ".png", ".jpg", ".jpeg", ".gif", ".ico", ".env",
-                                                 ".gitignore", ".log"})
-
-
-def is_code_change(path: str) -> bool:
-    """True for a source file that is not a test (an extension, and not prose, configuration or data)."""
-    ext = posixpath.splitext(path)[1].lower()
-    return bool(ext) and ext not in _NOT_CODE and not is_test_file(path)
 
 
 def on_user(sp: Scratchpad, ev: UserMessage) -> None:

@@ -26,6 +26,7 @@ import re
 from pathlib import Path
 from typing import Any, Final
 
+from desktop.memory.observer.command_kinds import category, shows_failure
 from desktop.memory.observer.events import ToolCall, ToolResult
 from desktop.memory.observer.harness import shorten_command
 from desktop.memory.observer.scratchpad import Scratchpad
@@ -35,41 +36,6 @@ from desktop.memory.observer.signals import RECIPE, Signal
 #: Agents whose shell keeps its working folder from one call to the next.
 PERSISTENT_SHELL: Final = frozenset({"claude-code", "engram"})
 
-_TASK_RUNNER: Final = re.compile(
-    r"^(?:mise\s+(?:run|r)|make|just|task|npm\s+run|pnpm(?:\s+run)?|yarn(?:\s+run)?|bun\s+run|poe|"
-    r"uv\s+run\s+poe|nox\s+-s|tox\s+-e|rake|invoke|hatch\s+run|pdm\s+run|composer)\s+([\w:.-]+)")
-_TARGET_KINDS: Final = (
-    ("format", re.compile(r"\b(?:fmt|format|prettier|fix)\b")), ("lint", re.compile(r"\b(?:lint|check|vet|typecheck|"
-                                                                                    r"types|mypy|clippy)\b")),
-    ("test", re.compile(r"\btest|spec\b|\bcheck:ci\b|\bci\b")), ("build", re.compile(r"\b(?:build|compile|dist)\b")),
-    ("install", re.compile(r"\b(?:install|setup|bootstrap|deps)\b")), ("migrate", re.compile(r"\bmigrat")),
-    ("deploy", re.compile(r"\b(?:deploy|release|publish)\b")), ("run", re.compile(r"\b(?:dev|start|serve|run)\b")),
-)
-_PROGRAMS: Final = (
-    ("test", re.compile(r"^(?:pytest|py\.test|jest|vitest|mocha|tox|nox|rspec|phpunit|ctest|cargo\s+(?:test|nextest)|"
-                        r"go\s+test|(?:python3?|uv\s+run(?:\s+python3?)?)\s+-m\s+(?:pytest|unittest)|uv\s+run\s+pytest|"
-                        r"poetry\s+run\s+pytest|(?:npm|pnpm|yarn|bun)\s+test|dotnet\s+test|mvn\s+test|gradle\w*\s+test|"
-                        r"swift\s+test|mix\s+test|bundle\s+exec\s+rspec)\b")),
-    ("format", re.compile(r"^(?:gofmt|goimports|(?:go|cargo)\s+fmt|ruff\s+format|black|isort|prettier|rustfmt|"
-                          r"clang-format|(?:uv\s+run\s+)?ruff\s+format|biome\s+format)\b")),
-    ("lint", re.compile(r"^(?:(?:uv\s+run\s+|poetry\s+run\s+)?(?:ruff(?:\s+check)?|mypy|pyright|flake8|pylint)|eslint|"
-                        r"golangci-lint|go\s+vet|staticcheck|cargo\s+clippy|tsc\s+--noEmit|pre-commit\s+run|"
-                        r"shellcheck|hadolint|biome\s+(?:lint|check))\b")),
-    ("build", re.compile(r"^(?:go\s+build|cargo\s+build|tsc(?:\s+-p\s+\S+|\s+-b)?$|vite\s+build|docker\s+build|"
-                         r"python3?\s+-m\s+build|uv\s+build|mvn\s+package|gradle\w*\s+build|dotnet\s+build|"
-                         r"swift\s+build|goreleaser)\b")),
-    ("install", re.compile(r"^(?:uv\s+(?:sync|pip\s+install)|pip3?\s+install\s+(?:-e|-r)|(?:npm|pnpm|yarn|bun)\s+"
-                           r"(?:install|ci|i)\b|poetry\s+install|pre-commit\s+install|bundle\s+install|"
-                           r"go\s+mod\s+download|cargo\s+fetch|mise\s+install|brew\s+bundle)")),
-    ("migrate", re.compile(r"^(?:alembic\s+upgrade|python3?\s+manage\.py\s+migrate|prisma\s+migrate|knex\s+migrate|"
-                           r"flyway|rails\s+db:migrate|sqlx\s+migrate)\b")),
-    ("deploy", re.compile(r"^(?:gh\s+release\s+create|twine\s+upload|npm\s+publish|kubectl\s+apply|helm\s+upgrade|"
-                          r"vercel|netlify\s+deploy|fly\s+deploy|cargo\s+publish)\b")),
-    ("run", re.compile(r"^(?:uvicorn|flask\s+run|cargo\s+run|docker\s+compose\s+up|docker-compose\s+up|"
-                       r"python3?\s+manage\.py\s+runserver|(?:npm|pnpm|yarn)\s+start)\b")),
-)
-#: Invocations that ask a tool about itself: they show a tool exists, not how the project works.
-_QUERY: Final = re.compile(r"(?:^|\s)(?:--help|-h|--version|-V|help|version|--list|-l|linters|config)(?:\s|$)")
 #: Options whose value picks one run's tests (dropped with their value).
 _SELECTOR_OPTS: Final = frozenset({"-k", "-run", "--run", "-t", "--filter", "--grep", "-g", "--testNamePattern",
                                    "--test-name-pattern", "--match", "--pkg", "--lf", "--deselect"})
@@ -81,28 +47,8 @@ _SUITE: Final = re.compile(r"(?<![a-z])(integration|e2e|end-to-end|unit|acceptan
 #: A path argument naming a part of the project (the whole is ``./...``, ``.``, ``./``).
 _PART: Final = re.compile(r"^(?!\./\.\.\.$|\.{1,3}/?$)\.?[\w@.-]*/[\w@./-]*$")
 _SUITE_NAMES: Final = {"end-to-end": "e2e", "cover": "coverage", "cov": "coverage"}
-#: In an output whose exit status was hidden: signs the run failed all the same.
-_FAILED_OUTPUT: Final = re.compile(r"(?m)^(?:FAIL|FAILED|ERROR|E\s{2,})\b|\bpanic:|Traceback \(most recent|npm ERR!|"
-                                   r"\b\d+ failed\b|(?i:\berror\[|\berror:|exit (?:status|code) [1-9])")
 MAX_COMMAND: Final = 160
 _CD_FAILED: Final = re.compile(r"\bcd:.*(?:no such file|not a directory|permission denied)", re.I)
-
-
-def shows_failure(output: str) -> bool:
-    """True when a command's output shows a failure (for a run whose exit status a pager or a
-    ``|| true`` hid)."""
-    return _FAILED_OUTPUT.search(output[-8000:]) is not None
-
-
-def category(command: str) -> str | None:
-    """The kind of a command (test, lint, format, build, install, migrate, deploy, run), or None."""
-    if _QUERY.search(command):
-        return None
-    m = _TASK_RUNNER.match(command)
-    if m:
-        target = m.group(1).lower()
-        return next((kind for kind, rx in _TARGET_KINDS if rx.search(target)), None)
-    return next((kind for kind, rx in _PROGRAMS if rx.match(command)), None)
 
 
 def normalised(command: str, kind: str = "") -> str | None:

@@ -16,12 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from desktop.memory.graph.resolve import is_test_file
-from desktop.memory.observer.asked_tests import asks_for_tests, is_code_change
-from desktop.memory.observer.recipes import category, shows_failure
-from desktop.memory.observer.shell_parse import parse_line
 from desktop.memory.observer.signals import ASKED_TESTS
 from desktop.memory.store.writer import FnOp, Tx
+from desktop.memory.text.file_kinds import is_code_change, is_test_file
 from desktop.memory.triggers.model import COMMAND, Trigger
 from desktop.memory.triggers.warn import Outcomes
 from desktop.memory.trust import INJECTABLE_SQL
@@ -35,11 +32,17 @@ HABIT_TRIGGER: Final = Trigger(COMMAND, "*")
 
 def is_check(command: str) -> bool:
     """True when one of the command line's segments runs the tests, a linter or a build."""
+    # Loaded here, not with the module: most calls the hooks see need no command kinds (7 ms of patterns).
+    from desktop.memory.observer.command_kinds import category
+    from desktop.memory.observer.shell_parse import parse_line
+
     return any(category(s.text) in CHECK_KINDS for s in parse_line(command, "", "").segments)
 
 
 def check_passed(command: str, output: str) -> bool:
     """A check that succeeded, its output showing no failure where a pager hid its exit status."""
+    from desktop.memory.observer.command_kinds import shows_failure
+
     return is_check(command) and not shows_failure(output)
 
 
@@ -96,7 +99,11 @@ def asked_anyway(db: Any, session_id: str, prompt: str, memories: Any) -> Any | 
     (its outcome becomes ``repeated``). Returns the writer's future, None when nothing changed."""
     outcomes = Outcomes(db)
     open_ids = outcomes.open_ids(session_id)
-    if not open_ids or not asks_for_tests(prompt):
+    if not open_ids:
+        return None  # the common case: nothing warned, and the utterance scorer is not loaded
+    from desktop.memory.observer.asked_tests import asks_for_tests
+
+    if not asks_for_tests(prompt):
         return None
     found = memories.get_many(open_ids)
     habit = [i for i, m in found.items() if m.metadata.get("signal") == ASKED_TESTS]
