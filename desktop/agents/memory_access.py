@@ -258,10 +258,9 @@ class StoreMemoryAccess:
     def tests_habit(self, *, exclude: set[int] | None = None) -> list[Memory]:
         """The core's tests habit, above the project's trust floor (the hooks' threshold)."""
         from desktop.memory.triggers.untested import tests_habit
-        from desktop.memory.trust_levels import injection_threshold
 
-        floor = injection_threshold(self.project.preferences.trust_level())
-        return tests_habit(self._conn(), self.project.memories, floor, exclude or ())
+        return tests_habit(self._conn(), self.project.memories, self.project.preferences.injection_floor(),
+                           exclude or ())
 
     def known_for_pattern(self, pattern: str, *, exclude: set[int] | None = None,
                           touched_files: Iterable[str] = (), phase: str | None = None) -> Memory | None:

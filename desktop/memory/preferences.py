@@ -217,6 +217,11 @@ class Preferences:
         except ValueError:
             return DEFAULT_LEVEL
 
+    def injection_floor(self) -> float:
+        """The confidence a memory needs to reach an agent at this project's trust level (every door
+        that says memories to an agent reads it here)."""
+        return injection_threshold(self.trust_level())
+
     def auto_memory(self) -> bool:
         """True unless the project opted out of automatic memory creation."""
         return _stored("auto_memory", self._raw("auto_memory").get("auto_memory")) == "on"

@@ -44,7 +44,6 @@ from desktop.memory.citations import cited_ids
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.text.tokens import query_terms
 from desktop.memory.trust import injectable
-from desktop.memory.trust_levels import injection_threshold
 from desktop.memory.types import Memory
 
 if TYPE_CHECKING:
@@ -87,7 +86,7 @@ class HookMemoryAccess(StoreMemoryAccess):
 
 def trust_threshold(project: Project) -> float:
     """The injection threshold of the project's trust level (Cautious when unset)."""
-    return injection_threshold(project.preferences.trust_level())
+    return project.preferences.injection_floor()
 
 
 def relevant(prompt: str, m: Memory) -> bool:

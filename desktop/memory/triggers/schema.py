@@ -11,7 +11,7 @@ without it (``avoided``).
 
 ``hook_sessions``: what a hook must know of a running external session between its events: the
 folder its shell was left in by a ``cd`` (Claude Code's Bash tool keeps one shell per session),
-and (migration ``0024_hook_untested``) the last code file it changed with no test changed since
+and (migration ``0024_hook_untested``) the first code file it changed since its last test edit
 (``untested.py``).
 """
 
