@@ -587,8 +587,12 @@ def test_a_name_guessed_in_a_folder_hears_the_lesson_only_when_not_on_disk(proje
 
     assert look("Read", "n1", "r1", file_path=str(h.root / "tests" / "testenv.py")) == ""
     assert look("Glob", "n1", "r2", pattern="tests/test*.py") == ""
-    assert f"#{mid}" in look("Read", "n1", "r3", file_path=str(h.root / "tests" / "test_helpers.py"))
-    assert f"#{mid}" in look("Glob", "n2", "r4", pattern="tests/helpers*.py")
+    said = look("Read", "n1", "r3", file_path=str(h.root / "tests" / "test_helpers.py"))
+    assert f"#{mid}" in said
+    assert "`tests/` holds now: `testenv.py`" in said  # read from disk as it is said, not as learned
+    (h.root / "tests" / "fixtures.py").write_text("F = 1\n")
+    said = look("Glob", "n2", "r4", pattern="tests/helpers*.py")
+    assert f"#{mid}" in said and "`fixtures.py`" in said and "`testenv.py`" in said
     assert f"#{mid}" in look("Glob", "n3", "r5", pattern="helpers*.py", path=str(h.root / "tests"))
 
 

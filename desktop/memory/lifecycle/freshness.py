@@ -8,11 +8,13 @@ one whose code is gone is not said at all. A memory without anchors that names p
 (```cmd/x/start.go```) is checked too: a file it names that no longer exists is said as gone, and
 a "what it looked for was in X" example whose X is gone is left out of the lesson (the wrong place
 stays wrong; the example went stale). Files are hashed once per (size, mtime), so a warm service
-re-reads a file only after it changed.
+re-reads a file only after it changed. A lesson about a path that does not exist is said with
+what its folder holds now (``folder_listing``): the files there may have changed since.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 import threading
 from collections.abc import Iterable
@@ -80,7 +82,7 @@ def as_of_now(memories: Iterable[Memory], root: Path | None) -> list[Memory]:
         if not m.code_anchors:
             named = _as_named_files_are(m, root)
             if named is not None:
-                out.append(named)
+                out.append(_with_listing(named, root))
             continue
         changed, gone = changed_anchors(m, root)
         if gone:
@@ -90,6 +92,20 @@ def as_of_now(memories: Iterable[Memory], root: Path | None) -> list[Memory]:
             m = replace(m, content=f"(Possibly stale: {names} changed since this was learned.) {m.content}")
         out.append(m)
     return out
+
+
+def _with_listing(m: Memory, root: Path) -> Memory:
+    """A lesson about a path that does not exist, with what its folder holds now."""
+    if m.metadata.get("signal") != WRONG_PLACE:
+        return m
+    from desktop.memory.lifecycle.folder_listing import listing
+
+    for trig in m.metadata.get("triggers") or []:
+        if isinstance(trig, dict) and trig.get("kind") == "path" and trig.get("missing"):
+            path = str(trig.get("path") or "")
+            line = listing(root, path, posixpath.basename(path))
+            return replace(m, content=f"{m.content} {line}") if line else m
+    return m
 
 
 def gone_files(memory: Memory, root: Path) -> list[str]:

@@ -1,0 +1,41 @@
+"""What a folder holds now, as a wrong-place lesson says it (issue 25): short, grouped, safe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from desktop.memory.lifecycle.folder_listing import existing_folder, listing
+
+
+def _files(root: Path, folder: str, names: list[str]) -> None:
+    (root / folder).mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (root / folder / name).write_text("x\n")
+
+
+def test_files_sharing_a_prefix_are_one_pattern_nearest_the_guess_first(tmp_path: Path) -> None:
+    _files(tmp_path, "cli/strategy", ["manual_commit.go", "manual_commit_git.go", "manual_commit_hooks.go",
+                                      "manual_commit_push.go", "auto_commit.go", "common.go",
+                                      "common_test.go", "hooks_test.go"])
+    said = listing(tmp_path, "cli/strategy/manual_commit", "manual_commit")
+    assert said == ("`cli/strategy/` holds now: `manual_commit.go`, `manual_commit_*.go` (3 files), "
+                    "`auto_commit.go`, `common.go`, 2 test files.")
+
+
+def test_a_long_folder_is_cut_and_counted(tmp_path: Path) -> None:
+    _files(tmp_path, "src", [f"{w}.py" for w in ("alpha", "bravo", "delta", "echo", "golf", "hotel", "kilo",
+                                                 "lima")])
+    (tmp_path / "src" / "pkg").mkdir()
+    said = listing(tmp_path, "src")
+    assert said.startswith("`src/` holds now: `alpha.py`, `bravo.py`") and said.endswith(", 3 more.")
+
+
+def test_nothing_outside_the_project_or_hostile_in_names(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    _files(root, "docs", ["a`b\nc.md"])
+    (tmp_path / "secret").mkdir()
+    (root / "link").symlink_to(tmp_path / "secret")
+    assert existing_folder(root, "../secret") is None and existing_folder(root, "/etc") is None
+    assert existing_folder(root, "link/x") is None and listing(root, "link") == ""
+    assert listing(root, "docs/gone/x.md") == "`docs/` holds now: `abc.md`."  # no backtick or line break
+    assert listing(root, "nothing/here").startswith("`./` holds now:")
