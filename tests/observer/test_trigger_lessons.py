@@ -73,6 +73,34 @@ def test_checker_rule_lesson_fires_before_the_checker_and_before_editing_such_a_
     assert "nilerr" in row[0][0] and "//nolint:nilerr // <reason>" in row[0][0]
 
 
+NILERR = ("Exit code 1\ncmd/cli/debug.go:53:3: error is not nil (line 50) but it returns nil (nilerr)\n"
+          "\t\treturn nil\n\t\t^\n1 issues:\n* nilerr: 1\n")
+
+
+def test_a_line_flagged_at_a_keyword_fires_again_under_the_same_kind_of_block(db: Database) -> None:
+    """nilerr's caret sits on ``return``: ``return nil`` alone is every function's last line, but
+    under ``if iterErr != nil {`` it is the rule. The fix's old text shows the block; the lesson fires
+    before an edit writes ``return nil`` right under ``if err != nil {``, not under another header."""
+    from desktop.memory.triggers.model import matches, shape_of
+
+    s = Seq().bash("mise run lint", NILERR, error=True)
+    s.call("Edit", ("cmd/cli/debug.go",), old_string="\tif iterErr != nil {\n\t\tlog(x)\n\t\treturn nil\n\t}",
+           new_string="\tif iterErr != nil {\n\t\tlog(x)\n\t\treturn nil //nolint:nilerr // best effort\n\t}")
+    s.bash("mise run lint", "0 issues.")
+    rule = kinds(digest_of(s.end()))["check_rule"][0]
+    trigs = [Trigger.from_json(t) for t in rule.data["triggers"]]
+    pair = Trigger("code", "w w != w { ⏎ return nil")
+    assert pair in trigs
+
+    def edit(new: str) -> bool:
+        return matches(pair, shape_of("Edit", {"file_path": "cmd/cli/x.go", "new_string": new}, ["cmd/cli/x.go"]))
+
+    assert edit("func f() error {\n\tv, err := g()\n\tif err != nil {\n\t\tlog.Print(err)\n\t\treturn nil\n\t}\n}")
+    assert not edit("func f() error {\n\tg()\n\treturn nil\n}")  # the ordinary last line
+    assert not edit("\tif err != nil {\n\t\treturn nil //nolint:nilerr // intended\n\t}")  # already the fix
+    assert not edit("\tif err != nil {\n\t\treturn fmt.Errorf(\"x: %w\", err)\n\t}")
+
+
 def test_a_plain_code_fix_is_no_lesson_even_when_it_recurs(db: Database) -> None:
     """Fixed in code, the rule's lesson could only repeat the checker's message the agent just read
     (blind judges: "restates the lint output, gives no fix")."""

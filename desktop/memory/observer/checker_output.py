@@ -63,8 +63,9 @@ _CODE_TAIL: Final = re.compile(r"^(.{20,}?):\s+.*[().].*$")
 
 
 def diagnostics(output: str) -> dict[str, list[Any]]:
-    """Rule -> [message, file, shapes] for each checker rule named in ``output`` (first message and
-    file; ``shapes``: the constructs its caret pointed at, ``code_shape.flagged_shape``)."""
+    """Rule -> [message, file, shapes, sources] for each checker rule named in ``output`` (first
+    message and file; ``shapes``: the constructs its caret pointed at, ``code_shape.flagged_shape``;
+    ``sources``: the lines it flagged where the caret was on a name or keyword instead)."""
     found: dict[str, list[Any]] = {}
     pending_rust: str | None = None
     lines = [raw.rstrip() for raw in output[-40_000:].splitlines()[-600:]]
@@ -80,13 +81,16 @@ def diagnostics(output: str) -> dict[str, list[Any]]:
             continue
         rule, msg, file = m
         if rule not in found and rule not in _COMPILE_RULES and len(found) < 12:
-            found[rule] = [general_message(msg), file.removeprefix("./"), []]
+            found[rule] = [general_message(msg), file.removeprefix("./"), [], []]
             if not file:
                 pending_rust = rule
         if rule in found:
             flagged = _caret_shape(lines, i)
             if flagged and flagged not in found[rule][2] and len(found[rule][2]) < MAX_SHAPES:
                 found[rule][2].append(flagged)
+            source = "" if flagged else _flagged_source(lines, i)
+            if source and source not in found[rule][3] and len(found[rule][3]) < MAX_SHAPES:
+                found[rule][3].append(source)  # a caret on a name or keyword: paired with its block later
     return found
 
 
@@ -114,6 +118,17 @@ def _caret_shape(lines: list[str], i: int) -> str:
         source, caret = _GUTTER_SOURCE.match(lines[j]), _GUTTER_CARET.match(lines[j + 1])
         if source is not None and caret is not None:
             return flagged_shape(source.group("code") or "", caret.group("pad") + "^")
+    return ""
+
+
+def _flagged_source(lines: list[str], i: int) -> str:
+    """The source line a diagnostic shows with a caret under it ('' when it shows none)."""
+    if i + 2 < len(lines) and lines[i + 1].strip() and re.match(r"^\s*\^", lines[i + 2]):
+        return lines[i + 1]
+    for j in range(i + 1, min(i + _FRAME_LINES, len(lines) - 1)):
+        source, caret = _GUTTER_SOURCE.match(lines[j]), _GUTTER_CARET.match(lines[j + 1])
+        if source is not None and caret is not None:
+            return source.group("code") or ""
     return ""
 
 

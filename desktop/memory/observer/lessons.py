@@ -146,11 +146,19 @@ def on_edit(sp: Scratchpad, ev: ToolCall, path: str) -> None:
     if outside_project(path) or not (state or sp.ev.get("checks")):
         return
     summary = edit_summary(ev.args)
-    trigger_lessons.on_edit(sp, path, summary)
+    trigger_lessons.on_edit(sp, path, summary, edit_texts(ev.args))
     for err in state:
         edits = err.setdefault("edits", [])
         if len(edits) < 3 and all(e[0] != path for e in edits):
             edits.append([path, summary, ev.event_key])
+
+
+def edit_texts(args: dict[str, Any]) -> tuple[str, ...]:
+    """An edit's old text and the new text it writes (whole, unlike its summary)."""
+    from desktop.memory.triggers.code_shape import written_text
+
+    olds = [args.get("old_string"), *(e.get("old_string") for e in args.get("edits") or [] if isinstance(e, dict))]
+    return (*(o for o in olds if isinstance(o, str) and o), written_text(args))
 
 
 def edit_summary(args: dict[str, Any]) -> str:

@@ -34,6 +34,7 @@ from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, WRONG_PLACE, Signal, excerpt
 from desktop.memory.observer.tool_names import glob_folder
 from desktop.memory.privacy.boundary import redact_then_cut
+from desktop.memory.triggers.code_shape import flagged_pair
 from desktop.memory.triggers.model import CODE, COMMAND, PATH, Trigger
 
 LOOK_WINDOW: Final = 8
@@ -217,9 +218,10 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
                                             "event": event, "edits": {}})
             for rule, info in rules.items():
                 known = held["rules"].setdefault(rule, info)
-                if known is not info:  # flagged again: the new run's constructs count too
-                    shapes = known[2] if len(known) > 2 else []
-                    known[2:] = [list(dict.fromkeys([*shapes, *info[2]]))[:MAX_SHAPES]]
+                if known is not info:  # flagged again: the new run's constructs and lines count too
+                    for at in (2, 3):
+                        had = known[at] if len(known) > at else []
+                        known[at:at + 1] = [list(dict.fromkeys([*had, *info[at]]))[:MAX_SHAPES]]
             if len(checks) > 3:
                 checks.pop(next(iter(checks)))
         _open_gap(sp, key, name, output, step, event, command)
@@ -244,9 +246,10 @@ def _filtered(command: Command) -> bool:
     return bool(command.segments) and command.segments[-1].piped
 
 
-def on_edit(sp: Scratchpad, path: str, summary: str) -> None:
+def on_edit(sp: Scratchpad, path: str, summary: str, texts: tuple[str, ...] = ()) -> None:
     """Remember the edit of each file a held checker flagged that fixed its rule: one that names
-    the rule (an annotation) wins over the first edit of the file."""
+    the rule (an annotation) wins over the first edit of the file. ``texts`` (the edit's old and new
+    text) show the block a flagged line sat in: its pair (``code_shape.paired``) is kept."""
     for held in sp.ev.get("checks", {}).values():
         for rule, info in held["rules"].items():
             file = info[1]
@@ -255,6 +258,11 @@ def on_edit(sp: Scratchpad, path: str, summary: str) -> None:
             known = held["edits"].get(rule)
             if known is None or (rule not in known[1] and rule in summary):
                 held["edits"][rule] = [path, summary]
+            pairs = held.setdefault("pairs", {}).setdefault(rule, [])
+            for source in info[3] if len(info) > 3 else []:
+                found = next((p for p in (flagged_pair(t, source) for t in texts) if p), "")
+                if found and found not in pairs and len(pairs) < MAX_SHAPES:
+                    pairs.append(found)
 
 
 def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int, event: str) -> None:
@@ -273,9 +281,9 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         # The checker's run is the moment (after it fails with this rule), and the writing of a
         # construct it flagged (``code_shape``): not every edit of a file of that kind, which is
         # nearly always about something else.
-        shapes = info[2] if len(info) > 2 else []
+        shapes = [*(info[2] if len(info) > 2 else []), *held.get("pairs", {}).get(rule, [])]
         triggers = [Trigger(COMMAND, key[0], tuple(key[1:])).as_json(),
-                    *(Trigger(CODE, str(c)).as_json() for c in shapes[:MAX_SHAPES])]
+                    *(Trigger(CODE, str(c)).as_json() for c in shapes[:2 * MAX_SHAPES])]
         data: dict[str, Any] = {"command": str(held.get("label") or " ".join(key)), "rule": rule, "message": msg,
                                 "file": path, "annotation": note, "triggers": triggers,
                                 "events": [held["event"], event]}

@@ -7,8 +7,10 @@ line's *shape* says what to avoid: names become ``w``, literals ``"s"`` and ``0`
 after the first ``(`` is dropped (``x, _ := repo.Head()`` and ``y, _ := os.Getwd()`` are both
 ``w, _ := w(``). The same shape in a line an agent is about to write is the moment to say the rule.
 
-A caret on a name or literal is not used: the line's shape is then an ordinary line of code
-(``if err != nil {``, ``x := "a"``), which every session writes and most never trip over.
+A caret on a name or literal is not used alone: the line's shape is then an ordinary line of code
+(``if err != nil {``, ``x := "a"``), which every session writes and most never trip over. Such a
+line is paired instead (:func:`paired`): the line as written under the shape of the block header it
+sat in, ``w w != w { ⏎ return nil`` (nilerr: a nil error returned where the error is not nil).
 Nothing here knows a language or a project: only tokens.
 """
 
@@ -27,6 +29,10 @@ _TOKEN: Final = re.compile(r"[A-Za-z_]\w*|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|'(?:[^'\\
 #: A line that already carries a suppression annotation: writing it is already the fix.
 _ANNOTATED: Final = re.compile(r"nolint|noqa|type:\s*ignore|pyright:\s*ignore|eslint-disable|@ts-(?:ignore|expect)")
 _BLANK: Final = "_"
+#: A comment at the end of a line (after code and a space): not part of what the line does.
+_TRAILING_COMMENT: Final = re.compile(r"\s+(?://|#)[^\"'`]*$")
+#: Between a block header's shape and the line under it, in a paired key.
+PAIR_JOIN: Final = " ⏎ "
 
 
 def shape(line: str) -> str:
@@ -84,14 +90,60 @@ def written_text(args: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _fold(line: str) -> str:
+    """A line as written, its spacing folded and a trailing comment dropped."""
+    return " ".join(_TRAILING_COMMENT.sub("", line).split())[:MAX_SHAPE]
+
+
+def _indent(line: str) -> int:
+    wide = line.expandtabs(4)
+    return len(wide) - len(wide.lstrip())
+
+
+def _with_headers(lines: list[str]) -> Iterable[tuple[int, str, str]]:
+    """(index, line, the header of the block it sits in, or '') for the non-blank lines: the nearest
+    line above with less indentation (``if err != nil {`` above ``return nil``)."""
+    open_blocks: list[tuple[int, str]] = []
+    for i, line in enumerate(lines[:MAX_LINES]):
+        if not line.strip():
+            continue
+        depth = _indent(line)
+        while open_blocks and open_blocks[-1][0] >= depth:
+            open_blocks.pop()
+        yield i, line, open_blocks[-1][1] if open_blocks else ""
+        open_blocks.append((depth, line))
+
+
+def paired(header: str, line: str) -> str:
+    """A flagged line as written, under the shape of its block's header: the same statement in the
+    same kind of block (``return nil`` right under ``if err != nil {``, whatever the names there)."""
+    head = shape(header)
+    return f"{head}{PAIR_JOIN}{_fold(line)}" if len(head.split()) >= 2 and _fold(line) else ""
+
+
+def flagged_pair(text: str, source: str) -> str:
+    """The pair of the flagged ``source`` line in ``text`` (an edit's old or new text), '' when the
+    text does not hold it under a header."""
+    want = _fold(source)
+    if not want:
+        return ""
+    for _, line, header in _with_headers(text.splitlines()):
+        if header and _fold(line) == want:
+            return paired(header, line)
+    return ""
+
+
 def written_shapes(lines: Iterable[str]) -> tuple[str, ...]:
-    """The shapes of the lines about to be written (annotated lines left out: they are the fix)."""
+    """The shapes of the lines about to be written, and each one paired with its block's header
+    (annotated lines left out: they are the fix)."""
     out: dict[str, None] = {}
-    for i, line in enumerate(lines):
-        if i >= MAX_LINES:
-            break
-        if line.strip() and not _ANNOTATED.search(line):
-            found = shape(line)
-            if len(found.split()) >= 2:
-                out[found] = None
+    for _, line, header in _with_headers(list(lines)):
+        if _ANNOTATED.search(line):
+            continue
+        found = shape(line)
+        if len(found.split()) >= 2:
+            out[found] = None
+        pair = paired(header, line) if header else ""
+        if pair:
+            out[pair] = None
     return tuple(out)
