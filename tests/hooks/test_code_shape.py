@@ -8,10 +8,11 @@ from desktop.memory.triggers.code_shape import flagged_shape, shape, written_sha
 
 
 @pytest.mark.parametrize(("line", "expected"), [
-    ("\tcwd, _ := os.Getwd()", "w, _ := w("),
-    ("head, _ := repo.Head()  // why", "w, _ := w("),
+    ("\tcwd, _ := os.Getwd()", "w, _ = w("),  # declaring and assigning are one construct
+    ("baseTree, _ = baseCommit.Tree()", "w, _ = w("),
+    ("head, _ := repo.Head()  // why", "w, _ = w("),
     ("if total == None:", "w w == w:"),
-    ('name := "main"', 'w := "s"'),
+    ('name := "main"', 'w = "s"'),
     ("x = 42", "w = 0"),
 ])
 def test_names_and_literals_are_masked_and_the_call_cut(line: str, expected: str) -> None:
@@ -32,9 +33,19 @@ def test_what_each_agent_writes() -> None:
     assert written_text({"edits": [{"new_string": "a"}, {"new_string": "b"}]}) == "a\nb"
     patch = "*** Begin Patch\n*** Update File: a.go\n@@\n-old()\n+x, _ := f()\n+++ b/a.go\n"
     assert written_text({"input": patch}) == "x, _ := f()"
-    assert written_shapes(["x, _ := f()", "", "y, _ := g() //nolint:errcheck", "w"]) == ("w, _ := w(",)
+    assert written_shapes(["x, _ := f()", "", "y, _ := g() //nolint:errcheck", "w"]) == ("w, _ = w(",)
 
 
 def test_a_caret_after_the_first_parenthesis_gives_no_shape() -> None:
     """The shape stops at the first ``(``: a construct after it would leave a shape of any call."""
     assert flagged_shape("def f(x=[]):", "        ^^") == ""
+
+
+def test_a_stored_declaration_shape_fires_on_an_assignment() -> None:
+    """Lessons stored with ``:=`` (before both were one construct) match ``=`` as they are read."""
+    from desktop.memory.triggers.model import CODE, Trigger, matches, shape_of
+
+    stored = Trigger.from_json({"kind": CODE, "key": "w, _ := w("})
+    assert stored is not None and stored.key == "w, _ = w("
+    call = shape_of("Edit", {"file_path": "a.go", "new_string": "\tt, _ = c.Tree()\n"}, ["a.go"])
+    assert matches(stored, call)

@@ -349,7 +349,7 @@ ERRCHECK = ("Exit code 1\n[lint] $ golangci-lint run ./...\n"
 
 def test_the_construct_under_a_checkers_caret_is_kept_a_name_or_literal_is_not() -> None:
     found = diagnostics(ERRCHECK)
-    assert found["errcheck"][2] == ["_ = w(", "w, _ := w("]
+    assert found["errcheck"][2] == ["_ = w(", "w, _ = w("]
     assert found["goconst"][2] == []       # the caret is on a literal: an ordinary line of code
     assert diagnostics(GOLANGCI)["nilerr"][2] == []  # no caret line printed: nothing to go on
 
@@ -370,7 +370,7 @@ def test_a_checker_rule_lesson_carries_the_flagged_constructs_and_learns_new_one
         "SELECT t.kind, t.key FROM memory_triggers t JOIN memories m ON m.id = t.memory_id "
         "WHERE json_extract(m.metadata, '$.signal') = 'check_rule'").fetchall()
     assert {(str(k), str(v)) for k, v in rows} == {
-        ("command", "mise"), ("code", "_ = w("), ("code", "w, _ := w("), ("code", "w, _, _ = w(")}
+        ("command", "mise"), ("code", "_ = w("), ("code", "w, _ = w("), ("code", "w, _, _ = w(")}
 
 
 def test_a_piped_checker_that_names_rules_failed_and_fmt_then_lint_is_the_same_checker(db: Database) -> None:

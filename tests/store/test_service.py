@@ -163,7 +163,7 @@ def test_a_lesson_learned_again_gains_new_constructs_but_not_broader_commands(me
     learned (a broader one would fire, and be contradicted, where the lesson was never shown true)."""
     first = [{"kind": "command", "key": "git", "words": ["add"], "tokens": ["."]},
              {"kind": "code", "key": "_ = w("}]
-    again = [{"kind": "command", "key": "git", "words": ["add"]}, {"kind": "code", "key": "w, _ := w("}]
+    again = [{"kind": "command", "key": "git", "words": ["add"]}, {"kind": "code", "key": "w, _ = w("}]
     text = "The project's hook refuses `git add .`: stage files by name."
     mid = memories.add(NewMemory(content=text, source="observer_inferred",
                                  metadata={"signal": "hook_block", "triggers": first})).result(10).id
@@ -173,4 +173,4 @@ def test_a_lesson_learned_again_gains_new_constructs_but_not_broader_commands(me
     assert memories.get(mid).metadata["triggers"] == [*first, again[1]]
     rows = db.reads.conn().execute("SELECT kind, key FROM memory_triggers WHERE memory_id = ? ORDER BY kind, key",
                                    (mid,)).fetchall()
-    assert [(str(k), str(v)) for k, v in rows] == [("code", "_ = w("), ("code", "w, _ := w("), ("command", "git")]
+    assert [(str(k), str(v)) for k, v in rows] == [("code", "_ = w("), ("code", "w, _ = w("), ("command", "git")]

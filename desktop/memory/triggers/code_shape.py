@@ -5,7 +5,8 @@ ruff, rustc, tsc ``--pretty``) tells exactly which construct broke its rule. Whe
 a construct, not on a name or a literal (``_`` in ``x, _ := f()``, ``==`` in ``x == None``), the
 line's *shape* says what to avoid: names become ``w``, literals ``"s"`` and ``0``, and everything
 after the first ``(`` is dropped (``x, _ := repo.Head()`` and ``y, _ := os.Getwd()`` are both
-``w, _ := w(``). The same shape in a line an agent is about to write is the moment to say the rule.
+``w, _ = w(``; declaring and assigning are one construct). The same shape in a line an agent is
+about to write is the moment to say the rule.
 
 A caret on a name or literal is not used alone: the line's shape is then an ordinary line of code
 (``if err != nil {``, ``x := "a"``), which every session writes and most never trip over. Such a
@@ -43,7 +44,14 @@ def shape(line: str) -> str:
     cut = text.find("(")
     if cut >= 0:
         text = text[:cut + 1]
-    return " ".join(text.split())[:MAX_SHAPE]
+    return same_assignment(" ".join(text.split())[:MAX_SHAPE])
+
+
+def same_assignment(key: str) -> str:
+    """A shape (or a pair's header shape) with ``:=`` written as ``=``: declaring and assigning are
+    one construct to a checker (``x, _ := f()`` and ``x, _ = f()`` both drop the error)."""
+    head, sep, tail = key.partition(PAIR_JOIN)
+    return head.replace(" := ", " = ") + sep + tail
 
 
 def on_construct(source: str, caret: str) -> bool:

@@ -21,7 +21,7 @@ from desktop.memory.triggers.model import CODE, CallShape, Trigger
 log = logging.getLogger("engram.triggers")
 
 #: Bumped whenever ``derive`` changes what it finds: the index is rebuilt once on the next open.
-DERIVATION_VERSION: Final = 4
+DERIVATION_VERSION: Final = 5
 _META_KEY: Final = "triggers_version"
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.observer.command_shape import Command, parse, resolve_dir
-from desktop.memory.triggers.code_shape import written_shapes, written_text
+from desktop.memory.triggers.code_shape import same_assignment, written_shapes, written_text
 
 COMMAND, PATH, EDIT, CODE = "command", "path", "edit", "code"
 KINDS: Final = (COMMAND, PATH, EDIT, CODE)
@@ -75,7 +75,8 @@ class Trigger:
         if not all(isinstance(w, str) for w in [*words, *tokens, *unless]) or \
                 not isinstance(data.get("path", ""), str):
             return None
-        return cls(data["kind"], data["key"][:200], tuple(words)[:4], tuple(tokens)[:6],
+        key = same_assignment(data["key"][:200]) if data["kind"] == CODE else data["key"][:200]
+        return cls(data["kind"], key, tuple(words)[:4], tuple(tokens)[:6],
                    str(data.get("path", ""))[:300], bool(data.get("missing")), tuple(unless)[:6])
 
     def spec(self) -> str:
