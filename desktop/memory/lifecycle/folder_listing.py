@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Final
 
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.text.file_kinds import is_test_file
 
 MAX_ITEMS: Final = 6
@@ -103,7 +104,8 @@ def listing(root: Path, folder: str, guessed: str = "") -> str:
         kinds = [(e.name, e.is_dir()) for e in entries]
     except OSError:
         return ""
-    names = [_SAFE.sub("", n)[:MAX_NAME] for n, _ in kinds]
+    # A name is the repository's text: one quoted token, no backtick or line break, secrets masked.
+    names = [redact_then_cut(_SAFE.sub("", n), MAX_NAME, "…") for n, _ in kinds]
     folders = sorted(f"{n}/" for n, (_, d) in zip(names, kinds, strict=True) if d and n)
     files = sorted(n for n, (_, d) in zip(names, kinds, strict=True) if not d and n)
     tests = [n for n in files if is_test_file(f"{where}/{n}")]
