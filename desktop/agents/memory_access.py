@@ -248,12 +248,14 @@ class StoreMemoryAccess:
                      exclude: set[int] | None = None, output: str | None = None,
                      passed: bool = False) -> list[Memory]:
         """The core's lessons for this call (every door asks the same function), as of now."""
+        from desktop.memory.lifecycle.folder_listing import looked_for
+        from desktop.memory.lifecycle.freshness import as_of_now
         from desktop.memory.triggers.model import shape_of
         from desktop.memory.triggers.warn import warnings_for
 
         found = warnings_for(self._conn(), self.project.memories, shape_of(tool, args, files),
                              self.project.info.root, exclude=exclude or (), output=output, passed=passed)
-        return self._now([w.memory for w in found])
+        return as_of_now([w.memory for w in found], self.project.info.root, looked_for(args))
 
     def tests_habit(self, *, exclude: set[int] | None = None) -> list[Memory]:
         """The core's tests habit, above the project's trust floor (the hooks' threshold)."""

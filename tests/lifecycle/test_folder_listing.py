@@ -18,7 +18,7 @@ def test_files_sharing_a_prefix_are_one_pattern_nearest_the_guess_first(tmp_path
                                       "manual_commit_push.go", "auto_commit.go", "common.go",
                                       "common_test.go", "hooks_test.go"])
     said = listing(tmp_path, "cli/strategy/manual_commit", "manual_commit")
-    assert said == ("`cli/strategy/` holds now: `manual_commit.go`, `manual_commit_*.go` (3 files), "
+    assert said == ("`cli/strategy/` holds now: `manual_commit_*.go` (3 files), `manual_commit.go`, "
                     "`auto_commit.go`, `common.go`, 2 test files.")
 
 
@@ -39,3 +39,14 @@ def test_nothing_outside_the_project_or_hostile_in_names(tmp_path: Path) -> None
     assert existing_folder(root, "link/x") is None and listing(root, "link") == ""
     assert listing(root, "docs/gone/x.md") == "`docs/` holds now: `abc.md`."  # no backtick or line break
     assert listing(root, "nothing/here").startswith("`./` holds now:")
+
+
+def test_the_name_a_call_looks_for_orders_the_listing(tmp_path: Path) -> None:
+    from desktop.memory.lifecycle.folder_listing import looked_for
+
+    _files(tmp_path, "s", ["strategy.go", "manual_commit_a.go", "manual_commit_b.go", "manual_commit_c.go",
+                           "session.go"])
+    near = looked_for({"pattern": "PostCommit", "path": "/p/s/manual_commit"})
+    assert near == "manual_commit"
+    assert listing(tmp_path, "s", near).startswith("`s/` holds now: `manual_commit_*.go` (3 files), `session.go`")
+    assert looked_for({"pattern": "s/helpers*.go"}) == "helpers.go"

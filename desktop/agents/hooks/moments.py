@@ -249,9 +249,11 @@ class ToolMoments:
             self.outcomes.repeated(call.session_id, hit, call.tool_use_id).result(5)
 
     def _say(self, call: HookCall, event: str, warned: list[Warning], gotchas: list[Memory], title: str) -> str:
+        from desktop.memory.lifecycle.folder_listing import looked_for
         from desktop.memory.lifecycle.freshness import as_of_now
 
-        memories = as_of_now([w.memory for w in warned], self.root) + gotchas  # gotchas came through the door
+        memories = as_of_now([w.memory for w in warned], self.root, looked_for(call.tool_input)) + gotchas
+        # (gotchas came through the door, already as of now)
         warned = [w for w in warned if any(m.id == w.memory.id for m in memories)]
         if not memories:
             return ""

@@ -11,7 +11,9 @@ code are counted, not named (a guessed helper is rarely a test).
 from __future__ import annotations
 
 import os
+import posixpath
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -24,6 +26,10 @@ MAX_NAME: Final = 60
 #: A group of this many files sharing a name prefix is said as one pattern.
 GROUP_AT: Final = 3
 _SPLIT: Final = re.compile(r"[_\-.]")
+_WILD: Final = re.compile(r"[*?\[\]{}]")
+#: Characters a name must share with the guess to be near it (``s`` of ``strategy.go`` and
+#: ``session.go`` is no likeness).
+MIN_NEAR: Final = 4
 _SAFE: Final = re.compile(r"[`\s]")
 
 
@@ -90,6 +96,16 @@ def _nearness(text: str, guessed: str) -> int:
     return n
 
 
+def looked_for(args: Mapping[str, object]) -> str:
+    """The name a read, search or listing call looks for (its file, folder or pattern's last part,
+    wildcards dropped): the listing shows the names nearest it first."""
+    for key in ("file_path", "path", "pattern", "dir_path", "absolute_path"):
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return _WILD.sub("", posixpath.basename(value.rstrip("/")))
+    return ""
+
+
 def listing(root: Path, folder: str, guessed: str = "") -> str:
     """"`folder/` holds now: …" for a folder under ``root`` ('' when it is not one or is empty).
 
@@ -113,7 +129,9 @@ def listing(root: Path, folder: str, guessed: str = "") -> str:
         tests = []  # a folder of tests (``tests/``): its helpers are test files too, named like the rest
     items = _items([n for n in files if n not in set(tests)])
     guess = _SAFE.sub("", guessed)
-    items.sort(key=lambda it: (-_nearness(it[0], guess), it[0]))
+    # Names that share a real part of the guess first, then the biggest groups (they say the most
+    # about how the folder names things), then by name.
+    items.sort(key=lambda it: (-max(0, _nearness(it[0], guess) - MIN_NEAR + 1), -it[1], it[0]))
     shown = [f"`{t}` ({n} files)" if n > 1 else f"`{t}`" for t, n in items[:MAX_ITEMS]]
     shown += [f"`{f}`" for f in folders[:max(0, MAX_ITEMS - len(shown))]]
     rest = sum(n for _, n in items[MAX_ITEMS:]) + max(0, len(folders) - max(0, MAX_ITEMS - len(items)))

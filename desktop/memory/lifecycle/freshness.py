@@ -68,9 +68,10 @@ def changed_anchors(memory: Memory, root: Path) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(changed)), list(dict.fromkeys(gone))
 
 
-def as_of_now(memories: Iterable[Memory], root: Path | None) -> list[Memory]:
+def as_of_now(memories: Iterable[Memory], root: Path | None, near: str = "") -> list[Memory]:
     """The memories as they may be said now: unchanged code as they are, changed code with a
-    note in front ("possibly stale"), deleted code left out. Without a root, as they are."""
+    note in front ("possibly stale"), deleted code left out. Without a root, as they are.
+    ``near``: the name the call about to run looks for (a folder listing shows its likes first)."""
     items = list(memories)
     if root is None:
         return items
@@ -82,7 +83,7 @@ def as_of_now(memories: Iterable[Memory], root: Path | None) -> list[Memory]:
         if not m.code_anchors:
             named = _as_named_files_are(m, root)
             if named is not None:
-                out.append(_with_listing(named, root))
+                out.append(_with_listing(named, root, near))
             continue
         changed, gone = changed_anchors(m, root)
         if gone:
@@ -94,7 +95,7 @@ def as_of_now(memories: Iterable[Memory], root: Path | None) -> list[Memory]:
     return out
 
 
-def _with_listing(m: Memory, root: Path) -> Memory:
+def _with_listing(m: Memory, root: Path, near: str) -> Memory:
     """A lesson about a path that does not exist, with what its folder holds now."""
     if m.metadata.get("signal") != WRONG_PLACE:
         return m
@@ -103,7 +104,7 @@ def _with_listing(m: Memory, root: Path) -> Memory:
     for trig in m.metadata.get("triggers") or []:
         if isinstance(trig, dict) and trig.get("kind") == "path" and trig.get("missing"):
             path = str(trig.get("path") or "")
-            line = listing(root, path, posixpath.basename(path))
+            line = listing(root, path, near or posixpath.basename(path))
             return replace(m, content=f"{m.content} {line}") if line else m
     return m
 
