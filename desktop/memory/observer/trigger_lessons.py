@@ -281,7 +281,9 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         # The checker's run is the moment (after it fails with this rule), and the writing of a
         # construct it flagged (``code_shape``): not every edit of a file of that kind, which is
         # nearly always about something else.
-        shapes = [*(info[2] if len(info) > 2 else []), *held.get("pairs", {}).get(rule, [])]
+        # A line paired with its block only for a rule that flagged no construct: where it did
+        # (``_`` in ``x, _ = f()``), that is the rule's moment, and a name's line is one instance.
+        shapes = list(info[2] if len(info) > 2 else []) or list(held.get("pairs", {}).get(rule, []))
         triggers = [Trigger(COMMAND, key[0], tuple(key[1:])).as_json(),
                     *(Trigger(CODE, str(c)).as_json() for c in shapes[:2 * MAX_SHAPES])]
         data: dict[str, Any] = {"command": str(held.get("label") or " ".join(key)), "rule": rule, "message": msg,
