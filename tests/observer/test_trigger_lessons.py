@@ -177,7 +177,7 @@ def test_a_file_name_guessed_in_the_right_folder_is_a_lesson_about_that_folder()
     said = render(place)
     assert said is not None and said.content == (
         "`cmd/cli/integration_test/helpers.go` does not exist: a session guessed that file name in "
-        "`cmd/cli/integration_test/`; its files are named otherwise.")
+        "`cmd/cli/integration_test/` and read `testenv.go` there next.")
 
 
 def test_a_guessed_name_found_by_its_words_is_named() -> None:

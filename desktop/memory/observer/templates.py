@@ -169,10 +169,12 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         path, found = str(d["path"]), str(d["found"])
         if not found:
             # A file name guessed in the right folder, the file wanted not told apart from browsing:
-            # the folder is the lesson (its listing is added when said: lifecycle/freshness).
+            # the folder is the lesson (its listing is added when said: lifecycle/freshness), and
+            # the file read next is said as what happened, not as where the thing is.
             folder = posixpath.dirname(path)
-            return Rendered(T.GOTCHA, f"{_q(path)} {gone}: a session guessed that file name in {_q(folder + '/')}; "
-                            f"its files are named otherwise.", [])
+            then = f" and read {_q(str(d['next']))} there next" if d.get("next") else "; its files are named otherwise"
+            return Rendered(T.GOTCHA, f"{_q(path)} {gone}: a session guessed that file name in {_q(folder + '/')}"
+                            f"{then}.", [])
         near = posixpath.dirname(found)
         if near and near == posixpath.dirname(path) and "." not in posixpath.basename(path):
             # A folder guessed beside the one that holds it: the place is that folder, the file one

@@ -176,13 +176,13 @@ def _wrong_place(sp: Scratchpad, miss: dict[str, Any], found: str, step: int, ev
         # is the same guess (``logging.go`` one session, ``log.go`` the next).
         trig, key = Trigger(PATH, folder.split("/", 1)[0], path=folder, missing=True), f"{folder}/*"
         # Found only as the next file read beside the guess, which may be browsing (blind judges:
-        # a rewind test "found" in common_test.go): then the lesson names no file; the folder's
-        # listing at the moment it is said (``lifecycle/freshness``) shows what is there.
+        # a rewind test "found" in common_test.go): then the lesson says only that it was read next;
+        # the folder's listing at the moment it is said (``lifecycle/freshness``) shows what is there.
         named = _shares(_words(str(miss["what"])), posixpath.basename(found))
     else:
         trig, key, named = Trigger(PATH, where.split("/", 1)[0], path=where, missing=missing), where, True
     data: dict[str, Any] = {"path": where, "missing": missing, "what": miss["what"], "found": found if named else "",
-                            "guessed": str(miss["path"]), "triggers": [trig.as_json()],
+                            "next": "" if named else posixpath.basename(found), "triggers": [trig.as_json()],
                             "events": [miss["event"], event]}
     if missing:
         # The tool itself said the path is not there, and the trigger fires only on a look at
