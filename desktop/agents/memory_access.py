@@ -70,6 +70,11 @@ class MemoryAccess(Protocol):
         with ``output`` after it ran (``passed``: it succeeded)."""
         ...
 
+    def guess_note(self, tool: str, args: dict[str, Any], files: list[str]) -> str:
+        """A live note before a look at something not on disk where an earlier session's look missed
+        too (the core's guess_note; '' when none)."""
+        ...
+
     def tests_habit(self, *, exclude: set[int] | None = None) -> list[Memory]:
         """The user's learned habit of asking for tests, when it may be said (the core's tests_habit)."""
         ...
@@ -257,6 +262,15 @@ class StoreMemoryAccess:
                              self.project.info.root, exclude=exclude or (), output=output, passed=passed)
         return as_of_now([w.memory for w in found], self.project.info.root, looked_for(args))
 
+    def guess_note(self, tool: str, args: dict[str, Any], files: list[str]) -> str:
+        """The core's live note before a look at something not on disk where an earlier session's
+        look missed too ('' when none)."""
+        from desktop.memory.lifecycle.folder_listing import looked_for
+        from desktop.memory.triggers.guesses import guess_note
+        from desktop.memory.triggers.model import shape_of
+
+        return guess_note(self._conn(), shape_of(tool, args, files), self.project.info.root, looked_for(args))
+
     def tests_habit(self, *, exclude: set[int] | None = None) -> list[Memory]:
         """The core's tests habit, above the project's trust floor (the hooks' threshold)."""
         from desktop.memory.triggers.untested import tests_habit
@@ -374,7 +388,7 @@ class TimedMemoryAccess:
 
     _DEFAULTS: ClassVar[dict[str, Callable[[], Any]]] = {
         "search": list, "always_inject": list, "scoped": list, "gotchas_for": list, "warnings_for": list,
-        "tests_habit": list,
+        "tests_habit": list, "guess_note": str,
         "known_for_pattern": lambda: None, "workflow_recipes": list, "recipe_memories": list,
         "learned_recipes": list, "work_state": list,
         "conflicts": list, "prefetch_candidates": list, "calibration_factor": lambda: 1.0,

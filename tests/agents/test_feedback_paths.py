@@ -135,3 +135,18 @@ def test_engrams_own_agent_hears_the_construct_lesson_before_writing_it(project:
     assert access.warnings_for("Edit", other, ["core/payments.py"]) == []
     write_code = {"file_path": "core/payments.py", "old_string": "a", "new_string": "v, _ := parse(x)"}
     assert [m.id for m in access.warnings_for("Edit", write_code, ["core/payments.py"])] == [rule]
+
+
+def test_engrams_own_agent_hears_a_guess_missed_before_where_no_lesson_is_yet(project: Any) -> None:
+    """Issue 25 from the agent door: the core's guess_note, live, for a look at a file not on disk
+    in a folder an earlier session's look missed in once; nothing for a file that is there."""
+    from desktop.memory.store.writer import FnOp
+
+    project.db.writer.submit(FnOp("seen_once", lambda tx: tx.execute(
+        "INSERT INTO observer_signal_counts(signal_key, kind, session_count) VALUES ('wrong_place:core/*', "
+        "'wrong_place', 1)"))).result(10)
+    access = StoreMemoryAccess(project)
+    note = access.guess_note("Read", {"file_path": "core/helpers.py"}, ["core/helpers.py"])
+    assert note.startswith("Engram: `core/helpers.py` is not on disk")
+    assert "`payments.py`" in note.split("holds now:")[1]
+    assert access.guess_note("Read", {"file_path": "core/payments.py"}, ["core/payments.py"]) == ""

@@ -605,3 +605,34 @@ def test_a_relative_search_path_keeps_a_dotfolders_dot(project: Any) -> None:
         call = from_dict("claude-code", "before-tool", {"session_id": "d1", "cwd": str(h.root), "tool_name": "Grep",
                                                         "tool_input": {"pattern": "x", "path": scope}})
         assert call_shape(call, h.root)[0].paths == (".github/workflows",)
+
+
+def _missed_once(project: Any, key: str) -> None:
+    """An earlier session's look missed at ``key`` (a wrong place seen once, not yet a lesson)."""
+    from desktop.memory.store.writer import FnOp
+
+    project.db.writer.submit(FnOp("seen_once", lambda tx: tx.execute(
+        "INSERT INTO observer_signal_counts(signal_key, kind, session_count, last_session) "
+        "VALUES (?, 'wrong_place', 1, 'old')", (f"wrong_place:{key}",)))).result(10)
+
+
+def test_a_guess_where_one_earlier_session_missed_hears_what_the_folder_holds(project: Any) -> None:
+    """Not yet a lesson, so nothing stored is said: a live line before a look at something not on
+    disk in that folder, with what it holds now; silent before a look that will succeed, and for a
+    folder nobody missed in."""
+    h = Handlers(project)
+    (h.root / "tests").mkdir(exist_ok=True)
+    (h.root / "tests" / "testenv.py").write_text("ENV = 1\n")
+    _missed_once(project, "tests/*")
+
+    def look(tool: str, use: str, agent: str = "claude-code", event: str = "before-tool", **args: Any) -> str:
+        return hook(h, event, "q1", agent, tool_name=tool, tool_input=args, tool_use_id=use)
+
+    said = look("Read", "u1", file_path=str(h.root / "tests" / "helpers.py"))
+    assert said.startswith("Engram: `tests/helpers.py` is not on disk, and a look in `tests` found nothing in 1 "
+                           "earlier session too.") and "`tests/` holds now: `testenv.py`" in said
+    assert look("Read", "u2", file_path=str(h.root / "tests" / "testenv.py")) == ""
+    assert look("Read", "u3", file_path=str(h.root / "core" / "nothing.py")) == ""
+    # Gemini CLI reads nothing before a call: right after its read failed
+    failed = look("read_file", "u4", "gemini", "tool-failed", absolute_path=str(h.root / "tests" / "helpers.py"))
+    assert "`tests/` holds now: `testenv.py`" in failed

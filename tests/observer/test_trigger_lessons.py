@@ -188,25 +188,27 @@ def test_a_guessed_name_found_by_its_words_is_named() -> None:
     assert said is not None and said.content.endswith("what it looked for was in `cmd/cli/session/session_state.go`.")
 
 
-def test_a_path_the_tool_said_is_missing_is_a_lesson_after_one_session(db: Database) -> None:
-    """The tool's own answer is the evidence, and the trigger fires only on the same kind of miss;
-    an empty search in a folder that exists still waits for a second session."""
+def test_a_missing_path_waits_for_a_second_session_to_be_a_lesson(db: Database) -> None:
+    """One session's missing path is counted, not stored (blind judges: 0 useful of 20 stored after
+    one session); said live at the next such guess (``triggers/guesses``), stored after a second."""
     promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
 
     def places() -> list[tuple[str, int]]:
         return [(str(r[0]), int(r[1])) for r in db.reads.conn().execute(
             "SELECT content, candidate FROM memories WHERE json_extract(metadata, '$.signal') = 'wrong_place'")]
 
-    s = Seq("s1").call("Grep", (), "No files found", pattern="clean", path="/proj/cmd/cli/commands")
-    s.call("Glob", (), "/proj/cmd/cli/clean.go\n", pattern="**/clean*.go")
-    promoter.promote(digest_of(s.end()))
-    assert places() == []
-    s = Seq("s2").call("Read", ("cmd/cli/integration_test/helpers.go",),
-                       "<tool_use_error>File does not exist.</tool_use_error>", error=True)
-    s.read("cmd/cli/integration_test/testenv.go")
-    promoter.promote(digest_of(s.end()))
+    for sid, guess in (("s1", "helpers.go"), ("s2", "test_helpers.go")):
+        s = Seq(sid).call("Read", (f"cmd/cli/integration_test/{guess}",),
+                          "<tool_use_error>File does not exist.</tool_use_error>", error=True)
+        s.read("cmd/cli/integration_test/testenv.go")
+        promoter.promote(digest_of(s.end()))
+        if sid == "s1":
+            assert places() == []
+            counted = db.reads.conn().execute("SELECT session_count, memory_id FROM observer_signal_counts WHERE "
+                                              "signal_key = 'wrong_place:cmd/cli/integration_test/*'").fetchall()
+            assert [tuple(r) for r in counted] == [(1, None)]
     found = places()
-    assert len(found) == 1 and "helpers.go" in found[0][0] and found[0][1] == 0  # not a candidate: it fires
+    assert len(found) == 1 and "helpers.go" in found[0][0] and found[0][1] == 0  # one folder, one lesson
 
 
 def test_a_missing_folder_found_as_a_file_prefix() -> None:

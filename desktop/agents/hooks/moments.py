@@ -133,7 +133,15 @@ class ToolMoments:
         gotchas = self._gotchas(files, shown | {w.memory.id for w in warned}) if shape.tool in LOOK_OR_EDIT else []
         said = self._say(call, "before_tool", warned, gotchas, "for this tool call")
         stray = self._stray(call, shape)
-        return "\n".join(t for t in (stray, said) if t)
+        guess = "" if warned else self._guess(call, shape)
+        return "\n".join(t for t in (stray, said, guess) if t)
+
+    def _guess(self, call: HookCall, shape: CallShape) -> str:
+        """A look at something not on disk where an earlier session's look missed too (not yet a lesson)."""
+        from desktop.memory.lifecycle.folder_listing import looked_for
+        from desktop.memory.triggers.guesses import guess_note
+
+        return guess_note(self.project.db.reads.conn(), shape, self.root, looked_for(call.tool_input))
 
     def _stray(self, call: HookCall, shape: CallShape) -> str:
         """The shell's folder, when a relative path of this command (or of a search or listing,
@@ -199,18 +207,23 @@ class ToolMoments:
         shown = set(ledger.shown_ids(self.project.db, call.session_id)) - self.outcomes.rearmed(call.session_id)
         if failed:  # an edit that failed wrote nothing: what it would have written is no moment
             known = [w for w in self._warnings(shape, shown, output) if w.trigger.kind not in WRITE_TRIGGERS]
-            return self._say(call, "tool_failed", known, [], "about this failure")
+            said = self._say(call, "tool_failed", known, [], "about this failure")
+            # Gemini CLI reads nothing before a call: a guess that missed hears, right after, that it missed before
+            guess = self._guess(call, shape) if call.agent == "gemini" and not known else ""
+            return "\n".join(t for t in (said, guess) if t)
         passed = _one_gap(gaps, shown)
         habit = self._tests_habit(shown | {w.memory.id for w in passed}) if untested else []
         if call.agent != "gemini":
-            said = [self._say(call, "after_tool", passed, [], "now that this check passed"),
-                    self._say(call, "after_tool", habit, [],
-                              f"now that this check passed, with `{_path_words(untested)}` changed and no test "
-                              "since")]
-            return "\n".join(t for t in said if t)
+            parts = [self._say(call, "after_tool", passed, [], "now that this check passed"),
+                     self._say(call, "after_tool", habit, [],
+                               f"now that this check passed, with `{_path_words(untested)}` changed and no test "
+                               "since")]
+            return "\n".join(t for t in parts if t)
         warned = passed + habit + self._warnings(shape, shown | {w.memory.id for w in passed + habit}, output)
         gotchas = self._gotchas(files, shown | {w.memory.id for w in warned}) if shape.tool in LOOK_OR_EDIT else []
-        return self._say(call, "after_tool", warned, gotchas, "for the call just made")
+        said = self._say(call, "after_tool", warned, gotchas, "for the call just made")
+        guess = "" if warned else self._guess(call, shape)  # Gemini CLI reads nothing before a call
+        return "\n".join(t for t in (said, guess) if t)
 
     def _untested_after(self, call: HookCall, shape: CallShape, files: list[str], output: str) -> str:
         """After a call that succeeded: an edit updates the session's untested change; a check that

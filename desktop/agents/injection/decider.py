@@ -114,10 +114,12 @@ class StepInjectionDecider:
             mems = self.memory.warnings_for(tool, args, files, exclude=self.state.injected)
             if output is not None and not failed:
                 mems += self._after_success(tool, args, files, output, {*self.state.injected, *(m.id for m in mems)})
-            if not mems:
+            # No lesson yet, but a look that misses where an earlier session's look missed too
+            guess = "" if mems else self.memory.guess_note(tool, args, files)
+            if not mems and not guess:
                 return None
             text = render([Section("Learned from earlier sessions, about this call", mems)], self.fmt,
-                          heading="Engram memory", hint=False)
+                          heading="Engram memory", hint=False) if mems else guess
             return self._emit(Injection("t3", "tool_result", text, [m.id for m in mems], count_tokens(text)))
         finally:
             self.state.augment_ms.append((time.perf_counter() - started) * 1000)

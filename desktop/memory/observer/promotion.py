@@ -48,7 +48,6 @@ from desktop.memory.observer.signals import (
     SIGNAL_SPECS,
     STATED_CAUSE,
     USER_RULE,
-    WRONG_PLACE,
     Signal,
     excerpt,
 )
@@ -252,10 +251,6 @@ def promotion_reason(c: Candidate) -> str | None:
         return "user_instruction" if users_words(c.signal) else "command_outcome"
     if c.signal.kind in STRONG_EVIDENCE and not own:
         return STRONG_EVIDENCE[c.signal.kind]
-    if c.signal.kind == WRONG_PLACE and c.signal.data.get("missing"):
-        # The tool itself answered that the path is not there: an outcome, not the agent's words;
-        # and its trigger fires only on a look at something not on disk (triggers/model.matches).
-        return "command_outcome"
     if c.sessions >= 2:
         return "reinforced"
     return None

@@ -184,11 +184,6 @@ def _wrong_place(sp: Scratchpad, miss: dict[str, Any], found: str, step: int, ev
     data: dict[str, Any] = {"path": where, "missing": missing, "what": miss["what"], "found": found if named else "",
                             "next": "" if named else posixpath.basename(found), "triggers": [trig.as_json()],
                             "events": [miss["event"], event]}
-    if missing:
-        # The tool itself said the path is not there, and the trigger fires only on a look at
-        # something not on disk: said only when the same miss is about to happen again, so one
-        # session is evidence enough. An empty search in a folder that exists waits for a second.
-        data["min_sessions"] = 1
     sp.add_signal(Signal(WRONG_PLACE, f"{WRONG_PLACE}:{key}", step, [found], data,
                          [f"{miss['tool']} {where} for '{excerpt(miss['what'], 40)}': nothing; found {found}"]))
 

@@ -127,7 +127,7 @@ def _under(path: str, prefix: str) -> bool:
     return not prefix or path == prefix or path.startswith(prefix + "/")
 
 
-def _on_disk(root: Path, path: str) -> bool:
+def on_disk(root: Path, path: str) -> bool:
     """True when ``path`` (project-relative; a glob pattern matches something) exists under ``root``."""
     try:
         if any(c in path for c in "*?["):
@@ -154,7 +154,7 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
             return False
         # ``missing``: only a look at something not on disk (the lesson's own folder may exist:
         # a file name guessed in it), so a look that will succeed hears nothing.
-        return not trigger.missing or root is None or any(not _on_disk(root, p) for p in under)
+        return not trigger.missing or root is None or any(not on_disk(root, p) for p in under)
     if trigger.kind == EDIT:
         return call.tool in EDIT_TOOLS and any(
             _under(p, trigger.path) and (trigger.key == ANY_FILE or p.endswith(trigger.key)
