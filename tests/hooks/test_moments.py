@@ -623,14 +623,15 @@ def test_a_guess_where_one_earlier_session_missed_hears_what_the_folder_holds(pr
     h = Handlers(project)
     (h.root / "tests").mkdir(exist_ok=True)
     (h.root / "tests" / "testenv.py").write_text("ENV = 1\n")
-    _missed_once(project, "tests/*")
+    _missed_once(project, "tests/*>env.py")  # a name guessed there, then env.py read (not yet agreed on)
+    _missed_once(project, "tests/*>other.py")
 
     def look(tool: str, use: str, agent: str = "claude-code", event: str = "before-tool", **args: Any) -> str:
         return hook(h, event, "q1", agent, tool_name=tool, tool_input=args, tool_use_id=use)
 
     said = look("Read", "u1", file_path=str(h.root / "tests" / "helpers.py"))
-    assert said.startswith("Engram: `tests/helpers.py` is not on disk, and a look in `tests` found nothing in 1 "
-                           "earlier session too.") and "`tests/` holds now: `testenv.py`" in said
+    assert said.startswith("Engram: `tests/helpers.py` is not on disk, and a look in `tests` found nothing in 2 "
+                           "earlier sessions too.") and "`tests/` holds now: `testenv.py`" in said
     assert look("Read", "u2", file_path=str(h.root / "tests" / "testenv.py")) == ""
     assert look("Read", "u3", file_path=str(h.root / "core" / "nothing.py")) == ""
     # Gemini CLI reads nothing before a call: right after its read failed

@@ -105,25 +105,3 @@ def test_damaged_pages_are_reported_as_corrupt(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     with pytest.raises(CorruptDatabaseError):
         Database(path).open()
-
-
-def test_wrong_place_guesses_of_one_folder_become_one_key(tmp_path: Path) -> None:
-    """Two sessions that guessed names in ``x/`` and read different files next were two keys; after
-    the migration they are the folder's one key, counted twice, still tied to the learned memory."""
-    conn = open_connection(tmp_path / "w.db")
-    names = [n for n, _ in MIGRATIONS]
-    migrate(conn, "w.db", MIGRATIONS[:names.index("0025_wrong_place_folder_keys")])
-    conn.execute("INSERT INTO memories(content, type, source, created_at, updated_at, last_accessed_at, project_id, "
-                 "fingerprint, metadata) VALUES ("
-                 "'x', 'gotcha', 'observer_inferred', 'now', 'now', 'now', 'p', 'f', "
-                 "json_object('signal', 'wrong_place', 'signal_key', 'wrong_place:a/x/*>env.go'))")
-    mid = conn.last_insert_rowid()
-    conn.execute("INSERT INTO observer_signal_counts(signal_key, kind, session_count, memory_id) VALUES "
-                 "('wrong_place:a/x/*>env.go', 'wrong_place', 1, ?), ('wrong_place:a/x/*>hooks.go', 'wrong_place', 1,"
-                 " NULL), ('wrong_place:a/y', 'wrong_place', 2, NULL)", (mid,))
-    migrate(conn, "w.db")
-    rows = conn.execute("SELECT signal_key, session_count, memory_id FROM observer_signal_counts "
-                        "ORDER BY signal_key").fetchall()
-    assert rows == [("wrong_place:a/x/*", 2, mid), ("wrong_place:a/y", 2, None)]
-    key = conn.execute("SELECT json_extract(metadata, '$.signal_key') FROM memories").fetchall()
-    assert key == [("wrong_place:a/x/*",)]

@@ -185,22 +185,3 @@ CREATE TABLE hook_journal (
 );
 CREATE INDEX idx_hook_journal_session ON hook_journal(session_id, id);
 """
-
-#: A file name guessed in a folder is one lesson per folder (``observer/trigger_lessons``): the file
-#: read next no longer splits its key (``x/*>testenv.go``, ``x/*>conflict_test.go`` are ``x/*``). The
-#: sessions counted under the old keys of one folder are summed into its new key, and a memory learned
-#: under an old key keeps being reinforced under the new one.
-WRONG_PLACE_FOLDER_KEYS = """
-INSERT INTO observer_signal_counts(signal_key, kind, session_count, last_session, memory_id, first_seen, last_seen)
-  SELECT substr(signal_key, 1, instr(signal_key, '/*>') + 1), kind, sum(session_count), max(last_session),
-         max(memory_id), min(first_seen), max(last_seen)
-  FROM observer_signal_counts WHERE kind = 'wrong_place' AND instr(signal_key, '/*>') > 0
-  GROUP BY substr(signal_key, 1, instr(signal_key, '/*>') + 1)
-  ON CONFLICT(signal_key) DO UPDATE SET session_count = session_count + excluded.session_count,
-    memory_id = coalesce(memory_id, excluded.memory_id);
-DELETE FROM observer_signal_counts WHERE kind = 'wrong_place' AND instr(signal_key, '/*>') > 0;
-UPDATE memories SET metadata = json_set(metadata, '$.signal_key',
-    substr(json_extract(metadata, '$.signal_key'), 1, instr(json_extract(metadata, '$.signal_key'), '/*>') + 1))
-  WHERE json_valid(metadata) AND json_extract(metadata, '$.signal') = 'wrong_place'
-    AND instr(json_extract(metadata, '$.signal_key'), '/*>') > 0;
-"""

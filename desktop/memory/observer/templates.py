@@ -167,14 +167,6 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         # lesson about the wrong place stays true (the same key reinforces this text).
         gone = "does not exist" if d.get("missing") else "is the wrong place to look"
         path, found = str(d["path"]), str(d["found"])
-        if not found:
-            # A file name guessed in the right folder, the file wanted not told apart from browsing:
-            # the folder is the lesson (its listing is added when said: lifecycle/freshness), and
-            # the file read next is said as what happened, not as where the thing is.
-            folder = posixpath.dirname(path)
-            then = f" and read {_q(str(d['next']))} there next" if d.get("next") else "; its files are named otherwise"
-            return Rendered(T.GOTCHA, f"{_q(path)} {gone}: a session guessed that file name in {_q(folder + '/')}"
-                            f"{then}.", [])
         near = posixpath.dirname(found)
         if near and near == posixpath.dirname(path) and "." not in posixpath.basename(path):
             # A folder guessed beside the one that holds it: the place is that folder, the file one

@@ -175,16 +175,15 @@ def _wrong_place(sp: Scratchpad, miss: dict[str, Any], found: str, step: int, ev
         # A file name guessed in the right folder: any look there for a file that is not on disk
         # is the same guess (``logging.go`` one session, ``log.go`` the next).
         trig, key = Trigger(PATH, folder.split("/", 1)[0], path=folder, missing=True), f"{folder}/*"
-        # Found only as the next file read beside the guess, which may be browsing (blind judges:
-        # a rewind test "found" in common_test.go): then the lesson says only that it was read next;
-        # the folder's listing at the moment it is said (``lifecycle/freshness``) shows what is there.
-        named = _shares(_words(str(miss["what"])), posixpath.basename(found))
+        if not _shares(_words(str(miss["what"])), posixpath.basename(found)):
+            # Found only as the next file read beside the guess, which may be browsing (blind judges:
+            # a rewind test "found" in common_test.go). The sessions it needs must agree on the file.
+            key = f"{key}>{posixpath.basename(found)}"
     else:
-        trig, key, named = Trigger(PATH, where.split("/", 1)[0], path=where, missing=missing), where, True
-    data: dict[str, Any] = {"path": where, "missing": missing, "what": miss["what"], "found": found if named else "",
-                            "next": "" if named else posixpath.basename(found), "triggers": [trig.as_json()],
-                            "events": [miss["event"], event]}
-    sp.add_signal(Signal(WRONG_PLACE, f"{WRONG_PLACE}:{key}", step, [found], data,
+        trig, key = Trigger(PATH, where.split("/", 1)[0], path=where, missing=missing), where
+    sp.add_signal(Signal(WRONG_PLACE, f"{WRONG_PLACE}:{key}", step, [found],
+                         {"path": where, "missing": missing, "what": miss["what"], "found": found,
+                          "triggers": [trig.as_json()], "events": [miss["event"], event]},
                          [f"{miss['tool']} {where} for '{excerpt(miss['what'], 40)}': nothing; found {found}"]))
 
 

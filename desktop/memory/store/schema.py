@@ -17,7 +17,6 @@ from desktop.memory.observer.schema import (
     OBSERVER_LEARNING,
     OBSERVER_SESSION_EVIDENCE,
     OBSERVER_SESSION_FILES,
-    WRONG_PLACE_FOLDER_KEYS,
 )
 from desktop.memory.team.local_schema import TEAM_SYNC
 from desktop.memory.triggers.schema import HOOK_UNTESTED, MEMORY_TRIGGERS
@@ -335,5 +334,4 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0022_observer_event_prints", OBSERVER_EVENT_PRINTS),
     ("0023_hook_journal", HOOK_JOURNAL),
     ("0024_hook_untested", HOOK_UNTESTED),
-    ("0025_wrong_place_folder_keys", WRONG_PLACE_FOLDER_KEYS),
 ]

@@ -4,8 +4,9 @@ One session that looked for a path that was not there, then found what it wanted
 lesson: stored after one session, two blind judges labelled such lessons weak or noise (0 useful of
 20), since one listing settles each. It is still evidence for one moment: an agent about to look for
 something not on disk in that same place. Then the hook says, live and without storing anything,
-that the place missed before too and what it holds now, read from disk. A wrong place seen in a
-second session becomes a stored lesson (``observer/trigger_lessons``) and fires by itself.
+that the place missed before too and what it holds now, read from disk. A wrong place seen again in
+another session (the same path, or the same file found next) becomes a stored lesson
+(``observer/trigger_lessons``) and fires by itself.
 """
 
 from __future__ import annotations
@@ -23,13 +24,24 @@ MAX_PATHS: Final = 4
 
 
 def _places(path: str) -> list[str]:
-    """The wrong-place keys that cover ``path``: itself, and each folder above it (a guess in it)."""
-    keys = [f"{WRONG_PLACE}:{path}"]
+    """The places a look at ``path`` guesses in: itself, and each folder above it, deepest first."""
+    out = [path]
     folder = posixpath.dirname(path)
     while folder:
-        keys += [f"{WRONG_PLACE}:{folder}/*", f"{WRONG_PLACE}:{folder}"]
+        out.append(folder)
         folder = posixpath.dirname(folder)
-    return keys
+    return out
+
+
+def _missed_in(conn: Any, place: str) -> int:
+    """Sessions an earlier look missed at ``place`` in, not yet a lesson: the place itself, or a file
+    name guessed in it (``x/*``, ``x/*>found.go``: each file found next is its own key)."""
+    key = f"{WRONG_PLACE}:{place}"
+    rows = conn.execute(
+        "SELECT coalesce(sum(session_count), 0) FROM observer_signal_counts WHERE memory_id IS NULL AND "
+        "(signal_key = ? OR signal_key = ? OR (signal_key >= ? AND signal_key < ?))",
+        (key, f"{key}/*", f"{key}/*>", f"{key}/*?")).fetchall()  # '?' sorts right after '>'
+    return int(rows[0][0] or 0) if rows else 0
 
 
 def _quoted(path: str) -> str:
@@ -45,18 +57,13 @@ def guess_note(conn: Any, call: CallShape, root: Path | None, near: str = "") ->
     for path in call.paths[:MAX_PATHS]:
         if on_disk(root, path):
             continue
-        keys = _places(path)
-        marks = ",".join("?" * len(keys))
-        rows = conn.execute(
-            f"SELECT signal_key, session_count FROM observer_signal_counts WHERE signal_key IN ({marks}) "
-            "AND memory_id IS NULL AND session_count >= 1 ORDER BY length(signal_key) DESC LIMIT 1", keys).fetchall()
-        if not rows:
+        found = next(((p, n) for p in _places(path) if (n := _missed_in(conn, p))), None)
+        if found is None:
             continue
-        place = str(rows[0][0]).removeprefix(f"{WRONG_PLACE}:").removesuffix("/*")
+        place, n = found
         held = listing(root, place, near)
         if not held:
             continue
-        n = int(rows[0][1])
         return (f"Engram: `{_quoted(path)}` is not on disk, and a look in `{_quoted(place)}` found nothing in {n} "
                 f"earlier session{'s' if n > 1 else ''} too. {held}")
     return ""
