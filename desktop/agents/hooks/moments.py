@@ -22,7 +22,7 @@ from desktop.agents.hooks import ledger
 from desktop.agents.hooks.protocol import HookCall
 from desktop.memory.observer.command_shape import parse
 from desktop.memory.observer.tool_names import command_text
-from desktop.memory.privacy.boundary import redact_then_cut
+from desktop.memory.privacy.boundary import quotable_path, redact_then_cut
 from desktop.memory.triggers.model import EDIT_TOOLS, WRITE_TRIGGERS, CallShape, shape_of
 from desktop.memory.triggers.warn import MAX_WARNINGS, Outcomes, Warning, warnings_for
 from desktop.memory.types import Memory
@@ -216,7 +216,7 @@ class ToolMoments:
         if call.agent != "gemini":
             parts = [self._say(call, "after_tool", passed, [], "now that this check passed"),
                      self._say(call, "after_tool", habit, [],
-                               f"now that this check passed, with `{_path_words(untested)}` changed and no test "
+                               f"now that this check passed, with `{quotable_path(untested)}` changed and no test "
                                "since")]
             return "\n".join(t for t in parts if t)
         warned = passed + habit + self._warnings(shape, shown | {w.memory.id for w in passed + habit}, output)
@@ -285,11 +285,6 @@ def _one_gap(gaps: list[Warning], shown: set[int]) -> list[Warning]:
     if any(w.memory.id in shown for w in gaps):
         return []
     return sorted(gaps, key=lambda w: (-len(w.memory.provenance_session_ids), -w.memory.confidence))[:1]
-
-
-def _path_words(path: str) -> str:
-    """A path the agent gave, as one quoted line (no backtick or line break of its own), redacted."""
-    return redact_then_cut(" ".join(path.split()).replace("`", "'"), 160, "…")
 
 
 def _call_summary(call: HookCall, root: Path) -> str:

@@ -231,6 +231,12 @@ def redacted_key(text: str, limit: int) -> str:
     return redact_then_cut(text, len(text) + 32).lower()[:limit]
 
 
+def quotable_path(path: str, limit: int = 160) -> str:
+    """A path an agent gave, fit to quote in a code span of one line: no backtick or line break of
+    its own (a name cannot open a new instruction), redacted, cut."""
+    return redact_then_cut(" ".join(path.split()).replace("`", "'"), limit, "…")
+
+
 def redact_then_cut(text: str, limit: int, tail: str = "") -> str:
     """``text`` redacted, then cut to ``limit`` characters (with ``tail`` when cut).
 

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from desktop.memory.lifecycle.folder_listing import listing
 from desktop.memory.observer.signals import WRONG_PLACE
-from desktop.memory.privacy.boundary import redact_then_cut
+from desktop.memory.privacy.boundary import quotable_path
 from desktop.memory.triggers.model import LOOK_TOOLS, CallShape, on_disk
 
 MAX_PATHS: Final = 4
@@ -44,11 +44,6 @@ def _missed_in(conn: Any, place: str) -> int:
     return int(rows[0][0] or 0) if rows else 0
 
 
-def _quoted(path: str) -> str:
-    """A path an agent gave, as one quoted line (no backtick or line break of its own), redacted."""
-    return redact_then_cut(" ".join(path.split()).replace("`", "'"), 160, "…")
-
-
 def guess_note(conn: Any, call: CallShape, root: Path | None, near: str = "") -> str:
     """One line before a look at something not on disk, in a place an earlier session's look missed
     and that is not yet a lesson; '' otherwise. ``near``: the name the call looks for."""
@@ -64,6 +59,6 @@ def guess_note(conn: Any, call: CallShape, root: Path | None, near: str = "") ->
         held = listing(root, place, near)
         if not held:
             continue
-        return (f"Engram: `{_quoted(path)}` is not on disk, and a look in `{_quoted(place)}` found nothing in {n} "
-                f"earlier session{'s' if n > 1 else ''} too. {held}")
+        return (f"Engram: `{quotable_path(path)}` is not on disk, and a look in `{quotable_path(place)}` found "
+                f"nothing in {n} earlier session{'s' if n > 1 else ''} too. {held}")
     return ""
