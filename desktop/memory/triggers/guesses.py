@@ -1,8 +1,8 @@
 """A guess about to miss where an earlier session's guess missed too (issues 25 and 26).
 
 One session that looked for a path that was not there, then found what it wanted, is not yet a
-lesson: stored after one session, two blind judges labelled such lessons weak or noise (0 useful of
-20), since one listing settles each. It is still evidence for one moment: an agent about to look for
+lesson: stored after one session, two blind judges labelled 20 such lessons weak or noise (0 and 1
+useful), since one listing settles each. It is still evidence for one moment: an agent about to look for
 something not on disk in that same place. Then the hook says, live and without storing anything,
 that the place missed before too and what it holds now, read from disk. A wrong place seen again in
 another session (the same path, or the same file found next) becomes a stored lesson
