@@ -27,8 +27,9 @@ def _words(r: OutcomeReport, contents: dict[int, str]) -> str:
         return "No warning has been said at a tool call yet."
     sessions = f"{r.sessions} session{'s' if r.sessions != 1 else ''}"
     lines = [f"Warnings said at a tool call (before it, or after a check passed): {r.warned} in {sessions}.",
-             f"  avoided (the warned failure did not come back in that session): {r.avoided}",
-             f"  repeated (it happened anyway, later in the session): {r.repeated}",
+             f"  avoided (what it warned of did not happen later in that session): {r.avoided}",
+             f"  repeated (it happened anyway, later in the session: the failure again, or the user asking "
+             f"for what the habit said): {r.repeated}",
              f"  open (the session has not ended): {r.open}"]
     if r.decided:
         low, high = r.avoided_interval()

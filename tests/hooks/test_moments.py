@@ -171,6 +171,7 @@ def test_report_from_the_cli_and_the_agents_tab(project: Any, data_dir: Path, ca
     assert main(["report", "--project", str(h.root), "--data-dir", str(data_dir)]) == 0
     human = capsys.readouterr().out
     assert "Avoided: 1 of 2 decided warnings" in human and "No comparison group" in human
+    assert "avoided (what it warned of did not happen later in that session): 1" in human  # the habit's too
     assert human.startswith("Warnings said at a tool call (before it, or after a check passed): 3 in 3 sessions.")
     tab = ExternalSessions(project, Tasks())
     qtbot.addWidget(tab)
