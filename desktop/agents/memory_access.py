@@ -267,8 +267,10 @@ class StoreMemoryAccess:
         look missed too ('' when none)."""
         from desktop.memory.lifecycle.folder_listing import looked_for
         from desktop.memory.triggers.guesses import guess_note
-        from desktop.memory.triggers.model import shape_of
+        from desktop.memory.triggers.model import LOOK_TOOLS, shape_of
 
+        if tool not in LOOK_TOOLS:
+            return ""  # an edit's shape would reduce its text to line shapes for nothing
         return guess_note(self._conn(), shape_of(tool, args, files), self.project.info.root, looked_for(args))
 
     def tests_habit(self, *, exclude: set[int] | None = None) -> list[Memory]:

@@ -33,27 +33,37 @@ def _places(path: str) -> list[str]:
     return out
 
 
-def _missed_in(conn: Any, place: str) -> int:
-    """Sessions an earlier look missed at ``place`` in, not yet a lesson: the place itself, or a file
-    name guessed in it (``x/*``, ``x/*>found.go``: each file found next is its own key)."""
-    key = f"{WRONG_PLACE}:{place}"
-    rows = conn.execute(
-        "SELECT coalesce(sum(session_count), 0) FROM observer_signal_counts WHERE memory_id IS NULL AND "
-        "(signal_key = ? OR signal_key = ? OR (signal_key >= ? AND signal_key < ?))",
-        (key, f"{key}/*", f"{key}/*>", f"{key}/*?")).fetchall()  # '?' sorts right after '>'
-    return int(rows[0][0] or 0) if rows else 0
+def _missed(conn: Any, places: list[str]) -> dict[str, int]:
+    """Sessions an earlier look missed in, per place, for places not yet a lesson: the place itself,
+    or a file name guessed in it (``x/*``, ``x/*>found.go``: each file found next is its own key).
+    One indexed read for all of a call's places."""
+    keys = [f"{WRONG_PLACE}:{p}" for p in places]
+    where = " OR ".join("signal_key = ? OR signal_key = ? OR (signal_key >= ? AND signal_key < ?)" for _ in keys)
+    params = [v for k in keys for v in (k, f"{k}/*", f"{k}/*>", f"{k}/*?")]  # '?' sorts right after '>'
+    rows = conn.execute(f"SELECT signal_key, session_count FROM observer_signal_counts WHERE memory_id IS NULL "
+                        f"AND ({where})", params).fetchall()
+    out: dict[str, int] = {}
+    for key, count in rows:
+        place = str(key).removeprefix(f"{WRONG_PLACE}:").split("/*", 1)[0]
+        out[place] = out.get(place, 0) + int(count or 0)
+    return out
 
 
 def guess_note(conn: Any, call: CallShape, root: Path | None, near: str = "") -> str:
     """One line before a look at something not on disk, in a place an earlier session's look missed
-    and that is not yet a lesson; '' otherwise. ``near``: the name the call looks for."""
-    if root is None or call.tool not in LOOK_TOOLS:
+    and that is not yet a lesson; '' otherwise. ``near``: the name the call looks for.
+
+    The database is asked first: on a hot path (every read and search), a look where nobody missed
+    before costs one indexed read, not a check on disk (a glob pattern's would walk the tree)."""
+    if root is None or call.tool not in LOOK_TOOLS or not call.paths:
         return ""
-    for path in call.paths[:MAX_PATHS]:
-        if on_disk(root, path):
-            continue
-        found = next(((p, n) for p in _places(path) if (n := _missed_in(conn, p))), None)
-        if found is None:
+    paths = list(call.paths[:MAX_PATHS])
+    missed = _missed(conn, list(dict.fromkeys(p for path in paths for p in _places(path))))
+    if not missed:
+        return ""
+    for path in paths:
+        found = next(((p, missed[p]) for p in _places(path) if missed.get(p)), None)
+        if found is None or on_disk(root, path):
             continue
         place, n = found
         held = listing(root, place, near)
