@@ -638,3 +638,64 @@ def test_a_guess_where_one_earlier_session_missed_hears_what_the_folder_holds(pr
     # Gemini CLI reads nothing before a call: right after its read failed
     failed = look("read_file", "u4", "gemini", "tool-failed", absolute_path=str(h.root / "tests" / "helpers.py"))
     assert "`tests/` holds now: `testenv.py`" in failed
+
+
+def _review_habit(project: Any) -> int:
+    """The user's review of fresh tests, learned in two sessions and reinforced in a third (each
+    session's words in its provenance, as promotion stores them)."""
+    from desktop.memory.triggers.model import EDIT, TEST_FILES, Trigger
+
+    words = ["hmm are the first two tests really testing something?",
+             "can we double check we are not having test duplication now?",
+             "those tests only check that the standard library works..."]
+    mid = int(project.memories.add(NewMemory(
+        content=f'The user reviews the tests an agent writes here: after tests were written, they asked "{words[0]}"',
+        type="preference", source="observer_inferred", confidence=0.95, provenance_session_ids=["a", "b", "c"],
+        provenance=[{"session_id": s, "evidence": [w]} for s, w in zip("abc", words, strict=True)],
+        metadata={"signal": "reviewed_tests", "signal_key": "reviewed_tests",
+                  "triggers": [Trigger(EDIT, TEST_FILES).as_json()]})).result(10).id)
+    flush(project)
+    return mid
+
+
+def test_the_review_habit_is_said_before_the_first_test_edit_with_the_users_newest_words(project: Any) -> None:
+    """Its moment is the agent about to write tests; the user's words from the newest other sessions
+    come with it; a code edit, a second test edit and a test file only read hear nothing."""
+    mid = _review_habit(project)
+    h = Handlers(project)
+
+    def before_edit(sid: str, path: str, use: str) -> str:
+        return hook(h, "before-tool", sid, tool_name="Edit", tool_use_id=use,
+                    tool_input={"file_path": str(h.root / path), "old_string": "a", "new_string": "b"})
+
+    assert f"#{mid}" not in before_edit("r1", "core/payments.py", "e1")
+    assert f"#{mid}" not in hook(h, "before-tool", "r1", tool_name="Read", tool_use_id="e2",
+                                 tool_input={"file_path": str(h.root / "tests/test_payments.py")})
+    said = before_edit("r1", "tests/test_payments.py", "e3")
+    assert f"#{mid}" in said and "really testing something?" in said
+    # newest first, the memory's own words not twice
+    assert said.index("standard library") < said.index("test duplication") and said.count("really testing") == 1
+    assert f"#{mid}" not in before_edit("r1", "core/payments_test.go", "e4")  # once a session
+    patch = "*** Begin Patch\n*** Update File: core/payments_test.go\n@@\n-a\n+b\n*** End Patch"
+    codex = hook(h, "before-tool", "x1", "codex", tool_name="apply_patch", tool_use_id="p1",
+                 tool_input={"input": patch})
+    assert f"#{mid}" in codex
+    from desktop.agents.memory_access import StoreMemoryAccess
+
+    own = StoreMemoryAccess(project).warnings_for("Write", {"file_path": "specs/cli_spec.py", "content": "x"},
+                                                  ["specs/cli_spec.py"])
+    assert [m.id for m in own] == [mid] and "test duplication" in own[0].content
+
+
+def test_the_review_habit_is_repeated_when_the_user_questions_the_tests_anyway(project: Any) -> None:
+    mid = _review_habit(project)
+    h = Handlers(project)
+    for sid, prompt in (("q1", "are these tests useful at all?"), ("q2", "mise run test:ci is failing")):
+        said = hook(h, "before-tool", sid, tool_name="Write", tool_use_id="w1",
+                    tool_input={"file_path": str(h.root / "pkg/x_test.go"), "content": "package x"})
+        assert f"#{mid}" in said
+        hook(h, "prompt", sid, prompt=prompt)
+        hook(h, "session-end", sid, transcript_path="")
+    flush(project)
+    report = outcome_report(project.db.reads.conn())
+    assert (report.warned, report.repeated, report.avoided) == (2, 1, 1)

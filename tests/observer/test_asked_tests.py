@@ -51,3 +51,50 @@ def test_one_session_is_a_request_two_are_a_habit(db: Database) -> None:
     assert rows[0][0].startswith("Add tests with each code change here") and "resume path?" in rows[0][0]
     # learned, not volunteered: no trigger (two blind judges found it noise before every first change)
     assert db.reads.conn().execute("SELECT count(*) FROM memory_triggers").fetchall()[0][0] == 0
+
+
+REVIEW = "can we double check we are not having test duplication now?"
+
+
+def reviewed(sid: str, review: str = REVIEW, *, wrote: str = "cmd/cli/resume_test.go") -> Seq:
+    """A turn that wrote code and tests, then the user's words about them."""
+    return Seq(sid).user("make resume work on detached heads").edit("cmd/cli/resume.go").edit(wrote).user(review)
+
+
+def test_the_users_words_about_tests_just_written_are_review_evidence() -> None:
+    found = kinds(digest_of(reviewed("r1").end()))["reviewed_tests"]
+    assert len(found) == 1 and found[0].data["text"] == REVIEW
+    assert found[0].data["triggers"] == [{"kind": "edit", "key": "<tests>"}]
+    # a remark counts as much as a question
+    remark = "those tests are just testing that writing the metadata works..."
+    assert kinds(digest_of(reviewed("r2", remark).end()))["reviewed_tests"][0].data["text"] == remark
+
+
+def test_review_near_misses_are_not() -> None:
+    # the turn wrote no test: words about tests then are another matter (asked_tests, or a report)
+    assert "reviewed_tests" not in kinds(digest_of(reviewed("n1", wrote="cmd/cli/other.go").end()))
+    # a run reported, a task named, a command quoted: not the tests themselves
+    for text in ("mise run test:ci is failing", "`go test ./...` fails on my machine", 'run "make test" again'):
+        assert "reviewed_tests" not in kinds(digest_of(reviewed("n2", text).end())), text
+    # words about something else, and the review's turn over before the user spoke of tests
+    assert "reviewed_tests" not in kinds(digest_of(reviewed("n3", "looks good, commit it").user(REVIEW).end()))
+    # a subagent's brief is not the user
+    sub = Seq("n4", "subagent", parent="p").user("x").edit("a_test.go").user(REVIEW)
+    assert "reviewed_tests" not in kinds(digest_of(sub.end()))
+    # one piece of evidence a session
+    twice = reviewed("n5").edit("cmd/cli/resume_test.go").user("are the first two tests really testing something?")
+    assert len(kinds(digest_of(twice.end()))["reviewed_tests"]) == 1
+
+
+def test_two_sessions_of_review_are_a_habit_with_its_trigger(db: Database) -> None:
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    promoter.promote(digest_of(reviewed("s1").end()))
+    assert db.reads.conn().execute("SELECT count(*) FROM memories").fetchall()[0][0] == 0
+    promoter.promote(digest_of(reviewed("s2", "hmm are the first two tests really testing something?").end()))
+    rows = db.reads.conn().execute(
+        "SELECT id, content, candidate FROM memories WHERE json_extract(metadata, '$.signal') = 'reviewed_tests'"
+    ).fetchall()
+    assert len(rows) == 1 and rows[0][2] == 0 and "really testing something?" in rows[0][1]
+    triggers = db.reads.conn().execute("SELECT kind, key FROM memory_triggers WHERE memory_id = ?",
+                                       (rows[0][0],)).fetchall()
+    assert [tuple(t) for t in triggers] == [("edit", "<tests>")]

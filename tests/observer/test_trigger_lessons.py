@@ -115,6 +115,50 @@ def test_a_plain_code_fix_is_no_lesson_even_when_it_recurs(db: Database) -> None
     assert rules == 0
 
 
+WRAPCHECK = ("Exit code 1\n[lint] $ golangci-lint run ./...\n"
+             "cmd/cli/config.go:239:15: error returned from external package is unwrapped: sig: func "
+             "os.ReadFile(name string) ([]byte, error) (wrapcheck)\n\t\treturn nil, err\n\t\t            ^\n"
+             "1 issues:\n* wrapcheck: 1\n")
+
+
+def test_a_flagged_line_rewritten_in_code_is_a_lesson_with_its_rewrite(db: Database) -> None:
+    """A rule fixed in code by rewriting the line it flagged (wrapcheck: ``return nil, err`` became
+    ``return nil, fmt.Errorf("…: %w", err)``): the rewrite is the fix an agent can copy, and the line
+    under the same kind of block is its moment."""
+    from desktop.memory.triggers.model import matches, shape_of
+
+    s = Seq().bash("mise run lint", WRAPCHECK, error=True)
+    s.call("Edit", ("cmd/cli/config.go",),
+           old_string="\tdata, err := os.ReadFile(p)\n\tif err != nil {\n\t\treturn nil, err\n\t}",
+           new_string="\tdata, err := os.ReadFile(p)\n\tif err != nil {\n"
+                      "\t\treturn nil, fmt.Errorf(\"read config: %w\", err)\n\t}")
+    s.bash("mise run lint", "0 issues.")
+    rule = kinds(digest_of(s.end()))["check_rule"][0]
+    assert rule.data["rewrite"] == ["return nil, err", 'return nil, fmt.Errorf("read config: %w", err)']
+    text = render(rule).content
+    assert "reports `wrapcheck`" in text and 'as `return nil, fmt.Errorf("read config: %w", err)`' in text
+    pair = Trigger("code", "w w != w { ⏎ return nil, err")
+    assert pair in [Trigger.from_json(t) for t in rule.data["triggers"]]
+
+    def edit(new: str) -> bool:
+        return matches(pair, shape_of("Edit", {"file_path": "cmd/cli/x.go", "new_string": new}, ["cmd/cli/x.go"]))
+
+    assert edit("\tf, err := os.Open(p)\n\tif err != nil {\n\t\treturn nil, err\n\t}")
+    assert not edit("\tif err != nil {\n\t\treturn nil, fmt.Errorf(\"open: %w\", err)\n\t}")  # already wrapped
+    assert not edit("\tfor _, f := range files {\n\t\treturn nil, err\n\t}")  # another kind of block
+
+
+def test_a_rewrite_needs_the_flagged_line_and_new_words_for_it() -> None:
+    from desktop.memory.triggers.code_shape import rewritten_as
+
+    old = "\tif err != nil {\n\t\treturn nil, err\n\t}"
+    assert rewritten_as([old], "\tif err != nil {\n\t\treturn nil, wrap(err)\n\t}", "return nil, err") == \
+        "return nil, wrap(err)"
+    assert rewritten_as(["\tx := 1"], "\tx := 2", "return nil, err") == ""  # the old text never held it
+    assert rewritten_as([old], "\tif err != nil {\n\t\tpanic(1)\n\t}", "return nil, err") == ""  # nothing like it
+    assert rewritten_as([old], old.replace("err\n", "err //nolint:wrapcheck\n"), "return nil, err") == ""
+
+
 def test_the_same_rule_in_another_session_reinforces_one_memory(db: Database) -> None:
     promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
     for sid, line in (("s1", 218), ("s2", 50)):

@@ -9,7 +9,8 @@ one whose code is gone is not said at all. A memory without anchors that names p
 a "what it looked for was in X" example whose X is gone is left out of the lesson (the wrong place
 stays wrong; the example went stale). Files are hashed once per (size, mtime), so a warm service
 re-reads a file only after it changed. A lesson about a path that does not exist is said with
-what its folder holds now (``folder_listing``): the files there may have changed since.
+what its folder holds now (``folder_listing``): the files there may have changed since. A habit of
+the user's is said with their newest words (``triggers/untested.in_users_words``).
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ def as_of_now(memories: Iterable[Memory], root: Path | None, near: str = "") -> 
     """The memories as they may be said now: unchanged code as they are, changed code with a
     note in front ("possibly stale"), deleted code left out. Without a root, as they are.
     ``near``: the name the call about to run looks for (a folder listing shows its likes first)."""
-    items = list(memories)
+    from desktop.memory.triggers.untested import in_users_words
+
+    items = [in_users_words(m) for m in memories]
     if root is None:
         return items
     out: list[Memory] = []

@@ -1,4 +1,5 @@
-"""Tests the user asks for once code has changed without them (issues 25 and 26).
+"""What the user asks about tests, as a habit (issues 25 and 26): tests asked for once code has
+changed without them, and tests the agent just wrote questioned by the user.
 
 Judged from what happened, not from phrase lists: the session had changed code and no test
 since; the user then asked a short question naming tests ("can we add a test?", "do we have
@@ -8,6 +9,11 @@ new colleague would be told on day one: write the tests with the change, unasked
 not volunteered: said before the first code change of every later session (75 of 100 replayed
 sessions), two blind judges found it not worth its tokens there. Search and MCP give it when asked;
 the hooks say it at its own moment, when a check passes on untested changes (``triggers/untested``).
+
+The second habit is the user's review: the agent's turn wrote tests, and the user's next words are
+about tests ("can we double check we are not having test duplication now?", "are the first two tests
+really testing something?"). In two sessions or more, that is how this user receives tests; the
+user's own words say what they check, and an agent about to write tests should hear them first.
 
 The only word read is "test", a loan word in most languages programmers write in; the question
 mark is structural. A pasted review, a harness message or a subagent's brief is not the user
@@ -22,20 +28,27 @@ from typing import Final
 from desktop.memory.observer.events import UserMessage
 from desktop.memory.observer.prose_lessons import NOT_THE_USER
 from desktop.memory.observer.scratchpad import Scratchpad
-from desktop.memory.observer.signals import ASKED_TESTS, Signal
+from desktop.memory.observer.signals import ASKED_TESTS, REVIEWED_TESTS, Signal
 from desktop.memory.observer.utterances import PROMPT, user_utterance
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.text.file_kinds import is_code_change, is_test_file
+from desktop.memory.triggers.model import EDIT, TEST_FILES, Trigger
 
 #: A request, not a pasted text or a brief: the user's own short question.
 MAX_ASK_CHARS: Final = 300
 _NAMES_TESTS: Final = re.compile(r"\btest(?:s|ing|e|en|es)?\b", re.I)
+#: Tests named as people name them, not a task or a path (``mise run test:ci``, ``test/x``, ``test.go``),
+#: and not inside quotes or backticks (a command or a file the user pastes).
+_TESTS_AS_WORD: Final = re.compile(r"\btest(?:s|ing|e|en|es)?\b(?![:/._-]\w)", re.I)
+_QUOTED: Final = re.compile(r"`[^`]*`|\"[^\"]*\"")
 _STATE: Final = "asked_tests"
+_REVIEW: Final = "reviewed_tests"
 
 
 def on_user(sp: Scratchpad, ev: UserMessage) -> None:
     """A short question about tests after untested changes opens a pending ask; any other prompt
     closes the one before (its turn is over)."""
+    _on_review(sp, ev)
     state = sp.ev.setdefault(_STATE, {"untested": False, "ask": None, "done": False})
     state["ask"] = None
     if state["done"] or not state["untested"] or sp.parent_session_id or sp.session_type in NOT_THE_USER:
@@ -55,8 +68,37 @@ def asks_for_tests(message: str, origin: str = PROMPT) -> str:
     return text if len(text) <= MAX_ASK_CHARS and "?" in text and _NAMES_TESTS.search(text) else ""
 
 
+def reviews_tests(message: str, origin: str = PROMPT) -> str:
+    """The user's own short words about tests (a question or a remark: "those tests are just testing
+    that writing works..."), whitespace folded; '' for anything else, and for tests named only as a
+    task, a path or inside quotes (``mise run test:ci is failing`` reports a run, not the tests)."""
+    said = user_utterance(message, origin)
+    if said is None:
+        return ""
+    text = " ".join(said.text.split())
+    return text if len(text) <= MAX_ASK_CHARS and _TESTS_AS_WORD.search(_QUOTED.sub(" ", text)) else ""
+
+
+def _on_review(sp: Scratchpad, ev: UserMessage) -> None:
+    """The user's first words after a turn that wrote tests: when they are about tests, that
+    session's review (one a session); any user message ends the turn."""
+    state = sp.ev.setdefault(_REVIEW, {"wrote": False, "done": False})
+    wrote, state["wrote"] = state["wrote"], False
+    if not wrote or state["done"] or sp.parent_session_id or sp.session_type in NOT_THE_USER:
+        return
+    text = reviews_tests(ev.text, ev.origin)
+    if text:
+        state["done"] = True
+        quote = redact_then_cut(text, 200)
+        data = {"text": quote, "events": [ev.event_key], "triggers": [Trigger(EDIT, TEST_FILES).as_json()]}
+        sp.add_signal(Signal(REVIEWED_TESTS, REVIEWED_TESTS, ev.step, [], data, [quote]))
+
+
 def on_edit(sp: Scratchpad, path: str, step: int) -> None:
-    """A code edit leaves the session untested; a test edit answering a pending ask is the lesson."""
+    """A code edit leaves the session untested; a test edit answering a pending ask is the lesson;
+    a test edit makes the turn one that wrote tests."""
+    if is_test_file(path):
+        sp.ev.setdefault(_REVIEW, {"wrote": False, "done": False})["wrote"] = True
     state = sp.ev.setdefault(_STATE, {"untested": False, "ask": None, "done": False})
     if is_test_file(path):
         state["untested"] = False

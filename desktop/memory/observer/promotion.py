@@ -43,6 +43,7 @@ from desktop.memory.observer.signals import (
     PROJECT_FACT,
     RECIPE,
     REPEATED_GREP,
+    REVIEWED_TESTS,
     SELF_CORRECTION,
     SEQUENCE,
     SIGNAL_SPECS,
@@ -130,7 +131,8 @@ class PromotionResult:
 def users_words(sig: Signal) -> bool:
     """True for what the user said (a rule, or a fact they stated): it holds whatever the session's
     outcome, every gate lets it through, and no trust preset asks for more sessions."""
-    return sig.kind in (USER_RULE, ASKED_TESTS) or (sig.kind == PROJECT_FACT and sig.data.get("source") == "user")
+    return sig.kind in (USER_RULE, ASKED_TESTS, REVIEWED_TESTS) or \
+        (sig.kind == PROJECT_FACT and sig.data.get("source") == "user")
 
 
 def _error_signals(digest: SessionDigest) -> list[Signal]:

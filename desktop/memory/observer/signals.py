@@ -36,6 +36,8 @@ WRONG_PLACE, CHECK_RULE, CHECK_GAP = "wrong_place", "check_rule", "check_gap"
 PROJECT_FACT = "project_fact"
 # Issues 25 and 26: the user asked for tests once code had changed without them (observer/asked_tests.py).
 ASKED_TESTS = "asked_tests"
+# Issues 25 and 26: the user questioned the tests an agent had just written (observer/asked_tests.py).
+REVIEWED_TESTS = "reviewed_tests"
 # Issue 26: a call failed from a subfolder on a path from the project root (observer/shell_strays.py).
 SHELL_STRAY = "shell_stray"
 
@@ -84,6 +86,7 @@ SIGNAL_SPECS: Final[dict[str, SignalSpec]] = {s.name: s for s in (
     SignalSpec(PROJECT_FACT, 0.94, (_T.NOTE, _T.REQUIREMENT), 1),
     # One request is that day's; the same request in another session is the user's habit.
     SignalSpec(ASKED_TESTS, 0.9, (_T.PREFERENCE,), 2),
+    SignalSpec(REVIEWED_TESTS, 0.9, (_T.PREFERENCE,), 2),
     SignalSpec(SHELL_STRAY, 0.86, (_T.GOTCHA,), 2),
 )}
 # The score a signal needs (0.4 by the design rule) is the promotion preset's ``min_value``:
@@ -96,7 +99,7 @@ EVICTION_ORDER: Final[tuple[str, ...]] = (
 )
 NEVER_EVICTED: Final = frozenset({SELF_CORRECTION, PARALLEL_CONFLICT, EXPLICIT, USER_RULE, COMMAND_FIX,
                                   ERROR_FIX, RECIPE, STATED_CAUSE, HOOK_BLOCK, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
-                                  PROJECT_FACT, ASKED_TESTS, SHELL_STRAY})
+                                  PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY})
 
 
 @dataclass(slots=True)

@@ -26,6 +26,7 @@ from desktop.memory.observer.signals import (
     PARALLEL_CONFLICT,
     PROJECT_FACT,
     RECIPE,
+    REVIEWED_TESTS,
     SHELL_STRAY,
     STATED_CAUSE,
     USER_RULE,
@@ -100,7 +101,7 @@ def _list(paths: list[str], limit: int = 4) -> str:
 #: "after" run) 1 was useful, 5 weak and 2 noise, so they stay out of what is stored (issue 26).
 MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, EXPLICIT, HOOK_BLOCK,
                                  PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
-                                 PROJECT_FACT, ASKED_TESTS, SHELL_STRAY})
+                                 PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY})
 _RECIPE_DOES: Final = {"test": "run the tests", "lint": "check lint and types", "format": "format the code",
                        "build": "build", "install": "install and set up", "migrate": "apply migrations",
                        "deploy": "deploy", "run": "start the app"}
@@ -144,6 +145,11 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         # The user's words are the evidence; the habit they show is what to act on, unasked.
         return Rendered(T.PREFERENCE, "Add tests with each code change here, without waiting to be asked: once code "
                         f"had changed without tests, the user asked for them (\"{excerpt(d['text'], 140)}\").", [])
+    if k == REVIEWED_TESTS:
+        # What the user checks is in their words; other sessions' words are added as it is said
+        # (``lifecycle/freshness.as_of_now``).
+        return Rendered(T.PREFERENCE, "The user reviews the tests an agent writes here: after tests were written, "
+                        f"they asked \"{excerpt(d['text'], 140)}\"", [])
     if k == PROJECT_FACT:
         if d.get("source") == "user":
             where = f" (about {_list(files, 3)})" if files else ""
@@ -182,6 +188,10 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         note = str(d.get("annotation") or "")
         fix = f"; where it is intended, the line is annotated `{note}{' <reason>' if note.endswith('//') else ''}`" \
             if note else ""
+        rewrite = d.get("rewrite")
+        if not note and isinstance(rewrite, list) and len(rewrite) == 2:
+            # Fixed in code: how the flagged line was written instead is the fix an agent can copy.
+            fix = f"; a fix here wrote `{excerpt(str(rewrite[0]), 60)}` as `{excerpt(str(rewrite[1]), 100)}`"
         return Rendered(T.ERROR_PATTERN, f"`{d['command']}` reports `{d['rule']}`: \"{excerpt(d['message'], 140)}\""
                         f"{fix}.", [], from_tool_output=True)
     if k == CHECK_GAP:

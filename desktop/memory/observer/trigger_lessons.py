@@ -9,8 +9,10 @@ Three kinds, each carrying in ``data["triggers"]`` what should make it fire next
 - ``check_rule``: a checker (linter, type checker, compiler, test runner) failed with a
   structured diagnostic naming its rule (``file:line: message (rule)``, ``[rule]``, ``E501``,
   ``TS2345``, ``error[E0382]``), and the same checker passed later in the session (the fix is
-  the edit of the flagged file in between, by the project's annotation); fires after the checker
-  reports that rule, and before an edit writes a line of the construct its caret flagged.
+  the edit of the flagged file in between, by the project's annotation, or a rewrite of the very
+  line it flagged: ``return err`` as ``return fmt.Errorf("…: %w", err)``); fires after the checker
+  reports that rule, and before an edit writes a line of the construct its caret flagged (or the
+  flagged line in the same kind of block).
 - ``check_gap``: a checker passed, then a sibling of it (same program and first word, another
   target: ``mise run test`` then ``mise run test:ci``) failed and was fixed: the first one is
   not enough; fires after the first one passed. When the sibling builds with a switch the first
@@ -34,7 +36,7 @@ from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, WRONG_PLACE, Signal, excerpt
 from desktop.memory.observer.tool_names import glob_folder
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.code_shape import flagged_pair
+from desktop.memory.triggers.code_shape import flagged_pair, rewritten_as
 from desktop.memory.triggers.model import CODE, COMMAND, PATH, Trigger
 
 LOOK_WINDOW: Final = 8
@@ -253,10 +255,15 @@ def on_edit(sp: Scratchpad, path: str, summary: str, texts: tuple[str, ...] = ()
             if known is None or (rule not in known[1] and rule in summary):
                 held["edits"][rule] = [path, summary]
             pairs = held.setdefault("pairs", {}).setdefault(rule, [])
+            rewrites = held.setdefault("rewrites", {})
             for source in info[3] if len(info) > 3 else []:
                 found = next((p for p in (flagged_pair(t, source) for t in texts) if p), "")
                 if found and found not in pairs and len(pairs) < MAX_SHAPES:
                     pairs.append(found)
+                now = rewritten_as(texts[:-1], texts[-1], source) if len(texts) > 1 else ""
+                if now and rule not in rewrites:  # agent-written code: redacted, and no backtick breaks the quote
+                    rewrites[rule] = [redact_then_cut(" ".join(t.split()).replace("`", "'"), 120)
+                                      for t in (source, now)]
 
 
 def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int, event: str) -> None:
@@ -269,8 +276,12 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         path, summary = edit
         note = annotation(summary)
         if not (note and rule.lower() in note.lower()):
-            # Fixed in code, not by the project's way of allowing an exception: the lesson could only
-            # repeat the checker's own message, which the agent reads in the output right above it.
+            note = ""
+        rewrite = held.get("rewrites", {}).get(rule) if not note else None
+        if not note and not (rewrite and held.get("pairs", {}).get(rule)):
+            # Fixed in code, and not by rewriting the line it flagged where that line has a moment of
+            # its own: the lesson could only repeat the checker's message, which the agent reads in the
+            # output right above it.
             continue
         # The checker's run is the moment (after it fails with this rule), and the writing of a
         # construct it flagged (``code_shape``): not every edit of a file of that kind, which is
@@ -283,6 +294,8 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         data: dict[str, Any] = {"command": str(held.get("label") or " ".join(key)), "rule": rule, "message": msg,
                                 "file": path, "annotation": note, "triggers": triggers,
                                 "events": [held["event"], event]}
+        if rewrite:
+            data["rewrite"] = rewrite
         # The rule is the project's checker configuration, however the checker was run: one lesson per
         # rule, proven at once by the annotated exception.
         sp.add_signal(Signal(CHECK_RULE, f"{CHECK_RULE}:{rule}"[:200], step, [path], data, [f"{rule}: {msg}"]))

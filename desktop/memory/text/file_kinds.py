@@ -20,9 +20,10 @@ NOT_CODE: Final = PROSE_EXTENSIONS | frozenset({".adoc", ".conf", ".lock", ".sum
                                                 ".svg", ".png", ".jpg", ".jpeg", ".gif", ".ico", ".env",
                                                 ".gitignore", ".log"})
 _TEST_NAME: Final = re.compile(
-    r"(^test_.*\.py$)|(_test\.(py|go)$)|(\.(test|spec)\.[cm]?[jt]sx?$)|(Tests?\.java$)"
+    r"(^test_.*\.py$)|(_test\.(py|go|rb)$)|(_spec\.(py|rb)$)|(\.(test|spec)\.[cm]?[jt]sx?$)|(Tests?\.java$)"
 )
-_TEST_DIRS: Final = frozenset({"tests", "test", "__tests__"})
+#: Folders of tests by convention (``spec``/``specs``: RSpec, pytest-describe).
+_TEST_DIRS: Final = frozenset({"tests", "test", "__tests__", "spec", "specs"})
 
 
 def is_test_file(rel_path: str) -> bool:

@@ -30,6 +30,7 @@ _TOKEN: Final = re.compile(r"[A-Za-z_]\w*|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|'(?:[^'\\
 #: A line that already carries a suppression annotation: writing it is already the fix.
 _ANNOTATED: Final = re.compile(r"nolint|noqa|type:\s*ignore|pyright:\s*ignore|eslint-disable|@ts-(?:ignore|expect)")
 _BLANK: Final = "_"
+_WORDS: Final = re.compile(r"[A-Za-z_]\w*")
 #: A comment at the end of a line (after code and a space): not part of what the line does.
 _TRAILING_COMMENT: Final = re.compile(r"\s+(?://|#)[^\"'`]*$")
 #: Between a block header's shape and the line under it, in a paired key.
@@ -139,6 +140,26 @@ def flagged_pair(text: str, source: str) -> str:
         if header and _fold(line) == want:
             return paired(header, line)
     return ""
+
+
+def rewritten_as(olds: Iterable[str], new: str, source: str) -> str:
+    """The line an edit wrote in place of the flagged ``source`` line, as written ('' when the old
+    text does not hold it, or nothing new shares its words): of the new lines, the one sharing
+    most of its names (``return err`` → ``return fmt.Errorf("…: %w", err)``, not ``return nil``)."""
+    want = _fold(source)
+    if not want or not any(want in (_fold(ln) for ln in old.splitlines()) for old in olds):
+        return ""
+    before = {_fold(ln) for old in olds for ln in old.splitlines()}
+    words = set(_WORDS.findall(want))
+    best, score = "", 0
+    for line in new.splitlines()[:MAX_LINES]:
+        folded = _fold(line)
+        if not folded or folded in before or _ANNOTATED.search(folded):
+            continue
+        shared = len(words & set(_WORDS.findall(folded)))
+        if shared > score:
+            best, score = folded, shared
+    return best if score >= max(1, len(words) // 2) else ""
 
 
 def written_shapes(lines: Iterable[str]) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ triggers whose index key it mentions are checked against it. Three kinds:
   every one of ``unless`` (a rule's recommended form, which the call already follows);
 * ``path``: a read, search or listing under ``path`` (``missing``: only of something not on disk);
 * ``edit``: an edit or write of a file under ``path`` ending in ``key`` (an extension, the
-  file name itself, or ``*`` for any file);
+  file name itself, ``*`` for any file, or ``<tests>`` for a test file by its name or folder);
 * ``code``: an edit or write whose new text has a line of the shape ``key`` (``code_shape``): the
   construct a checker flagged before, about to be written again.
 """
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.observer.command_shape import Command, parse, resolve_dir
+from desktop.memory.text.file_kinds import is_test_file
 from desktop.memory.triggers.code_shape import same_assignment, written_shapes, written_text
 
 COMMAND, PATH, EDIT, CODE = "command", "path", "edit", "code"
@@ -36,6 +37,8 @@ WRITE_TRIGGERS: Final = frozenset({CODE})
 LOOK_TOOLS: Final = frozenset({"Read", "Grep", "Glob", "LS"})
 EDIT_TOOLS: Final = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 ANY_FILE: Final = "*"
+#: An edit trigger's key for any test file (``file_kinds.is_test_file``: ``x_test.go``, ``tests/y.py``).
+TEST_FILES: Final = "<tests>"
 _PATH_ARG: Final = re.compile(r"^\.?[\w@+-][\w@.+-]*(?:/[\w@.+*-]*)+$|^[\w@+-][\w@+-]*\.[A-Za-z]\w{0,7}$")
 
 
@@ -105,6 +108,8 @@ class CallShape:
                 out.append((EDIT, posixpath.splitext(p)[1] or posixpath.basename(p)))
                 out.append((EDIT, posixpath.basename(p)))
                 out.append((EDIT, ANY_FILE))
+                if is_test_file(p):
+                    out.append((EDIT, TEST_FILES))
         out += [(CODE, c) for c in self.code]
         return list(dict.fromkeys(out))
 
@@ -158,7 +163,8 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
     if trigger.kind == EDIT:
         return call.tool in EDIT_TOOLS and any(
             _under(p, trigger.path) and (trigger.key == ANY_FILE or p.endswith(trigger.key)
-                                         or posixpath.basename(p) == trigger.key)
+                                         or posixpath.basename(p) == trigger.key
+                                         or (trigger.key == TEST_FILES and is_test_file(p)))
             for p in call.paths)
     if trigger.kind == CODE:
         return call.tool in EDIT_TOOLS and trigger.key in call.code

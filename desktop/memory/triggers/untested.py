@@ -1,10 +1,15 @@
-"""The user's habit of asking for tests, said at the moment it applies (issues 25 and 26).
+"""The user's habits about tests, said at the moment they apply (issues 25 and 26).
 
 ``observer/asked_tests`` learns the habit from what happened: in two sessions or more, code changed
 without tests, the user asked for them, and the agent's next edits were tests. A new colleague is
 told it on day one; an agent needs it at the moment it would otherwise hand back untested code:
 when a check (tests, lint, build) has just passed and the session has changed code since its last
 test edit. Said at every session start instead, two blind judges found it not worth its tokens.
+
+The other habit, the user questioning tests an agent just wrote, fires before a session's first test
+edit (its trigger, ``<tests>``). Each habit's memory was worded from one session's words; as it is said,
+the words of the newest other sessions are added (:func:`in_users_words`), since what the user asks
+changes more than the habit does.
 
 The session's state is one column of ``hook_sessions``: the first code file changed since the last
 test edit ('' when none). It is written only when it flips, so a session's many edits cost a write
@@ -14,9 +19,11 @@ each time the agent moves between code and tests, not one per edit.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any, Final
 
-from desktop.memory.observer.signals import ASKED_TESTS
+from desktop.memory.observer.signals import ASKED_TESTS, REVIEWED_TESTS
+from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.writer import FnOp, Tx
 from desktop.memory.text.file_kinds import is_code_change, is_test_file
 from desktop.memory.triggers.model import COMMAND, Trigger
@@ -28,6 +35,29 @@ from desktop.memory.types import Memory
 CHECK_KINDS: Final = frozenset({"test", "lint", "build"})
 #: The habit's moment as a trigger, for the warning's record: any check (it is never stored).
 HABIT_TRIGGER: Final = Trigger(COMMAND, "*")
+HABITS: Final = frozenset({ASKED_TESTS, REVIEWED_TESTS})
+#: Other sessions' words said with a habit: the newest, each cut short.
+MORE_WORDS: Final = 2
+WORDS_CHARS: Final = 110
+
+
+def in_users_words(memory: Memory) -> Memory:
+    """A habit memory with the user's words from its newest other sessions (its provenance), so an
+    agent hears what the user asks now, not only what they asked the day it was learned."""
+    if memory.metadata.get("signal") not in HABITS:
+        return memory
+    seen: list[str] = []
+    for prov in reversed(memory.provenance):
+        words = prov.get("evidence") if isinstance(prov, dict) else None
+        quote = " ".join(str(words[0]).split()) if isinstance(words, list) and words else ""
+        if quote and quote[:60] not in memory.content and all(quote[:60] not in s for s in seen):
+            seen.append(redact_then_cut(quote, WORDS_CHARS, "…"))
+        if len(seen) == MORE_WORDS:
+            break
+    if not seen:
+        return memory
+    more = "; ".join(f'"{q}"' for q in seen)
+    return replace(memory, content=f"{memory.content.rstrip('.')}; in other sessions: {more}.")
 
 
 def is_check(command: str) -> bool:
@@ -95,16 +125,20 @@ def tests_habit(conn: Any, memories: Any, floor: float, exclude: Iterable[int] =
 
 
 def asked_anyway(db: Any, session_id: str, prompt: str, memories: Any) -> Any | None:
-    """The user asked for tests after the habit was said in this session: the warning did not help
-    (its outcome becomes ``repeated``). Returns the writer's future, None when nothing changed."""
+    """The user asked for tests, or questioned them, after that habit was said in this session: the
+    warning did not help (its outcome becomes ``repeated``). Returns the writer's future, None when
+    nothing changed."""
     outcomes = Outcomes(db)
     open_ids = outcomes.open_ids(session_id)
     if not open_ids:
         return None  # the common case: nothing warned, and the utterance scorer is not loaded
-    from desktop.memory.observer.asked_tests import asks_for_tests
+    from desktop.memory.observer.asked_tests import asks_for_tests, reviews_tests
 
-    if not asks_for_tests(prompt):
+    kinds = {ASKED_TESTS} if asks_for_tests(prompt) else set()
+    if reviews_tests(prompt):
+        kinds.add(REVIEWED_TESTS)
+    if not kinds:
         return None
     found = memories.get_many(open_ids)
-    habit = [i for i, m in found.items() if m.metadata.get("signal") == ASKED_TESTS]
+    habit = [i for i, m in found.items() if m.metadata.get("signal") in kinds]
     return outcomes.repeated(session_id, habit, "prompt") if habit else None
