@@ -37,6 +37,14 @@ def test_near_misses_are_not() -> None:
     # a subagent's brief is not the user
     sub = Seq("f", "subagent", parent="p").user("x").edit("a.go").user(ASK).edit("a_test.go")
     assert "asked_tests" not in kinds(digest_of(sub.end()))
+    # answered by a rename inside the tests, not by tests added ("were any tests failing?")
+    renamed = Seq("g").user("x").edit("cli.py").user("I'm confused, were any tests failing?")
+    renamed.call("Edit", ("specs/cli_spec.py",), old_string="_format_book(b)", new_string="format(b)")
+    assert "asked_tests" not in kinds(digest_of(renamed.end()))
+    added = Seq("h").user("x").edit("cli.py").user(ASK)
+    added.call("Edit", ("specs/cli_spec.py",), old_string="def it_a():\n    pass",
+               new_string="def it_a():\n    pass\n\ndef it_b():\n    assert f() == 2")
+    assert "asked_tests" in kinds(digest_of(added.end()))
 
 
 def test_one_session_is_a_request_two_are_a_habit(db: Database) -> None:

@@ -157,6 +157,8 @@ def test_a_rewrite_needs_the_flagged_line_and_new_words_for_it() -> None:
     assert rewritten_as(["\tx := 1"], "\tx := 2", "return nil, err") == ""  # the old text never held it
     assert rewritten_as([old], "\tif err != nil {\n\t\tpanic(1)\n\t}", "return nil, err") == ""  # nothing like it
     assert rewritten_as([old], old.replace("err\n", "err //nolint:wrapcheck\n"), "return nil, err") == ""
+    # one name in common is another rule's fix in the same edit (gocritic's ``switch {`` for exhaustive)
+    assert rewritten_as(["\tswitch lane.Position {"], "\tswitch {", "switch lane.Position {") == ""
 
 
 def test_the_same_rule_in_another_session_reinforces_one_memory(db: Database) -> None:

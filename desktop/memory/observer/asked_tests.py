@@ -23,7 +23,7 @@ asking (``utterances.user_utterance``).
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Any, Final
 
 from desktop.memory.observer.events import UserMessage
 from desktop.memory.observer.prose_lessons import NOT_THE_USER
@@ -94,16 +94,29 @@ def _on_review(sp: Scratchpad, ev: UserMessage) -> None:
         sp.add_signal(Signal(REVIEWED_TESTS, REVIEWED_TESTS, ev.step, [], data, [quote]))
 
 
-def on_edit(sp: Scratchpad, path: str, step: int) -> None:
-    """A code edit leaves the session untested; a test edit answering a pending ask is the lesson;
-    a test edit makes the turn one that wrote tests."""
+def adds_lines(whole_file: bool, args: dict[str, Any]) -> bool:
+    """True for an edit that adds to a file (a whole file written, new text longer than the old, or
+    texts the agent did not report), not one that renames or rewords what is there."""
+    from desktop.memory.observer.lessons import edit_texts
+
+    texts = edit_texts(args)
+    if whole_file or not any(texts):
+        return True
+    old = sum(len(t.splitlines()) for t in texts[:-1])
+    return len(texts[-1].splitlines()) > old
+
+
+def on_edit(sp: Scratchpad, path: str, step: int, *, adds: bool = True) -> None:
+    """A code edit leaves the session untested; a test edit answering a pending ask is the lesson
+    when it adds to the file (a rename in the tests after "were any tests failing?" answers no ask
+    for tests); a test edit makes the turn one that wrote tests."""
     if is_test_file(path):
         sp.ev.setdefault(_REVIEW, {"wrote": False, "done": False})["wrote"] = True
     state = sp.ev.setdefault(_STATE, {"untested": False, "ask": None, "done": False})
     if is_test_file(path):
         state["untested"] = False
         ask = state["ask"]
-        if ask is not None and not state["done"]:
+        if ask is not None and not state["done"] and adds:
             state["done"] = True  # one piece of evidence a session
             data = {"text": ask["text"], "events": [ask["event"]]}
             sp.add_signal(Signal(ASKED_TESTS, ASKED_TESTS, step, [], data, [ask["text"]]))
