@@ -24,11 +24,13 @@ from pathlib import Path
 from typing import Final
 
 from desktop.memory.lifecycle.staleness import anchor_hash, split_anchor
-from desktop.memory.observer.signals import WRONG_PLACE
+from desktop.memory.observer.signals import ASKED_TESTS, REVIEWED_TESTS, WRONG_PLACE
 from desktop.memory.observer.templates import wrong_place_without
 from desktop.memory.types import Memory
 
 MAX_FILES_NOTED: Final = 2
+#: The user's habits (``triggers/untested``), said with their newest words.
+HABITS: Final = frozenset({ASKED_TESTS, REVIEWED_TESTS})
 #: A code span that is a project file path alone: a folder, a name and an extension, no spaces.
 _NAMED_FILE: Final = re.compile(r"`((?:[\w@.+-]+/)+[\w@+-][\w@.+-]*\.[A-Za-z]\w{0,7})`")
 _cache: dict[tuple[str, int, int], bytes] = {}
@@ -73,9 +75,11 @@ def as_of_now(memories: Iterable[Memory], root: Path | None, near: str = "") -> 
     """The memories as they may be said now: unchanged code as they are, changed code with a
     note in front ("possibly stale"), deleted code left out. Without a root, as they are.
     ``near``: the name the call about to run looks for (a folder listing shows its likes first)."""
-    from desktop.memory.triggers.untested import in_users_words
+    items = list(memories)
+    if any(m.metadata.get("signal") in HABITS for m in items):  # rare: the habits module loads only then
+        from desktop.memory.triggers.untested import in_users_words
 
-    items = [in_users_words(m) for m in memories]
+        items = [in_users_words(m) for m in items]
     if root is None:
         return items
     out: list[Memory] = []

@@ -35,7 +35,6 @@ from desktop.memory.types import Memory
 CHECK_KINDS: Final = frozenset({"test", "lint", "build"})
 #: The habit's moment as a trigger, for the warning's record: any check (it is never stored).
 HABIT_TRIGGER: Final = Trigger(COMMAND, "*")
-HABITS: Final = frozenset({ASKED_TESTS, REVIEWED_TESTS})
 #: Other sessions' words said with a habit: the newest, each cut short.
 MORE_WORDS: Final = 2
 WORDS_CHARS: Final = 110
@@ -44,7 +43,7 @@ WORDS_CHARS: Final = 110
 def in_users_words(memory: Memory) -> Memory:
     """A habit memory with the user's words from its newest other sessions (its provenance), so an
     agent hears what the user asks now, not only what they asked the day it was learned."""
-    if memory.metadata.get("signal") not in HABITS:
+    if memory.metadata.get("signal") not in (ASKED_TESTS, REVIEWED_TESTS):
         return memory
     seen: list[str] = []
     for prov in reversed(memory.provenance):
