@@ -669,10 +669,15 @@ def test_the_review_habit_is_said_before_the_first_test_edit_with_the_users_newe
                     tool_input={"file_path": str(h.root / path), "old_string": "a", "new_string": "b"})
 
     assert f"#{mid}" not in before_edit("r1", "core/payments.py", "e1")
+    failed = hook(h, "tool-failed", "r0", tool_name="Edit", tool_use_id="f1", error="String to replace not found",
+                  tool_input={"file_path": str(h.root / "tests/test_x.py"), "old_string": "a", "new_string": "b"})
+    assert f"#{mid}" not in failed  # an edit that failed wrote nothing: no moment for it
     assert f"#{mid}" not in hook(h, "before-tool", "r1", tool_name="Read", tool_use_id="e2",
                                  tool_input={"file_path": str(h.root / "tests/test_payments.py")})
     said = before_edit("r1", "tests/test_payments.py", "e3")
     assert f"#{mid}" in said and "really testing something?" in said
+    line = next(ln for ln in said.splitlines() if f"#{mid}" in ln)
+    assert len(line) < 400 and "…;" not in line  # one line, whole quotes or none
     # newest first, the memory's own words not twice
     assert said.index("standard library") < said.index("test duplication") and said.count("really testing") == 1
     assert f"#{mid}" not in before_edit("r1", "core/payments_test.go", "e4")  # once a session

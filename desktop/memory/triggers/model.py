@@ -30,9 +30,9 @@ from desktop.memory.triggers.code_shape import same_assignment, written_shapes, 
 
 COMMAND, PATH, EDIT, CODE = "command", "path", "edit", "code"
 KINDS: Final = (COMMAND, PATH, EDIT, CODE)
-#: Triggers about what an edit writes: they fire before it (or after it, for an agent that reads
-#: nothing before a call), never after an edit that failed and so wrote nothing.
-WRITE_TRIGGERS: Final = frozenset({CODE})
+#: Triggers about an edit and what it writes: they fire before it (or after it, for an agent that
+#: reads nothing before a call), never after an edit that failed and so wrote nothing.
+WRITE_TRIGGERS: Final = frozenset({CODE, EDIT})
 #: Canonical tools (observer/tool_names) by what they do to a path.
 LOOK_TOOLS: Final = frozenset({"Read", "Grep", "Glob", "LS"})
 EDIT_TOOLS: Final = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})

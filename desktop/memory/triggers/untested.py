@@ -38,6 +38,8 @@ HABIT_TRIGGER: Final = Trigger(COMMAND, "*")
 #: Other sessions' words said with a habit: the newest, each cut short.
 MORE_WORDS: Final = 2
 WORDS_CHARS: Final = 110
+#: The whole line, the user's other words included (a hook's line holds 320 characters).
+MAX_CHARS: Final = 320
 
 
 def in_users_words(memory: Memory) -> Memory:
@@ -46,11 +48,16 @@ def in_users_words(memory: Memory) -> Memory:
     if memory.metadata.get("signal") not in (ASKED_TESTS, REVIEWED_TESTS):
         return memory
     seen: list[str] = []
+    room = MAX_CHARS - len(memory.content) - len("; in other sessions: .")
     for prov in reversed(memory.provenance):
         words = prov.get("evidence") if isinstance(prov, dict) else None
         quote = " ".join(str(words[0]).split()) if isinstance(words, list) and words else ""
         if quote and quote[:60] not in memory.content and all(quote[:60] not in s for s in seen):
-            seen.append(redact_then_cut(quote, WORDS_CHARS, "…"))
+            cut = redact_then_cut(quote, min(WORDS_CHARS, room - 4), "…") if room > 24 else ""
+            if not cut:
+                break  # a habit is one line: no quote cut to nothing
+            seen.append(cut)
+            room -= len(cut) + 4
         if len(seen) == MORE_WORDS:
             break
     if not seen:
