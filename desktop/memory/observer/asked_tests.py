@@ -89,7 +89,7 @@ def _on_review(sp: Scratchpad, ev: UserMessage) -> None:
     text = reviews_tests(ev.text, ev.origin)
     if text:
         state["done"] = True
-        quote = redact_then_cut(text, 200)
+        quote = redact_then_cut(text, MAX_ASK_CHARS)  # whole: a review cut mid-sentence loses its point
         data = {"text": quote, "events": [ev.event_key], "triggers": [Trigger(EDIT, TEST_FILES).as_json()]}
         sp.add_signal(Signal(REVIEWED_TESTS, REVIEWED_TESTS, ev.step, [], data, [quote]))
 

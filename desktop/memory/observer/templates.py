@@ -149,7 +149,7 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         # What the user checks is in their words; other sessions' words are added as it is said
         # (``lifecycle/freshness.as_of_now``).
         return Rendered(T.PREFERENCE, "The user reviews the tests an agent writes here: after tests were written, "
-                        f"they asked \"{excerpt(d['text'], 200)}\"", [])
+                        f"they asked \"{excerpt(d['text'], 300)}\"", [])
     if k == PROJECT_FACT:
         if d.get("source") == "user":
             where = f" (about {_list(files, 3)})" if files else ""
