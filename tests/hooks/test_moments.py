@@ -685,6 +685,10 @@ def test_the_review_habit_is_said_before_the_first_test_edit_with_the_users_newe
     codex = hook(h, "before-tool", "x1", "codex", tool_name="apply_patch", tool_use_id="p1",
                  tool_input={"input": patch})
     assert f"#{mid}" in codex
+    gemini = hook(h, "after-tool", "g1", "gemini", tool_name="replace", tool_use_id="p2",  # it reads nothing before
+                  tool_input={"file_path": str(h.root / "tests/test_x.py"), "old_string": "a", "new_string": "b"},
+                  tool_response={"llmContent": "ok"})
+    assert f"#{mid}" in gemini
     from desktop.agents.memory_access import StoreMemoryAccess
 
     own = StoreMemoryAccess(project).warnings_for("Write", {"file_path": "specs/cli_spec.py", "content": "x"},
