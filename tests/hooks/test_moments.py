@@ -708,3 +708,36 @@ def test_the_review_habit_is_repeated_when_the_user_questions_the_tests_anyway(p
     flush(project)
     report = outcome_report(project.db.reads.conn())
     assert (report.warned, report.repeated, report.avoided) == (2, 1, 1)
+
+
+def test_a_checkers_rule_that_groups_checks_waits_for_its_message(project: Any) -> None:
+    """gocritic names many checks: its if-else lesson is not said after its appendAssign report."""
+    from desktop.memory.triggers.model import COMMAND, Trigger
+
+    lint = Trigger(COMMAND, "mise", ("run", "lint"))
+    mid = int(project.memories.add(NewMemory(
+        content='`mise run lint` reports `gocritic`: "…: rewrite if-else to switch statement"; a fix here wrote '
+                '`if a.On {` as `case a.On:`.', type="error_pattern", source="observer_inferred", confidence=0.9,
+        metadata={"signal": "check_rule", "signal_key": "check_rule:gocritic", "triggers": [lint.as_json()]},
+    )).result(10).id)
+    flush(project)
+    h = Handlers(project)
+    other = "Exit code 1\ncmd/a.go:3:2: appendAssign: append result not assigned to the same slice (gocritic)"
+    assert f"#{mid}" not in bash(h, "g1", "mise run lint", "l1", fails=True, output=other)[1]
+    hit = "Exit code 1\ncmd/a.go:9:2: ifElseChain: rewrite if-else to switch statement (gocritic)"
+    assert f"#{mid}" in bash(h, "g1", "mise run lint", "l2", fails=True, output=hit)[1]
+
+
+def test_a_habit_the_user_repeated_is_not_said_again_that_session(project: Any) -> None:
+    """A lesson whose failure came back may be said once more; a habit's repeat is the user saying it."""
+    mid = _review_habit(project)
+    h = Handlers(project)
+
+    def before_edit(use: str) -> str:
+        return hook(h, "before-tool", "h1", tool_name="Write", tool_use_id=use,
+                    tool_input={"file_path": str(h.root / f"pkg/{use}_test.go"), "content": "package pkg"})
+
+    assert f"#{mid}" in before_edit("a")
+    hook(h, "prompt", "h1", prompt="are these tests useful at all?")
+    flush(project)
+    assert f"#{mid}" not in before_edit("b")

@@ -9,8 +9,8 @@ one whose code is gone is not said at all. A memory without anchors that names p
 a "what it looked for was in X" example whose X is gone is left out of the lesson (the wrong place
 stays wrong; the example went stale). Files are hashed once per (size, mtime), so a warm service
 re-reads a file only after it changed. A lesson about a path that does not exist is said with
-what its folder holds now (``folder_listing``): the files there may have changed since. A habit of
-the user's is said with their newest words (``triggers/untested.in_users_words``).
+what its folder holds now (``folder_listing``): the files there may have changed since. The user's
+review of tests is said with their newest words (``triggers/untested.in_users_words``).
 """
 
 from __future__ import annotations
@@ -24,13 +24,11 @@ from pathlib import Path
 from typing import Final
 
 from desktop.memory.lifecycle.staleness import anchor_hash, split_anchor
-from desktop.memory.observer.signals import ASKED_TESTS, REVIEWED_TESTS, WRONG_PLACE
+from desktop.memory.observer.signals import REVIEWED_TESTS, WRONG_PLACE
 from desktop.memory.observer.templates import wrong_place_without
 from desktop.memory.types import Memory
 
 MAX_FILES_NOTED: Final = 2
-#: The user's habits (``triggers/untested``), said with their newest words.
-HABITS: Final = frozenset({ASKED_TESTS, REVIEWED_TESTS})
 #: A code span that is a project file path alone: a folder, a name and an extension, no spaces.
 _NAMED_FILE: Final = re.compile(r"`((?:[\w@.+-]+/)+[\w@+-][\w@.+-]*\.[A-Za-z]\w{0,7})`")
 _cache: dict[tuple[str, int, int], bytes] = {}
@@ -76,7 +74,7 @@ def as_of_now(memories: Iterable[Memory], root: Path | None, near: str = "") -> 
     note in front ("possibly stale"), deleted code left out. Without a root, as they are.
     ``near``: the name the call about to run looks for (a folder listing shows its likes first)."""
     items = list(memories)
-    if any(m.metadata.get("signal") in HABITS for m in items):  # rare: the habits module loads only then
+    if any(m.metadata.get("signal") == REVIEWED_TESTS for m in items):  # rare: the module loads only then
         from desktop.memory.triggers.untested import in_users_words
 
         items = [in_users_words(m) for m in items]

@@ -7,9 +7,9 @@ when a check (tests, lint, build) has just passed and the session has changed co
 test edit. Said at every session start instead, two blind judges found it not worth its tokens.
 
 The other habit, the user questioning tests an agent just wrote, fires before a session's first test
-edit (its trigger, ``<tests>``). Each habit's memory was worded from one session's words; as it is said,
-the words of the newest other sessions are added (:func:`in_users_words`), since what the user asks
-changes more than the habit does.
+edit (its trigger, ``<tests>``). What the user checks is in their words, and the memory was worded
+from one session's; as it is said, the words of the newest other sessions are added
+(:func:`in_users_words`).
 
 The session's state is one column of ``hook_sessions``: the first code file changed since the last
 test edit ('' when none). It is written only when it flips, so a session's many edits cost a write
@@ -45,8 +45,8 @@ MAX_CHARS: Final = 320
 def in_users_words(memory: Memory) -> Memory:
     """A habit memory with the user's words from its newest other sessions (its provenance), so an
     agent hears what the user asks now, not only what they asked the day it was learned."""
-    if memory.metadata.get("signal") not in (ASKED_TESTS, REVIEWED_TESTS):
-        return memory
+    if memory.metadata.get("signal") != REVIEWED_TESTS:
+        return memory  # "add tests" needs no one's words: two blind judges labelled it by its moments
     seen: list[str] = []
     room = MAX_CHARS - len(memory.content) - len("; in other sessions: .")
     for prov in reversed(memory.provenance):

@@ -53,6 +53,10 @@ LESSON_SIGNALS: Final = frozenset({COMMAND_FIX, CHECK_RULE, CHECK_GAP, WRONG_PLA
 #: A checker's rule code at the start of its message ("G104: Errors unhandled"): a linter that
 #: groups many rules under one name (gosec) is matched by the code, not the name.
 _RULE_CODE: Final = re.compile(r'reports `[^`]+`: "([A-Z]{1,5}\d{2,5})\b')
+#: A checker rule lesson's message, and its literal parts (instance details were made "…" and "N").
+_REPORTED_MESSAGE: Final = re.compile(r'reports `[^`]+`: "(.+?)"(?:;|\.$)')
+_INSTANCE_MARK: Final = re.compile(r"…|\bN\b")
+MESSAGE_PART_MIN: Final = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +129,15 @@ def fits_moment(memory: Memory, output: str | None, *, passed: bool = False,
     if output is None or rule is None or rule.lower() not in output.lower():
         return False
     code = _RULE_CODE.search(memory.content)
-    return code is None or code.group(1) in output
+    if code is not None:
+        return code.group(1) in output
+    # A checker that groups many checks under one name (gocritic's ifElseChain, appendAssign…):
+    # the lesson is about its message, not every report of the name (blind judge: said after three
+    # other gocritic checks).
+    message = _REPORTED_MESSAGE.search(memory.content)
+    parts = _INSTANCE_MARK.split(message.group(1)) if message is not None else []
+    longest = max((" ".join(p.split()).strip(" :;,") for p in parts), key=len, default="")
+    return len(longest) < MESSAGE_PART_MIN or longest.lower() in output.lower()
 
 
 def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *,
@@ -200,11 +212,15 @@ class Outcomes:
 
     def rearmed(self, session_id: str) -> set[int]:
         """Lessons whose warned failure came back in this session and that were said only once:
-        their trigger firing again may say them once more (never a third time)."""
+        their trigger firing again may say them once more (never a third time). Not a user's habit:
+        its repeat is the user saying it, and the agent has just heard it from them (blind judges
+        found its second saying useless)."""
         rows = self.db.reads.conn().execute(
-            "SELECT o.memory_id FROM warning_outcomes o WHERE o.session_id = ? AND o.outcome = ? AND "
+            "SELECT o.memory_id FROM warning_outcomes o JOIN memories m ON m.id = o.memory_id "
+            "WHERE o.session_id = ? AND o.outcome = ? AND "
+            "coalesce(json_extract(m.metadata, '$.signal'), '') NOT IN (?, ?) AND "
             "(SELECT count(*) FROM external_injections e WHERE e.session_id = o.session_id "
-            "AND e.memory_id = o.memory_id) <= 1", (session_id, REPEATED)).fetchall()
+            "AND e.memory_id = o.memory_id) <= 1", (session_id, REPEATED, ASKED_TESTS, REVIEWED_TESTS)).fetchall()
         return {int(r[0]) for r in rows}
 
     def open_ids(self, session_id: str) -> list[int]:
