@@ -123,10 +123,7 @@ WRAPCHECK = ("Exit code 1\n[lint] $ golangci-lint run ./...\n"
 
 def test_a_flagged_line_rewritten_in_code_is_a_lesson_with_its_rewrite(db: Database) -> None:
     """A rule fixed in code by rewriting the line it flagged (wrapcheck: ``return nil, err`` became
-    ``return nil, fmt.Errorf("…: %w", err)``): the rewrite is the fix an agent can copy, and the line
-    under the same kind of block is its moment."""
-    from desktop.memory.triggers.model import matches, shape_of
-
+    ``return nil, fmt.Errorf("…: %w", err)``): the rewrite is the fix an agent can copy."""
     s = Seq().bash("mise run lint", WRAPCHECK, error=True)
     s.call("Edit", ("cmd/cli/config.go",),
            old_string="\tdata, err := os.ReadFile(p)\n\tif err != nil {\n\t\treturn nil, err\n\t}",
@@ -137,15 +134,8 @@ def test_a_flagged_line_rewritten_in_code_is_a_lesson_with_its_rewrite(db: Datab
     assert rule.data["rewrite"] == ["return nil, err", 'return nil, fmt.Errorf("read config: %w", err)']
     text = render(rule).content
     assert "reports `wrapcheck`" in text and 'as `return nil, fmt.Errorf("read config: %w", err)`' in text
-    pair = Trigger("code", "w w != w { ⏎ return nil, err")
-    assert pair in [Trigger.from_json(t) for t in rule.data["triggers"]]
-
-    def edit(new: str) -> bool:
-        return matches(pair, shape_of("Edit", {"file_path": "cmd/cli/x.go", "new_string": new}, ["cmd/cli/x.go"]))
-
-    assert edit("\tf, err := os.Open(p)\n\tif err != nil {\n\t\treturn nil, err\n\t}")
-    assert not edit("\tif err != nil {\n\t\treturn nil, fmt.Errorf(\"open: %w\", err)\n\t}")  # already wrapped
-    assert not edit("\tfor _, f := range files {\n\t\treturn nil, err\n\t}")  # another kind of block
+    # knowledge without a moment: its line is ordinary code, and after the report it restates the checker
+    assert rule.data["triggers"] == []
 
 
 def test_a_rewrite_needs_the_flagged_line_and_new_words_for_it() -> None:
