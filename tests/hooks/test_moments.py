@@ -269,22 +269,31 @@ def test_a_checkers_rule_is_said_when_the_checker_reports_it_not_before_each_run
     assert f"#{mid}" not in before and f"#{mid}" in after and "nolint:nilerr" in after
 
 
-def test_a_checkers_rule_with_a_code_waits_for_that_code(project: Any) -> None:
-    """gosec groups many rules: its G104 lesson is not said after a G304 or G602 report."""
+@pytest.mark.parametrize(("rule", "content", "other", "hit"), [
+    # gosec groups many rules under codes: its G104 lesson is not said after a G304 report
+    ("gosec", '`mise run lint` reports `gosec`: "G104: Errors unhandled"; where it is intended, the line is '
+              "annotated `//nolint:errcheck,gosec // <reason>`.",
+     "cmd/a.go:3:1: G304: Potential file inclusion via variable (gosec)",
+     "cmd/a.go:9:2: G104: Errors unhandled (gosec)"),
+    # gocritic names its checks in the message: the if-else lesson is not said after appendAssign
+    ("gocritic", '`mise run lint` reports `gocritic`: "…: rewrite if-else to switch statement"; a fix here wrote '
+                 "`if a.On {` as `case a.On:`.",
+     "cmd/a.go:3:2: appendAssign: append result not assigned to the same slice (gocritic)",
+     "cmd/a.go:9:2: ifElseChain: rewrite if-else to switch statement (gocritic)"),
+])
+def test_a_checkers_rule_that_groups_checks_waits_for_its_own(project: Any, rule: str, content: str, other: str,
+                                                             hit: str) -> None:
     from desktop.memory.triggers.model import COMMAND, Trigger
 
     lint = Trigger(COMMAND, "mise", ("run", "lint"))
     mid = int(project.memories.add(NewMemory(
-        content='`mise run lint` reports `gosec`: "G104: Errors unhandled"; where it is intended, the line is '
-                "annotated `//nolint:errcheck,gosec // <reason>`.", type="error_pattern", source="observer_inferred",
-        confidence=0.9, metadata={"signal": "check_rule", "signal_key": "check_rule:gosec",
-                                  "triggers": [lint.as_json()]})).result(10).id)
+        content=content, type="error_pattern", source="observer_inferred", confidence=0.9,
+        metadata={"signal": "check_rule", "signal_key": f"check_rule:{rule}", "triggers": [lint.as_json()]},
+    )).result(10).id)
     flush(project)
     h = Handlers(project)
-    other = "Exit code 1\ncmd/a.go:3:1: G304: Potential file inclusion via variable (gosec)"
-    assert f"#{mid}" not in bash(h, "g1", "mise run lint", "l1", fails=True, output=other)[1]
-    hit = "Exit code 1\ncmd/a.go:9:2: G104: Errors unhandled (gosec)"
-    assert f"#{mid}" in bash(h, "g1", "mise run lint", "l2", fails=True, output=hit)[1]
+    assert f"#{mid}" not in bash(h, "g1", "mise run lint", "l1", fails=True, output=f"Exit code 1\n{other}")[1]
+    assert f"#{mid}" in bash(h, "g1", "mise run lint", "l2", fails=True, output=f"Exit code 1\n{hit}")[1]
 
 
 def test_a_check_gap_is_said_after_the_weaker_check_passed_not_before_it(project: Any) -> None:
@@ -708,24 +717,6 @@ def test_the_review_habit_is_repeated_when_the_user_questions_the_tests_anyway(p
     flush(project)
     report = outcome_report(project.db.reads.conn())
     assert (report.warned, report.repeated, report.avoided) == (2, 1, 1)
-
-
-def test_a_checkers_rule_that_groups_checks_waits_for_its_message(project: Any) -> None:
-    """gocritic names many checks: its if-else lesson is not said after its appendAssign report."""
-    from desktop.memory.triggers.model import COMMAND, Trigger
-
-    lint = Trigger(COMMAND, "mise", ("run", "lint"))
-    mid = int(project.memories.add(NewMemory(
-        content='`mise run lint` reports `gocritic`: "…: rewrite if-else to switch statement"; a fix here wrote '
-                '`if a.On {` as `case a.On:`.', type="error_pattern", source="observer_inferred", confidence=0.9,
-        metadata={"signal": "check_rule", "signal_key": "check_rule:gocritic", "triggers": [lint.as_json()]},
-    )).result(10).id)
-    flush(project)
-    h = Handlers(project)
-    other = "Exit code 1\ncmd/a.go:3:2: appendAssign: append result not assigned to the same slice (gocritic)"
-    assert f"#{mid}" not in bash(h, "g1", "mise run lint", "l1", fails=True, output=other)[1]
-    hit = "Exit code 1\ncmd/a.go:9:2: ifElseChain: rewrite if-else to switch statement (gocritic)"
-    assert f"#{mid}" in bash(h, "g1", "mise run lint", "l2", fails=True, output=hit)[1]
 
 
 def test_a_habit_the_user_repeated_is_not_said_again_that_session(project: Any) -> None:
