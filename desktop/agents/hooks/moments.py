@@ -24,7 +24,7 @@ from desktop.memory.observer.command_shape import parse
 from desktop.memory.observer.tool_names import command_text
 from desktop.memory.privacy.boundary import quotable_path, redact_then_cut
 from desktop.memory.triggers.model import EDIT_TOOLS, WRITE_TRIGGERS, CallShape, shape_of
-from desktop.memory.triggers.warn import MAX_WARNINGS, Outcomes, Warning, warnings_for
+from desktop.memory.triggers.warn import LINE_CHARS, MAX_WARNINGS, Outcomes, Warning, warnings_for
 from desktop.memory.types import Memory
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ LOOK_OR_EDIT: Final = frozenset({"Read", "Edit", "Write", "MultiEdit", "Notebook
 #: Tools whose relative ``path`` Claude Code resolves from the shell's folder.
 SEARCH_TOOLS: Final = frozenset({"Grep", "Glob", "LS"})
 MAX_GOTCHAS: Final = 2
-LINE_CHARS: Final = 320
 
 
 def call_shape(call: HookCall, root: Path) -> tuple[CallShape, list[str]]:

@@ -82,7 +82,7 @@ def reviews_tests(message: str, origin: str = PROMPT) -> str:
 def _on_review(sp: Scratchpad, ev: UserMessage) -> None:
     """The user's first words after a turn that wrote tests: when they are about tests, that
     session's review (one a session); any user message ends the turn."""
-    state = sp.ev.setdefault(_REVIEW, {"wrote": False, "done": False})
+    state = _review_state(sp)
     wrote, state["wrote"] = state["wrote"], False
     if not wrote or state["done"] or sp.parent_session_id or sp.session_type in NOT_THE_USER:
         return
@@ -92,6 +92,12 @@ def _on_review(sp: Scratchpad, ev: UserMessage) -> None:
         quote = redact_then_cut(text, MAX_ASK_CHARS)  # whole: a review cut mid-sentence loses its point
         data = {"text": quote, "events": [ev.event_key], "triggers": [Trigger(EDIT, TEST_FILES).as_json()]}
         sp.add_signal(Signal(REVIEWED_TESTS, REVIEWED_TESTS, ev.step, [], data, [quote]))
+
+
+def _review_state(sp: Scratchpad) -> dict[str, bool]:
+    """The session's review state: did the current turn write tests; was the review already seen."""
+    state: dict[str, bool] = sp.ev.setdefault(_REVIEW, {"wrote": False, "done": False})
+    return state
 
 
 def adds_lines(whole_file: bool, args: dict[str, Any]) -> bool:
@@ -106,17 +112,18 @@ def adds_lines(whole_file: bool, args: dict[str, Any]) -> bool:
     return len(texts[-1].splitlines()) > old
 
 
-def on_edit(sp: Scratchpad, path: str, step: int, *, adds: bool = True) -> None:
+def on_edit(sp: Scratchpad, path: str, step: int, *, whole_file: bool = False,
+            args: dict[str, Any] | None = None) -> None:
     """A code edit leaves the session untested; a test edit answering a pending ask is the lesson
     when it adds to the file (a rename in the tests after "were any tests failing?" answers no ask
     for tests); a test edit makes the turn one that wrote tests."""
     if is_test_file(path):
-        sp.ev.setdefault(_REVIEW, {"wrote": False, "done": False})["wrote"] = True
+        _review_state(sp)["wrote"] = True
     state = sp.ev.setdefault(_STATE, {"untested": False, "ask": None, "done": False})
     if is_test_file(path):
         state["untested"] = False
         ask = state["ask"]
-        if ask is not None and not state["done"] and adds:
+        if ask is not None and not state["done"] and adds_lines(whole_file, args or {}):
             state["done"] = True  # one piece of evidence a session
             data = {"text": ask["text"], "events": [ask["event"]]}
             sp.add_signal(Signal(ASKED_TESTS, ASKED_TESTS, step, [], data, [ask["text"]]))

@@ -233,7 +233,7 @@ def _on_edit(sp: Scratchpad, ev: ToolCall, path: str, step: int) -> None:
     touch_file(sp, path, step, ev.timestamp, edit=True, write=write)
     sp.edit_set.add(path)
     lessons.on_edit(sp, ev, path)
-    asked_tests.on_edit(sp, path, step, adds=asked_tests.adds_lines(ev.tool == WRITE, ev.args))
+    asked_tests.on_edit(sp, path, step, whole_file=ev.tool == WRITE, args=ev.args)
     if is_config_file(path):
         sp.config_touched.add(path)
     if is_test_file(path):

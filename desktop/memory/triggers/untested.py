@@ -27,7 +27,7 @@ from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.writer import FnOp, Tx
 from desktop.memory.text.file_kinds import is_code_change, is_test_file
 from desktop.memory.triggers.model import COMMAND, Trigger
-from desktop.memory.triggers.warn import Outcomes
+from desktop.memory.triggers.warn import LINE_CHARS, Outcomes
 from desktop.memory.trust import INJECTABLE_SQL
 from desktop.memory.types import Memory
 
@@ -38,8 +38,6 @@ HABIT_TRIGGER: Final = Trigger(COMMAND, "*")
 #: Other sessions' words said with a habit: the newest, each cut short.
 MORE_WORDS: Final = 2
 WORDS_CHARS: Final = 110
-#: The whole line, the user's other words included (a hook's line holds 320 characters).
-MAX_CHARS: Final = 320
 
 
 def in_users_words(memory: Memory) -> Memory:
@@ -48,7 +46,7 @@ def in_users_words(memory: Memory) -> Memory:
     if memory.metadata.get("signal") != REVIEWED_TESTS:
         return memory  # "add tests" needs no one's words: two blind judges labelled it by its moments
     seen: list[str] = []
-    room = MAX_CHARS - len(memory.content) - len("; in other sessions: .")
+    room = LINE_CHARS - len(memory.content) - len("; in other sessions: .")
     for prov in reversed(memory.provenance):
         words = prov.get("evidence") if isinstance(prov, dict) else None
         quote = " ".join(str(words[0]).split()) if isinstance(words, list) and words else ""

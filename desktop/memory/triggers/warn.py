@@ -33,6 +33,8 @@ from desktop.memory.triggers.model import CODE, COMMAND, EDIT, PATH, CallShape, 
 from desktop.memory.types import Memory
 
 MAX_WARNINGS: Final = 2
+#: One said lesson is one line of at most this many characters (every door cuts it there).
+LINE_CHARS: Final = 320
 #: The signals whose lesson is "this exact command shape fails": a call of that shape may be
 #: refused outright (by an agent that can only refuse, not add context), since it would fail.
 EXACT_FAILURE_SIGNALS: Final = frozenset({COMMAND_FIX})
