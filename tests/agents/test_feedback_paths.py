@@ -120,6 +120,31 @@ def test_engrams_own_agent_hears_the_tests_habit_when_its_check_passes_on_untest
     assert habit not in results[3].data["augmented"]  # once a session
 
 
+def test_engrams_own_agent_hears_a_checkers_rule_after_a_failure_a_pipe_hid(project: Any) -> None:
+    """Issue 25 from the agent door: ``make lint | head`` exits 0; its output shows the rule fired,
+    and the rule is said with it, as the hooks say it; a clean run hears nothing."""
+    from desktop.memory.triggers.model import COMMAND, Trigger
+
+    rule = add(project, "`make lint` reports `nilerr`; where it is intended, annotate `//nolint:nilerr // <reason>`.",
+               type="error_pattern", source="observer_inferred", confidence=0.9,
+               metadata={"signal": "check_rule", "signal_key": "check_rule:nilerr",
+                         "triggers": [Trigger(COMMAND, "make", ("lint",)).as_json()]})
+    (project.info.root / "Makefile").write_text(
+        "lint:\n\t@test -f clean || { echo 'a.go:9:2: error is not nil (line 7) but it returns nil (nilerr)'; "
+        "echo '1 issues:'; exit 1; }\n", encoding="utf-8")
+    lint = {"name": "Bash", "arguments": {"command": "rm -f clean && make lint 2>&1 | head -20"}}
+    clean = {"name": "Bash", "arguments": {"command": "touch clean && make lint 2>&1 | head -20"}}
+    provider = ScriptedProvider([{"tool_calls": [clean]}, {"tool_calls": [lint]}, {"text": "Done."}])
+    events: list[Any] = []
+    allowed = ApprovalPolicy(allow_writes=True, allow_commands=True)
+    (project.info.root / "clean").unlink(missing_ok=True)
+    AgentSession(project, SessionConfig("fix lint", provider, ab_group="full", learn=False, approval=allowed),
+                 on_event=events.append).run()
+    results = [e for e in events if e.kind == "tool_result"]
+    assert rule not in results[0].data["augmented"]
+    assert "(nilerr)" in results[1].data["output"] and rule in results[1].data["augmented"]
+
+
 def test_engrams_own_agent_hears_the_construct_lesson_before_writing_it(project: Any) -> None:
     """Issue 25 from the agent door: what an edit writes fires the checker's rule (its construct);
     an edit that writes other code does not."""

@@ -269,6 +269,28 @@ def test_a_checkers_rule_is_said_when_the_checker_reports_it_not_before_each_run
     assert f"#{mid}" not in before and f"#{mid}" in after and "nolint:nilerr" in after
 
 
+def test_a_checkers_rule_is_said_after_a_failure_a_pipe_hid(project: Any) -> None:
+    """``mise run lint 2>&1 | head`` exits 0 whatever lint found: the output is what says it failed."""
+    from desktop.memory.triggers.model import COMMAND, Trigger
+
+    lint = Trigger(COMMAND, "mise", ("run", "lint"))
+    mid = int(project.memories.add(NewMemory(
+        content="`mise run lint` reports `nilerr`; where it is intended, annotate `//nolint:nilerr // <reason>`.",
+        type="gotcha", source="observer_inferred", confidence=0.9,
+        metadata={"signal": "check_rule", "signal_key": "check_rule:nilerr", "triggers": [lint.as_json()]},
+    )).result(10).id)
+    flush(project)
+    h = Handlers(project)
+    report = "[lint] $ golangci-lint run ./...\ncmd/a.go:9:2: error is not nil (line 7) but it returns nil (nilerr)"
+    quiet = "[lint] $ golangci-lint run ./...\n0 issues."
+    _, after = bash(h, "p1", "mise run lint 2>&1 | head -50", "l1", fails=False, output=quiet)
+    assert f"#{mid}" not in after  # a clean run behind a pipe
+    _, after = bash(h, "p1", "mise run lint 2>&1 | head -50", "l2", fails=False, output=f"{report}\n1 issues:\n* nilerr: 1")
+    assert f"#{mid}" in after and "nolint:nilerr" in after
+    _, after = bash(h, "p2", "mise run lint", "l3", fails=False, output=f"{report}\n1 issues:")
+    assert f"#{mid}" not in after  # no pipe: the exit status is the truth (this one says it passed)
+
+
 @pytest.mark.parametrize(("rule", "content", "other", "hit"), [
     # gosec groups many rules under codes: its G104 lesson is not said after a G304 report
     ("gosec", '`mise run lint` reports `gosec`: "G104: Errors unhandled"; where it is intended, the line is '

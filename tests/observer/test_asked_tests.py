@@ -8,7 +8,9 @@ from obs_helpers import Seq, digest_of, kinds
 
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter
+from desktop.memory.observer.signals import REVIEWED_TESTS
 from desktop.memory.store.database import Database
+from desktop.memory.types import Memory
 
 ASK = "can you add some tests for the new functionality?"
 
@@ -106,3 +108,36 @@ def test_two_sessions_of_review_are_a_habit_with_its_trigger(db: Database) -> No
     triggers = db.reads.conn().execute("SELECT kind, key FROM memory_triggers WHERE memory_id = ?",
                                        (rows[0][0],)).fetchall()
     assert [tuple(t) for t in triggers] == [("edit", "<tests>")]
+
+
+def _review(content: str, *words: str) -> Memory:
+    return Memory(id=1, type="preference", content=content, metadata={"signal": REVIEWED_TESTS},
+                  provenance=[{"session_id": f"s{i}", "evidence": [w]} for i, w in enumerate(words)])
+
+
+def test_the_review_habit_is_said_in_the_users_newest_whole_words() -> None:
+    """Newest first, each quote its first sentence and whole: one too long for what is left of the
+    line is left out (an older, shorter one takes its place); the line stays one line."""
+    from desktop.memory.triggers.untested import REVIEW_LEAD, in_users_words
+    from desktop.memory.triggers.warn import LINE_CHARS
+
+    oldest = "can you add an explicit test for this?"
+    long_one = "ok, looking at the tests I doubt how useful they are, " + "maybe we only need one of them " * 4
+    said = in_users_words(_review(
+        f'The user reviews the tests an agent writes here: after tests were written, they asked "{oldest}"',
+        oldest, "are we testing the standard library here? I think so.", long_one,
+        "can we double check we are not having test duplication now?",
+        "hmm are the first two tests really testing something? Let me know.")).content
+    assert said.startswith(REVIEW_LEAD) and len(said) <= LINE_CHARS and "…" not in said
+    assert said.index("really testing something?\"") < said.index("test duplication") < said.index("standard library")
+    assert "Let me know" not in said and "I think so" not in said  # first sentences only
+    assert "doubt how useful" not in said  # did not fit whole: left out, not cut
+
+
+def test_a_reworded_review_habit_keeps_the_persons_words() -> None:
+    from desktop.memory.triggers.untested import in_users_words
+
+    said = in_users_words(_review("Tests here must not duplicate each other.", "the old words",
+                                  "can we double check we are not having test duplication now?")).content
+    assert said.startswith("Tests here must not duplicate each other; in other sessions: ")
+    assert "test duplication now?" in said

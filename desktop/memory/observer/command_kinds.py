@@ -47,8 +47,16 @@ _PROGRAMS: Final = (
 #: Invocations that ask a tool about itself: they show a tool exists, not how the project works.
 _QUERY: Final = re.compile(r"(?:^|\s)(?:--help|-h|--version|-V|help|version|--list|-l|linters|config)(?:\s|$)")
 #: In an output whose exit status was hidden: signs the run failed all the same.
+#: A checker's own summary of what it found counts too (golangci-lint's "2 issues:", ruff's, mypy's
+#: and tsc's "Found 3 errors", eslint's "✖ 5 problems", a task runner's "[lint] ERROR").
 _FAILED_OUTPUT: Final = re.compile(r"(?m)^(?:FAIL|FAILED|ERROR|E\s{2,})\b|\bpanic:|Traceback \(most recent|npm ERR!|"
-                                   r"\b\d+ failed\b|(?i:\berror\[|\berror:|exit (?:status|code) [1-9])")
+                                   r"\b\d+ failed\b|(?i:\berror\[|\berror:|exit (?:status|code) [1-9])|"
+                                   r"^(?:[1-9]\d* issues?:|Found [1-9]\d* (?:errors?|problems?)\b|"
+                                   r"✖ [1-9]\d* problems?\b|\[[\w:.-]+\] ERROR\b)")
+
+
+#: What can hide a command's exit status: a pipe, ``||``, or another command after ``;``.
+CHECK_MASKS: Final = re.compile(r"\||;")
 
 
 def shows_failure(output: str) -> bool:

@@ -18,6 +18,7 @@ each time the agent moves between code and tests, not one per edit.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Final
@@ -35,33 +36,54 @@ from desktop.memory.types import Memory
 CHECK_KINDS: Final = frozenset({"test", "lint", "build"})
 #: The habit's moment as a trigger, for the warning's record: any check (it is never stored).
 HABIT_TRIGGER: Final = Trigger(COMMAND, "*")
-#: Other sessions' words said with a habit: the newest, each cut short.
-MORE_WORDS: Final = 2
-WORDS_CHARS: Final = 110
+#: The user's words said with the review habit: the newest sessions' first.
+MORE_WORDS: Final = 3
+#: The habit's own lead when it is said with the user's newest words (the stored memory keeps the
+#: words of the session it was learned from, for its citation).
+REVIEW_LEAD: Final = "After an agent wrote tests here, the user asked: "
+_TEMPLATE_LEAD: Final = "The user reviews the tests an agent writes here: after tests were written, they asked \""
+#: A quote's first sentence, when it has one of a useful length.
+_FIRST_SENTENCE: Final = re.compile(r"(.{20,}?[?.!])(?:\s|$)", re.S)
 
 
 def in_users_words(memory: Memory) -> Memory:
-    """A habit memory with the user's words from its newest other sessions (its provenance), so an
-    agent hears what the user asks now, not only what they asked the day it was learned."""
+    """A habit memory said in the user's newest words (its provenance, newest session first), so an
+    agent hears what the user asks now, not only what they asked the day it was learned.
+
+    Each quote is the first sentence of what the user said, whole: a quote cut mid-word reads as
+    noise, so a quote that does not fit the line is left out, and only the newest may be cut. A
+    memory a person reworded keeps its words, with the newest quotes after them."""
     if memory.metadata.get("signal") != REVIEWED_TESTS:
         return memory  # "add tests" needs no one's words: two blind judges labelled it by its moments
+    own = memory.content.startswith(_TEMPLATE_LEAD)
+    lead = REVIEW_LEAD if own else f"{memory.content.rstrip('.')}; in other sessions: "
+    room = LINE_CHARS - len(lead) - 1
     seen: list[str] = []
-    room = LINE_CHARS - len(memory.content) - len("; in other sessions: .")
     for prov in reversed(memory.provenance):
         words = prov.get("evidence") if isinstance(prov, dict) else None
-        quote = " ".join(str(words[0]).split()) if isinstance(words, list) and words else ""
-        if quote and quote[:60] not in memory.content and all(quote[:60] not in s for s in seen):
-            cut = redact_then_cut(quote, min(WORDS_CHARS, room - 4), "…") if room > 24 else ""
-            if not cut:
-                break  # a habit is one line: no quote cut to nothing
-            seen.append(cut)
-            room -= len(cut) + 4
+        quote = _first_sentence(str(words[0])) if isinstance(words, list) and words else ""
+        quote = redact_then_cut(quote, len(quote) + 64)  # redacted before it is measured
+        if not quote or any(quote[:60] in s for s in seen) or (not own and quote[:60] in memory.content):
+            continue
+        if len(quote) + 4 <= room:
+            seen.append(quote)
+        elif not seen and room > 24:
+            seen.append(redact_then_cut(quote, room - 4, "…"))
+        else:
+            continue
+        room -= len(seen[-1]) + 4
         if len(seen) == MORE_WORDS:
             break
     if not seen:
         return memory
-    more = "; ".join(f'"{q}"' for q in seen)
-    return replace(memory, content=f"{memory.content.rstrip('.')}; in other sessions: {more}.")
+    return replace(memory, content=lead + "; ".join(f'"{q}"' for q in seen) + ".")
+
+
+def _first_sentence(text: str) -> str:
+    """The first sentence of a quote (its whole text when it has none of a useful length)."""
+    flat = " ".join(text.split())
+    m = _FIRST_SENTENCE.match(flat)
+    return m.group(1) if m else flat
 
 
 def is_check(command: str) -> bool:
@@ -78,6 +100,17 @@ def check_passed(command: str, output: str) -> bool:
     from desktop.memory.observer.command_kinds import shows_failure
 
     return is_check(command) and not shows_failure(output)
+
+
+def failed_unseen(command: str, output: str) -> bool:
+    """A check whose exit status a pipe or ``|| true`` hid (``mise run lint | head``), its output
+    showing it failed: for what is said after it, a failure like any other."""
+    from desktop.memory.observer.command_kinds import CHECK_MASKS, category, shows_failure
+    from desktop.memory.observer.shell_parse import parse_line
+
+    if not CHECK_MASKS.search(command) or not shows_failure(output):
+        return False  # the common case, read without parsing the command
+    return any(s.masked and category(s.text) in CHECK_KINDS for s in parse_line(command, "", "").segments)
 
 
 def untested_change(conn: Any, session_id: str) -> str:
