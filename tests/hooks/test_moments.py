@@ -285,7 +285,8 @@ def test_a_checkers_rule_is_said_after_a_failure_a_pipe_hid(project: Any) -> Non
     quiet = "[lint] $ golangci-lint run ./...\n0 issues."
     _, after = bash(h, "p1", "mise run lint 2>&1 | head -50", "l1", fails=False, output=quiet)
     assert f"#{mid}" not in after  # a clean run behind a pipe
-    _, after = bash(h, "p1", "mise run lint 2>&1 | head -50", "l2", fails=False, output=f"{report}\n1 issues:\n* nilerr: 1")
+    piped = f"{report}\n1 issues:\n* nilerr: 1"
+    _, after = bash(h, "p1", "mise run lint 2>&1 | head -50", "l2", fails=False, output=piped)
     assert f"#{mid}" in after and "nolint:nilerr" in after
     _, after = bash(h, "p2", "mise run lint", "l3", fails=False, output=f"{report}\n1 issues:")
     assert f"#{mid}" not in after  # no pipe: the exit status is the truth (this one says it passed)
