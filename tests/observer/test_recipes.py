@@ -69,6 +69,15 @@ def test_one_runs_selection_or_a_query_is_not_a_recipe(command: str) -> None:
     assert kind is None or normalised(command, kind) is None
 
 
+@pytest.mark.parametrize(("command", "kind"), [
+    ("go test -tags=e2e -c ./cmd/cli/e2e_test/...", None), ("go test -list . ./pkg", None),
+    ("cargo test --no-run", None), ("python -m pytest --collect-only -q", None), ("npx jest --listTests", None),
+    ("go test -cover ./...", "test"), ("pytest -c setup.cfg", "test"), ("cargo test", "test")])
+def test_a_test_run_that_runs_no_test_is_no_test_run(command: str, kind: str | None) -> None:
+    """Compiling or listing the tests neither checks anything nor shows how to run them."""
+    assert category(command) == kind
+
+
 def test_format_then_lint_is_one_workflow_other_chains_are_their_steps() -> None:
     s = Seq().bash("mise run fmt && mise run lint", "ok").bash("mise run lint && mise run test", "ok")
     assert _recipes(s) == [("mise run fmt && mise run lint", ""), ("mise run lint", ""), ("mise run test", "")]

@@ -46,6 +46,13 @@ _PROGRAMS: Final = (
 )
 #: Invocations that ask a tool about itself: they show a tool exists, not how the project works.
 _QUERY: Final = re.compile(r"(?:^|\s)(?:--help|-h|--version|-V|help|version|--list|-l|linters|config)(?:\s|$)")
+#: A test runner told to run nothing: compile the tests (``go test -c``, ``cargo test --no-run``) or
+#: list them (``pytest --collect-only``, ``go test -list .``, ``jest --listTests``). Such a run
+#: passing says nothing about the tests, and it is no recipe for running them (blind judges: "Run
+#: the tests with `go test -c …`" was noise).
+_NO_RUN: Final = re.compile(r"^(?:go\s+test\b.*\s-(?:c|list)\b|cargo\s+test\b.*\s--no-run\b|"
+                            r"(?:(?:uv|poetry)\s+run\s+|python3?\s+-m\s+)?pytest\b.*\s--(?:collect-only|co)\b|"
+                            r"(?:npx\s+)?(?:jest|vitest)\b.*\s--(?:listTests|list)\b)")
 #: In an output whose exit status was hidden: signs the run failed all the same.
 #: A checker's own summary of what it found counts too (golangci-lint's "2 issues:", ruff's, mypy's
 #: and tsc's "Found 3 errors", eslint's "✖ 5 problems", a task runner's "[lint] ERROR").
@@ -67,7 +74,7 @@ def shows_failure(output: str) -> bool:
 
 def category(command: str) -> str | None:
     """The kind of a command (test, lint, format, build, install, migrate, deploy, run), or None."""
-    if _QUERY.search(command):
+    if _QUERY.search(command) or _NO_RUN.search(command):
         return None
     m = _TASK_RUNNER.match(command)
     if m:
