@@ -23,8 +23,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from desktop.agents.errors import AgentError
+from desktop.agents.hooks.ledger import ENGRAM_AGENT
 from desktop.agents.injection.budget import PromptBudget
 from desktop.agents.injection.decider import Injection, RecentCall, StepInjectionDecider
+from desktop.agents.injection.outcomes import AgentWarnings
 from desktop.agents.injection.session_start import StartContext, build_start_context
 from desktop.agents.memory_access import StoreMemoryAccess, TimedMemoryAccess
 from desktop.agents.messages import AssistantTurn, ChatMessage
@@ -94,6 +96,7 @@ class AgentSession:
         self._done = threading.Event()
         self._used_tokens = 0
         self._shown: set[int] = set()  # every memory injected by any tier, for feedback at the end
+        self.warnings = AgentWarnings(project, self.session_id, ENGRAM_AGENT)
         self._start_ctx = StartContext()
 
     # -- control ------------------------------------------------------------------------
@@ -289,8 +292,12 @@ class AgentSession:
         added: list[Injection] = []
         if "t3" in self.tiers:
             # Lessons the call's shape triggers (issue 25), then the gotchas of the file it touched.
+            failed = outcome.is_error or self.decider.failed_unseen(args, outcome.output)
+            self.warnings.after_call(call.id, tool, normalize_args(tool, args), files, outcome.output, failed=failed)
             warned = self.decider.warn(tool, normalize_args(tool, args), files, output=outcome.output,
-                                       failed=outcome.is_error)
+                                       failed=failed)
+            if warned is not None:
+                self.warnings.warned(call.id, warned.memory_ids, summarize(call.name, args))
             augmented = None if outcome.is_error else \
                 self.decider.augment(call.name, files, self.budget.allocate(self._used_tokens))
             added = [inj for inj in (warned, augmented) if inj is not None]
@@ -329,6 +336,7 @@ class AgentSession:
             save_metrics(self.project.db, self.session_id, "engram", self.group, metrics,
                          outcome=outcome).result(30)
             self._record_feedback(outcome)
+            self.warnings.close()
         except Exception:  # keep the result even when learning failed
             log.exception("finishing session %s failed", self.session_id)
         self.result = result

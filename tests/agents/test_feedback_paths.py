@@ -95,6 +95,28 @@ def test_engrams_own_agent_hears_a_lesson_for_the_call_it_makes(project: Any) ->
     assert lesson not in results[1].data["augmented"]  # once a session
 
 
+def test_engrams_own_agent_records_what_its_warnings_did(project: Any) -> None:
+    """Issue 25 item 8 from the agent door: each lesson heard is a warning in the product's record;
+    its failure coming back in a later call makes it repeated, a session ending without it avoided."""
+    from desktop.memory.triggers.model import COMMAND, Trigger
+    from desktop.memory.triggers.warn import outcome_report
+
+    lesson = add(project, "`git show --no-stat` fails here (unrecognized argument); `git show --stat` works.",
+                 type="gotcha", source="observer_inferred", confidence=0.85,
+                 metadata={"signal": "command_fix",
+                           "triggers": [Trigger(COMMAND, "git", ("show",), ("--no-stat",)).as_json()]})
+    bad = {"name": "Bash", "arguments": {"command": "git show HEAD --no-stat"}}
+    good = {"name": "Bash", "arguments": {"command": "git show HEAD --stat"}}
+    allowed = ApprovalPolicy(allow_writes=True, allow_commands=True)
+    for calls in ([bad, bad], [bad, good]):
+        provider = ScriptedProvider([*({"tool_calls": [c]} for c in calls), {"text": "Done."}])
+        AgentSession(project, SessionConfig("look at the last commit", provider, ab_group="full", learn=False,
+                                            approval=allowed)).run()
+    report = outcome_report(project.db.reads.conn())
+    assert (report.warned, report.repeated, report.avoided, report.sessions) == (2, 1, 1, 2)
+    assert report.by_memory == [(lesson, 2, 1, 1)]
+
+
 def test_engrams_own_agent_hears_the_tests_habit_when_its_check_passes_on_untested_code(project: Any) -> None:
     """Issue 25 from the agent door: the same moment as the hooks' (triggers/untested), once."""
     habit = add(project, "Add tests with each code change here, without waiting to be asked: once code had changed "

@@ -259,15 +259,10 @@ class ToolMoments:
 
     def _mark_repeated(self, call: HookCall, shape: CallShape, output: str) -> None:
         """A failure matching a lesson this session was warned about: the warning did not help."""
-        open_ids = set(self.outcomes.open_ids(call.session_id))
-        if not open_ids:
-            return
-        # A failed edit wrote nothing: it is not the warned construct or change happening anyway.
-        hit = [w.memory.id for w in warnings_for(self.project.db.reads.conn(), self.project.memories, shape,
-                                                 self.root, limit=20, output=output)
-               if w.memory.id in open_ids and w.trigger.kind not in WRITE_TRIGGERS]
-        if hit:
-            self.outcomes.repeated(call.session_id, hit, call.tool_use_id).result(5)
+        marked = self.outcomes.failed_again(self.project.memories, shape, self.root, output, call.session_id,
+                                            call.tool_use_id)
+        if marked is not None:
+            marked.result(5)
 
     def _say(self, call: HookCall, event: str, warned: list[Warning], gotchas: list[Memory], title: str) -> str:
         from desktop.memory.lifecycle.folder_listing import looked_for

@@ -111,7 +111,7 @@ class StepInjectionDecider:
         habit of asking for tests when code changed with no test since."""
         started = time.perf_counter()
         try:
-            failed = failed or (output is not None and self._failed_unseen(args, output))
+            failed = failed or (output is not None and self.failed_unseen(args, output))
             # After a failure, a checker's rule fits when its report is in the output, as the hooks say it.
             mems = self.memory.warnings_for(tool, args, files, exclude=self.state.injected,
                                             output=output if failed else None)
@@ -128,7 +128,7 @@ class StepInjectionDecider:
             self.state.augment_ms.append((time.perf_counter() - started) * 1000)
 
     @staticmethod
-    def _failed_unseen(args: dict[str, Any], output: str) -> bool:
+    def failed_unseen(args: dict[str, Any], output: str) -> bool:
         """A check that failed behind a pipe, its exit status hidden (the core's ``failed_unseen``)."""
         from desktop.memory.observer.tool_names import command_text
         from desktop.memory.triggers.untested import failed_unseen

@@ -29,7 +29,7 @@ from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.stats import wilson_interval
 from desktop.memory.store.writer import FnOp, Tx
 from desktop.memory.triggers.index import candidates
-from desktop.memory.triggers.model import CODE, COMMAND, EDIT, PATH, CallShape, Trigger, matches
+from desktop.memory.triggers.model import CODE, COMMAND, EDIT, PATH, WRITE_TRIGGERS, CallShape, Trigger, matches
 from desktop.memory.types import Memory
 
 MAX_WARNINGS: Final = 2
@@ -203,6 +203,18 @@ class Outcomes:
                 f"AND call_id <> ? AND memory_id IN ({marks}) RETURNING id",
                 (REPEATED, tx.now, session_id, WARNED, call_id, *ids)).fetchall())
         return self.db.writer.submit(FnOp("record_warning_repeated", write))
+
+    def failed_again(self, memories: Any, call: CallShape, root: Path | None, output: str, session_id: str,
+                     call_id: str) -> Any | None:
+        """A failed call matching a lesson this session was warned about: the warning did not help.
+        Every door calls this after a failure. Returns the writer's future, None when nothing was open."""
+        open_ids = set(self.open_ids(session_id))
+        if not open_ids:
+            return None
+        # A failed edit wrote nothing: it is not the warned construct or change happening anyway.
+        hit = [w.memory.id for w in warnings_for(self.db.reads.conn(), memories, call, root, limit=20, output=output)
+               if w.memory.id in open_ids and w.trigger.kind not in WRITE_TRIGGERS]
+        return self.repeated(session_id, hit, call_id) if hit else None
 
     def close(self, session_id: str) -> Any:
         """The session ended: warnings whose failure never came back count as avoided."""
