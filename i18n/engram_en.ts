@@ -75,62 +75,62 @@
 <context>
     <name>AuditActions</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="64"/>
+        <location filename="../desktop/ui/labels.py" line="65"/>
         <source>added</source>
         <translation>added</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="65"/>
+        <location filename="../desktop/ui/labels.py" line="66"/>
         <source>edited</source>
         <translation>edited</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="66"/>
+        <location filename="../desktop/ui/labels.py" line="67"/>
         <source>pinned</source>
         <translation>pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="67"/>
+        <location filename="../desktop/ui/labels.py" line="68"/>
         <source>unpinned</source>
         <translation>unpinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="68"/>
+        <location filename="../desktop/ui/labels.py" line="69"/>
         <source>confirmed</source>
         <translation>confirmed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="69"/>
+        <location filename="../desktop/ui/labels.py" line="70"/>
         <source>deprecated</source>
         <translation>deprecated</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="70"/>
+        <location filename="../desktop/ui/labels.py" line="71"/>
         <source>forgotten</source>
         <translation>forgotten</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="71"/>
+        <location filename="../desktop/ui/labels.py" line="72"/>
         <source>restored</source>
         <translation>restored</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="72"/>
+        <location filename="../desktop/ui/labels.py" line="73"/>
         <source>deleted</source>
         <translation>deleted</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="73"/>
+        <location filename="../desktop/ui/labels.py" line="74"/>
         <source>promoted</source>
         <translation>promoted</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="74"/>
+        <location filename="../desktop/ui/labels.py" line="75"/>
         <source>evicted</source>
         <translation>evicted</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="75"/>
+        <location filename="../desktop/ui/labels.py" line="76"/>
         <source>reinforced</source>
         <translation>reinforced</translation>
     </message>
@@ -635,75 +635,90 @@
 <context>
     <name>ExternalSessions</name>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="70"/>
+        <location filename="../desktop/ui/panel/external.py" line="73"/>
         <source>No external session yet. Install Engram&apos;s hooks in your agent, then start a session in this project: what Engram tells it appears here.</source>
         <translation>No external session yet. Install Engram&apos;s hooks in your agent, then start a session in this project: what Engram tells it appears here.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="104"/>
-        <location filename="../desktop/ui/panel/external.py" line="120"/>
+        <location filename="../desktop/ui/panel/external.py" line="107"/>
+        <location filename="../desktop/ui/panel/external.py" line="123"/>
         <source>Hooks installed in %1</source>
         <translation>Hooks installed in %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="104"/>
+        <location filename="../desktop/ui/panel/external.py" line="107"/>
         <source>Install hooks in %1</source>
         <translation>Install hooks in %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="121"/>
+        <location filename="../desktop/ui/panel/external.py" line="124"/>
         <source>Engram&apos;s hooks were added to %1</source>
         <translation>Engram&apos;s hooks were added to %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="146"/>
+        <location filename="../desktop/ui/panel/external.py" line="149"/>
         <source>No warning has been said at a tool call yet.</source>
         <translation>No warning has been said at a tool call yet.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="148"/>
+        <location filename="../desktop/ui/panel/external.py" line="151"/>
         <source>Warnings at a tool call (before it, or after a check passed): %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</source>
         <translation>Warnings at a tool call (before it, or after a check passed): %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="154"/>
+        <location filename="../desktop/ui/panel/external.py" line="158"/>
         <source>Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.</source>
         <translation>Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="176"/>
+        <location filename="../desktop/ui/panel/external.py" line="165"/>
+        <source>Engram&apos;s agent</source>
+        <translation>Engram&apos;s agent</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="166"/>
+        <source>%1: warned %2, avoided %3, repeated %4</source>
+        <translation>%1: warned %2, avoided %3, repeated %4</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="171"/>
+        <source>By agent: %1.</source>
+        <translation>By agent: %1.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="189"/>
         <source>%1 · %2
 %3 shown, %4 cited, %5 flagged</source>
         <translation>%1 · %2
 %3 shown, %4 cited, %5 flagged</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <location filename="../desktop/ui/panel/external.py" line="218"/>
         <source>Session start</source>
         <translation>Session start</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <location filename="../desktop/ui/panel/external.py" line="218"/>
         <source>After compaction</source>
         <translation>After compaction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="206"/>
+        <location filename="../desktop/ui/panel/external.py" line="219"/>
         <source>On resume</source>
         <translation>On resume</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="206"/>
+        <location filename="../desktop/ui/panel/external.py" line="219"/>
         <source>Prompt: %1</source>
         <translation>Prompt: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="207"/>
+        <location filename="../desktop/ui/panel/external.py" line="220"/>
         <source>After %1</source>
         <translation>After %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="207"/>
+        <location filename="../desktop/ui/panel/external.py" line="220"/>
         <source>Before %1</source>
         <translation>Before %1</translation>
     </message>
@@ -712,27 +727,27 @@
         <translation type="vanished">After opening %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="208"/>
+        <location filename="../desktop/ui/panel/external.py" line="221"/>
         <source>Cited without being shown</source>
         <translation>Cited without being shown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="208"/>
+        <location filename="../desktop/ui/panel/external.py" line="221"/>
         <source>After %1 failed</source>
         <translation>After %1 failed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="231"/>
+        <location filename="../desktop/ui/panel/external.py" line="244"/>
         <source>(deleted)</source>
         <translation>(deleted)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="232"/>
+        <location filename="../desktop/ui/panel/external.py" line="245"/>
         <source>cited</source>
         <translation>cited</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="232"/>
+        <location filename="../desktop/ui/panel/external.py" line="245"/>
         <source>flagged</source>
         <translation>flagged</translation>
     </message>
@@ -1059,47 +1074,47 @@
 <context>
     <name>LessonKinds</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="81"/>
+        <location filename="../desktop/ui/labels.py" line="82"/>
         <source>your instruction</source>
         <translation>your instruction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="82"/>
+        <location filename="../desktop/ui/labels.py" line="83"/>
         <source>failed command, then one that worked</source>
         <translation>failed command, then one that worked</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="83"/>
+        <location filename="../desktop/ui/labels.py" line="84"/>
         <source>command that worked</source>
         <translation>command that worked</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="84"/>
+        <location filename="../desktop/ui/labels.py" line="85"/>
         <source>error fixed by an edit</source>
         <translation>error fixed by an edit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="85"/>
+        <location filename="../desktop/ui/labels.py" line="86"/>
         <source>cause stated by the agent</source>
         <translation>cause stated by the agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="86"/>
+        <location filename="../desktop/ui/labels.py" line="87"/>
         <source>abandoned approach</source>
         <translation>abandoned approach</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="87"/>
+        <location filename="../desktop/ui/labels.py" line="88"/>
         <source>recorded by an agent</source>
         <translation>recorded by an agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="88"/>
+        <location filename="../desktop/ui/labels.py" line="89"/>
         <source>recurring error</source>
         <translation>recurring error</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="89"/>
+        <location filename="../desktop/ui/labels.py" line="90"/>
         <source>command refused by a hook</source>
         <translation>command refused by a hook</translation>
     </message>
@@ -1843,22 +1858,22 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryScopes</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="57"/>
+        <location filename="../desktop/ui/labels.py" line="58"/>
         <source>Whole project</source>
         <translation>Whole project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="58"/>
+        <location filename="../desktop/ui/labels.py" line="59"/>
         <source>One module</source>
         <translation>One module</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="59"/>
+        <location filename="../desktop/ui/labels.py" line="60"/>
         <source>This task</source>
         <translation>This task</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="60"/>
+        <location filename="../desktop/ui/labels.py" line="61"/>
         <source>This session</source>
         <translation>This session</translation>
     </message>
@@ -2614,42 +2629,42 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>ScoreParts</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="94"/>
+        <location filename="../desktop/ui/labels.py" line="95"/>
         <source>Keyword match</source>
         <translation>Keyword match</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="95"/>
+        <location filename="../desktop/ui/labels.py" line="96"/>
         <source>Meaning match</source>
         <translation>Meaning match</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="96"/>
+        <location filename="../desktop/ui/labels.py" line="97"/>
         <source>Code graph proximity</source>
         <translation>Code graph proximity</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="97"/>
+        <location filename="../desktop/ui/labels.py" line="98"/>
         <source>Confidence</source>
         <translation>Confidence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="98"/>
+        <location filename="../desktop/ui/labels.py" line="99"/>
         <source>Recency</source>
         <translation>Recency</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="99"/>
+        <location filename="../desktop/ui/labels.py" line="100"/>
         <source>Source trust</source>
         <translation>Source trust</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="100"/>
+        <location filename="../desktop/ui/labels.py" line="101"/>
         <source>Pinned</source>
         <translation>Pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="101"/>
+        <location filename="../desktop/ui/labels.py" line="102"/>
         <source>Past use</source>
         <translation>Past use</translation>
     </message>

@@ -75,62 +75,62 @@
 <context>
     <name>AuditActions</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="64"/>
+        <location filename="../desktop/ui/labels.py" line="65"/>
         <source>added</source>
         <translation>ajoutée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="65"/>
+        <location filename="../desktop/ui/labels.py" line="66"/>
         <source>edited</source>
         <translation>modifiée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="66"/>
+        <location filename="../desktop/ui/labels.py" line="67"/>
         <source>pinned</source>
         <translation>épinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="67"/>
+        <location filename="../desktop/ui/labels.py" line="68"/>
         <source>unpinned</source>
         <translation>désépinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="68"/>
+        <location filename="../desktop/ui/labels.py" line="69"/>
         <source>confirmed</source>
         <translation>confirmée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="69"/>
+        <location filename="../desktop/ui/labels.py" line="70"/>
         <source>deprecated</source>
         <translation>retirée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="70"/>
+        <location filename="../desktop/ui/labels.py" line="71"/>
         <source>forgotten</source>
         <translation>oubliée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="71"/>
+        <location filename="../desktop/ui/labels.py" line="72"/>
         <source>restored</source>
         <translation>restaurée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="72"/>
+        <location filename="../desktop/ui/labels.py" line="73"/>
         <source>deleted</source>
         <translation>supprimée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="73"/>
+        <location filename="../desktop/ui/labels.py" line="74"/>
         <source>promoted</source>
         <translation>promue</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="74"/>
+        <location filename="../desktop/ui/labels.py" line="75"/>
         <source>evicted</source>
         <translation>évincée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="75"/>
+        <location filename="../desktop/ui/labels.py" line="76"/>
         <source>reinforced</source>
         <translation>renforcée</translation>
     </message>
@@ -635,75 +635,90 @@
 <context>
     <name>ExternalSessions</name>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="70"/>
+        <location filename="../desktop/ui/panel/external.py" line="73"/>
         <source>No external session yet. Install Engram&apos;s hooks in your agent, then start a session in this project: what Engram tells it appears here.</source>
         <translation>Aucune session externe pour l&apos;instant. Installez les hooks d&apos;Engram dans votre agent, puis lancez une session dans ce projet : ce qu&apos;Engram lui transmet s&apos;affichera ici.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="104"/>
-        <location filename="../desktop/ui/panel/external.py" line="120"/>
+        <location filename="../desktop/ui/panel/external.py" line="107"/>
+        <location filename="../desktop/ui/panel/external.py" line="123"/>
         <source>Hooks installed in %1</source>
         <translation>Hooks installés dans %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="104"/>
+        <location filename="../desktop/ui/panel/external.py" line="107"/>
         <source>Install hooks in %1</source>
         <translation>Installer les hooks dans %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="121"/>
+        <location filename="../desktop/ui/panel/external.py" line="124"/>
         <source>Engram&apos;s hooks were added to %1</source>
         <translation>Les hooks d&apos;Engram ont été ajoutés à %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="146"/>
+        <location filename="../desktop/ui/panel/external.py" line="149"/>
         <source>No warning has been said at a tool call yet.</source>
         <translation>Aucun avertissement n’a encore été donné lors d’un appel d’outil.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="148"/>
+        <location filename="../desktop/ui/panel/external.py" line="151"/>
         <source>Warnings at a tool call (before it, or after a check passed): %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</source>
         <translation>Avertissements lors d’un appel d’outil (avant lui, ou après une vérification réussie) : %1 dans %2 sessions. Évités %3, répétés %4, encore ouverts %5.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="154"/>
+        <location filename="../desktop/ui/panel/external.py" line="158"/>
         <source>Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.</source>
         <translation>Évités dans %1 sur %2 cas tranchés (intervalle à 95 % : %3–%4 %) ; sans groupe de comparaison.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="176"/>
+        <location filename="../desktop/ui/panel/external.py" line="165"/>
+        <source>Engram&apos;s agent</source>
+        <translation>L’agent d’Engram</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="166"/>
+        <source>%1: warned %2, avoided %3, repeated %4</source>
+        <translation>%1 : avertis %2, évités %3, répétés %4</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="171"/>
+        <source>By agent: %1.</source>
+        <translation>Par agent : %1.</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="189"/>
         <source>%1 · %2
 %3 shown, %4 cited, %5 flagged</source>
         <translation>%1 · %2
 %3 montrées, %4 citées, %5 signalées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <location filename="../desktop/ui/panel/external.py" line="218"/>
         <source>After compaction</source>
         <translation>Après compaction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="205"/>
+        <location filename="../desktop/ui/panel/external.py" line="218"/>
         <source>Session start</source>
         <translation>Début de session</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="206"/>
+        <location filename="../desktop/ui/panel/external.py" line="219"/>
         <source>On resume</source>
         <translation>À la reprise</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="206"/>
+        <location filename="../desktop/ui/panel/external.py" line="219"/>
         <source>Prompt: %1</source>
         <translation>Demande : %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="207"/>
+        <location filename="../desktop/ui/panel/external.py" line="220"/>
         <source>After %1</source>
         <translation>Après %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="207"/>
+        <location filename="../desktop/ui/panel/external.py" line="220"/>
         <source>Before %1</source>
         <translation>Avant %1</translation>
     </message>
@@ -712,27 +727,27 @@
         <translation type="vanished">Après ouverture de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="208"/>
+        <location filename="../desktop/ui/panel/external.py" line="221"/>
         <source>Cited without being shown</source>
         <translation>Cité sans avoir été montré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="208"/>
+        <location filename="../desktop/ui/panel/external.py" line="221"/>
         <source>After %1 failed</source>
         <translation>Après l’échec de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="231"/>
+        <location filename="../desktop/ui/panel/external.py" line="244"/>
         <source>(deleted)</source>
         <translation>(supprimé)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="232"/>
+        <location filename="../desktop/ui/panel/external.py" line="245"/>
         <source>cited</source>
         <translation>cité</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="232"/>
+        <location filename="../desktop/ui/panel/external.py" line="245"/>
         <source>flagged</source>
         <translation>signalé</translation>
     </message>
@@ -1059,47 +1074,47 @@
 <context>
     <name>LessonKinds</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="81"/>
+        <location filename="../desktop/ui/labels.py" line="82"/>
         <source>your instruction</source>
         <translation>votre consigne</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="82"/>
+        <location filename="../desktop/ui/labels.py" line="83"/>
         <source>failed command, then one that worked</source>
         <translation>commande en échec, puis une qui a marché</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="83"/>
+        <location filename="../desktop/ui/labels.py" line="84"/>
         <source>command that worked</source>
         <translation>commande qui a marché</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="84"/>
+        <location filename="../desktop/ui/labels.py" line="85"/>
         <source>error fixed by an edit</source>
         <translation>erreur corrigée par une modification</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="85"/>
+        <location filename="../desktop/ui/labels.py" line="86"/>
         <source>cause stated by the agent</source>
         <translation>cause énoncée par l&apos;agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="86"/>
+        <location filename="../desktop/ui/labels.py" line="87"/>
         <source>abandoned approach</source>
         <translation>piste abandonnée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="87"/>
+        <location filename="../desktop/ui/labels.py" line="88"/>
         <source>recorded by an agent</source>
         <translation>enregistré par un agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="88"/>
+        <location filename="../desktop/ui/labels.py" line="89"/>
         <source>recurring error</source>
         <translation>erreur récurrente</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="89"/>
+        <location filename="../desktop/ui/labels.py" line="90"/>
         <source>command refused by a hook</source>
         <translation>commande refusée par un hook</translation>
     </message>
@@ -1843,22 +1858,22 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>MemoryScopes</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="57"/>
+        <location filename="../desktop/ui/labels.py" line="58"/>
         <source>Whole project</source>
         <translation>Tout le projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="58"/>
+        <location filename="../desktop/ui/labels.py" line="59"/>
         <source>One module</source>
         <translation>Un module</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="59"/>
+        <location filename="../desktop/ui/labels.py" line="60"/>
         <source>This task</source>
         <translation>Cette tâche</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="60"/>
+        <location filename="../desktop/ui/labels.py" line="61"/>
         <source>This session</source>
         <translation>Cette session</translation>
     </message>
@@ -2614,42 +2629,42 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>ScoreParts</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="94"/>
+        <location filename="../desktop/ui/labels.py" line="95"/>
         <source>Keyword match</source>
         <translation>Mots-clés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="95"/>
+        <location filename="../desktop/ui/labels.py" line="96"/>
         <source>Meaning match</source>
         <translation>Sens</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="96"/>
+        <location filename="../desktop/ui/labels.py" line="97"/>
         <source>Code graph proximity</source>
         <translation>Proximité dans le graphe du code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="97"/>
+        <location filename="../desktop/ui/labels.py" line="98"/>
         <source>Confidence</source>
         <translation>Confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="98"/>
+        <location filename="../desktop/ui/labels.py" line="99"/>
         <source>Recency</source>
         <translation>Fraîcheur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="99"/>
+        <location filename="../desktop/ui/labels.py" line="100"/>
         <source>Source trust</source>
         <translation>Fiabilité de la source</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="100"/>
+        <location filename="../desktop/ui/labels.py" line="101"/>
         <source>Pinned</source>
         <translation>Épinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="101"/>
+        <location filename="../desktop/ui/labels.py" line="102"/>
         <source>Past use</source>
         <translation>Usage passé</translation>
     </message>

@@ -12,7 +12,7 @@ from desktop.memory.diagnostics import InstallCheck, run_install_checks
 from desktop.memory.projects import move_aside_corrupt
 from desktop.memory.store.errors import CorruptDatabaseError
 
-AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
+AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI", "engram": "Engram's agent"}
 # What each integration finding says (desktop/agents/integration_checks.py gives the code and the facts).
 FINDINGS = {
     "cli_found": "found at {detail}",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from desktop.cli.common import add_common, emit, open_project
+from desktop.cli.doctor_cmds import AGENT_NAMES
 from desktop.memory.triggers.warn import OutcomeReport, outcome_report
 
 
@@ -36,6 +37,9 @@ def _words(r: OutcomeReport, contents: dict[int, str]) -> str:
         lines.append(f"Avoided: {r.avoided} of {r.decided} decided warnings ({r.avoided / r.decided:.0%}; "
                      f"95% interval {low:.0%}-{high:.0%}). No comparison group: this says what followed each "
                      f"warning, not what would have happened without it.")
+    if r.by_agent:
+        lines.append("  by agent: " + "; ".join(
+            f"{AGENT_NAMES.get(a, a)} warned {n}, avoided {av}, repeated {rep}" for a, n, av, rep in r.by_agent))
     lines.append("Most warned memories:")
     for mid, n, avoided, repeated in r.by_memory:
         text = " ".join(contents.get(mid, "").split())
@@ -53,6 +57,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     data = {"warned": report.warned, "avoided": report.avoided, "repeated": report.repeated, "open": report.open,
             "sessions": report.sessions, "decided": report.decided,
             "avoided_interval_95": [round(low, 4), round(high, 4)] if report.decided else None,
+            "agents": [{"agent": a, "warned": n, "avoided": av, "repeated": rep} for a, n, av, rep in report.by_agent],
             "memories": [{"id": m, "warned": n, "avoided": a, "repeated": r, "content": contents.get(m, "")}
                          for m, n, a, r in report.by_memory]}
     emit(args, data, lambda: _words(report, contents))

@@ -114,7 +114,7 @@ def test_engrams_own_agent_records_what_its_warnings_did(project: Any) -> None:
                                             approval=allowed)).run()
     report = outcome_report(project.db.reads.conn())
     assert (report.warned, report.repeated, report.avoided, report.sessions) == (2, 1, 1, 2)
-    assert report.by_memory == [(lesson, 2, 1, 1)]
+    assert report.by_memory == [(lesson, 2, 1, 1)] and report.by_agent == [("engram", 2, 1, 1)]
 
 
 def test_engrams_own_agent_hears_the_tests_habit_when_its_check_passes_on_untested_code(project: Any) -> None:

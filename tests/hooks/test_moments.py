@@ -168,16 +168,19 @@ def test_report_from_the_cli_and_the_agents_tab(project: Any, data_dir: Path, ca
     data = json.loads(capsys.readouterr().out)
     assert (data["warned"], data["avoided"], data["repeated"], data["open"], data["sessions"]) == (3, 1, 1, 1, 3)
     assert data["avoided_interval_95"][0] < 0.5 < data["avoided_interval_95"][1]  # 1 of 2: not distinguishable
+    assert data["agents"] == [{"agent": "claude-code", "warned": 3, "avoided": 1, "repeated": 1}]
     assert main(["report", "--project", str(h.root), "--data-dir", str(data_dir)]) == 0
     human = capsys.readouterr().out
     assert "Avoided: 1 of 2 decided warnings" in human and "No comparison group" in human
     assert "avoided (what it warned of did not happen later in that session): 1" in human  # the habit's too
     assert human.startswith("Warnings said at a tool call (before it, or after a check passed): 3 in 3 sessions.")
+    assert "by agent: Claude Code warned 3, avoided 1, repeated 1" in human
     tab = ExternalSessions(project, Tasks())
     qtbot.addWidget(tab)
     said = "Warnings at a tool call (before it, or after a check passed): 3 in 3 sessions"
     qtbot.waitUntil(lambda: said in tab.outcomes.text(), timeout=5000)
     assert "Avoided in 1 of 2 decided" in tab.outcomes.text()
+    assert "By agent: Claude Code: warned 3, avoided 1, repeated 1." in tab.outcomes.text()
     # what the agent read is there in full (the chip is only its handle), not cut at 60 characters
     from PySide6.QtWidgets import QLabel
 

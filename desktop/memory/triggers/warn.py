@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -255,6 +255,7 @@ class OutcomeReport:
     open: int
     sessions: int
     by_memory: list[tuple[int, int, int, int]]  # (memory id, warned, avoided, repeated), most warned first
+    by_agent: list[tuple[str, int, int, int]] = field(default_factory=list)  # (agent, warned, avoided, repeated)
 
     @property
     def decided(self) -> int:
@@ -274,5 +275,9 @@ def outcome_report(conn: Any, *, limit: int = 10) -> OutcomeReport:
     per = conn.execute(
         "SELECT memory_id, count(*), sum(outcome = ?), sum(outcome = ?) FROM warning_outcomes "
         "GROUP BY memory_id ORDER BY count(*) DESC, memory_id LIMIT ?", (AVOIDED, REPEATED, limit)).fetchall()
+    agents = conn.execute(
+        "SELECT agent, count(*), sum(outcome = ?), sum(outcome = ?) FROM warning_outcomes "
+        "GROUP BY agent ORDER BY count(*) DESC, agent", (AVOIDED, REPEATED)).fetchall()
     return OutcomeReport(int(row[0] or 0), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0),
-                         [(int(m), int(n), int(a or 0), int(r or 0)) for m, n, a, r in per])
+                         [(int(m), int(n), int(a or 0), int(r or 0)) for m, n, a, r in per],
+                         [(str(g), int(n), int(a or 0), int(r or 0)) for g, n, a, r in agents])

@@ -160,6 +160,15 @@ class ExternalSessions(QWidget):
                                ("%4", f"{high * 100:.0f}")):
                 more = more.replace(key, value)
             text += " " + more
+        parts = []
+        for agent, n, avoided, repeated in r.by_agent:
+            name = self.tr("Engram's agent") if agent == "engram" else AGENT_NAMES.get(agent, agent)
+            part = self.tr("%1: warned %2, avoided %3, repeated %4")
+            for key, value in (("%1", name), ("%2", str(n)), ("%3", str(avoided)), ("%4", str(repeated))):
+                part = part.replace(key, value)
+            parts.append(part)
+        if parts:
+            text += " " + self.tr("By agent: %1.").replace("%1", "; ".join(parts))
         self.outcomes.setText(text)
 
     def schedule_refresh(self) -> None:
