@@ -52,6 +52,7 @@ from desktop.agents.tools.registry import ToolRegistry, summarize
 from desktop.memory.citations import cited_ids
 from desktop.memory.observer import events as ev
 from desktop.memory.observer.tool_names import canonical_tool, normalize_args
+from desktop.memory.triggers.untested import failed_unseen
 
 if TYPE_CHECKING:
     from desktop.memory.project import Project
@@ -292,10 +293,10 @@ class AgentSession:
         added: list[Injection] = []
         if "t3" in self.tiers:
             # Lessons the call's shape triggers (issue 25), then the gotchas of the file it touched.
-            failed = outcome.is_error or self.decider.failed_unseen(args, outcome.output)
-            self.warnings.after_call(call.id, tool, normalize_args(tool, args), files, outcome.output, failed=failed)
-            warned = self.decider.warn(tool, normalize_args(tool, args), files, output=outcome.output,
-                                       failed=failed)
+            failed = outcome.is_error or failed_unseen(args.get("command"), outcome.output)
+            shaped = normalize_args(tool, args)
+            self.warnings.after_call(call.id, tool, shaped, files, outcome.output, failed=failed)
+            warned = self.decider.warn(tool, shaped, files, output=outcome.output, failed=failed)
             if warned is not None:
                 self.warnings.warned(call.id, warned.memory_ids, summarize(call.name, args))
             augmented = None if outcome.is_error else \

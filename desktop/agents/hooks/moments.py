@@ -195,7 +195,10 @@ class ToolMoments:
         shape, files = call_shape(call, self.root)
         output = output_of(call)[0]
         self._follow_folder(call, shape, output)
-        failed = failed or self._failed_unseen(call, shape, output)
+        if not failed and shape.command is not None:
+            from desktop.memory.triggers.untested import failed_unseen
+
+            failed = failed_unseen(call.tool_input.get("command"), output)
         if failed:
             self._mark_repeated(call, shape, output)
         # Most calls succeed and match no "passing is not enough" lesson: look that up first, so the
@@ -224,14 +227,6 @@ class ToolMoments:
         said = self._say(call, "after_tool", warned, gotchas, "for the call just made")
         guess = "" if warned else self._guess(call, shape)  # Gemini CLI reads nothing before a call
         return "\n".join(t for t in (said, guess) if t)
-
-    def _failed_unseen(self, call: HookCall, shape: CallShape, output: str) -> bool:
-        """A check that failed behind a pipe (``mise run lint | head``): its hook event says it
-        succeeded, its output says otherwise."""
-        from desktop.memory.triggers.untested import failed_unseen
-
-        typed = call.tool_input.get("command")
-        return shape.command is not None and typed is not None and failed_unseen(command_text(typed), output)
 
     def _untested_after(self, call: HookCall, shape: CallShape, files: list[str], output: str) -> str:
         """After a call that succeeded: an edit updates the session's untested change; a check that

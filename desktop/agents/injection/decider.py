@@ -111,7 +111,10 @@ class StepInjectionDecider:
         habit of asking for tests when code changed with no test since."""
         started = time.perf_counter()
         try:
-            failed = failed or (output is not None and self.failed_unseen(args, output))
+            if not failed and output is not None:
+                from desktop.memory.triggers.untested import failed_unseen
+
+                failed = failed_unseen(args.get("command"), output)
             # After a failure, a checker's rule fits when its report is in the output, as the hooks say it.
             mems = self.memory.warnings_for(tool, args, files, exclude=self.state.injected,
                                             output=output if failed else None)
@@ -126,15 +129,6 @@ class StepInjectionDecider:
             return self._emit(Injection("t3", "tool_result", text, [m.id for m in mems], count_tokens(text)))
         finally:
             self.state.augment_ms.append((time.perf_counter() - started) * 1000)
-
-    @staticmethod
-    def failed_unseen(args: dict[str, Any], output: str) -> bool:
-        """A check that failed behind a pipe, its exit status hidden (the core's ``failed_unseen``)."""
-        from desktop.memory.observer.tool_names import command_text
-        from desktop.memory.triggers.untested import failed_unseen
-
-        command = args.get("command")
-        return command is not None and failed_unseen(command_text(command), output)
 
     def _after_success(self, tool: str, args: dict[str, Any], files: list[str], output: str,
                        exclude: set[int]) -> list[Memory]:

@@ -38,6 +38,9 @@ PROJECT_FACT = "project_fact"
 ASKED_TESTS = "asked_tests"
 # Issues 25 and 26: the user questioned the tests an agent had just written (observer/asked_tests.py).
 REVIEWED_TESTS = "reviewed_tests"
+#: How the review habit's stored text begins (``triggers/untested`` recognises it, to say the user's
+#: newer words in its place).
+REVIEWED_TESTS_LEAD = "The user reviews the tests an agent writes here: after tests were written, they asked "
 # Issue 26: a call failed from a subfolder on a path from the project root (observer/shell_strays.py).
 SHELL_STRAY = "shell_stray"
 

@@ -27,6 +27,7 @@ from desktop.memory.observer.signals import (
     PROJECT_FACT,
     RECIPE,
     REVIEWED_TESTS,
+    REVIEWED_TESTS_LEAD,
     SHELL_STRAY,
     STATED_CAUSE,
     USER_RULE,
@@ -148,8 +149,7 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
     if k == REVIEWED_TESTS:
         # What the user checks is in their words; other sessions' words are added as it is said
         # (``lifecycle/freshness.as_of_now``).
-        return Rendered(T.PREFERENCE, "The user reviews the tests an agent writes here: after tests were written, "
-                        f"they asked \"{excerpt(d['text'], 300)}\"", [])
+        return Rendered(T.PREFERENCE, f"{REVIEWED_TESTS_LEAD}\"{excerpt(d['text'], 300)}\"", [])
     if k == PROJECT_FACT:
         if d.get("source") == "user":
             where = f" (about {_list(files, 3)})" if files else ""

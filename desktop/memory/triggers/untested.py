@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Final
 
-from desktop.memory.observer.signals import ASKED_TESTS, REVIEWED_TESTS
+from desktop.memory.observer.signals import ASKED_TESTS, REVIEWED_TESTS, REVIEWED_TESTS_LEAD
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.writer import FnOp, Tx
 from desktop.memory.text.file_kinds import is_code_change, is_test_file
@@ -41,7 +41,6 @@ MORE_WORDS: Final = 3
 #: The habit's own lead when it is said with the user's newest words (the stored memory keeps the
 #: words of the session it was learned from, for its citation).
 REVIEW_LEAD: Final = "After an agent wrote tests here, the user asked: "
-_TEMPLATE_LEAD: Final = "The user reviews the tests an agent writes here: after tests were written, they asked \""
 #: A quote's first sentence, when it has one of a useful length.
 _FIRST_SENTENCE: Final = re.compile(r"(.{20,}?[?.!])(?:\s|$)", re.S)
 
@@ -55,7 +54,7 @@ def in_users_words(memory: Memory) -> Memory:
     memory a person reworded keeps its words, with the newest quotes after them."""
     if memory.metadata.get("signal") != REVIEWED_TESTS:
         return memory  # "add tests" needs no one's words: two blind judges labelled it by its moments
-    own = memory.content.startswith(_TEMPLATE_LEAD)
+    own = memory.content.startswith(REVIEWED_TESTS_LEAD)
     lead = REVIEW_LEAD if own else f"{memory.content.rstrip('.')}; in other sessions: "
     room = LINE_CHARS - len(lead) - 1
     seen: list[str] = []
@@ -102,15 +101,21 @@ def check_passed(command: str, output: str) -> bool:
     return is_check(command) and not shows_failure(output)
 
 
-def failed_unseen(command: str, output: str) -> bool:
+def failed_unseen(command: Any, output: str) -> bool:
     """A check whose exit status a pipe or ``|| true`` hid (``mise run lint | head``), its output
-    showing it failed: for what is said after it, a failure like any other."""
-    from desktop.memory.observer.command_kinds import CHECK_MASKS, category, shows_failure
+    showing it failed: for what is said after it, a failure like any other. ``command`` is the call's
+    command argument as the agent gave it (a string, or an argv list)."""
+    from desktop.memory.observer.tool_names import command_text
+
+    line = command_text(command) if command is not None else ""
+    if "|" not in line and ";" not in line:
+        return False  # the common case: nothing could hide the exit status (no pattern module loaded)
+    from desktop.memory.observer.command_kinds import category, shows_failure
     from desktop.memory.observer.shell_parse import parse_line
 
-    if not CHECK_MASKS.search(command) or not shows_failure(output):
-        return False  # the common case, read without parsing the command
-    return any(s.masked and category(s.text) in CHECK_KINDS for s in parse_line(command, "", "").segments)
+    if not shows_failure(output):
+        return False
+    return any(s.masked and category(s.text) in CHECK_KINDS for s in parse_line(line, "", "").segments)
 
 
 def untested_change(conn: Any, session_id: str) -> str:
