@@ -250,7 +250,8 @@ def test_a_hostile_transcript_path_is_not_read(project: Any, tmp_path: Path) -> 
     assert time.monotonic() - started < 1.0
 
 
-def test_a_checkers_rule_is_said_when_the_checker_reports_it_not_before_each_run(project: Any) -> None:
+def _nilerr_rule(project: Any) -> int:
+    """A checker's rule learned from `mise run lint` (fires when the checker runs)."""
     from desktop.memory.triggers.model import COMMAND, Trigger
 
     lint = Trigger(COMMAND, "mise", ("run", "lint"))
@@ -260,6 +261,11 @@ def test_a_checkers_rule_is_said_when_the_checker_reports_it_not_before_each_run
         metadata={"signal": "check_rule", "signal_key": "check_rule:nilerr", "triggers": [lint.as_json()]},
     )).result(10).id)
     flush(project)
+    return mid
+
+
+def test_a_checkers_rule_is_said_when_the_checker_reports_it_not_before_each_run(project: Any) -> None:
+    mid = _nilerr_rule(project)
     h = Handlers(project)
     hook(h, "session-start", "c1", source="startup")
     said = hook(h, "prompt", "c1", prompt="why does mise run lint fail with nilerr here")
@@ -275,15 +281,7 @@ def test_a_checkers_rule_is_said_when_the_checker_reports_it_not_before_each_run
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini"])
 def test_a_checkers_rule_is_said_after_a_failure_a_pipe_hid(project: Any, agent: str) -> None:
     """``mise run lint 2>&1 | head`` exits 0 whatever lint found: the output is what says it failed."""
-    from desktop.memory.triggers.model import COMMAND, Trigger
-
-    lint = Trigger(COMMAND, "mise", ("run", "lint"))
-    mid = int(project.memories.add(NewMemory(
-        content="`mise run lint` reports `nilerr`; where it is intended, annotate `//nolint:nilerr // <reason>`.",
-        type="gotcha", source="observer_inferred", confidence=0.9,
-        metadata={"signal": "check_rule", "signal_key": "check_rule:nilerr", "triggers": [lint.as_json()]},
-    )).result(10).id)
-    flush(project)
+    mid = _nilerr_rule(project)
     h = Handlers(project)
     report = "[lint] $ golangci-lint run ./...\ncmd/a.go:9:2: error is not nil (line 7) but it returns nil (nilerr)"
     quiet = "[lint] $ golangci-lint run ./...\n0 issues."
