@@ -436,3 +436,30 @@ def test_a_ci_log_viewed_is_not_a_checker_run() -> None:
            new_string="return findCheckpoint(head, nil), nil //nolint:nilerr // best effort")
     s.bash("gh run view 2 --log-failed", "ok")
     assert "check_rule" not in kinds(digest_of(s.end()))
+
+
+def test_a_lesson_whose_annotation_the_checker_calls_unused_is_retired(db: Database) -> None:
+    """gosec's lesson said "annotate `//nolint:errcheck,gosec`"; a later lint run reports errcheck's
+    part of that directive unused (the project exempts it): the lesson is retired with that reason.
+    A lesson whose own rule's directive was unused on one line stays: that line did not need it."""
+    from desktop.memory.service import MemoryService
+
+    memories = MemoryService(db)
+
+    def rule(name: str, annotation: str) -> int:
+        return int(memories.add(
+            f'`mise run lint` reports `{name}`: "…"; where it is intended, the line is annotated `{annotation}`.',
+            type="error_pattern", source="observer_inferred", confidence=0.9,
+            metadata={"signal": "check_rule", "signal_key": f"check_rule:{name}"}).result(10).id)
+
+    gosec = rule("gosec", "//nolint:errcheck,gosec // <reason>")
+    errcheck = rule("errcheck", "//nolint:errcheck // <reason>")
+    nilerr = rule("nilerr", "//nolint:nilerr // <reason>")
+    unused = ("[lint] $ golangci-lint run ./...\ncmd/a.go:12:3: directive `//nolint:errcheck,gosec // best effort` "
+              "is unused for linter \"errcheck\" (nolintlint)\n1 issues:")
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    promoter.promote(digest_of(Seq("s1").bash("mise run lint", unused, error=True).end()))
+    live = {int(r[0]) for r in db.reads.conn().execute("SELECT id FROM memories WHERE deprecated = 0")}
+    assert gosec not in live and {errcheck, nilerr} <= live
+    [(reason,)] = db.reads.conn().execute("SELECT deprecated_reason FROM memories WHERE id = ?", (gosec,)).fetchall()
+    assert "`errcheck`" in reason and "unused" in reason

@@ -1,5 +1,10 @@
 """Lessons a later session proved wrong: "this command fails" when it then worked (issue 25/26).
 
+A checker's lesson that says "annotate `//nolint:errcheck,gosec`" is wrong when the checker later
+reports part of that annotation as unused (golangci-lint's nolintlint, ruff's RUF100, eslint's
+unused disable directive): the project's configuration already exempts what the extra name was
+for, and an agent following the lesson fails lint. That report retires it the same way.
+
 A lesson that says a command of some shape fails here (a flag git does not take, a tool not on
 the PATH) or is refused (a hook's rule) stays true only until that shape runs fine. Agents' tools
 get installed, hooks get relaxed, a one-off install problem goes away; a warning about a command
@@ -12,11 +17,12 @@ pinned it, in which case it is marked for their review instead.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from desktop.memory.observer.signals import COMMAND_FIX, HOOK_BLOCK
+from desktop.memory.observer.signals import CHECK_RULE, COMMAND_FIX, HOOK_BLOCK
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.writer import Tx
 from desktop.memory.triggers.index import candidates
@@ -29,13 +35,58 @@ FAILS_SIGNALS: Final = frozenset({COMMAND_FIX, HOOK_BLOCK})
 MAX_SUCCEEDED: Final = 400
 
 
+#: A checker saying a suppression names a rule it did not need: (the rule, as the checker names it).
+_UNUSED: Final = (re.compile(r"directive `//nolint:[^`]*` is unused for linter \"?([\w-]+)\"?"),  # nolintlint
+                  re.compile(r"Unused `noqa` directive \(unused: `([\w-]+)`"),  # ruff RUF100
+                  re.compile(r"Unused eslint-disable directive \(no problems were reported from '([\w/@-]+)'"))
+MAX_UNUSED: Final = 40
+
+
 @dataclass(frozen=True)
 class Contradiction:
-    """A lesson and the command of this session that ran fine although the lesson says it fails."""
+    """A lesson and the command of this session that ran fine although the lesson says it fails
+    (or, with ``reason``, what else of this session proved it wrong)."""
 
     memory_id: int
     command: str
     person_kept: bool
+    reason: str = ""
+
+
+def unused_suppressions(output: str) -> list[str]:
+    """The rules a checker's output reports a suppression annotation did not need."""
+    if "nused" not in output:
+        return []  # almost every output: no pattern run
+    found: dict[str, None] = {}
+    for rx in _UNUSED:
+        for m in rx.finditer(output[-20_000:]):
+            found[m.group(1)] = None
+    return list(found)[:MAX_UNUSED]
+
+
+def annotation_contradicted(conn: Any, session_id: str, unused: list[str]) -> list[Contradiction]:
+    """Live checker lessons whose annotation names, besides their own rule, a rule this session's
+    checker reported as not needed there (``//nolint:errcheck,gosec`` for gosec, errcheck unused).
+    A lesson's own rule reported unused once says only that this one line did not need it."""
+    if not unused:
+        return []
+    rows = conn.execute(
+        "SELECT id, content, user_verified, pinned, provenance_session_ids FROM memories "
+        "WHERE deprecated = 0 AND json_extract(metadata, '$.signal') = ?", (CHECK_RULE,)).fetchall()
+    found: list[Contradiction] = []
+    for mid, content, verified, pinned, sessions in rows:
+        own = re.search(r"reports `([\w-]+)`", str(content))
+        named = re.search(r"`(?://|#)\s*(?:nolint|noqa|eslint-disable[\w-]*)[:\s]*([\w,\s/@-]+?)(?:\s*//|`)",
+                          str(content))
+        if own is None or named is None or session_id in str(sessions):
+            continue
+        others = [r.strip() for r in re.split(r"[,\s]+", named.group(1)) if r.strip() and r.strip() != own.group(1)]
+        wrong = [r for r in others if r in unused]
+        if wrong:
+            found.append(Contradiction(int(mid), "", bool(verified or pinned),
+                                       f"the checker reported `{wrong[0]}` in its annotation as unused in "
+                                       f"session {session_id[:8]}"))
+    return found
 
 
 def contradicted(conn: Any, session_id: str, commands: list[str], root: Path | None = None) -> list[Contradiction]:
@@ -59,7 +110,7 @@ def retire(tx: Tx, session_id: str, items: list[Contradiction]) -> int:
     """Inside the session's promotion: retire (or, a person's, mark for review) each contradicted lesson."""
     for c in items:
         said = redact_then_cut(c.command, 300)  # redact first, then cut
-        reason = f"`{redact_then_cut(said, 120)}` ran fine in session {session_id[:8]}"
+        reason = c.reason or f"`{redact_then_cut(said, 120)}` ran fine in session {session_id[:8]}"
         if c.person_kept:
             tx.audit("stale", c.memory_id, actor="observer", reason=reason, detail={"command": said})
             tx.execute("UPDATE memories SET needs_review = 1, updated_at = ? WHERE id = ?", (tx.now, c.memory_id))

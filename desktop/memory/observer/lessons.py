@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from desktop.memory.observer import trigger_lessons
 from desktop.memory.observer.command_shape import parse
+from desktop.memory.observer.contradictions import MAX_UNUSED, unused_suppressions
 from desktop.memory.observer.events import ToolCall, ToolResult
 from desktop.memory.observer.harness import outside_project, shorten_command, strip_project_cd
 from desktop.memory.observer.hook_blocks import on_refusal
@@ -211,6 +212,10 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
     category = command_category(command)
     event = str(pend.get("event", ev.event_key))
     trigger_lessons.on_check_result(sp, command, category, ev.output, ev.is_error, ev.step, event)
+    # Whatever ran it (``mise run lint``, a hook, pre-commit): the report's words are the checker's own.
+    unused: list[str] = sp.ev.setdefault("unused", [])
+    unused.extend(r for r in unused_suppressions(ev.output) if r not in unused)
+    del unused[MAX_UNUSED:]
     if ev.is_error:
         err = stable_error(ev.output)
         if err:

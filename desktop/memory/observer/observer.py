@@ -92,6 +92,9 @@ class SessionDigest:
     """Prints of its user messages and tool calls (``continuation``): a copy of them is this session."""
     succeeded: list[str] = field(default_factory=list)
     """The shell commands that ran fine (redacted): they retire lessons saying such a command fails."""
+    unused_suppressions: list[str] = field(default_factory=list)
+    """The rules a checker reported a suppression annotation did not need: they retire lessons that
+    recommend that annotation."""
 
 
 class Observer:
@@ -206,7 +209,7 @@ class Observer:
             list(sp.grep_counts), self._ngrams(), list(sp.signals.values()), sp.external_step,
             dict(sp.early), sp.evicted, sp.parent_session_id, list(sp.removed),
             [(old, new) for old, new in sp.moved], evidence=proof, prints=list(sp.ev.get("prints", [])),
-            succeeded=list(sp.ev.get("ok", [])))
+            succeeded=list(sp.ev.get("ok", [])), unused_suppressions=list(sp.ev.get("unused", [])))
 
     def _finalize_files(self) -> None:
         sp = self.sp

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from desktop.memory.observer import cross_session as xs
-from desktop.memory.observer.contradictions import Contradiction, contradicted, retire
+from desktop.memory.observer.contradictions import Contradiction, annotation_contradicted, contradicted, retire
 from desktop.memory.observer.harness import is_noise
 from desktop.memory.observer.known_already import already_told, instructions_seen
 from desktop.memory.observer.observer import SessionDigest
@@ -417,7 +417,8 @@ class Promoter:
         same_lesson = _same_lesson(conn, items, keys)
         items, keys, reinforced_by_novelty = self._novelty(conn, items, keys)
         t2 = time.perf_counter()
-        proved_wrong = contradicted(conn, digest.session_id, digest.succeeded)
+        proved_wrong = contradicted(conn, digest.session_id, digest.succeeded) + \
+            annotation_contradicted(conn, digest.session_id, digest.unused_suppressions)
         op = PromoteSession(digest, items, keys, signal_keys=signal_keys if first_time else [],
                             first_time=first_time, event_keys=event_keys or [], synthesis=synth,
                             continued=continued, contradicted=proved_wrong)
