@@ -108,13 +108,11 @@ class StepInjectionDecider:
         """Lessons whose trigger this call matches (issue 25), given with its result like a hook's
         warning is in Claude Code; each once a session. After a call that succeeded (``output``),
         also what a passing check adds, as the hooks say it: one stronger check, and the user's
-        habit of asking for tests when code changed with no test since."""
+        habit of asking for tests when code changed with no test since. ``failed``: the call failed,
+        its exit status or its output says so (the caller decides, as the hooks do: the core's
+        ``untested.failed_unseen``)."""
         started = time.perf_counter()
         try:
-            if not failed and output is not None:
-                from desktop.memory.triggers.untested import failed_unseen
-
-                failed = failed_unseen(args.get("command"), output)
             # After a failure, a checker's rule fits when its report is in the output, as the hooks say it.
             mems = self.memory.warnings_for(tool, args, files, exclude=self.state.injected,
                                             output=output if failed else None)

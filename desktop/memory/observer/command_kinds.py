@@ -61,6 +61,7 @@ _FAILED_OUTPUT: Final = re.compile(r"(?m)^(?:FAIL|FAILED|ERROR|E\s{2,})\b|\bpani
                                    r"^(?:[1-9]\d* issues?:|Found [1-9]\d* (?:errors?|problems?)\b|"
                                    r"✖ [1-9]\d* problems?\b|\[[\w:.-]+\] ERROR\b)")
 
+
 def shows_failure(output: str) -> bool:
     """True when a command's output shows a failure (for a run whose exit status a pager or a
     ``|| true`` hid)."""

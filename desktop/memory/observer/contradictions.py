@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from desktop.memory.observer.checker_output import annotation
 from desktop.memory.observer.signals import CHECK_RULE, COMMAND_FIX, HOOK_BLOCK
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.writer import Tx
@@ -40,6 +41,8 @@ _UNUSED: Final = (re.compile(r"directive `//nolint:[^`]*` is unused for linter \
                   re.compile(r"Unused `noqa` directive \(unused: `([\w-]+)`"),  # ruff RUF100
                   re.compile(r"Unused eslint-disable directive \(no problems were reported from '([\w/@-]+)'"))
 MAX_UNUSED: Final = 40
+#: The names in an annotation (``//nolint:errcheck,gosec //`` -> nolint, errcheck, gosec).
+_NAMES: Final = re.compile(r"[\w/@-]+")
 
 
 @dataclass(frozen=True)
@@ -71,17 +74,15 @@ def annotation_contradicted(conn: Any, session_id: str, unused: list[str]) -> li
     if not unused:
         return []
     rows = conn.execute(
-        "SELECT id, content, user_verified, pinned, provenance_session_ids FROM memories "
-        "WHERE deprecated = 0 AND json_extract(metadata, '$.signal') = ?", (CHECK_RULE,)).fetchall()
+        "SELECT id, content, user_verified, pinned, provenance_session_ids, json_extract(metadata, '$.signal_key') "
+        "FROM memories WHERE deprecated = 0 AND json_extract(metadata, '$.signal') = ?", (CHECK_RULE,)).fetchall()
     found: list[Contradiction] = []
-    for mid, content, verified, pinned, sessions in rows:
-        own = re.search(r"reports `([\w-]+)`", str(content))
-        named = re.search(r"`(?://|#)\s*(?:nolint|noqa|eslint-disable[\w-]*)[:\s]*([\w,\s/@-]+?)(?:\s*//|`)",
-                          str(content))
-        if own is None or named is None or session_id in str(sessions):
+    for mid, content, verified, pinned, sessions, key in rows:
+        own = str(key or "").partition(":")[2]  # ``check_rule:gosec``: the rule the lesson is about
+        note = annotation(str(content))
+        if not own or not note or session_id in str(sessions):
             continue
-        others = [r.strip() for r in re.split(r"[,\s]+", named.group(1)) if r.strip() and r.strip() != own.group(1)]
-        wrong = [r for r in others if r in unused]
+        wrong = [r for r in _NAMES.findall(note) if r != own and r in unused]
         if wrong:
             found.append(Contradiction(int(mid), "", bool(verified or pinned),
                                        f"the checker reported `{wrong[0]}` in its annotation as unused in "

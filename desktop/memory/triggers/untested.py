@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from desktop.memory.observer.signals import ASKED_TESTS, REVIEWED_TESTS, REVIEWED_TESTS_LEAD
-from desktop.memory.privacy.boundary import redact_then_cut
+from desktop.memory.privacy.boundary import redact_stored, redact_then_cut
 from desktop.memory.store.writer import FnOp, Tx
 from desktop.memory.text.file_kinds import is_code_change, is_test_file
 from desktop.memory.triggers.model import COMMAND, Trigger
@@ -61,7 +61,7 @@ def in_users_words(memory: Memory) -> Memory:
     for prov in reversed(memory.provenance):
         words = prov.get("evidence") if isinstance(prov, dict) else None
         quote = _first_sentence(str(words[0])) if isinstance(words, list) and words else ""
-        quote = redact_then_cut(quote, len(quote) + 64)  # redacted before it is measured
+        quote = redact_stored(quote)  # redacted before it is measured
         if not quote or any(quote[:60] in s for s in seen) or (not own and quote[:60] in memory.content):
             continue
         if len(quote) + 4 <= room:
