@@ -458,8 +458,11 @@ def test_a_lesson_whose_annotation_the_checker_calls_unused_is_retired(db: Datab
     unused = ("[lint] $ golangci-lint run ./...\ncmd/a.go:12:3: directive `//nolint:errcheck,gosec // best effort` "
               "is unused for linter \"errcheck\" (nolintlint)\n1 issues:")
     promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    live_sql = "SELECT id FROM memories WHERE deprecated = 0"
+    promoter.promote(digest_of(Seq("s0").bash(f"echo '{unused}'", unused).end()))  # an agent's words
+    assert gosec in {int(r[0]) for r in db.reads.conn().execute(live_sql)}
     promoter.promote(digest_of(Seq("s1").bash("mise run lint", unused, error=True).end()))
-    live = {int(r[0]) for r in db.reads.conn().execute("SELECT id FROM memories WHERE deprecated = 0")}
+    live = {int(r[0]) for r in db.reads.conn().execute(live_sql)}
     assert gosec not in live and {errcheck, nilerr} <= live
     [(reason,)] = db.reads.conn().execute("SELECT deprecated_reason FROM memories WHERE id = ?", (gosec,)).fetchall()
     assert "`errcheck`" in reason and "unused" in reason

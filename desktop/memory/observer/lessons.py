@@ -21,6 +21,7 @@ import re
 from typing import Any, Final
 
 from desktop.memory.observer import trigger_lessons
+from desktop.memory.observer.command_kinds import category as kind_of
 from desktop.memory.observer.command_shape import parse
 from desktop.memory.observer.contradictions import MAX_UNUSED, unused_suppressions
 from desktop.memory.observer.events import ToolCall, ToolResult
@@ -212,10 +213,12 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
     category = command_category(command)
     event = str(pend.get("event", ev.event_key))
     trigger_lessons.on_check_result(sp, command, category, ev.output, ev.is_error, ev.step, event)
-    # Whatever ran it (``mise run lint``, a hook, pre-commit): the report's words are the checker's own.
-    unused: list[str] = sp.ev.setdefault("unused", [])
-    unused.extend(r for r in unused_suppressions(ev.output) if r not in unused)
-    del unused[MAX_UNUSED:]
+    # Only a checker's own run is evidence against a lesson (``mise run lint``, ``ruff check``):
+    # ``echo "directive … is unused"`` is an agent's words, and an agent's words retire nothing.
+    if kind_of(command) in ("lint", "test", "build"):
+        unused: list[str] = sp.ev.setdefault("unused", [])
+        unused.extend(r for r in unused_suppressions(ev.output) if r not in unused)
+        del unused[MAX_UNUSED:]
     if ev.is_error:
         err = stable_error(ev.output)
         if err:
