@@ -31,6 +31,8 @@ def test_near_misses_are_not() -> None:
     # a report, not a question (a failure to fix), and an answer that edits code, not tests
     assert "asked_tests" not in kinds(digest_of(session("b", "integration tests are failing").end()))
     assert "asked_tests" not in kinds(digest_of(session("c", then="cmd/cli/resume.go").end()))
+    # a run asked for, not tests
+    assert "asked_tests" not in kinds(digest_of(session("g", "can you run the tests?").end()))
     # only docs changed before the question
     assert "asked_tests" not in kinds(digest_of(session("d", code="docs/usage.md").end()))
     # a long pasted text that happens to end with a question
@@ -86,6 +88,13 @@ def test_review_near_misses_are_not() -> None:
     # a run reported, a task named, a command quoted: not the tests themselves
     for text in ("mise run test:ci is failing", "`go test ./...` fails on my machine", 'run "make test" again'):
         assert "reviewed_tests" not in kinds(digest_of(reviewed("n2", text).end())), text
+    # words about running the tests (a verb of execution in the sentence that names them) are about a
+    # run, not about what the tests check; a review in another sentence of the same words still counts
+    for text in ("run the tests", "don't run CI or integration tests, too slow.",
+                 "but while that test is running my local git config is messed up, right?", "relance les tests"):
+        assert "reviewed_tests" not in kinds(digest_of(reviewed("n6", text).end())), text
+    both = "are these tests useful? Run them after."
+    assert kinds(digest_of(reviewed("n7", both).end()))["reviewed_tests"][0].data["text"] == both
     # words about something else, and the review's turn over before the user spoke of tests
     assert "reviewed_tests" not in kinds(digest_of(reviewed("n3", "looks good, commit it").user(REVIEW).end()))
     # a subagent's brief is not the user

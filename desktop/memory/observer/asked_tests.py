@@ -16,7 +16,10 @@ really testing something?"). In two sessions or more, that is how this user rece
 user's own words say what they check, and an agent about to write tests should hear them first.
 
 The only word read is "test", a loan word in most languages programmers write in; the question
-mark is structural. A pasted review, a harness message or a subagent's brief is not the user
+mark is structural. Words about *running* tests ("run the tests", "don't run the integration tests,
+too slow", "while that test is running...") are about a run, not about the tests an agent wrote or
+the ones it should add: a verb of execution (a closed class) in the same sentence as the word
+"test" makes it neither an ask nor a review. A pasted review, a harness message or a subagent's brief is not the user
 asking (``utterances.user_utterance``).
 """
 
@@ -41,6 +44,12 @@ _NAMES_TESTS: Final = re.compile(r"\btest(?:s|ing|e|en|es)?\b", re.I)
 #: and not inside quotes or backticks (a command or a file the user pastes).
 _TESTS_AS_WORD: Final = re.compile(r"\btest(?:s|ing|e|en|es)?\b(?![:/._-]\w)", re.I)
 _QUOTED: Final = re.compile(r"`[^`]*`|\"[^\"]*\"")
+#: Verbs of execution (English, French, German, Spanish): what is done *with* tests, not to them.
+_RUN_VERB: Final = re.compile(
+    r"\b(?:re-?)?(?:run|runs|running|ran|execut(?:e|es|ed|ing)|launch(?:es|ed|ing)?|lance[rz]?|lancé|"
+    r"exécut(?:e|er|ez|é)|aus(?:führen|geführt)|führ(?:e|t) \w+ aus|lauf(?:en|t)?|läuft|ejecut(?:a|ar|ad)|"
+    r"corr(?:e|er))\b", re.I)
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+")
 _STATE: Final = "asked_tests"
 _REVIEW: Final = "reviewed_tests"
 
@@ -58,6 +67,11 @@ def on_user(sp: Scratchpad, ev: UserMessage) -> None:
         state["ask"] = {"text": redact_then_cut(text, 200), "step": ev.step, "event": ev.event_key}
 
 
+def about_a_run(text: str) -> bool:
+    """True when a sentence naming tests also has a verb of execution: it is about running them."""
+    return any(_TESTS_AS_WORD.search(part) and _RUN_VERB.search(part) for part in _SENTENCE_END.split(text))
+
+
 def asks_for_tests(message: str, origin: str = PROMPT) -> str:
     """The user's own short question naming tests ("can we add a test?"), whitespace folded; ''
     for anything else (a statement, a pasted text, a harness message, a long brief)."""
@@ -65,7 +79,8 @@ def asks_for_tests(message: str, origin: str = PROMPT) -> str:
     if said is None:
         return ""
     text = " ".join(said.text.split())
-    return text if len(text) <= MAX_ASK_CHARS and "?" in text and _NAMES_TESTS.search(text) else ""
+    return text if (len(text) <= MAX_ASK_CHARS and "?" in text and _NAMES_TESTS.search(text)
+                    and not about_a_run(text)) else ""
 
 
 def reviews_tests(message: str, origin: str = PROMPT) -> str:
@@ -76,7 +91,8 @@ def reviews_tests(message: str, origin: str = PROMPT) -> str:
     if said is None:
         return ""
     text = " ".join(said.text.split())
-    return text if len(text) <= MAX_ASK_CHARS and _TESTS_AS_WORD.search(_QUOTED.sub(" ", text)) else ""
+    bare = _QUOTED.sub(" ", text)
+    return text if len(text) <= MAX_ASK_CHARS and _TESTS_AS_WORD.search(bare) and not about_a_run(bare) else ""
 
 
 def _on_review(sp: Scratchpad, ev: UserMessage) -> None:
