@@ -86,7 +86,8 @@ def test_review_near_misses_are_not() -> None:
     # the turn wrote no test: words about tests then are another matter (asked_tests, or a report)
     assert "reviewed_tests" not in kinds(digest_of(reviewed("n1", wrote="cmd/cli/other.go").end()))
     # a run reported, a task named, a command quoted: not the tests themselves
-    for text in ("mise run test:ci is failing", "`go test ./...` fails on my machine", 'run "make test" again'):
+    for text in ("mise run test:ci is failing", "`go test ./...` fails on my machine", 'run "make test" again',
+                 "Can we not commit the doc/testing docs?"):
         assert "reviewed_tests" not in kinds(digest_of(reviewed("n2", text).end())), text
     # words about running the tests (a verb of execution in the sentence that names them) are about a
     # run, not about what the tests check; a review in another sentence of the same words still counts

@@ -40,9 +40,9 @@ from desktop.memory.triggers.model import EDIT, TEST_FILES, Trigger
 #: A request, not a pasted text or a brief: the user's own short question.
 MAX_ASK_CHARS: Final = 300
 _NAMES_TESTS: Final = re.compile(r"\btest(?:s|ing|e|en|es)?\b", re.I)
-#: Tests named as people name them, not a task or a path (``mise run test:ci``, ``test/x``, ``test.go``),
-#: and not inside quotes or backticks (a command or a file the user pastes).
-_TESTS_AS_WORD: Final = re.compile(r"\btest(?:s|ing|e|en|es)?\b(?![:/._-]\w)", re.I)
+#: Tests named as people name them, not a task or a path (``mise run test:ci``, ``test/x``, ``docs/testing``,
+#: ``test.go``), and not inside quotes or backticks (a command or a file the user pastes).
+_TESTS_AS_WORD: Final = re.compile(r"(?<![\w/.-])test(?:s|ing|e|en|es)?\b(?![:/._-]\w)", re.I)
 _QUOTED: Final = re.compile(r"`[^`]*`|\"[^\"]*\"")
 #: Verbs of execution (English, French, German, Spanish): what is done *with* tests, not to them.
 _RUN_VERB: Final = re.compile(
