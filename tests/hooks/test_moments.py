@@ -758,3 +758,24 @@ def test_a_habit_the_user_repeated_is_not_said_again_that_session(project: Any) 
     hook(h, "prompt", "h1", prompt="are these tests useful at all?")
     flush(project)
     assert f"#{mid}" not in before_edit("b")
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini"])
+def test_a_quoted_bang_the_shell_tool_rewrote_is_said_before_the_next_one(project: Any, agent: str) -> None:
+    """Learned live from one failed run whose output shows ``\\!=`` where the command had ``!=``; said
+    before a later command of any program with a quoted ``!`` next to a space, not before others."""
+    h = Handlers(project)
+    jq = """gh api repos/o/r/pulls/12/comments --jq '.[] | select(.user.login != "bot") | .id'"""
+    out = "failed to parse jq expression (line 1, column 26)\n    .[] | select(.user.login \\!= \"bot\") | .id"
+    hook(h, "session-start", "e1", agent, source="startup")
+    bash(h, "e1", jq, "j1", fails=True, output=out, agent=agent)
+    hook(h, "session-end", "e1", agent, transcript_path="")
+    flush(project)
+    rows = project.db.reads.conn().execute(
+        "SELECT id FROM memories WHERE json_extract(metadata, '$.signal') = 'shell_escape'").fetchall()
+    assert len(rows) == 1
+    mid = int(rows[0][0])
+    assert f"#{mid}" not in bash(h, "e2", "go test ./...", "k1", agent=agent)[0]
+    assert f"#{mid}" not in bash(h, "e2", "if ! grep -q x f; then echo no; fi", "k2", agent=agent)[0]
+    said = bash(h, "e2", "python3 -c 'print(1 != 2)'", "k3", agent=agent)
+    assert f"#{mid}" in said[0] + said[1] and "backslash before a `!`" in said[0] + said[1]

@@ -18,6 +18,7 @@ from desktop.memory.observer import (
     project_facts,
     prose_lessons,
     recipes,
+    shell_escapes,
     shell_strays,
     trigger_lessons,
 )
@@ -280,6 +281,8 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
     elif tool == READ and not ev.is_error:
         project_facts.on_read(sp, ev, pend)
     shell_strays.on_result(sp, ev, pend)
+    if tool == BASH:
+        shell_escapes.on_result(sp, ev, pend)
     if "look" in pend:  # before the harness check: "File does not exist" is the lesson here
         trigger_lessons.on_look_result(sp, pend["look"], ev.output, ev.is_error, step, ev.event_key)
     if harness:

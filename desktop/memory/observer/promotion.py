@@ -46,6 +46,7 @@ from desktop.memory.observer.signals import (
     REVIEWED_TESTS,
     SELF_CORRECTION,
     SEQUENCE,
+    SHELL_ESCAPE,
     SIGNAL_SPECS,
     STATED_CAUSE,
     USER_RULE,
@@ -72,7 +73,9 @@ STRONG_EVIDENCE: Final = {USER_RULE: "user_instruction", ERROR_FIX: "proven_fix"
                            # A checker failed, the flagged file was edited, the checker passed.
                            CHECK_RULE: "proven_fix", CHECK_GAP: "proven_fix",
                            # A rule the project's (or the user's) hook enforces in code.
-                           HOOK_BLOCK: "enforced_by_hook"}
+                           HOOK_BLOCK: "enforced_by_hook",
+                           # The failed run's own output shows the command as the harness rewrote it.
+                           SHELL_ESCAPE: "command_outcome"}
 
 
 @dataclass(frozen=True)

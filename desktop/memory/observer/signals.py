@@ -43,6 +43,8 @@ REVIEWED_TESTS = "reviewed_tests"
 REVIEWED_TESTS_LEAD = "The user reviews the tests an agent writes here: after tests were written, they asked "
 # Issue 26: a call failed from a subfolder on a path from the project root (observer/shell_strays.py).
 SHELL_STRAY = "shell_stray"
+# Issues 25 and 26: the agent's shell tool rewrote a quoted ``!`` as ``\!`` (observer/shell_escapes.py).
+SHELL_ESCAPE = "shell_escape"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +93,8 @@ SIGNAL_SPECS: Final[dict[str, SignalSpec]] = {s.name: s for s in (
     SignalSpec(ASKED_TESTS, 0.9, (_T.PREFERENCE,), 2),
     SignalSpec(REVIEWED_TESTS, 0.9, (_T.PREFERENCE,), 2),
     SignalSpec(SHELL_STRAY, 0.86, (_T.GOTCHA,), 2),
+    # The output shows what ran: one run is the harness's behaviour, not a slip.
+    SignalSpec(SHELL_ESCAPE, 0.86, (_T.GOTCHA,), 1),
 )}
 # The score a signal needs (0.4 by the design rule) is the promotion preset's ``min_value``:
 # desktop/memory/trust_levels.py.
@@ -102,7 +106,8 @@ EVICTION_ORDER: Final[tuple[str, ...]] = (
 )
 NEVER_EVICTED: Final = frozenset({SELF_CORRECTION, PARALLEL_CONFLICT, EXPLICIT, USER_RULE, COMMAND_FIX,
                                   ERROR_FIX, RECIPE, STATED_CAUSE, HOOK_BLOCK, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
-                                  PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY})
+                                  PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY,
+                                  SHELL_ESCAPE})
 
 
 @dataclass(slots=True)

@@ -28,6 +28,7 @@ from desktop.memory.observer.signals import (
     RECIPE,
     REVIEWED_TESTS,
     REVIEWED_TESTS_LEAD,
+    SHELL_ESCAPE,
     SHELL_STRAY,
     STATED_CAUSE,
     USER_RULE,
@@ -102,7 +103,7 @@ def _list(paths: list[str], limit: int = 4) -> str:
 #: "after" run) 1 was useful, 5 weak and 2 noise, so they stay out of what is stored (issue 26).
 MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, EXPLICIT, HOOK_BLOCK,
                                  PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
-                                 PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY})
+                                 PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE})
 _RECIPE_DOES: Final = {"test": "run the tests", "lint": "check lint and types", "format": "format the code",
                        "build": "build", "install": "install and set up", "migrate": "apply migrations",
                        "deploy": "deploy", "run": "start the app"}
@@ -142,6 +143,12 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
                         f"{d['folder']}`, `{excerpt(d['call'], 80)}` failed (\"{excerpt(d['error'], 80)}\") because "
                         f"`{d['path']}` is a path from the project root. Stay at the root, or use absolute paths.",
                         [], from_tool_output=True)
+    if k == SHELL_ESCAPE:
+        jq = " (for jq, `(.a == b) | not` in place of `.a != b`)" if d.get("jq") else ""
+        return Rendered(T.GOTCHA, "The agent's shell tool puts a backslash before a `!` next to a space, even inside "
+                        f"quotes: `{d['written']}` ran as `{d['ran']}` and failed (\"{excerpt(d['error'], 80)}\"). "
+                        f"Keep `!` out of quoted arguments{jq}, or put the script in a file.", [],
+                        from_tool_output=True)
     if k == ASKED_TESTS:
         # The user's words are the evidence; the habit they show is what to act on, unasked.
         return Rendered(T.PREFERENCE, "Add tests with each code change here, without waiting to be asked: once code "

@@ -13,6 +13,9 @@ triggers whose index key it mentions are checked against it. Three kinds:
   file name itself, ``*`` for any file, or ``<tests>`` for a test file by its name or folder);
 * ``code``: an edit or write whose new text has a line of the shape ``key`` (``code_shape``): the
   construct a checker flagged before, about to be written again.
+
+A ``command`` trigger keyed ``<!>`` is about no program: any shell run with a quoted ``!`` next to
+a space, which the agent's shell tool has been seen to rewrite (``observer/shell_escapes``).
 """
 
 from __future__ import annotations
@@ -39,6 +42,11 @@ EDIT_TOOLS: Final = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 ANY_FILE: Final = "*"
 #: An edit trigger's key for any test file (``file_kinds.is_test_file``: ``x_test.go``, ``tests/y.py``).
 TEST_FILES: Final = "<tests>"
+#: A command trigger's key for any run with a quoted ``!`` next to a space (``observer/shell_escapes``).
+BANG_IN_QUOTES: Final = "<!>"
+#: A ``!`` next to whitespace (or ending the text, or before ``=`` and a space): where the harness
+#: puts its backslash.
+EXPOSED_BANG: Final = re.compile(r"(?<!\\)!(?=\s|=\s|$)|(?<=\s)!")
 _PATH_ARG: Final = re.compile(r"^\.?[\w@+-][\w@.+-]*(?:/[\w@.+*-]*)+$|^[\w@+-][\w@+-]*\.[A-Za-z]\w{0,7}$")
 
 
@@ -102,6 +110,8 @@ class CallShape:
         out: list[tuple[str, str]] = []
         if self.command is not None:
             out += [(COMMAND, p) for p in dict.fromkeys(self.command.programs())]
+            if quoted_bang(self.command):
+                out.append((COMMAND, BANG_IN_QUOTES))
         for p in self.paths:
             out.append((PATH, p.split("/", 1)[0]))
             if self.tool in EDIT_TOOLS:
@@ -112,6 +122,17 @@ class CallShape:
                     out.append((EDIT, TEST_FILES))
         out += [(CODE, c) for c in self.code]
         return list(dict.fromkeys(out))
+
+
+def exposed_bang(arg: str) -> bool:
+    """True for an argument the harness would rewrite: it holds whitespace (so it was quoted: an
+    unquoted word has none) and a ``!`` next to it (``select(.a != 1)``, ``"done! now"``)."""
+    return "!" in arg and any(c.isspace() for c in arg) and bool(EXPOSED_BANG.search(arg))
+
+
+def quoted_bang(command: Command) -> bool:
+    """True when some argument of the command is one the harness would rewrite."""
+    return any(exposed_bang(a) for seg in command.segments for a in seg.args)
 
 
 def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "") -> CallShape:
@@ -147,6 +168,8 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
     if trigger.kind == COMMAND:
         if call.command is None:
             return False
+        if trigger.key == BANG_IN_QUOTES:
+            return quoted_bang(call.command)
         return any(seg.program == trigger.key and seg.words[:len(trigger.words)] == trigger.words
                    and all(seg.has(t) for t in trigger.tokens)
                    and not (trigger.unless and all(seg.has(t) for t in trigger.unless))

@@ -22,6 +22,7 @@ from desktop.memory.observer.signals import (
     COMMAND_FIX,
     ERROR_FIX,
     REVIEWED_TESTS,
+    SHELL_ESCAPE,
     SHELL_STRAY,
     WRONG_PLACE,
 )
@@ -51,7 +52,7 @@ AFTER_PASS_SIGNALS: Final = frozenset({CHECK_GAP})
 #: knows), never because a prompt shares words with it: at prompts, blind judges found them said
 #: where nothing was about to fail (a test-suite reminder 38 times, a layout lesson 30 times).
 LESSON_SIGNALS: Final = frozenset({COMMAND_FIX, CHECK_RULE, CHECK_GAP, WRONG_PLACE, ERROR_FIX, ASKED_TESTS,
-                                   REVIEWED_TESTS, SHELL_STRAY})
+                                   REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE})
 #: A checker's rule code at the start of its message ("G104: Errors unhandled"): a linter that
 #: groups many rules under one name (gosec) is matched by the code, not the name.
 _RULE_CODE: Final = re.compile(r'reports `[^`]+`: "([A-Z]{1,5}\d{2,5})\b')

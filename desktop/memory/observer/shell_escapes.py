@@ -1,0 +1,63 @@
+"""The agent's shell tool rewrote the command: a ``!`` it never escaped reached the program as ``\\!``.
+
+Claude Code's Bash tool has, over many releases, put a backslash before a ``!`` next to a space,
+even inside quotes where no shell would expand it (anthropics/claude-code#2941, #23740, #32864,
+#68181): ``jq 'select(.a != null)'`` runs as ``select(.a \\!= null)`` and jq fails to parse it. The
+agent reads its own command, not what ran, and writes the same ``!=`` in the next session.
+
+Nothing here knows a program or a harness by name: the evidence is the failed call's own output,
+which quotes a piece of the command around a ``!`` with a backslash the command did not have. That
+is an outcome of a real run, so one session is enough to learn it; what it teaches is the
+harness's behaviour, so it fires before any later command with a quoted ``!`` next to a space
+(``triggers/model``: the ``<!>`` command key), whatever the program.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from desktop.memory.observer.events import ToolResult
+from desktop.memory.observer.scratchpad import Scratchpad
+from desktop.memory.observer.signals import SHELL_ESCAPE, Signal, excerpt
+from desktop.memory.privacy.boundary import redact_then_cut
+from desktop.memory.triggers.model import BANG_IN_QUOTES, COMMAND, EXPOSED_BANG, Trigger
+
+#: How much of the command on each side of the ``!`` must reappear in the output, escaped.
+_BEFORE, _AFTER = 8, 3
+_JQ: Final = re.compile(r"(?:^|[\s|;&(])jq\b|--jq\b")
+_ERROR_LINE: Final = re.compile(r"error|fail|invalid|unexpected", re.I)
+
+
+def escaped_echo(command: str, output: str) -> tuple[str, str] | None:
+    """(what the command said, what the output shows ran) around a ``!`` the output quotes with a
+    backslash the command did not have; None when the output shows no such rewrite."""
+    for m in EXPOSED_BANG.finditer(command):
+        before = command[max(0, m.start() - _BEFORE):m.start()].split("\n")[-1]
+        tail = command[m.start():m.end() + _AFTER].split("\n")[0]
+        if len(before.strip()) < 2:
+            continue  # too little context to tell this ``!`` from another
+        written, ran = before + tail, before + "\\" + tail
+        if ran in output and ran not in command:
+            return written.strip(), ran.strip()
+    return None
+
+
+def on_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:
+    """A failed shell call whose output quotes its own ``!`` with a backslash it was never given."""
+    command = str(pend.get("command") or "")
+    if not ev.is_error or SHELL_ESCAPE in sp.signals or "!" not in command or "\\!" not in ev.output:
+        return
+    found = escaped_echo(command, ev.output[:4000])
+    if found is None:
+        return
+    written, ran = found
+    lines = [ln.strip() for ln in ev.output.strip().splitlines()
+             if ln.strip() and "\\!" not in ln and not ln.strip().lower().startswith("exit code")]
+    error = next((ln for ln in lines if _ERROR_LINE.search(ln)), lines[0] if lines else "")
+    data = {"written": redact_then_cut(written, 40), "ran": redact_then_cut(ran, 42), "error": excerpt(error, 100),
+            "jq": bool(_JQ.search(command)),
+            "call": redact_then_cut(command, 120), "events": [str(pend.get("event", ev.event_key))],
+            "triggers": [Trigger(COMMAND, BANG_IN_QUOTES).as_json()]}
+    sp.add_signal(Signal(SHELL_ESCAPE, SHELL_ESCAPE, ev.step, [], data,
+                         [f"{excerpt(command, 80)} → {excerpt(ev.output, 100)}"]))
