@@ -1118,6 +1118,46 @@
         <source>command refused by a hook</source>
         <translation>command refused by a hook</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="91"/>
+        <source>looked in the wrong place</source>
+        <translation>looked in the wrong place</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="92"/>
+        <source>checker&apos;s rule</source>
+        <translation>checker&apos;s rule</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="93"/>
+        <source>check that passed while a stronger one failed</source>
+        <translation>check that passed while a stronger one failed</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="94"/>
+        <source>fact about the project</source>
+        <translation>fact about the project</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="95"/>
+        <source>tests you asked for</source>
+        <translation>tests you asked for</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="96"/>
+        <source>tests you reviewed</source>
+        <translation>tests you reviewed</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="97"/>
+        <source>shell left in another folder</source>
+        <translation>shell left in another folder</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="98"/>
+        <source>command rewritten by the agent&apos;s shell tool</source>
+        <translation>command rewritten by the agent&apos;s shell tool</translation>
+    </message>
 </context>
 <context>
     <name>MainWindow</name>
@@ -2629,42 +2669,42 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>ScoreParts</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="95"/>
+        <location filename="../desktop/ui/labels.py" line="103"/>
         <source>Keyword match</source>
         <translation>Keyword match</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="96"/>
+        <location filename="../desktop/ui/labels.py" line="104"/>
         <source>Meaning match</source>
         <translation>Meaning match</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="97"/>
+        <location filename="../desktop/ui/labels.py" line="105"/>
         <source>Code graph proximity</source>
         <translation>Code graph proximity</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="98"/>
+        <location filename="../desktop/ui/labels.py" line="106"/>
         <source>Confidence</source>
         <translation>Confidence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="99"/>
+        <location filename="../desktop/ui/labels.py" line="107"/>
         <source>Recency</source>
         <translation>Recency</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="100"/>
+        <location filename="../desktop/ui/labels.py" line="108"/>
         <source>Source trust</source>
         <translation>Source trust</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="101"/>
+        <location filename="../desktop/ui/labels.py" line="109"/>
         <source>Pinned</source>
         <translation>Pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="102"/>
+        <location filename="../desktop/ui/labels.py" line="110"/>
         <source>Past use</source>
         <translation>Past use</translation>
     </message>

@@ -1118,6 +1118,46 @@
         <source>command refused by a hook</source>
         <translation>commande refusée par un hook</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="91"/>
+        <source>looked in the wrong place</source>
+        <translation>cherché au mauvais endroit</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="92"/>
+        <source>checker&apos;s rule</source>
+        <translation>règle d&apos;un vérificateur</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="93"/>
+        <source>check that passed while a stronger one failed</source>
+        <translation>vérification passée alors qu&apos;une plus stricte échouait</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="94"/>
+        <source>fact about the project</source>
+        <translation>fait sur le projet</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="95"/>
+        <source>tests you asked for</source>
+        <translation>tests que vous avez demandés</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="96"/>
+        <source>tests you reviewed</source>
+        <translation>tests que vous avez relus</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="97"/>
+        <source>shell left in another folder</source>
+        <translation>shell resté dans un autre dossier</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="98"/>
+        <source>command rewritten by the agent&apos;s shell tool</source>
+        <translation>commande réécrite par l&apos;outil shell de l&apos;agent</translation>
+    </message>
 </context>
 <context>
     <name>MainWindow</name>
@@ -2629,42 +2669,42 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>ScoreParts</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="95"/>
+        <location filename="../desktop/ui/labels.py" line="103"/>
         <source>Keyword match</source>
         <translation>Mots-clés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="96"/>
+        <location filename="../desktop/ui/labels.py" line="104"/>
         <source>Meaning match</source>
         <translation>Sens</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="97"/>
+        <location filename="../desktop/ui/labels.py" line="105"/>
         <source>Code graph proximity</source>
         <translation>Proximité dans le graphe du code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="98"/>
+        <location filename="../desktop/ui/labels.py" line="106"/>
         <source>Confidence</source>
         <translation>Confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="99"/>
+        <location filename="../desktop/ui/labels.py" line="107"/>
         <source>Recency</source>
         <translation>Fraîcheur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="100"/>
+        <location filename="../desktop/ui/labels.py" line="108"/>
         <source>Source trust</source>
         <translation>Fiabilité de la source</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="101"/>
+        <location filename="../desktop/ui/labels.py" line="109"/>
         <source>Pinned</source>
         <translation>Épinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="102"/>
+        <location filename="../desktop/ui/labels.py" line="110"/>
         <source>Past use</source>
         <translation>Usage passé</translation>
     </message>

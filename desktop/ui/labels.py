@@ -88,6 +88,14 @@ LESSON_KINDS: dict[str, str] = {
     "explicit": QT_TRANSLATE_NOOP("LessonKinds", "recorded by an agent"),
     "error_retry": QT_TRANSLATE_NOOP("LessonKinds", "recurring error"),
     "hook_block": QT_TRANSLATE_NOOP("LessonKinds", "command refused by a hook"),
+    "wrong_place": QT_TRANSLATE_NOOP("LessonKinds", "looked in the wrong place"),
+    "check_rule": QT_TRANSLATE_NOOP("LessonKinds", "checker's rule"),
+    "check_gap": QT_TRANSLATE_NOOP("LessonKinds", "check that passed while a stronger one failed"),
+    "project_fact": QT_TRANSLATE_NOOP("LessonKinds", "fact about the project"),
+    "asked_tests": QT_TRANSLATE_NOOP("LessonKinds", "tests you asked for"),
+    "reviewed_tests": QT_TRANSLATE_NOOP("LessonKinds", "tests you reviewed"),
+    "shell_stray": QT_TRANSLATE_NOOP("LessonKinds", "shell left in another folder"),
+    "shell_escape": QT_TRANSLATE_NOOP("LessonKinds", "command rewritten by the agent's shell tool"),
 }
 
 # Retrieval score components, as the "why was this retrieved" view names them.

@@ -51,9 +51,10 @@ def test_french_qm_compiles_loads_and_translates(qapp, tmp_path: Path) -> None: 
         assert QCoreApplication.translate("MemoryBrowser", "%n memories", "", 2) == "2 mémoires"
         assert QCoreApplication.translate("IndexWords", "in %n modules.", "", 1) == "dans 1 module."
         assert QCoreApplication.translate("IndexWords", "Indexed %n files", "", 2) == "2 fichiers indexés"
-        from desktop.ui.labels import type_label
+        from desktop.ui.labels import lesson_label, type_label
 
         assert type_label("gotcha") == "Piège"
+        assert lesson_label("shell_escape") == "commande réécrite par l'outil shell de l'agent"
     finally:
         qapp.removeTranslator(translator)
 
@@ -82,3 +83,13 @@ def test_a_locale_without_translation_still_gets_english_plurals(qapp) -> None: 
         assert QCoreApplication.translate("Onboarding", "Indexed %n files", "", 3) == "Indexed 3 files"
     finally:
         install_translators(qapp, "en")
+
+
+def test_every_kind_of_lesson_the_observer_stores_has_a_name() -> None:
+    """A learned memory's evidence kind is shown by name, never by its key ("shell stray"); the
+    behavioural statistics that fall back to their key are the design's own classes."""
+    from desktop.memory.observer.templates import MEMORY_KINDS
+    from desktop.ui.labels import LESSON_KINDS
+
+    behavioural = {"parallel_conflict", "context_token_spike"}
+    assert MEMORY_KINDS - behavioural <= set(LESSON_KINDS)
