@@ -763,7 +763,8 @@ def test_a_habit_the_user_repeated_is_not_said_again_that_session(project: Any) 
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini"])
 def test_a_quoted_bang_the_shell_tool_rewrote_is_said_before_the_next_one(project: Any, agent: str) -> None:
     """Learned live from one failed run whose output shows ``\\!=`` where the command had ``!=``; said
-    before a later command of any program with a quoted ``!`` next to a space, not before others."""
+    before a later jq filter with a quoted ``!`` next to a space, whichever program runs it, not before
+    other commands."""
     h = Handlers(project)
     jq = """gh api repos/o/r/pulls/12/comments --jq '.[] | select(.user.login != "bot") | .id'"""
     out = "failed to parse jq expression (line 1, column 26)\n    .[] | select(.user.login \\!= \"bot\") | .id"
@@ -777,5 +778,6 @@ def test_a_quoted_bang_the_shell_tool_rewrote_is_said_before_the_next_one(projec
     mid = int(rows[0][0])
     assert f"#{mid}" not in bash(h, "e2", "go test ./...", "k1", agent=agent)[0]
     assert f"#{mid}" not in bash(h, "e2", "if ! grep -q x f; then echo no; fi", "k2", agent=agent)[0]
-    said = bash(h, "e2", "python3 -c 'print(1 != 2)'", "k3", agent=agent)
+    assert f"#{mid}" not in "".join(bash(h, "e2", "python3 -c 'print(1 != 2)'", "k3", agent=agent))  # not jq
+    said = bash(h, "e2", "jq '.[] | select(.state != \"open\")' prs.json", "k4", agent=agent)
     assert f"#{mid}" in said[0] + said[1] and "backslash before a `!`" in said[0] + said[1]

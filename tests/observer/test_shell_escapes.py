@@ -26,7 +26,7 @@ def test_an_output_quoting_the_command_with_a_backslash_it_never_had_is_the_less
     data = found[0].data
     assert data["written"] == 'r.login != "' and data["ran"] == 'r.login \\!= "' and data["jq"] is True
     assert data["error"] == "failed to parse jq expression (line 1, column 26)"
-    assert data["triggers"] == [{"kind": "command", "key": BANG_IN_QUOTES}]
+    assert data["triggers"] == [{"kind": "command", "key": BANG_IN_QUOTES, "tokens": ["jq"]}]
 
 
 def test_near_misses_are_not() -> None:
@@ -46,8 +46,9 @@ def test_one_session_is_enough_the_output_is_the_evidence(db: Database) -> None:
         "SELECT content, candidate, json_extract(metadata, '$.promoted_on') FROM memories "
         "WHERE json_extract(metadata, '$.signal') = 'shell_escape'").fetchall()
     assert len(rows) == 1 and rows[0][1] == 0 and rows[0][2] == "command_outcome"
-    assert "puts a backslash before a `!`" in rows[0][0] and 'ran as `r.login \\!= "`' in rows[0][0]
+    assert "adds a backslash before a `!`" in rows[0][0] and 'ran as `r.login \\!= "`' in rows[0][0]
     assert "`(.a == b) | not`" in rows[0][0]  # the jq form without `!`
+    assert len(rows[0][0]) <= 290  # one line, with room for its evidence count (warn.LINE_CHARS)
 
 
 def test_the_trigger_fires_on_a_quoted_bang_next_to_a_space_whatever_the_program() -> None:
@@ -55,10 +56,23 @@ def test_the_trigger_fires_on_a_quoted_bang_next_to_a_space_whatever_the_program
     for command in ("jq -r '.[] | select(.name != \"x\")' a.json", "python3 -c 'print(1 != 2)'",
                     "git commit -m \"works now! really\"", "awk '$1 != 0 { print }' f"):
         call = shape_of("Bash", {"command": command}, [])
-        assert (COMMAND, BANG_IN_QUOTES) in call.keys() and matches(trig, call), command
+        index_keys = call.keys()
+        assert (COMMAND, BANG_IN_QUOTES) in index_keys and matches(trig, call), command
     # an unquoted `!` (the shell's own negation), a `!` between letters, no `!` at all: left alone
     for command in ("if ! grep -q x f; then echo no; fi", "[ ! -f x ]", "jq '.a!=1' f", "git commit -m 'fix!'",
                     "go test ./..."):
         call = shape_of("Bash", {"command": command}, [])
-        assert (COMMAND, BANG_IN_QUOTES) not in call.keys() and not matches(trig, call), command
+        index_keys = call.keys()
+        assert (COMMAND, BANG_IN_QUOTES) not in index_keys and not matches(trig, call), command
     assert parse("echo 'a != b'").segments[0].args == ("a != b",)
+
+
+def test_a_jq_lesson_fires_on_jq_filters_whichever_program_runs_them() -> None:
+    """Replayed on real sessions, a ``!`` in a heredoc or a sed script ran unharmed: a lesson learned
+    from a jq filter is about jq filters."""
+    trig = Trigger(COMMAND, BANG_IN_QUOTES, tokens=("jq",))
+    for command in ("jq -r '.[] | select(.name != \"x\")' a.json", JQ, "cat f.json | jq 'map(select(.a != 1))'"):
+        assert matches(trig, shape_of("Bash", {"command": command}, [])), command
+    for command in ("python3 -c 'print(1 != 2)'", "sed -i 's/if a {/if a != nil {/' x.go",
+                    "cat >> x.go << 'EOF'\nif err != nil {\nEOF"):
+        assert not matches(trig, shape_of("Bash", {"command": command}, [])), command

@@ -8,8 +8,10 @@ agent reads its own command, not what ran, and writes the same ``!=`` in the nex
 Nothing here knows a program or a harness by name: the evidence is the failed call's own output,
 which quotes a piece of the command around a ``!`` with a backslash the command did not have. That
 is an outcome of a real run, so one session is enough to learn it; what it teaches is the
-harness's behaviour, so it fires before any later command with a quoted ``!`` next to a space
-(``triggers/model``: the ``<!>`` command key), whatever the program.
+harness's behaviour, so it fires before a later command that gives a quoted ``!`` next to a space
+to the same reader (``triggers/model``: the ``<!>`` command key): a jq filter, whichever program
+runs it, or the program that failed. Replayed on real sessions, a ``!`` in a heredoc or a ``sed``
+script went through unharmed, so a jq lesson says nothing there.
 """
 
 from __future__ import annotations
@@ -17,15 +19,15 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from desktop.memory.observer.command_shape import parse
 from desktop.memory.observer.events import ToolResult
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import SHELL_ESCAPE, Signal, excerpt
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.model import BANG_IN_QUOTES, COMMAND, EXPOSED_BANG, Trigger
+from desktop.memory.triggers.model import BANG_IN_QUOTES, COMMAND, EXPOSED_BANG, Trigger, exposed_bang, filter_language
 
 #: How much of the command on each side of the ``!`` must reappear in the output, escaped.
 _BEFORE, _AFTER = 8, 3
-_JQ: Final = re.compile(r"(?:^|[\s|;&(])jq\b|--jq\b")
 _ERROR_LINE: Final = re.compile(r"error|fail|invalid|unexpected", re.I)
 
 
@@ -52,12 +54,16 @@ def on_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:
     if found is None:
         return
     written, ran = found
+    readers = [filter_language(seg) for seg in parse(command).segments
+               if any(exposed_bang(a) and written.strip() in a for a in seg.args)]
+    if not readers:
+        return  # the rewritten text is not one argument of a program (a heredoc, a comment)
     lines = [ln.strip() for ln in ev.output.strip().splitlines()
              if ln.strip() and "\\!" not in ln and not ln.strip().lower().startswith("exit code")]
     error = next((ln for ln in lines if _ERROR_LINE.search(ln)), lines[0] if lines else "")
     data = {"written": redact_then_cut(written, 40), "ran": redact_then_cut(ran, 42), "error": excerpt(error, 100),
-            "jq": bool(_JQ.search(command)),
+            "jq": readers[0] == "jq",
             "call": redact_then_cut(command, 120), "events": [str(pend.get("event", ev.event_key))],
-            "triggers": [Trigger(COMMAND, BANG_IN_QUOTES).as_json()]}
+            "triggers": [Trigger(COMMAND, BANG_IN_QUOTES, tokens=(readers[0],)).as_json()]}
     sp.add_signal(Signal(SHELL_ESCAPE, SHELL_ESCAPE, ev.step, [], data,
                          [f"{excerpt(command, 80)} → {excerpt(ev.output, 100)}"]))

@@ -144,11 +144,10 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
                         f"`{d['path']}` is a path from the project root. Stay at the root, or use absolute paths.",
                         [], from_tool_output=True)
     if k == SHELL_ESCAPE:
-        jq = " (for jq, `(.a == b) | not` in place of `.a != b`)" if d.get("jq") else ""
-        return Rendered(T.GOTCHA, "The agent's shell tool puts a backslash before a `!` next to a space, even inside "
-                        f"quotes: `{d['written']}` ran as `{d['ran']}` and failed (\"{excerpt(d['error'], 80)}\"). "
-                        f"Keep `!` out of quoted arguments{jq}, or put the script in a file.", [],
-                        from_tool_output=True)
+        jq = " (jq: `(.a == b) | not` for `.a != b`)" if d.get("jq") else ""
+        return Rendered(T.GOTCHA, "The agent's shell tool adds a backslash before a `!` next to a space, even in "
+                        f"quotes: `{d['written']}` ran as `{d['ran']}` (\"{excerpt(d['error'], 60)}\"). Keep `!` out "
+                        f"of quoted arguments{jq} or use a script file.", [], from_tool_output=True)
     if k == ASKED_TESTS:
         # The user's words are the evidence; the habit they show is what to act on, unasked.
         return Rendered(T.PREFERENCE, "Add tests with each code change here, without waiting to be asked: once code "

@@ -14,8 +14,9 @@ triggers whose index key it mentions are checked against it. Three kinds:
 * ``code``: an edit or write whose new text has a line of the shape ``key`` (``code_shape``): the
   construct a checker flagged before, about to be written again.
 
-A ``command`` trigger keyed ``<!>`` is about no program: any shell run with a quoted ``!`` next to
-a space, which the agent's shell tool has been seen to rewrite (``observer/shell_escapes``).
+A ``command`` trigger keyed ``<!>`` is about a quoted ``!`` next to a space, which the agent's shell
+tool has been seen to rewrite (``observer/shell_escapes``), given to the program it broke (its one
+token: ``jq`` for a jq filter, whichever program runs it).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from desktop.memory.observer.command_shape import Command, parse, resolve_dir
+from desktop.memory.observer.command_shape import Command, Segment, parse, resolve_dir
 from desktop.memory.text.file_kinds import is_test_file
 from desktop.memory.triggers.code_shape import same_assignment, written_shapes, written_text
 
@@ -130,9 +131,17 @@ def exposed_bang(arg: str) -> bool:
     return "!" in arg and any(c.isspace() for c in arg) and bool(EXPOSED_BANG.search(arg))
 
 
-def quoted_bang(command: Command) -> bool:
-    """True when some argument of the command is one the harness would rewrite."""
-    return any(exposed_bang(a) for seg in command.segments for a in seg.args)
+def filter_language(seg: Segment) -> str:
+    """What reads a segment's quoted arguments: ``jq`` for a jq filter (``jq '…'``, ``gh api --jq '…'``),
+    else the program itself."""
+    return "jq" if seg.program == "jq" or any(a == "--jq" or a.startswith("--jq=") for a in seg.args) else seg.program
+
+
+def quoted_bang(command: Command, reader: str = "") -> bool:
+    """True when some argument of the command is one the harness would rewrite (given to ``reader``,
+    see :func:`filter_language`, when one is named)."""
+    return any(exposed_bang(a) for seg in command.segments if not reader or filter_language(seg) == reader
+               for a in seg.args)
 
 
 def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "") -> CallShape:
@@ -169,7 +178,7 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
         if call.command is None:
             return False
         if trigger.key == BANG_IN_QUOTES:
-            return quoted_bang(call.command)
+            return quoted_bang(call.command, trigger.tokens[0] if trigger.tokens else "")
         return any(seg.program == trigger.key and seg.words[:len(trigger.words)] == trigger.words
                    and all(seg.has(t) for t in trigger.tokens)
                    and not (trigger.unless and all(seg.has(t) for t in trigger.unless))
