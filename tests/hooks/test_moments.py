@@ -781,3 +781,31 @@ def test_a_quoted_bang_the_shell_tool_rewrote_is_said_before_the_next_one(projec
     assert f"#{mid}" not in "".join(bash(h, "e2", "python3 -c 'print(1 != 2)'", "k3", agent=agent))  # not jq
     said = bash(h, "e2", "jq '.[] | select(.state != \"open\")' prs.json", "k4", agent=agent)
     assert f"#{mid}" in said[0] + said[1] and "backslash before a `!`" in said[0] + said[1]
+
+
+def test_a_rewrite_lesson_is_said_before_an_edit_returns_another_calls_value_as_it_came(project: Any) -> None:
+    """wrapcheck's lesson (fixed by a rewrite) fires before an edit that returns, unwrapped, what a call
+    on a dotted name assigned; not before the same code wrapped, nor before a local call's return."""
+    from desktop.memory.triggers.code_shape import RETURNED_AS_IS
+    from desktop.memory.triggers.model import CODE, Trigger
+
+    mid = int(project.memories.add(NewMemory(
+        content='`mise run lint` reports `wrapcheck`: "error returned from external package is unwrapped"; a fix '
+                'here wrote `return err` as `return fmt.Errorf("read: %w", err)`.', type="error_pattern",
+        source="observer_inferred", confidence=0.9,
+        metadata={"signal": "check_rule", "signal_key": "check_rule:wrapcheck",
+                  "triggers": [Trigger(CODE, RETURNED_AS_IS).as_json()]})).result(10).id)
+    flush(project)
+    h = Handlers(project)
+
+    def edit(sid: str, use: str, new: str) -> str:
+        args = {"file_path": str(h.root / "core" / "store.go"), "old_string": "a", "new_string": new}
+        before = hook(h, "before-tool", sid, tool_name="Edit", tool_input=args, tool_use_id=use)
+        hook(h, "after-tool", sid, tool_name="Edit", tool_input=args, tool_use_id=use, tool_response={"success": True})
+        return before
+
+    assert f"#{mid}" not in edit("w1", "u1", "\tx, err := load(p)\n\tif err != nil {\n\t\treturn nil, err\n\t}")
+    assert f"#{mid}" not in edit("w1", "u2", "\tx, err := os.Open(p)\n\tif err != nil {\n\t\treturn nil, "
+                                             "fmt.Errorf(\"open: %w\", err)\n\t}")
+    said = edit("w1", "u3", "\twt, err := repo.Worktree()\n\tif err != nil {\n\t\treturn nil, err\n\t}")
+    assert f"#{mid}" in said and "fmt.Errorf" in said

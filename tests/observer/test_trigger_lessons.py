@@ -14,6 +14,7 @@ from desktop.memory.observer.promotion import Promoter
 from desktop.memory.observer.signals import Signal
 from desktop.memory.observer.templates import render
 from desktop.memory.store.database import Database
+from desktop.memory.triggers.code_shape import RETURNED_AS_IS
 from desktop.memory.triggers.model import Trigger
 
 GOLANGCI = ("Exit code 1\n[lint] $ golangci-lint run ./...\n"
@@ -134,8 +135,34 @@ def test_a_flagged_line_rewritten_in_code_is_a_lesson_with_its_rewrite(db: Datab
     assert rule.data["rewrite"] == ["return nil, err", 'return nil, fmt.Errorf("read config: %w", err)']
     text = render(rule).content
     assert "reports `wrapcheck`" in text and 'as `return nil, fmt.Errorf("read config: %w", err)`' in text
-    # knowledge without a moment: its line is ordinary code, and after the report it restates the checker
-    assert rule.data["triggers"] == []
+    # its moment is not the return alone (ordinary code) nor the report (it restates the checker), but
+    # writing a return of what a call on a dotted name assigned, as it came
+    assert rule.data["triggers"] == [{"kind": "code", "key": RETURNED_AS_IS}]
+
+
+def test_a_rewritten_line_that_returns_no_call_of_another_has_no_moment() -> None:
+    """``data, err := readIt(p)`` then ``return nil, err``: not a call on a dotted name (another
+    package's), so the pair has no moment of its own."""
+    s = Seq().bash("mise run lint", WRAPCHECK, error=True)
+    s.call("Edit", ("cmd/cli/config.go",),
+           old_string="\tdata, err := readIt(p)\n\tif err != nil {\n\t\treturn nil, err\n\t}",
+           new_string="\tdata, err := readIt(p)\n\tif err != nil {\n\t\treturn nil, fmt.Errorf(\"read: %w\", err)\n\t}")
+    s.bash("mise run lint", "0 issues.")
+    assert kinds(digest_of(s.end()))["check_rule"][0].data["triggers"] == []
+
+
+def test_returned_as_it_came_is_the_call_and_the_return_together() -> None:
+    from desktop.memory.triggers.code_shape import written_shapes
+
+    for text in ("\twt, err := repo.Worktree()\n\tif err != nil {\n\t\treturn nil, err\n\t}",
+                 "\t_, err := strategy.Install(false) // why\n\treturn err",
+                 "\tvar f, err = os.Open(p)\n\t// opened\n\tif err != nil {\n\t\treturn \"\", err\n\t}"):
+        assert RETURNED_AS_IS in written_shapes(text.splitlines()), text
+    for text in ("\terr := run()\n\tif err != nil {\n\t\treturn err\n\t}",                 # not a dotted call
+                 "\tx, err := os.Open(p)\n\tif err != nil {\n\t\treturn nil, wrap(err)\n\t}",  # wrapped
+                 "\tx, err := os.Open(p)\n\tif err != nil {\n\t\treturn nil, x\n\t}",          # another name
+                 "\tx, err := os.Open(p)\n\ty := 2\n\treturn err"):                            # not the next one
+        assert RETURNED_AS_IS not in written_shapes(text.splitlines()), text
 
 
 def test_a_rewrite_needs_the_flagged_line_and_new_words_for_it() -> None:

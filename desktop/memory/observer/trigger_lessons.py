@@ -36,7 +36,7 @@ from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, WRONG_PLACE, Signal, excerpt
 from desktop.memory.observer.tool_names import glob_folder
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.code_shape import flagged_pair, rewritten_as
+from desktop.memory.triggers.code_shape import RETURNED_AS_IS, flagged_origin, flagged_pair, rewritten_as
 from desktop.memory.triggers.model import CODE, COMMAND, PATH, Trigger
 
 LOOK_WINDOW: Final = 8
@@ -260,6 +260,8 @@ def on_edit(sp: Scratchpad, path: str, summary: str, texts: tuple[str, ...] = ()
                 found = next((p for p in (flagged_pair(t, source) for t in texts) if p), "")
                 if found and found not in pairs and len(pairs) < MAX_SHAPES:
                     pairs.append(found)
+                if any(flagged_origin(t, source) for t in texts[:-1] or texts):
+                    held.setdefault("origins", {})[rule] = True
                 now = rewritten_as(texts[:-1], texts[-1], source) if len(texts) > 1 else ""
                 if now and rule not in rewrites:  # agent-written code: redacted, and no backtick breaks the quote
                     rewrites[rule] = [redact_then_cut(" ".join(t.split()).replace("`", "'"), 120)
@@ -292,9 +294,12 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         triggers = [Trigger(COMMAND, key[0], tuple(key[1:])).as_json(),
                     *(Trigger(CODE, str(c)).as_json() for c in shapes[:2 * MAX_SHAPES])] if note else []
         # A rule fixed by a rewrite is knowledge, found by search and MCP (blind judges AG and AH: the
-        # wrapcheck rewrite useful), with no moment of its own: its line (``if err != nil { return nil,
-        # err }``) is ordinary code, and after the report it restates the checker (AK and AL: 0 of 10
-        # such sayings useful).
+        # wrapcheck rewrite useful). Its line alone (``if err != nil { return nil, err }``) is ordinary
+        # code, and after the report it restates the checker (AK and AL: 0 of 10 such sayings useful).
+        # Where the flagged line returned as it came what a call on a dotted name assigned, that pair
+        # is the rule's moment (``code_shape.RETURNED_AS_IS``): rare in code that already wraps.
+        if not note and held.get("origins", {}).get(rule):
+            triggers = [Trigger(CODE, RETURNED_AS_IS).as_json()]
         data: dict[str, Any] = {"command": str(held.get("label") or " ".join(key)), "rule": rule, "message": msg,
                                 "file": path, "annotation": note, "triggers": triggers,
                                 "events": [held["event"], event]}

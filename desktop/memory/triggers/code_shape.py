@@ -12,6 +12,11 @@ A caret on a name or literal is not used alone: the line's shape is then an ordi
 (``if err != nil {``, ``x := "a"``), which every session writes and most never trip over. Such a
 line is paired instead (:func:`paired`): the line as written under the shape of the block header it
 sat in, ``w w != w { ⏎ return nil`` (nilerr: a nil error returned where the error is not nil).
+A line that returns, as it came, what another package's call assigned (``x, err := os.Open(p)``,
+then ``return nil, err`` in the block that tests it) has one more shape: :data:`RETURNED_AS_IS`,
+whatever the names and the other values returned. A checker that flags that line (wrapcheck: an
+error from another package returned unwrapped) is about the call and the return together; the
+return alone is ordinary code, and so is the call.
 Nothing here knows a language or a project: only tokens.
 """
 
@@ -35,6 +40,13 @@ _WORDS: Final = re.compile(r"[A-Za-z_]\w*")
 _TRAILING_COMMENT: Final = re.compile(r"\s+(?://|#)[^\"'`]*$")
 #: Between a block header's shape and the line under it, in a paired key.
 PAIR_JOIN: Final = " ⏎ "
+#: The shape of a value assigned from a call on a dotted name (another package's function, an
+#: object's method) and returned as it came, in the next statement or the block testing it.
+RETURNED_AS_IS: Final = f"= w.w({PAIR_JOIN}return … w"
+#: An assignment whose value is a call on a dotted name: what it assigns last (``err``).
+_DOTTED_CALL: Final = re.compile(r"^\s*(?:var\s+)?([\w\s,]*?\b(\w+))\s*:?=\s*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(")
+#: A return whose last value is a bare name.
+_RETURNS_NAME: Final = re.compile(r"^\s*return\b(?:.*,)?\s*(\w+)\s*;?\s*$")
 
 
 def shape(line: str) -> str:
@@ -112,15 +124,46 @@ def _indent(line: str) -> int:
 def _with_headers(lines: list[str]) -> Iterable[tuple[int, str, str]]:
     """(index, line, the header of the block it sits in, or '') for the non-blank lines: the nearest
     line above with less indentation (``if err != nil {`` above ``return nil``)."""
-    open_blocks: list[tuple[int, str]] = []
+    for i, line, header, _ in _in_blocks(lines):
+        yield i, line, header
+
+
+def _in_blocks(lines: list[str]) -> Iterable[tuple[int, str, str, str]]:
+    """(index, line, its block's header, the statement before it): the nearest line above at the
+    same indentation, or, for a block's first line, the one before its header (the call an
+    ``if err != nil {`` tests)."""
+    open_blocks: list[tuple[int, str, str]] = []  # (indentation, line, the statement before it)
+    last_at: dict[int, str] = {}
     for i, line in enumerate(lines[:MAX_LINES]):
-        if not line.strip():
+        if not line.strip() or line.strip().startswith(("//", "#")):
             continue
         depth = _indent(line)
         while open_blocks and open_blocks[-1][0] >= depth:
             open_blocks.pop()
-        yield i, line, open_blocks[-1][1] if open_blocks else ""
-        open_blocks.append((depth, line))
+        for deeper in [d for d in last_at if d > depth]:
+            del last_at[deeper]
+        header = open_blocks[-1] if open_blocks else None
+        before = last_at.get(depth) or (header[2] if header is not None else "")
+        yield i, line, header[1] if header is not None else "", before
+        open_blocks.append((depth, line, last_at.get(depth, "")))
+        last_at[depth] = line
+
+
+def returned_as_is(before: str, line: str) -> bool:
+    """True when ``line`` returns, last and bare, what ``before`` assigned last from a call on a
+    dotted name (``x, err := repo.Head()`` … ``return nil, err``)."""
+    call, back = _DOTTED_CALL.match(before), _RETURNS_NAME.match(_TRAILING_COMMENT.sub("", line))
+    return call is not None and back is not None and call.group(2) == back.group(1)
+
+
+def flagged_origin(text: str, source: str) -> str:
+    """:data:`RETURNED_AS_IS` when the flagged ``source`` line in ``text`` returns as it came what a
+    dotted call assigned; '' otherwise."""
+    want = _fold(source)
+    for _, line, _, before in _in_blocks(text.splitlines()):
+        if want and _fold(line) == want and returned_as_is(before, line):
+            return RETURNED_AS_IS
+    return ""
 
 
 def paired(header: str, line: str) -> str:
@@ -169,9 +212,11 @@ def written_shapes(lines: Iterable[str]) -> tuple[str, ...]:
     """The shapes of the lines about to be written, and each one paired with its block's header
     (annotated lines left out: they are the fix)."""
     out: dict[str, None] = {}
-    for _, line, header in _with_headers(list(lines)):
+    for _, line, header, before in _in_blocks(list(lines)):
         if _ANNOTATED.search(line):
             continue
+        if before and returned_as_is(before, line):
+            out[RETURNED_AS_IS] = None
         found = shape(line)
         if len(found.split()) >= 2:
             out[found] = None
