@@ -291,15 +291,17 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         # A line paired with its block only for a rule that flagged no construct: where it did
         # (``_`` in ``x, _ = f()``), that is the rule's moment, and a name's line is one instance.
         shapes = list(info[2] if len(info) > 2 else []) or list(held.get("pairs", {}).get(rule, []))
+        # A construct is code of the language it was flagged in: not a snippet in a Markdown plan.
+        kind = (posixpath.splitext(path)[1],) if posixpath.splitext(path)[1] else ()
         triggers = [Trigger(COMMAND, key[0], tuple(key[1:])).as_json(),
-                    *(Trigger(CODE, str(c)).as_json() for c in shapes[:2 * MAX_SHAPES])] if note else []
+                    *(Trigger(CODE, str(c), tokens=kind).as_json() for c in shapes[:2 * MAX_SHAPES])] if note else []
         # A rule fixed by a rewrite is knowledge, found by search and MCP (blind judges AG and AH: the
         # wrapcheck rewrite useful). Its line alone (``if err != nil { return nil, err }``) is ordinary
         # code, and after the report it restates the checker (AK and AL: 0 of 10 such sayings useful).
         # Where the flagged line returned as it came what a call on a dotted name assigned, that pair
         # is the rule's moment (``code_shape.RETURNED_AS_IS``): rare in code that already wraps.
         if not note and held.get("origins", {}).get(rule):
-            triggers = [Trigger(CODE, RETURNED_AS_IS).as_json()]
+            triggers = [Trigger(CODE, RETURNED_AS_IS, tokens=kind).as_json()]
         data: dict[str, Any] = {"command": str(held.get("label") or " ".join(key)), "rule": rule, "message": msg,
                                 "file": path, "annotation": note, "triggers": triggers,
                                 "events": [held["event"], event]}

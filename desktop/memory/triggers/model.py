@@ -12,7 +12,8 @@ triggers whose index key it mentions are checked against it. Three kinds:
 * ``edit``: an edit or write of a file under ``path`` ending in ``key`` (an extension, the
   file name itself, ``*`` for any file, or ``<tests>`` for a test file by its name or folder);
 * ``code``: an edit or write whose new text has a line of the shape ``key`` (``code_shape``): the
-  construct a checker flagged before, about to be written again.
+  construct a checker flagged before, about to be written again, in a file of the kind it was
+  flagged in (``tokens``: its extensions; a Go construct in a Markdown plan is not code).
 
 A ``command`` trigger keyed ``<!>`` is about a quoted ``!`` next to a space, which the agent's shell
 tool has been seen to rewrite (``observer/shell_escapes``), given to the program it broke (its one
@@ -199,5 +200,6 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
                                          or (trigger.key == TEST_FILES and is_test_file(p)))
             for p in call.paths)
     if trigger.kind == CODE:
-        return call.tool in EDIT_TOOLS and trigger.key in call.code
+        return call.tool in EDIT_TOOLS and trigger.key in call.code and (
+            not trigger.tokens or any(p.endswith(trigger.tokens) for p in call.paths))
     return False
