@@ -24,8 +24,9 @@ def test_an_output_quoting_the_command_with_a_backslash_it_never_had_is_the_less
     found = kinds(digest_of(escaped().end())).get("shell_escape", [])
     assert len(found) == 1
     data = found[0].data
-    assert data["written"] == 'r.login != "' and data["ran"] == 'r.login \\!= "' and data["jq"] is True
-    assert data["error"] == "failed to parse jq expression (line 1, column 26)"
+    # whole words around the `!`, and the error's first clause: no fragment cut mid-word
+    assert data["written"] == '.user.login != "bot"' and data["ran"] == '.user.login \\!= "bot"'
+    assert data["jq"] is True and data["error"] == "failed to parse jq expression"
     assert data["triggers"] == [{"kind": "command", "key": BANG_IN_QUOTES, "tokens": ["jq"]}]
 
 
@@ -46,7 +47,7 @@ def test_one_session_is_enough_the_output_is_the_evidence(db: Database) -> None:
         "SELECT content, candidate, json_extract(metadata, '$.promoted_on') FROM memories "
         "WHERE json_extract(metadata, '$.signal') = 'shell_escape'").fetchall()
     assert len(rows) == 1 and rows[0][1] == 0 and rows[0][2] == "command_outcome"
-    assert "adds a backslash before a `!`" in rows[0][0] and 'ran as `r.login \\!= "`' in rows[0][0]
+    assert "adds a backslash before a `!`" in rows[0][0] and 'ran as `.user.login \\!= "bot"`' in rows[0][0]
     assert "`(.a == b) | not`" in rows[0][0]  # the jq form without `!`
     assert len(rows[0][0]) <= 290  # one line, with room for its evidence count (warn.LINE_CHARS)
 

@@ -26,23 +26,34 @@ from desktop.memory.observer.signals import SHELL_ESCAPE, Signal, excerpt
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.triggers.model import BANG_IN_QUOTES, COMMAND, EXPOSED_BANG, Trigger, exposed_bang, filter_language
 
-#: How much of the command on each side of the ``!`` must reappear in the output, escaped.
-_BEFORE, _AFTER = 8, 3
+#: The words around the ``!`` quoted in the lesson: the token before it and the one after, whole.
+_WORD_BEFORE: Final = re.compile(r"[^\s'\"(]{1,30}\s*$")
+_WORD_AFTER: Final = re.compile(r"!=?\s*[^\s')|]{0,20}")
 _ERROR_LINE: Final = re.compile(r"error|fail|invalid|unexpected", re.I)
+#: Where an error line's first clause ends (the rest is detail: "expecting ';' or ')'").
+_CLAUSE_END: Final = re.compile(r",\s|\s\(")
 
 
 def escaped_echo(command: str, output: str) -> tuple[str, str] | None:
     """(what the command said, what the output shows ran) around a ``!`` the output quotes with a
-    backslash the command did not have; None when the output shows no such rewrite."""
+    backslash the command did not have, in whole words; None when the output shows no such rewrite."""
     for m in EXPOSED_BANG.finditer(command):
-        before = command[max(0, m.start() - _BEFORE):m.start()].split("\n")[-1]
-        tail = command[m.start():m.end() + _AFTER].split("\n")[0]
-        if len(before.strip()) < 2:
-            continue  # too little context to tell this ``!`` from another
+        line_start = command.rfind("\n", 0, m.start()) + 1
+        before_m = _WORD_BEFORE.search(command[line_start:m.start()])
+        tail_m = _WORD_AFTER.match(command, m.start())
+        if before_m is None or tail_m is None:
+            continue  # nothing before the ``!`` on its line to tell it from another
+        before, tail = before_m.group(0), tail_m.group(0).rstrip()
         written, ran = before + tail, before + "\\" + tail
         if ran in output and ran not in command:
             return written.strip(), ran.strip()
     return None
+
+
+def _first_clause(line: str) -> str:
+    """An error line up to the end of its first clause, when that says something."""
+    cut = _CLAUSE_END.search(line, 16)
+    return line[:cut.start()] if cut is not None else line
 
 
 def on_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:
@@ -61,7 +72,8 @@ def on_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:
     lines = [ln.strip() for ln in ev.output.strip().splitlines()
              if ln.strip() and "\\!" not in ln and not ln.strip().lower().startswith("exit code")]
     error = next((ln for ln in lines if _ERROR_LINE.search(ln)), lines[0] if lines else "")
-    data = {"written": redact_then_cut(written, 40), "ran": redact_then_cut(ran, 42), "error": excerpt(error, 100),
+    data = {"written": redact_then_cut(written, 60), "ran": redact_then_cut(ran, 62),
+            "error": excerpt(_first_clause(error), 100),
             "jq": readers[0] == "jq",
             "call": redact_then_cut(command, 120), "events": [str(pend.get("event", ev.event_key))],
             "triggers": [Trigger(COMMAND, BANG_IN_QUOTES, tokens=(readers[0],)).as_json()]}
