@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -59,13 +60,23 @@ def shared_tmp() -> Iterator[Path]:
 
 def start_listener(path: Path, log: Path) -> subprocess.Popen[bytes]:
     """The hostile listener, as user nobody, on ``path``."""
+    # A session of its own: runuser forks the listener, and killing runuser alone would orphan it.
     proc = subprocess.Popen(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-c", LISTENER, str(path),
-                             str(log)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             str(log)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 20
     while not Path(str(log) + ".ready").exists():
         assert proc.poll() is None and time.monotonic() < deadline, "the hostile listener did not start"
         time.sleep(0.05)
     return proc
+
+
+def stop_listener(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the listener and the runuser process above it (the whole session it started)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(10)
 
 
 def prompt_call(cwd: Path) -> object:
@@ -102,8 +113,7 @@ def test_client_sends_nothing_to_another_users_listener(where: str, shared_tmp: 
         assert reply is None, "the client took an answer from another user"
         assert not log.exists() or b"hunter2" not in log.read_bytes(), "another user heard the prompt"
     finally:
-        proc.kill()
-        proc.wait(10)
+        stop_listener(proc)
 
 
 def test_client_refuses_a_listener_of_another_user_even_in_a_private_looking_folder(
@@ -125,8 +135,7 @@ def test_client_refuses_a_listener_of_another_user_even_in_a_private_looking_fol
         assert reply is None
         assert not log.exists() or b"hunter2" not in log.read_bytes()
     finally:
-        proc.kill()
-        proc.wait(10)
+        stop_listener(proc)
 
 
 def test_service_refuses_to_serve_from_another_users_folder(shared_tmp: Path, tmp_path: Path,
