@@ -37,7 +37,7 @@ from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, WRONG_PLACE, 
 from desktop.memory.observer.tool_names import glob_folder
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.triggers.code_shape import RETURNED_AS_IS, flagged_origin, flagged_pair, rewritten_as
-from desktop.memory.triggers.model import CODE, COMMAND, PATH, Trigger, file_kind
+from desktop.memory.triggers.model import CODE, COMMAND, PATH, Trigger
 
 LOOK_WINDOW: Final = 8
 MAX_MISSES: Final = 4
@@ -291,9 +291,8 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         # A line paired with its block only for a rule that flagged no construct: where it did
         # (``_`` in ``x, _ = f()``), that is the rule's moment, and a name's line is one instance.
         shapes = list(info[2] if len(info) > 2 else []) or list(held.get("pairs", {}).get(rule, []))
-        # A construct is code of the language it was flagged in (not a snippet in a Markdown plan), and
-        # of the kind of file: a checker's configuration often keeps a rule to code, or to tests.
-        kind = file_kind(path)
+        # A construct is code of the language it was flagged in: not a snippet in a Markdown plan.
+        kind = (posixpath.splitext(path)[1],) if posixpath.splitext(path)[1] else ()
         triggers = [Trigger(COMMAND, key[0], tuple(key[1:])).as_json(),
                     *(Trigger(CODE, str(c), tokens=kind).as_json() for c in shapes[:2 * MAX_SHAPES])] if note else []
         # A rule fixed by a rewrite is knowledge, found by search and MCP (blind judges AG and AH: the

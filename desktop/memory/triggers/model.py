@@ -13,8 +13,7 @@ triggers whose index key it mentions are checked against it. Three kinds:
   file name itself, ``*`` for any file, or ``<tests>`` for a test file by its name or folder);
 * ``code``: an edit or write whose new text has a line of the shape ``key`` (``code_shape``): the
   construct a checker flagged before, about to be written again, in a file of the kind it was
-  flagged in (``tokens``: its extension, test file or not; a Go construct in a Markdown plan is not
-  code, and a rule the checker keeps to code files does not flag tests).
+  flagged in (``tokens``: its extensions; a Go construct in a Markdown plan is not code).
 
 A ``command`` trigger keyed ``<!>`` is about a quoted ``!`` next to a space, which the agent's shell
 tool has been seen to rewrite (``observer/shell_escapes``), given to the program it broke (its one
@@ -45,8 +44,6 @@ EDIT_TOOLS: Final = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 ANY_FILE: Final = "*"
 #: An edit trigger's key for any test file (``file_kinds.is_test_file``: ``x_test.go``, ``tests/y.py``).
 TEST_FILES: Final = "<tests>"
-#: A code trigger's token for files that are not tests.
-NOT_TESTS: Final = "<code>"
 #: A command trigger's key for any run with a quoted ``!`` next to a space (``observer/shell_escapes``).
 BANG_IN_QUOTES: Final = "<!>"
 #: A ``!`` next to whitespace (or ending the text, or before ``=`` and a space): where the harness
@@ -166,20 +163,6 @@ def _under(path: str, prefix: str) -> bool:
     return not prefix or path == prefix or path.startswith(prefix + "/")
 
 
-def file_kind(path: str) -> tuple[str, ...]:
-    """A code trigger's ``tokens`` for a file: its extension, and whether it is a test file (a checker's
-    configuration often scopes a rule to one or the other: golangci-lint, ruff)."""
-    ext = posixpath.splitext(path)[1]
-    return (ext, TEST_FILES if is_test_file(path) else NOT_TESTS) if ext else ()
-
-
-def _same_kind(path: str, kind: tuple[str, ...]) -> bool:
-    exts = tuple(k for k in kind if k not in (TEST_FILES, NOT_TESTS))
-    if exts and not path.endswith(exts):
-        return False
-    return not ((TEST_FILES in kind and not is_test_file(path)) or (NOT_TESTS in kind and is_test_file(path)))
-
-
 def on_disk(root: Path, path: str) -> bool:
     """True when ``path`` (project-relative; a glob pattern matches something) exists under ``root``."""
     try:
@@ -217,7 +200,6 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
                                          or (trigger.key == TEST_FILES and is_test_file(p)))
             for p in call.paths)
     if trigger.kind == CODE:
-        if call.tool not in EDIT_TOOLS or trigger.key not in call.code:
-            return False
-        return not trigger.tokens or any(_same_kind(p, trigger.tokens) for p in call.paths)
+        return call.tool in EDIT_TOOLS and trigger.key in call.code and (
+            not trigger.tokens or any(p.endswith(trigger.tokens) for p in call.paths))
     return False
