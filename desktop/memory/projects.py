@@ -11,7 +11,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,8 @@ def _slug(name: str) -> str:
 
 def atomic_write_json(path: Path, data: Any) -> None:
     """Write JSON via a temp file and rename, so a crash or full disk never leaves half a file."""
+    import tempfile  # a hook opens projects on every agent event and writes none of these
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)

@@ -12,23 +12,20 @@ import json
 from collections.abc import Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from desktop.memory.evidence_view import SessionContribution, evidence_of
 from desktop.memory.store.connection import guarded, rows_as_dicts
 from desktop.memory.store.database import Database
 from desktop.memory.store.errors import NotFoundError
 from desktop.memory.store.live import LIVE_SQL
-from desktop.memory.store.memory_ops import (
-    AddMemories,
-    AddResult,
-    EditMemory,
-    HardDelete,
-    NewMemory,
-    SetFlag,
-)
 from desktop.memory.store.rows import ORDERS, MemoryQuery, row_to_memory
 from desktop.memory.types import Memory
+
+# The write operations and the evidence view are imported where used: a hook process opens the
+# project on every tool call (issue 25), reads, and seldom writes a memory.
+if TYPE_CHECKING:
+    from desktop.memory.evidence_view import SessionContribution
+    from desktop.memory.store.memory_ops import AddResult, NewMemory
 
 
 @dataclass(frozen=True)
@@ -50,6 +47,8 @@ class MemoryService:
     def add(self, content: str | NewMemory, *, actor: str = "user", reason: str | None = None,
             **fields: Any) -> Future[AddResult]:
         """Add one memory (or reinforce its duplicate). Raises ValidationError before queueing."""
+        from desktop.memory.store.memory_ops import AddMemories, NewMemory
+
         item = content if isinstance(content, NewMemory) else NewMemory(content=content, **fields)
         op = AddMemories([item], actor=actor, reason=reason)
         outer: Future[AddResult] = Future()
@@ -66,36 +65,52 @@ class MemoryService:
     def add_many(self, items: list[NewMemory], *, actor: str = "user",
                  reason: str | None = None) -> Future[list[AddResult]]:
         """Add a batch in one transaction."""
+        from desktop.memory.store.memory_ops import AddMemories
+
         return self.db.writer.submit(AddMemories(items, actor=actor, reason=reason))
 
     def edit(self, memory_id: int, changes: dict[str, Any], *, actor: str = "user",
              reason: str | None = None) -> Future[int]:
         """Change fields; the old values are kept in the audit log as edit history."""
+        from desktop.memory.store.memory_ops import EditMemory
+
         return self.db.writer.submit(EditMemory(memory_id, changes, actor=actor, reason=reason))
 
     def pin(self, memory_id: int, pinned: bool = True, *, actor: str = "user") -> Future[int]:
         """Pin (always inject, never decay) or unpin."""
+        from desktop.memory.store.memory_ops import SetFlag
+
         return self.db.writer.submit(SetFlag(memory_id, "pin" if pinned else "unpin", actor=actor))
 
     def verify(self, memory_id: int, *, actor: str = "user") -> Future[int]:
         """Mark as confirmed by the user (clears review and candidate flags)."""
+        from desktop.memory.store.memory_ops import SetFlag
+
         return self.db.writer.submit(SetFlag(memory_id, "verify", actor=actor))
 
     def deprecate(self, memory_id: int, *, reason: str | None = None, actor: str = "user") -> Future[int]:
         """Retire a memory that is no longer right (kept for history)."""
+        from desktop.memory.store.memory_ops import SetFlag
+
         return self.db.writer.submit(SetFlag(memory_id, "deprecate", actor=actor, reason=reason))
 
     def forget(self, memory_id: int, *, reason: str | None = None, actor: str = "user") -> Future[int]:
         """Soft-forget: never injected again; hard-deleted later by pruning."""
+        from desktop.memory.store.memory_ops import SetFlag
+
         return self.db.writer.submit(SetFlag(memory_id, "forget", actor=actor, reason=reason))
 
     def restore(self, memory_id: int, *, actor: str = "user") -> Future[int]:
         """Undo forget/deprecate."""
+        from desktop.memory.store.memory_ops import SetFlag
+
         return self.db.writer.submit(SetFlag(memory_id, "restore", actor=actor))
 
     def hard_delete(self, memory_ids: int | Iterable[int], *, reason: str | None = None,
                     actor: str = "user") -> Future[int]:
         """Delete for good (row, FTS, vectors, audit text)."""
+        from desktop.memory.store.memory_ops import HardDelete
+
         ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
         return self.db.writer.submit(HardDelete(ids, actor=actor, reason=reason))
 
@@ -179,6 +194,8 @@ class MemoryService:
 
     def evidence(self, memory_id: int) -> builtins.list[SessionContribution]:
         """What a memory was learned from, per session (excerpts and linked transcript events)."""
+        from desktop.memory.evidence_view import evidence_of
+
         rows = self._conn().execute("SELECT provenance FROM memories WHERE id=?", (memory_id,)).fetchall()
         if not rows:
             raise NotFoundError(f"Memory #{memory_id} does not exist.")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
 
@@ -38,6 +37,7 @@ from desktop.agents.hooks.protocol import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import logging
+    import socket
     from pathlib import Path
 
     from desktop.agents.hooks.protocol import HookCall
@@ -145,6 +145,8 @@ def _connect(path: str | Path, connect_s: float, probe_s: float) -> socket.socke
     A listener that does not accept (its backlog full), says no hello in time or says it is stuck
     is replaced (:func:`replace_stuck`).
     """
+    import socket  # ~7 ms: only a hook that finds a service's socket file connects
+
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(connect_s)
     try:

@@ -37,16 +37,14 @@ from desktop.agents.hooks.protocol import (
     TOOL_FAILED,
     HookCall,
 )
-from desktop.agents.hooks.start import start_context
-from desktop.agents.injection.formatting import Section, fit, render
 from desktop.agents.memory_access import StoreMemoryAccess
-from desktop.memory.citations import cited_ids
-from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.text.tokens import query_terms
 from desktop.memory.trust import injectable
 from desktop.memory.types import Memory
 
+# What only session start, prompt and stop use is imported there: a hook process answering a tool
+# call inline (every call, issue 25) loads none of it.
 if TYPE_CHECKING:
+    from desktop.agents.injection.formatting import Section
     from desktop.memory.project import Project
     from desktop.memory.retrieval.service import SearchService
 
@@ -91,6 +89,8 @@ def trust_threshold(project: Project) -> float:
 
 def relevant(prompt: str, m: Memory) -> bool:
     """True when the memory shares enough content words with the prompt to be about it."""
+    from desktop.memory.text.tokens import query_terms
+
     asked = set(query_terms(prompt))
     if not asked:
         return False
@@ -135,6 +135,8 @@ class Handlers:
         One block says each memory once: the memories shown again come first in it (formatting.render).
         """
         from desktop.agents.hooks.shell_folder import forget_folder
+        from desktop.agents.hooks.start import start_context
+        from desktop.agents.injection.formatting import Section, fit
 
         fmt = FORMATS[call.agent]
         if call.source != "compact":
@@ -160,8 +162,10 @@ class Handlers:
     # -- prompt ------------------------------------------------------------------------------
     def prompt(self, call: HookCall) -> str:
         """Memories relevant to the prompt above the trust threshold; nothing when none is."""
+        from desktop.agents.injection.formatting import Section, fit, render
         from desktop.memory.observer.known_already import named_in
         from desktop.memory.observer.tool_names import is_local_command
+        from desktop.memory.privacy.boundary import redact_then_cut
         from desktop.memory.triggers.untested import asked_anyway
         from desktop.memory.triggers.warn import found_unaided, is_lesson
 
@@ -231,6 +235,7 @@ class Handlers:
         return ""
 
     def _record_citations(self, call: HookCall) -> None:
+        from desktop.memory.citations import cited_ids
         from desktop.memory.lifecycle.feedback import record_feedback
         from desktop.memory.lifecycle.shown import CITED_ONLY
 

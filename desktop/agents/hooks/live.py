@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop.agents.hooks.protocol import OBSERVER_AGENT, HookCall
-from desktop.memory.observer.events import cap_text
+from desktop.memory.observer.capping import cap_text
 from desktop.memory.observer.journal import JournalCall, append, catch_up, drop, observe_call
 
 if TYPE_CHECKING:

@@ -10,13 +10,12 @@ Where neither exists the answer is "unknown", which every caller treats as "not 
 from __future__ import annotations
 
 import os
-import socket
 import stat
-import struct
 import sys
 
 TYPE_CHECKING = False  # not typing's: the hook client imports this module (see client.py)
 if TYPE_CHECKING:
+    import socket
     from pathlib import Path
 
 #: ``LOCAL_PEERCRED`` and ``SOL_LOCAL`` from <sys/un.h> (macOS and the BSDs; Python has no names).
@@ -26,6 +25,9 @@ _SOL_LOCAL = 0
 
 def peer_uid(sock: socket.socket) -> int | None:
     """The user id of the process at the other end of a connected Unix socket; None if unknown."""
+    import socket  # here, not at the top: a hook that finds no service (answers inline) never connects
+    import struct
+
     if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid_t pid; uid_t uid; gid_t gid;}
         raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         _pid, uid, _gid = struct.unpack("3i", raw)
@@ -39,6 +41,9 @@ def peer_uid(sock: socket.socket) -> int | None:
 
 def peer_pid(sock: socket.socket) -> int | None:
     """The process id at the other end (Linux only; None elsewhere)."""
+    import socket
+    import struct
+
     if not hasattr(socket, "SO_PEERCRED"):
         return None
     raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))

@@ -100,9 +100,9 @@ def answer_inline(call: HookCall, data_dir: Path, token_budget: int | None) -> s
 
 def answer(call: HookCall, data_dir: Path, token_budget: int | None, deadline: float) -> str:
     """Through the warm service when it answers, else inline (starting the service for next time)."""
-    from desktop.agents.hooks import client, service
-
     if not os.environ.get(NO_SERVICE_ENV):
+        from desktop.agents.hooks import client, service
+
         reply = client.ask(data_dir, call, token_budget, timeout=max(0.05, deadline - time.monotonic()))
         if reply is not None:
             return reply

@@ -23,9 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
-from desktop.memory.lifecycle.staleness import anchor_hash, split_anchor
-from desktop.memory.observer.signals import REVIEWED_TESTS, WRONG_PLACE
-from desktop.memory.observer.templates import wrong_place_without
+from desktop.memory.observer.signal_kinds import REVIEWED_TESTS, WRONG_PLACE
 from desktop.memory.types import Memory
 
 MAX_FILES_NOTED: Final = 2
@@ -57,6 +55,9 @@ def _read(path: Path) -> bytes | None:
 
 def changed_anchors(memory: Memory, root: Path) -> tuple[list[str], list[str]]:
     """(files whose anchored code changed, files that are gone) for one memory."""
+    # Here: most memories a tool call is warned with have no anchors, and a hook need not load staleness.
+    from desktop.memory.lifecycle.staleness import anchor_hash, split_anchor
+
     changed: list[str] = []
     gone: list[str] = []
     for key, digest in memory.code_anchors.items():
@@ -135,6 +136,8 @@ def _as_named_files_are(m: Memory, root: Path) -> Memory | None:
         return m
     if m.metadata.get("signal") == WRONG_PLACE:
         # The example went stale; the wrong place did not (and the place it names is meant not to be there).
+        from desktop.memory.observer.templates import wrong_place_without  # rare; loads the observer's tables
+
         kept = wrong_place_without(m.content, gone)
         return m if kept is None else replace(m, content=kept)
     names = ", ".join(f"`{g}`" for g in gone[:MAX_FILES_NOTED]) + (" …" if len(gone) > MAX_FILES_NOTED else "")

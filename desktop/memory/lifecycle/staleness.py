@@ -17,12 +17,10 @@ which includes uncommitted edits), or every anchored file outside git.
 
 from __future__ import annotations
 
-import difflib
 import enum
 import hashlib
 import json
 import logging
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +86,8 @@ def anchor_hash(data: bytes, rng: tuple[int, int] | None = None) -> str:
 
 
 def _git(root: Path, *args: str, data: bytes | None = None) -> bytes | None:
+    import subprocess  # here: a hook reads anchors (freshness.py) on every tool call and never runs git
+
     try:
         done = subprocess.run(["git", "-C", str(root), *args], input=data, capture_output=True,
                               timeout=120, check=False)
@@ -159,6 +159,8 @@ def changed_fraction(old: bytes | None, new: bytes) -> float:
     """How much of the anchored code changed, 0..1, by lines (0.5 when the old text is unknown)."""
     if old is None:
         return 0.5
+    import difflib
+
     a, b = old.splitlines(), new.splitlines()
     if not a and not b:
         return 0.0

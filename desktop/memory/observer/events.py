@@ -19,61 +19,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
+# Re-exported: the importers and the agent cap their events' texts through this module.
+from desktop.memory.observer.capping import CUT_MARGIN as CUT_MARGIN
+from desktop.memory.observer.capping import OUTPUT_CAP as OUTPUT_CAP
+from desktop.memory.observer.capping import cap_args as cap_args
+from desktop.memory.observer.capping import cap_text as cap_text
+
 AgentName: TypeAlias = Literal["claude-code", "codex", "gemini-cli", "engram"]
 Outcome: TypeAlias = Literal["success", "failure", "abandoned", "unknown"]
 ReasoningKind: TypeAlias = Literal["thinking", "text"]
 
 AGENTS: Final[tuple[str, ...]] = ("claude-code", "codex", "gemini-cli", "engram")
 OUTCOMES: Final[tuple[str, ...]] = ("success", "failure", "abandoned", "unknown")
-
-#: Tool outputs, arguments and long texts are capped at this many characters. Some
-#: agents log multi-megabyte command outputs; signal detectors need the gist (the
-#: head) and the verdict (the tail, where errors and exit codes usually are).
-OUTPUT_CAP: Final[int] = 20_000
-
-
-#: How far past a cut the text is redacted before cutting: a secret that straddles the cut
-#: (a database URL whose ``@`` lies past it, a PEM block) is still whole in this window.
-CUT_MARGIN: Final[int] = 4096
-
-
-def cap_text(text: str, limit: int = OUTPUT_CAP) -> str:
-    """Return ``text`` unchanged if short, else its head and tail around a marker.
-
-    The tail is kept because compilers, test runners and shells print their verdict
-    last; a head-only cut would throw away exactly the error a detector looks for.
-    Both parts are redacted before they are cut (with :data:`CUT_MARGIN` of the text
-    beyond each cut), so a cut never leaves the half of a secret the scanner needs whole.
-    """
-    if len(text) <= limit:
-        return text
-    from desktop.memory.privacy.secrets import redact
-
-    head = (limit * 3) // 4
-    tail = limit - head
-    dropped = len(text) - head - tail
-    first = redact(text[:head + CUT_MARGIN])[0][:head]
-    last = redact(text[-(tail + CUT_MARGIN):])[0][-tail:]
-    return f"{first}\n[... {dropped} characters truncated by Engram ...]\n{last}"
-
-
-def cap_args(args: dict[str, Any], limit: int = OUTPUT_CAP) -> dict[str, Any]:
-    """Return a copy of tool arguments with every long string value capped.
-
-    A ``Write`` call carries the whole file as an argument; keeping megabytes of it
-    per event would blow the observer's memory budget for no detection value.
-    """
-    out: dict[str, Any] = {}
-    for key, value in args.items():
-        if isinstance(value, str):
-            out[key] = cap_text(value, limit)
-        elif isinstance(value, dict):
-            out[key] = cap_args(value, limit)
-        elif isinstance(value, list):
-            out[key] = [cap_text(v, limit) if isinstance(v, str) else v for v in value]
-        else:
-            out[key] = value
-    return out
 
 
 def _fill_key(event: Any, *parts: object) -> None:

@@ -14,37 +14,46 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from desktop.memory.observer.signal_kinds import (
+    ASKED_TESTS,
+    BACKTRACK,
+    CHECK_GAP,
+    CHECK_RULE,
+    CO_ACCESS,
+    COMMAND_FIX,
+    CONFIG_TOUCH,
+    CONTEXT_TOKEN_SPIKE,
+    DEAD_END,
+    ERROR_FIX,
+    ERROR_RETRY,
+    EXPLICIT,
+    EXTERNAL_REFERENCE,
+    FILE_ACCESS,
+    GLOB_IGNORE,
+    HOOK_BLOCK,
+    IMPORT_CHASE,
+    PARALLEL_CONFLICT,
+    PROJECT_FACT,
+    READ_ABANDON,
+    RECIPE,
+    REPEATED_GREP,
+    REVIEWED_TESTS,
+    SELF_CORRECTION,
+    SEQUENCE,
+    SHELL_ESCAPE,
+    SHELL_STRAY,
+    STATED_CAUSE,
+    STEP_OVERRUN,
+    TEST_ORDER,
+    TIME_ANOMALY,
+    USER_RULE,
+    WRONG_PLACE,
+)
+from desktop.memory.observer.signal_kinds import REVIEWED_TESTS_LEAD as REVIEWED_TESTS_LEAD  # re-exported
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.types import MemoryType
 
-# -- signal classes ------------------------------------------------------------------
-
-FILE_ACCESS, CO_ACCESS, ERROR_RETRY, BACKTRACK = "file_access", "co_access", "error_retry", "backtrack"
-READ_ABANDON, REPEATED_GREP, SEQUENCE, TIME_ANOMALY = "read_abandon", "repeated_grep", "sequence", "time_anomaly"
-SELF_CORRECTION, EXTERNAL_REFERENCE, GLOB_IGNORE = "self_correction", "external_reference", "glob_ignore"
-IMPORT_CHASE, TEST_ORDER, CONFIG_TOUCH, STEP_OVERRUN = "import_chase", "test_order", "config_touch", "step_overrun"
-PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE = "parallel_conflict", "context_token_spike"
-# Not one of the 17 behavioural classes: the agent's own words about an abandoned
-# approach (dead-end language) and an explicit record_memory call.
-DEAD_END, EXPLICIT = "dead_end", "explicit"
-# Issue 13's evidence kinds (observer/lessons.py): what a session shows, not what the agent muttered.
-USER_RULE, COMMAND_FIX, RECIPE = "user_rule", "command_fix", "recipe"
-ERROR_FIX, STATED_CAUSE, HOOK_BLOCK = "error_fix", "stated_cause", "hook_block"
-# Issue 25's lessons that carry their own triggers (observer/trigger_lessons.py).
-WRONG_PLACE, CHECK_RULE, CHECK_GAP = "wrong_place", "check_rule", "check_gap"
-# Issue 26: what the user states, or a command's outcome shows, about the project's environment.
-PROJECT_FACT = "project_fact"
-# Issues 25 and 26: the user asked for tests once code had changed without them (observer/asked_tests.py).
-ASKED_TESTS = "asked_tests"
-# Issues 25 and 26: the user questioned the tests an agent had just written (observer/asked_tests.py).
-REVIEWED_TESTS = "reviewed_tests"
-#: How the review habit's stored text begins (``triggers/untested`` recognises it, to say the user's
-#: newer words in its place).
-REVIEWED_TESTS_LEAD = "The user reviews the tests an agent writes here: after tests were written, they asked "
-# Issue 26: a call failed from a subfolder on a path from the project root (observer/shell_strays.py).
-SHELL_STRAY = "shell_stray"
-# Issues 25 and 26: the agent's shell tool rewrote a quoted ``!`` as ``\!`` (observer/shell_escapes.py).
-SHELL_ESCAPE = "shell_escape"
+# -- signal classes (their names: signal_kinds) ----------------------------------------
 
 
 @dataclass(frozen=True, slots=True)

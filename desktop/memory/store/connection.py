@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -273,6 +272,8 @@ def _disk_full(where: str) -> bool:
     """Whether the disk holding ``where`` (a database path) has no room left (under 64 KB)."""
     if not where:
         return False
+    import shutil  # only after a failed write; it loads the compression modules (~5 ms a hook process)
+
     folder = Path(where).parent
     try:
         return shutil.disk_usage(folder if folder.is_dir() else Path(where)).free < 65_536

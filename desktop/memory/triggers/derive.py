@@ -18,7 +18,7 @@ import re
 from typing import Any, Final
 
 from desktop.memory.observer.command_shape import parse
-from desktop.memory.observer.signals import CHECK_RULE
+from desktop.memory.observer.signal_kinds import CHECK_RULE
 from desktop.memory.triggers.model import ANY_FILE, COMMAND, EDIT, PATH, Trigger
 
 #: Memory types a person's rule can have (a learned lesson brings explicit triggers instead).

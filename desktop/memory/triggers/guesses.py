@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.lifecycle.folder_listing import listing
-from desktop.memory.observer.signals import WRONG_PLACE
+from desktop.memory.observer.signal_kinds import WRONG_PLACE
 from desktop.memory.privacy.boundary import quotable_path
 from desktop.memory.triggers.model import LOOK_TOOLS, CallShape, on_disk
 

@@ -15,7 +15,6 @@ from typing import Any, ClassVar, Final
 
 from desktop.memory.store.live import LIVE_MEMORY_SQL
 from desktop.memory.store.writer import Tx, WriteOp
-from desktop.memory.triggers.derive import MAX_TRIGGERS, triggers_of
 from desktop.memory.triggers.model import CODE, CallShape, Trigger
 
 log = logging.getLogger("engram.triggers")
@@ -27,6 +26,8 @@ _META_KEY: Final = "triggers_version"
 
 def index_memory(tx: Tx, memory_id: int, mtype: str, content: str, source: str, metadata: Any) -> int:
     """Replace one memory's trigger rows (inside the caller's write); returns how many it has."""
+    from desktop.memory.triggers.derive import triggers_of  # only writes derive; a hook's read does not
+
     meta = metadata if isinstance(metadata, dict) else _json(metadata)
     tx.execute("DELETE FROM memory_triggers WHERE memory_id = ?", (memory_id,))
     found = [] if mtype == "code" else triggers_of(mtype, content, source, meta)
@@ -42,6 +43,8 @@ def merge_constructs(tx: Tx, memory_id: int, mtype: str, content: str, source: s
     flagged) fires on that one too from now on. Only constructs: a command trigger learned again
     stays as first learned, since a broader one would fire (and be contradicted) where the lesson
     was never shown true."""
+    from desktop.memory.triggers.derive import MAX_TRIGGERS
+
     new = new_meta.get("triggers") if isinstance(new_meta, dict) else None
     if not isinstance(new, list) or not new:
         return

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Final
 
-from desktop.memory.observer.signals import ASKED_TESTS, REVIEWED_TESTS, REVIEWED_TESTS_LEAD
+from desktop.memory.observer.signal_kinds import ASKED_TESTS, REVIEWED_TESTS, REVIEWED_TESTS_LEAD
 from desktop.memory.privacy.boundary import redact_stored, redact_then_cut
 from desktop.memory.store.writer import FnOp, Tx
 from desktop.memory.text.file_kinds import is_code_change, is_test_file

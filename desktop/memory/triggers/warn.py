@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from desktop.memory.observer.signals import (
+from desktop.memory.observer.signal_kinds import (
     ASKED_TESTS,
     CHECK_GAP,
     CHECK_RULE,
