@@ -694,16 +694,19 @@ def _review_habit(project: Any) -> int:
 
 
 def test_the_review_habit_is_said_before_the_first_test_edit_with_the_users_newest_words(project: Any) -> None:
-    """Its moment is the agent about to write tests; the user's words from the newest other sessions
-    come with it; a code edit, a second test edit and a test file only read hear nothing."""
+    """Its moment is the agent about to add to a test file; the user's words from the newest other
+    sessions come with it; a code edit, a rename in a test file, a second test edit and a test file only
+    read hear nothing."""
     mid = _review_habit(project)
     h = Handlers(project)
 
-    def before_edit(sid: str, path: str, use: str) -> str:
+    def before_edit(sid: str, path: str, use: str, new: str = "b\nc") -> str:
         return hook(h, "before-tool", sid, tool_name="Edit", tool_use_id=use,
-                    tool_input={"file_path": str(h.root / path), "old_string": "a", "new_string": "b"})
+                    tool_input={"file_path": str(h.root / path), "old_string": "a", "new_string": new})
 
     assert f"#{mid}" not in before_edit("r1", "core/payments.py", "e1")
+    # a rename or a rewording in place adds no test: the review is not about it (judges, round 13)
+    assert f"#{mid}" not in before_edit("r1", "tests/test_payments.py", "e0", new="b")
     failed = hook(h, "tool-failed", "r0", tool_name="Edit", tool_use_id="f1", error="String to replace not found",
                   tool_input={"file_path": str(h.root / "tests/test_x.py"), "old_string": "a", "new_string": "b"})
     assert f"#{mid}" not in failed  # an edit that failed wrote nothing: no moment for it
@@ -721,7 +724,7 @@ def test_the_review_habit_is_said_before_the_first_test_edit_with_the_users_newe
                  tool_input={"input": patch})
     assert f"#{mid}" in codex
     gemini = hook(h, "after-tool", "g1", "gemini", tool_name="replace", tool_use_id="p2",  # it reads nothing before
-                  tool_input={"file_path": str(h.root / "tests/test_x.py"), "old_string": "a", "new_string": "b"},
+                  tool_input={"file_path": str(h.root / "tests/test_x.py"), "old_string": "a", "new_string": "b\nc"},
                   tool_response={"llmContent": "ok"})
     assert f"#{mid}" in gemini
     from desktop.agents.memory_access import StoreMemoryAccess

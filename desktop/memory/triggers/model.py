@@ -106,6 +106,7 @@ class CallShape:
     paths: tuple[str, ...]          # project-relative paths it reads, searches or writes
     cwd: str = ""                   # project-relative folder the shell runs in ('' = root)
     code: tuple[str, ...] = ()      # shapes of the lines an edit or write is about to put in a file
+    adds: bool = True               # an edit that adds to a file (not a rename or a rewording in place)
 
     def keys(self) -> list[tuple[str, str]]:
         """The (kind, key) index entries this call can match."""
@@ -155,7 +156,21 @@ def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "") -
                   if _PATH_ARG.match(a) and not a.startswith(("/", "~", "-"))]
     code = written_shapes(written_text(args).splitlines()) if tool in EDIT_TOOLS else ()
     return CallShape(tool, command, tuple(dict.fromkeys(p for p in named if p and not p.startswith(("/", "..")))),
-                     run_in, code)
+                     run_in, code, adds_lines(args) if tool in EDIT_TOOLS else True)
+
+
+def adds_lines(args: dict[str, Any]) -> bool:
+    """True for an edit that adds lines to a file (a whole file written, or new text longer than the old
+    it replaces), not one that renames or rewords what is there (``replace_all`` of a name)."""
+    given: list[Any] = [args]
+    edits = args.get("edits")
+    if isinstance(edits, list):
+        given += [e for e in edits if isinstance(e, dict)]
+    pairs = [(g["old_string"], g["new_string"]) for g in given
+             if isinstance(g.get("old_string"), str) and isinstance(g.get("new_string"), str)]
+    if not pairs:
+        return True  # a whole file, a patch, or texts this agent does not report: assume it adds
+    return sum(n.count("\n") for _, n in pairs) > sum(o.count("\n") for o, _ in pairs)
 
 
 def _under(path: str, prefix: str) -> bool:
