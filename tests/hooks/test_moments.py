@@ -784,6 +784,12 @@ def test_a_quoted_bang_the_shell_tool_rewrote_is_said_before_the_next_one(projec
     assert f"#{mid}" not in "".join(bash(h, "e2", "python3 -c 'print(1 != 2)'", "k3", agent=agent))  # not jq
     said = bash(h, "e2", "jq '.[] | select(.state != \"open\")' prs.json", "k4", agent=agent)
     assert f"#{mid}" in said[0] + said[1] and "backslash before a `!`" in said[0] + said[1]
+    # Engram's own agent asks the same core before its shell calls
+    from desktop.agents.memory_access import StoreMemoryAccess
+
+    own = StoreMemoryAccess(project)
+    assert mid in [m.id for m in own.warnings_for("Bash", {"command": "jq '.a != 1' f.json"}, [])]
+    assert mid not in [m.id for m in own.warnings_for("Bash", {"command": "python3 -c 'print(1 != 2)'"}, [])]
 
 
 def test_a_rewrite_lesson_is_said_before_an_edit_returns_another_calls_value_as_it_came(project: Any) -> None:

@@ -35,7 +35,7 @@ from desktop.memory.observer.signals import ASKED_TESTS, REVIEWED_TESTS, Signal
 from desktop.memory.observer.utterances import PROMPT, user_utterance
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.text.file_kinds import is_code_change, is_test_file
-from desktop.memory.triggers.model import EDIT, TEST_FILES, Trigger
+from desktop.memory.triggers.model import EDIT, TEST_FILES, Trigger, adds_lines
 
 #: A request, not a pasted text or a brief: the user's own short question.
 MAX_ASK_CHARS: Final = 300
@@ -116,18 +116,6 @@ def _review_state(sp: Scratchpad) -> dict[str, bool]:
     return state
 
 
-def adds_lines(whole_file: bool, args: dict[str, Any]) -> bool:
-    """True for an edit that adds to a file (a whole file written, new text longer than the old, or
-    texts the agent did not report), not one that renames or rewords what is there."""
-    from desktop.memory.observer.lessons import edit_texts
-
-    texts = edit_texts(args)
-    if whole_file or not any(texts):
-        return True
-    old = sum(len(t.splitlines()) for t in texts[:-1])
-    return len(texts[-1].splitlines()) > old
-
-
 def on_edit(sp: Scratchpad, path: str, step: int, *, whole_file: bool = False,
             args: dict[str, Any] | None = None) -> None:
     """A code edit leaves the session untested; a test edit answering a pending ask is the lesson
@@ -139,7 +127,7 @@ def on_edit(sp: Scratchpad, path: str, step: int, *, whole_file: bool = False,
     if is_test_file(path):
         state["untested"] = False
         ask = state["ask"]
-        if ask is not None and not state["done"] and adds_lines(whole_file, args or {}):
+        if ask is not None and not state["done"] and adds_lines(args or {}, whole_file=whole_file):
             state["done"] = True  # one piece of evidence a session
             data = {"text": ask["text"], "events": [ask["event"]]}
             sp.add_signal(Signal(ASKED_TESTS, ASKED_TESTS, step, [], data, [ask["text"]]))

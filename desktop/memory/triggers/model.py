@@ -159,18 +159,18 @@ def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "") -
                      run_in, code, adds_lines(args) if tool in EDIT_TOOLS else True)
 
 
-def adds_lines(args: dict[str, Any]) -> bool:
-    """True for an edit that adds lines to a file (a whole file written, or new text longer than the old
-    it replaces), not one that renames or rewords what is there (``replace_all`` of a name)."""
-    given: list[Any] = [args]
+def adds_lines(args: dict[str, Any], *, whole_file: bool = False) -> bool:
+    """True for an edit that adds to a file (a whole file written, new text longer than the old it
+    replaces, or texts the agent does not report), not one that renames or rewords what is there
+    (``replace_all`` of a name). One implementation: the observer's tests habits call it too."""
     edits = args.get("edits")
-    if isinstance(edits, list):
-        given += [e for e in edits if isinstance(e, dict)]
-    pairs = [(g["old_string"], g["new_string"]) for g in given
-             if isinstance(g.get("old_string"), str) and isinstance(g.get("new_string"), str)]
-    if not pairs:
-        return True  # a whole file, a patch, or texts this agent does not report: assume it adds
-    return sum(n.count("\n") for _, n in pairs) > sum(o.count("\n") for o, _ in pairs)
+    olds = [args.get("old_string"), *(e.get("old_string") for e in (edits if isinstance(edits, list) else [])
+                                      if isinstance(e, dict))]
+    old = sum(len(o.splitlines()) for o in olds if isinstance(o, str))
+    new = written_text(args)
+    if whole_file or not (old or new):
+        return True
+    return len(new.splitlines()) > old
 
 
 def _under(path: str, prefix: str) -> bool:
