@@ -693,20 +693,26 @@ def _review_habit(project: Any) -> int:
     return mid
 
 
-def test_the_review_habit_is_said_before_the_first_test_edit_with_the_users_newest_words(project: Any) -> None:
-    """Its moment is the agent about to add to a test file; the user's words from the newest other
-    sessions come with it; a code edit, a rename in a test file, a second test edit and a test file only
-    read hear nothing."""
+def test_the_review_habit_is_said_before_the_first_new_test_with_the_users_newest_words(project: Any) -> None:
+    """Its moment is the agent about to declare a new test; the user's words from the newest other
+    sessions come with it; a code edit, an update of the tests there, a second new test and a test file
+    only read hear nothing."""
     mid = _review_habit(project)
     h = Handlers(project)
 
-    def before_edit(sid: str, path: str, use: str, new: str = "b\nc") -> str:
+    def before_edit(sid: str, path: str, use: str, new: str = "b\n\ndef test_c():\n    assert c") -> str:
         return hook(h, "before-tool", sid, tool_name="Edit", tool_use_id=use,
                     tool_input={"file_path": str(h.root / path), "old_string": "a", "new_string": new})
 
     assert f"#{mid}" not in before_edit("r1", "core/payments.py", "e1")
-    # a rename or a rewording in place adds no test: the review is not about it (judges, round 13)
+    # a rename, a rewording in place or a fixed expectation declares no new test: the review is not
+    # about it (judges, rounds 9-14); nor is a test rewritten under the same name
     assert f"#{mid}" not in before_edit("r1", "tests/test_payments.py", "e0", new="b")
+    assert f"#{mid}" not in before_edit("r1", "tests/test_payments.py", "e0", new="b\nc\nassert d == 2")
+    assert f"#{mid}" not in hook(h, "before-tool", "r1", tool_name="Edit", tool_use_id="e0",
+                                 tool_input={"file_path": str(h.root / "tests/test_payments.py"),
+                                             "old_string": "def test_a():\n    pass",
+                                             "new_string": "def test_a():\n    x = 1\n    assert x"})
     failed = hook(h, "tool-failed", "r0", tool_name="Edit", tool_use_id="f1", error="String to replace not found",
                   tool_input={"file_path": str(h.root / "tests/test_x.py"), "old_string": "a", "new_string": "b"})
     assert f"#{mid}" not in failed  # an edit that failed wrote nothing: no moment for it
@@ -719,17 +725,20 @@ def test_the_review_habit_is_said_before_the_first_test_edit_with_the_users_newe
     # newest first, the memory's own words not twice
     assert said.index("standard library") < said.index("test duplication") and said.count("really testing") == 1
     assert f"#{mid}" not in before_edit("r1", "core/payments_test.go", "e4")  # once a session
-    patch = "*** Begin Patch\n*** Update File: core/payments_test.go\n@@\n-a\n+b\n*** End Patch"
+    patch = ("*** Begin Patch\n*** Update File: core/payments_test.go\n@@\n-a\n+func TestB(t *testing.T) {}\n"
+             "*** End Patch")
     codex = hook(h, "before-tool", "x1", "codex", tool_name="apply_patch", tool_use_id="p1",
                  tool_input={"input": patch})
     assert f"#{mid}" in codex
     gemini = hook(h, "after-tool", "g1", "gemini", tool_name="replace", tool_use_id="p2",  # it reads nothing before
-                  tool_input={"file_path": str(h.root / "tests/test_x.py"), "old_string": "a", "new_string": "b\nc"},
+                  tool_input={"file_path": str(h.root / "tests/test_x.py"), "old_string": "a",
+                              "new_string": "it('works', () => {})"},
                   tool_response={"llmContent": "ok"})
     assert f"#{mid}" in gemini
     from desktop.agents.memory_access import StoreMemoryAccess
 
-    own = StoreMemoryAccess(project).warnings_for("Write", {"file_path": "specs/cli_spec.py", "content": "x"},
+    own = StoreMemoryAccess(project).warnings_for("Write", {"file_path": "specs/cli_spec.py",
+                                                            "content": "def it_works():\n    pass"},
                                                   ["specs/cli_spec.py"])
     assert [m.id for m in own] == [mid] and "test duplication" in own[0].content
 
@@ -739,7 +748,8 @@ def test_the_review_habit_is_repeated_when_the_user_questions_the_tests_anyway(p
     h = Handlers(project)
     for sid, prompt in (("q1", "are these tests useful at all?"), ("q2", "mise run test:ci is failing")):
         said = hook(h, "before-tool", sid, tool_name="Write", tool_use_id="w1",
-                    tool_input={"file_path": str(h.root / "pkg/x_test.go"), "content": "package x"})
+                    tool_input={"file_path": str(h.root / "pkg/x_test.go"),
+                                "content": "package x\n\nfunc TestX(t *testing.T) {}"})
         assert f"#{mid}" in said
         hook(h, "prompt", sid, prompt=prompt)
         hook(h, "session-end", sid, transcript_path="")
@@ -755,7 +765,8 @@ def test_a_habit_the_user_repeated_is_not_said_again_that_session(project: Any) 
 
     def before_edit(use: str) -> str:
         return hook(h, "before-tool", "h1", tool_name="Write", tool_use_id=use,
-                    tool_input={"file_path": str(h.root / f"pkg/{use}_test.go"), "content": "package pkg"})
+                    tool_input={"file_path": str(h.root / f"pkg/{use}_test.go"),
+                                "content": "package pkg\n\nfunc TestP(t *testing.T) {}"})
 
     assert f"#{mid}" in before_edit("a")
     hook(h, "prompt", "h1", prompt="are these tests useful at all?")

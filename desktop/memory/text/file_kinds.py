@@ -36,3 +36,18 @@ def is_code_change(path: str) -> bool:
     """True for a source file that is not a test (an extension, and not prose, configuration or data)."""
     ext = posixpath.splitext(path)[1].lower()
     return bool(ext) and ext not in NOT_CODE and not is_test_file(path)
+
+
+#: A line that declares a test case, in the common frameworks' forms: ``func TestX(`` (Go),
+#: ``def test_x(`` / ``def it_x(`` (pytest, pytest-describe), ``it("…"`` / ``test(`` (Jest, Mocha,
+#: Vitest, RSpec), ``#[test]`` (Rust), ``@Test`` (JUnit), ``[Fact]`` / ``[Test]`` (.NET), and a Go
+#: subtest ``t.Run("…"``.
+_TEST_CASE: Final = re.compile(
+    r"^\s*(?:func\s+(?:\([^)]*\)\s*)?(?:Test|Benchmark|Fuzz)(?![a-z])\w*\s*\(|(?:async\s+)?def\s+(?:test|it)_?\w*\s*\(|"
+    r"(?:it|test|specify|scenario)(?:\.\w+)?\s*\(?\s*[\"'`]|#\[(?:\w+::)?test\]|@(?:Test|ParameterizedTest)\b|"
+    r"\[(?:Fact|Theory|Test|TestMethod)\b|\w+\.Run\(\s*[\"'`])", re.M)
+
+
+def declared_tests(text: str) -> int:
+    """How many test cases ``text`` declares (see :data:`_TEST_CASE`)."""
+    return len(_TEST_CASE.findall(text))

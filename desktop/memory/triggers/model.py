@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.observer.command_shape import Command, Segment, parse, resolve_dir
-from desktop.memory.text.file_kinds import is_test_file
+from desktop.memory.text.file_kinds import declared_tests, is_test_file
 from desktop.memory.triggers.code_shape import same_assignment, written_shapes, written_text
 
 COMMAND, PATH, EDIT, CODE = "command", "path", "edit", "code"
@@ -106,7 +106,7 @@ class CallShape:
     paths: tuple[str, ...]          # project-relative paths it reads, searches or writes
     cwd: str = ""                   # project-relative folder the shell runs in ('' = root)
     code: tuple[str, ...] = ()      # shapes of the lines an edit or write is about to put in a file
-    adds: bool = True               # an edit that adds to a file (not a rename or a rewording in place)
+    adds_tests: bool = False        # an edit or write that declares test cases the text it replaces did not
 
     def keys(self) -> list[tuple[str, str]]:
         """The (kind, key) index entries this call can match."""
@@ -156,13 +156,13 @@ def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "") -
                   if _PATH_ARG.match(a) and not a.startswith(("/", "~", "-"))]
     code = written_shapes(written_text(args).splitlines()) if tool in EDIT_TOOLS else ()
     return CallShape(tool, command, tuple(dict.fromkeys(p for p in named if p and not p.startswith(("/", "..")))),
-                     run_in, code, adds_lines(args) if tool in EDIT_TOOLS else True)
+                     run_in, code, tool in EDIT_TOOLS and adds_tests(args))
 
 
 def adds_lines(args: dict[str, Any], *, whole_file: bool = False) -> bool:
     """True for an edit that adds to a file (a whole file written, new text longer than the old it
     replaces, or texts the agent does not report), not one that renames or rewords what is there
-    (``replace_all`` of a name). One implementation: the observer's tests habits call it too."""
+    (``replace_all`` of a name): the observer's tests habits read it."""
     edits = args.get("edits")
     olds = [args.get("old_string"), *(e.get("old_string") for e in (edits if isinstance(edits, list) else [])
                                       if isinstance(e, dict))]
@@ -171,6 +171,16 @@ def adds_lines(args: dict[str, Any], *, whole_file: bool = False) -> bool:
     if whole_file or not (old or new):
         return True
     return len(new.splitlines()) > old
+
+
+def adds_tests(args: dict[str, Any]) -> bool:
+    """True for an edit or write that declares more test cases than the text it replaces: new tests,
+    not an update of the ones there (a renamed type, a fixed expectation, a moved path)."""
+    edits = args.get("edits")
+    olds = [args.get("old_string"), args.get("old_str"),
+            *(e.get("old_string") for e in (edits if isinstance(edits, list) else []) if isinstance(e, dict))]
+    before = sum(declared_tests(o) for o in olds if isinstance(o, str))
+    return declared_tests(written_text(args)) > before
 
 
 def _under(path: str, prefix: str) -> bool:

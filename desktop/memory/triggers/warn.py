@@ -53,9 +53,10 @@ AFTER_PASS_SIGNALS: Final = frozenset({CHECK_GAP})
 #: where nothing was about to fail (a test-suite reminder 38 times, a layout lesson 30 times).
 LESSON_SIGNALS: Final = frozenset({COMMAND_FIX, CHECK_RULE, CHECK_GAP, WRONG_PLACE, ERROR_FIX, ASKED_TESTS,
                                    REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE})
-#: Lessons about the tests an agent writes: said before an edit that adds to a test file, not before a
-#: rename or a rewording in place (two blind judges, round 13: said before a mechanical rename and a
-#: moved output path, the user's review quotes matched nothing the edit did).
+#: Lessons about the tests an agent writes: said before an edit that declares new test cases, not before
+#: an update of the tests there. Blind judges (rounds 9-14, sessions 0-99) found the user's review quotes
+#: useful where new tests were being written and useless before renames, fixed expectations and moved
+#: paths (about one useful saying in six when said before any edit adding lines to a test file).
 ADDING_SIGNALS: Final = frozenset({REVIEWED_TESTS})
 #: A checker's rule code at the start of its message ("G104: Errors unhandled"): a linter that
 #: groups many rules under one name (gosec) is matched by the code, not the name.
@@ -170,7 +171,7 @@ def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *
     found = memories.get_many(list(best))
     ranked = sorted((Warning(found[i], t) for i, t in best.items() if i in found
                      and fits_moment(found[i], output, passed=passed, trigger=t)
-                     and (call.adds or found[i].metadata.get("signal") not in ADDING_SIGNALS)),
+                     and (call.adds_tests or found[i].metadata.get("signal") not in ADDING_SIGNALS)),
                     key=lambda w: (-_specificity(w.trigger), -w.memory.confidence, w.memory.id))
     return ranked[:limit]
 
