@@ -31,8 +31,10 @@ def test_near_misses_are_not() -> None:
     # a report, not a question (a failure to fix), and an answer that edits code, not tests
     assert "asked_tests" not in kinds(digest_of(session("b", "integration tests are failing").end()))
     assert "asked_tests" not in kinds(digest_of(session("c", then="cmd/cli/resume.go").end()))
-    # a run asked for, not tests
-    assert "asked_tests" not in kinds(digest_of(session("g", "can you run the tests?").end()))
+    # a run asked for, or a run's outcome asked about, not tests (even when test edits follow)
+    for ask in ("can you run the tests?", "I'm confused, what's the issue? Were any test failing?",
+                "est-ce que les tests échouent ?"):
+        assert "asked_tests" not in kinds(digest_of(session("g", ask).end())), ask
     # only docs changed before the question
     assert "asked_tests" not in kinds(digest_of(session("d", code="docs/usage.md").end()))
     # a long pasted text that happens to end with a question

@@ -17,10 +17,10 @@ user's own words say what they check, and an agent about to write tests should h
 
 The only word read is "test", a loan word in most languages programmers write in; the question
 mark is structural. Words about *running* tests ("run the tests", "don't run the integration tests,
-too slow", "while that test is running...") are about a run, not about the tests an agent wrote or
-the ones it should add: a verb of execution (a closed class) in the same sentence as the word
-"test" makes it neither an ask nor a review. A pasted review, a harness message or a subagent's brief is not the user
-asking (``utterances.user_utterance``).
+too slow", "while that test is running...", "were any tests failing?") are about a run, not about
+the tests an agent wrote or the ones it should add: a verb of execution or of a run's outcome (closed
+classes) in the same sentence as the word "test" makes it neither an ask nor a review. A pasted
+review, a harness message or a subagent's brief is not the user asking (``utterances.user_utterance``).
 """
 
 from __future__ import annotations
@@ -44,11 +44,15 @@ _NAMES_TESTS: Final = re.compile(r"\btest(?:s|ing|e|en|es)?\b", re.I)
 #: ``test.go``), and not inside quotes or backticks (a command or a file the user pastes).
 _TESTS_AS_WORD: Final = re.compile(r"(?<![\w/.-])test(?:s|ing|e|en|es)?\b(?![:/._-]\w)", re.I)
 _QUOTED: Final = re.compile(r"`[^`]*`|\"[^\"]*\"")
-#: Verbs of execution (English, French, German, Spanish): what is done *with* tests, not to them.
+#: Verbs of execution and of a run's outcome (English, French, German, Spanish): what is done *with*
+#: tests, or what running them gave, not what the tests are.
 _RUN_VERB: Final = re.compile(
     r"\b(?:re-?)?(?:run|runs|running|ran|execut(?:e|es|ed|ing)|launch(?:es|ed|ing)?|lance[rz]?|lancé|"
     r"exécut(?:e|er|ez|é)|aus(?:führen|geführt)|führ(?:e|t) \w+ aus|lauf(?:en|t)?|läuft|ejecut(?:a|ar|ad)|"
-    r"corr(?:e|er))\b", re.I)
+    r"corr(?:e|er)|"
+    # what a run gives (a test "failing", "flaky"): the words are about a run's outcome too
+    r"fail(?:s|ed|ing|ures?)?|flak(?:y|iness)|échou\w*|fehlgeschlagen|schlägt \w+ fehl|fall(?:a|an|ó|ando|ido))\b",
+    re.I)
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+")
 _STATE: Final = "asked_tests"
 _REVIEW: Final = "reviewed_tests"
