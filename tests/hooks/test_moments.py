@@ -198,6 +198,9 @@ def test_the_shells_folder_is_followed_and_a_stray_relative_path_named(project: 
     before, _ = bash(h, "w1", "python -m pytest core/payments.py", "c2")
     assert "working directory persists" in before and "`core/sub/`" in before and "core/payments.py" in before
     assert bash(h, "w1", "ls ../..", "c3")[0] == ""                   # nothing stray: silent
+    # ``-C DIR`` resolves the paths from DIR (git, make, tar, go), not from the shell's folder
+    assert bash(h, "w1", f"git -C {h.root} log -- core/payments.py", "c3")[0] == ""
+    assert bash(h, "w1", "make -C ../.. core/payments.py", "c3")[0] == ""
     bash(h, "w1", "cd ../..", "c4", output="")                        # back at the root
     assert bash(h, "w1", "python -m pytest core/payments.py", "c5")[0] == ""
     # Codex runs each command in a fresh shell: a cd does not carry over, nothing to say
@@ -230,7 +233,7 @@ def test_the_transcripts_recorded_folder_outranks_the_followed_cd(project: Any, 
     assert before("r1", "python -m pytest core/payments.py", "c2") == ""
     record(h.root / "core" / "sub")
     said = before("r2", "python -m pytest core/payments.py", "c3")
-    assert "`core/sub/`" in said and "core/payments.py" in said
+    assert "`core/sub/`" in said and "core/payments.py" in said and "`cd`" not in said  # no cd was seen
 
 
 

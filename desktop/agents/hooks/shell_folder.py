@@ -144,6 +144,8 @@ def stray_paths(command: Command, folder: str, root: Path) -> list[str]:
         return [target] if _strays(target, folder, root) else []
     out: list[str] = []
     for seg in command.segments:
+        if "-C" in seg.args[:-1]:
+            continue  # git, make, tar, go, ninja: ``-C DIR`` resolves its paths from DIR, not the shell's folder
         for arg in seg.args:
             if _PATHISH.match(arg) and _strays(arg, folder, root):
                 out.append(arg)
@@ -171,5 +173,5 @@ def stray_warning(folder: str, paths: list[str]) -> str:
     named = ", ".join(f"`{p}`" for p in paths)
     up = posixpath.relpath(".", folder)
     return (f"Engram: the shell's working directory persists between Bash calls (and relative tool paths resolve "
-            f"from it), and it is `{folder}/` since an earlier `cd`; {named} does not exist from there (it does from "
+            f"from it), and it is now `{folder}/`; {named} does not exist from there (it does from "
             f"the project root). Use an absolute path, or `cd {up}` first.")
