@@ -18,7 +18,7 @@ from desktop.memory.triggers.model import adds_tests
     ("@Test\nvoid parses() {}\n[Fact]\npublic void Reads() {}", 2),
     # near misses: a helper named like a test, a call of one, a table row, prose about tests
     ("x := TestHelper(t)\nrunTest(t)\n{name: \"empty\", want: 0},\n// test that it parses", 0),
-    ("func Testify() {}\ndef helper_test(): pass", 0),
+    ("func Testify() {}\ndef helper_test(): pass\ndef items(self):\n    def iterate(): pass", 0),
 ])
 def test_test_cases_counts_declarations_in_the_common_frameworks(text: str, count: int) -> None:
     assert declared_tests(text) == count

@@ -43,7 +43,7 @@ def is_code_change(path: str) -> bool:
 #: Vitest, RSpec), ``#[test]`` (Rust), ``@Test`` (JUnit), ``[Fact]`` / ``[Test]`` (.NET), and a Go
 #: subtest ``t.Run("…"``.
 _TEST_CASE: Final = re.compile(
-    r"^\s*(?:func\s+(?:\([^)]*\)\s*)?(?:Test|Benchmark|Fuzz)(?![a-z])\w*\s*\(|(?:async\s+)?def\s+(?:test|it)_?\w*\s*\(|"
+    r"^\s*(?:func\s+(?:\([^)]*\)\s*)?(?:Test|Benchmark|Fuzz)(?![a-z])\w*\s*\(|(?:async\s+)?def\s+(?:test\w*|it_\w+)\s*\(|"
     r"(?:it|test|specify|scenario)(?:\.\w+)?\s*\(?\s*[\"'`]|#\[(?:\w+::)?test\]|@(?:Test|ParameterizedTest)\b|"
     r"\[(?:Fact|Theory|Test|TestMethod)\b|\w+\.Run\(\s*[\"'`])", re.M)
 
