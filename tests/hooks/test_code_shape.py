@@ -20,7 +20,7 @@ def test_names_and_literals_are_masked_and_the_call_cut(line: str, expected: str
 
 
 def test_only_a_caret_on_a_construct_gives_a_shape() -> None:
-    assert flagged_shape("\t_ = f.Close()", "\t^") == "_ = w("
+    assert flagged_shape("\t_ = f.Close()", "\t^") == "… _ = w("  # a call's last value into the blank
     assert flagged_shape("    if x == None:", "         ^^") == "w w == w:"
     assert flagged_shape("\tif err != nil {", "\t^") == ""           # on a name
     assert flagged_shape('\treturn "main"', "\t       ^") == ""       # on a literal
@@ -33,7 +33,7 @@ def test_what_each_agent_writes() -> None:
     assert written_text({"edits": [{"new_string": "a"}, {"new_string": "b"}]}) == "a\nb"
     patch = "*** Begin Patch\n*** Update File: a.go\n@@\n-old()\n+x, _ := f()\n+++ b/a.go\n"
     assert written_text({"input": patch}) == "x, _ := f()"
-    assert written_shapes(["x, _ := f()", "", "y, _ := g() //nolint:errcheck", "w"]) == ("w, _ = w(",)
+    assert written_shapes(["x, _ := f()", "", "y, _ := g() //nolint:errcheck", "w"]) == ("w, _ = w(", "… _ = w(")
 
 
 def test_a_caret_after_the_first_parenthesis_gives_no_shape() -> None:
@@ -49,3 +49,30 @@ def test_a_stored_declaration_shape_fires_on_an_assignment() -> None:
     assert stored is not None and stored.key == "w, _ = w("
     call = shape_of("Edit", {"file_path": "a.go", "new_string": "\tt, _ = c.Tree()\n"}, ["a.go"])
     assert matches(stored, call)
+
+
+def test_a_return_of_nothing_is_one_construct_whatever_comes_before_it() -> None:
+    """nilerr flags ``return nil`` under ``if err != nil {``; a later edit returning ``x, true, nil``
+    there is the same mistake, and a return of a name or a value there is not."""
+    from desktop.memory.triggers.code_shape import PAIR_JOIN, flagged_pair
+
+    flagged = "\tif err != nil {\n\t\tlog(err)\n\t\treturn nil\n\t}"
+    key = flagged_pair(flagged, "\t\treturn nil")
+    assert key == f"w w != w {{{PAIR_JOIN}return … nil"
+    assert key in written_shapes("if iterErr != nil {\n\treturn cp, true, nil // best effort\n}".splitlines())
+    for other in ("if err != nil {\n\treturn nil, err\n}", "if err != nil {\n\treturn nil, nilErr\n}",
+                  "if x != nil {\n\treturn x.nil\n}", "return nil"):
+        assert key not in written_shapes(other.splitlines()), other
+    assert f"w w == w:{PAIR_JOIN}return … None" in written_shapes(["if total == None:", "    return None"])
+
+
+def test_a_calls_last_value_dropped_is_one_construct_whatever_comes_before() -> None:
+    """errcheck's caret on ``_``: ``_ = f.Close()`` and ``t, _ = c.Tree()`` drop the same thing (the
+    value a call returns last); ``_, err := f()`` keeps it, and ``x, _ = y`` calls nothing."""
+    from desktop.memory.triggers.code_shape import BLANK_LAST
+
+    assert flagged_shape("\t\tbaseTree, _ = baseCommit.Tree()", "\t\t          ^") == BLANK_LAST
+    for line in ("_ = os.Setenv(k, v)", "t, _ = c.Tree()", "a, _, _ := f()"):
+        assert BLANK_LAST in written_shapes([line]), line
+    for line in ("_, err := f()", "x, _ = y", "_ = x", "for _, x := range xs {"):
+        assert BLANK_LAST not in written_shapes([line]), line

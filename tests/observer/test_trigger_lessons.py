@@ -90,7 +90,7 @@ def test_a_line_flagged_at_a_keyword_fires_again_under_the_same_kind_of_block(db
     s.bash("mise run lint", "0 issues.")
     rule = kinds(digest_of(s.end()))["check_rule"][0]
     trigs = [Trigger.from_json(t) for t in rule.data["triggers"]]
-    pair = Trigger("code", "w w != w { ⏎ return nil", tokens=(".go",))
+    pair = Trigger("code", "w w != w { ⏎ return … nil", tokens=(".go",))
     assert pair in trigs
 
     def edit(new: str, path: str = "cmd/cli/x.go") -> bool:
@@ -100,6 +100,7 @@ def test_a_line_flagged_at_a_keyword_fires_again_under_the_same_kind_of_block(db
     assert not edit("```go\nif err != nil {\n\treturn nil\n}\n```", "docs/plans/fix.md")
 
     assert edit("func f() error {\n\tv, err := g()\n\tif err != nil {\n\t\tlog.Print(err)\n\t\treturn nil\n\t}\n}")
+    assert edit("\tif err != nil {\n\t\treturn cp, true, nil\n\t}")  # nothing given back, whatever comes first
     assert not edit("func f() error {\n\tg()\n\treturn nil\n}")  # the ordinary last line
     assert not edit("\tif err != nil {\n\t\treturn nil //nolint:nilerr // intended\n\t}")  # already the fix
     assert not edit("\tif err != nil {\n\t\treturn fmt.Errorf(\"x: %w\", err)\n\t}")
@@ -404,14 +405,15 @@ ERRCHECK = ("Exit code 1\n[lint] $ golangci-lint run ./...\n"
 
 def test_the_construct_under_a_checkers_caret_is_kept_a_name_or_literal_is_not() -> None:
     found = diagnostics(ERRCHECK)
-    assert found["errcheck"][2] == ["_ = w(", "w, _ = w("]
+    assert found["errcheck"][2] == ["… _ = w("]  # both lines drop a call's last value
     assert found["goconst"][2] == []       # the caret is on a literal: an ordinary line of code
     assert diagnostics(GOLANGCI)["nilerr"][2] == []  # no caret line printed: nothing to go on
 
 
 def test_a_checker_rule_lesson_carries_the_flagged_constructs_and_learns_new_ones(db: Database) -> None:
     """Fixed by the project's annotation, the lesson fires before an edit writes the flagged
-    construct; learned again in another session, it fires on that session's constructs too."""
+    construct; another session's ``x, _, _ = os.Stat(p)`` is the same construct (a call's last value
+    dropped), so the lesson carries one."""
     promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
     second = ERRCHECK.replace("\t\t_ = os.WriteFile(readmePath, data, 0o644)\n\t\t^",
                               "\t\tx, _, _ = os.Stat(p)\n\t\t      ^")
@@ -424,8 +426,7 @@ def test_a_checker_rule_lesson_carries_the_flagged_constructs_and_learns_new_one
     rows = db.reads.conn().execute(
         "SELECT t.kind, t.key FROM memory_triggers t JOIN memories m ON m.id = t.memory_id "
         "WHERE json_extract(m.metadata, '$.signal') = 'check_rule'").fetchall()
-    assert {(str(k), str(v)) for k, v in rows} == {
-        ("command", "mise"), ("code", "_ = w("), ("code", "w, _ = w("), ("code", "w, _, _ = w(")}
+    assert {(str(k), str(v)) for k, v in rows} == {("command", "mise"), ("code", "… _ = w(")}
 
 
 def test_a_piped_checker_that_names_rules_failed_and_fmt_then_lint_is_the_same_checker(db: Database) -> None:

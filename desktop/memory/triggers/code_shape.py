@@ -16,8 +16,11 @@ A line that returns, as it came, what another package's call assigned (``x, err 
 then ``return nil, err`` in the block that tests it) has one more shape: :data:`RETURNED_AS_IS`,
 whatever the names and the other values returned. A checker that flags that line (wrapcheck: an
 error from another package returned unwrapped) is about the call and the return together; the
-return alone is ordinary code, and so is the call.
-Nothing here knows a language or a project: only tokens.
+return alone is ordinary code, and so is the call. A return whose last value is "nothing" (``nil``,
+``null``, ``None``) is paired with its header whatever the values before it (:func:`paired_nothing`):
+``return nil`` and ``return x, true, nil`` under ``if err != nil {`` are one construct (nilerr: an
+error tested, nothing given back), where the line as written would need a session per arity.
+Nothing here knows a project; of the languages, only their names for nothing.
 """
 
 from __future__ import annotations
@@ -43,10 +46,16 @@ PAIR_JOIN: Final = " ⏎ "
 #: The shape of a value assigned from a call on a dotted name (another package's function, an
 #: object's method) and returned as it came, in the next statement or the block testing it.
 RETURNED_AS_IS: Final = f"= w.w({PAIR_JOIN}return … w"
+#: A call's last value dropped into the blank, however many values come before it (``_ = f.Close()``,
+#: ``t, _ = c.Tree()``): one construct for a checker of dropped errors, which the value last returns.
+BLANK_LAST: Final = "… _ = w("
+_BLANK_LAST_SHAPE: Final = re.compile(r"^(?:[w_], )*_ = w\($")
 #: An assignment whose value is a call on a dotted name: what it assigns last (``err``).
 _DOTTED_CALL: Final = re.compile(r"^\s*(?:var\s+)?([\w\s,]*?\b(\w+))\s*:?=\s*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(")
 #: A return whose last value is a bare name.
 _RETURNS_NAME: Final = re.compile(r"^\s*return\b(?:.*,)?\s*(\w+)\s*;?\s*$")
+#: A return whose last value is the language's "nothing" (``nil``, ``null``, ``None``, ``undefined``).
+_RETURNS_NOTHING: Final = re.compile(r"^\s*return\b(?:.*,)?\s*(nil|null|None|undefined)\s*;?\s*$")
 
 
 def shape(line: str) -> str:
@@ -79,6 +88,12 @@ def on_construct(source: str, caret: str) -> bool:
     return word == _BLANK or not (word[0].isalnum() or word[0] in "\"'`")
 
 
+def blank_last(found: str) -> str:
+    """:data:`BLANK_LAST` for the shape of an assignment from a call whose last target is the blank
+    (``_ = w(``, ``w, _ = w(``, ``w, _, _ = w(``), else ''."""
+    return BLANK_LAST if _BLANK_LAST_SHAPE.match(found) else ""
+
+
 def flagged_shape(source: str, caret: str) -> str:
     """The shape a checker's caret flagged, or '' when it points at a name, a literal or nothing,
     or inside the part of the line a shape drops (after its first ``(``: ``def f(x=[])``)."""
@@ -89,7 +104,7 @@ def flagged_shape(source: str, caret: str) -> str:
         return ""
     found = shape(source)
     # A shape of one token (``w(``) is every call: no moment in it.
-    return found if len(found.split()) >= 2 else ""
+    return (blank_last(found) or found) if len(found.split()) >= 2 else ""
 
 
 def written_text(args: dict[str, Any]) -> str:
@@ -173,15 +188,24 @@ def paired(header: str, line: str) -> str:
     return f"{head}{PAIR_JOIN}{_fold(line)}" if len(head.split()) >= 2 and _fold(line) else ""
 
 
+def paired_nothing(header: str, line: str) -> str:
+    """A return of "nothing" as its last value under the shape of its block's header, whatever the
+    values before it (``return nil`` and ``return x, true, nil`` under ``if err != nil {`` are one
+    construct: the block tests something and gives nothing back); '' for any other line."""
+    head, back = shape(header), _RETURNS_NOTHING.match(_TRAILING_COMMENT.sub("", line))
+    return f"{head}{PAIR_JOIN}return … {back.group(1)}" if back is not None and len(head.split()) >= 2 else ""
+
+
 def flagged_pair(text: str, source: str) -> str:
     """The pair of the flagged ``source`` line in ``text`` (an edit's old or new text), '' when the
-    text does not hold it under a header."""
+    text does not hold it under a header: a return of "nothing" as :func:`paired_nothing` gives it,
+    any other line as written (:func:`paired`)."""
     want = _fold(source)
     if not want:
         return ""
     for _, line, header in _with_headers(text.splitlines()):
         if header and _fold(line) == want:
-            return paired(header, line)
+            return paired_nothing(header, line) or paired(header, line)
     return ""
 
 
@@ -220,7 +244,9 @@ def written_shapes(lines: Iterable[str]) -> tuple[str, ...]:
         found = shape(line)
         if len(found.split()) >= 2:
             out[found] = None
-        pair = paired(header, line) if header else ""
-        if pair:
-            out[pair] = None
+            if blank_last(found):
+                out[BLANK_LAST] = None
+        for pair in (paired(header, line), paired_nothing(header, line)) if header else ():
+            if pair:
+                out[pair] = None
     return tuple(out)
