@@ -44,7 +44,7 @@ _TRAILING_COMMENT: Final = re.compile(r"\s+(?://|#)[^\"'`]*$")
 #: Between a block header's shape and the line under it, in a paired key.
 PAIR_JOIN: Final = " ⏎ "
 #: The shape of a value assigned from a call on a dotted name (another package's function, an
-#: object's method) and returned as it came, in the next statement or the block testing it.
+#: object's method) and returned as it came, in the next statement or anywhere in the block testing it.
 RETURNED_AS_IS: Final = f"= w.w({PAIR_JOIN}return … w"
 #: A call's last value dropped into the blank, however many values come before it (``_ = f.Close()``,
 #: ``t, _ = c.Tree()``): one construct for a checker of dropped errors, which the value last returns.
@@ -139,14 +139,14 @@ def _indent(line: str) -> int:
 def _with_headers(lines: list[str]) -> Iterable[tuple[int, str, str]]:
     """(index, line, the header of the block it sits in, or '') for the non-blank lines: the nearest
     line above with less indentation (``if err != nil {`` above ``return nil``)."""
-    for i, line, header, _ in _in_blocks(lines):
+    for i, line, header, _, _ in _in_blocks(lines):
         yield i, line, header
 
 
-def _in_blocks(lines: list[str]) -> Iterable[tuple[int, str, str, str]]:
-    """(index, line, its block's header, the statement before it): the nearest line above at the
-    same indentation, or, for a block's first line, the one before its header (the call an
-    ``if err != nil {`` tests)."""
+def _in_blocks(lines: list[str]) -> Iterable[tuple[int, str, str, str, str]]:
+    """(index, line, its block's header, the statement before it, the statement before the header):
+    the statement before a line is the nearest line above at the same indentation, or, for a
+    block's first line, the one before its header (the call an ``if err != nil {`` tests)."""
     open_blocks: list[tuple[int, str, str]] = []  # (indentation, line, the statement before it)
     last_at: dict[int, str] = {}
     for i, line in enumerate(lines[:MAX_LINES]):
@@ -159,7 +159,7 @@ def _in_blocks(lines: list[str]) -> Iterable[tuple[int, str, str, str]]:
             del last_at[deeper]
         header = open_blocks[-1] if open_blocks else None
         before = last_at.get(depth) or (header[2] if header is not None else "")
-        yield i, line, header[1] if header is not None else "", before
+        yield i, line, header[1] if header is not None else "", before, header[2] if header is not None else ""
         open_blocks.append((depth, line, last_at.get(depth, "")))
         last_at[depth] = line
 
@@ -175,8 +175,8 @@ def flagged_origin(text: str, source: str) -> str:
     """:data:`RETURNED_AS_IS` when the flagged ``source`` line in ``text`` returns as it came what a
     dotted call assigned; '' otherwise."""
     want = _fold(source)
-    for _, line, _, before in _in_blocks(text.splitlines()):
-        if want and _fold(line) == want and returned_as_is(before, line):
+    for _, line, _, before, origin in _in_blocks(text.splitlines()):
+        if want and _fold(line) == want and (returned_as_is(before, line) or returned_as_is(origin, line)):
             return RETURNED_AS_IS
     return ""
 
@@ -236,10 +236,10 @@ def written_shapes(lines: Iterable[str]) -> tuple[str, ...]:
     """The shapes of the lines about to be written, and each one paired with its block's header
     (annotated lines left out: they are the fix)."""
     out: dict[str, None] = {}
-    for _, line, header, before in _in_blocks(list(lines)):
+    for _, line, header, before, origin in _in_blocks(list(lines)):
         if _ANNOTATED.search(line):
             continue
-        if before and returned_as_is(before, line):
+        if returned_as_is(before, line) or returned_as_is(origin, line):
             out[RETURNED_AS_IS] = None
         found = shape(line)
         if len(found.split()) >= 2:
