@@ -1158,6 +1158,11 @@
         <source>command rewritten by the agent&apos;s shell tool</source>
         <translation>command rewritten by the agent&apos;s shell tool</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="99"/>
+        <source>option the program does not take</source>
+        <translation>option the program does not take</translation>
+    </message>
 </context>
 <context>
     <name>MainWindow</name>

@@ -1158,6 +1158,11 @@
         <source>command rewritten by the agent&apos;s shell tool</source>
         <translation>commande réécrite par l&apos;outil shell de l&apos;agent</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="99"/>
+        <source>option the program does not take</source>
+        <translation>option que le programme ne prend pas</translation>
+    </message>
 </context>
 <context>
     <name>MainWindow</name>

@@ -96,6 +96,7 @@ LESSON_KINDS: dict[str, str] = {
     "reviewed_tests": QT_TRANSLATE_NOOP("LessonKinds", "tests you reviewed"),
     "shell_stray": QT_TRANSLATE_NOOP("LessonKinds", "shell left in another folder"),
     "shell_escape": QT_TRANSLATE_NOOP("LessonKinds", "command rewritten by the agent's shell tool"),
+    "rejected_flag": QT_TRANSLATE_NOOP("LessonKinds", "option the program does not take"),
 }
 
 # Retrieval score components, as the "why was this retrieved" view names them.

@@ -832,3 +832,29 @@ def test_a_rewrite_lesson_is_said_before_an_edit_returns_another_calls_value_as_
                                              "fmt.Errorf(\"open: %w\", err)\n\t}")
     said = edit("w1", "u3", "\twt, err := repo.Worktree()\n\tif err != nil {\n\t\treturn nil, err\n\t}")
     assert f"#{mid}" in said and "fmt.Errorf" in said
+
+
+def test_a_refused_flag_is_said_before_the_program_runs_with_it_unless_a_fix_lesson_says_more(
+        project: Any) -> None:
+    """``git diff`` refused ``--no-stat`` in one session: the lesson fires before ``git show … --no-stat``
+    too; where a command-fix lesson about the same flag fires as well, that one is said alone."""
+    from desktop.memory.triggers.model import COMMAND, Trigger
+
+    def lesson(content: str, signal: str, trigger: Trigger) -> int:
+        return int(project.memories.add(NewMemory(
+            content=content, type="gotcha", source="observer_inferred", confidence=0.86,
+            metadata={"signal": signal, "signal_key": f"{signal}:x", "triggers": [trigger.as_json()]},
+        )).result(10).id)
+
+    refused = lesson("`git diff` does not take `--no-stat`: `git diff main...HEAD --no-stat` failed here.",
+                     "rejected_flag", Trigger(COMMAND, "git", (), ("--no-stat",)))
+    flush(project)
+    h = Handlers(project)
+    assert f"#{refused}" in bash(h, "f1", "git show 8312232 --no-stat", "b1")[0]
+    assert f"#{refused}" not in bash(h, "f2", "git show 8312232", "b2")[0]
+    fixed = lesson("`git show 8312232 --no-stat` fails here; `git show 8312232` works.", "command_fix",
+                   Trigger(COMMAND, "git", ("show",), ("--no-stat",)))
+    flush(project)
+    said = bash(h, "f3", "git show HEAD --no-stat", "b3")[0]
+    assert f"#{fixed}" in said and f"#{refused}" not in said
+    assert f"#{refused}" in bash(h, "f4", "git diff HEAD --no-stat", "b4")[0]

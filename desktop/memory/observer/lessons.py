@@ -20,7 +20,7 @@ import posixpath
 import re
 from typing import Any, Final
 
-from desktop.memory.observer import trigger_lessons
+from desktop.memory.observer import rejected_flags, trigger_lessons
 from desktop.memory.observer.command_kinds import category as kind_of
 from desktop.memory.observer.command_shape import parse
 from desktop.memory.observer.contradictions import MAX_UNUSED, unused_suppressions
@@ -220,6 +220,7 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
         unused.extend(r for r in unused_suppressions(ev.output) if r not in unused)
         del unused[MAX_UNUSED:]
     if ev.is_error:
+        rejected_flags.on_failure(sp, command, ev.output, ev.step, event)
         err = stable_error(ev.output)
         if err:
             sp.ev["last_fail"] = [command, ev.step, err, event]

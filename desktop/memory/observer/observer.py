@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from desktop.memory.observer import asked_tests, detectors, prose_lessons
+from desktop.memory.observer import asked_tests, detectors, prose_lessons, rejected_flags
 from desktop.memory.observer.continuation import MAX_PRINTS, event_print
 from desktop.memory.observer.events import (
     AgentEvent,
@@ -194,6 +194,7 @@ class Observer:
         self._finalize_calibration()
         self._finalize_dead_ends()
         self._finalize_time_anomalies()
+        rejected_flags.finalize(sp)
         files = {p: {"reads": f.reads, "edits": f.edits, "first_step": f.first_step,
                      "last_step": f.last_step, "created": f.created} for p, f in sp.files.items()}
         pairs = [(a, b, int(v[0]), v[1] / v[0], v[2] >= 0.8 * v[0] or v[2] <= 0.2 * v[0])

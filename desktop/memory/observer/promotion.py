@@ -42,6 +42,7 @@ from desktop.memory.observer.signals import (
     HOOK_BLOCK,
     PROJECT_FACT,
     RECIPE,
+    REJECTED_FLAG,
     REPEATED_GREP,
     REVIEWED_TESTS,
     SELF_CORRECTION,
@@ -75,7 +76,9 @@ STRONG_EVIDENCE: Final = {USER_RULE: "user_instruction", ERROR_FIX: "proven_fix"
                            # A rule the project's (or the user's) hook enforces in code.
                            HOOK_BLOCK: "enforced_by_hook",
                            # The failed run's own output shows the command as the harness rewrote it.
-                           SHELL_ESCAPE: "command_outcome"}
+                           SHELL_ESCAPE: "command_outcome",
+                           # The program said which flag it does not take.
+                           REJECTED_FLAG: "command_outcome"}
 
 
 @dataclass(frozen=True)

@@ -34,3 +34,5 @@ REVIEWED_TESTS_LEAD = "The user reviews the tests an agent writes here: after te
 SHELL_STRAY = "shell_stray"
 # Issues 25 and 26: the agent's shell tool rewrote a quoted ``!`` as ``\!`` (observer/shell_escapes.py).
 SHELL_ESCAPE = "shell_escape"
+# Issue 25: a program refused a flag the agent gave it (observer/rejected_flags.py).
+REJECTED_FLAG = "rejected_flag"

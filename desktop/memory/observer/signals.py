@@ -36,6 +36,7 @@ from desktop.memory.observer.signal_kinds import (
     PROJECT_FACT,
     READ_ABANDON,
     RECIPE,
+    REJECTED_FLAG,
     REPEATED_GREP,
     REVIEWED_TESTS,
     SELF_CORRECTION,
@@ -104,6 +105,8 @@ SIGNAL_SPECS: Final[dict[str, SignalSpec]] = {s.name: s for s in (
     SignalSpec(SHELL_STRAY, 0.86, (_T.GOTCHA,), 2),
     # The output shows what ran: one run is the harness's behaviour, not a slip.
     SignalSpec(SHELL_ESCAPE, 0.86, (_T.GOTCHA,), 1),
+    # The program's own refusal is the evidence: one run.
+    SignalSpec(REJECTED_FLAG, 0.86, (_T.GOTCHA,), 1),
 )}
 # The score a signal needs (0.4 by the design rule) is the promotion preset's ``min_value``:
 # desktop/memory/trust_levels.py.
@@ -116,7 +119,7 @@ EVICTION_ORDER: Final[tuple[str, ...]] = (
 NEVER_EVICTED: Final = frozenset({SELF_CORRECTION, PARALLEL_CONFLICT, EXPLICIT, USER_RULE, COMMAND_FIX,
                                   ERROR_FIX, RECIPE, STATED_CAUSE, HOOK_BLOCK, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
                                   PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY,
-                                  SHELL_ESCAPE})
+                                  SHELL_ESCAPE, REJECTED_FLAG})
 
 
 @dataclass(slots=True)

@@ -26,6 +26,7 @@ from desktop.memory.observer.signals import (
     PARALLEL_CONFLICT,
     PROJECT_FACT,
     RECIPE,
+    REJECTED_FLAG,
     REVIEWED_TESTS,
     REVIEWED_TESTS_LEAD,
     SHELL_ESCAPE,
@@ -103,7 +104,8 @@ def _list(paths: list[str], limit: int = 4) -> str:
 #: "after" run) 1 was useful, 5 weak and 2 noise, so they stay out of what is stored (issue 26).
 MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, EXPLICIT, HOOK_BLOCK,
                                  PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
-                                 PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE})
+                                 PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE,
+                                 REJECTED_FLAG})
 _RECIPE_DOES: Final = {"test": "run the tests", "lint": "check lint and types", "format": "format the code",
                        "build": "build", "install": "install and set up", "migrate": "apply migrations",
                        "deploy": "deploy", "run": "start the app"}
@@ -148,6 +150,11 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         return Rendered(T.GOTCHA, "The agent's shell tool adds a backslash before a `!` next to a space, even in "
                         f"quotes: `{d['written']}` ran as `{d['ran']}` (\"{excerpt(d['error'], 60)}\"). Keep `!` out "
                         f"of quoted arguments{jq} or use a script file.", [], from_tool_output=True)
+    if k == REJECTED_FLAG:
+        sub = f" {d['words']}" if d.get("words") else ""
+        return Rendered(T.GOTCHA, f"`{d['program']}{sub}` does not take `{d['flag']}`: "
+                        f"`{excerpt(d['failed'], 80)}` failed here with \"{excerpt(d['error'], 80)}\".", [],
+                        from_tool_output=True)
     if k == ASKED_TESTS:
         # The user's words are the evidence; the habit they show is what to act on, unasked.
         return Rendered(T.PREFERENCE, "Add tests with each code change here, without waiting to be asked: once code "

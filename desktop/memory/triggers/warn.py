@@ -21,6 +21,7 @@ from desktop.memory.observer.signal_kinds import (
     CHECK_RULE,
     COMMAND_FIX,
     ERROR_FIX,
+    REJECTED_FLAG,
     REVIEWED_TESTS,
     SHELL_ESCAPE,
     SHELL_STRAY,
@@ -52,7 +53,7 @@ AFTER_PASS_SIGNALS: Final = frozenset({CHECK_GAP})
 #: knows), never because a prompt shares words with it: at prompts, blind judges found them said
 #: where nothing was about to fail (a test-suite reminder 38 times, a layout lesson 30 times).
 LESSON_SIGNALS: Final = frozenset({COMMAND_FIX, CHECK_RULE, CHECK_GAP, WRONG_PLACE, ERROR_FIX, ASKED_TESTS,
-                                   REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE})
+                                   REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE, REJECTED_FLAG})
 #: Lessons about the tests an agent writes: said before an edit that declares new test cases, not before
 #: an update of the tests there. Blind judges (rounds 9-14, sessions 0-99) found the user's review quotes
 #: useful where new tests were being written and useless before renames, fixed expectations and moved
@@ -173,7 +174,16 @@ def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *
                      and fits_moment(found[i], output, passed=passed, trigger=t)
                      and (call.adds_tests or found[i].metadata.get("signal") not in ADDING_SIGNALS)),
                     key=lambda w: (-_specificity(w.trigger), -w.memory.confidence, w.memory.id))
-    return ranked[:limit]
+    return _one_per_flag(ranked)[:limit]
+
+
+def _one_per_flag(ranked: list[Warning]) -> list[Warning]:
+    """A refused flag's lesson is left out when another lesson about the same program and flag fires
+    too (a command-fix lesson also says what worked)."""
+    said = {(w.trigger.key, t) for w in ranked if w.trigger.kind == COMMAND
+            and w.memory.metadata.get("signal") != REJECTED_FLAG for t in w.trigger.tokens}
+    return [w for w in ranked if not (w.memory.metadata.get("signal") == REJECTED_FLAG
+                                      and any((w.trigger.key, t) in said for t in w.trigger.tokens))]
 
 
 class Outcomes:
