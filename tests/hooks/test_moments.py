@@ -857,4 +857,6 @@ def test_a_refused_flag_is_said_before_the_program_runs_with_it_unless_a_fix_les
     flush(project)
     said = bash(h, "f3", "git show HEAD --no-stat", "b3")[0]
     assert f"#{fixed}" in said and f"#{refused}" not in said
-    assert f"#{refused}" in bash(h, "f4", "git diff HEAD --no-stat", "b4")[0]
+    before, after = bash(h, "f4", "git diff HEAD --no-stat", "b4", fails=True,
+                         output="Exit code 129\nusage: git diff [<options>] [<commit>] [--] [<path>...]")
+    assert f"#{refused}" in before and f"#{refused}" not in after  # after the refusal it restates the error

@@ -49,6 +49,9 @@ REPORTED_SIGNALS: Final = frozenset({CHECK_RULE})
 #: enough"): the moment is right after the weaker check passed, when the agent is about to call the
 #: work done, not before each run of it (judged noise there: said before every test run).
 AFTER_PASS_SIGNALS: Final = frozenset({CHECK_GAP})
+#: Lessons said only before a call: a refused flag's lesson, after the refusal, restates the program's
+#: own error (two blind judges, round 19: useful before the call, useless after it).
+BEFORE_ONLY_SIGNALS: Final = frozenset({REJECTED_FLAG})
 #: Lessons learned from a failure. Each is said at its own moment (its trigger, or the failure it
 #: knows), never because a prompt shares words with it: at prompts, blind judges found them said
 #: where nothing was about to fail (a test-suite reminder 38 times, a layout lesson 30 times).
@@ -122,12 +125,15 @@ def fits_moment(memory: Memory, output: str | None, *, passed: bool = False,
     ``output`` is what the call printed (None before a call); ``passed``: the call succeeded;
     ``trigger``: the one that matched. A checker's rule fits right after the checker reported it
     (its code too, when it has one), and before an edit writes the construct it flagged; a
-    check-gap lesson only right after the weaker check passed; every other lesson before a call
+    check-gap lesson only right after the weaker check passed; a refused flag only before a call
+    (after the refusal it says what the program just printed); every other lesson before a call
     or after a failure.
     """
     signal = memory.metadata.get("signal")
     if signal in AFTER_PASS_SIGNALS:
         return passed
+    if signal in BEFORE_ONLY_SIGNALS:
+        return output is None
     if passed:
         return False
     if signal not in REPORTED_SIGNALS:
