@@ -860,3 +860,10 @@ def test_a_refused_flag_is_said_before_the_program_runs_with_it_unless_a_fix_les
     before, after = bash(h, "f4", "git diff HEAD --no-stat", "b4", fails=True,
                          output="Exit code 129\nusage: git diff [<options>] [<commit>] [--] [<path>...]")
     assert f"#{refused}" in before and f"#{refused}" not in after  # after the refusal it restates the error
+    codex = hook(h, "before-tool", "x1", "codex", tool_name="exec_command", tool_use_id="x2",
+                 tool_input={"cmd": "git diff HEAD~1 --no-stat"})
+    assert f"#{refused}" in codex
+    from desktop.agents.memory_access import StoreMemoryAccess
+
+    own = StoreMemoryAccess(project).warnings_for("Bash", {"command": "git diff HEAD~2 --no-stat"}, [])
+    assert [m.id for m in own] == [refused]
