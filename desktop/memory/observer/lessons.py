@@ -37,7 +37,7 @@ from desktop.memory.observer.signals import (
     normalize_error,
 )
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.model import COMMAND, Trigger
+from desktop.memory.triggers.model import COMMAND, Trigger, replaced_texts
 
 ERROR_FIX_WINDOW: Final = 40
 MAX_SUCCEEDED: Final = 400
@@ -159,8 +159,7 @@ def edit_texts(args: dict[str, Any]) -> tuple[str, ...]:
     """An edit's old text and the new text it writes (whole, unlike its summary)."""
     from desktop.memory.triggers.code_shape import written_text
 
-    olds = [args.get("old_string"), *(e.get("old_string") for e in args.get("edits") or [] if isinstance(e, dict))]
-    return (*(o for o in olds if isinstance(o, str) and o), written_text(args))
+    return (*(o for o in replaced_texts(args) if o), written_text(args))
 
 
 def edit_summary(args: dict[str, Any]) -> str:

@@ -41,6 +41,11 @@ _STATE: Final = "rejected_flags"
 MAX_PER_SESSION: Final = 3
 
 
+def _body(output: str) -> str:
+    """The program's own output, without the harness's "Exit code N" line."""
+    return _EXIT_LINE.sub("", output.lstrip(), count=1)
+
+
 def _gave(seg: Segment, flag: str) -> bool:
     return any(a == flag or a.startswith(flag + "=") for a in seg.args)
 
@@ -49,7 +54,7 @@ def rejected_flag(command: str, output: str) -> tuple[Segment, str] | None:
     """(the segment that was given it, the flag) when ``output`` shows the program refused a flag
     of ``command``; None otherwise."""
     segments = [s for s in parse(command).segments if not s.piped]
-    text = _EXIT_LINE.sub("", output.lstrip(), count=1)[:4000]
+    text = _body(output)[:4000]
     named = _NAMED.search(text)
     if named is not None:
         flag = named.group(1)
@@ -71,7 +76,7 @@ def on_failure(sp: Scratchpad, command: str, output: str, step: int, event: str)
     pending: list[dict[str, Any]] = sp.ev.setdefault(_STATE, [])
     if len(pending) >= MAX_PER_SESSION or any(p["program"] == seg.program and p["flag"] == flag for p in pending):
         return
-    first = next((ln.strip() for ln in _EXIT_LINE.sub("", output.lstrip(), count=1).splitlines() if ln.strip()), "")
+    first = next((ln.strip() for ln in _body(output).splitlines() if ln.strip()), "")
     pending.append({"program": seg.program, "words": " ".join(seg.words), "flag": flag,
                     "failed": shorten_command(command), "error": redact_then_cut(first, 120),
                     "step": step, "event": event})
@@ -79,9 +84,12 @@ def on_failure(sp: Scratchpad, command: str, output: str, step: int, event: str)
 
 def finalize(sp: Scratchpad) -> None:
     """The refused flags the session neither fixed (a command-fix lesson says those) nor saw work."""
+    pending = sp.ev.get(_STATE, [])
+    if not pending:
+        return  # most sessions: no succeeded command to parse
     fixed = {str(s.data.get("failed")) for s in sp.signals_of(COMMAND_FIX)}
     worked = [parse(c) for c in sp.ev.get("ok", [])]
-    for p in sp.ev.get(_STATE, []):
+    for p in pending:
         if p["failed"] in fixed or any(seg.program == p["program"] and _gave(seg, p["flag"])
                                        for cmd in worked for seg in cmd.segments):
             continue

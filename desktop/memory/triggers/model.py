@@ -159,14 +159,20 @@ def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "") -
                      run_in, code, tool in EDIT_TOOLS and adds_tests(args))
 
 
+def replaced_texts(args: dict[str, Any]) -> list[str]:
+    """The old texts an edit replaces, in each agent's argument names (the counterpart of
+    ``code_shape.written_text``)."""
+    edits = args.get("edits")
+    olds = [args.get("old_string"), args.get("old_str"),
+            *(e.get("old_string") for e in (edits if isinstance(edits, list) else []) if isinstance(e, dict))]
+    return [o for o in olds if isinstance(o, str)]
+
+
 def adds_lines(args: dict[str, Any], *, whole_file: bool = False) -> bool:
     """True for an edit that adds to a file (a whole file written, new text longer than the old it
     replaces, or texts the agent does not report), not one that renames or rewords what is there
     (``replace_all`` of a name): the observer's tests habits read it."""
-    edits = args.get("edits")
-    olds = [args.get("old_string"), *(e.get("old_string") for e in (edits if isinstance(edits, list) else [])
-                                      if isinstance(e, dict))]
-    old = sum(len(o.splitlines()) for o in olds if isinstance(o, str))
+    old = sum(len(o.splitlines()) for o in replaced_texts(args))
     new = written_text(args)
     if whole_file or not (old or new):
         return True
@@ -176,11 +182,7 @@ def adds_lines(args: dict[str, Any], *, whole_file: bool = False) -> bool:
 def adds_tests(args: dict[str, Any]) -> bool:
     """True for an edit or write that declares more test cases than the text it replaces: new tests,
     not an update of the ones there (a renamed type, a fixed expectation, a moved path)."""
-    edits = args.get("edits")
-    olds = [args.get("old_string"), args.get("old_str"),
-            *(e.get("old_string") for e in (edits if isinstance(edits, list) else []) if isinstance(e, dict))]
-    before = sum(declared_tests(o) for o in olds if isinstance(o, str))
-    return declared_tests(written_text(args)) > before
+    return declared_tests(written_text(args)) > sum(declared_tests(o) for o in replaced_texts(args))
 
 
 def _under(path: str, prefix: str) -> bool:
