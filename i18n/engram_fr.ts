@@ -1163,6 +1163,11 @@
         <source>option the program does not take</source>
         <translation>option que le programme ne prend pas</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="100"/>
+        <source>tool call refused, then one that went through</source>
+        <translation>appel d’outil refusé, puis un qui est passé</translation>
+    </message>
 </context>
 <context>
     <name>MainWindow</name>

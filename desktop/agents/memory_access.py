@@ -251,14 +251,15 @@ class StoreMemoryAccess:
 
     def warnings_for(self, tool: str, args: dict[str, Any], files: list[str], *,
                      exclude: set[int] | None = None, output: str | None = None,
-                     passed: bool = False) -> list[Memory]:
-        """The core's lessons for this call (every door asks the same function), as of now."""
+                     passed: bool = False, raw_tool: str = "") -> list[Memory]:
+        """The core's lessons for this call (every door asks the same function), as of now
+        (``raw_tool``: the agent's own name of a tool with no canonical one, such as an MCP tool)."""
         from desktop.memory.lifecycle.folder_listing import looked_for
         from desktop.memory.lifecycle.freshness import as_of_now
         from desktop.memory.triggers.model import shape_of
         from desktop.memory.triggers.warn import warnings_for
 
-        found = warnings_for(self._conn(), self.project.memories, shape_of(tool, args, files),
+        found = warnings_for(self._conn(), self.project.memories, shape_of(tool, args, files, raw_tool=raw_tool),
                              self.project.info.root, exclude=exclude or (), output=output, passed=passed)
         return as_of_now([w.memory for w in found], self.project.info.root, looked_for(args))
 

@@ -295,8 +295,8 @@ class AgentSession:
             # Lessons the call's shape triggers (issue 25), then the gotchas of the file it touched.
             failed = outcome.is_error or failed_unseen(args.get("command"), outcome.output)
             shaped = normalize_args(tool, args)
-            self.warnings.after_call(call.id, tool, shaped, files, outcome.output, failed=failed)
-            warned = self.decider.warn(tool, shaped, files, output=outcome.output, failed=failed)
+            self.warnings.after_call(call.id, tool, shaped, files, outcome.output, failed=failed, raw_tool=call.name)
+            warned = self.decider.warn(tool, shaped, files, output=outcome.output, failed=failed, raw_tool=call.name)
             if warned is not None:
                 self.warnings.warned(call.id, warned.memory_ids, summarize(call.name, args))
             augmented = None if outcome.is_error else \

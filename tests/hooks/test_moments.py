@@ -867,3 +867,35 @@ def test_a_refused_flag_is_said_before_the_program_runs_with_it_unless_a_fix_les
 
     own = StoreMemoryAccess(project).warnings_for("Bash", {"command": "git diff HEAD~2 --no-stat"}, [])
     assert [m.id for m in own] == [refused]
+
+
+def test_a_tool_argument_lesson_is_said_before_that_tool_is_called_with_the_refused_value(project: Any) -> None:
+    """An MCP tool refused ``queue: "Ops"`` in one session and took ``"Platform"``: before the same
+    tool is called with ``"Ops"`` again, from the hooks and from Engram's own agent; not before a call
+    that already gives ``"Platform"``, nor before another tool with the same argument."""
+    from desktop.memory.triggers.model import TOOL, Trigger
+
+    mid = int(project.memories.add(NewMemory(
+        content='`create_ticket` (tracker) failed here with "Argument Validation Error" given queue "Ops"; '
+                'the retry that went through set queue "Platform".', type="gotcha", source="observer_inferred",
+        confidence=0.86, metadata={"signal": "tool_args", "signal_key": "tool_args:x",
+                                   "triggers": [Trigger(TOOL, "mcp__tracker__create_ticket", (), ("queue=Ops",))
+                                                .as_json()]},
+    )).result(10).id)
+    flush(project)
+    h = Handlers(project)
+
+    def before(sid: str, tool: str, **args: Any) -> str:
+        return hook(h, "before-tool", sid, tool_name=tool, tool_input=args, tool_use_id=f"{sid}-u")
+
+    assert f"#{mid}" in before("m1", "mcp__tracker__create_ticket", title="Export fails", queue="Ops")
+    assert f"#{mid}" not in before("m2", "mcp__tracker__create_ticket", title="Export fails", queue="Platform")
+    assert f"#{mid}" not in before("m3", "mcp__tracker__update_ticket", id="T-1", queue="Ops")
+    failed = hook(h, "tool-failed", "m4", tool_name="mcp__tracker__create_ticket", tool_use_id="m4-u",
+                  tool_input={"title": "Export fails", "queue": "Ops"}, error="Argument Validation Error")
+    assert f"#{mid}" not in failed  # said before the call; after it, beside the point
+    from desktop.agents.memory_access import StoreMemoryAccess
+
+    own = StoreMemoryAccess(project).warnings_for("Other", {"title": "x", "queue": "Ops"}, [],
+                                                  raw_tool="mcp__tracker__create_ticket")
+    assert [m.id for m in own] == [mid]

@@ -59,7 +59,7 @@ def call_shape(call: HookCall, root: Path) -> tuple[CallShape, list[str]]:
         whole = _relative(posixpath.join(str(args.get("path") or ""), pattern), root)
         if whole and whole not in paths:
             paths.append(whole)
-    return shape_of(tool, args, paths), files
+    return shape_of(tool, args, paths, raw_tool=call.tool_name), files
 
 
 def _relative(path: str, root: Path) -> str:

@@ -104,18 +104,19 @@ class StepInjectionDecider:
 
     # -- T3 ------------------------------------------------------------------------------
     def warn(self, tool: str, args: dict[str, Any], files: list[str], *, output: str | None = None,
-             failed: bool = False) -> Injection | None:
+             failed: bool = False, raw_tool: str = "") -> Injection | None:
         """Lessons whose trigger this call matches (issue 25), given with its result like a hook's
         warning is in Claude Code; each once a session. After a call that succeeded (``output``),
         also what a passing check adds, as the hooks say it: one stronger check, and the user's
         habit of asking for tests when code changed with no test since. ``failed``: the call failed,
         its exit status or its output says so (the caller decides, as the hooks do: the core's
-        ``untested.failed_unseen``)."""
+        ``untested.failed_unseen``). ``raw_tool``: the tool's own name (an MCP tool's arguments are
+        what its lessons look at)."""
         started = time.perf_counter()
         try:
             # After a failure, a checker's rule fits when its report is in the output, as the hooks say it.
             mems = self.memory.warnings_for(tool, args, files, exclude=self.state.injected,
-                                            output=output if failed else None)
+                                            output=output if failed else None, raw_tool=raw_tool)
             if output is not None and not failed:
                 mems += self._after_success(tool, args, files, output, {*self.state.injected, *(m.id for m in mems)})
             # No lesson yet, but a look that misses where an earlier session's look missed too

@@ -35,11 +35,11 @@ class AgentWarnings:
         self.outcomes = Outcomes(project.db)
 
     def after_call(self, call_id: str, tool: str, args: dict[str, Any], files: list[str], output: str, *,
-                   failed: bool) -> None:
+                   failed: bool, raw_tool: str = "") -> None:
         """A call just ran: when it failed, a lesson this session heard earlier did not help."""
         if not failed:
             return
-        marked = self.outcomes.failed_again(self.project.memories, shape_of(tool, args, files),
+        marked = self.outcomes.failed_again(self.project.memories, shape_of(tool, args, files, raw_tool=raw_tool),
                                             self.project.info.root, output, self.session_id, call_id)
         if marked is not None:
             marked.result(WRITE_WAIT_S)

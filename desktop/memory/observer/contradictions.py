@@ -11,7 +11,8 @@ get installed, hooks get relaxed, a one-off install problem goes away; a warning
 that now works costs the agent's trust in every other warning. So each finished session's
 successful commands are matched against those lessons' triggers, and a lesson one of them
 contradicts is retired (audited, with the command that worked), unless a person confirmed or
-pinned it, in which case it is marked for their review instead.
+pinned it, in which case it is marked for their review instead. A tool that refused an argument's
+value (``observer/tool_arguments``) and later took it is the same: the value was not the cause.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.observer.checker_output import annotation
-from desktop.memory.observer.signals import CHECK_RULE, COMMAND_FIX, HOOK_BLOCK
+from desktop.memory.observer.signals import CHECK_RULE, COMMAND_FIX, HOOK_BLOCK, TOOL_ARGS
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.writer import Tx
 from desktop.memory.triggers.index import candidates
-from desktop.memory.triggers.model import COMMAND, matches, shape_of
+from desktop.memory.triggers.model import COMMAND, OTHER_TOOL, TOOL, CallShape, matches, shape_of
 
 log = logging.getLogger("engram.observer")
 
@@ -104,6 +105,28 @@ def contradicted(conn: Any, session_id: str, commands: list[str], root: Path | N
             if not row or row[0][0] not in FAILS_SIGNALS or session_id in str(row[0][1]):
                 continue
             found[armed.memory_id] = Contradiction(armed.memory_id, command, bool(row[0][2] or row[0][3]))
+    return list(found.values())
+
+
+def tool_contradicted(conn: Any, session_id: str, calls: list[list[str]]) -> list[Contradiction]:
+    """The live tool-argument lessons a call of this session went through with the refused value of
+    (``calls``: each the tool's name, then its arguments as ``triggers.model.tool_params`` gives them).
+    A lesson from a call the user declined is not contradicted: another time, they let it pass."""
+    found: dict[int, Contradiction] = {}
+    for raw, *params in calls[:MAX_SUCCEEDED]:
+        shape = CallShape(OTHER_TOOL, None, (), raw_tool=raw, params=tuple(params))
+        for armed in candidates(conn, shape):
+            took = [t for t in armed.trigger.tokens if t in shape.params] if armed.trigger.kind == TOOL else []
+            if armed.memory_id in found or not took:
+                continue
+            row = conn.execute(
+                "SELECT json_extract(metadata, '$.signal'), json_extract(metadata, '$.declined'), "
+                "provenance_session_ids, user_verified, pinned FROM memories WHERE id = ?",
+                (armed.memory_id,)).fetchall()
+            if not row or row[0][0] != TOOL_ARGS or row[0][1] or session_id in str(row[0][2]):
+                continue
+            found[armed.memory_id] = Contradiction(armed.memory_id, f"{raw} {took[0]}", bool(row[0][3] or row[0][4]),
+                                                   f"`{raw}` took `{took[0]}` in session {session_id[:8]}")
     return list(found.values())
 
 

@@ -20,6 +20,7 @@ from desktop.memory.observer import (
     recipes,
     shell_escapes,
     shell_strays,
+    tool_arguments,
     trigger_lessons,
 )
 from desktop.memory.observer.events import Reasoning, ToolCall, ToolResult
@@ -56,6 +57,7 @@ from desktop.memory.observer.tool_names import (
     GLOB,
     GREP,
     MULTI_EDIT,
+    OTHER,
     READ,
     TODO_WRITE,
     WRITE,
@@ -194,6 +196,8 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
             ops = file_operations(command, sp.cwd)
             if ops:
                 pend["file_ops"] = [ops.removed, ops.moved]
+    elif tool == OTHER:
+        tool_arguments.on_call(ev.raw_tool, tool, ev.args, pend)
     elif tool == TODO_WRITE and sp.planned_steps is None:
         todos = ev.args.get("todos")
         if isinstance(todos, list) and todos:
@@ -283,6 +287,8 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
     shell_strays.on_result(sp, ev, pend)
     if tool == BASH:
         shell_escapes.on_result(sp, ev, pend)
+    # Before the harness check: a call the user declined, in their words, is this lesson's evidence.
+    tool_arguments.on_result(sp, pend, ev.output, ev.is_error, step, ev.event_key)
     if "look" in pend:  # before the harness check: "File does not exist" is the lesson here
         trigger_lessons.on_look_result(sp, pend["look"], ev.output, ev.is_error, step, ev.event_key)
     if harness:

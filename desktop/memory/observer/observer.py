@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from desktop.memory.observer import asked_tests, detectors, prose_lessons, rejected_flags
+from desktop.memory.observer import asked_tests, detectors, prose_lessons, rejected_flags, tool_arguments
 from desktop.memory.observer.continuation import MAX_PRINTS, event_print
 from desktop.memory.observer.events import (
     AgentEvent,
@@ -92,6 +92,9 @@ class SessionDigest:
     """Prints of its user messages and tool calls (``continuation``): a copy of them is this session."""
     succeeded: list[str] = field(default_factory=list)
     """The shell commands that ran fine (redacted): they retire lessons saying such a command fails."""
+    tool_calls_ok: list[list[str]] = field(default_factory=list)
+    """Calls of non-shell tools that went through (the tool's name, then its arguments): they retire
+    lessons saying the tool refused one of those values."""
     unused_suppressions: list[str] = field(default_factory=list)
     """The rules a checker reported a suppression annotation did not need: they retire lessons that
     recommend that annotation."""
@@ -210,7 +213,8 @@ class Observer:
             list(sp.grep_counts), self._ngrams(), list(sp.signals.values()), sp.external_step,
             dict(sp.early), sp.evicted, sp.parent_session_id, list(sp.removed),
             [(old, new) for old, new in sp.moved], evidence=proof, prints=list(sp.ev.get("prints", [])),
-            succeeded=list(sp.ev.get("ok", [])), unused_suppressions=list(sp.ev.get("unused", [])))
+            succeeded=list(sp.ev.get("ok", [])), unused_suppressions=list(sp.ev.get("unused", [])),
+            tool_calls_ok=list(sp.ev.get(tool_arguments.WENT_THROUGH, [])))
 
     def _finalize_files(self) -> None:
         sp = self.sp

@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from desktop.memory.observer import cross_session as xs
-from desktop.memory.observer.contradictions import Contradiction, annotation_contradicted, contradicted, retire
+from desktop.memory.observer.contradictions import (
+    Contradiction,
+    annotation_contradicted,
+    contradicted,
+    retire,
+    tool_contradicted,
+)
 from desktop.memory.observer.harness import is_noise
 from desktop.memory.observer.known_already import already_told, instructions_seen
 from desktop.memory.observer.observer import SessionDigest
@@ -50,6 +56,7 @@ from desktop.memory.observer.signals import (
     SHELL_ESCAPE,
     SIGNAL_SPECS,
     STATED_CAUSE,
+    TOOL_ARGS,
     USER_RULE,
     Signal,
     excerpt,
@@ -78,7 +85,9 @@ STRONG_EVIDENCE: Final = {USER_RULE: "user_instruction", ERROR_FIX: "proven_fix"
                            # The failed run's own output shows the command as the harness rewrote it.
                            SHELL_ESCAPE: "command_outcome",
                            # The program said which flag it does not take.
-                           REJECTED_FLAG: "command_outcome"}
+                           REJECTED_FLAG: "command_outcome",
+                           # The tool refused the call, or the user declined it in their words.
+                           TOOL_ARGS: "command_outcome"}
 
 
 @dataclass(frozen=True)
@@ -233,6 +242,8 @@ def to_new_memory(c: Candidate, digest: SessionDigest) -> NewMemory:
         meta["promoted_on"] = promoted
     if isinstance(sig.data.get("triggers"), list):
         meta["triggers"] = sig.data["triggers"][:6]  # what makes the lesson fire (memory_triggers)
+    if sig.data.get("declined"):
+        meta["declined"] = True  # the user's refusal, not the tool's: a call that goes through contradicts nothing
     return NewMemory(
         content=c.rendered.content, type=c.rendered.type, confidence=round(c.confidence, 4),
         tags=["observer", sig.kind], related_files=c.rendered.files[:8],
@@ -424,7 +435,8 @@ class Promoter:
         items, keys, reinforced_by_novelty = self._novelty(conn, items, keys)
         t2 = time.perf_counter()
         proved_wrong = contradicted(conn, digest.session_id, digest.succeeded) + \
-            annotation_contradicted(conn, digest.session_id, digest.unused_suppressions)
+            annotation_contradicted(conn, digest.session_id, digest.unused_suppressions) + \
+            tool_contradicted(conn, digest.session_id, digest.tool_calls_ok)
         op = PromoteSession(digest, items, keys, signal_keys=signal_keys if first_time else [],
                             first_time=first_time, event_keys=event_keys or [], synthesis=synth,
                             continued=continued, contradicted=proved_wrong)

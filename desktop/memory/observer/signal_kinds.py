@@ -36,3 +36,6 @@ SHELL_STRAY = "shell_stray"
 SHELL_ESCAPE = "shell_escape"
 # Issue 25: a program refused a flag the agent gave it (observer/rejected_flags.py).
 REJECTED_FLAG = "rejected_flag"
+# Issue 25: a tool refused a call, or the user declined it, and a retry with other arguments went
+# through (observer/tool_arguments.py).
+TOOL_ARGS = "tool_args"

@@ -32,11 +32,13 @@ from desktop.memory.observer.signals import (
     SHELL_ESCAPE,
     SHELL_STRAY,
     STATED_CAUSE,
+    TOOL_ARGS,
     USER_RULE,
     WRONG_PLACE,
     Signal,
     excerpt,
 )
+from desktop.memory.observer.tool_arguments import lesson_text
 from desktop.memory.types import MemoryType
 
 #: Wording that tries to instruct the reader. Found in text copied from tool output,
@@ -105,7 +107,7 @@ def _list(paths: list[str], limit: int = 4) -> str:
 MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, EXPLICIT, HOOK_BLOCK,
                                  PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
                                  PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE,
-                                 REJECTED_FLAG})
+                                 REJECTED_FLAG, TOOL_ARGS})
 _RECIPE_DOES: Final = {"test": "run the tests", "lint": "check lint and types", "format": "format the code",
                        "build": "build", "install": "install and set up", "migrate": "apply migrations",
                        "deploy": "deploy", "run": "start the app"}
@@ -155,6 +157,8 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         return Rendered(T.GOTCHA, f"`{d['program']}{sub}` does not take `{d['flag']}`: "
                         f"`{excerpt(d['failed'], 80)}` failed here with \"{excerpt(d['error'], 80)}\".", [],
                         from_tool_output=True)
+    if k == TOOL_ARGS:
+        return Rendered(T.GOTCHA, lesson_text(d), [], from_tool_output=not d.get("declined"))
     if k == ASKED_TESTS:
         # The user's words are the evidence; the habit they show is what to act on, unasked.
         return Rendered(T.PREFERENCE, "Add tests with each code change here, without waiting to be asked: once code "

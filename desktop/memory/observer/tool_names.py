@@ -89,6 +89,12 @@ def canonical_tool(agent: str, raw_tool: str) -> str:
     return OTHER
 
 
+def known_raw_tool(raw_tool: str) -> bool:
+    """True for a name some agent's table lists (Codex's generic ``mcp_tool_call`` among them), which
+    therefore does not name one particular server's tool."""
+    return any(raw_tool in table for table in _BY_AGENT.values())
+
+
 def patch_files(patch: str) -> list[tuple[str, str]]:
     """List ``(kind, path)`` touched by a Codex ``apply_patch`` body (add/update/delete)."""
     found: list[tuple[str, str]] = []

@@ -15,6 +15,10 @@ triggers whose index key it mentions are checked against it. Three kinds:
   construct a checker flagged before, about to be written again, in a file of the kind it was
   flagged in (``tokens``: its extensions; a Go construct in a Markdown plan is not code).
 
+* ``tool``: a call of the non-shell tool ``key`` (an MCP server's ``mcp__linear__create_issue``) given
+  any of the argument values ``tokens`` (``team=Troy``: refused before) or lacking any of the arguments
+  ``unless`` (``project``: the user declined a call without it).
+
 A ``command`` trigger keyed ``<!>`` is about a quoted ``!`` next to a space, which the agent's shell
 tool has been seen to rewrite (``observer/shell_escapes``), given to the program it broke (its one
 token: ``jq`` for a jq filter, whichever program runs it).
@@ -33,14 +37,18 @@ from desktop.memory.observer.command_shape import Command, Segment, parse, resol
 from desktop.memory.text.file_kinds import declared_tests, is_test_file
 from desktop.memory.triggers.code_shape import same_assignment, written_shapes, written_text
 
-COMMAND, PATH, EDIT, CODE = "command", "path", "edit", "code"
-KINDS: Final = (COMMAND, PATH, EDIT, CODE)
+COMMAND, PATH, EDIT, CODE, TOOL = "command", "path", "edit", "code", "tool"
+KINDS: Final = (COMMAND, PATH, EDIT, CODE, TOOL)
 #: Triggers about an edit and what it writes: they fire before it (or after it, for an agent that
 #: reads nothing before a call), never after an edit that failed and so wrote nothing.
 WRITE_TRIGGERS: Final = frozenset({CODE, EDIT})
 #: Canonical tools (observer/tool_names) by what they do to a path.
 LOOK_TOOLS: Final = frozenset({"Read", "Grep", "Glob", "LS"})
 EDIT_TOOLS: Final = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+#: The canonical name of a tool no agent table knows (an MCP tool): ``observer/tool_names.OTHER``.
+OTHER_TOOL: Final = "Other"
+#: Longest argument value a ``tool`` trigger compares (longer ones are a request's text).
+PARAM_CHARS: Final = 80
 ANY_FILE: Final = "*"
 #: An edit trigger's key for any test file (``file_kinds.is_test_file``: ``x_test.go``, ``tests/y.py``).
 TEST_FILES: Final = "<tests>"
@@ -107,6 +115,8 @@ class CallShape:
     cwd: str = ""                   # project-relative folder the shell runs in ('' = root)
     code: tuple[str, ...] = ()      # shapes of the lines an edit or write is about to put in a file
     adds_tests: bool = False        # an edit or write that declares test cases the text it replaces did not
+    raw_tool: str = ""              # the agent's own name of a tool with no canonical one (an MCP tool)
+    params: tuple[str, ...] = ()    # that tool's arguments: each name, and ``name=value`` for a short value
 
     def keys(self) -> list[tuple[str, str]]:
         """The (kind, key) index entries this call can match."""
@@ -124,6 +134,8 @@ class CallShape:
                 if is_test_file(p):
                     out.append((EDIT, TEST_FILES))
         out += [(CODE, c) for c in self.code]
+        if self.raw_tool:
+            out.append((TOOL, self.raw_tool))
         return list(dict.fromkeys(out))
 
 
@@ -146,8 +158,9 @@ def quoted_bang(command: Command, reader: str = "") -> bool:
                for a in seg.args)
 
 
-def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "") -> CallShape:
-    """The shape of a canonical tool call (``paths`` already project-relative)."""
+def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "", raw_tool: str = "") -> CallShape:
+    """The shape of a canonical tool call (``paths`` already project-relative; ``raw_tool``: the
+    agent's name for a tool with no canonical one, whose arguments ``tool`` triggers read)."""
     command = parse(str(args.get("command") or "")) if tool == "Bash" else None
     run_in = resolve_dir(cwd, command.cwd) if command is not None and command.cwd else cwd
     named = list(paths)
@@ -155,8 +168,34 @@ def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "") -
         named += [resolve_dir(run_in, a.rstrip("/")) for s in command.segments for a in s.args
                   if _PATH_ARG.match(a) and not a.startswith(("/", "~", "-"))]
     code = written_shapes(written_text(args).splitlines()) if tool in EDIT_TOOLS else ()
+    own = raw_tool if tool == OTHER_TOOL and raw_tool else ""
     return CallShape(tool, command, tuple(dict.fromkeys(p for p in named if p and not p.startswith(("/", "..")))),
-                     run_in, code, tool in EDIT_TOOLS and adds_tests(args))
+                     run_in, code, tool in EDIT_TOOLS and adds_tests(args), own, tool_params(args) if own else ())
+
+
+def param_value(value: Any) -> str | None:
+    """An argument's value as a tool trigger compares it: a short one-line text, a number or a flag;
+    None for a long or structured value (a title or a body is the request, not a parameter)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str) and value.strip() and len(value) <= PARAM_CHARS and "\n" not in value:
+        return value.strip()
+    return None
+
+
+def tool_params(args: dict[str, Any]) -> tuple[str, ...]:
+    """A tool call's arguments for ``tool`` triggers: each given name, and ``name=value`` for a short value."""
+    out: list[str] = []
+    for name, value in list(args.items())[:40]:
+        if value is None or value == "" or value == [] or value == {}:
+            continue
+        out.append(name)
+        shown = param_value(value)
+        if shown is not None:
+            out.append(f"{name}={shown}")
+    return tuple(out)
 
 
 def replaced_texts(args: dict[str, Any]) -> list[str]:
@@ -229,4 +268,7 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
     if trigger.kind == CODE:
         return call.tool in EDIT_TOOLS and trigger.key in call.code and (
             not trigger.tokens or any(p.endswith(trigger.tokens) for p in call.paths))
+    if trigger.kind == TOOL:
+        return call.raw_tool == trigger.key and (any(t in call.params for t in trigger.tokens)
+                                                 or any(u not in call.params for u in trigger.unless))
     return False

@@ -25,13 +25,14 @@ from desktop.memory.observer.signal_kinds import (
     REVIEWED_TESTS,
     SHELL_ESCAPE,
     SHELL_STRAY,
+    TOOL_ARGS,
     WRONG_PLACE,
 )
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.stats import wilson_interval
 from desktop.memory.store.writer import FnOp, Tx
 from desktop.memory.triggers.index import candidates
-from desktop.memory.triggers.model import CODE, COMMAND, EDIT, PATH, WRITE_TRIGGERS, CallShape, Trigger, matches
+from desktop.memory.triggers.model import CODE, COMMAND, EDIT, PATH, TOOL, WRITE_TRIGGERS, CallShape, Trigger, matches
 from desktop.memory.types import Memory
 
 MAX_WARNINGS: Final = 2
@@ -50,13 +51,15 @@ REPORTED_SIGNALS: Final = frozenset({CHECK_RULE})
 #: work done, not before each run of it (judged noise there: said before every test run).
 AFTER_PASS_SIGNALS: Final = frozenset({CHECK_GAP})
 #: Lessons said only before a call: a refused flag's lesson, after the refusal, restates the program's
-#: own error (two blind judges, round 19: useful before the call, useless after it).
-BEFORE_ONLY_SIGNALS: Final = frozenset({REJECTED_FLAG})
+#: own error (two blind judges, round 19: useful before the call, useless after it). A tool argument's
+#: lesson fires on the call's arguments, so before the call it was already said, and after a failure
+#: for another reason (the user declining it for something else) it is beside the point.
+BEFORE_ONLY_SIGNALS: Final = frozenset({REJECTED_FLAG, TOOL_ARGS})
 #: Lessons learned from a failure. Each is said at its own moment (its trigger, or the failure it
 #: knows), never because a prompt shares words with it: at prompts, blind judges found them said
 #: where nothing was about to fail (a test-suite reminder 38 times, a layout lesson 30 times).
 LESSON_SIGNALS: Final = frozenset({COMMAND_FIX, CHECK_RULE, CHECK_GAP, WRONG_PLACE, ERROR_FIX, ASKED_TESTS,
-                                   REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE, REJECTED_FLAG})
+                                   REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE, REJECTED_FLAG, TOOL_ARGS})
 #: Lessons about the tests an agent writes: said before an edit that declares new test cases, not before
 #: an update of the tests there. Blind judges (rounds 9-14, sessions 0-99) found the user's review quotes
 #: useful where new tests were being written and useless before renames, fixed expectations and moved
@@ -93,7 +96,7 @@ def _specificity(trig: Trigger) -> int:
         return 3 + trig.path.count("/")
     if trig.kind == EDIT and trig.path:
         return 2 + trig.path.count("/")
-    if trig.kind == CODE:
+    if trig.kind in (CODE, TOOL):
         return 3
     return 1
 
@@ -125,9 +128,9 @@ def fits_moment(memory: Memory, output: str | None, *, passed: bool = False,
     ``output`` is what the call printed (None before a call); ``passed``: the call succeeded;
     ``trigger``: the one that matched. A checker's rule fits right after the checker reported it
     (its code too, when it has one), and before an edit writes the construct it flagged; a
-    check-gap lesson only right after the weaker check passed; a refused flag only before a call
-    (after the refusal it says what the program just printed); every other lesson before a call
-    or after a failure.
+    check-gap lesson only right after the weaker check passed; a refused flag or a tool argument's
+    lesson only before a call (after the refusal it says what the program just printed); every
+    other lesson before a call or after a failure.
     """
     signal = memory.metadata.get("signal")
     if signal in AFTER_PASS_SIGNALS:
