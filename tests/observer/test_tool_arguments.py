@@ -33,7 +33,7 @@ def test_a_refused_value_then_a_retry_that_went_through_is_a_lesson_on_that_valu
     found = kinds(digest_of(s.end()))["tool_args"]
     assert len(found) == 1
     d = found[0].data
-    assert d["changed"] == [("queue", "Ops", "Platform")] and d["dropped"] == ["labels"] and not d["declined"]
+    assert d["changed"] == [("queue", "Ops", "Platform")] and not d["added"] and not d["declined"]
     trigger = Trigger.from_json(d["triggers"][0])
     assert trigger is not None
     assert _fires(trigger, title="Another one", queue="Ops")

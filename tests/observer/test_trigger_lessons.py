@@ -248,6 +248,24 @@ def test_a_file_name_guessed_in_the_right_folder_is_a_lesson_about_that_folder()
     assert said.content.endswith("was in `cmd/cli/integration_test/testenv.go`.")
 
 
+def test_a_guessed_name_then_a_listing_of_its_folder_is_a_guess_in_that_folder() -> None:
+    """``textutil.go`` did not exist and the agent listed ``textutil/`` (``ls``) instead of reading a file:
+    the folder holds other names than guessed. Its own key (sessions must agree that they listed it),
+    which the live guess note counts (``wrong_place:<folder>/*>…``)."""
+    missing = "<tool_use_error>File does not exist.</tool_use_error>"
+    s = Seq().call("Read", ("cmd/cli/textutil/textutil.go",), missing, error=True)
+    s.call("Glob", (), "total 16\n-rw-r--r-- 1 a staff 3382 ide_tags.go\n", path="/proj/cmd/cli/textutil")
+    place = kinds(digest_of(s.end()))["wrong_place"][0]
+    assert place.key == "wrong_place:cmd/cli/textutil/*>(listed)"
+    assert Trigger.from_json(place.data["triggers"][0]) == Trigger("path", "cmd", path="cmd/cli/textutil", missing=True)
+    said = render(place)
+    assert said is not None and said.content == ("`cmd/cli/textutil/textutil.go` does not exist: sessions guessed that "
+                                                 "name and had to list `cmd/cli/textutil/` to find what it holds.")
+    other = Seq().call("Read", ("cmd/cli/textutil/textutil.go",), missing, error=True)
+    other.call("Glob", (), "a.go\n", path="/proj/cmd/cli")  # a listing of another folder
+    assert "wrong_place" not in kinds(digest_of(other.end()))
+
+
 def test_guesses_found_only_by_place_need_two_sessions_that_read_the_same_file_after(db: Database) -> None:
     """A wrong place waits for a second session; found only as the next file read beside the guess,
     that session must have read the same file (a session reading another one was browsing)."""

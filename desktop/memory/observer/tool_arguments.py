@@ -10,8 +10,8 @@ is not the agent's: the tool's own refusal, or the words the user typed when dec
   with words, is kept with the values that set something (``Ops``, ``high``: a title or a body is the
   request, not a setting).
 * A later call of the same tool that succeeded, for the same request (a long value both share, or
-  the tool's next call when the failed one had none), is compared with it: the values it changed,
-  the arguments it added, the ones it left out. An identifier's change (an issue key, a UUID) is
+  the tool's next call when the failed one had none), is compared with it: the values it changed
+  and the arguments it added. An identifier's change (an issue key, a UUID) is
   that request's, so it is not a lesson.
 * The lesson fires before a call of that tool given a refused value, or lacking an added argument
   (a ``tool`` trigger, ``triggers.model``).
@@ -104,16 +104,17 @@ def _same_request(failed: dict[str, Any], call: dict[str, Any]) -> bool:
 
 
 def _difference(failed: dict[str, Any], call: dict[str, Any]) -> dict[str, Any] | None:
-    """What the retry changed: {changed: [(name, old, new)], added: [(name, value)], dropped: [name]}."""
+    """What the retry changed: {changed: [(name, old, new)], added: [(name, value)]}. What it left out is
+    not told: with a value changed too, which of them mattered is not known (blind judges, round 20:
+    "left out `labels`" read as the cause, and a call with labels had gone through)."""
     old, new = failed["short"], call["short"]
     changed = [(n, old[n], new[n]) for n in old if n in new and old[n] != new[n]
                and not (_IDENTIFIER.match(old[n]) or _IDENTIFIER.match(new[n]))]
     added = [(n, new.get(n, "")) for n in call["given"] if n not in failed["given"]
              and not _IDENTIFIER.match(new.get(n, "") or "-")]
-    dropped = [n for n in failed["given"] if n not in call["given"]]
     if not changed and not added:
         return None  # only identifiers changed, or only something was left out: not shown to matter
-    return {"changed": changed[:3], "added": added[:4], "dropped": dropped[:3]}
+    return {"changed": changed[:3], "added": added[:4]}
 
 
 def _learn(sp: Scratchpad, failed: dict[str, Any], change: dict[str, Any]) -> None:
@@ -147,7 +148,6 @@ def lesson_text(d: dict[str, Any]) -> str:
     label = tool_label(str(d["tool"]))
     changed = [(str(n), str(o), str(v)) for n, o, v in d.get("changed", [])]
     added = [(str(n), str(v)) for n, v in d.get("added", [])]
-    dropped = [str(n) for n in d.get("dropped", [])]
     given = ("given " + ", ".join(_named(n, o) for n, o, _ in changed) if changed
              else "without " + ", ".join(f"`{n}`" for n, _ in added))
     fixes = []
@@ -155,8 +155,6 @@ def lesson_text(d: dict[str, Any]) -> str:
         fixes.append("set " + ", ".join(_named(n, v) for n, _, v in changed))
     if added:
         fixes.append("added " + ", ".join(_named(n, v) for n, v in added))
-    if dropped:
-        fixes.append("left out " + ", ".join(f"`{n}`" for n in dropped))
     fix = " and ".join(fixes)
     reason = excerpt(str(d["reason"]), 120)
     if d.get("declined"):

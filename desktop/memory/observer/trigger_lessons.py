@@ -40,6 +40,8 @@ from desktop.memory.triggers.code_shape import RETURNED_AS_IS, flagged_origin, f
 from desktop.memory.triggers.model import CODE, COMMAND, PATH, Trigger
 
 LOOK_WINDOW: Final = 8
+#: What a wrong-place key ends with when the agent listed the folder instead of finding one file.
+LISTED: Final = "(listed)"
 MAX_MISSES: Final = 4
 MAX_RULES: Final = 4
 #: Programs that show, fetch or search, never check the code here (``gh run view`` prints a CI
@@ -104,10 +106,33 @@ def on_look_result(sp: Scratchpad, look: dict[str, str], output: str, is_error: 
         if step - int(miss["step"]) > LOOK_WINDOW:
             misses.remove(miss)
             continue
+        if _lists_folder_of(miss, look):
+            misses.remove(miss)
+            _guess_listed(sp, miss, step, event)
+            continue
         found = _found_for(miss, look, output, sp.cwd)
         if found and not found.startswith(miss["path"] + "/") and found != miss["path"]:
             misses.remove(miss)
             _wrong_place(sp, miss, found, step, event)
+
+
+def _lists_folder_of(miss: dict[str, Any], look: dict[str, str]) -> bool:
+    """True for a listing (``ls``, LS, a Glob of everything) of the folder a missing file was guessed in."""
+    return (miss["tool"] == "Read" and bool(miss.get("missing")) and look["tool"] == "Glob"
+            and look["what"] in ("", "*") and bool(look["path"])
+            and look["path"] == posixpath.dirname(str(miss["path"])))
+
+
+def _guess_listed(sp: Scratchpad, miss: dict[str, Any], step: int, event: str) -> None:
+    """A file name guessed in a folder, then the folder listed instead of the file read: the folder
+    holds other names than agents guess. The key stays apart from a find of one file (sessions must
+    agree that it was listed), and the live guess note (``triggers/guesses``) reads its count."""
+    folder = posixpath.dirname(str(miss["path"]))
+    trig = Trigger(PATH, folder.split("/", 1)[0], path=folder, missing=True)
+    sp.add_signal(Signal(WRONG_PLACE, f"{WRONG_PLACE}:{folder}/*>{LISTED}", step, [],
+                         {"path": str(miss["path"]), "missing": True, "what": miss["what"], "found": folder + "/",
+                          "triggers": [trig.as_json()], "events": [miss["event"], event]},
+                         [f"Read {miss['path']}: not on disk; listed {folder}/"]))
 
 
 def _words(text: str) -> set[str]:
