@@ -110,7 +110,8 @@ def contradicted(conn: Any, session_id: str, commands: list[str], root: Path | N
 
 def tool_contradicted(conn: Any, session_id: str, calls: list[list[str]]) -> list[Contradiction]:
     """The live tool-argument lessons a call of this session went through with the refused value of
-    (``calls``: each the tool's name, then its arguments as ``triggers.model.tool_params`` gives them).
+    (``calls``: each the tool's name, then its argument names and ``name=value`` settings, as
+    ``observer/tool_arguments`` records them).
     A lesson from a call the user declined is not contradicted: another time, they let it pass."""
     found: dict[int, Contradiction] = {}
     for raw, *params in calls[:MAX_SUCCEEDED]:

@@ -1,18 +1,18 @@
 """A tool call refused for its arguments, and what the retry that went through changed (issue 25).
 
-Tools other than the shell (an MCP server's ``create_issue``, a tracker's, a database's) check their
-arguments, and so does the user, who declines a call that leaves something out ("same project and
-milestone?"). The agent then retries with other arguments and goes on; the next session makes the
-same first call. What the retry changed is the lesson, learned from one session, since the evidence
-is not the agent's: the tool's own refusal, or the words the user typed when declining the call.
+Tools other than the shell (an MCP server's: a tracker's, a database's) check their arguments, and
+so does the user, who declines a call that leaves something out ("which component?"). The agent then
+retries with other arguments and goes on; the next session makes the same first call. What the retry
+changed is the lesson, learned from one session, since the evidence is not the agent's: the tool's
+own refusal, or the words the user typed when declining the call.
 
 * A call of a tool no agent table names (``tool_names.OTHER``) that failed, or that the user declined
   with words, is kept with the values that set something (``Ops``, ``high``: a title or a body is the
   request, not a setting).
 * A later call of the same tool that succeeded, for the same request (a long value both share, or
   the tool's next call when the failed one had none), is compared with it: the values it changed
-  and the arguments it added. An identifier's change (an issue key, a UUID) is
-  that request's, so it is not a lesson.
+  and the arguments it added. An identifier's change (an issue key, a UUID) is that request's, so
+  it is not a lesson.
 * The lesson fires before a call of that tool given a refused value, or lacking an added argument
   (a ``tool`` trigger, ``triggers.model``).
 """
@@ -132,7 +132,7 @@ def _learn(sp: Scratchpad, failed: dict[str, Any], change: dict[str, Any]) -> No
 
 
 def tool_label(raw: str) -> str:
-    """``create_issue` (linear-server)`` for ``mcp__linear-server__create_issue``; the name itself otherwise."""
+    """```create_ticket` (tracker)`` for ``mcp__tracker__create_ticket``; the name itself otherwise."""
     parts = raw.split("__")
     if raw.startswith("mcp__") and len(parts) >= 3:
         return f"`{parts[-1]}` ({parts[1]})"

@@ -3,7 +3,7 @@
 A lesson carries its own trigger (seed 002's negative memories with trigger patterns): the
 shape of the command that failed, the path an agent looked in for nothing, the files a rule
 governs. Before an agent's tool call runs, the call is reduced to a :class:`CallShape` and the
-triggers whose index key it mentions are checked against it. Three kinds:
+triggers whose index key it mentions are checked against it. The kinds:
 
 * ``command``: a shell run of ``program`` whose subcommand starts with ``words`` and that was
   given every one of ``tokens`` (``git`` / ``show`` / ``--no-stat``), unless it was also given
@@ -13,11 +13,10 @@ triggers whose index key it mentions are checked against it. Three kinds:
   file name itself, ``*`` for any file, or ``<tests>`` for a test file by its name or folder);
 * ``code``: an edit or write whose new text has a line of the shape ``key`` (``code_shape``): the
   construct a checker flagged before, about to be written again, in a file of the kind it was
-  flagged in (``tokens``: its extensions; a Go construct in a Markdown plan is not code).
-
-* ``tool``: a call of the non-shell tool ``key`` (an MCP server's ``mcp__linear__create_issue``) given
-  any of the argument values ``tokens`` (``team=Troy``: refused before) or lacking any of the arguments
-  ``unless`` (``project``: the user declined a call without it).
+  flagged in (``tokens``: its extensions; a Go construct in a Markdown plan is not code);
+* ``tool``: a call of the non-shell tool ``key`` (an MCP server's ``mcp__tracker__create_ticket``) given
+  any of the argument values ``tokens`` (``queue=Ops``: refused before) or lacking any of the arguments
+  ``unless`` (``component``: the user declined a call without it).
 
 A ``command`` trigger keyed ``<!>`` is about a quoted ``!`` next to a space, which the agent's shell
 tool has been seen to rewrite (``observer/shell_escapes``), given to the program it broke (its one
