@@ -2,9 +2,9 @@
 
 Measures, at 10,000 memories (200 of them lessons with triggers), the wall time from starting
 ``engram hook EVENT`` (a new process, stdin JSON in, JSON out) to its exit, for session start,
-prompt submit, before a tool call (a shell command that matches a lesson, an edit) and after one,
-with the warm service (``engram serve``) running and without it (inline FTS5); and ``engram
-list`` cold (process start to exit). Targets: p95 <= 150 ms with the service and <= 400 ms
+prompt submit, before a tool call (a shell command that matches a lesson, an edit, an MCP tool's
+call) and after one, with the warm service (``engram serve``) running and without it (inline FTS5);
+and ``engram list`` cold (process start to exit). Targets: p95 <= 150 ms with the service and <= 400 ms
 without for session start and prompt; <= 60 ms and <= 250 ms for the tool events (they run on
 every tool call); ``engram list`` <= 250 ms.
 
@@ -63,7 +63,9 @@ def _lesson(i: int) -> NewMemory:
     trig = [Trigger(COMMAND, f"tool{i % 50}", (f"run{i % 7}",), (f"--flag{i % 3}",)).as_json(),
             Trigger(EDIT, ".go", path=f"pkg{i % 9}").as_json(),
             # a construct a checker flagged (kind "code": code older than issue 25's third session skips it)
-            {"kind": "code", "key": f"w, _ := w{i % 20}("}]
+            {"kind": "code", "key": f"w, _ := w{i % 20}("},
+            # an argument a non-shell tool refused (kind "tool": code older than the twelfth session skips it)
+            {"kind": "tool", "key": f"mcp__tracker{i % 10}__create_ticket", "tokens": [f"queue=Ops{i % 3}"]}]
     return NewMemory(content=f"`tool{i % 50} run{i % 7} --flag{i % 3}` fails here (lesson {i}); use --other.",
                      type="gotcha", source="observer_inferred", confidence=0.85,
                      metadata={"signal": "command_fix", "triggers": trig})
@@ -114,6 +116,12 @@ def main() -> None:
                                               "tool_use_id": f"c{n}",
                                               "tool_input": {"file_path": str(root / f"pkg{n % 9}" / "mod.go"),
                                                              "old_string": "a", "new_string": _GO_EDIT}},
+        # An MCP tool's call: its arguments are what a tool-argument lesson looks at (one in three matches).
+        "before-tool (MCP tool)": lambda n: {"session_id": f"b-{n}", "cwd": str(root),
+                                             "hook_event_name": "PreToolUse", "tool_name":
+                                             f"mcp__tracker{n % 10}__create_ticket", "tool_use_id": f"m{n}",
+                                             "tool_input": {"title": f"Export fails on run {n}", "queue":
+                                                            f"Ops{n % 3 if n % 3 else 5}", "priority": 2}},
         "after-tool": lambda n: {"session_id": "b-after", "cwd": str(root), "hook_event_name": "PostToolUse",
                                  "tool_name": "Bash", "tool_use_id": f"p{n}",
                                  "tool_input": {"command": "go test ./..."},
