@@ -891,9 +891,19 @@ def test_a_tool_argument_lesson_is_said_before_that_tool_is_called_with_the_refu
     assert f"#{mid}" in before("m1", "mcp__tracker__create_ticket", title="Export fails", queue="Ops")
     assert f"#{mid}" not in before("m2", "mcp__tracker__create_ticket", title="Export fails", queue="Platform")
     assert f"#{mid}" not in before("m3", "mcp__tracker__update_ticket", id="T-1", queue="Ops")
-    failed = hook(h, "tool-failed", "m4", tool_name="mcp__tracker__create_ticket", tool_use_id="m4-u",
+    failed = hook(h, "tool-failed", "m1", tool_name="mcp__tracker__create_ticket", tool_use_id="m1-u",
                   tool_input={"title": "Export fails", "queue": "Ops"}, error="Argument Validation Error")
-    assert f"#{mid}" not in failed  # said before the call; after it, beside the point
+    assert failed == ""  # said before the call; after it, beside the point
+
+    def outcome() -> list[tuple[str]]:
+        flush(project)
+        return project.db.reads.conn().execute("SELECT outcome FROM warning_outcomes WHERE session_id = 'm1' AND "
+                                               "memory_id = ?", (mid,)).fetchall()
+
+    assert outcome() == [("warned",)]  # the warned call was already written when the warning came
+    hook(h, "tool-failed", "m1", tool_name="mcp__tracker__create_ticket", tool_use_id="m1-v",
+         tool_input={"title": "Export fails", "queue": "Ops"}, error="Argument Validation Error")
+    assert outcome() == [("repeated",)]  # the product's record: a later call failed the same way anyway
     from desktop.agents.memory_access import StoreMemoryAccess
 
     own = StoreMemoryAccess(project).warnings_for("Other", {"title": "x", "queue": "Ops"}, [],

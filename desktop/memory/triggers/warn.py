@@ -237,9 +237,15 @@ class Outcomes:
         open_ids = set(self.open_ids(session_id))
         if not open_ids:
             return None
+        conn = self.db.reads.conn()
+        found = warnings_for(conn, memories, call, root, limit=20, output=output)
+        # A lesson said only before a call (a refused flag, a tool's argument) is matched as it is said:
+        # by the call alone, whatever it printed (the moment filter would never let it match here).
+        found += [w for w in warnings_for(conn, memories, call, root, limit=20)
+                  if w.memory.metadata.get("signal") in BEFORE_ONLY_SIGNALS]
         # A failed edit wrote nothing: it is not the warned construct or change happening anyway.
-        hit = [w.memory.id for w in warnings_for(self.db.reads.conn(), memories, call, root, limit=20, output=output)
-               if w.memory.id in open_ids and w.trigger.kind not in WRITE_TRIGGERS]
+        hit = list(dict.fromkeys(w.memory.id for w in found
+                                 if w.memory.id in open_ids and w.trigger.kind not in WRITE_TRIGGERS))
         return self.repeated(session_id, hit, call_id) if hit else None
 
     def close(self, session_id: str) -> Any:
