@@ -909,3 +909,34 @@ def test_a_tool_argument_lesson_is_said_before_that_tool_is_called_with_the_refu
     own = StoreMemoryAccess(project).warnings_for("Other", {"title": "x", "queue": "Ops"}, [],
                                                   raw_tool="mcp__tracker__create_ticket")
     assert [m.id for m in own] == [mid]
+
+
+def test_a_declined_calls_lesson_repeats_when_the_user_declines_again_not_when_the_tool_fails(project: Any) -> None:
+    """The product's record of a lesson from a call the user declined: a later call lacking the argument
+    that the tool refuses for its own reason is not the user declining again; a declined one is."""
+    from desktop.memory.triggers.model import TOOL, Trigger
+
+    mid = int(project.memories.add(NewMemory(
+        content='The user declined a `create_ticket` (tracker) call without `component` ("which component?"); '
+                'the one they let through added component "api".', type="gotcha", source="observer_inferred",
+        confidence=0.86, metadata={"signal": "tool_args", "signal_key": "tool_args:y", "declined": True,
+                                   "triggers": [Trigger(TOOL, "mcp__tracker__create_ticket", unless=("component",))
+                                                .as_json()]},
+    )).result(10).id)
+    flush(project)
+    h = Handlers(project)
+    args = {"title": "Export fails", "queue": "Ops"}
+    assert f"#{mid}" in hook(h, "before-tool", "d1", tool_name="mcp__tracker__create_ticket", tool_input=args,
+                             tool_use_id="d1-a")
+
+    def fail(use: str, error: str) -> list[tuple[str]]:
+        hook(h, "tool-failed", "d1", tool_name="mcp__tracker__create_ticket", tool_use_id=use, tool_input=args,
+             error=error)
+        flush(project)
+        return project.db.reads.conn().execute("SELECT outcome FROM warning_outcomes WHERE session_id = 'd1' AND "
+                                               "memory_id = ?", (mid,)).fetchall()
+
+    assert fail("d1-b", "Argument Validation Error") == [("warned",)]
+    assert fail("d1-c", "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
+                        "was a file edit, the new_string was NOT written to the file). To tell you how to proceed, "
+                        "the user said:\nthe api component, please") == [("repeated",)]

@@ -27,7 +27,7 @@ from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signal_kinds import TOOL_ARGS
 from desktop.memory.observer.signals import Signal, excerpt
 from desktop.memory.observer.tool_names import OTHER, known_raw_tool
-from desktop.memory.observer.utterances import rejection_feedback
+from desktop.memory.observer.utterances import declined_call, rejection_feedback
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.triggers.model import TOOL, Trigger, param_value
 
@@ -46,7 +46,6 @@ _IDENTIFIER: Final = re.compile(r"^(?:[A-Z][A-Z0-9]*-\d+|[0-9a-f]{8}-[0-9a-f-]{2
                                 re.I)
 #: The harness's wrapping of a tool's error (``<tool_use_error>…</tool_use_error>``).
 _TAGS: Final = re.compile(r"</?tool_use_error>")
-_DECLINED: Final = "The user doesn't want to proceed with this tool use"
 
 
 def on_call(raw_tool: str, tool: str, args: dict[str, Any], pend: dict[str, Any]) -> None:
@@ -77,8 +76,9 @@ def on_result(sp: Scratchpad, pend: dict[str, Any], output: str, is_error: bool,
         return
     pending: list[dict[str, Any]] = sp.ev.setdefault(_STATE, [])
     if is_error:
-        said = rejection_feedback(output) if _DECLINED in output[:400] else None
-        if _DECLINED in output[:400] and said is None:
+        declined = declined_call(output)
+        said = rejection_feedback(output) if declined else None
+        if declined and said is None:
             return  # declined without a word: why is not known
         first = next((ln.strip() for ln in _TAGS.sub("", output).splitlines() if ln.strip()), "")
         reason = redact_then_cut(said, 160) if said else redact_then_cut(first, 120)

@@ -55,6 +55,8 @@ _HOOK_ECHO: Final = re.compile(r"^\s*(?:\w+(?::\w+)? hook (?:error|feedback|bloc
                                r"UserPromptSubmit|SessionStart)\b", re.I)
 #: What Claude Code writes when the user declines a tool call and says why.
 _REJECTED_SAID: Final = re.compile(r"the user said:\s*\n(?P<said>.+)", re.S)
+#: The result the harness gives a call the user declined, with or without words (Claude Code).
+_DECLINED: Final = re.compile(r"user doesn't want to proceed with this tool use|tool use was rejected", re.I)
 #: Claude Code's ``#`` shortcut and Gemini CLI's ``/memory add``: the user asks for a note to be kept.
 _MEMORY_NOTE: Final = re.compile(r"^(?:#(?!#)\s*(?P<hash>\S.{3,500})|/memory\s+add\s+(?P<add>\S.{3,2000}))$", re.S)
 
@@ -100,6 +102,11 @@ def rejection_feedback(output: str) -> str | None:
         return None
     said = m.group("said").strip()
     return None if not said or is_harness_text(said) else said
+
+
+def declined_call(output: str) -> bool:
+    """True when a tool's result says the user declined the call (whether or not they said why)."""
+    return bool(_DECLINED.search(output[:400]))
 
 
 def memory_note(text: str) -> str | None:

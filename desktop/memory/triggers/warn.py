@@ -28,6 +28,7 @@ from desktop.memory.observer.signal_kinds import (
     TOOL_ARGS,
     WRONG_PLACE,
 )
+from desktop.memory.observer.utterances import declined_call
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.stats import wilson_interval
 from desktop.memory.store.writer import FnOp, Tx
@@ -240,9 +241,12 @@ class Outcomes:
         conn = self.db.reads.conn()
         found = warnings_for(conn, memories, call, root, limit=20, output=output)
         # A lesson said only before a call (a refused flag, a tool's argument) is matched as it is said:
-        # by the call alone, whatever it printed (the moment filter would never let it match here).
+        # by the call alone (the moment filter would never let it match here). One the user declined
+        # repeats when the user declines again, not when the tool fails for a reason of its own.
+        declined = declined_call(output)
         found += [w for w in warnings_for(conn, memories, call, root, limit=20)
-                  if w.memory.metadata.get("signal") in BEFORE_ONLY_SIGNALS]
+                  if w.memory.metadata.get("signal") in BEFORE_ONLY_SIGNALS
+                  and (declined or not w.memory.metadata.get("declined"))]
         # A failed edit wrote nothing: it is not the warned construct or change happening anyway.
         hit = list(dict.fromkeys(w.memory.id for w in found
                                  if w.memory.id in open_ids and w.trigger.kind not in WRITE_TRIGGERS))
