@@ -116,7 +116,7 @@ def main() -> None:
                                               "tool_use_id": f"c{n}",
                                               "tool_input": {"file_path": str(root / f"pkg{n % 9}" / "mod.go"),
                                                              "old_string": "a", "new_string": _GO_EDIT}},
-        # An MCP tool's call: its arguments are what a tool-argument lesson looks at (one in three matches).
+        # An MCP tool's call: its arguments are what a tool-argument lesson looks at (two calls in three match one).
         "before-tool (MCP tool)": lambda n: {"session_id": f"b-{n}", "cwd": str(root),
                                              "hook_event_name": "PreToolUse", "tool_name":
                                              f"mcp__tracker{n % 10}__create_ticket", "tool_use_id": f"m{n}",
