@@ -7,13 +7,16 @@ servers on 127.0.0.1: the first runs ``git show HEAD --no-stat`` (git refuses th
 ``git show HEAD --stat``; the second tries ``--no-stat`` again. What the model server received
 after that call shows what the model was told. Claude Code and Codex add the warning as context
 before the call; Gemini CLI can only refuse a call before it runs, so there the known failure is
-refused with the warning as its reason.
+refused with the warning as its reason. With Claude Code, a tool-argument lesson too: an MCP tool
+(``fake_mcp_tracker``, a stdio server the CLI starts) refused an argument's value in one session, and
+the next hears what went through before the same call.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,12 +38,12 @@ def _install(agent: str, payments_dir: Path, data_dir: Path, env: dict[str, str]
     assert done.returncode == 0, done.stderr
 
 
-def _lesson(data_dir: Path, payments_dir: Path) -> int:
+def _lesson(data_dir: Path, payments_dir: Path, signal: str = "command_fix") -> int:
     # the session end hands its work to a process of its own (runner.detach): wait for it
     deadline = time.monotonic() + 90
     while True:
         rows = db_rows(data_dir, payments_dir, "SELECT id FROM memories WHERE deprecated = 0 AND candidate = 0 "
-                                               "AND json_extract(metadata, '$.signal') = 'command_fix'")
+                                               f"AND json_extract(metadata, '$.signal') = '{signal}'")
         if rows or time.monotonic() > deadline:
             break
         time.sleep(0.5)
@@ -141,3 +144,41 @@ def test_gemini_refuses_the_known_failure_with_the_lesson(payments_dir: Path, da
     lesson = _lesson(data_dir, payments_dir)
     second = session([BAD])
     assert "Tool execution blocked" in second[-1] and f"[Memory #{lesson}]" in second[-1]
+
+
+TICKET = "mcp__tracker__create_ticket"
+
+
+def test_claude_code_hears_a_tool_argument_lesson_before_the_mcp_call(payments_dir: Path, data_dir: Path,
+                                                                     hook_env: dict[str, str]) -> None:
+    """An MCP tool (a stdio server Claude Code starts) refused queue "Ops" and took "Platform" in one
+    session; in the next, before the same call with "Ops", the model hears what went through."""
+    claude = agent_cli("claude")
+    _install("claude-code", payments_dir, data_dir, hook_env)
+    server = {"command": sys.executable, "args": [str(Path(__file__).with_name("fake_mcp_tracker.py"))]}
+    config = json.dumps({"mcpServers": {"tracker": server}})
+
+    def session(queues: list[str]) -> list[str]:
+        def script(body: dict[str, Any], n: int) -> Turn:
+            done = sum(1 for m in body["messages"] if isinstance(m.get("content"), list)
+                       for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+            if done < len(queues):
+                return Turn("Filing it.", [(TICKET, {"title": "Export fails on empty workspaces",
+                                                     "queue": queues[done]})])
+            return Turn("Filed.")
+
+        with ScriptedClaudeModel(script) as model:
+            env = {**hook_env, "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-test"}
+            run = subprocess.run([str(claude), "-p", "File a ticket for the export bug.", "--model", model.model,
+                                  "--allowedTools", TICKET, "--mcp-config", config, "--output-format", "json"],
+                                 cwd=payments_dir, env=env, capture_output=True, text=True, timeout=120,
+                                 stdin=subprocess.DEVNULL)
+            assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+            return [model.all_text(i) for i in range(len(model.model_requests))]
+
+    first = session(["Ops", "Platform"])
+    assert "Argument Validation Error" in first[1]  # the real server refused it, through the real CLI
+    lesson = _lesson(data_dir, payments_dir, "tool_args")
+    second = session(["Ops"])
+    assert f"[Memory #{lesson}]" not in second[0]
+    assert f"[Memory #{lesson}]" in second[1] and 'queue \\"Platform\\"' in second[1]
