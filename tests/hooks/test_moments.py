@@ -940,3 +940,16 @@ def test_a_declined_calls_lesson_repeats_when_the_user_declines_again_not_when_t
     assert fail("d1-c", "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
                         "was a file edit, the new_string was NOT written to the file). To tell you how to proceed, "
                         "the user said:\nthe api component, please") == [("repeated",)]
+
+
+def test_an_mcp_call_with_hostile_arguments_is_answered_quietly(project: Any) -> None:
+    """Thousands of arguments, nested values, huge texts, odd types: the hook reads what it can, says
+    nothing it cannot match, and never fails the call."""
+    h = Handlers(project)
+    hostile: dict[str, Any] = {f"k{i}": i for i in range(3000)}
+    hostile.update({"nested": {"a": [1, {"b": None}]}, "big": "x" * 200_000, "flag": True, "none": None,
+                    "float": float("nan"), "list": ["a"] * 1000, "line": "a\nb"})
+    assert hook(h, "before-tool", "h1", tool_name="mcp__tracker__create_ticket", tool_input=hostile,
+                tool_use_id="h1-u") == ""
+    assert hook(h, "tool-failed", "h1", tool_name="mcp__tracker__create_ticket", tool_input=hostile,
+                tool_use_id="h1-u", error="Argument Validation Error") == ""
