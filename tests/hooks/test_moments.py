@@ -953,3 +953,30 @@ def test_an_mcp_call_with_hostile_arguments_is_answered_quietly(project: Any) ->
                 tool_use_id="h1-u") == ""
     assert hook(h, "tool-failed", "h1", tool_name="mcp__tracker__create_ticket", tool_input=hostile,
                 tool_use_id="h1-u", error="Argument Validation Error") == ""
+
+
+def test_gemini_refuses_an_mcp_call_given_the_value_the_tool_refused(project: Any) -> None:
+    """Gemini CLI can only refuse a call before it runs: a value the tool refused is an exact known
+    failure, so it is refused with the lesson; an argument the user wanted added is not (that call may
+    pass), nor a call with the value that went through."""
+    from desktop.memory.triggers.model import TOOL, Trigger
+
+    def lesson(key: str, trigger: Trigger, **meta: Any) -> int:
+        return int(project.memories.add(NewMemory(
+            content=f"`create_ticket` (tracker) lesson {key}.", type="gotcha", source="observer_inferred",
+            confidence=0.86, metadata={"signal": "tool_args", "signal_key": f"tool_args:{key}",
+                                       "triggers": [trigger.as_json()], **meta})).result(10).id)
+
+    refused = lesson("queue", Trigger(TOOL, "mcp__tracker__create_ticket", (), ("queue=Ops",)))
+    wanted = lesson("component", Trigger(TOOL, "mcp__tracker__create_ticket", unless=("component",)), declined=True)
+    flush(project)
+    h = Handlers(project)
+
+    def before(sid: str, **args: Any) -> str:
+        call = from_dict("gemini", "before-tool", {"session_id": sid, "cwd": str(h.root),
+                                                   "tool_name": "mcp__tracker__create_ticket", "tool_input": args})
+        return render_output(call, h.handle(call))
+
+    out = json.loads(before("g1", title="Export fails", queue="Ops"))
+    assert out["decision"] == "deny" and f"#{refused}" in out["reason"] and f"#{wanted}" not in out["reason"]
+    assert before("g2", title="Export fails", queue="Platform") == ""  # only the argument left out: no refusal

@@ -84,9 +84,13 @@ class Warning:
 
     @property
     def exact(self) -> bool:
-        """True when the call has the exact shape of a command that failed (it would fail again)."""
-        return (self.trigger.kind == COMMAND and bool(self.trigger.tokens)
-                and self.memory.metadata.get("signal") in EXACT_FAILURE_SIGNALS)
+        """True when the call has the exact shape of a command that failed, or gives a tool the value it
+        refused (it would fail again), so an agent that can only refuse a call may refuse it."""
+        signal = self.memory.metadata.get("signal")
+        if self.trigger.kind == TOOL:  # a refused value, not an argument left out (that one may pass)
+            return (signal == TOOL_ARGS and bool(self.trigger.tokens) and not self.trigger.unless
+                    and not self.memory.metadata.get("declined"))
+        return self.trigger.kind == COMMAND and bool(self.trigger.tokens) and signal in EXACT_FAILURE_SIGNALS
 
 
 def _specificity(trig: Trigger) -> int:
