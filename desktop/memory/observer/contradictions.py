@@ -25,10 +25,11 @@ from typing import Any, Final
 
 from desktop.memory.observer.checker_output import annotation
 from desktop.memory.observer.signals import CHECK_RULE, COMMAND_FIX, HOOK_BLOCK, TOOL_ARGS
+from desktop.memory.observer.tool_names import OTHER
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.writer import Tx
 from desktop.memory.triggers.index import candidates
-from desktop.memory.triggers.model import COMMAND, OTHER_TOOL, TOOL, CallShape, matches, shape_of
+from desktop.memory.triggers.model import COMMAND, TOOL, CallShape, matches, shape_of
 
 log = logging.getLogger("engram.observer")
 
@@ -115,7 +116,7 @@ def tool_contradicted(conn: Any, session_id: str, calls: list[list[str]]) -> lis
     A lesson from a call the user declined is not contradicted: another time, they let it pass."""
     found: dict[int, Contradiction] = {}
     for raw, *params in calls[:MAX_SUCCEEDED]:
-        shape = CallShape(OTHER_TOOL, None, (), raw_tool=raw, params=tuple(params))
+        shape = CallShape(OTHER, None, (), raw_tool=raw, params=tuple(params))
         for armed in candidates(conn, shape):
             took = [t for t in armed.trigger.tokens if t in shape.params] if armed.trigger.kind == TOOL else []
             if armed.memory_id in found or not took:

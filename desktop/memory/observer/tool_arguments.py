@@ -54,13 +54,16 @@ def on_call(raw_tool: str, tool: str, args: dict[str, Any], pend: dict[str, Any]
         return  # a generic name (Codex's ``mcp_tool_call``) does not say which tool it was
     short: dict[str, str] = {}
     long: list[str] = []
-    for name, value in list(args.items())[:40]:
+    given: list[str] = []
+    for name, value in list(args.items())[:MAX_ARGS * 2]:  # one bounded pass: a call may carry thousands
+        if value in (None, "", [], {}):
+            continue
+        given.append(name)
         shown = param_value(value)
         if shown is not None and _setting(shown) and len(short) < MAX_ARGS:
             short[name] = redact_then_cut(shown, 80)
         if isinstance(value, str) and len(value) >= REQUEST_CHARS:
             long.append(hashlib.blake2b(value.strip().encode(), digest_size=8).hexdigest())
-    given = [n for n, v in args.items() if v not in (None, "", [], {})][:MAX_ARGS * 2]
     pend["tool_args"] = {"raw": raw_tool[:120], "short": short, "given": given, "request": long[:6]}
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.observer.command_shape import Command, Segment, parse, resolve_dir
+from desktop.memory.observer.tool_names import OTHER
 from desktop.memory.text.file_kinds import declared_tests, is_test_file
 from desktop.memory.triggers.code_shape import same_assignment, written_shapes, written_text
 
@@ -44,8 +45,6 @@ WRITE_TRIGGERS: Final = frozenset({CODE, EDIT})
 #: Canonical tools (observer/tool_names) by what they do to a path.
 LOOK_TOOLS: Final = frozenset({"Read", "Grep", "Glob", "LS"})
 EDIT_TOOLS: Final = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-#: The canonical name of a tool no agent table knows (an MCP tool): ``observer/tool_names.OTHER``.
-OTHER_TOOL: Final = "Other"
 #: Longest argument value a ``tool`` trigger compares (longer ones are a request's text).
 PARAM_CHARS: Final = 80
 ANY_FILE: Final = "*"
@@ -167,7 +166,7 @@ def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "", r
         named += [resolve_dir(run_in, a.rstrip("/")) for s in command.segments for a in s.args
                   if _PATH_ARG.match(a) and not a.startswith(("/", "~", "-"))]
     code = written_shapes(written_text(args).splitlines()) if tool in EDIT_TOOLS else ()
-    own = raw_tool if tool == OTHER_TOOL and raw_tool else ""
+    own = raw_tool if tool == OTHER and raw_tool else ""
     return CallShape(tool, command, tuple(dict.fromkeys(p for p in named if p and not p.startswith(("/", "..")))),
                      run_in, code, tool in EDIT_TOOLS and adds_tests(args), own, tool_params(args) if own else ())
 
