@@ -347,6 +347,34 @@ def test_a_check_gap_is_said_after_the_weaker_check_passed_not_before_it(project
     assert f"#{mid}" not in failed  # it did not pass: nothing to add
 
 
+def test_a_check_gap_the_user_declined_to_run_waits_for_their_review(project: Any) -> None:
+    """Told that `mise run test` is not enough, the agent runs `mise run test:ci` and the user declines it
+    ("too slow"): from the next session on the lesson is not said; it waits in review with their words."""
+    h = Handlers(project)
+    hook(h, "session-start", "n1", source="startup")
+    bash(h, "n1", "mise run test", "n1-a", output="ok  all packages")
+    bash(h, "n1", "mise run test:ci", "n1-b", fails=True, output="Exit code 1\n--- FAIL: TestResume (0.01s)")
+    bash(h, "n1", "mise run test:ci", "n1-c", output="ok  all packages")
+    hook(h, "session-end", "n1", transcript_path="")
+    flush(project)
+    [(mid,)] = project.db.reads.conn().execute(
+        "SELECT id FROM memories WHERE json_extract(metadata, '$.signal') = 'check_gap'").fetchall()
+    assert f"#{mid}" in bash(h, "n2", "mise run test", "n2-a", output="ok  all packages")[1]
+    declined = bash(h, "n2", "mise run test:ci 2>&1 | tail -5", "n2-b", fails=True,
+                    output="The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if "
+                           "it was a file edit, the new_string was NOT written to the file). To tell you how to "
+                           "proceed, the user said:\ntoo slow, I run those myself")[1]
+    assert f"#{mid}" not in declined
+    hook(h, "session-end", "n2", transcript_path="")
+    flush(project)
+    assert f"#{mid}" not in bash(h, "n3", "mise run test", "n3-a", output="ok  all packages")[1]
+    conn = project.db.reads.conn()
+    assert conn.execute("SELECT needs_review, deprecated FROM memories WHERE id = ?", (mid,)).fetchone() == (1, 0)
+    [(reason,)] = conn.execute("SELECT reason FROM audit_log WHERE memory_id = ? AND action = 'stale'",
+                               (mid,)).fetchall()
+    assert "too slow, I run those myself" in reason
+
+
 def test_a_resumed_session_starts_in_a_fresh_shell_a_compaction_does_not(project: Any) -> None:
     h = Handlers(project)
     (h.root / "core" / "sub").mkdir()

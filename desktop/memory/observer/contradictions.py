@@ -13,6 +13,12 @@ successful commands are matched against those lessons' triggers, and a lesson on
 contradicts is retired (audited, with the command that worked), unless a person confirmed or
 pinned it, in which case it is marked for their review instead. A tool that refused an argument's
 value (``observer/tool_arguments``) and later took it is the same: the value was not the cause.
+
+A lesson that recommends running a command (a stronger check, a recipe) meets the user's verdict when
+the user declines to let that command run: users decline a slow integration run they prefer to start
+themselves, and a lesson that goes on telling agents to run it sets the agent against them. The lesson
+is not proven wrong (the check may well catch what it says), so it is not retired: it waits for the
+user's review, with their words, and is not said until they keep it.
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.observer.checker_output import annotation
-from desktop.memory.observer.signals import CHECK_RULE, COMMAND_FIX, HOOK_BLOCK, TOOL_ARGS
+from desktop.memory.observer.shell_parse import parse_line
+from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, COMMAND_FIX, HOOK_BLOCK, RECIPE, TOOL_ARGS
 from desktop.memory.observer.tool_names import OTHER
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.store.writer import Tx
@@ -35,6 +42,8 @@ log = logging.getLogger("engram.observer")
 
 #: Lessons whose claim is "a call of this shape fails / is refused".
 FAILS_SIGNALS: Final = frozenset({COMMAND_FIX, HOOK_BLOCK})
+#: Lessons whose advice is "run this command".
+RECOMMENDS: Final = (CHECK_GAP, RECIPE)
 MAX_SUCCEEDED: Final = 400
 
 
@@ -56,6 +65,8 @@ class Contradiction:
     command: str
     person_kept: bool
     reason: str = ""
+    review_only: bool = False
+    """The user's verdict, not proof: the lesson waits for their review instead of being retired."""
 
 
 def unused_suppressions(output: str) -> list[str]:
@@ -132,12 +143,63 @@ def tool_contradicted(conn: Any, session_id: str, calls: list[list[str]]) -> lis
     return list(found.values())
 
 
+def declined_contradicted(conn: Any, session_id: str, declined: list[list[str]]) -> list[Contradiction]:
+    """The live lessons recommending a command the user declined to let run in this session
+    (``declined``: each the command, then the words the user typed, or '')."""
+    if not declined:
+        return []  # almost every session
+    rows = conn.execute(
+        "SELECT id, json_extract(metadata, '$.signal_key'), user_verified, pinned FROM memories "
+        "WHERE deprecated = 0 AND needs_review = 0 AND json_extract(metadata, '$.signal') IN (?, ?)",
+        RECOMMENDS).fetchall()
+    found: list[Contradiction] = []
+    for mid, key, verified, pinned in rows:
+        wanted = _last_segment(advised(str(key or "")))
+        hit = next(((c, w) for c, w in declined[:MAX_SUCCEEDED] if wanted and _runs(c, wanted)), None)
+        if hit is None:
+            continue
+        said = f' ("{redact_then_cut(hit[1], 120)}")' if hit[1] else ""
+        found.append(Contradiction(int(mid), hit[0], bool(verified or pinned),
+                                   f"the user declined `{redact_then_cut(hit[0], 120)}` in session "
+                                   f"{session_id[:8]}{said}", review_only=True))
+    return found
+
+
+def advised(signal_key: str) -> str:
+    """The command a lesson's key says to run: a gap's stronger check (``check_gap:A>B`` -> B), a
+    recipe's command (``recipe:<purpose>:<command>``); '' for any other lesson."""
+    kind, _, rest = signal_key.partition(":")
+    if kind == CHECK_GAP:
+        return rest.partition(">")[2]
+    return rest.partition(":")[2] if kind == RECIPE else ""
+
+
+def _last_segment(command: str) -> list[str]:
+    """The words of the command a lesson's advice runs (its last segment: a recipe's setup aside)."""
+    segments = parse_line(command, "", "").segments
+    return segments[-1].text.split() if segments else []
+
+
+def _runs(line: str, wanted: list[str]) -> bool:
+    """True when one segment of ``line`` runs ``wanted``: the same program, and its words in order
+    (``mise run test:integration 2>&1 | tail`` runs ``mise run test:integration``)."""
+    for seg in parse_line(line, "", "").segments:
+        words = seg.text.split()
+        if words[:1] != wanted[:1]:
+            continue
+        it = iter(words)
+        if all(w in it for w in wanted):
+            return True
+    return False
+
+
 def retire(tx: Tx, session_id: str, items: list[Contradiction]) -> int:
-    """Inside the session's promotion: retire (or, a person's, mark for review) each contradicted lesson."""
+    """Inside the session's promotion: retire (or, a person's or one the user declined, mark for
+    review) each contradicted lesson."""
     for c in items:
         said = redact_then_cut(c.command, 300)  # redact first, then cut
         reason = c.reason or f"`{redact_then_cut(said, 120)}` ran fine in session {session_id[:8]}"
-        if c.person_kept:
+        if c.person_kept or c.review_only:
             tx.audit("stale", c.memory_id, actor="observer", reason=reason, detail={"command": said})
             tx.execute("UPDATE memories SET needs_review = 1, updated_at = ? WHERE id = ?", (tx.now, c.memory_id))
         else:

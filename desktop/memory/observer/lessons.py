@@ -36,11 +36,15 @@ from desktop.memory.observer.signals import (
     is_test_file,
     normalize_error,
 )
+from desktop.memory.observer.utterances import declined_call, rejection_feedback
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.triggers.model import COMMAND, Trigger, replaced_texts
 
 ERROR_FIX_WINDOW: Final = 40
 MAX_SUCCEEDED: Final = 400
+#: The session's declined shell commands, as ``[command, the user's words]`` (``SessionDigest.declined``).
+DECLINED: Final = "declined"
+MAX_DECLINED: Final = 40
 COMMAND_FIX_WINDOW: Final = 6
 
 
@@ -203,6 +207,8 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
     raw = str(pend.get("command", ""))
     if raw and harness:
         on_refusal(sp, strip_project_cd(raw, sp.cwd)[0], ev.output, ev.step, str(pend.get("event", ev.event_key)))
+        if declined_call(ev.output):
+            note_declined(sp, strip_project_cd(raw, sp.cwd)[0], rejection_feedback(ev.output) or "")
     if not raw or harness:
         return
     command, folder = strip_project_cd(raw, sp.cwd)
@@ -251,6 +257,14 @@ def note_success(sp: Scratchpad, command: str) -> None:
     ok: list[str] = sp.ev.setdefault("ok", [])
     if command not in ok and len(ok) < MAX_SUCCEEDED:
         ok.append(command)
+
+
+def note_declined(sp: Scratchpad, command: str, words: str) -> None:
+    """A shell command the user declined to let run (with what they typed, if anything): a lesson
+    that recommends running it waits for their review (``contradictions.declined_contradicted``)."""
+    declined: list[list[str]] = sp.ev.setdefault(DECLINED, [])
+    if all(d[0] != command for d in declined) and len(declined) < MAX_DECLINED:
+        declined.append([command, redact_then_cut(words, 200)])
 
 
 def _self_inflicted(sp: Scratchpad, output: str) -> bool:

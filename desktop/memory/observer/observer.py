@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from desktop.memory.observer import asked_tests, detectors, prose_lessons, rejected_flags, tool_arguments
+from desktop.memory.observer import asked_tests, detectors, lessons, prose_lessons, rejected_flags, tool_arguments
 from desktop.memory.observer.continuation import MAX_PRINTS, event_print
 from desktop.memory.observer.events import (
     AgentEvent,
@@ -98,6 +98,9 @@ class SessionDigest:
     unused_suppressions: list[str] = field(default_factory=list)
     """The rules a checker reported a suppression annotation did not need: they retire lessons that
     recommend that annotation."""
+    declined: list[list[str]] = field(default_factory=list)
+    """Shell commands the user declined to let run, each with the words they typed (or ''): a lesson
+    recommending one of them waits for the user's review."""
 
 
 class Observer:
@@ -214,7 +217,8 @@ class Observer:
             dict(sp.early), sp.evicted, sp.parent_session_id, list(sp.removed),
             [(old, new) for old, new in sp.moved], evidence=proof, prints=list(sp.ev.get("prints", [])),
             succeeded=list(sp.ev.get("ok", [])), unused_suppressions=list(sp.ev.get("unused", [])),
-            tool_calls_ok=list(sp.ev.get(tool_arguments.WENT_THROUGH, [])))
+            tool_calls_ok=list(sp.ev.get(tool_arguments.WENT_THROUGH, [])),
+            declined=list(sp.ev.get(lessons.DECLINED, [])))
 
     def _finalize_files(self) -> None:
         sp = self.sp

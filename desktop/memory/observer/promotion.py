@@ -26,6 +26,7 @@ from desktop.memory.observer.contradictions import (
     Contradiction,
     annotation_contradicted,
     contradicted,
+    declined_contradicted,
     retire,
     tool_contradicted,
 )
@@ -436,7 +437,8 @@ class Promoter:
         t2 = time.perf_counter()
         proved_wrong = contradicted(conn, digest.session_id, digest.succeeded) + \
             annotation_contradicted(conn, digest.session_id, digest.unused_suppressions) + \
-            tool_contradicted(conn, digest.session_id, digest.tool_calls_ok)
+            tool_contradicted(conn, digest.session_id, digest.tool_calls_ok) + \
+            declined_contradicted(conn, digest.session_id, digest.declined)
         op = PromoteSession(digest, items, keys, signal_keys=signal_keys if first_time else [],
                             first_time=first_time, event_keys=event_keys or [], synthesis=synth,
                             continued=continued, contradicted=proved_wrong)

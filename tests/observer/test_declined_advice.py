@@ -1,0 +1,90 @@
+"""A lesson that recommends a command waits for the user's review once they decline to let it run."""
+
+from __future__ import annotations
+
+from obs_helpers import Seq, digest_of
+
+from desktop.memory.observer.contradictions import declined_contradicted
+from desktop.memory.observer.novelty import HashingEmbedder, Novelty
+from desktop.memory.observer.promotion import Promoter
+from desktop.memory.store.database import Database
+
+DECLINED = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
+            "file edit, the new_string was NOT written to the file). To tell you how to proceed, the user "
+            "said:\ntoo slow.")
+INTERRUPTED = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
+               "file edit, the new_string was NOT written to the file). STOP what you are doing and wait for "
+               "the user to tell you how to proceed.")
+GAP = "SELECT id, needs_review, deprecated FROM memories WHERE json_extract(metadata, '$.signal') = 'check_gap'"
+
+
+def _learn_gap(promoter: Promoter) -> int:
+    """One session: `mise run test` passed, `mise run test:ci` failed, was fixed and passed."""
+    s = Seq("g1").bash("mise run test", "ok  \tentire.io/cli\t1.8s")
+    s.bash("mise run test:ci", "FAIL\nsetup_test.go:50:21: env.runCmd undefined\nFAIL", error=True)
+    s.edit("cmd/cli/integration_test/setup_test.go")
+    s.bash("mise run test:ci", "ok")
+    promoter.promote(digest_of(s.end()))
+    [(lesson, review, gone)] = promoter.db.reads.conn().execute(GAP).fetchall()
+    assert (review, gone) == (0, 0)
+    return int(lesson)
+
+
+def test_the_session_records_the_shell_commands_the_user_declined_with_their_words() -> None:
+    s = Seq().bash("mise run test", "ok").bash("mise run test:ci 2>&1 | tail -20", DECLINED, error=True)
+    s.bash("git status", INTERRUPTED, error=True).bash("go vet ./...", "vet: exit 1", error=True)
+    assert digest_of(s.end()).declined == [["mise run test:ci 2>&1 | tail -20", "too slow."], ["git status", ""]]
+
+
+def test_declining_the_stronger_check_sends_its_lesson_to_review_with_the_users_words(db: Database) -> None:
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    lesson = _learn_gap(promoter)
+    s = Seq("g2").bash("mise run test", "ok").bash("mise run test:ci 2>&1 | tail -20", DECLINED, error=True)
+    promoter.promote(digest_of(s.end()))
+    assert db.reads.conn().execute(GAP).fetchall() == [(lesson, 1, 0)]  # waits for review, not retired
+    [(reason,)] = db.reads.conn().execute(
+        "SELECT reason FROM audit_log WHERE memory_id = ? AND action = 'stale'", (lesson,)).fetchall()
+    assert "mise run test:ci" in reason and "too slow." in reason
+
+
+def test_a_decline_without_words_counts_too(db: Database) -> None:
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    lesson = _learn_gap(promoter)
+    promoter.promote(digest_of(Seq("g2").bash("mise run fmt && mise run test:ci", INTERRUPTED, error=True).end()))
+    assert db.reads.conn().execute(GAP).fetchall() == [(lesson, 1, 0)]
+
+
+def test_near_misses_leave_the_lesson_said(db: Database) -> None:
+    """Declining the weaker check, another task, or the stronger check failing on its own: no verdict."""
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    lesson = _learn_gap(promoter)
+    s = Seq("g2").bash("mise run test", DECLINED, error=True).bash("mise run lint:ci", DECLINED, error=True)
+    s.bash("echo mise run test:ci", DECLINED, error=True)
+    s.bash("mise run test:ci", "FAIL\nsetup_test.go:9: boom\nFAIL", error=True)
+    promoter.promote(digest_of(s.end()))
+    assert db.reads.conn().execute(GAP).fetchall() == [(lesson, 0, 0)]
+
+
+def test_a_recipe_the_user_declined_waits_for_review(db: Database) -> None:
+    conn_live = ("SELECT count(*) FROM memories WHERE json_extract(metadata, '$.signal') = 'recipe' "
+                 "AND needs_review = 0 AND deprecated = 0")
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    for sid in ("r1", "r2", "r3"):
+        promoter.promote(digest_of(Seq(sid).bash("uv run pytest -q", "12 passed in 0.4s").end()))
+    before = db.reads.conn().execute(conn_live).fetchone()[0]
+    assert before >= 1
+    promoter.promote(digest_of(Seq("r4").bash("uv run pytest -q", DECLINED, error=True).end()))
+    assert db.reads.conn().execute(conn_live).fetchone()[0] == before - 1
+
+
+def test_nothing_declined_reads_nothing(db: Database) -> None:
+    assert declined_contradicted(db.reads.conn(), "s", []) == []
+
+
+def test_each_clis_words_for_a_call_the_user_declined() -> None:
+    from desktop.memory.observer.utterances import declined_call
+
+    assert declined_call(DECLINED) and declined_call(INTERRUPTED)
+    assert declined_call("exec command rejected by user")  # Codex
+    assert declined_call("User did not allow tool call run_shell_command. Reason: too slow")  # Gemini CLI
+    assert not declined_call("Exit code 1\nFAIL: the user was not found")
