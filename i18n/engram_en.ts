@@ -134,6 +134,16 @@
         <source>reinforced</source>
         <translation>reinforced</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="77"/>
+        <source>marked stale</source>
+        <translation>marked stale</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="78"/>
+        <source>sent to review</source>
+        <translation>sent to review</translation>
+    </message>
 </context>
 <context>
     <name>CitationBar</name>
@@ -1074,97 +1084,97 @@
 <context>
     <name>LessonKinds</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="82"/>
+        <location filename="../desktop/ui/labels.py" line="84"/>
         <source>your instruction</source>
         <translation>your instruction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="83"/>
+        <location filename="../desktop/ui/labels.py" line="85"/>
         <source>failed command, then one that worked</source>
         <translation>failed command, then one that worked</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="84"/>
+        <location filename="../desktop/ui/labels.py" line="86"/>
         <source>command that worked</source>
         <translation>command that worked</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="85"/>
+        <location filename="../desktop/ui/labels.py" line="87"/>
         <source>error fixed by an edit</source>
         <translation>error fixed by an edit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="86"/>
+        <location filename="../desktop/ui/labels.py" line="88"/>
         <source>cause stated by the agent</source>
         <translation>cause stated by the agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="87"/>
+        <location filename="../desktop/ui/labels.py" line="89"/>
         <source>abandoned approach</source>
         <translation>abandoned approach</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="88"/>
+        <location filename="../desktop/ui/labels.py" line="90"/>
         <source>recorded by an agent</source>
         <translation>recorded by an agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="89"/>
+        <location filename="../desktop/ui/labels.py" line="91"/>
         <source>recurring error</source>
         <translation>recurring error</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="90"/>
+        <location filename="../desktop/ui/labels.py" line="92"/>
         <source>command refused by a hook</source>
         <translation>command refused by a hook</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="91"/>
+        <location filename="../desktop/ui/labels.py" line="93"/>
         <source>looked in the wrong place</source>
         <translation>looked in the wrong place</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="92"/>
+        <location filename="../desktop/ui/labels.py" line="94"/>
         <source>checker&apos;s rule</source>
         <translation>checker&apos;s rule</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="93"/>
+        <location filename="../desktop/ui/labels.py" line="95"/>
         <source>check that passed while a stronger one failed</source>
         <translation>check that passed while a stronger one failed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="94"/>
+        <location filename="../desktop/ui/labels.py" line="96"/>
         <source>fact about the project</source>
         <translation>fact about the project</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="95"/>
+        <location filename="../desktop/ui/labels.py" line="97"/>
         <source>tests you asked for</source>
         <translation>tests you asked for</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="96"/>
+        <location filename="../desktop/ui/labels.py" line="98"/>
         <source>tests you reviewed</source>
         <translation>tests you reviewed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="97"/>
+        <location filename="../desktop/ui/labels.py" line="99"/>
         <source>shell left in another folder</source>
         <translation>shell left in another folder</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="98"/>
+        <location filename="../desktop/ui/labels.py" line="100"/>
         <source>command rewritten by the agent&apos;s shell tool</source>
         <translation>command rewritten by the agent&apos;s shell tool</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="99"/>
+        <location filename="../desktop/ui/labels.py" line="101"/>
         <source>option the program does not take</source>
         <translation>option the program does not take</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="100"/>
+        <location filename="../desktop/ui/labels.py" line="102"/>
         <source>tool call refused, then one that went through</source>
         <translation>tool call refused, then one that went through</translation>
     </message>
@@ -2679,42 +2689,42 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>ScoreParts</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="103"/>
+        <location filename="../desktop/ui/labels.py" line="107"/>
         <source>Keyword match</source>
         <translation>Keyword match</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="104"/>
+        <location filename="../desktop/ui/labels.py" line="108"/>
         <source>Meaning match</source>
         <translation>Meaning match</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="105"/>
+        <location filename="../desktop/ui/labels.py" line="109"/>
         <source>Code graph proximity</source>
         <translation>Code graph proximity</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="106"/>
+        <location filename="../desktop/ui/labels.py" line="110"/>
         <source>Confidence</source>
         <translation>Confidence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="107"/>
+        <location filename="../desktop/ui/labels.py" line="111"/>
         <source>Recency</source>
         <translation>Recency</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="108"/>
+        <location filename="../desktop/ui/labels.py" line="112"/>
         <source>Source trust</source>
         <translation>Source trust</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="109"/>
+        <location filename="../desktop/ui/labels.py" line="113"/>
         <source>Pinned</source>
         <translation>Pinned</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="110"/>
+        <location filename="../desktop/ui/labels.py" line="114"/>
         <source>Past use</source>
         <translation>Past use</translation>
     </message>

@@ -134,6 +134,16 @@
         <source>reinforced</source>
         <translation>renforcée</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="77"/>
+        <source>marked stale</source>
+        <translation>marquée périmée</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="78"/>
+        <source>sent to review</source>
+        <translation>mise à revoir</translation>
+    </message>
 </context>
 <context>
     <name>CitationBar</name>
@@ -1074,97 +1084,97 @@
 <context>
     <name>LessonKinds</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="82"/>
+        <location filename="../desktop/ui/labels.py" line="84"/>
         <source>your instruction</source>
         <translation>votre consigne</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="83"/>
+        <location filename="../desktop/ui/labels.py" line="85"/>
         <source>failed command, then one that worked</source>
         <translation>commande en échec, puis une qui a marché</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="84"/>
+        <location filename="../desktop/ui/labels.py" line="86"/>
         <source>command that worked</source>
         <translation>commande qui a marché</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="85"/>
+        <location filename="../desktop/ui/labels.py" line="87"/>
         <source>error fixed by an edit</source>
         <translation>erreur corrigée par une modification</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="86"/>
+        <location filename="../desktop/ui/labels.py" line="88"/>
         <source>cause stated by the agent</source>
         <translation>cause énoncée par l&apos;agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="87"/>
+        <location filename="../desktop/ui/labels.py" line="89"/>
         <source>abandoned approach</source>
         <translation>piste abandonnée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="88"/>
+        <location filename="../desktop/ui/labels.py" line="90"/>
         <source>recorded by an agent</source>
         <translation>enregistré par un agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="89"/>
+        <location filename="../desktop/ui/labels.py" line="91"/>
         <source>recurring error</source>
         <translation>erreur récurrente</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="90"/>
+        <location filename="../desktop/ui/labels.py" line="92"/>
         <source>command refused by a hook</source>
         <translation>commande refusée par un hook</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="91"/>
+        <location filename="../desktop/ui/labels.py" line="93"/>
         <source>looked in the wrong place</source>
         <translation>cherché au mauvais endroit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="92"/>
+        <location filename="../desktop/ui/labels.py" line="94"/>
         <source>checker&apos;s rule</source>
         <translation>règle d&apos;un vérificateur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="93"/>
+        <location filename="../desktop/ui/labels.py" line="95"/>
         <source>check that passed while a stronger one failed</source>
         <translation>vérification passée alors qu&apos;une plus stricte échouait</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="94"/>
+        <location filename="../desktop/ui/labels.py" line="96"/>
         <source>fact about the project</source>
         <translation>fait sur le projet</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="95"/>
+        <location filename="../desktop/ui/labels.py" line="97"/>
         <source>tests you asked for</source>
         <translation>tests que vous avez demandés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="96"/>
+        <location filename="../desktop/ui/labels.py" line="98"/>
         <source>tests you reviewed</source>
         <translation>tests que vous avez relus</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="97"/>
+        <location filename="../desktop/ui/labels.py" line="99"/>
         <source>shell left in another folder</source>
         <translation>shell resté dans un autre dossier</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="98"/>
+        <location filename="../desktop/ui/labels.py" line="100"/>
         <source>command rewritten by the agent&apos;s shell tool</source>
         <translation>commande réécrite par l&apos;outil shell de l&apos;agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="99"/>
+        <location filename="../desktop/ui/labels.py" line="101"/>
         <source>option the program does not take</source>
         <translation>option que le programme ne prend pas</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="100"/>
+        <location filename="../desktop/ui/labels.py" line="102"/>
         <source>tool call refused, then one that went through</source>
         <translation>appel d’outil refusé, puis un qui est passé</translation>
     </message>
@@ -2679,42 +2689,42 @@ Mémoire à long terme pour les agents de code IA.</translation>
 <context>
     <name>ScoreParts</name>
     <message>
-        <location filename="../desktop/ui/labels.py" line="103"/>
+        <location filename="../desktop/ui/labels.py" line="107"/>
         <source>Keyword match</source>
         <translation>Mots-clés</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="104"/>
+        <location filename="../desktop/ui/labels.py" line="108"/>
         <source>Meaning match</source>
         <translation>Sens</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="105"/>
+        <location filename="../desktop/ui/labels.py" line="109"/>
         <source>Code graph proximity</source>
         <translation>Proximité dans le graphe du code</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="106"/>
+        <location filename="../desktop/ui/labels.py" line="110"/>
         <source>Confidence</source>
         <translation>Confiance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="107"/>
+        <location filename="../desktop/ui/labels.py" line="111"/>
         <source>Recency</source>
         <translation>Fraîcheur</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="108"/>
+        <location filename="../desktop/ui/labels.py" line="112"/>
         <source>Source trust</source>
         <translation>Fiabilité de la source</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="109"/>
+        <location filename="../desktop/ui/labels.py" line="113"/>
         <source>Pinned</source>
         <translation>Épinglée</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/labels.py" line="110"/>
+        <location filename="../desktop/ui/labels.py" line="114"/>
         <source>Past use</source>
         <translation>Usage passé</translation>
     </message>

@@ -74,6 +74,8 @@ AUDIT_ACTIONS: dict[str, str] = {
     "promote": QT_TRANSLATE_NOOP("AuditActions", "promoted"),
     "evict": QT_TRANSLATE_NOOP("AuditActions", "evicted"),
     "reinforce": QT_TRANSLATE_NOOP("AuditActions", "reinforced"),
+    "stale": QT_TRANSLATE_NOOP("AuditActions", "marked stale"),
+    "review": QT_TRANSLATE_NOOP("AuditActions", "sent to review"),
 }
 
 # What kind of evidence a learned memory came from (the observer's signal kinds); the

@@ -370,7 +370,7 @@ def test_a_check_gap_the_user_declined_to_run_waits_for_their_review(project: An
     assert f"#{mid}" not in bash(h, "n3", "mise run test", "n3-a", output="ok  all packages")[1]
     conn = project.db.reads.conn()
     assert conn.execute("SELECT needs_review, deprecated FROM memories WHERE id = ?", (mid,)).fetchone() == (1, 0)
-    [(reason,)] = conn.execute("SELECT reason FROM audit_log WHERE memory_id = ? AND action = 'stale'",
+    [(reason,)] = conn.execute("SELECT reason FROM audit_log WHERE memory_id = ? AND action = 'review'",
                                (mid,)).fetchall()
     assert "too slow, I run those myself" in reason
 

@@ -43,7 +43,7 @@ def test_declining_the_stronger_check_sends_its_lesson_to_review_with_the_users_
     promoter.promote(digest_of(s.end()))
     assert db.reads.conn().execute(GAP).fetchall() == [(lesson, 1, 0)]  # waits for review, not retired
     [(reason,)] = db.reads.conn().execute(
-        "SELECT reason FROM audit_log WHERE memory_id = ? AND action = 'stale'", (lesson,)).fetchall()
+        "SELECT reason FROM audit_log WHERE memory_id = ? AND action = 'review'", (lesson,)).fetchall()
     assert "mise run test:ci" in reason and "too slow." in reason
 
 

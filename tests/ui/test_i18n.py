@@ -51,9 +51,10 @@ def test_french_qm_compiles_loads_and_translates(qapp, tmp_path: Path) -> None: 
         assert QCoreApplication.translate("MemoryBrowser", "%n memories", "", 2) == "2 mémoires"
         assert QCoreApplication.translate("IndexWords", "in %n modules.", "", 1) == "dans 1 module."
         assert QCoreApplication.translate("IndexWords", "Indexed %n files", "", 2) == "2 fichiers indexés"
-        from desktop.ui.labels import lesson_label, type_label
+        from desktop.ui.labels import action_label, lesson_label, type_label
 
         assert type_label("gotcha") == "Piège"
+        assert action_label("review") == "mise à revoir"  # a lesson the user declined to let run
         assert lesson_label("shell_escape") == "commande réécrite par l'outil shell de l'agent"
     finally:
         qapp.removeTranslator(translator)

@@ -200,7 +200,8 @@ def retire(tx: Tx, session_id: str, items: list[Contradiction]) -> int:
         said = redact_then_cut(c.command, 300)  # redact first, then cut
         reason = c.reason or f"`{redact_then_cut(said, 120)}` ran fine in session {session_id[:8]}"
         if c.person_kept or c.review_only:
-            tx.audit("stale", c.memory_id, actor="observer", reason=reason, detail={"command": said})
+            tx.audit("review" if c.review_only else "stale", c.memory_id, actor="observer", reason=reason,
+                     detail={"command": said})
             tx.execute("UPDATE memories SET needs_review = 1, updated_at = ? WHERE id = ?", (tx.now, c.memory_id))
         else:
             tx.audit("deprecate", c.memory_id, actor="observer", reason=reason, detail={"command": said})
