@@ -197,3 +197,26 @@ def test_engrams_own_agent_hears_a_guess_missed_before_where_no_lesson_is_yet(pr
     assert note.startswith("Engram: `core/helpers.py` is not on disk")
     assert "`payments.py`" in note.split("holds now:")[1]
     assert access.guess_note("Read", {"file_path": "core/payments.py"}, ["core/payments.py"]) == ""
+
+
+def test_engrams_own_agent_sends_a_lesson_to_review_when_the_user_declines_what_it_recommends(project: Any) -> None:
+    """The agent door of the declined-advice rule: the user answers no to the stronger check a lesson
+    recommends; at the session's end the lesson waits for their review, and the refusal is no failure."""
+    lesson = add(project, "`make test` passing is not enough here: `make test-all` also checks, and has failed "
+                 "after `make test` passed; run `make test-all` before calling the work done.", type="gotcha",
+                 source="observer_inferred", confidence=0.9,
+                 metadata={"signal": "check_gap", "signal_key": "check_gap:make test>make test-all"})
+    asked: list[str] = []
+    no = ApprovalPolicy(allow_writes=True, ask=lambda r: bool(asked.append(str(r.arguments.get("command")))))
+    call = {"name": "Bash", "arguments": {"command": "make test-all 2>&1 | tail -5"}}
+    provider = ScriptedProvider([{"tool_calls": [call]}, {"text": "Stopped: the user declined the long run."}])
+    AgentSession(project, SessionConfig("finish the refactor", provider, ab_group="full", approval=no)).run()
+    project.db.writer.run(FnOp("sync", lambda tx: None))
+    assert asked == ["make test-all 2>&1 | tail -5"]
+    m = project.memories.get(lesson)
+    assert m.needs_review and not m.deprecated
+    assert any(h["action"] == "review" and "make test-all" in (h["reason"] or "")
+               for h in project.memories.history(lesson))
+    failures = project.db.reads.conn().execute(
+        "SELECT count(*) FROM memories WHERE json_extract(metadata, '$.signal') IN ('command_fix', 'rejected_flag')")
+    assert failures.fetchone()[0] == 0

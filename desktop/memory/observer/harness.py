@@ -53,6 +53,7 @@ HARNESS_ERRORS: Final[dict[str, tuple[str, ...]]] = {
         "Path must be within one of the workspace directories", "File not found\\.",
         "Error: Command execution cancelled",
     ),
+    "engram": ("The user did not allow this \\w+ call",),
 }
 _COMBINED: Final = re.compile("|".join(f"(?:{p})" for ps in HARNESS_ERRORS.values() for p in ps), re.I)
 

@@ -56,9 +56,10 @@ _HOOK_ECHO: Final = re.compile(r"^\s*(?:\w+(?::\w+)? hook (?:error|feedback|bloc
 #: What Claude Code writes when the user declines a tool call and says why.
 _REJECTED_SAID: Final = re.compile(r"the user said:\s*\n(?P<said>.+)", re.S)
 #: The result the harness gives a call the user declined, with or without words, in each
-#: CLI's words (Claude Code's, Codex's, Gemini CLI's).
+#: CLI's words (Claude Code's, Codex's, Gemini CLI's, Engram's own agent's).
 _DECLINED: Final = re.compile(r"user doesn't want to proceed with this tool use|tool use was rejected|"
-                              r"exec command rejected by user|User did not allow tool call", re.I)
+                              r"exec command rejected by user|User did not allow tool call|"
+                              r"user did not allow this \w+ call", re.I)
 #: Claude Code's ``#`` shortcut and Gemini CLI's ``/memory add``: the user asks for a note to be kept.
 _MEMORY_NOTE: Final = re.compile(r"^(?:#(?!#)\s*(?P<hash>\S.{3,500})|/memory\s+add\s+(?P<add>\S.{3,2000}))$", re.S)
 
