@@ -676,59 +676,64 @@
         <translation>Warnings at a tool call (before it, or after a check passed): %1 in %2 sessions. Avoided %3, repeated %4, still open %5.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="158"/>
+        <location filename="../desktop/ui/panel/external.py" line="157"/>
+        <source>Declined by the user: %1 (they would not let run the command a warning recommended).</source>
+        <translation>Declined by the user: %1 (they would not let run the command a warning recommended).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="161"/>
         <source>Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.</source>
         <translation>Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="165"/>
+        <location filename="../desktop/ui/panel/external.py" line="168"/>
         <source>Engram&apos;s agent</source>
         <translation>Engram&apos;s agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="166"/>
+        <location filename="../desktop/ui/panel/external.py" line="169"/>
         <source>%1: warned %2, avoided %3, repeated %4</source>
         <translation>%1: warned %2, avoided %3, repeated %4</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="171"/>
+        <location filename="../desktop/ui/panel/external.py" line="174"/>
         <source>By agent: %1.</source>
         <translation>By agent: %1.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="189"/>
+        <location filename="../desktop/ui/panel/external.py" line="192"/>
         <source>%1 · %2
 %3 shown, %4 cited, %5 flagged</source>
         <translation>%1 · %2
 %3 shown, %4 cited, %5 flagged</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="218"/>
+        <location filename="../desktop/ui/panel/external.py" line="221"/>
         <source>Session start</source>
         <translation>Session start</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="218"/>
+        <location filename="../desktop/ui/panel/external.py" line="221"/>
         <source>After compaction</source>
         <translation>After compaction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="219"/>
+        <location filename="../desktop/ui/panel/external.py" line="222"/>
         <source>On resume</source>
         <translation>On resume</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="219"/>
+        <location filename="../desktop/ui/panel/external.py" line="222"/>
         <source>Prompt: %1</source>
         <translation>Prompt: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="220"/>
+        <location filename="../desktop/ui/panel/external.py" line="223"/>
         <source>After %1</source>
         <translation>After %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="220"/>
+        <location filename="../desktop/ui/panel/external.py" line="223"/>
         <source>Before %1</source>
         <translation>Before %1</translation>
     </message>
@@ -737,27 +742,27 @@
         <translation type="vanished">After opening %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="221"/>
+        <location filename="../desktop/ui/panel/external.py" line="224"/>
         <source>Cited without being shown</source>
         <translation>Cited without being shown</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="221"/>
+        <location filename="../desktop/ui/panel/external.py" line="224"/>
         <source>After %1 failed</source>
         <translation>After %1 failed</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="244"/>
+        <location filename="../desktop/ui/panel/external.py" line="247"/>
         <source>(deleted)</source>
         <translation>(deleted)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="245"/>
+        <location filename="../desktop/ui/panel/external.py" line="248"/>
         <source>cited</source>
         <translation>cited</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="245"/>
+        <location filename="../desktop/ui/panel/external.py" line="248"/>
         <source>flagged</source>
         <translation>flagged</translation>
     </message>

@@ -676,59 +676,64 @@
         <translation>Avertissements lors d’un appel d’outil (avant lui, ou après une vérification réussie) : %1 dans %2 sessions. Évités %3, répétés %4, encore ouverts %5.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="158"/>
+        <location filename="../desktop/ui/panel/external.py" line="157"/>
+        <source>Declined by the user: %1 (they would not let run the command a warning recommended).</source>
+        <translation>Refusés par l’utilisateur : %1 (il n’a pas laissé lancer la commande qu’un avertissement recommandait).</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/external.py" line="161"/>
         <source>Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.</source>
         <translation>Évités dans %1 sur %2 cas tranchés (intervalle à 95 % : %3–%4 %) ; sans groupe de comparaison.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="165"/>
+        <location filename="../desktop/ui/panel/external.py" line="168"/>
         <source>Engram&apos;s agent</source>
         <translation>L’agent d’Engram</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="166"/>
+        <location filename="../desktop/ui/panel/external.py" line="169"/>
         <source>%1: warned %2, avoided %3, repeated %4</source>
         <translation>%1 : avertis %2, évités %3, répétés %4</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="171"/>
+        <location filename="../desktop/ui/panel/external.py" line="174"/>
         <source>By agent: %1.</source>
         <translation>Par agent : %1.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="189"/>
+        <location filename="../desktop/ui/panel/external.py" line="192"/>
         <source>%1 · %2
 %3 shown, %4 cited, %5 flagged</source>
         <translation>%1 · %2
 %3 montrées, %4 citées, %5 signalées</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="218"/>
+        <location filename="../desktop/ui/panel/external.py" line="221"/>
         <source>After compaction</source>
         <translation>Après compaction</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="218"/>
+        <location filename="../desktop/ui/panel/external.py" line="221"/>
         <source>Session start</source>
         <translation>Début de session</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="219"/>
+        <location filename="../desktop/ui/panel/external.py" line="222"/>
         <source>On resume</source>
         <translation>À la reprise</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="219"/>
+        <location filename="../desktop/ui/panel/external.py" line="222"/>
         <source>Prompt: %1</source>
         <translation>Demande : %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="220"/>
+        <location filename="../desktop/ui/panel/external.py" line="223"/>
         <source>After %1</source>
         <translation>Après %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="220"/>
+        <location filename="../desktop/ui/panel/external.py" line="223"/>
         <source>Before %1</source>
         <translation>Avant %1</translation>
     </message>
@@ -737,27 +742,27 @@
         <translation type="vanished">Après ouverture de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="221"/>
+        <location filename="../desktop/ui/panel/external.py" line="224"/>
         <source>Cited without being shown</source>
         <translation>Cité sans avoir été montré</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="221"/>
+        <location filename="../desktop/ui/panel/external.py" line="224"/>
         <source>After %1 failed</source>
         <translation>Après l’échec de %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="244"/>
+        <location filename="../desktop/ui/panel/external.py" line="247"/>
         <source>(deleted)</source>
         <translation>(supprimé)</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="245"/>
+        <location filename="../desktop/ui/panel/external.py" line="248"/>
         <source>cited</source>
         <translation>cité</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/external.py" line="245"/>
+        <location filename="../desktop/ui/panel/external.py" line="248"/>
         <source>flagged</source>
         <translation>signalé</translation>
     </message>

@@ -17,7 +17,8 @@ from desktop.memory.triggers.warn import OutcomeReport, outcome_report
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``engram report``."""
-    p = sub.add_parser("report", help="what Engram's warnings did: warned, avoided, repeated (with sample sizes)")
+    p = sub.add_parser("report", help="what Engram's warnings did: warned, avoided, repeated, declined "
+                                      "(with sample sizes)")
     add_common(p)
     p.add_argument("--limit", type=int, default=10, help="memories listed, most warned first")
     p.set_defaults(func=cmd_report)
@@ -32,6 +33,8 @@ def _words(r: OutcomeReport, contents: dict[int, str]) -> str:
              f"  repeated (it happened anyway, later in the session: the failure again, or the user asking "
              f"for what the habit said): {r.repeated}",
              f"  open (the session has not ended): {r.open}"]
+    if r.declined:
+        lines.insert(3, f"  declined (the user would not let run the command it recommended): {r.declined}")
     if r.decided:
         low, high = r.avoided_interval()
         lines.append(f"Avoided: {r.avoided} of {r.decided} decided warnings ({r.avoided / r.decided:.0%}; "
@@ -55,6 +58,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         contents = {i: m.content for i, m in found.items()}
     low, high = report.avoided_interval()
     data = {"warned": report.warned, "avoided": report.avoided, "repeated": report.repeated, "open": report.open,
+            "declined": report.declined,
             "sessions": report.sessions, "decided": report.decided,
             "avoided_interval_95": [round(low, 4), round(high, 4)] if report.decided else None,
             "agents": [{"agent": a, "warned": n, "avoided": av, "repeated": rep} for a, n, av, rep in report.by_agent],

@@ -202,17 +202,36 @@ def test_engrams_own_agent_hears_a_guess_missed_before_where_no_lesson_is_yet(pr
 def test_engrams_own_agent_sends_a_lesson_to_review_when_the_user_declines_what_it_recommends(project: Any) -> None:
     """The agent door of the declined-advice rule: the user answers no to the stronger check a lesson
     recommends; at the session's end the lesson waits for their review, and the refusal is no failure."""
-    lesson = add(project, "`make test` passing is not enough here: `make test-all` also checks, and has failed "
-                 "after `make test` passed; run `make test-all` before calling the work done.", type="gotcha",
+    from desktop.memory.triggers.model import COMMAND, Trigger
+    from desktop.memory.triggers.warn import outcome_report
+
+    lesson = add(project, "`python3 -m unittest` passing is not enough here: `make test-all` also checks, and has "
+                 "failed after it passed; run `make test-all` before calling the work done.", type="gotcha",
                  source="observer_inferred", confidence=0.9,
-                 metadata={"signal": "check_gap", "signal_key": "check_gap:make test>make test-all"})
+                 metadata={"signal": "check_gap", "signal_key": "check_gap:unittest>make test-all",
+                           "triggers": [Trigger(COMMAND, "unittest").as_json()]})
+    (project.info.root / "core" / "check_ok.py").write_text(
+        "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_ok(self):\n        pass\n", encoding="utf-8")
+    check = {"name": "Bash", "arguments": {"command": "python3 -m unittest discover -s core -p 'check_*.py'"}}
     asked: list[str] = []
-    no = ApprovalPolicy(allow_writes=True, ask=lambda r: bool(asked.append(str(r.arguments.get("command")))))
+
+    def ask(request: Any) -> bool:  # the user lets the quick check run, not the long one
+        asked.append(str(request.arguments.get("command")))
+        return "unittest" in asked[-1]
+
     call = {"name": "Bash", "arguments": {"command": "make test-all 2>&1 | tail -5"}}
-    provider = ScriptedProvider([{"tool_calls": [call]}, {"text": "Stopped: the user declined the long run."}])
-    AgentSession(project, SessionConfig("finish the refactor", provider, ab_group="full", approval=no)).run()
+    provider = ScriptedProvider([{"tool_calls": [check]}, {"tool_calls": [call]},
+                                 {"text": "Stopped: the user declined the long run."}])
+    events: list[Any] = []
+    AgentSession(project, SessionConfig("finish the refactor", provider, ab_group="full",
+                                        approval=ApprovalPolicy(allow_writes=True, ask=ask)),
+                 on_event=events.append).run()
     project.db.writer.run(FnOp("sync", lambda tx: None))
-    assert asked == ["make test-all 2>&1 | tail -5"]
+    assert asked[-1] == "make test-all 2>&1 | tail -5"
+    results = [e for e in events if e.kind == "tool_result"]
+    assert lesson in results[0].data["augmented"]  # said once the quick check passed
+    report = outcome_report(project.db.reads.conn())
+    assert (report.warned, report.declined, report.avoided, report.repeated) == (1, 1, 0, 0)
     m = project.memories.get(lesson)
     assert m.needs_review and not m.deprecated
     assert any(h["action"] == "review" and "make test-all" in (h["reason"] or "")

@@ -347,9 +347,16 @@ def test_a_check_gap_is_said_after_the_weaker_check_passed_not_before_it(project
     assert f"#{mid}" not in failed  # it did not pass: nothing to add
 
 
-def test_a_check_gap_the_user_declined_to_run_waits_for_their_review(project: Any) -> None:
+def test_a_check_gap_the_user_declined_to_run_waits_for_their_review(project: Any, data_dir: Path,
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     qtbot: Any) -> None:
     """Told that `mise run test` is not enough, the agent runs `mise run test:ci` and the user declines it
-    ("too slow"): from the next session on the lesson is not said; it waits in review with their words."""
+    ("too slow"): the warning's outcome is 'declined' (CLI report and Agents tab), and from the next session
+    on the lesson is not said; it waits in review with their words."""
+    from desktop.cli.main import main
+    from desktop.ui.panel.external import ExternalSessions
+    from desktop.ui.tasks import Tasks
+
     h = Handlers(project)
     hook(h, "session-start", "n1", source="startup")
     bash(h, "n1", "mise run test", "n1-a", output="ok  all packages")
@@ -367,6 +374,15 @@ def test_a_check_gap_the_user_declined_to_run_waits_for_their_review(project: An
     assert f"#{mid}" not in declined
     hook(h, "session-end", "n2", transcript_path="")
     flush(project)
+    assert main(["report", "--project", str(h.root), "--data-dir", str(data_dir), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["warned"], data["declined"], data["avoided"], data["repeated"], data["decided"]) == (1, 1, 0, 0, 1)
+    assert main(["report", "--project", str(h.root), "--data-dir", str(data_dir)]) == 0
+    assert "declined (the user would not let run the command it recommended): 1" in capsys.readouterr().out
+    tab = ExternalSessions(project, Tasks())
+    qtbot.addWidget(tab)
+    qtbot.waitUntil(lambda: "Declined by the user: 1" in tab.outcomes.text(), timeout=5000)
+    assert "Avoided in 0 of 1 decided" in tab.outcomes.text()
     assert f"#{mid}" not in bash(h, "n3", "mise run test", "n3-a", output="ok  all packages")[1]
     conn = project.db.reads.conn()
     assert conn.execute("SELECT needs_review, deprecated FROM memories WHERE id = ?", (mid,)).fetchone() == (1, 0)

@@ -154,8 +154,8 @@ def declined_contradicted(conn: Any, session_id: str, declined: list[list[str]])
         RECOMMENDS).fetchall()
     found: list[Contradiction] = []
     for mid, key, verified, pinned in rows:
-        wanted = _last_segment(advised(str(key or "")))
-        hit = next(((c, w) for c, w in declined[:MAX_SUCCEEDED] if wanted and _runs(c, wanted)), None)
+        wanted = advice_words(str(key or ""))
+        hit = next(((c, w) for c, w in declined[:MAX_SUCCEEDED] if wanted and runs(c, wanted)), None)
         if hit is None:
             continue
         said = f' ("{redact_then_cut(hit[1], 120)}")' if hit[1] else ""
@@ -174,13 +174,14 @@ def advised(signal_key: str) -> str:
     return rest.partition(":")[2] if kind == RECIPE else ""
 
 
-def _last_segment(command: str) -> list[str]:
-    """The words of the command a lesson's advice runs (its last segment: a recipe's setup aside)."""
-    segments = parse_line(command, "", "").segments
+def advice_words(signal_key: str) -> list[str]:
+    """The words of the command a lesson's key says to run (its last segment: a recipe's setup
+    aside); [] for a lesson that recommends no command."""
+    segments = parse_line(advised(signal_key), "", "").segments
     return segments[-1].text.split() if segments else []
 
 
-def _runs(line: str, wanted: list[str]) -> bool:
+def runs(line: str, wanted: list[str]) -> bool:
     """True when one segment of ``line`` runs ``wanted``: the same program, and its words in order
     (``mise run test:integration 2>&1 | tail`` runs ``mise run test:integration``)."""
     for seg in parse_line(line, "", "").segments:

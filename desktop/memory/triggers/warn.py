@@ -42,7 +42,7 @@ LINE_CHARS: Final = 320
 #: The signals whose lesson is "this exact command shape fails": a call of that shape may be
 #: refused outright (by an agent that can only refuse, not add context), since it would fail.
 EXACT_FAILURE_SIGNALS: Final = frozenset({COMMAND_FIX})
-WARNED, AVOIDED, REPEATED = "warned", "avoided", "repeated"
+WARNED, AVOIDED, REPEATED, DECLINED = "warned", "avoided", "repeated", "declined"
 #: Lessons about what a checker reports (a lint rule and how this project satisfies it): said when
 #: the checker has just reported that rule, never before each run of the checker, most of which
 #: never meet it (two blind judges found them noise there: said ~280 times in 100 sessions).
@@ -223,6 +223,10 @@ class Outcomes:
     def repeated(self, session_id: str, memory_ids: Iterable[int], call_id: str) -> Any:
         """The warned failure happened anyway, in a later call than the one warned about (the
         warned call itself ran before its agent could read the warning)."""
+        return self._decide(session_id, memory_ids, call_id, REPEATED)
+
+    def _decide(self, session_id: str, memory_ids: Iterable[int], call_id: str, outcome: str) -> Any:
+        """Close this session's open warnings about ``memory_ids`` with ``outcome``, from a later call."""
         ids = sorted({int(i) for i in memory_ids})
 
         def write(tx: Tx) -> int:
@@ -232,8 +236,20 @@ class Outcomes:
             return len(tx.execute(
                 f"UPDATE warning_outcomes SET outcome = ?, decided_at = ? WHERE session_id = ? AND outcome = ? "
                 f"AND call_id <> ? AND memory_id IN ({marks}) RETURNING id",
-                (REPEATED, tx.now, session_id, WARNED, call_id, *ids)).fetchall())
-        return self.db.writer.submit(FnOp("record_warning_repeated", write))
+                (outcome, tx.now, session_id, WARNED, call_id, *ids)).fetchall())
+        return self.db.writer.submit(FnOp(f"record_warning_{outcome}", write))
+
+    @staticmethod
+    def _advice_declined(memories: Any, call: CallShape, open_ids: set[int]) -> list[int]:
+        """The open warnings whose lesson recommends the command the user just declined to let run."""
+        from desktop.memory.observer.contradictions import advice_words, runs
+
+        if call.command is None:
+            return []
+        line = " && ".join(seg.text() for seg in call.command.segments)
+        found = memories.get_many(sorted(open_ids))
+        return [i for i, m in found.items()
+                if (words := advice_words(str(m.metadata.get("signal_key") or ""))) and runs(line, words)]
 
     def failed_again(self, memories: Any, call: CallShape, root: Path | None, output: str, session_id: str,
                      call_id: str) -> Any | None:
@@ -242,12 +258,15 @@ class Outcomes:
         open_ids = set(self.open_ids(session_id))
         if not open_ids:
             return None
+        declined = declined_call(output)
+        refused = self._advice_declined(memories, call, open_ids) if declined else []
+        if refused:  # the user said no to what the warning recommended: that, not a failure, is its outcome
+            return self._decide(session_id, refused, call_id, DECLINED)
         conn = self.db.reads.conn()
         found = warnings_for(conn, memories, call, root, limit=20, output=output)
         # A lesson said only before a call (a refused flag, a tool's argument) is matched as it is said:
         # by the call alone (the moment filter would never let it match here). One the user declined
         # repeats when the user declines again, not when the tool fails for a reason of its own.
-        declined = declined_call(output)
         found += [w for w in warnings_for(conn, memories, call, root, limit=20)
                   if w.memory.metadata.get("signal") in BEFORE_ONLY_SIGNALS
                   and (declined or not w.memory.metadata.get("declined"))]
@@ -296,11 +315,13 @@ class OutcomeReport:
     sessions: int
     by_memory: list[tuple[int, int, int, int]]  # (memory id, warned, avoided, repeated), most warned first
     by_agent: list[tuple[str, int, int, int]] = field(default_factory=list)  # (agent, warned, avoided, repeated)
+    declined: int = 0  # the user declined to run what the warning recommended
 
     @property
     def decided(self) -> int:
-        """Warnings whose session has shown what followed (avoided or repeated)."""
-        return self.avoided + self.repeated
+        """Warnings whose session has shown what followed: avoided, repeated, or the user declined
+        what it recommended (which counts against it: nothing was avoided)."""
+        return self.avoided + self.repeated + self.declined
 
     def avoided_interval(self) -> tuple[float, float]:
         """The 95 % Wilson interval of the avoided share of decided warnings."""
@@ -310,8 +331,8 @@ class OutcomeReport:
 def outcome_report(conn: Any, *, limit: int = 10) -> OutcomeReport:
     """What the warnings did, from the product's own records."""
     row = conn.execute(
-        "SELECT count(*), sum(outcome = ?), sum(outcome = ?), sum(outcome = ?), count(DISTINCT session_id) "
-        "FROM warning_outcomes", (AVOIDED, REPEATED, WARNED)).fetchall()[0]
+        "SELECT count(*), sum(outcome = ?), sum(outcome = ?), sum(outcome = ?), count(DISTINCT session_id), "
+        "sum(outcome = ?) FROM warning_outcomes", (AVOIDED, REPEATED, WARNED, DECLINED)).fetchall()[0]
     per = conn.execute(
         "SELECT memory_id, count(*), sum(outcome = ?), sum(outcome = ?) FROM warning_outcomes "
         "GROUP BY memory_id ORDER BY count(*) DESC, memory_id LIMIT ?", (AVOIDED, REPEATED, limit)).fetchall()
@@ -320,4 +341,4 @@ def outcome_report(conn: Any, *, limit: int = 10) -> OutcomeReport:
         "GROUP BY agent ORDER BY count(*) DESC, agent", (AVOIDED, REPEATED)).fetchall()
     return OutcomeReport(int(row[0] or 0), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0),
                          [(int(m), int(n), int(a or 0), int(r or 0)) for m, n, a, r in per],
-                         [(str(g), int(n), int(a or 0), int(r or 0)) for g, n, a, r in agents])
+                         [(str(g), int(n), int(a or 0), int(r or 0)) for g, n, a, r in agents], int(row[5] or 0))

@@ -153,6 +153,9 @@ class ExternalSessions(QWidget):
         for key, count in (("%1", r.warned), ("%2", r.sessions), ("%3", r.avoided), ("%4", r.repeated),
                            ("%5", r.open)):
             text = text.replace(key, str(count))
+        if r.declined:
+            text += " " + self.tr("Declined by the user: %1 (they would not let run the command a warning "
+                                  "recommended).").replace("%1", str(r.declined))
         if r.decided:
             low, high = r.avoided_interval()
             more = self.tr("Avoided in %1 of %2 decided (95% interval %3–%4 %); no comparison group.")
