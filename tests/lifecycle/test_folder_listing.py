@@ -50,3 +50,15 @@ def test_the_name_a_call_looks_for_orders_the_listing(tmp_path: Path) -> None:
     assert near == "manual_commit"
     assert listing(tmp_path, "s", near).startswith("`s/` holds now: `manual_commit_*.go` (3 files), `session.go`")
     assert looked_for({"pattern": "s/helpers*.go"}) == "helpers.go"
+
+
+def test_a_hidden_name_guessed_hears_of_the_hidden_names_near_it_and_only_those(tmp_path: Path) -> None:
+    """A guessed `.golangci.yml` where `.golangci.yaml` is: the listing names it first. Other hidden
+    names (`.env`, `.git`) stay out, and no hidden name is shown for a guess that is not hidden."""
+    _files(tmp_path, ".", [".golangci.yaml", ".env", ".gitignore", "go.mod", "main.go", "README.md"])
+    (tmp_path / ".git").mkdir()
+    said = listing(tmp_path, ".golangci.yml", ".golangci.yml")
+    assert said.startswith("`./` holds now: `.golangci.yaml`, ") and ".env" not in said and ".git`" not in said
+    assert ".gitignore" not in said  # shares only `.g` with the guess
+    assert "." + "golangci" not in listing(tmp_path, "golangci.yml", "golangci.yml")
+    assert "`.git/`" not in listing(tmp_path, ".github/workflows", ".github")  # the repository's own folder, never

@@ -5,7 +5,8 @@ an agent is about to look for something not on disk there again. What it needs t
 folder does hold, read from disk at that moment, never as it was when the lesson was learned: the
 lesson stays true while files come and go. The line is short: files that share a name prefix are one
 pattern (``manual_commit_*.go``, 9 files), those nearest the guessed name first, and test files beside
-code are counted, not named (a guessed helper is rarely a test).
+code are counted, not named (a guessed helper is rarely a test). Hidden files are left out unless the
+guess was a hidden name too, and they are near it.
 """
 
 from __future__ import annotations
@@ -96,6 +97,14 @@ def _nearness(text: str, guessed: str) -> int:
     return n
 
 
+def _shown(name: str, guess: str) -> bool:
+    """Hidden entries are left out, except those near a hidden name the agent looked for: a guessed
+    ``.golangci.yml`` needs to hear of ``.golangci.yaml`` (never of ``.git``)."""
+    if not name.startswith("."):
+        return True
+    return name != ".git" and guess.startswith(".") and _nearness(name, guess) >= MIN_NEAR
+
+
 def looked_for(args: Mapping[str, object]) -> str:
     """The name a read, search or listing call looks for (its file, folder or pattern's last part,
     wildcards dropped): the listing shows the names nearest it first."""
@@ -114,9 +123,10 @@ def listing(root: Path, folder: str, guessed: str = "") -> str:
     where = existing_folder(root, folder)
     if where is None:
         return ""
+    guess = _SAFE.sub("", guessed)
     try:
         with os.scandir(root / where if where else root) as it:
-            entries = [e for _, e in zip(range(MAX_ENTRIES), it, strict=False) if not e.name.startswith(".")]
+            entries = [e for _, e in zip(range(MAX_ENTRIES), it, strict=False) if _shown(e.name, guess)]
         kinds = [(e.name, e.is_dir()) for e in entries]
     except OSError:
         return ""
@@ -128,7 +138,6 @@ def listing(root: Path, folder: str, guessed: str = "") -> str:
     if len(tests) == len(files):
         tests = []  # a folder of tests (``tests/``): its helpers are test files too, named like the rest
     items = _items([n for n in files if n not in set(tests)])
-    guess = _SAFE.sub("", guessed)
     # Names that share a real part of the guess first, then the biggest groups (they say the most
     # about how the folder names things), then by name.
     items.sort(key=lambda it: (-max(0, _nearness(it[0], guess) - MIN_NEAR + 1), -it[1], it[0]))
