@@ -43,9 +43,11 @@ from desktop.memory.types import MemoryType
 
 #: Wording that tries to instruct the reader. Found in text copied from tool output,
 #: it marks the candidate tainted (needs review, lower confidence) whatever its source.
+#: A word inside an option or a name (``--disable-all``, ``skip_check=1``) is not prose: it
+#: is what a command was given, which lessons about commands quote.
 INSTRUCTION_RE: Final = re.compile(
-    r"\b(?:remember|always|never|from now on|ignore (?:all|any|the|previous)|you must|you should|"
-    r"disable|bypass|skip (?:the )?(?:auth|check|test)|system prompt|instructions?)\b", re.I)
+    r"(?<![-\w/.=])(?:remember|always|never|from now on|ignore (?:all|any|the|previous)|you must|you should|"
+    r"disable|bypass|skip (?:the )?(?:auth|check|test)|system prompt|instructions?)(?![-\w=])", re.I)
 
 
 def looks_like_instruction(text: str) -> bool:
