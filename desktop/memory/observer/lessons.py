@@ -43,7 +43,7 @@ from desktop.memory.triggers.model import COMMAND, Trigger, replaced_texts
 ERROR_FIX_WINDOW: Final = 40
 MAX_SUCCEEDED: Final = 400
 #: The session's declined shell commands, as ``[command, the user's words]`` (``SessionDigest.declined``).
-DECLINED: Final = "declined"
+DECLINED_CALLS: Final = "declined"
 MAX_DECLINED: Final = 40
 COMMAND_FIX_WINDOW: Final = 6
 
@@ -262,7 +262,7 @@ def note_success(sp: Scratchpad, command: str) -> None:
 def note_declined(sp: Scratchpad, command: str, words: str) -> None:
     """A shell command the user declined to let run (with what they typed, if anything): a lesson
     that recommends running it waits for their review (``contradictions.declined_contradicted``)."""
-    declined: list[list[str]] = sp.ev.setdefault(DECLINED, [])
+    declined: list[list[str]] = sp.ev.setdefault(DECLINED_CALLS, [])
     if all(d[0] != command for d in declined) and len(declined) < MAX_DECLINED:
         declined.append([command, redact_then_cut(words, 200)])
 

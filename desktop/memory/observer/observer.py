@@ -218,7 +218,7 @@ class Observer:
             [(old, new) for old, new in sp.moved], evidence=proof, prints=list(sp.ev.get("prints", [])),
             succeeded=list(sp.ev.get("ok", [])), unused_suppressions=list(sp.ev.get("unused", [])),
             tool_calls_ok=list(sp.ev.get(tool_arguments.WENT_THROUGH, [])),
-            declined=list(sp.ev.get(lessons.DECLINED, [])))
+            declined=list(sp.ev.get(lessons.DECLINED_CALLS, [])))
 
     def _finalize_files(self) -> None:
         sp = self.sp
