@@ -389,6 +389,10 @@ def test_a_check_gap_the_user_declined_to_run_waits_for_their_review(project: An
     [(reason,)] = conn.execute("SELECT reason FROM audit_log WHERE memory_id = ? AND action = 'review'",
                                (mid,)).fetchall()
     assert "too slow, I run those myself" in reason
+    from desktop.ui.panel.detail import render_detail  # the app words the history entry from its code
+
+    page = render_detail(project.memories.get(mid), project.memories.history(mid), None, "", [], None)
+    assert "sent to review" in page and "you declined `mise run test:ci 2&gt;&amp;1 | tail -5` in session n2" in page
 
 
 def test_a_resumed_session_starts_in_a_fresh_shell_a_compaction_does_not(project: Any) -> None:

@@ -55,6 +55,8 @@ def test_french_qm_compiles_loads_and_translates(qapp, tmp_path: Path) -> None: 
 
         assert type_label("gotcha") == "Piège"
         assert action_label("review") == "mise à revoir"  # a lesson the user declined to let run
+        assert QCoreApplication.translate("MemoryDetail", "you declined `%1` in session %2") == \
+            "vous avez refusé `%1` dans la session %2"
         assert lesson_label("shell_escape") == "commande réécrite par l'outil shell de l'agent"
     finally:
         qapp.removeTranslator(translator)

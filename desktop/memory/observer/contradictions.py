@@ -44,6 +44,8 @@ log = logging.getLogger("engram.observer")
 FAILS_SIGNALS: Final = frozenset({COMMAND_FIX, HOOK_BLOCK})
 #: Lessons whose advice is "run this command".
 RECOMMENDS: Final = (CHECK_GAP, RECIPE)
+#: The history entry's code for a lesson sent to review because the user declined what it recommends.
+DECLINED_CODE: Final = "declined_advice"
 MAX_SUCCEEDED: Final = 400
 
 
@@ -67,6 +69,8 @@ class Contradiction:
     reason: str = ""
     review_only: bool = False
     """The user's verdict, not proof: the lesson waits for their review instead of being retired."""
+    words: str = ""
+    """What the user typed when declining (redacted), for the history the app words."""
 
 
 def unused_suppressions(output: str) -> list[str]:
@@ -158,10 +162,11 @@ def declined_contradicted(conn: Any, session_id: str, declined: list[list[str]])
         hit = next(((c, w) for c, w in declined[:MAX_SUCCEEDED] if wanted and runs(c, wanted)), None)
         if hit is None:
             continue
-        said = f' ("{redact_then_cut(hit[1], 120)}")' if hit[1] else ""
+        words = redact_then_cut(hit[1], 120)
+        said = f' ("{words}")' if words else ""
         found.append(Contradiction(int(mid), hit[0], bool(verified or pinned),
                                    f"the user declined `{redact_then_cut(hit[0], 120)}` in session "
-                                   f"{session_id[:8]}{said}", review_only=True))
+                                   f"{session_id[:8]}{said}", review_only=True, words=words))
     return found
 
 
@@ -200,9 +205,12 @@ def retire(tx: Tx, session_id: str, items: list[Contradiction]) -> int:
     for c in items:
         said = redact_then_cut(c.command, 300)  # redact first, then cut
         reason = c.reason or f"`{redact_then_cut(said, 120)}` ran fine in session {session_id[:8]}"
-        if c.person_kept or c.review_only:
-            tx.audit("review" if c.review_only else "stale", c.memory_id, actor="observer", reason=reason,
-                     detail={"command": said})
+        if c.review_only:  # the app words it from the code: "you declined `…` in session …"
+            tx.audit("review", c.memory_id, actor="observer", reason=reason,
+                     detail={"code": DECLINED_CODE, "command": said, "session": session_id[:8], "words": c.words})
+            tx.execute("UPDATE memories SET needs_review = 1, updated_at = ? WHERE id = ?", (tx.now, c.memory_id))
+        elif c.person_kept:
+            tx.audit("stale", c.memory_id, actor="observer", reason=reason, detail={"command": said})
             tx.execute("UPDATE memories SET needs_review = 1, updated_at = ? WHERE id = ?", (tx.now, c.memory_id))
         else:
             tx.audit("deprecate", c.memory_id, actor="observer", reason=reason, detail={"command": said})

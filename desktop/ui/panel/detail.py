@@ -9,6 +9,7 @@ from PySide6.QtCore import QCoreApplication
 
 from desktop.agents.ask import Hit
 from desktop.memory.evidence_view import SessionContribution
+from desktop.memory.observer.contradictions import DECLINED_CODE
 from desktop.memory.types import Memory
 from desktop.ui.labels import (
     action_label,
@@ -142,7 +143,8 @@ def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, que
         parts.append("</p>")
     parts.append(f"<h4>{e(words['history'])}</h4><ul>")
     for h in history:
-        reason = f" — {h['reason']}" if h.get("reason") else ""
+        worded = _worded_reason(h.get("detail") or {})
+        reason = f" — {worded or h['reason']}" if worded or h.get("reason") else ""
         who = {
             "user": QCoreApplication.translate("MemoryDetail", "you"),
             "agent": QCoreApplication.translate("MemoryDetail", "an agent"),
@@ -158,3 +160,14 @@ def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, que
         parts.append("</li>")
     parts.append("</ul>")
     return "".join(parts)
+
+
+def _worded_reason(detail: dict[str, Any]) -> str:
+    """A history entry's reason from its code, in the app's language ('' when it has none: the stored
+    reason is shown as it was written)."""
+    if detail.get("code") != DECLINED_CODE:
+        return ""
+    text = QCoreApplication.translate("MemoryDetail", "you declined `%1` in session %2")
+    text = text.replace("%1", str(detail.get("command", ""))[:120]).replace("%2", str(detail.get("session", "")))
+    words = str(detail.get("words") or "")
+    return f"{text} (“{words}”)" if words else text
