@@ -1576,162 +1576,167 @@ Long-term memory for AI coding agents.</translation>
 <context>
     <name>MemoryDetail</name>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="36"/>
+        <location filename="../desktop/ui/panel/detail.py" line="37"/>
         <source>Evidence</source>
         <translation>Evidence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="38"/>
+        <location filename="../desktop/ui/panel/detail.py" line="39"/>
         <source>Sessions it was learned from: %1</source>
         <translation>Sessions it was learned from: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="48"/>
+        <location filename="../desktop/ui/panel/detail.py" line="49"/>
         <source>linked events: %1</source>
         <translation>linked events: %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="62"/>
+        <location filename="../desktop/ui/panel/detail.py" line="63"/>
         <source>Imported from %1</source>
         <translation>Imported from %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="64"/>
+        <location filename="../desktop/ui/panel/detail.py" line="65"/>
         <source>section “%1”</source>
         <translation>section “%1”</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="68"/>
+        <location filename="../desktop/ui/panel/detail.py" line="69"/>
         <source>Learned in session %1</source>
         <translation>Learned in session %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="71"/>
+        <location filename="../desktop/ui/panel/detail.py" line="72"/>
         <source>Taught with /remember</source>
         <translation>Taught with /remember</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="82"/>
+        <location filename="../desktop/ui/panel/detail.py" line="83"/>
         <source>Provenance</source>
         <translation>Provenance</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="83"/>
+        <location filename="../desktop/ui/panel/detail.py" line="84"/>
         <source>Why this exists</source>
         <translation>Why this exists</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="84"/>
+        <location filename="../desktop/ui/panel/detail.py" line="85"/>
         <source>Why was this retrieved for “%1”?</source>
         <translation>Why was this retrieved for “%1”?</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="85"/>
+        <location filename="../desktop/ui/panel/detail.py" line="86"/>
         <source>It matches the filters but would not rank among the top results.</source>
         <translation>It matches the filters but would not rank among the top results.</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="88"/>
+        <location filename="../desktop/ui/panel/detail.py" line="89"/>
         <source>Total</source>
         <translation>Total</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="89"/>
+        <location filename="../desktop/ui/panel/detail.py" line="90"/>
         <source>Superseded by</source>
         <translation>Superseded by</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="90"/>
+        <location filename="../desktop/ui/panel/detail.py" line="91"/>
         <source>History</source>
         <translation>History</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="93"/>
+        <location filename="../desktop/ui/panel/detail.py" line="94"/>
         <source>Type</source>
         <translation>Type</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="94"/>
+        <location filename="../desktop/ui/panel/detail.py" line="95"/>
         <source>Status</source>
         <translation>Status</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="96"/>
+        <location filename="../desktop/ui/panel/detail.py" line="97"/>
         <source>Confidence</source>
         <translation>Confidence</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="98"/>
+        <location filename="../desktop/ui/panel/detail.py" line="99"/>
         <source>verified by you</source>
         <translation>verified by you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="100"/>
+        <location filename="../desktop/ui/panel/detail.py" line="101"/>
         <source>Source</source>
         <translation>Source</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="101"/>
+        <location filename="../desktop/ui/panel/detail.py" line="102"/>
         <source>shared by %1</source>
         <translation>shared by %1</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="103"/>
+        <location filename="../desktop/ui/panel/detail.py" line="104"/>
         <source>Scope</source>
         <translation>Scope</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="104"/>
+        <location filename="../desktop/ui/panel/detail.py" line="105"/>
         <source>Files</source>
         <translation>Files</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="105"/>
+        <location filename="../desktop/ui/panel/detail.py" line="106"/>
         <source>Modules</source>
         <translation>Modules</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="106"/>
+        <location filename="../desktop/ui/panel/detail.py" line="107"/>
         <source>Tags</source>
         <translation>Tags</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="107"/>
+        <location filename="../desktop/ui/panel/detail.py" line="108"/>
         <source>Created</source>
         <translation>Created</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="108"/>
+        <location filename="../desktop/ui/panel/detail.py" line="109"/>
         <source>Times used</source>
         <translation>Times used</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="110"/>
+        <location filename="../desktop/ui/panel/detail.py" line="111"/>
         <source>Sessions</source>
         <translation>Sessions</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="113"/>
+        <location filename="../desktop/ui/panel/detail.py" line="114"/>
         <source>Commit</source>
         <translation>Commit</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="149"/>
+        <location filename="../desktop/ui/panel/detail.py" line="150"/>
         <source>you</source>
         <translation>you</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="150"/>
+        <location filename="../desktop/ui/panel/detail.py" line="151"/>
         <source>an agent</source>
         <translation>an agent</translation>
     </message>
     <message>
-        <location filename="../desktop/ui/panel/detail.py" line="151"/>
+        <location filename="../desktop/ui/panel/detail.py" line="152"/>
         <source>an import</source>
         <translation>an import</translation>
     </message>
     <message>
         <location filename="../desktop/ui/panel/detail.py" line="170"/>
+        <source>learned from a session</source>
+        <translation>learned from a session</translation>
+    </message>
+    <message>
+        <location filename="../desktop/ui/panel/detail.py" line="174"/>
         <source>you declined `%1` in session %2</source>
         <translation>you declined `%1` in session %2</translation>
     </message>

@@ -57,6 +57,13 @@ def test_french_qm_compiles_loads_and_translates(qapp, tmp_path: Path) -> None: 
         assert action_label("review") == "mise à revoir"  # a lesson the user declined to let run
         assert QCoreApplication.translate("MemoryDetail", "you declined `%1` in session %2") == \
             "vous avez refusé `%1` dans la session %2"
+        from desktop.memory.types import Memory
+        from desktop.ui.panel.detail import render_detail
+
+        learned = {"at": "2026-11-26T23:19:03", "action": "add", "actor": "observer",
+                   "reason": "learned from a session", "detail": {}}
+        page = render_detail(Memory(id=1, type="gotcha", content="x"), [learned], None, "", [])
+        assert "appris d’une session" in page and "learned from" not in page  # the observer's words, in French
         assert lesson_label("shell_escape") == "commande réécrite par l'outil shell de l'agent"
     finally:
         qapp.removeTranslator(translator)

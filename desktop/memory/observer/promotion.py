@@ -73,6 +73,8 @@ from desktop.memory.trust_levels import PromotionPreset, promotion_preset
 from desktop.memory.types import MemoryScope, MemorySource
 
 logger = logging.getLogger("engram.observer")
+#: The history reason of a memory the observer added or reinforced (the app words it from this code).
+LEARNED_REASON: Final = "learned from a session"
 
 TAINT_FACTOR: Final = 0.7
 #: Lessons identified by their signal key (a purpose, a fact's value): never folded by text likeness.
@@ -322,7 +324,7 @@ class PromoteSession(WriteOp[PromotionResult]):
         self.purposes = [str(it.metadata.get("purpose", "")) for it in items]
         # Only what evidence promoted may end the quarantine of the memory it reinforces.
         self.promoted = [bool(it.metadata.get("promoted_on")) for it in items]
-        self.add = AddMemories(items, actor="observer", reason="learned from a session") if items else None
+        self.add = AddMemories(items, actor="observer", reason=LEARNED_REASON) if items else None
         self.keys = keys
         self.signal_keys = signal_keys
         self.first_time = first_time

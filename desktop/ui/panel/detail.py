@@ -10,6 +10,7 @@ from PySide6.QtCore import QCoreApplication
 from desktop.agents.ask import Hit
 from desktop.memory.evidence_view import SessionContribution
 from desktop.memory.observer.contradictions import DECLINED_CODE
+from desktop.memory.observer.promotion import LEARNED_REASON
 from desktop.memory.types import Memory
 from desktop.ui.labels import (
     action_label,
@@ -143,7 +144,7 @@ def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, que
         parts.append("</p>")
     parts.append(f"<h4>{e(words['history'])}</h4><ul>")
     for h in history:
-        worded = _worded_reason(h.get("detail") or {})
+        worded = _worded_reason(h)
         reason = f" — {worded or h['reason']}" if worded or h.get("reason") else ""
         who = {
             "user": QCoreApplication.translate("MemoryDetail", "you"),
@@ -162,9 +163,12 @@ def render_detail(m: Memory, history: list[dict[str, Any]], hit: Hit | None, que
     return "".join(parts)
 
 
-def _worded_reason(detail: dict[str, Any]) -> str:
+def _worded_reason(entry: dict[str, Any]) -> str:
     """A history entry's reason from its code, in the app's language ('' when it has none: the stored
     reason is shown as it was written)."""
+    if entry.get("reason") == LEARNED_REASON:
+        return QCoreApplication.translate("MemoryDetail", "learned from a session")
+    detail = entry.get("detail") or {}
     if detail.get("code") != DECLINED_CODE:
         return ""
     text = QCoreApplication.translate("MemoryDetail", "you declined `%1` in session %2")
