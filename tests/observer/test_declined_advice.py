@@ -88,3 +88,13 @@ def test_each_clis_words_for_a_call_the_user_declined() -> None:
     assert declined_call("exec command rejected by user")  # Codex
     assert declined_call("User did not allow tool call run_shell_command. Reason: too slow")  # Gemini CLI
     assert not declined_call("Exit code 1\nFAIL: the user was not found")
+
+
+def test_a_secret_in_the_users_words_is_redacted_before_it_is_kept(db: Database) -> None:
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    lesson = _learn_gap(promoter)
+    words = DECLINED.replace("too slow.", "no, CI has it: GITHUB_TOKEN=ghp_1234567890abcdefghijklmnopqrstuvwxyz12")
+    promoter.promote(digest_of(Seq("g2").bash("mise run test:ci", words, error=True).end()))
+    [(reason, detail)] = db.reads.conn().execute(
+        "SELECT reason, detail FROM audit_log WHERE memory_id = ? AND action = 'review'", (lesson,)).fetchall()
+    assert "ghp_" not in reason + detail and "[REDACTED" in reason and "no, CI has it" in detail
