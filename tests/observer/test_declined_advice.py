@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from obs_helpers import Seq, digest_of
 
 from desktop.memory.observer.contradictions import declined_contradicted
@@ -98,3 +101,23 @@ def test_a_secret_in_the_users_words_is_redacted_before_it_is_kept(db: Database)
     [(reason, detail)] = db.reads.conn().execute(
         "SELECT reason, detail FROM audit_log WHERE memory_id = ? AND action = 'review'", (lesson,)).fetchall()
     assert "ghp_" not in reason + detail and "[REDACTED" in reason and "no, CI has it" in detail
+
+
+def test_codex_a_command_the_user_rejected_is_a_decline_not_a_run_that_went_fine(tmp_path: Path) -> None:
+    """Codex answers a human 'no' with the plain text "exec command rejected by user" (no exit code): the
+    command never ran, so it neither proves a 'this fails' lesson wrong nor teaches a recipe."""
+    from desktop.memory.observer.codex import import_codex_rollout
+
+    def item(ts: str, payload: dict[str, object]) -> str:
+        return json.dumps({"timestamp": f"2025-10-14T09:13:{ts}.000Z", "type": "response_item", "payload": payload})
+
+    call = {"command": ["bash", "-lc", "make test-all"], "workdir": "/proj"}
+    lines = [json.dumps({"timestamp": "2025-10-14T09:12:03.000Z", "type": "session_meta", "payload": {
+                 "id": "0199e1f2-0000-7d10-b8a4-6f0e2d9c1b78", "cwd": "/proj", "originator": "codex_cli_rs"}}),
+             item("00", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+             item("01", {"type": "function_call", "name": "shell", "arguments": json.dumps(call), "call_id": "c1"}),
+             item("02", {"type": "function_call_output", "call_id": "c1", "output": "exec command rejected by user"})]
+    path = tmp_path / "rollout-2025-10-14T09-12-03-0199e1f2-0000-7d10-b8a4-6f0e2d9c1b78.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    digest = digest_of(import_codex_rollout(path).events)
+    assert digest.declined == [["make test-all", ""]] and "make test-all" not in digest.succeeded

@@ -78,6 +78,10 @@ def _tool_args(name: str, args: dict[str, Any]) -> tuple[str | None, dict[str, A
     return None, args, workdir if isinstance(workdir, str) else None
 
 
+#: Codex's whole output for a call that was refused before it ran.
+_REFUSED: Final = ("exec command rejected by user", "patch rejected by user", "This action was rejected")
+
+
 def _parse_output(raw: Any) -> tuple[str, bool, int | None]:
     """Return (text, is_error, duration_ms) from a rollout function-call output.
 
@@ -98,8 +102,10 @@ def _parse_output(raw: Any) -> tuple[str, bool, int | None]:
         dur = int(secs * 1000) if isinstance(secs, (int, float)) else None
         return str(data["output"]), isinstance(code, int) and code != 0, dur
     code_m, wall_m = _EXIT_RE.search(text[:300]), _WALL_RE.search(text[:300])
+    # Codex answers a refusal (the user's "no", the approval judge's) with its words alone, no exit code:
+    # the command never ran, so it is no run that went fine.
     failed = (code_m is not None and code_m.group(1) != "0") or text.startswith(
-        ("apply_patch verification failed", "error:", "Error:", "failed to"))
+        ("apply_patch verification failed", "error:", "Error:", "failed to", *_REFUSED))
     return text, failed, int(float(wall_m.group(1)) * 1000) if wall_m else None
 
 
