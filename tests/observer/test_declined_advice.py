@@ -121,3 +121,24 @@ def test_codex_a_command_the_user_rejected_is_a_decline_not_a_run_that_went_fine
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     digest = digest_of(import_codex_rollout(path).events)
     assert digest.declined == [["make test-all", ""]] and "make test-all" not in digest.succeeded
+
+
+def test_gemini_a_call_the_user_cancelled_is_a_decline(tmp_path: Path) -> None:
+    """Gemini CLI records a call the user said no to as status "cancelled" with "User did not allow tool
+    call" as its response: a decline, not a failed command to learn a fix from."""
+    from desktop.memory.observer.gemini import import_gemini_chat
+
+    cancelled = {"id": "run_shell_command-1", "name": "run_shell_command", "args": {"command": "make test-all"},
+                 "status": "cancelled", "timestamp": "2025-10-20T08:15:05.000Z",
+                 "result": [{"functionResponse": {"id": "run_shell_command-1", "name": "run_shell_command",
+                                                  "response": {"error": "[Operation Cancelled] Reason: User did "
+                                                                        "not allow tool call"}}}]}
+    chat = {"sessionId": "4d9a2c1e-0000", "projectHash": "x", "startTime": "2025-10-20T08:15:00.000Z",
+            "lastUpdated": "2025-10-20T08:15:06.000Z",
+            "messages": [{"id": "m1", "timestamp": "2025-10-20T08:15:01.000Z", "type": "user", "content": "go"},
+                         {"id": "m2", "timestamp": "2025-10-20T08:15:04.000Z", "type": "gemini", "content": "",
+                          "toolCalls": [cancelled]}]}
+    path = tmp_path / "session-2025-10-20T08-15-4d9a2c1e.json"
+    path.write_text(json.dumps(chat), encoding="utf-8")
+    digest = digest_of(import_gemini_chat(path).events)
+    assert digest.declined == [["make test-all", ""]] and not digest.errors
