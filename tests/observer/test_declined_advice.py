@@ -76,7 +76,9 @@ def test_a_recipe_the_user_declined_waits_for_review(db: Database) -> None:
         promoter.promote(digest_of(Seq(sid).bash("uv run pytest -q", "12 passed in 0.4s").end()))
     before = db.reads.conn().execute(conn_live).fetchone()[0]
     assert before >= 1
-    promoter.promote(digest_of(Seq("r4").bash("uv run pytest -q", DECLINED, error=True).end()))
+    promoter.promote(digest_of(Seq("r4").bash("uv run pytest -x tests/slow", DECLINED, error=True).end()))
+    assert db.reads.conn().execute(conn_live).fetchone()[0] == before  # another run of the tool: no verdict
+    promoter.promote(digest_of(Seq("r5").bash("uv run pytest -q", DECLINED, error=True).end()))
     assert db.reads.conn().execute(conn_live).fetchone()[0] == before - 1
 
 

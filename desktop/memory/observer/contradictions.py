@@ -158,8 +158,7 @@ def declined_contradicted(conn: Any, session_id: str, declined: list[list[str]])
         RECOMMENDS).fetchall()
     found: list[Contradiction] = []
     for mid, key, verified, pinned in rows:
-        wanted = advice_words(str(key or ""))
-        hit = next(((c, w) for c, w in declined[:MAX_SUCCEEDED] if wanted and runs(c, wanted)), None)
+        hit = next(((c, w) for c, w in declined[:MAX_SUCCEEDED] if declines_advice(c, str(key or ""))), None)
         if hit is None:
             continue
         words = redact_then_cut(hit[1], 120)
@@ -186,15 +185,23 @@ def advice_words(signal_key: str) -> list[str]:
     return segments[-1].text.split() if segments else []
 
 
-def runs(line: str, wanted: list[str]) -> bool:
-    """True when one segment of ``line`` runs ``wanted``: the same program, and its words in order
-    (``mise run test:integration 2>&1 | tail`` runs ``mise run test:integration``)."""
+def declines_advice(line: str, signal_key: str) -> bool:
+    """True when ``line``, a command the user declined, runs what the lesson keyed ``signal_key`` says to
+    run: a check gap's stronger check, its words in order whatever targets follow
+    (``mise run test:integration 2>&1 | tail`` runs ``mise run test:integration``), or a recipe's
+    command exactly (a declined ``pytest -x tests/slow`` says nothing of the recipe ``pytest``)."""
+    wanted = advice_words(signal_key)
+    if not wanted:
+        return False
+    exact = signal_key.startswith(f"{RECIPE}:")
     for seg in parse_line(line, "", "").segments:
         words = seg.text.split()
-        if words[:1] != wanted[:1]:
+        if exact:
+            if words == wanted:
+                return True
             continue
         it = iter(words)
-        if all(w in it for w in wanted):
+        if words[:1] == wanted[:1] and all(w in it for w in wanted):
             return True
     return False
 

@@ -242,14 +242,13 @@ class Outcomes:
     @staticmethod
     def _advice_declined(memories: Any, call: CallShape, open_ids: set[int]) -> list[int]:
         """The open warnings whose lesson recommends the command the user just declined to let run."""
-        from desktop.memory.observer.contradictions import advice_words, runs
+        from desktop.memory.observer.contradictions import declines_advice
 
         if call.command is None:
             return []
         line = " && ".join(seg.text() for seg in call.command.segments)
         found = memories.get_many(sorted(open_ids))
-        return [i for i, m in found.items()
-                if (words := advice_words(str(m.metadata.get("signal_key") or ""))) and runs(line, words)]
+        return [i for i, m in found.items() if declines_advice(line, str(m.metadata.get("signal_key") or ""))]
 
     def failed_again(self, memories: Any, call: CallShape, root: Path | None, output: str, session_id: str,
                      call_id: str) -> Any | None:
