@@ -212,12 +212,12 @@ def retire(tx: Tx, session_id: str, items: list[Contradiction]) -> int:
     for c in items:
         said = redact_then_cut(c.command, 300)  # redact first, then cut
         reason = c.reason or f"`{redact_then_cut(said, 120)}` ran fine in session {session_id[:8]}"
-        if c.review_only:  # the app words it from the code: "you declined `…` in session …"
-            tx.audit("review", c.memory_id, actor="observer", reason=reason,
-                     detail={"code": DECLINED_CODE, "command": said, "session": session_id[:8], "words": c.words})
-            tx.execute("UPDATE memories SET needs_review = 1, updated_at = ? WHERE id = ?", (tx.now, c.memory_id))
-        elif c.person_kept:
-            tx.audit("stale", c.memory_id, actor="observer", reason=reason, detail={"command": said})
+        if c.review_only or c.person_kept:
+            if c.review_only:  # the app words it from the code: "you declined `…` in session …"
+                tx.audit("review", c.memory_id, actor="observer", reason=reason, detail={
+                    "code": DECLINED_CODE, "command": said, "session": session_id[:8], "words": c.words})
+            else:
+                tx.audit("stale", c.memory_id, actor="observer", reason=reason, detail={"command": said})
             tx.execute("UPDATE memories SET needs_review = 1, updated_at = ? WHERE id = ?", (tx.now, c.memory_id))
         else:
             tx.audit("deprecate", c.memory_id, actor="observer", reason=reason, detail={"command": said})

@@ -173,6 +173,16 @@ def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *
     ``output`` is what the call printed, after it ran (None before), ``passed`` whether it
     succeeded: see :func:`fits_moment`.
     """
+    ranked = sorted((w for w in _matched(conn, memories, call, root, exclude)
+                     if fits_moment(w.memory, output, passed=passed, trigger=w.trigger)),
+                    key=lambda w: (-_specificity(w.trigger), -w.memory.confidence, w.memory.id))
+    return _one_per_flag(ranked)[:limit]
+
+
+def _matched(conn: Any, memories: Any, call: CallShape, root: Path | None,
+             exclude: Iterable[int] = ()) -> list[Warning]:
+    """Every live lesson whose trigger matches ``call``, with its most specific matching trigger, for
+    whatever moment (a lesson about adding tests only when the call adds some)."""
     skip = set(exclude)
     best: dict[int, Trigger] = {}
     for armed in candidates(conn, call):
@@ -184,11 +194,8 @@ def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *
     if not best:
         return []
     found = memories.get_many(list(best))
-    ranked = sorted((Warning(found[i], t) for i, t in best.items() if i in found
-                     and fits_moment(found[i], output, passed=passed, trigger=t)
-                     and (call.adds_tests or found[i].metadata.get("signal") not in ADDING_SIGNALS)),
-                    key=lambda w: (-_specificity(w.trigger), -w.memory.confidence, w.memory.id))
-    return _one_per_flag(ranked)[:limit]
+    return [Warning(found[i], t) for i, t in best.items() if i in found
+            and (call.adds_tests or found[i].metadata.get("signal") not in ADDING_SIGNALS)]
 
 
 def _one_per_flag(ranked: list[Warning]) -> list[Warning]:
@@ -261,17 +268,15 @@ class Outcomes:
         refused = self._advice_declined(memories, call, open_ids) if declined else []
         if refused:  # the user said no to what the warning recommended: that, not a failure, is its outcome
             return self._decide(session_id, refused, call_id, DECLINED)
-        conn = self.db.reads.conn()
-        found = warnings_for(conn, memories, call, root, limit=20, output=output)
-        # A lesson said only before a call (a refused flag, a tool's argument) is matched as it is said:
-        # by the call alone (the moment filter would never let it match here). One the user declined
-        # repeats when the user declines again, not when the tool fails for a reason of its own.
-        found += [w for w in warnings_for(conn, memories, call, root, limit=20)
-                  if w.memory.metadata.get("signal") in BEFORE_ONLY_SIGNALS
-                  and (declined or not w.memory.metadata.get("declined"))]
+        # One match of the call. A lesson said only before a call (a refused flag, a tool's argument)
+        # counts by the call alone (the moment filter would never let it match after one); one the user
+        # declined repeats when the user declines again, not when the tool fails for a reason of its own.
         # A failed edit wrote nothing: it is not the warned construct or change happening anyway.
-        hit = list(dict.fromkeys(w.memory.id for w in found
-                                 if w.memory.id in open_ids and w.trigger.kind not in WRITE_TRIGGERS))
+        hit = [w.memory.id for w in _matched(self.db.reads.conn(), memories, call, root)
+               if w.memory.id in open_ids and w.trigger.kind not in WRITE_TRIGGERS
+               and (fits_moment(w.memory, output, trigger=w.trigger)
+                    or (w.memory.metadata.get("signal") in BEFORE_ONLY_SIGNALS
+                        and (declined or not w.memory.metadata.get("declined"))))]
         return self.repeated(session_id, hit, call_id) if hit else None
 
     def close(self, session_id: str) -> Any:
