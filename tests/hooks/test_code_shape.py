@@ -76,3 +76,35 @@ def test_a_calls_last_value_dropped_is_one_construct_whatever_comes_before() -> 
         assert BLANK_LAST in written_shapes([line]), line
     for line in ("_, err := f()", "x, _ = y", "_ = x", "for _, x := range xs {"):
         assert BLANK_LAST not in written_shapes([line]), line
+
+
+def test_a_comment_is_dropped_whatever_quotes_it_holds_and_a_string_is_no_comment() -> None:
+    """``return nil, nil // Branch doesn't exist`` is a return of nothing: the apostrophe in the
+    comment does not make it code. ``"http://x"`` holds no comment."""
+    from desktop.memory.triggers.code_shape import PAIR_JOIN, without_comment
+
+    assert without_comment("\t\treturn nil, nil // Branch doesn't exist, return empty") == "\t\treturn nil, nil"
+    assert without_comment('\tu := "http://example.com" // it\'s the "base"') == '\tu := "http://example.com"'
+    assert without_comment('\tu := "http://example.com"') == '\tu := "http://example.com"'
+    text = "\tif err != nil {\n\t\treturn nil, nil // Branch doesn't exist, return empty (not an error)\n\t}"
+    assert f"w w != w {{{PAIR_JOIN}return … nil" in written_shapes(text.splitlines())
+
+
+def test_a_caret_on_a_qualified_call_flags_that_call() -> None:
+    """noctx's caret on ``exec.Command``'s ``(``, usetesting's on ``os.Chdir``: the construct is the
+    call of that API, not the assignment around it; a builtin's bare name is every call of it."""
+    from desktop.memory.triggers.code_shape import written_calls
+
+    assert flagged_shape('\tcmd := exec.Command("git", "status")', "\t              ^") == ""  # on the name's middle
+    assert flagged_shape('\tcmd := exec.Command("git", "status")', "\t                   ^") == "call exec.Command("
+    assert flagged_shape("\tif err := os.Chdir(dir); err != nil {", "\t          ^") == "call os.Chdir("
+    assert flagged_shape("\tx.ids = append(ids, id)", "\t        ^") == ""
+    # a call returned as it came is about the return (wrapcheck), not every call of it
+    assert flagged_shape("\treturn settings.Load()", "\t       ^") == ""
+    # what an edit writes: the calls it adds, not those it carries along as context
+    old = '\tcmd := exec.Command("git", "a")'
+    assert written_calls(old + '\n\tout := exec.Command("git", "b")', [old]) == ("call exec.Command(",)
+    assert written_calls(old + "\n\tx := 1", [old]) == ()
+    assert written_calls('\tc := exec.CommandContext(ctx, "git")\n\ts := "exec.Command(x)"', []) == \
+        ("call exec.CommandContext(",)
+    assert written_calls("\tmyexec.Command(a)\n\t// exec.Command(b)", []) == ("call myexec.Command(",)

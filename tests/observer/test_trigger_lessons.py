@@ -144,6 +144,37 @@ def test_a_flagged_line_rewritten_in_code_is_a_lesson_with_its_rewrite(db: Datab
     assert rule.data["triggers"] == [{"kind": "code", "key": RETURNED_AS_IS, "tokens": [".go"]}]
 
 
+NOCTX = ("[lint] $ golangci-lint run ./...\ncmd/cli/hooks.go:148:21: os/exec.Command must not be called. use "
+         "os/exec.CommandContext (noctx)\n\tcmd := exec.Command(\"git\", \"rev-parse\")\n"
+         "\t                   ^\n1 issues:\n* noctx: 1\n[lint] ERROR task failed\n")
+
+
+def test_a_flagged_call_rewritten_fires_before_that_call_is_written_again(db: Database) -> None:
+    """noctx's caret on ``exec.Command(``, fixed by rewriting the call: the lesson tells the rewrite,
+    before an edit writes ``exec.Command(`` in a Go file again; a call carried along as context, the
+    fixed call, a Markdown plan and a piped lint that hid its exit code are no such moment."""
+    from desktop.memory.triggers.model import matches, shape_of
+
+    s = Seq().bash("mise run lint 2>&1 | tail -20", NOCTX)  # the pipe hid the failure: the rules say it
+    s.call("Edit", ("cmd/cli/hooks.go",), old_string='\tcmd := exec.Command("git", "rev-parse")',
+           new_string='\tctx := context.Background()\n\tcmd := exec.CommandContext(ctx, "git", "rev-parse")')
+    s.bash("mise run lint", "0 issues.")
+    rule = kinds(digest_of(s.end()))["check_rule"][0]
+    assert rule.data["rewrite"] == ['cmd := exec.Command("git", "rev-parse")',
+                                    'cmd := exec.CommandContext(ctx, "git", "rev-parse")']
+    call = Trigger("code", "call exec.Command(", tokens=(".go",))
+    assert [Trigger.from_json(t) for t in rule.data["triggers"]] == [call]
+    assert "exec.CommandContext(ctx" in render(rule).content
+
+    def edit(new: str, path: str = "cmd/cli/x_test.go", old: str = "") -> bool:
+        return matches(call, shape_of("Edit", {"file_path": path, "old_string": old, "new_string": new}, [path]))
+
+    assert edit('\tout, err := exec.Command("git", "add", "-A").Output()')
+    assert not edit('\tout, err := exec.CommandContext(ctx, "git").Output()')
+    assert not edit('\tcmd := exec.Command("git")\n\tcmd.Dir = d', old='\tcmd := exec.Command("git")')
+    assert not edit('```go\ncmd := exec.Command("git")\n```', "docs/plan.md")
+
+
 def test_a_rewritten_line_that_returns_no_call_of_another_has_no_moment() -> None:
     """``data, err := readIt(p)`` then ``return nil, err``: not a call on a dotted name (another
     package's), so the pair has no moment of its own."""

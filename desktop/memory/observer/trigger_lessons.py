@@ -36,7 +36,7 @@ from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, WRONG_PLACE, Signal, excerpt
 from desktop.memory.observer.tool_names import glob_folder
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.code_shape import RETURNED_AS_IS, flagged_origin, flagged_pair, rewritten_as
+from desktop.memory.triggers.code_shape import CALL, RETURNED_AS_IS, flagged_origin, flagged_pair, rewritten_as
 from desktop.memory.triggers.model import CODE, COMMAND, PATH, Trigger
 
 LOOK_WINDOW: Final = 8
@@ -232,7 +232,7 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
     checks: dict[str, Any] = sp.ev.setdefault("checks", {})
     passed: dict[str, Any] = sp.ev.setdefault("passed", {})
     checked = category in ("lint", "test", "build") or (len(key) > 1 and not re.match(NOT_CHECKERS, key[0]))
-    rules = diagnostics(output) if checked and (is_error or _filtered(parsed)) else {}
+    rules = diagnostics(output) if checked and (is_error or filtered(parsed)) else {}
     if is_error or rules:
         if rules:
             held = checks.setdefault(name, {"key": key, "label": command_label(parsed), "rules": {}, "step": step,
@@ -262,7 +262,7 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
             passed.pop(next(iter(passed)))
 
 
-def _filtered(command: Command) -> bool:
+def filtered(command: Command) -> bool:
     """True when the checker's output runs through a filter (``| tail``), which hides its exit code."""
     return bool(command.segments) and command.segments[-1].piped
 
@@ -287,7 +287,8 @@ def on_edit(sp: Scratchpad, path: str, summary: str, texts: tuple[str, ...] = ()
                     pairs.append(found)
                 if any(flagged_origin(t, source) for t in texts[:-1] or texts):
                     held.setdefault("origins", {})[rule] = True
-                now = rewritten_as(texts[:-1], texts[-1], source) if len(texts) > 1 else ""
+                called = next((c for c in info[2] if str(c).startswith(CALL)), "")
+                now = rewritten_as(texts[:-1], texts[-1], source, called) if len(texts) > 1 else ""
                 if now and rule not in rewrites:  # agent-written code: redacted, and no backtick breaks the quote
                     rewrites[rule] = [redact_then_cut(" ".join(t.split()).replace("`", "'"), 120)
                                       for t in (source, now)]
@@ -305,7 +306,8 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         if not (note and rule.lower() in note.lower()):
             note = ""
         rewrite = held.get("rewrites", {}).get(rule) if not note else None
-        if not note and not (rewrite and held.get("pairs", {}).get(rule)):
+        calls = [c for c in (info[2] if len(info) > 2 else []) if str(c).startswith(CALL)]
+        if not note and not (rewrite and (held.get("pairs", {}).get(rule) or calls)):
             # Fixed in code, and not by rewriting the line it flagged where that line has a moment of
             # its own: the lesson could only repeat the checker's message, which the agent reads in the
             # output right above it.
@@ -327,6 +329,10 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         # is the rule's moment (``code_shape.RETURNED_AS_IS``): rare in code that already wraps.
         if not note and held.get("origins", {}).get(rule):
             triggers = [Trigger(CODE, RETURNED_AS_IS, tokens=kind).as_json()]
+        # A call the checker flagged and the edit rewrote (``exec.Command(`` → ``exec.CommandContext(``):
+        # writing that call again is the rule's moment, and the rewrite is what to say there.
+        if not note and rewrite and calls:
+            triggers = [Trigger(CODE, c, tokens=kind).as_json() for c in calls[:MAX_SHAPES]]
         data: dict[str, Any] = {"command": str(held.get("label") or " ".join(key)), "rule": rule, "message": msg,
                                 "file": path, "annotation": note, "triggers": triggers,
                                 "events": [held["event"], event]}

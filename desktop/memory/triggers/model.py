@@ -35,7 +35,7 @@ from typing import Any, Final
 from desktop.memory.observer.command_shape import Command, Segment, parse, resolve_dir
 from desktop.memory.observer.tool_names import OTHER
 from desktop.memory.text.file_kinds import declared_tests, is_test_file
-from desktop.memory.triggers.code_shape import same_assignment, written_shapes, written_text
+from desktop.memory.triggers.code_shape import same_assignment, written_calls, written_shapes, written_text
 
 COMMAND, PATH, EDIT, CODE, TOOL = "command", "path", "edit", "code", "tool"
 KINDS: Final = (COMMAND, PATH, EDIT, CODE, TOOL)
@@ -165,7 +165,8 @@ def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "", r
     if command is not None:  # the relative paths a command names (``git add logs/``, ``cat docs/x.md``)
         named += [resolve_dir(run_in, a.rstrip("/")) for s in command.segments for a in s.args
                   if _PATH_ARG.match(a) and not a.startswith(("/", "~", "-"))]
-    code = written_shapes(written_text(args).splitlines()) if tool in EDIT_TOOLS else ()
+    new = written_text(args) if tool in EDIT_TOOLS else ""
+    code = (*written_shapes(new.splitlines()), *written_calls(new, replaced_texts(args))) if new else ()
     own = raw_tool if tool == OTHER and raw_tool else ""
     return CallShape(tool, command, tuple(dict.fromkeys(p for p in named if p and not p.startswith(("/", "..")))),
                      run_in, code, tool in EDIT_TOOLS and adds_tests(args), own, tool_params(args) if own else ())
