@@ -62,6 +62,18 @@ _FAILED_OUTPUT: Final = re.compile(r"(?m)^(?:FAIL|FAILED|ERROR|E\s{2,})\b|\bpani
                                    r"✖ [1-9]\d* problems?\b|\[[\w:.-]+\] ERROR\b)")
 
 
+#: A runner's own words for a run that matched nothing to run (go's "matched no packages", pytest's
+#: "collected 0 items", unittest's "Ran 0 tests", jest's "No tests found"): it exited 0 and proved nothing.
+_RAN_NOTHING: Final = re.compile(r"matched no packages|no packages to test|\bcollected 0 items\b|\bRan 0 tests\b|"
+                                 r"\bNo tests found\b|\bno tests ran\b", re.I)
+
+
+def ran_nothing(output: str) -> bool:
+    """True when a run's output says it found nothing to run (a test selector or a package path
+    that matched nothing): it is no evidence that the command works."""
+    return _RAN_NOTHING.search(output[-4000:]) is not None
+
+
 def shows_failure(output: str) -> bool:
     """True when a command's output shows a failure (for a run whose exit status a pager or a
     ``|| true`` hid)."""

@@ -20,8 +20,9 @@ import posixpath
 import re
 from typing import Any, Final
 
-from desktop.memory.observer import rejected_flags, trigger_lessons
+from desktop.memory.observer import missing_flags, rejected_flags, trigger_lessons
 from desktop.memory.observer.command_kinds import category as kind_of
+from desktop.memory.observer.command_kinds import ran_nothing, shows_failure
 from desktop.memory.observer.command_shape import parse
 from desktop.memory.observer.contradictions import MAX_UNUSED, unused_suppressions
 from desktop.memory.observer.events import ToolCall, ToolResult
@@ -224,6 +225,14 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
         unused: list[str] = sp.ev.setdefault("unused", [])
         unused.extend(r for r in unused_suppressions(ev.output) if r not in unused)
         del unused[MAX_UNUSED:]
+    # A run whose pipe hid its exit code but whose output shows it failed did not work, nor did one
+    # that found nothing to run: it proves no recipe, fixes nothing and contradicts no "this fails" lesson.
+    unproven = not ev.is_error and ((trigger_lessons.filtered(parse(command)) and shows_failure(ev.output))
+                                    or ran_nothing(ev.output))
+    if ev.is_error or unproven:
+        missing_flags.on_failed_run(sp, command, ev.output, ev.step, event)
+    if unproven:
+        return
     if ev.is_error:
         rejected_flags.on_failure(sp, command, ev.output, ev.step, event)
         err = stable_error(ev.output)
@@ -238,7 +247,8 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
                     del opened[:-3]
         return
     note_success(sp, command)
-    _command_fix(sp, command, ev.step, event)
+    if not _command_fix(sp, command, ev.step, event):
+        missing_flags.on_passed_run(sp, command, ev.output, ev.step, event)
     _error_fixed(sp, command, category, ev.step, event)
     # Recipes are learned by ``recipes`` (shell-aware: the session's working folder, wrappers).
 
@@ -276,23 +286,24 @@ def _self_inflicted(sp: Scratchpad, output: str) -> bool:
     return any(posixpath.basename(p) in tail for p in list(sp.edit_set)[:200])
 
 
-def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> None:
+def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> bool:
+    """A failed command, then a near-identical one that worked: True when that is a lesson."""
     last = sp.ev.get("last_fail")
     if not last or step - int(last[1]) > COMMAND_FIX_WINDOW:
-        return
+        return False
     failed, _, err, fail_event = last
     if failed == command or command.startswith("git commit"):
-        return
+        return False
     removed, added, ratio = command_diff(failed, command)
     if ratio < 0.5 or not (removed or added) or len(removed) > 4 or len(added) > 5:
-        return
+        return False
     flags_only = all(t.startswith("-") for t in [*removed, *added])
     if not (_INVOCATION_ERROR.search(err) or flags_only):
-        return
+        return False
     if not any(len(t) > 1 and t.strip("'\"") in err for t in failed.split()) or _piped_program_failed(failed, err):
-        return  # "head: unrecognized option": another command of the pipe failed, not this one
+        return False  # "head: unrecognized option": another command of the pipe failed, not this one
     if _plumbing_free(failed) == _plumbing_free(command):
-        return  # only "2>/dev/null" or "| head" changed: that cannot make the command itself work
+        return False  # only "2>/dev/null" or "| head" changed: that cannot make the command itself work
     sp.ev.pop("last_fail", None)
     key = f"{COMMAND_FIX}:" + redact_then_cut(f"{' '.join(sorted(removed))}>{' '.join(sorted(added))}", 180)
     data: dict[str, Any] = {"failed": shorten_command(failed), "worked": shorten_command(command),
@@ -308,6 +319,7 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> None:
             data["program"], data["prefix"] = rest[0], " ".join(added)
     sp.add_signal(Signal(COMMAND_FIX, key, step, [], data,
                          [f"{shorten_command(failed, 80)} → {shorten_command(command, 80)}"]))
+    return True
 
 
 def _fix_trigger(failed: str, removed: list[str], err: str) -> Trigger | None:

@@ -180,6 +180,11 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
     if k == COMMAND_FIX and d.get("program"):
         return Rendered(T.GOTCHA, f"`{d['program']}` is not found on the PATH here: run it as "
                         f"`{d['prefix']} {d['program']} …`.", [], from_tool_output=True)
+    if k == COMMAND_FIX and d.get("past"):
+        # A retry that only added a flag got past the error, whatever failed after it: the flag first.
+        return Rendered(T.GOTCHA, f"`{d['run']}` on `{d['target']}` needs `{d['flag']}` here: without it, "
+                        f"`{d['failed']}` failed with \"{excerpt(d['error'], 120)}\"; with it, the run got past "
+                        "that.", [], from_tool_output=True)
     if k == COMMAND_FIX:
         return Rendered(T.GOTCHA, f"`{d['failed']}` fails here with \"{excerpt(d['error'], 120)}\"; "
                         f"`{d['worked']}` works.", [], from_tool_output=True)
