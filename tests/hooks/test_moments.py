@@ -345,6 +345,9 @@ def test_a_check_gap_is_said_after_the_weaker_check_passed_not_before_it(project
     assert f"#{mid}" not in bash(h, "k2", "mise run test", "t4", output="ok")[1]  # once a session
     failed = bash(h, "k3", "mise run test", "t5", fails=True, output="Exit code 1\nFAIL")[1]
     assert f"#{mid}" not in failed  # it did not pass: nothing to add
+    # a run of one part (a test selected, a package) is the agent checking its unit, not finishing
+    assert f"#{mid}" not in bash(h, "k4", "mise run test -- -run TestResume", "t6", output="ok")[1]
+    assert f"#{mid}" in bash(h, "k4", "mise run test", "t7", output="ok")[1]
 
 
 def test_a_check_gap_the_user_declined_to_run_waits_for_their_review(project: Any, data_dir: Path,

@@ -81,6 +81,12 @@ def normalised(command: str, kind: str = "") -> str | None:
     return " ".join(out)
 
 
+def selects_part(command: str) -> bool:
+    """True for a run of one part of the project (a test file, ``-run TestX``, ``go test ./pkg/``):
+    an agent checking the unit it works on, not the whole."""
+    return normalised(command, "test") is None
+
+
 def _outside(word: str) -> bool:
     """An absolute path outside the project (``/tmp/x``, ``/dev/null``, ``~/x``)."""
     return word.startswith(("/", "~"))

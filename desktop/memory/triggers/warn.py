@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from desktop.memory.observer.recipes import selects_part
 from desktop.memory.observer.signal_kinds import (
     ASKED_TESTS,
     CHECK_GAP,
@@ -127,19 +128,21 @@ def found_unaided(memory: Memory) -> bool:
 
 
 def fits_moment(memory: Memory, output: str | None, *, passed: bool = False,
-                trigger: Trigger | None = None) -> bool:
+                trigger: Trigger | None = None, part: bool = False) -> bool:
     """Whether a matched lesson is for this moment.
 
     ``output`` is what the call printed (None before a call); ``passed``: the call succeeded;
-    ``trigger``: the one that matched. A checker's rule fits right after the checker reported it
-    (its code too, when it has one), and before an edit writes the construct it flagged; a
-    check-gap lesson only right after the weaker check passed; a refused flag or a tool argument's
+    ``trigger``: the one that matched; ``part``: the call ran one part of the project
+    (``recipes.selects_part``). A checker's rule fits right after the checker reported it (its code
+    too, when it has one), and before an edit writes the construct it flagged; a check-gap lesson
+    only right after the weaker check passed over the whole project (a focused run is an agent
+    checking the unit it works on, not declaring the work done); a refused flag or a tool argument's
     lesson only before a call (after the refusal it says what the program just printed); every
     other lesson before a call or after a failure.
     """
     signal = memory.metadata.get("signal")
     if signal in AFTER_PASS_SIGNALS:
-        return passed
+        return passed and not part
     if signal in BEFORE_ONLY_SIGNALS:
         return output is None
     if passed:
@@ -173,8 +176,10 @@ def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *
     ``output`` is what the call printed, after it ran (None before), ``passed`` whether it
     succeeded: see :func:`fits_moment`.
     """
+    part = passed and call.command is not None and any(
+        selects_part(seg.text()) for seg in call.command.segments if not seg.piped)
     ranked = sorted((w for w in _matched(conn, memories, call, root, exclude)
-                     if fits_moment(w.memory, output, passed=passed, trigger=w.trigger)),
+                     if fits_moment(w.memory, output, passed=passed, trigger=w.trigger, part=part)),
                     key=lambda w: (-_specificity(w.trigger), -w.memory.confidence, w.memory.id))
     return _one_per_flag(ranked)[:limit]
 
