@@ -258,3 +258,16 @@ def test_a_prompt_does_not_hear_what_it_already_says(project: Any, memories: dic
     asked = h.handle(call(project, "prompt", session_id="s-2", prompt="which github repository do we open the pull "
                                                                        "request against?"))
     assert f'id="{repo}"' in asked
+
+
+def test_a_prompt_does_not_hear_a_fact_read_from_the_environment(project: Any, memories: dict[str, int]) -> None:
+    """The repository's name read from `git remote` is the agent's to read again: not volunteered at a
+    prompt whose words match its wording, and still found by a search for it."""
+    read = project.memories.add(NewMemory(
+        content="The project's repository is `acme/shop` on github.com.", type="note", source="observer_inferred",
+        confidence=0.95, metadata={"signal": "project_fact", "signal_key": "project_fact:repo:github.com/acme/shop",
+                                   "promoted_on": "command_outcome"})).result(10).id
+    h = Handlers(project)
+    asked = h.handle(call(project, "prompt", prompt="which github repository do we open the pull request against?"))
+    assert f'id="{read}"' not in asked
+    assert read in project.search.search("github repository acme shop", limit=5).ids

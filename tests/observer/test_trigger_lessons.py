@@ -166,10 +166,15 @@ def test_a_flagged_call_rewritten_fires_before_that_call_is_written_again(db: Da
     assert [Trigger.from_json(t) for t in rule.data["triggers"]] == [call]
     assert "exec.CommandContext(ctx" in render(rule).content
 
-    def edit(new: str, path: str = "cmd/cli/x_test.go", old: str = "") -> bool:
-        return matches(call, shape_of("Edit", {"file_path": path, "old_string": old, "new_string": new}, [path]))
+    def edit(new: str, path: str = "cmd/cli/x.go", old: str = "", trigger: Trigger = call) -> bool:
+        return matches(trigger, shape_of("Edit", {"file_path": path, "old_string": old, "new_string": new}, [path]))
 
     assert edit('\tout, err := exec.Command("git", "add", "-A").Output()')
+    # flagged in a source file: for tests too; flagged only in a test file: for tests only
+    assert edit('\tout, err := exec.Command("git").Output()', "cmd/cli/x_test.go")
+    in_tests = Trigger("code", "call exec.Command(", tokens=(".go", "<tests>"))
+    assert edit('\tout, err := exec.Command("git").Output()', "cmd/cli/x_test.go", trigger=in_tests)
+    assert not edit('\tout, err := exec.Command("git").Output()', trigger=in_tests)
     assert not edit('\tout, err := exec.CommandContext(ctx, "git").Output()')
     assert not edit('\tcmd := exec.Command("git")\n\tcmd.Dir = d', old='\tcmd := exec.Command("git")')
     assert not edit('```go\ncmd := exec.Command("git")\n```', "docs/plan.md")
@@ -549,3 +554,12 @@ def test_a_lesson_whose_annotation_the_checker_calls_unused_is_retired(db: Datab
     assert gosec not in live and {errcheck, nilerr} <= live
     [(reason,)] = db.reads.conn().execute("SELECT deprecated_reason FROM memories WHERE id = ?", (gosec,)).fetchall()
     assert "`errcheck`" in reason and "unused" in reason
+
+
+def test_ruffs_caret_under_a_qualified_call_flags_that_call() -> None:
+    """ruff's gutter frame under ``os.path.join``: the construct is the call (PTH118), whatever it assigns."""
+    out = ("PTH118 `os.path.join()` should be replaced by `Path` with `/` operator\n --> src/app/paths.py:3:7\n"
+           "  |\n3 | p = os.path.join(base, name)\n  |     ^^^^^^^^^^^^ PTH118\n  |\n\nFound 1 error.")
+    found = diagnostics(out)["PTH118"]
+    assert found[1] == "src/app/paths.py" and found[2] == ["call os.path.join("]
+    assert found[3] == ["p = os.path.join(base, name)"]  # kept: how an edit rewrote it is the fix to tell

@@ -167,7 +167,7 @@ class Handlers:
         from desktop.memory.observer.tool_names import is_local_command
         from desktop.memory.privacy.boundary import redact_then_cut
         from desktop.memory.triggers.untested import asked_anyway
-        from desktop.memory.triggers.warn import found_unaided, is_lesson
+        from desktop.memory.triggers.warn import found_unaided, is_lesson, read_from_environment
 
         text = _CONTEXT_BLOCKS.sub(" ", call.prompt).strip()
         if not text or is_local_command(text):
@@ -180,7 +180,8 @@ class Handlers:
         # Not what the prompt itself says; a lesson waits for its own moment.
         found = [m for m in self.memory.search(text[:2000], limit=12)
                  if m.id not in shown and m.confidence >= floor and injectable(m) and relevant(text, m)
-                 and not named_in(m.content, text) and not is_lesson(m) and not found_unaided(m)]
+                 and not named_in(m.content, text) and not is_lesson(m) and not found_unaided(m)
+                 and not read_from_environment(m)]
         mems = fit(found[:5], int(self.token_budget * PROMPT_SHARE))
         if not mems:
             return ""

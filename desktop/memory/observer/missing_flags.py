@@ -35,6 +35,9 @@ MAX_ADDED: Final = 2
 _SUMMARY: Final = re.compile(r"^(?:(?:FAIL|ok|PASS|Exit code|exit status|\d+ (?:failed|passed))\b|#\s|"
                              r"\[[\w:.-]+\] ERROR\b)", re.I)
 _MIN_LINE: Final = 20
+#: A path the run was given (a folder or a file), not a subcommand word or a value: ``list`` named in
+#: a usage text is no target.
+_PATH: Final = re.compile(r"^[\w@.+-]+(?:/[\w@.+-]+)+$|^[\w@+-]+\.[A-Za-z]\w{0,7}$")
 
 
 def telling_line(output: str) -> str:
@@ -78,9 +81,9 @@ def _got_past(sp: Scratchpad, command: str, output: str, step: int, event: str) 
         return
     flag = added[0].split("=", 1)[0]
     targets = tuple(_bare(a) for a in before.args if not a.startswith("-") and a not in before.words
-                    and len(_bare(a)) >= 3 and _bare(a) in line)[:2]
+                    and _PATH.match(_bare(a)) and _bare(a) in line)[:2]
     if not targets:
-        return  # the error names no target of the run: no telling which runs need the flag
+        return  # the error names no path the run was given: no telling which runs need the flag
     sp.ev[_STATE] = None
     data: dict[str, Any] = {
         "failed": shorten_command(failed), "worked": shorten_command(command), "flag": " ".join(added),

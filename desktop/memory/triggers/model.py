@@ -13,7 +13,8 @@ triggers whose index key it mentions are checked against it. The kinds:
   file name itself, ``*`` for any file, or ``<tests>`` for a test file by its name or folder);
 * ``code``: an edit or write whose new text has a line of the shape ``key`` (``code_shape``): the
   construct a checker flagged before, about to be written again, in a file of the kind it was
-  flagged in (``tokens``: its extensions; a Go construct in a Markdown plan is not code);
+  flagged in (``tokens``: its extensions, a Go construct in a Markdown plan is not code; and
+  ``<tests>`` when it was flagged only in test files);
 * ``tool``: a call of the non-shell tool ``key`` (an MCP server's ``mcp__tracker__create_ticket``) given
   any of the argument values ``tokens`` (``queue=Ops``: refused before) or lacking any of the arguments
   ``unless`` (``component``: the user declined a call without it).
@@ -265,8 +266,10 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
                                          or (trigger.key == TEST_FILES and is_test_file(p)))
             for p in call.paths)
     if trigger.kind == CODE:
-        return call.tool in EDIT_TOOLS and trigger.key in call.code and (
-            not trigger.tokens or any(p.endswith(trigger.tokens) for p in call.paths))
+        exts = tuple(t for t in trigger.tokens if t != TEST_FILES)
+        tests_only = TEST_FILES in trigger.tokens
+        return call.tool in EDIT_TOOLS and trigger.key in call.code and any(
+            (not exts or p.endswith(exts)) and (not tests_only or is_test_file(p)) for p in call.paths)
     if trigger.kind == TOOL:
         return call.raw_tool == trigger.key and (any(t in call.params for t in trigger.tokens)
                                                  or any(u not in call.params for u in trigger.unless))

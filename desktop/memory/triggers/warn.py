@@ -22,6 +22,7 @@ from desktop.memory.observer.signal_kinds import (
     CHECK_RULE,
     COMMAND_FIX,
     ERROR_FIX,
+    PROJECT_FACT,
     REJECTED_FLAG,
     REVIEWED_TESTS,
     SHELL_ESCAPE,
@@ -125,6 +126,15 @@ def found_unaided(memory: Memory) -> bool:
     help, so it is not volunteered (at a session start or a prompt; two blind judges found it useless
     at both), only given when an agent asks for a recipe."""
     return memory.type == "workflow_recipe" and memory.source == "observer_inferred"
+
+
+def read_from_environment(memory: Memory) -> bool:
+    """A fact the observer read from a command's outcome (the repository, the shell, a pinned
+    version): an agent reads it again in one command, and a prompt matches its wording by accident
+    ("The project's repository is …" shares "project" and "repository" with any request), so it is
+    not volunteered at a prompt (two blind judge pairs: 11 of 11 such sayings useless); search and
+    MCP give it when asked."""
+    return memory.metadata.get("signal") == PROJECT_FACT and memory.metadata.get("promoted_on") == "command_outcome"
 
 
 def fits_moment(memory: Memory, output: str | None, *, passed: bool = False,
