@@ -81,6 +81,36 @@ def test_outcomes_repeated_and_avoided(project: Any) -> None:
     assert (report.warned, report.repeated, report.avoided, report.open, report.sessions) == (2, 1, 1, 0, 2)
 
 
+def test_a_rule_said_before_writing_its_call_repeats_when_the_checker_reports_it_again(project: Any) -> None:
+    """A rule fixed by a rewrite fires only at the writing (no trigger on the checker's run): the checker
+    reporting it later in the session, even through a pipe that hid the exit code, is its repeat."""
+    from desktop.memory.triggers.model import CODE, Trigger
+
+    content = ('`mise run lint` reports `noctx`: "os/exec.Command must not be called. use os/exec.CommandContext"; '
+               'a fix here wrote `cmd := exec.Command("git")` as `cmd := exec.CommandContext(ctx, "git")`.')
+    mid = int(project.memories.add(NewMemory(
+        content=content, type="error_pattern", source="observer_inferred", confidence=0.9,
+        metadata={"signal": "check_rule", "signal_key": "check_rule:noctx",
+                  "triggers": [Trigger(CODE, "call exec.Command(", tokens=(".go",)).as_json()]})).result(10).id)
+    flush(project)
+    h = Handlers(project)
+    edit = {"file_path": str(h.root / "cmd" / "x_test.go"), "old_string": "", "new_string": 'c := exec.Command("git")'}
+    for sid in ("n1", "n2"):
+        before = hook(h, "before-tool", sid, tool_name="Edit", tool_input=edit, tool_use_id=f"{sid}e")
+        assert f"#{mid}" in before
+        hook(h, "after-tool", sid, tool_name="Edit", tool_input=edit, tool_use_id=f"{sid}e", tool_response={})
+    report = ("cmd/x_test.go:3:7: os/exec.Command must not be called. use os/exec.CommandContext (noctx)\n"
+              "1 issues:\n* noctx: 1\n[lint] ERROR task failed")
+    bash(h, "n1", "mise run lint 2>&1 | tail -20", "n1l", output=report)  # the pipe hid the exit code
+    bash(h, "n2", "mise run lint", "n2l", fails=True, output="Exit code 1\ncmd/x_test.go:9:2: Error return "
+                                                            "value is not checked (errcheck)")  # another rule
+    for sid in ("n1", "n2"):
+        hook(h, "session-end", sid, transcript_path="")
+    flush(project)
+    report_ = outcome_report(project.db.reads.conn())
+    assert (report_.warned, report_.repeated, report_.avoided) == (2, 1, 1)
+
+
 def test_a_lesson_is_said_again_only_when_its_failure_came_back(project: Any) -> None:
     h = Handlers(project)
     learn_the_fix(h)

@@ -292,6 +292,11 @@ class Outcomes:
                and (fits_moment(w.memory, output, trigger=w.trigger)
                     or (w.memory.metadata.get("signal") in BEFORE_ONLY_SIGNALS
                         and (declined or not w.memory.metadata.get("declined"))))]
+        # A checker's rule said before the construct was written has no trigger on the checker's run
+        # (fixed by a rewrite, its moment is the writing): the checker reporting it again is its repeat.
+        rest = sorted(open_ids - set(hit))
+        hit += [i for i, m in (memories.get_many(rest) if rest else {}).items()
+                if reported_rule(m) is not None and fits_moment(m, output)]
         return self.repeated(session_id, hit, call_id) if hit else None
 
     def close(self, session_id: str) -> Any:
