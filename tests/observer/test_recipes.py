@@ -13,7 +13,7 @@ from desktop.memory.observer.events import SessionStart, ToolCall, ToolResult
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.observer import Observer
 from desktop.memory.observer.promotion import Promoter
-from desktop.memory.observer.recipes import normalised
+from desktop.memory.observer.run_parts import normalised
 from desktop.memory.observer.shell_parse import parse_line, strip_wrappers
 from desktop.memory.store.database import Database
 

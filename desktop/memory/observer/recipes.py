@@ -29,6 +29,7 @@ from typing import Any, Final
 from desktop.memory.observer.command_kinds import category, shows_failure
 from desktop.memory.observer.events import ToolCall, ToolResult
 from desktop.memory.observer.harness import shorten_command
+from desktop.memory.observer.run_parts import SUITE, SUITE_NAMES, normalised
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.shell_parse import Segment, is_noise, is_setup, move, parse_line
 from desktop.memory.observer.signals import RECIPE, Signal
@@ -36,65 +37,13 @@ from desktop.memory.observer.signals import RECIPE, Signal
 #: Agents whose shell keeps its working folder from one call to the next.
 PERSISTENT_SHELL: Final = frozenset({"claude-code", "engram"})
 
-#: Options whose value picks one run's tests (dropped with their value).
-_SELECTOR_OPTS: Final = frozenset({"-k", "-run", "--run", "-t", "--filter", "--grep", "-g", "--testNamePattern",
-                                   "--test-name-pattern", "--match", "--pkg", "--lf", "--deselect"})
-_SELECTOR_ARG: Final = re.compile(r"^[\w./@-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|swift|spec|test)(?:::\S+)?$|::|"
-                                  r"^Test\w+$|^-run=|^-k=|^--filter=")
-#: Words that name the kind of suite a test command runs (its purpose, besides kind and folder).
-_SUITE: Final = re.compile(r"(?<![a-z])(integration|e2e|end-to-end|unit|acceptance|smoke|ci|all|race|bench|slow|"
-                           r"fast|coverage|cover|cov)(?![a-z])")
-#: A path argument naming a part of the project (the whole is ``./...``, ``.``, ``./``).
-_PART: Final = re.compile(r"^(?!\./\.\.\.$|\.{1,3}/?$)\.?[\w@.-]*/[\w@./-]*$")
-_SUITE_NAMES: Final = {"end-to-end": "e2e", "cover": "coverage", "cov": "coverage"}
 MAX_COMMAND: Final = 160
 _CD_FAILED: Final = re.compile(r"\bcd:.*(?:no such file|not a directory|permission denied)", re.I)
 
 
-def normalised(command: str, kind: str = "") -> str | None:
-    """The command to reuse, flags kept, an output written outside the project dropped (``-o /tmp/x``).
-
-    None when the run selects a part of the project (a test file, ``-k name``, ``-run TestX``,
-    ``go test ./pkg/``, ``ruff check src/x.py``): that is one run's selection, not the recipe,
-    unless the part is a suite of its own (``./integration_test/...``).
-    """
-    words = command.split()
-    out: list[str] = []
-    skip = False
-    for i, w in enumerate(words):
-        if skip:
-            skip = False
-            continue
-        if w in ("-o", "--output") and i + 1 < len(words) and _outside(words[i + 1]):
-            skip = True
-            continue
-        if i > 0 and (w in _SELECTOR_OPTS or _SELECTOR_ARG.search(w)):
-            return None
-        if _outside(w) and i > 0:
-            continue
-        if i > 0 and _PART.match(w) and not _SUITE.search(w.lower()) and not (
-                kind == "build" and not w.endswith(("/", "/..."))):  # "go build ./cmd/app" builds the app
-            return None
-        out.append(w)
-    while out and out[-1] == "--":
-        out.pop()  # "mise run test --" passes nothing on
-    return " ".join(out)
-
-
-def selects_part(command: str) -> bool:
-    """True for a run of one part of the project (a test file, ``-run TestX``, ``go test ./pkg/``):
-    an agent checking the unit it works on, not the whole."""
-    return normalised(command, "test") is None
-
-
-def _outside(word: str) -> bool:
-    """An absolute path outside the project (``/tmp/x``, ``/dev/null``, ``~/x``)."""
-    return word.startswith(("/", "~"))
-
-
 def purpose(kind: str, folder: str, command: str) -> str:
     """What a recipe is for: the same purpose twice is the same recipe, one superseding the other."""
-    suites = sorted({_SUITE_NAMES.get(m, m) for m in _SUITE.findall(command.lower())})
+    suites = sorted({SUITE_NAMES.get(m, m) for m in SUITE.findall(command.lower())})
     return f"{kind}@{folder or '.'}" + (f"#{'+'.join(suites)}" if suites else "")
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from desktop.memory.observer.recipes import selects_part
+from desktop.memory.observer.run_parts import selects_part
 from desktop.memory.observer.signal_kinds import (
     ASKED_TESTS,
     CHECK_GAP,

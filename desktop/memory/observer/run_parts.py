@@ -1,0 +1,66 @@
+"""Which part of the project a command line runs: the whole, or one test, file or package.
+
+A test run narrowed by a selector (``-k name``, ``-run TestX``, a test file, ``go test ./pkg/``)
+is one run's choice: it is no recipe for the project (``recipes``), and an agent running it is
+checking the unit it works on, not finishing (``triggers/warn``: a check gap is said after a run of
+the whole). A folder that names a suite of its own (``./integration_test/...``) is a whole suite.
+Regular expressions only: the hooks import this on every call.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+#: Options whose value picks one run's tests (dropped with their value).
+_SELECTOR_OPTS: Final = frozenset({"-k", "-run", "--run", "-t", "--filter", "--grep", "-g", "--testNamePattern",
+                                   "--test-name-pattern", "--match", "--pkg", "--lf", "--deselect"})
+_SELECTOR_ARG: Final = re.compile(r"^[\w./@-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|swift|spec|test)(?:::\S+)?$|::|"
+                                  r"^Test\w+$|^-run=|^-k=|^--filter=")
+#: Words that name the kind of suite a test command runs (its purpose, besides kind and folder).
+SUITE: Final = re.compile(r"(?<![a-z])(integration|e2e|end-to-end|unit|acceptance|smoke|ci|all|race|bench|slow|"
+                          r"fast|coverage|cover|cov)(?![a-z])")
+#: A path argument naming a part of the project (the whole is ``./...``, ``.``, ``./``).
+_PART: Final = re.compile(r"^(?!\./\.\.\.$|\.{1,3}/?$)\.?[\w@.-]*/[\w@./-]*$")
+SUITE_NAMES: Final = {"end-to-end": "e2e", "cover": "coverage", "cov": "coverage"}
+
+
+def normalised(command: str, kind: str = "") -> str | None:
+    """The command to reuse, flags kept, an output written outside the project dropped (``-o /tmp/x``).
+
+    None when the run selects a part of the project (a test file, ``-k name``, ``-run TestX``,
+    ``go test ./pkg/``, ``ruff check src/x.py``): that is one run's selection, not the recipe,
+    unless the part is a suite of its own (``./integration_test/...``).
+    """
+    words = command.split()
+    out: list[str] = []
+    skip = False
+    for i, w in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if w in ("-o", "--output") and i + 1 < len(words) and _outside(words[i + 1]):
+            skip = True
+            continue
+        if i > 0 and (w in _SELECTOR_OPTS or _SELECTOR_ARG.search(w)):
+            return None
+        if _outside(w) and i > 0:
+            continue
+        if i > 0 and _PART.match(w) and not SUITE.search(w.lower()) and not (
+                kind == "build" and not w.endswith(("/", "/..."))):  # "go build ./cmd/app" builds the app
+            return None
+        out.append(w)
+    while out and out[-1] == "--":
+        out.pop()  # "mise run test --" passes nothing on
+    return " ".join(out)
+
+
+def selects_part(command: str) -> bool:
+    """True for a run of one part of the project (a test file, ``-run TestX``, ``go test ./pkg/``):
+    an agent checking the unit it works on, not the whole."""
+    return normalised(command, "test") is None
+
+
+def _outside(word: str) -> bool:
+    """An absolute path outside the project (``/tmp/x``, ``/dev/null``, ``~/x``)."""
+    return word.startswith(("/", "~"))
