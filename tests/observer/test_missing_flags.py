@@ -63,9 +63,13 @@ def test_the_same_error_in_the_retry_or_another_change_is_no_lesson() -> None:
 
 
 def test_a_failure_the_pipe_hid_is_no_success(db: Database) -> None:
-    """``cmd | tail`` exits with tail's status: a run whose output shows it failed is no recipe."""
+    """``cmd | tail`` exits with tail's status: a run whose output shows it failed is no recipe, and no
+    run that contradicts a lesson saying it fails."""
     s = Seq().bash("pytest -q 2>&1 | tail -5", "E   AssertionError\n1 failed, 3 passed in 0.2s")
-    Promoter(db, novelty=Novelty(HashingEmbedder())).promote(digest_of(s.end()))
+    s.bash("ruff check . | head", "ok")
+    digest = digest_of(s.end())
+    assert digest.succeeded == ["ruff check . | head"]
+    Promoter(db, novelty=Novelty(HashingEmbedder())).promote(digest)
     rows = db.reads.conn().execute("SELECT content FROM memories").fetchall()
     assert not any("pytest" in r[0] for r in rows)
 
