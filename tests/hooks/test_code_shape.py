@@ -108,3 +108,12 @@ def test_a_caret_on_a_qualified_call_flags_that_call() -> None:
     assert written_calls('\tc := exec.CommandContext(ctx, "git")\n\ts := "exec.Command(x)"', []) == \
         ("call exec.CommandContext(",)
     assert written_calls("\tmyexec.Command(a)\n\t// exec.Command(b)", []) == ("call myexec.Command(",)
+
+
+def test_a_line_too_long_to_be_written_by_hand_is_not_read_for_calls() -> None:
+    """A generated or minified line (a hostile repository's megabyte of one line) is not scanned: a
+    hook reading it would spend its budget there."""
+    from desktop.memory.triggers.code_shape import MAX_CALL_LINE, written_calls
+
+    assert written_calls(" " * MAX_CALL_LINE + "exec.Command(x)") == ()
+    assert written_calls(" " * 10 + "exec.Command(x)") == ("call exec.Command(",)

@@ -82,6 +82,9 @@ def same_assignment(key: str) -> str:
 #: A call of a qualified name (``pkg.Func(``, ``obj.method(``), not preceded by a name or a dot.
 _QUALIFIED_CALL: Final = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\(")
 _RETURN: Final = re.compile(r"^\s*return\b")
+#: The longest line whose calls are read: longer ones are generated or minified, not written by hand,
+#: and a hook reading a megabyte line would spend its budget on it.
+MAX_CALL_LINE: Final = 500
 #: What a callee's key starts with.
 CALL: Final = "call "
 
@@ -101,9 +104,12 @@ def callee(source: str, caret: str) -> str:
 def written_calls(new: str, olds: Iterable[str] = ()) -> tuple[str, ...]:
     """The :func:`callee` keys of the qualified calls ``new`` writes more often than the text it
     replaces held them: a call an edit only carried along as context is not being written."""
-    code = "\n".join(without_comment(ln) for ln in new.splitlines()[:MAX_LINES])
-    had = [m.group(1) for old in olds for m in _QUALIFIED_CALL.finditer(_STRING.sub('""', old))]
-    written = [m.group(1) for m in _QUALIFIED_CALL.finditer(_STRING.sub('""', code))]
+    def calls(text: str) -> list[str]:
+        code = "\n".join(without_comment(ln[:MAX_CALL_LINE]) for ln in text.splitlines()[:MAX_LINES])
+        return [m.group(1) for m in _QUALIFIED_CALL.finditer(_STRING.sub('""', code))]
+
+    had = [name for old in olds for name in calls(old)]
+    written = calls(new)
     return tuple(f"{CALL}{name}(" for name in dict.fromkeys(written) if had.count(name) < written.count(name))
 
 
