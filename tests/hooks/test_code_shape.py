@@ -117,3 +117,16 @@ def test_a_line_too_long_to_be_written_by_hand_is_not_read_for_calls() -> None:
 
     assert written_calls(" " * MAX_CALL_LINE + "exec.Command(x)") == ()
     assert written_calls(" " * 10 + "exec.Command(x)") == ("call exec.Command(",)
+
+
+def test_a_flagged_call_is_read_from_each_agents_edit() -> None:
+    """Claude Code's and Gemini CLI's ``new_string``, a written file's ``content``, Codex's patch."""
+    from desktop.memory.triggers.model import CODE, Trigger, matches, shape_of
+
+    call = Trigger(CODE, "call exec.Command(", tokens=(".go",))
+    patch = "*** Begin Patch\n*** Update File: a.go\n@@\n-x := 1\n+c := exec.Command(\"git\")\n*** End Patch\n"
+    for args in ({"new_string": 'c := exec.Command("git")', "old_string": "x := 1"},
+                 {"content": 'package a\n\nvar c = exec.Command("git")\n'}, {"input": patch}):
+        assert matches(call, shape_of("Edit", args, ["a.go"])), args
+    context = {"input": "*** Begin Patch\n*** Update File: a.go\n@@\n c := exec.Command(\"git\")\n+x := 1\n"}
+    assert not matches(call, shape_of("Edit", context, ["a.go"]))  # a context line of the patch
