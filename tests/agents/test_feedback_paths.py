@@ -117,6 +117,30 @@ def test_engrams_own_agent_records_what_its_warnings_did(project: Any) -> None:
     assert report.by_memory == [(lesson, 2, 1, 1)] and report.by_agent == [("engram", 2, 1, 1)]
 
 
+def test_engrams_own_agent_records_a_rewrite_lessons_repeat_when_the_checker_reports_it(project: Any) -> None:
+    """The record from the agent door: a rule said before its call was written (its only trigger is the
+    writing) repeats when the checker reports it again, as from the hooks."""
+    from desktop.memory.triggers.model import CODE, Trigger
+    from desktop.memory.triggers.warn import outcome_report
+
+    add(project, '`make lint` reports `noctx`: "os/exec.Command must not be called"; a fix here wrote '
+        '`c := exec.Command("git")` as `c := exec.CommandContext(ctx, "git")`.', type="error_pattern",
+        source="observer_inferred", confidence=0.9,
+        metadata={"signal": "check_rule", "signal_key": "check_rule:noctx",
+                  "triggers": [Trigger(CODE, "call exec.Command(", tokens=(".go",)).as_json()]})
+    (project.info.root / "Makefile").write_text(
+        "lint:\n\t@echo 'x.go:3:7: os/exec.Command must not be called (noctx)'; echo '1 issues:'; exit 1\n",
+        encoding="utf-8")
+    code = 'package x\n\nvar c = exec.Command("git")\n'
+    write = {"name": "Write", "arguments": {"file_path": "x.go", "content": code}}
+    lint = {"name": "Bash", "arguments": {"command": "make lint"}}
+    provider = ScriptedProvider([{"tool_calls": [write]}, {"tool_calls": [lint]}, {"text": "Done."}])
+    AgentSession(project, SessionConfig("add x", provider, ab_group="full", learn=False,
+                                        approval=ApprovalPolicy(allow_writes=True, allow_commands=True))).run()
+    report = outcome_report(project.db.reads.conn())
+    assert (report.warned, report.repeated, report.avoided) == (1, 1, 0)
+
+
 def test_engrams_own_agent_hears_the_tests_habit_when_its_check_passes_on_untested_code(project: Any) -> None:
     """Issue 25 from the agent door: the same moment as the hooks' (triggers/untested), once."""
     habit = add(project, "Add tests with each code change here, without waiting to be asked: once code had changed "

@@ -16,7 +16,7 @@ import re
 from typing import Any, Final, NamedTuple
 
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.code_shape import CALL, flagged_shape
+from desktop.memory.triggers.code_shape import flagged_shape, is_call
 
 MAX_SHAPES: Final = 3
 #: Build switches that leave code out of a build unless given, by what they select: the reason a
@@ -90,7 +90,7 @@ def diagnostics(output: str) -> dict[str, list[Any]]:
                 found[rule][2].append(flagged)
             # A caret on a name or keyword: its line is paired with its block later. A flagged call's
             # line is kept too: how an edit rewrote it is the fix to tell.
-            source = "" if flagged and not flagged.startswith(CALL) else _flagged_source(lines, i)
+            source = "" if flagged and not is_call(flagged) else _flagged_source(lines, i)
             if source and source not in found[rule][3] and len(found[rule][3]) < MAX_SHAPES:
                 found[rule][3].append(source)
     return found

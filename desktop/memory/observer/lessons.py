@@ -227,7 +227,7 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
         del unused[MAX_UNUSED:]
     # A run whose pipe hid its exit code but whose output shows it failed did not work, nor did one
     # that found nothing to run: it proves no recipe, fixes nothing and contradicts no "this fails" lesson.
-    unproven = not ev.is_error and ((trigger_lessons.filtered(parse(command)) and shows_failure(ev.output))
+    unproven = not ev.is_error and ((shows_failure(ev.output) and trigger_lessons.filtered(parse(command)))
                                     or ran_nothing(ev.output))
     if ev.is_error or unproven:
         missing_flags.on_failed_run(sp, command, ev.output, ev.step, event)
@@ -325,7 +325,7 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> bool:
 def _fix_trigger(failed: str, removed: list[str], err: str) -> Trigger | None:
     """What makes a command-fix lesson fire: the failed program and subcommand, given the tokens
     the fix removed (those the error names first; a prefix fix fires on the bare program)."""
-    seg = next((s for s in parse(failed).segments if not s.piped), None)
+    seg = parse(failed).main()
     if seg is None:
         return None
     named = [t for t in removed if len(t) > 1 and t.strip("'\"") in err and t not in (seg.program, *seg.words)]

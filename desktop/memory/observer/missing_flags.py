@@ -19,13 +19,13 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from desktop.memory.observer.command_shape import Segment, parse
+from desktop.memory.observer.command_shape import parse
 from desktop.memory.observer.harness import shorten_command
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signal_kinds import COMMAND_FIX
 from desktop.memory.observer.signals import Signal
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.model import COMMAND, Trigger
+from desktop.memory.triggers.model import COMMAND, PATH_ARG, Trigger
 
 _STATE: Final = "failed_run"
 WINDOW: Final = 4
@@ -35,9 +35,6 @@ MAX_ADDED: Final = 2
 _SUMMARY: Final = re.compile(r"^(?:(?:FAIL|ok|PASS|Exit code|exit status|\d+ (?:failed|passed))\b|#\s|"
                              r"\[[\w:.-]+\] ERROR\b)", re.I)
 _MIN_LINE: Final = 20
-#: A path the run was given (a folder or a file), not a subcommand word or a value: ``list`` named in
-#: a usage text is no target.
-_PATH: Final = re.compile(r"^[\w@.+-]+(?:/[\w@.+-]+)+$|^[\w@+-]+\.[A-Za-z]\w{0,7}$")
 
 
 def telling_line(output: str) -> str:
@@ -63,16 +60,12 @@ def on_passed_run(sp: Scratchpad, command: str, output: str, step: int, event: s
     sp.ev[_STATE] = None
 
 
-def _main(command: str) -> Segment | None:
-    return next((s for s in parse(command).segments if not s.piped), None)
-
-
 def _got_past(sp: Scratchpad, command: str, output: str, step: int, event: str) -> None:
     last = sp.ev.get(_STATE)
     if not last or step - int(last[1]) > WINDOW or last[2] in output:
         return
     failed, _, line, fail_event = last
-    before, after = _main(failed), _main(command)
+    before, after = parse(failed).main(), parse(command).main()
     if before is None or after is None or (before.program, before.words) != (after.program, after.words):
         return
     added = [a for a in after.args if a not in before.args]
@@ -80,8 +73,9 @@ def _got_past(sp: Scratchpad, command: str, output: str, step: int, event: str) 
             any(a not in after.args for a in before.args):
         return
     flag = added[0].split("=", 1)[0]
+    # A path the run was given, not a subcommand word or a value (``list`` in a usage text is no target).
     targets = tuple(_bare(a) for a in before.args if not a.startswith("-") and a not in before.words
-                    and _PATH.match(_bare(a)) and _bare(a) in line)[:2]
+                    and PATH_ARG.match(_bare(a)) and _bare(a) in line)[:2]
     if not targets:
         return  # the error names no path the run was given: no telling which runs need the flag
     sp.ev[_STATE] = None

@@ -36,7 +36,7 @@ from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, WRONG_PLACE, Signal, excerpt, is_test_file
 from desktop.memory.observer.tool_names import glob_folder
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.code_shape import CALL, RETURNED_AS_IS, flagged_origin, flagged_pair, rewritten_as
+from desktop.memory.triggers.code_shape import RETURNED_AS_IS, flagged_origin, flagged_pair, is_call, rewritten_as
 from desktop.memory.triggers.model import CODE, COMMAND, PATH, TEST_FILES, Trigger
 
 LOOK_WINDOW: Final = 8
@@ -287,7 +287,7 @@ def on_edit(sp: Scratchpad, path: str, summary: str, texts: tuple[str, ...] = ()
                     pairs.append(found)
                 if any(flagged_origin(t, source) for t in texts[:-1] or texts):
                     held.setdefault("origins", {})[rule] = True
-                called = next((c for c in info[2] if str(c).startswith(CALL)), "")
+                called = next((c for c in info[2] if is_call(str(c))), "")
                 now = rewritten_as(texts[:-1], texts[-1], source, called) if len(texts) > 1 else ""
                 if now and rule not in rewrites:  # agent-written code: redacted, and no backtick breaks the quote
                     rewrites[rule] = [redact_then_cut(" ".join(t.split()).replace("`", "'"), 120)
@@ -306,7 +306,7 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         if not (note and rule.lower() in note.lower()):
             note = ""
         rewrite = held.get("rewrites", {}).get(rule) if not note else None
-        calls = [c for c in (info[2] if len(info) > 2 else []) if str(c).startswith(CALL)]
+        calls = [c for c in (info[2] if len(info) > 2 else []) if is_call(str(c))]
         if not note and not (rewrite and (held.get("pairs", {}).get(rule) or calls)):
             # Fixed in code, and not by rewriting the line it flagged where that line has a moment of
             # its own: the lesson could only repeat the checker's message, which the agent reads in the

@@ -101,6 +101,11 @@ def callee(source: str, caret: str) -> str:
     return ""
 
 
+def is_call(key: str) -> bool:
+    """True for a :func:`callee` key (a call flagged), not a line's shape."""
+    return key.startswith(CALL)
+
+
 def written_calls(new: str, olds: Iterable[str] = ()) -> tuple[str, ...]:
     """The :func:`callee` keys of the qualified calls ``new`` writes more often than the text it
     replaces held them: a call an edit only carried along as context is not being written."""

@@ -56,7 +56,8 @@ BANG_IN_QUOTES: Final = "<!>"
 #: A ``!`` next to whitespace (or ending the text, or before ``=`` and a space): where the harness
 #: puts its backslash.
 EXPOSED_BANG: Final = re.compile(r"(?<!\\)!(?=\s|=\s|$)|(?<=\s)!")
-_PATH_ARG: Final = re.compile(r"^\.?[\w@+-][\w@.+-]*(?:/[\w@.+*-]*)+$|^[\w@+-][\w@+-]*\.[A-Za-z]\w{0,7}$")
+#: A command argument that names a path in the project (a folder with a slash, or a file name).
+PATH_ARG: Final = re.compile(r"^\.?[\w@+-][\w@.+-]*(?:/[\w@.+*-]*)+$|^[\w@+-][\w@+-]*\.[A-Za-z]\w{0,7}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +166,7 @@ def shape_of(tool: str, args: dict[str, Any], paths: list[str], cwd: str = "", r
     named = list(paths)
     if command is not None:  # the relative paths a command names (``git add logs/``, ``cat docs/x.md``)
         named += [resolve_dir(run_in, a.rstrip("/")) for s in command.segments for a in s.args
-                  if _PATH_ARG.match(a) and not a.startswith(("/", "~", "-"))]
+                  if PATH_ARG.match(a) and not a.startswith(("/", "~", "-"))]
     new = written_text(args) if tool in EDIT_TOOLS else ""
     code = (*written_shapes(new.splitlines()), *written_calls(new, replaced_texts(args))) if new else ()
     own = raw_tool if tool == OTHER and raw_tool else ""

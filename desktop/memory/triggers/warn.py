@@ -143,7 +143,7 @@ def fits_moment(memory: Memory, output: str | None, *, passed: bool = False,
 
     ``output`` is what the call printed (None before a call); ``passed``: the call succeeded;
     ``trigger``: the one that matched; ``part``: the call ran one part of the project
-    (``recipes.selects_part``). A checker's rule fits right after the checker reported it (its code
+    (``run_parts.selects_part``). A checker's rule fits right after the checker reported it (its code
     too, when it has one), and before an edit writes the construct it flagged; a check-gap lesson
     only right after the weaker check passed over the whole project (a focused run is an agent
     checking the unit it works on, not declaring the work done); a refused flag or a tool argument's
@@ -186,9 +186,13 @@ def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *
     ``output`` is what the call printed, after it ran (None before), ``passed`` whether it
     succeeded: see :func:`fits_moment`.
     """
+    matched = _matched(conn, memories, call, root, exclude)
+    # Which part of the project the call ran is read only for a check gap that matched (most calls
+    # that pass match none: the hot path after a call).
     part = passed and call.command is not None and any(
+        w.memory.metadata.get("signal") in AFTER_PASS_SIGNALS for w in matched) and any(
         selects_part(seg.text()) for seg in call.command.segments if not seg.piped)
-    ranked = sorted((w for w in _matched(conn, memories, call, root, exclude)
+    ranked = sorted((w for w in matched
                      if fits_moment(w.memory, output, passed=passed, trigger=w.trigger, part=part)),
                     key=lambda w: (-_specificity(w.trigger), -w.memory.confidence, w.memory.id))
     return _one_per_flag(ranked)[:limit]
