@@ -1061,3 +1061,30 @@ def test_gemini_refuses_an_mcp_call_given_the_value_the_tool_refused(project: An
     out = json.loads(before("g1", title="Export fails", queue="Ops"))
     assert out["decision"] == "deny" and f"#{refused}" in out["reason"] and f"#{wanted}" not in out["reason"]
     assert before("g2", title="Export fails", queue="Platform") == ""  # only the argument left out: no refusal
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_an_eslint_rule_learned_live_is_said_when_eslint_reports_it_in_the_next_session(project: Any,
+                                                                                       agent: str) -> None:
+    """ESLint's default report (the file by its absolute path, its rules under it): the rule the agent
+    annotated in one session is told, with that annotation, when ESLint reports it in the next."""
+    h = Handlers(project)
+    log = h.root / "web" / "src" / "log.ts"
+    report = (f"Exit code 1\n\n{log}\n  10:1  error  Unexpected console statement  no-console\n\n"
+              "✖ 1 problem (1 error, 0 warnings)\n")
+    hook(h, "session-start", "x1", agent, source="startup")
+    bash(h, "x1", "npm run lint", "x1a", fails=True, output=report, agent=agent)
+    edit = {"file_path": str(log), "old_string": "console.log(x)",
+            "new_string": "// eslint-disable-next-line no-console\nconsole.log(x)"}
+    hook(h, "before-tool", "x1", agent, tool_name="Edit", tool_input=edit, tool_use_id="x1e")
+    hook(h, "after-tool", "x1", agent, tool_name="Edit", tool_input=edit, tool_use_id="x1e",
+         tool_response={"success": True})
+    bash(h, "x1", "npm run lint", "x1b", output="", agent=agent)
+    hook(h, "session-end", "x1", agent, transcript_path="")
+    flush(project)
+    before, after = bash(h, "x2", "npm run lint", "x2a", fails=True, output=report.replace("10:1", "4:3"),
+                         agent=agent)
+    assert "[Memory #" not in before  # not before every run of the checker
+    assert "`no-console`" in after and "eslint-disable-next-line no-console" in after
+    other = f"Exit code 1\n\n{log}\n  2:1  error  'x' is defined but never used  no-unused-vars\n"
+    assert "no-console" not in bash(h, "x3", "npm run lint", "x3a", fails=True, output=other, agent=agent)[1]

@@ -30,6 +30,27 @@ GOLANGCI = ("Exit code 1\n[lint] $ golangci-lint run ./...\n"
     ("src/view.tsx(14,7): error TS2322: Type 'string' is not assignable to type 'number'.", "TS2322",
      "src/view.tsx"),
     ("error[E0382]: borrow of moved value: `v`\n  --> src/main.rs:5:20\n", "E0382", "src/main.rs"),
+    # ESLint's default format: the file on a line of its own, its reports indented under it
+    ("/home/u/web/src/app.ts\n   3:7   error    'x' is assigned a value but never used  "
+     "@typescript-eslint/no-unused-vars\n\n✖ 1 problem (1 error, 0 warnings)\n",
+     "@typescript-eslint/no-unused-vars", "/home/u/web/src/app.ts"),
+    ("/p/src/a.js:12:5: 'x' is defined but never used. [Error/no-unused-vars]", "no-unused-vars", "/p/src/a.js"),
+    ("/p/src/a.js: line 12, col 5, Error - 'x' is defined but never used. (no-unused-vars)", "no-unused-vars",
+     "/p/src/a.js"),
+    # clippy and rustc warnings name their lint in the notes under the frame
+    ("warning: unneeded `return` statement\n --> src/main.rs:3:5\n  |\n3 |     return x;\n  |     ^^^^^^^^^\n"
+     "  |\n  = help: for further information visit "
+     "https://rust-lang.github.io/rust-clippy/master/index.html#needless_return\n", "needless_return", "src/main.rs"),
+    ("warning: unused variable: `y`\n --> src/main.rs:7:9\n  |\n7 |     let y = 2;\n  |         ^\n  |\n"
+     "  = note: `#[warn(unused_variables)]` on by default\n", "unused_variables", "src/main.rs"),
+    ("src/index.ts:1:7 lint/correctness/noUnusedVariables  FIXABLE  ━━━━━━━━━━━━\n\n  ✖ This variable is unused.\n",
+     "lint/correctness/noUnusedVariables", "src/index.ts"),
+    ("app/models/user.rb:3:5: C: [Correctable] Style/StringLiterals: Prefer single-quoted strings.",
+     "Style/StringLiterals", "app/models/user.rb"),
+    ("[WARN] src/Foo.java:12:5: Missing a Javadoc comment. [MissingJavadocMethod]", "MissingJavadocMethod",
+     "src/Foo.java"),
+    ("deploy.sh:3:6: note: Double quote to prevent globbing and word splitting. [SC2086]", "SC2086", "deploy.sh"),
+    ("src/a.cpp:3:10: warning: use nullptr [modernize-use-nullptr]", "modernize-use-nullptr", "src/a.cpp"),
 ])
 def test_checker_formats(output: str, rule: str, file: str) -> None:
     found = diagnostics(output)
@@ -38,6 +59,23 @@ def test_checker_formats(output: str, rule: str, file: str) -> None:
 
 def test_compile_errors_are_not_rules() -> None:
     assert diagnostics("cmd/a.go:3:1: undefined: cwd (typecheck)") == {}
+
+
+@pytest.mark.parametrize("output", [
+    "src/a.ts\n  just some words  and more",                      # a path, then prose: no ESLint report
+    "  3:7  error  'x' is never used  no-unused-vars",            # a report with no file above it
+    "warning: something odd happened\nnothing more",               # a warning with no frame
+    "warning: unused\n --> src/main.rs:1:1\n  |\n  = note: see the manual",  # a frame naming no lint
+    "src/index.ts:1:7 lint/correctness/noUnusedVariables ━━━\n\nno mark\n",     # Biome without its message
+])
+def test_near_misses_of_the_checker_formats_name_no_rule(output: str) -> None:
+    assert diagnostics(output) == {}
+
+
+def test_the_biome_gutter_caret_flags_its_construct() -> None:
+    out = ("src/a.ts:2:1 lint/suspicious/noDoubleEquals ━━━\n\n  ✖ Use === instead of ==.\n\n"
+           "  > 2 │ if (a == null) {\n      │       ^^\n")
+    assert diagnostics(out)["lint/suspicious/noDoubleEquals"][3] == ["if (a == null) {"]
 
 
 def test_messages_lose_their_instance() -> None:
@@ -56,6 +94,30 @@ def test_annotations() -> None:
     assert annotation("`return nil` → `return nil //nolint:nilerr // not a repo`") == "//nolint:nilerr //"
     assert annotation("`import os` → `import os  # noqa: F401`") == "# noqa: F401"
     assert annotation("`x = 1` → `x = 2`") == ""
+    for added, note in (("// eslint-disable-next-line no-console", "// eslint-disable-next-line no-console"),
+                        ("// biome-ignore lint/suspicious/noExplicitAny: old",
+                         "// biome-ignore lint/suspicious/noExplicitAny"),
+                        ("x = 1  # pylint: disable=invalid-name", "# pylint: disable=invalid-name"),
+                        ("puts x # rubocop:disable Style/StringLiterals", "# rubocop:disable Style/StringLiterals"),
+                        ("# shellcheck disable=SC2086", "# shellcheck disable=SC2086"),
+                        ("int* p = 0; // NOLINT(modernize-use-nullptr)", "// NOLINT(modernize-use-nullptr)"),
+                        ("#[allow(clippy::needless_return)]", "#[allow(clippy::needless_return)]")):
+        assert annotation(f"`a` → `{added}`") == note
+
+
+def test_an_eslint_rule_annotated_where_intended_is_a_lesson_from_its_absolute_path(db: Database) -> None:
+    """ESLint names the file by its absolute path and an agent may edit it by a relative one."""
+    out = ("Exit code 1\n\n/proj/web/src/log.ts\n  10:1  error  Unexpected console statement  no-console\n\n"
+           "✖ 1 problem (1 error, 0 warnings)\n")
+    s = Seq().bash("npm run lint", out, error=True)
+    s.call("Edit", ("web/src/log.ts",), old_string="console.log(x)",
+           new_string="// eslint-disable-next-line no-console\nconsole.log(x)")
+    s.bash("npm run lint", "")
+    [rule] = kinds(digest_of(s.end()))["check_rule"]
+    assert rule.data["rule"] == "no-console" and rule.data["annotation"] == "// eslint-disable-next-line no-console"
+    Promoter(db, novelty=Novelty(HashingEmbedder())).promote(digest_of(s.events))
+    [content] = [r[0] for r in db.reads.conn().execute("SELECT content FROM memories")]  # not twice: no error fix
+    assert "`no-console`" in content and "eslint-disable-next-line no-console" in content
 
 
 def test_checker_rule_lesson_fires_before_the_checker_and_before_editing_such_a_file(db: Database) -> None:

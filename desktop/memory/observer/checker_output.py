@@ -26,6 +26,8 @@ _SWITCHES: Final = ((("build tag", "-tags"), re.compile(r"(?<![\w-])-tags[= ]['\
                     (("feature", "--features"), re.compile(r"(?<![\w-])--features[= ]['\"]?([\w,.-]+)")))
 
 _FILE: Final = r"(?P<file>(?:\.{0,2}/)?[\w@+-][\w@.+/-]*\.[A-Za-z]\w{0,7})"
+#: An ESLint rule: ``no-console``, ``@typescript-eslint/no-explicit-any``, ``react/jsx-key``.
+_JS_RULE: Final = r"(?P<rule>[@\w][\w@/.-]{1,80})"
 #: Diagnostic lines of common checkers, by their output format.
 _DIAGNOSTICS: Final = (
     # golangci-lint, staticcheck, many linters: path:line:col: message (rule)
@@ -39,13 +41,37 @@ _DIAGNOSTICS: Final = (
     re.compile(_FILE + r"\((?P<line>\d+),\d+\):\s+error\s+(?P<rule>TS\d{3,5}):\s+(?P<msg>.+)$"),
     # rustc / cargo: error[E0382]: message (the file follows on a "-->" line)
     re.compile(r"^error\[(?P<rule>E\d{4})\]:\s+(?P<msg>.+)$"),
+    # gcc-style warnings and notes with the rule last (clang-tidy, shellcheck -f gcc, cppcheck)
+    re.compile(_FILE + r":(?P<line>\d+)(?::\d+)?:\s*(?:warning|note):\s+(?P<msg>.+?)\s+"
+               r"\[(?P<rule>[\w.-]{2,60})\]\s*$"),
+    # ESLint's unix and compact formats: ... [Error/rule], ... Error - message (rule)
+    re.compile(_FILE + r":(?P<line>\d+):\d+:\s+(?P<msg>.+?)\s+\[(?:Error|Warning)/" + _JS_RULE + r"\]\s*$"),
+    re.compile(_FILE + r": line (?P<line>\d+), col \d+, (?:Error|Warning) - (?P<msg>.+?)\s+\(" + _JS_RULE + r"\)\s*$"),
+    # RuboCop: path:line:col: C: [Correctable] Dept/Cop: message
+    re.compile(_FILE + r":(?P<line>\d+):\d+:\s+[CWEFR]:\s+(?:\[Correctable\]\s+)?"
+               r"(?P<rule>[A-Z]\w+/[A-Z]\w+):\s+(?P<msg>.+)$"),
+    # Checkstyle: [WARN] path:line:col: message [Rule]
+    re.compile(r"^\[(?:WARN|ERROR)\]\s+" + _FILE + r":(?P<line>\d+)(?::\d+)?:\s+(?P<msg>.+?)\s+"
+               r"\[(?P<rule>[A-Z]\w{2,60})\]\s*$"),
+    # Biome: path:line:col lint/group/rule ━━━ (the message follows under it)
+    re.compile(_FILE + r":(?P<line>\d+):\d+\s+(?P<rule>lint/\w+/\w+)(?P<msg>)(?:\s+\S+)*\s*━*\s*$"),
 )
+#: ESLint's default ("stylish") format: the file alone on a line, then ``  3:7  error  message  rule``.
+_STYLISH_FILE: Final = re.compile(r"^" + _FILE + r"$")
+_STYLISH: Final = re.compile(r"^(?P<line>\d+):\d+\s+(?:error|warning)\s+(?P<msg>.+?)\s{2,}" + _JS_RULE + "$")
+#: rustc and clippy name a warning's lint after its frame: ``#[warn(clippy::needless_return)]`` on
+#: its first report, the lint's page (``…/index.html#needless_return``) on every one.
+_RUST_WARNING: Final = re.compile(r"^(?:warning|error): (?P<msg>.+)$")
+_RUST_LINT: Final = re.compile(r"#\[(?:warn|deny|forbid)\((?:clippy::)?(?P<a>[\w:]+)\)\]|"
+                               r"rust-clippy/\S*index\.html#(?P<b>\w+)")
+#: Biome's message: the first line after its header that starts with its mark.
+_BIOME_MESSAGE: Final = re.compile(r"^\s*[✖×!ℹ]\s+(?P<msg>\S.+)$")
 _RUST_AT: Final = re.compile(r"^\s*-->\s+" + _FILE + r":(?P<line>\d+)")
 #: ruff's default ("full") format: ``E711 message`` with the file on the ``-->`` line after it.
 _CODE_HEADER: Final = re.compile(r"^(?P<rule>[A-Z]{1,4}\d{2,4})(?:\s+\[\*\])?\s+(?P<msg>\S.+)$")
 #: A gutter frame (ruff, rustc, biome): ``4 |     if x == None:`` then ``  |        ^^^^``.
-_GUTTER_SOURCE: Final = re.compile(r"^\s*\d+\s*\|(?: (?P<code>.*))?$")
-_GUTTER_CARET: Final = re.compile(r"^\s*\| ?(?P<pad> *)\^")
+_GUTTER_SOURCE: Final = re.compile(r"^\s*>?\s*\d+\s*[|│](?: (?P<code>.*))?$")
+_GUTTER_CARET: Final = re.compile(r"^\s*[|│] ?(?P<pad> *)\^")
 _FRAME_LINES: Final = 12
 #: Rule names checkers give plain compile errors (golangci-lint's ``typecheck``): the code was
 #: broken, no project rule was learned.
@@ -68,6 +94,7 @@ def diagnostics(output: str) -> dict[str, list[Any]]:
     ``sources``: the lines it flagged where the caret was on a name or keyword instead)."""
     found: dict[str, list[Any]] = {}
     pending_rust: str | None = None
+    stylish_file = ""
     lines = [raw.rstrip() for raw in output[-40_000:].splitlines()[-600:]]
     for i, line in enumerate(lines):
         if pending_rust is not None:
@@ -76,7 +103,10 @@ def diagnostics(output: str) -> dict[str, list[Any]]:
                 found[pending_rust][1] = at.group("file")
                 pending_rust = None
                 continue
-        m = _match(line.strip(), lines[i + 1] if i + 1 < len(lines) else "")
+        if _STYLISH_FILE.match(line):
+            stylish_file = line
+            continue
+        m = _match(line.strip(), lines, i, stylish_file)
         if m is None:
             continue
         rule, msg, file = m
@@ -96,17 +126,49 @@ def diagnostics(output: str) -> dict[str, list[Any]]:
     return found
 
 
-def _match(line: str, after: str) -> tuple[str, str, str] | None:
-    """(rule, message, file) of a diagnostic line ('' file: it follows on a ``-->`` line)."""
+def _match(line: str, lines: list[str], i: int, stylish_file: str) -> tuple[str, str, str] | None:
+    """(rule, message, file) of the diagnostic at ``lines[i]`` (``line``, stripped); '' file when it
+    follows on a ``-->`` line. ``stylish_file``: the file an ESLint block above it named."""
+    after = lines[i + 1] if i + 1 < len(lines) else ""
     for rx in _DIAGNOSTICS:
         m = rx.search(line)
         if m:
-            return m.group("rule"), m.group("msg"), m.groupdict().get("file") or ""
+            msg = m.group("msg") or _biome_message(lines, i)
+            return (m.group("rule"), msg, m.groupdict().get("file") or "") if msg else None
+    if stylish_file:
+        m = _STYLISH.match(line)
+        if m:
+            return m.group("rule"), m.group("msg"), stylish_file
     head = _CODE_HEADER.match(line)
     at = _RUST_AT.match(after) if head else None
     if head is not None and at is not None:
         return head.group("rule"), head.group("msg"), at.group("file")
+    warned = _RUST_WARNING.match(line)
+    at = _RUST_AT.match(after) if warned else None
+    if warned is not None and at is not None:
+        lint = _rust_lint(lines, i)
+        return (lint, warned.group("msg"), at.group("file")) if lint else None
     return None
+
+
+def _rust_lint(lines: list[str], i: int) -> str:
+    """The lint a rustc or clippy warning's notes name, before the next report starts ('' when none)."""
+    for j in range(i + 2, min(i + 3 * _FRAME_LINES, len(lines))):
+        if _RUST_WARNING.match(lines[j]):
+            break
+        m = _RUST_LINT.search(lines[j])
+        if m:
+            return (m.group("a") or m.group("b") or "").replace("clippy::", "").replace("-", "_")
+    return ""
+
+
+def _biome_message(lines: list[str], i: int) -> str:
+    """Biome's message, on the marked line under its header ('' when there is none)."""
+    for j in range(i + 1, min(i + 4, len(lines))):
+        m = _BIOME_MESSAGE.match(lines[j])
+        if m:
+            return m.group("msg")
+    return ""
 
 
 def _caret_shape(lines: list[str], i: int) -> str:
@@ -138,7 +200,9 @@ def _flagged_source(lines: list[str], i: int) -> str:
 _ANNOTATION: Final = re.compile(
     r"(//\s*nolint(?::[\w,-]+)?(?:\s*//)?|#\s*noqa(?::\s*[A-Z]+\d+(?:,\s*[A-Z]+\d+)*)?|"
     r"#\s*(?:type|pyright):\s*ignore(?:\[[\w,-]+\])?|//\s*eslint-disable(?:-next)?-line\s+[\w/@,-]+|"
-    r"@ts-(?:ignore|expect-error)|#!?\[allow\([\w:]+\)\]|@SuppressWarnings\([^)]*\))")
+    r"@ts-(?:ignore|expect-error)|#!?\[allow\([\w:]+\)\]|@Suppress(?:Warnings)?\([^)]*\)|"
+    r"//\s*biome-ignore\s+lint/\w+/\w+|#\s*(?:rubocop:disable|pylint:\s*disable=)\s*[\w/,-]+|"
+    r"#\s*shellcheck\s+disable=[\w,]+|//\s*NOLINT(?:NEXTLINE)?\([\w.,-]+\))")
 
 
 def annotation(summary: str) -> str:

@@ -218,7 +218,7 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
         return  # run in another folder (another checkout): not a fact about this project
     category = command_category(command)
     event = str(pend.get("event", ev.event_key))
-    trigger_lessons.on_check_result(sp, command, category, ev.output, ev.is_error, ev.step, event)
+    named_rules = trigger_lessons.on_check_result(sp, command, category, ev.output, ev.is_error, ev.step, event)
     # Only a checker's own run is evidence against a lesson (``mise run lint``, ``ruff check``):
     # ``echo "directive … is unused"`` is an agent's words, and an agent's words retire nothing.
     if kind_of(command) in ("lint", "test", "build"):
@@ -238,7 +238,9 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
         err = stable_error(ev.output)
         if err:
             sp.ev["last_fail"] = [command, ev.step, err, event]
-            if category in ("test", "lint", "build", "migrate") and not _CLI_ERROR.search(err):
+            # A failure whose output named checker rules is learned as those rules (``trigger_lessons``):
+            # its error line (ESLint's ``10:1 error … no-console``) would be the same lesson told twice.
+            if category in ("test", "lint", "build", "migrate") and not _CLI_ERROR.search(err) and not named_rules:
                 opened = sp.ev.setdefault("open", [])
                 if all(o["fp"] != normalize_error(err) for o in opened):
                     opened.append({"cmd": command, "cat": category, "step": ev.step, "err": err,

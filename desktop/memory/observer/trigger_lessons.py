@@ -217,8 +217,9 @@ def _wrong_place(sp: Scratchpad, miss: dict[str, Any], found: str, step: int, ev
 # -- checkers ------------------------------------------------------------------------------------
 
 def on_check_result(sp: Scratchpad, command: str, category: str | None, output: str, is_error: bool,
-                    step: int, event: str) -> None:
-    """Open a failed checker's rules; close them (as lessons) when the same checker passes.
+                    step: int, event: str) -> bool:
+    """Open a failed checker's rules; close them (as lessons) when the same checker passes. True
+    when the output named rules: the failure is the rules', learned as such, not as an error line.
 
     The checker is the command's last step (``fmt && lint`` and ``lint`` are one checker). Its
     output piped into a filter (``lint 2>&1 | tail -20``) exits with the filter's status, so a
@@ -227,7 +228,7 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
     parsed = parse(command)
     key = command_key(parsed)
     if not key:
-        return
+        return False
     name = " ".join(key)
     checks: dict[str, Any] = sp.ev.setdefault("checks", {})
     passed: dict[str, Any] = sp.ev.setdefault("passed", {})
@@ -246,7 +247,7 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
             if len(checks) > 3:
                 checks.pop(next(iter(checks)))
         _open_gap(sp, key, name, output, step, event, command)
-        return
+        return bool(rules)
     held = checks.pop(name, None)
     if held is not None:
         _rule_lessons(sp, held, command, step, event)
@@ -260,6 +261,13 @@ def on_check_result(sp: Scratchpad, command: str, category: str | None, output: 
         passed[name] = {"key": key, "step": step, "switches": [s.worded for s in switches]}
         if len(passed) > 6:
             passed.pop(next(iter(passed)))
+    return False
+
+
+def same_file(path: str, file: str) -> bool:
+    """True when an edit's path and a checker's file are one file: either may be absolute (ESLint
+    prints absolute paths, agents edit by absolute path) or relative to where the checker ran."""
+    return path == file or path.endswith("/" + file) or file.endswith("/" + path.removeprefix("./"))
 
 
 def filtered(command: Command) -> bool:
@@ -274,7 +282,7 @@ def on_edit(sp: Scratchpad, path: str, summary: str, texts: tuple[str, ...] = ()
     for held in sp.ev.get("checks", {}).values():
         for rule, info in held["rules"].items():
             file = info[1]
-            if not file or not (path == file or path.endswith("/" + file)) or not summary:
+            if not file or not same_file(path, file) or not summary:
                 continue
             known = held["edits"].get(rule)
             if known is None or (rule not in known[1] and rule in summary):
