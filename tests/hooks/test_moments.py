@@ -759,28 +759,30 @@ def test_a_guess_where_one_earlier_session_missed_hears_what_the_folder_holds(pr
     assert "`tests/` holds now: `testenv.py`" in failed
 
 
-def _review_habit(project: Any) -> int:
+def _review_habit(project: Any, words: tuple[str, ...] = (
+        "can we break up the transition test into smaller ones?",
+        "can we double check we are not having test duplication now?",
+        "those tests duplicate others and only check the standard library...")) -> int:
     """The user's review of fresh tests, learned in two sessions and reinforced in a third (each
-    session's words in its provenance, as promotion stores them)."""
+    session's words in its provenance, as promotion stores them): a one-off remark, then a concern
+    that came back (duplication, checked twice)."""
     from desktop.memory.triggers.model import EDIT, TEST_FILES, Trigger
 
-    words = ["hmm are the first two tests really testing something?",
-             "can we double check we are not having test duplication now?",
-             "those tests only check that the standard library works..."]
     mid = int(project.memories.add(NewMemory(
         content=f'The user reviews the tests an agent writes here: after tests were written, they asked "{words[0]}"',
         type="preference", source="observer_inferred", confidence=0.95, provenance_session_ids=["a", "b", "c"],
-        provenance=[{"session_id": s, "evidence": [w]} for s, w in zip("abc", words, strict=True)],
+        provenance=[{"session_id": s, "evidence": [w]} for s, w in zip("abc", words, strict=False)],
         metadata={"signal": "reviewed_tests", "signal_key": "reviewed_tests",
                   "triggers": [Trigger(EDIT, TEST_FILES).as_json()]})).result(10).id)
     flush(project)
     return mid
 
 
-def test_the_review_habit_is_said_before_the_first_new_test_with_the_users_newest_words(project: Any) -> None:
-    """Its moment is the agent about to declare a new test; the user's words from the newest other
-    sessions come with it; a code edit, an update of the tests there, a second new test and a test file
-    only read hear nothing."""
+def test_the_review_habit_is_said_before_the_first_new_test_with_the_users_concern_that_came_back(
+        project: Any) -> None:
+    """Its moment is the agent about to declare a new test; the user's words that came back in other
+    sessions come with it, not a one-off remark; a code edit, an update of the tests there, a second
+    new test and a test file only read hear nothing."""
     mid = _review_habit(project)
     h = Handlers(project)
 
@@ -803,11 +805,10 @@ def test_the_review_habit_is_said_before_the_first_new_test_with_the_users_newes
     assert f"#{mid}" not in hook(h, "before-tool", "r1", tool_name="Read", tool_use_id="e2",
                                  tool_input={"file_path": str(h.root / "tests/test_payments.py")})
     said = before_edit("r1", "tests/test_payments.py", "e3")
-    assert f"#{mid}" in said and "really testing something?" in said
+    assert f"#{mid}" in said and "test duplication" in said and "transition test" not in said
     line = next(ln for ln in said.splitlines() if f"#{mid}" in ln)
     assert len(line) < 400 and "…;" not in line  # one line, whole quotes or none
-    # newest first, the memory's own words not twice
-    assert said.index("standard library") < said.index("test duplication") and said.count("really testing") == 1
+    assert said.index("standard library") < said.index("test duplication")  # as shared, then the newest first
     assert f"#{mid}" not in before_edit("r1", "core/payments_test.go", "e4")  # once a session
     patch = ("*** Begin Patch\n*** Update File: core/payments_test.go\n@@\n-a\n+func TestB(t *testing.T) {}\n"
              "*** End Patch")
@@ -825,6 +826,31 @@ def test_the_review_habit_is_said_before_the_first_new_test_with_the_users_newes
                                                             "content": "def it_works():\n    pass"},
                                                   ["specs/cli_spec.py"])
     assert [m.id for m in own] == [mid] and "test duplication" in own[0].content
+
+
+def test_the_review_habit_is_not_said_before_a_concern_came_back(project: Any) -> None:
+    """Two sessions' remarks about two different tests share no concern: nothing is said, nothing is
+    recorded as warned, from the hooks and from Engram's own agent."""
+    from desktop.agents.memory_access import StoreMemoryAccess
+
+    mid = _review_habit(project, ("can we break up the transition test into smaller ones?",
+                                  "for every test in redact_test.go I'd like literal expectations"))
+    h = Handlers(project)
+    write = {"file_path": str(h.root / "pkg/x_test.go"), "content": "package x\n\nfunc TestX(t *testing.T) {}"}
+    assert f"#{mid}" not in hook(h, "before-tool", "o1", tool_name="Write", tool_use_id="w1", tool_input=write)
+    assert outcome_report(project.db.reads.conn()).warned == 0
+    own = StoreMemoryAccess(project).warnings_for("Write", {"file_path": "pkg/x_test.go",
+                                                            "content": write["content"]}, ["pkg/x_test.go"])
+    assert mid not in [m.id for m in own]
+
+
+def test_recurring_quotes_are_the_concern_any_language() -> None:
+    from desktop.memory.triggers.untested import recurring
+
+    quotes = ["pourquoi ces tests dupliquent-ils les anciens ?", "on peut découper ce test de transition ?",
+              "ces tests dupliquent encore la bibliothèque standard", "merci, parfait"]
+    assert recurring(quotes) == [quotes[0], quotes[2]]  # "dupli…" and "tests", in two sessions each
+    assert recurring(["one remark about something", "another remark entirely"]) == []
 
 
 def test_the_review_habit_is_repeated_when_the_user_questions_the_tests_anyway(project: Any) -> None:

@@ -10,7 +10,8 @@ a "what it looked for was in X" example whose X is gone is left out of the lesso
 stays wrong; the example went stale). Files are hashed once per (size, mtime), so a warm service
 re-reads a file only after it changed. A lesson about a path that does not exist is said with
 what its folder holds now (``folder_listing``): the files there may have changed since. The user's
-review of tests is said with their newest words (``triggers/untested.in_users_words``).
+review of tests is said with the words of it that came back, and not at all before any did
+(``triggers/untested.in_users_words``).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def as_of_now(memories: Iterable[Memory], root: Path | None, near: str = "") -> 
     if any(m.metadata.get("signal") == REVIEWED_TESTS for m in items):  # rare: the module loads only then
         from desktop.memory.triggers.untested import in_users_words
 
-        items = [in_users_words(m) for m in items]
+        items = [w for w in (in_users_words(m) for m in items) if w is not None]
     if root is None:
         return items
     out: list[Memory] = []

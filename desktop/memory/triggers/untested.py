@@ -8,8 +8,10 @@ test edit. Said at every session start instead, two blind judges found it not wo
 
 The other habit, the user questioning tests an agent just wrote, fires before a session's first test
 edit (its trigger, ``<tests>``). What the user checks is in their words, and the memory was worded
-from one session's; as it is said, the words of the newest other sessions are added
-(:func:`in_users_words`).
+from one session's. As it is said, it carries the user's concern that came back: the quotes that
+share words with what the user said in other sessions (:func:`in_users_words`). A remark made once
+("can we break up the transition test?") is about that test; two blind judges found a habit said
+with such remarks useless in most sessions.
 
 The session's state is one column of ``hook_sessions``: the first code file changed since the last
 test edit ('' when none). It is written only when it flips, so a session's many edits cost a write
@@ -41,27 +43,33 @@ MORE_WORDS: Final = 3
 #: The habit's own lead when it is said with the user's newest words (the stored memory keeps the
 #: words of the session it was learned from, for its citation).
 REVIEW_LEAD: Final = "After an agent wrote tests here, the user asked: "
+#: Words a quote must share with other sessions' quotes to be the user's concern that came back.
+SHARED_WORDS: Final = 2
+#: A word of a quote: five letters or more (shorter ones are the grammar of any sentence), compared
+#: by its first five.
+_WORD: Final = re.compile(r"[^\W\d_]{5,}")
+_STEM: Final = 5
 #: A quote's first sentence, when it has one of a useful length.
 _FIRST_SENTENCE: Final = re.compile(r"(.{20,}?[?.!])(?:\s|$)", re.S)
 
 
-def in_users_words(memory: Memory) -> Memory:
-    """A habit memory said in the user's newest words (its provenance, newest session first), so an
-    agent hears what the user asks now, not only what they asked the day it was learned.
+def in_users_words(memory: Memory) -> Memory | None:
+    """A habit memory said in the user's words that came back: the quotes of its provenance that
+    share words with what the user said in other sessions (:func:`recurring`), the most shared first,
+    then the newest. None when no quote recurs yet: the habit is not said on one-off remarks.
 
     Each quote is the first sentence of what the user said, whole: a quote cut mid-word reads as
-    noise, so a quote that does not fit the line is left out, and only the newest may be cut. A
-    memory a person reworded keeps its words, with the newest quotes after them."""
+    noise, so a quote that does not fit the line is left out, and only the first may be cut. A
+    memory a person reworded keeps its words, with the quotes after them, and is said even when
+    none recurs."""
     if memory.metadata.get("signal") != REVIEWED_TESTS:
         return memory  # "add tests" needs no one's words: two blind judges labelled it by its moments
     own = memory.content.startswith(REVIEWED_TESTS_LEAD)
     lead = REVIEW_LEAD if own else f"{memory.content.rstrip('.')}; in other sessions: "
     room = LINE_CHARS - len(lead) - 1
     seen: list[str] = []
-    for prov in reversed(memory.provenance):
-        words = prov.get("evidence") if isinstance(prov, dict) else None
-        quote = _first_sentence(str(words[0])) if isinstance(words, list) and words else ""
-        quote = redact_stored(quote)  # redacted before it is measured
+    for said in recurring(_quotes(memory)):
+        quote = redact_stored(_first_sentence(said))  # redacted before it is measured
         if not quote or any(quote[:60] in s for s in seen) or (not own and quote[:60] in memory.content):
             continue
         if len(quote) + 4 <= room:
@@ -74,8 +82,34 @@ def in_users_words(memory: Memory) -> Memory:
         if len(seen) == MORE_WORDS:
             break
     if not seen:
-        return memory
+        return None if own else memory
     return replace(memory, content=lead + "; ".join(f'"{q}"' for q in seen) + ".")
+
+
+def _quotes(memory: Memory) -> list[str]:
+    """The user's words each session of the memory's provenance gave, newest first, one a session."""
+    out: list[str] = []
+    for prov in reversed(memory.provenance):
+        words = prov.get("evidence") if isinstance(prov, dict) else None
+        if isinstance(words, list) and words and str(words[0]).strip():
+            out.append(" ".join(str(words[0]).split()))
+    return out
+
+
+def recurring(quotes: list[str]) -> list[str]:
+    """The quotes that share at least :data:`SHARED_WORDS` words with quotes of other sessions, the
+    most shared first, then in the order given. A word counts when it comes back, in two quotes or
+    more, without being the habit's subject itself: in at most half the quotes once there are more
+    than four ("tests" in every review is no concern). Words are compared by their first letters, so
+    "duplicate" and "duplication" are one concern, in any language written with spaces."""
+    words = [{w.casefold()[:_STEM] for w in _WORD.findall(q)} for q in quotes]
+    seen_in: dict[str, int] = {}
+    for ws in words:
+        for w in ws:
+            seen_in[w] = seen_in.get(w, 0) + 1
+    most = max(2, len(quotes) // 2)
+    scored = [(sum(1 for w in ws if 2 <= seen_in[w] <= most), i) for i, ws in enumerate(words)]
+    return [quotes[i] for n, i in sorted(scored, key=lambda x: (-x[0], x[1])) if n >= SHARED_WORDS]
 
 
 def _first_sentence(text: str) -> str:
