@@ -847,9 +847,9 @@ def test_the_review_habit_is_not_said_before_a_concern_came_back(project: Any) -
 def test_recurring_quotes_are_the_concern_any_language() -> None:
     from desktop.memory.triggers.untested import recurring
 
-    quotes = ["pourquoi ces tests dupliquent-ils les anciens ?", "on peut découper ce test de transition ?",
+    quotes = ["pourquoi ces tests dupliquent-ils la bibliothèque ?", "on peut découper ce test de transition ?",
               "ces tests dupliquent encore la bibliothèque standard", "merci, parfait"]
-    assert recurring(quotes) == [quotes[0], quotes[2]]  # "dupli…" and "tests", in two sessions each
+    assert recurring(quotes) == [quotes[0], quotes[2]]  # "dupli…" and "bibli…", in two sessions each
     assert recurring(["one remark about something", "another remark entirely"]) == []
 
 

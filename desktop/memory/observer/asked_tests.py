@@ -25,6 +25,7 @@ review, a harness message or a subagent's brief is not the user asking (``uttera
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Final
 
@@ -34,6 +35,8 @@ from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import ASKED_TESTS, REVIEWED_TESTS, Signal
 from desktop.memory.observer.utterances import PROMPT, user_utterance
 from desktop.memory.privacy.boundary import redact_then_cut
+from desktop.memory.store.memory_ops import EditMemory
+from desktop.memory.store.writer import Tx
 from desktop.memory.text.file_kinds import is_code_change, is_test_file
 from desktop.memory.triggers.model import EDIT, TEST_FILES, Trigger, adds_lines
 
@@ -137,3 +140,18 @@ def on_edit(sp: Scratchpad, path: str, step: int, *, whole_file: bool = False,
             sp.add_signal(Signal(ASKED_TESTS, ASKED_TESTS, step, [], data, [ask["text"]]))
     elif is_code_change(path):
         state["untested"] = True
+
+
+def reword_review(tx: Tx, memory_id: int) -> None:
+    """After another session reinforced the review habit, store it in the user's concern that came
+    back (``triggers/untested.reworded_review``): it was worded from the first session's remark,
+    often about that one test ("can you add an explicit test for this?", judged an anecdote). The
+    audit log keeps the earlier wording; a person's wording is never replaced."""
+    from desktop.memory.triggers.untested import reworded_review
+
+    row = tx.execute("SELECT content, provenance, user_verified FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    if row is None or row[2]:
+        return
+    new = reworded_review(str(row[0]), json.loads(row[1] or "[]"))
+    if new:
+        EditMemory(memory_id, {"content": new}, actor="observer", reason="the user's concern that came back").apply(tx)

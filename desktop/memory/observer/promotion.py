@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from desktop.memory.observer import cross_session as xs
+from desktop.memory.observer.asked_tests import reword_review
 from desktop.memory.observer.contradictions import (
     Contradiction,
     annotation_contradicted,
@@ -343,6 +344,8 @@ class PromoteSession(WriteOp[PromotionResult]):
             for key in events:
                 tx.execute("INSERT OR IGNORE INTO memory_evidence(memory_id, event_key, session_id, signal, added_at)"
                            " VALUES (?,?,?,?,?)", (r.id, key, sid, signal, tx.now))
+            if not r.created and signal == REVIEWED_TESTS:
+                reword_review(tx, r.id)
             if not r.created and promoted:
                 # The same lesson learned in another session: a candidate becomes a memory.
                 tx.execute("UPDATE memories SET candidate = 0 WHERE id = ? AND candidate = 1 AND source = ?"

@@ -66,11 +66,29 @@ def in_users_words(memory: Memory) -> Memory | None:
         return memory  # "add tests" needs no one's words: two blind judges labelled it by its moments
     own = memory.content.startswith(REVIEWED_TESTS_LEAD)
     lead = REVIEW_LEAD if own else f"{memory.content.rstrip('.')}; in other sessions: "
-    room = LINE_CHARS - len(lead) - 1
+    seen = _fitting(_quotes(memory.provenance), LINE_CHARS - len(lead) - 1, "" if own else memory.content)
+    if not seen:
+        return None if own else memory
+    return replace(memory, content=lead + "; ".join(f'"{q}"' for q in seen) + ".")
+
+
+def reworded_review(content: str, provenance: list[Any]) -> str:
+    """The stored wording of the review habit with the user's concern that came back, as it is said
+    (:func:`in_users_words`); '' when it stays as it is (a person's wording, or nothing recurs yet)."""
+    if not content.startswith(REVIEWED_TESTS_LEAD):
+        return ""
+    seen = _fitting(_quotes(provenance), LINE_CHARS - len(REVIEWED_TESTS_LEAD) - 1, "")
+    new = REVIEWED_TESTS_LEAD + "; ".join(f'"{q}"' for q in seen) + "." if seen else ""
+    return new if new and new != content else ""
+
+
+def _fitting(quotes: list[str], room: int, already: str) -> list[str]:
+    """The recurring quotes' first sentences that fit ``room``, whole (only the first may be cut),
+    none of them twice nor one ``already`` says."""
     seen: list[str] = []
-    for said in recurring(_quotes(memory)):
+    for said in recurring(quotes):
         quote = redact_stored(_first_sentence(said))  # redacted before it is measured
-        if not quote or any(quote[:60] in s for s in seen) or (not own and quote[:60] in memory.content):
+        if not quote or any(quote[:60] in s for s in seen) or (already and quote[:60] in already):
             continue
         if len(quote) + 4 <= room:
             seen.append(quote)
@@ -81,33 +99,34 @@ def in_users_words(memory: Memory) -> Memory | None:
         room -= len(seen[-1]) + 4
         if len(seen) == MORE_WORDS:
             break
-    if not seen:
-        return None if own else memory
-    return replace(memory, content=lead + "; ".join(f'"{q}"' for q in seen) + ".")
+    return seen
 
 
-def _quotes(memory: Memory) -> list[str]:
-    """The user's words each session of the memory's provenance gave, newest first, one a session."""
+def _quotes(provenance: list[Any]) -> list[str]:
+    """The user's words each session of a memory's provenance gave, newest first, one a session."""
     out: list[str] = []
-    for prov in reversed(memory.provenance):
+    for prov in reversed(provenance):
         words = prov.get("evidence") if isinstance(prov, dict) else None
         if isinstance(words, list) and words and str(words[0]).strip():
             out.append(" ".join(str(words[0]).split()))
     return out
 
 
-def recurring(quotes: list[str]) -> list[str]:
+def recurring(quotes: list[str], subject: str = "test") -> list[str]:
     """The quotes that share at least :data:`SHARED_WORDS` words with quotes of other sessions, the
     most shared first, then in the order given. A word counts when it comes back, in two quotes or
-    more, without being the habit's subject itself: in at most half the quotes once there are more
-    than four ("tests" in every review is no concern). Words are compared by their first letters, so
-    "duplicate" and "duplication" are one concern, in any language written with spaces."""
-    words = [{w.casefold()[:_STEM] for w in _WORD.findall(q)} for q in quotes]
+    more, without being the habit's subject: not the ``subject`` every quote was chosen for ("tests",
+    "testing"), nor a word in nearly all of them (three quotes in four, once there are more than
+    four). Words are compared by
+    their first letters, so "duplicate" and "duplication" are one concern, in any language written
+    with spaces."""
+    words = [{w.casefold()[:_STEM] for w in _WORD.findall(q) if not w.casefold().startswith(subject)}
+             for q in quotes]
     seen_in: dict[str, int] = {}
     for ws in words:
         for w in ws:
             seen_in[w] = seen_in.get(w, 0) + 1
-    most = max(2, len(quotes) // 2)
+    most = max(3, len(quotes) * 3 // 4)
     scored = [(sum(1 for w in ws if 2 <= seen_in[w] <= most), i) for i, ws in enumerate(words)]
     return [quotes[i] for n, i in sorted(scored, key=lambda x: (-x[0], x[1])) if n >= SHARED_WORDS]
 
