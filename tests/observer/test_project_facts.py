@@ -39,14 +39,11 @@ def test_no_docker_here() -> None:
     assert "Docker is not available here" in _facts(s)["docker"]
 
 
-def test_versions_a_manifest_pins() -> None:
+def test_what_a_manifest_pins_is_no_fact_it_is_one_read_away() -> None:
     s = Seq().read("go.mod", "     1\tmodule github.com/acme/api\n     2\t\n     3\tgo 1.25.6\n")
     s.read("pyproject.toml", '[project]\nname = "x"\nrequires-python = ">=3.11"\n')
     s.read(".tool-versions", "nodejs 20.11.1\n")
-    got = sorted(sig.data["text"] for sig in kinds(digest_of(s.end()))["project_fact"])
-    assert got == ["The project uses Go 1.25.6 (pinned in `go.mod`).",
-                   "The project uses Node 20.11.1 (pinned in `.tool-versions`).",
-                   "The project uses Python >=3.11 (pinned in `pyproject.toml`)."]
+    assert "project_fact" not in kinds(digest_of(s.end()))
 
 
 def test_what_the_user_states_about_the_environment_is_kept_at_once(db: Database) -> None:
@@ -56,18 +53,18 @@ def test_what_the_user_states_about_the_environment_is_kept_at_once(db: Database
     assert rows == [('The user stated: "we\'re using `uv` for the virtualenv, not pip."', 0, "note")]
 
 
-def test_a_command_fact_needs_a_second_session_and_a_newer_pin_supersedes(db: Database) -> None:
+def test_a_command_fact_needs_a_second_session_and_a_newer_one_supersedes(db: Database) -> None:
     p = Promoter(db, novelty=Novelty(HashingEmbedder()))
     remote = "origin\thttps://github.com/acme/api.git (fetch)"
     p.promote(digest_of(Seq("a", t0=1e9).bash("git remote -v", remote).end()))
     assert db.reads.conn().execute("SELECT count(*) FROM memories").fetchall() == [(0,)]
     p.promote(digest_of(Seq("b", t0=1e9 + 100).bash("git remote -v", remote).end()))
-    p.promote(digest_of(Seq("c", t0=1e9 + 200).read("go.mod", "go 1.24\n").end()))
-    p.promote(digest_of(Seq("d", t0=1e9 + 300).read("go.mod", "go 1.25\n").end()))
+    moved = "origin\thttps://github.com/acme/api-v2.git (fetch)"
+    p.promote(digest_of(Seq("c", t0=1e9 + 200).bash("git remote -v", moved).end()))
+    p.promote(digest_of(Seq("d", t0=1e9 + 300).bash("git remote -v", moved).end()))
     rows = db.reads.conn().execute("SELECT content, deprecated FROM memories ORDER BY id").fetchall()
-    assert rows == [("The project's repository is `acme/api` on github.com.", 0),
-                    ("The project uses Go 1.24 (pinned in `go.mod`).", 1),
-                    ("The project uses Go 1.25 (pinned in `go.mod`).", 0)]
+    assert rows == [("The project's repository is `acme/api` on github.com.", 1),
+                    ("The project's repository is `acme/api-v2` on github.com.", 0)]
 
 
 def test_the_issues_own_example_of_a_stated_environment() -> None:

@@ -282,8 +282,6 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
         if not harness:
             recipes.on_result(sp, ev, pend)
             project_facts.on_command(sp, ev, pend)
-    elif tool == READ and not ev.is_error:
-        project_facts.on_read(sp, ev, pend)
     shell_strays.on_result(sp, ev, pend)
     if tool == BASH:
         shell_escapes.on_result(sp, ev, pend)
