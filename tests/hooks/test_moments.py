@@ -850,7 +850,7 @@ def test_recurring_quotes_are_the_concern_any_language() -> None:
     quotes = ["pourquoi ces tests dupliquent-ils la bibliothèque ?", "on peut découper ce test de transition ?",
               "ces tests dupliquent encore la bibliothèque standard", "merci, parfait"]
     assert recurring(quotes) == [quotes[0], quotes[2]]  # "dupli…" and "bibli…", in two sessions each
-    assert recurring(["one remark about something", "another remark entirely"]) == []
+    assert recurring(["one remark about this", "something else entirely"]) == []
 
 
 def test_the_review_habit_is_repeated_when_the_user_questions_the_tests_anyway(project: Any) -> None:
