@@ -625,3 +625,16 @@ def test_ruffs_caret_under_a_qualified_call_flags_that_call() -> None:
     found = diagnostics(out)["PTH118"]
     assert found[1] == "src/app/paths.py" and found[2] == ["call os.path.join("]
     assert found[3] == ["p = os.path.join(base, name)"]  # kept: how an edit rewrote it is the fix to tell
+
+
+def test_a_long_line_without_dots_is_read_in_linear_time() -> None:
+    """A minified line or a blob in a checker's output: searched for a file at every position of a
+    run of path characters, a 6,000-character line took 2.4 s and 30,000 characters 90 s."""
+    import time
+
+    started = time.perf_counter()
+    assert diagnostics("\n".join(["A/B" * 10_000] * 20 + ["a.rb:1:1: C: " + "A/B" * 10_000])) == {}
+    assert time.perf_counter() - started < 2.0
+    # a diagnostic after such a line is still read
+    found = diagnostics("x" * 50_000 + "\ncmd/a.go:3:1: error is not nil (line 2) but it returns nil (nilerr)")
+    assert list(found) == ["nilerr"]

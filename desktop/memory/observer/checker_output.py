@@ -19,13 +19,18 @@ from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.triggers.code_shape import flagged_shape, is_call
 
 MAX_SHAPES: Final = 3
+#: The characters of an output line read: a diagnostic is shorter; a longer line is data.
+MAX_LINE: Final = 2000
 #: Build switches that leave code out of a build unless given, by what they select: the reason a
 #: weaker check passes while a sibling fails. Read from the command and from the task runner's echo
 #: of what it ran (``[test:ci] $ go test -tags=integration ./...``).
 _SWITCHES: Final = ((("build tag", "-tags"), re.compile(r"(?<![\w-])-tags[= ]['\"]?([\w,.-]+)")),
                     (("feature", "--features"), re.compile(r"(?<![\w-])--features[= ]['\"]?([\w,.-]+)")))
 
-_FILE: Final = r"(?P<file>(?:\.{0,2}/)?[\w@+-][\w@.+/-]*\.[A-Za-z]\w{0,7})"
+#: A file as checkers print it. It starts where a path can start, never inside a run of path characters:
+#: searched from every position of a long run without dots (a minified line, a base64 blob), the
+#: pattern's backtracking made each line quadratic (a 30,000-character line took 90 s).
+_FILE: Final = r"(?<![\w@.+/-])(?P<file>(?:\.{0,2}/)?[\w@+-][\w@.+/-]*\.[A-Za-z]\w{0,7})"
 #: An ESLint rule: ``no-console``, ``@typescript-eslint/no-explicit-any``, ``react/jsx-key``.
 _JS_RULE: Final = r"(?P<rule>[@\w][\w@/.-]{1,80})"
 #: Diagnostic lines of common checkers, by their output format.
@@ -95,7 +100,7 @@ def diagnostics(output: str) -> dict[str, list[Any]]:
     found: dict[str, list[Any]] = {}
     pending_rust: str | None = None
     stylish_file = ""
-    lines = [raw.rstrip() for raw in output[-40_000:].splitlines()[-600:]]
+    lines = [raw.rstrip()[:MAX_LINE] for raw in output[-40_000:].splitlines()[-600:]]
     for i, line in enumerate(lines):
         if pending_rust is not None:
             at = _RUST_AT.match(line)
