@@ -851,6 +851,9 @@ def test_recurring_quotes_are_the_concern_any_language() -> None:
               "ces tests dupliquent encore la bibliothèque standard", "merci, parfait"]
     assert recurring(quotes) == [quotes[0], quotes[2]]  # "dupli…" and "bibli…", in two sessions each
     assert recurring(["one remark about this", "something else entirely"]) == []
+    # the grammar two remarks share is no concern: "I think we should" twice, "there's already" twice
+    assert recurring(["I think we should stay with that one", "I think we should split it",
+                      "there's already a fix, let me rebase", "is there already a helper?"]) == []
 
 
 def test_the_review_habit_is_repeated_when_the_user_questions_the_tests_anyway(project: Any) -> None:

@@ -52,6 +52,15 @@ SHARED_WORDS: Final = 1
 #: by its first five.
 _WORD: Final = re.compile(r"[^\W\d_]{5,}")
 _STEM: Final = 5
+#: Function words of five letters or more (English and French, the languages Engram speaks): the
+#: grammar of a remark, never its concern. Shared by two remarks, they matched a rebase request to a
+#: review ("i should rebase … there's already a fix") and "I think we should …" to every opinion.
+_FUNCTION_WORDS: Final = frozenset(w[:_STEM] for w in (
+    "should would could there their those these other about which where while after before again "
+    "already always never still every something anything nothing everything really maybe think because "
+    "since until being having doing going actually basically probably please thanks right though through "
+    "without within another between alors aussi avant après encore toujours jamais quand comme cette "
+    "leurs notre votre faire peut-être pourquoi parce depuis pendant quelque chose rien merci").split())
 #: A quote's first sentence, when it has one of a useful length.
 _FIRST_SENTENCE: Final = re.compile(r"(.{20,}?[?.!])(?:\s|$)", re.S)
 
@@ -120,11 +129,11 @@ def recurring(quotes: list[str], subject: str = "test") -> list[str]:
     most shared first, then in the order given. A word counts when it comes back, in two quotes or
     more, without being the habit's subject: not the ``subject`` every quote was chosen for ("tests",
     "testing"), nor a word in nearly all of them (three quotes in four, once there are more than
-    four). Words are compared by
+    four), nor a function word (:data:`_FUNCTION_WORDS`). Words are compared by
     their first letters, so "duplicate" and "duplication" are one concern, in any language written
     with spaces."""
     words = [{w.casefold()[:_STEM] for w in _WORD.findall(q) if not w.casefold().startswith(subject)}
-             for q in quotes]
+             - _FUNCTION_WORDS for q in quotes]
     seen_in: dict[str, int] = {}
     for ws in words:
         for w in ws:
