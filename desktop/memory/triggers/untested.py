@@ -56,11 +56,13 @@ _STEM: Final = 5
 #: grammar of a remark, never its concern. Shared by two remarks, they matched a rebase request to a
 #: review ("i should rebase … there's already a fix") and "I think we should …" to every opinion.
 _FUNCTION_WORDS: Final = frozenset(w[:_STEM] for w in (
-    "should would could there their those these other about which where while after before again "
-    "already always never still every something anything nothing everything really maybe think because "
-    "since until being having doing going actually basically probably please thanks right though through "
-    "without within another between alors aussi avant après encore toujours jamais quand comme cette "
-    "leurs notre votre faire peut-être pourquoi parce depuis pendant quelque chose rien merci").split())
+    "should", "would", "could", "there", "their", "those", "these", "other", "about", "which", "where", "while",
+    "after", "before", "again", "already", "always", "never", "still", "every", "something", "anything", "nothing",
+    "everything", "really", "maybe", "think", "because", "since", "until", "being", "having", "doing", "going",
+    "actually", "basically", "probably", "please", "thanks", "right", "though", "through", "without", "within",
+    "another", "between", "alors", "aussi", "avant", "après", "encore", "toujours", "jamais", "quand", "comme",
+    "cette", "leurs", "notre", "votre", "faire", "peut-être", "pourquoi", "parce", "depuis", "pendant", "quelque",
+    "chose", "rien", "merci"))
 #: A quote's first sentence, when it has one of a useful length.
 _FIRST_SENTENCE: Final = re.compile(r"(.{20,}?[?.!])(?:\s|$)", re.S)
 
