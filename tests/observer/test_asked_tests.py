@@ -4,6 +4,8 @@ session shows it again; given when asked for, never volunteered (tests/hooks/tes
 
 from __future__ import annotations
 
+import json
+
 from obs_helpers import Seq, digest_of, kinds
 
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
@@ -184,3 +186,21 @@ def test_a_reworded_review_habit_keeps_the_persons_words() -> None:
 
     assert reworded_review(person, [{"evidence": ["is there duplication again? check it"]},
                                     {"evidence": ["double check the duplication"]}]) == ""  # never replaced
+
+
+def test_a_rewording_another_memory_already_says_leaves_the_habit_and_the_promotion_goes_on(db: Database) -> None:
+    from desktop.memory.service import MemoryService
+    from desktop.memory.triggers.untested import reworded_review
+
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    promoter.promote(digest_of(reviewed("k1", "are these tests duplicating the standard library?").end()))
+    promoter.promote(digest_of(reviewed("k2", "are these tests duplicating the standard library?").end()))
+    sql = "SELECT id, content, provenance FROM memories WHERE json_extract(metadata, '$.signal') = 'reviewed_tests'"
+    [(mid, before, prov)] = db.reads.conn().execute(sql).fetchall()
+    third = "do these tests duplicate the standard library checks again?"
+    clash = reworded_review(before, [*json.loads(prov), {"evidence": [third]}])
+    assert clash
+    MemoryService(db).add(clash, type="note", source="user_taught").result(10)  # a person wrote those very words
+    result = promoter.promote(digest_of(reviewed("k3", third).edit("cmd/cli/x.go").end()))
+    assert mid in result.reinforced
+    assert db.reads.conn().execute("SELECT content FROM memories WHERE id = ?", (mid,)).fetchall()[0][0] == before

@@ -26,6 +26,7 @@ review, a harness message or a subagent's brief is not the user asking (``uttera
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Any, Final
 
@@ -35,6 +36,7 @@ from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import ASKED_TESTS, REVIEWED_TESTS, Signal
 from desktop.memory.observer.utterances import PROMPT, user_utterance
 from desktop.memory.privacy.boundary import redact_then_cut
+from desktop.memory.store.errors import EngramError
 from desktop.memory.store.memory_ops import EditMemory
 from desktop.memory.store.writer import Tx
 from desktop.memory.text.file_kinds import is_code_change, is_test_file
@@ -57,6 +59,7 @@ _RUN_VERB: Final = re.compile(
     r"fail(?:s|ed|ing|ures?)?|flak(?:y|iness)|échou\w*|fehlgeschlagen|schlägt \w+ fehl|fall(?:a|an|ó|ando|ido))\b",
     re.I)
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+")
+_log = logging.getLogger("engram.observer.asked_tests")
 _STATE: Final = "asked_tests"
 _REVIEW: Final = "reviewed_tests"
 
@@ -153,5 +156,9 @@ def reword_review(tx: Tx, memory_id: int) -> None:
     if row is None or row[2]:
         return
     new = reworded_review(str(row[0]), json.loads(row[1] or "[]"))
-    if new:
+    if not new:
+        return
+    try:
         EditMemory(memory_id, {"content": new}, actor="observer", reason="the user's concern that came back").apply(tx)
+    except EngramError as exc:  # another memory says it already: the session's promotion goes on
+        _log.info("review habit #%d kept its words: %s", memory_id, exc)
