@@ -133,7 +133,11 @@ def main() -> None:
                                                        == 3 else "mod.go")), "old_string": "a", "new_string": "b"},
                                         "tool_response": {"filePath": str(root / f"pkg{n % 9}" / "mod.go")}},
     }
-    hook_exe = [args.client] if args.client else exe
+    # The hook as agents run it: the command ``engram hooks install`` writes (``launch.hook_argv``:
+    # the interpreter isolated and without ``site``, on Engram's hook entry point).
+    from desktop.agents.launch import hook_argv
+
+    hook_exe = [args.client] if args.client else hook_argv()
     rows = []
     for service in (False, True):
         env = _env(data, service)

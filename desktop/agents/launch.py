@@ -46,6 +46,18 @@ def engram_argv() -> list[str]:
     return [str(Path(sys.executable).absolute()), "-P", "-m", "desktop.cli.main"]
 
 
+def hook_argv() -> list[str]:
+    """The absolute command that runs ``engram`` for a hook (``hook EVENT ...`` follows): this
+    interpreter isolated and without ``site``, on Engram's own hook entry point, which starts in
+    half the time (``hooks/engram_hook.py``). The frozen app runs itself, as for any command."""
+    if getattr(sys, "frozen", False):
+        return engram_argv()
+    entry = Path(__file__).resolve().parent / "hooks" / "engram_hook.py"
+    # The interpreter's path as it is, not resolved: a venv's python is a link, and the venv is
+    # found from where the link is.
+    return [str(Path(sys.executable).absolute()), "-I", "-S", str(entry)]
+
+
 def spawn_environment() -> dict[str, str]:
     """This process's environment without the relative ``PYTHONPATH`` entries (``.``, ``''``)
     that would make a child import from whatever folder it starts in."""

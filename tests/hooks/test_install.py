@@ -124,7 +124,7 @@ def test_unreadable_settings_are_never_overwritten(tmp_path: Path) -> None:
 def test_moved_engram_updates_the_entry_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "h"
     path, _ = hk.install("claude-code", "project", tmp_path, home)
-    monkeypatch.setattr("desktop.agents.launch.engram_argv", lambda: ["/opt/new/bin/engram"])
+    monkeypatch.setattr("desktop.agents.launch.hook_argv", lambda: ["/opt/new/bin/engram"])
     assert hk.status("claude-code", "project", tmp_path, home).stale
     hk.install("claude-code", "project", tmp_path, home)
     data = json.loads(path.read_text(encoding="utf-8"))

@@ -85,6 +85,25 @@ def test_hook_installed_for_a_repository_runs_engram_not_the_repositorys_code(
     assert "hook service listening" in log
 
 
+def test_the_hook_command_ignores_a_pythonpath_naming_the_repository(hostile: tuple[Path, Path, Path],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook runs isolated and without ``site`` (half the start time): ``PYTHONPATH`` naming the
+    repository, or ``.``, chooses nothing; the full runner still finds Engram's dependencies."""
+    from desktop.agents.hooks import install as hk
+
+    repo, marker, data = hostile
+    command = hk.hook_command("claude-code", "session-start", data)
+    assert " -I -S " in command and command.split(" ")[3].endswith("/desktop/agents/hooks/engram_hook.py")
+    payload = {"session_id": "s1", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
+    env = clean_env(PYTHONPATH=os.pathsep.join([str(repo), "."]), ENGRAM_HOOK_NO_SERVICE="1")
+    done = subprocess.run(["bash", "-c", command], input=json.dumps(payload), capture_output=True, text=True,
+                          cwd=repo, env=env, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""
+    assert not marker.exists(), "the repository's desktop package ran"
+    log = (data / "logs" / "hooks.log").read_text(encoding="utf-8")  # the full runner answered (site set up)
+    assert "hook claude-code/session-start session=s1" in log
+
+
 def test_mcp_launch_command_ignores_the_working_folder(hostile: tuple[Path, Path, Path],
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The command written into an MCP client's configuration, run from the repository."""

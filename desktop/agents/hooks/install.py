@@ -40,7 +40,7 @@ from desktop.agents.hooks.protocol import (
 )
 from desktop.memory.store.errors import ValidationError
 
-OURS = re.compile(r"(?:engram\S*|desktop\.cli\.main|--cli)\s+hook\s+[\w-]+\s+--agent\s")
+OURS = re.compile(r"(?:engram\S*|desktop\.cli\.main|--cli)\s+hook\s+[\w-]+\s+--agent\s")  # engram_hook.py too
 # What an older Engram added to Codex's config.toml (hooks were behind this flag before Codex 0.124).
 LEGACY_FEATURE_LINE = "codex_hooks = true  # added by engram hooks install"
 LEGACY_FEATURES_HEADER = "[features]  # added by engram hooks install"
@@ -75,23 +75,18 @@ def settings_path(agent: str, scope: str, project: Path, home: Path) -> Path:
             "gemini": base / ".gemini" / "settings.json"}[agent]
 
 
-def engram_command() -> list[str]:
-    """How a hook runs Engram: by this installation's absolute entry point.
+def hook_command(agent: str, event: str, data_dir: Path | None) -> str:
+    """The shell command of one hook entry, by this installation's absolute entry point.
 
     Agents run hooks in the repository they work in, so the command must not let that folder
     choose the code (no ``python -m`` with the working folder on ``sys.path``, no ``engram``
     found through a relative ``PATH`` entry): see desktop/agents/launch.py.
     """
-    from desktop.agents.launch import engram_argv
-
-    return engram_argv()
-
-
-def hook_command(agent: str, event: str, data_dir: Path | None) -> str:
-    """The shell command of one hook entry."""
     import shlex
 
-    base = engram_command()
+    from desktop.agents.launch import hook_argv
+
+    base = hook_argv()
     # The agent runs hooks from its own folder: a data folder given relative to where this was
     # installed must not become another, empty one there.
     where = ["--data-dir", str(Path(data_dir).expanduser().resolve())] if data_dir else []
