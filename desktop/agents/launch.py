@@ -49,10 +49,10 @@ def engram_argv() -> list[str]:
 def hook_argv() -> list[str]:
     """The absolute command that runs ``engram`` for a hook (``hook EVENT ...`` follows): this
     interpreter isolated and without ``site``, on Engram's own hook entry point, which starts in
-    half the time (``hooks/engram_hook.py``). The frozen app runs itself, as for any command."""
+    half the time (``cli/engram_hook.py``). The frozen app runs itself, as for any command."""
     if getattr(sys, "frozen", False):
         return engram_argv()
-    entry = Path(__file__).resolve().parent / "hooks" / "engram_hook.py"
+    entry = Path(__file__).resolve().parent.parent / "cli" / "engram_hook.py"
     # The interpreter's path as it is, not resolved: a venv's python is a link, and the venv is
     # found from where the link is.
     return [str(Path(sys.executable).absolute()), "-I", "-S", str(entry)]

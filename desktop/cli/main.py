@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; known failures print one line and exit non-zero."""
     args_in = list(sys.argv[1:] if argv is None else argv)
     if args_in[:1] == ["hook"]:
-        return _hook(args_in[1:])
+        return run_hook(args_in[1:])
     if args_in[:1] == ["mcp"] and not {"--print-config", "-h", "--help"} & set(args_in):
         # An MCP client waits for the handshake: answer it before anything heavy is imported.
         from desktop.agents.mcp_front import main as serve_mcp
@@ -108,11 +108,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _hook(argv: list[str]) -> int:
+def run_hook(argv: list[str], *, site_missing: bool = False) -> int:
     """``engram hook``: an agent runs it on every event, tool calls included.
 
     A warm service answers through the lean client (nothing else imported); otherwise the
     full runner answers with the payload already read. Never writes to stderr, exits 0.
+    ``site_missing``: the interpreter started without ``site`` (the installed hook command,
+    ``engram_hook.py``), which the full runner's dependencies need.
     """
     import os
 
@@ -126,6 +128,10 @@ def _hook(argv: list[str]) -> int:
             os._exit(0)  # nothing left to wait for; skip the interpreter's shutdown
     except Exception:  # the full runner below answers (or stays silent) whatever happened here
         pass
+    if site_missing:
+        import site
+
+        site.main()  # the venv's packages, after Engram's own folder (already first)
     from desktop.cli import hook_cmds
 
     return hook_cmds.run_hook_command(argv, stdin)

@@ -93,7 +93,7 @@ def test_the_hook_command_ignores_a_pythonpath_naming_the_repository(hostile: tu
 
     repo, marker, data = hostile
     command = hk.hook_command("claude-code", "session-start", data)
-    assert " -I -S " in command and command.split(" ")[3].endswith("/desktop/agents/hooks/engram_hook.py")
+    assert " -I -S " in command and command.split(" ")[3].endswith("/desktop/cli/engram_hook.py")
     payload = {"session_id": "s1", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
     env = clean_env(PYTHONPATH=os.pathsep.join([str(repo), "."]), ENGRAM_HOOK_NO_SERVICE="1")
     done = subprocess.run(["bash", "-c", command], input=json.dumps(payload), capture_output=True, text=True,
