@@ -851,6 +851,10 @@ def test_recurring_quotes_are_the_concern_any_language() -> None:
               "ces tests dupliquent encore la bibliothèque standard", "merci, parfait"]
     assert recurring(quotes) == [quotes[0], quotes[2]]  # "dupli…" and "bibli…", in two sessions each
     assert recurring(["one remark about this", "something else entirely"]) == []
+    from desktop.memory.triggers.untested import _quotes
+
+    twice = [{"evidence": ["are these tests duplicated?"]}, {"evidence": ["are  these tests duplicated?"]}]
+    assert recurring(_quotes(twice)) == []  # one remark recorded twice did not come back
     # the grammar two remarks share is no concern: "I think we should" twice, "there's already" twice
     assert recurring(["I think we should stay with that one", "I think we should split it",
                       "there's already a fix, let me rebase", "is there already a helper?"]) == []
