@@ -855,6 +855,9 @@ def test_recurring_quotes_are_the_concern_any_language() -> None:
 
     twice = [{"evidence": ["are these tests duplicated?"]}, {"evidence": ["are  these tests duplicated?"]}]
     assert recurring(_quotes(twice)) == []  # one remark recorded twice did not come back
+    later = [{"evidence": ["I'd rather stay with this command. The acceptance spec was skipped."]},
+             {"evidence": ["Work outside-in from now on, please. Acceptance first, nothing skipped."]}]
+    assert recurring(_quotes(later)) == []  # shared only by sentences that are not said
     # the grammar two remarks share is no concern: "I think we should" twice, "there's already" twice
     assert recurring(["I think we should stay with that one", "I think we should split it",
                       "there's already a fix, let me rebase", "is there already a helper?"]) == []

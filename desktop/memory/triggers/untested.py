@@ -117,11 +117,13 @@ def _fitting(quotes: list[str], room: int, already: str) -> list[str]:
 
 
 def _quotes(provenance: list[Any]) -> list[str]:
-    """The user's words each session of a memory's provenance gave, newest first, one a session."""
+    """The first sentence of the user's words each session of a memory's provenance gave, newest
+    first, one a session: what is said is what is compared (a concern shared only by later sentences
+    left a quote that did not say it, judged weak in BookMinder's r44)."""
     out: list[str] = []
     for prov in reversed(provenance):
         words = prov.get("evidence") if isinstance(prov, dict) else None
-        quote = " ".join(str(words[0]).split()) if isinstance(words, list) and words else ""
+        quote = _first_sentence(str(words[0])) if isinstance(words, list) and words else ""
         if quote and quote not in out:  # the same words twice are one remark, not a concern that came back
             out.append(quote)
     return out
