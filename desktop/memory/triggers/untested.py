@@ -80,10 +80,10 @@ def in_users_words(memory: Memory) -> Memory | None:
         return memory  # "add tests" needs no one's words: two blind judges labelled it by its moments
     own = memory.content.startswith(REVIEWED_TESTS_LEAD)
     lead = REVIEW_LEAD if own else f"{memory.content.rstrip('.')}; in other sessions: "
-    seen = _fitting(_quotes(memory.provenance), LINE_CHARS - len(lead) - 1, "" if own else memory.content)
-    if not seen:
+    said = _worded(lead, memory.provenance, "" if own else memory.content)
+    if not said:
         return None if own else memory
-    return replace(memory, content=lead + "; ".join(f'"{q}"' for q in seen) + ".")
+    return replace(memory, content=said)
 
 
 def reworded_review(content: str, provenance: list[Any]) -> str:
@@ -91,17 +91,17 @@ def reworded_review(content: str, provenance: list[Any]) -> str:
     (:func:`in_users_words`); '' when it stays as it is (a person's wording, or nothing recurs yet)."""
     if not content.startswith(REVIEWED_TESTS_LEAD):
         return ""
-    seen = _fitting(_quotes(provenance), LINE_CHARS - len(REVIEWED_TESTS_LEAD) - 1, "")
-    new = REVIEWED_TESTS_LEAD + "; ".join(f'"{q}"' for q in seen) + "." if seen else ""
-    return new if new and new != content else ""
+    new = _worded(REVIEWED_TESTS_LEAD, provenance, "")
+    return new if new != content else ""
 
 
-def _fitting(quotes: list[str], room: int, already: str) -> list[str]:
-    """The recurring quotes' first sentences that fit ``room``, whole (only the first may be cut),
-    none of them twice nor one ``already`` says."""
+def _worded(lead: str, provenance: list[Any], already: str) -> str:
+    """``lead`` and the recurring quotes that fit one line after it, whole (only the first may be
+    cut), none of them twice nor one ``already`` says; '' when none recurs."""
+    room = LINE_CHARS - len(lead) - 1
     seen: list[str] = []
-    for said in recurring(quotes):
-        quote = redact_stored(_first_sentence(said))  # redacted before it is measured
+    for said in recurring(_quotes(provenance)):
+        quote = redact_stored(said)  # redacted before it is measured
         if not quote or any(quote[:60] in s for s in seen) or (already and quote[:60] in already):
             continue
         if len(quote) + 4 <= room:
@@ -113,7 +113,7 @@ def _fitting(quotes: list[str], room: int, already: str) -> list[str]:
         room -= len(seen[-1]) + 4
         if len(seen) == MORE_WORDS:
             break
-    return seen
+    return lead + "; ".join(f'"{q}"' for q in seen) + "." if seen else ""
 
 
 def _quotes(provenance: list[Any]) -> list[str]:
