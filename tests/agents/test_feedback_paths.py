@@ -263,3 +263,31 @@ def test_engrams_own_agent_sends_a_lesson_to_review_when_the_user_declines_what_
     failures = project.db.reads.conn().execute(
         "SELECT count(*) FROM memories WHERE json_extract(metadata, '$.signal') IN ('command_fix', 'rejected_flag')")
     assert failures.fetchone()[0] == 0
+
+
+def test_engrams_own_agent_does_not_hear_a_check_gap_its_instructions_already_give(project: Any) -> None:
+    """The agent door of ``known_already.stronger_check_told``: AGENTS.md already gives `make test-all`,
+    so the gap is not said after the quick check passed; without that line it is."""
+    from desktop.memory.triggers.model import COMMAND, Trigger
+
+    lesson = add(project, "`python3 -m unittest` passing is not enough here: `make test-all` also checks, and has "
+                 "failed after it passed; run `make test-all` before calling the work done.", type="gotcha",
+                 source="observer_inferred", confidence=0.9,
+                 metadata={"signal": "check_gap", "signal_key": "check_gap:unittest>make test-all",
+                           "triggers": [Trigger(COMMAND, "unittest").as_json()]})
+    root = project.info.root
+    (root / "core" / "check_ok.py").write_text(
+        "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_ok(self):\n        pass\n", encoding="utf-8")
+    check = {"name": "Bash", "arguments": {"command": "python3 -m unittest discover -s core -p 'check_*.py'"}}
+    heard = []
+    for told in ("Run `python3 -m unittest` while you work.", "Run `make test-all` before you commit."):
+        (root / "AGENTS.md").write_text(told, encoding="utf-8")
+        events: list[Any] = []
+        AgentSession(project, SessionConfig("finish the refactor", ScriptedProvider([{"tool_calls": [check]},
+                                                                                     {"text": "Done."}]),
+                                            ab_group="full", learn=False,
+                                            approval=ApprovalPolicy(allow_writes=True, ask=lambda request: True)),
+                     on_event=events.append).run()
+        results = [e for e in events if e.kind == "tool_result"]
+        heard.append(lesson in results[0].data["augmented"])
+    assert heard == [True, False]

@@ -467,6 +467,34 @@ def test_after_a_check_passed_one_stronger_check_is_named_once_a_session(project
     assert f"#{ids[1]}" in bash(h, "p2", "mise run test", "t3", output="ok")[1]  # the next session hears it
 
 
+@pytest.mark.parametrize(("agent", "told_in"), [("claude-code", "CLAUDE.md"), ("codex", "AGENTS.md"),
+                                              ("gemini", "GEMINI.md")])
+def test_a_check_gap_is_not_said_when_the_agents_instructions_give_the_stronger_check(
+        project: Any, agent: str, told_in: str) -> None:
+    """The agent read the project's instructions at the start: a gap whose stronger check they already
+    give is no news after the weaker check passed (kept and searchable all the same). Instructions
+    that give only the weaker check, or a longer task of the same name, do not tell it."""
+    from desktop.memory.triggers.model import COMMAND, Trigger
+
+    mid = int(project.memories.add(NewMemory(
+        content="`mise run test` passing is not enough here: `mise run test:ci` also checks, and has failed after "
+                "`mise run test` passed; run `mise run test:ci` before calling the work done.", type="gotcha",
+        source="observer_inferred", confidence=0.9, provenance_session_ids=["a", "b"],
+        metadata={"signal": "check_gap", "signal_key": "check_gap:mise run test>mise run test:ci",
+                  "triggers": [Trigger(COMMAND, "mise", ("run", "test")).as_json()]})).result(10).id)
+    flush(project)
+    h = Handlers(project)
+    instructions = h.root / told_in
+    for n, (text, said) in enumerate((("Run the unit tests with `mise run test`.", True),
+                                      ("Before a commit: `mise run test:ci-fast`.", True),
+                                      ("Before a commit run\n\n    mise run test:ci   # unit + integration\n", False))):
+        instructions.write_text(text, encoding="utf-8")
+        after = bash(h, f"{agent}-{n}", "mise run test", f"t{n}", agent=agent, output="ok  all packages")[1]
+        assert (f"#{mid}" in after) is said, text
+    assert project.memories.get(mid).confidence == 0.9  # kept as it was
+    assert mid in [m.id for m in h.memory.search("mise run test:ci integration", limit=5)]
+
+
 def test_a_checkers_rule_is_said_before_an_edit_writes_the_construct_it_flagged(project: Any) -> None:
     """errcheck flagged ``x, _ := f()``: the lesson is said before an edit writes that shape again,
     once; not before an ordinary edit, an edit already annotated, or after an edit that failed."""

@@ -7,6 +7,12 @@ give tells the next agent nothing it was not told; stored, it only crowds out wh
 told. So a learned recipe whose command (each step of it) the instructions already contain is
 not stored. A
 person's own rule is always kept (they said it; they may want it said at the moment it matters).
+
+A check gap ("`make test` passing is not enough: `make test-all` also checks …") is kept: it is
+what happened here, and search gives it. But it is not said after the weaker check passed when the
+instructions already give the stronger check: the agent read that command at the start of the
+session, and hearing it again after every passing run is noise (both blind judges of pair 1: the
+project's CLAUDE.md already lists it, and agents mostly ran it anyway).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import re
 from pathlib import Path
 from typing import Final
 
+from desktop.memory.observer.signal_kinds import CHECK_GAP
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.types import MemorySource, MemoryType
 
@@ -68,6 +75,14 @@ def already_told(item: NewMemory, told: str) -> bool:
         return False
     commands = [" ".join(m.group(1).split()) for m in _SPAN.finditer(item.content)]
     return bool(commands) and all(_told_command(c, told) for c in commands)
+
+
+def stronger_check_told(signal_key: str, told: str) -> bool:
+    """True when ``signal_key`` is a check gap's (``check_gap:A>B``) and its stronger check ``B`` is a
+    command the instructions ``told`` already give."""
+    kind, _, rest = signal_key.partition(":")
+    stronger = rest.partition(">")[2]
+    return kind == CHECK_GAP and bool(told) and bool(stronger) and _told_command(stronger, told)
 
 
 def _told_command(command: str, told: str) -> bool:

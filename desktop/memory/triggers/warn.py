@@ -195,7 +195,22 @@ def warnings_for(conn: Any, memories: Any, call: CallShape, root: Path | None, *
     ranked = sorted((w for w in matched
                      if fits_moment(w.memory, output, passed=passed, trigger=w.trigger, part=part)),
                     key=lambda w: (-_specificity(w.trigger), -w.memory.confidence, w.memory.id))
-    return _one_per_flag(ranked)[:limit]
+    return _one_per_flag(_not_told(ranked, root))[:limit]
+
+
+def _not_told(ranked: list[Warning], root: Path | None) -> list[Warning]:
+    """Leave out a check gap whose stronger check the project's agent instructions already give
+    (``known_already``); the instruction files are read only when a gap is about to be said."""
+    def gap(w: Warning) -> bool:
+        return w.memory.metadata.get("signal") in AFTER_PASS_SIGNALS
+
+    if root is None or not any(gap(w) for w in ranked):
+        return ranked
+    from desktop.memory.observer.known_already import instructions, stronger_check_told
+
+    told = instructions(root)
+    return [w for w in ranked if not (gap(w) and stronger_check_told(str(w.memory.metadata.get("signal_key") or ""),
+                                                                      told))]
 
 
 def _matched(conn: Any, memories: Any, call: CallShape, root: Path | None,
