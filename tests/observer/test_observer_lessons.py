@@ -84,16 +84,24 @@ def test_recipe_with_folder_and_env_names_only(db: Database) -> None:
     assert rows[0]["candidate"] == 0  # seen in a second session
 
 
-def test_error_fix_needs_a_concrete_edit_and_a_passing_run(db: Database) -> None:
+def test_error_fix_needs_a_concrete_edit_a_passing_run_and_a_second_session(db: Database) -> None:
+    """One bug fixed once is history (its fix is in the code): counted, not stored. The same error
+    fixed in the same file in another session is a lesson."""
     err = ("Traceback (most recent call last):\n  File \"/proj/bookminder/cli.py\", line 3, in <module>\n"
            "ModuleNotFoundError: No module named 'bookminder.core'")
-    s = Seq().bash("pytest specs", err, True)
-    s.call("Edit", ("bookminder/cli.py",), "ok", old_string="from bookminder.core import x",
-           new_string="from bookminder.apple_books import x")
-    s.bash("pytest specs", "3 passed")
-    # a second error that went away without any edit is not a fix
-    s.bash("pytest specs", "E   KeyError: 'title'", True).bash("pytest specs", "3 passed")
-    _promoter(db).promote(digest_of(s.end()))
+
+    def session(sid: str) -> list:
+        s = Seq(sid).bash("pytest specs", err, True)
+        s.call("Edit", ("bookminder/cli.py",), "ok", old_string="from bookminder.core import x",
+               new_string="from bookminder.apple_books import x")
+        s.bash("pytest specs", "3 passed")
+        # a second error that went away without any edit is not a fix
+        return s.bash("pytest specs", "E   KeyError: 'title'", True).bash("pytest specs", "3 passed").end()
+
+    p = _promoter(db)
+    p.promote(digest_of(session("s1")))
+    assert [r for r in _memories(db) if r["type"] == "error_pattern"] == []
+    p.promote(digest_of(session("s2")))
     rows = [r for r in _memories(db) if r["type"] == "error_pattern"]
     assert len(rows) == 1
     assert rows[0]["content"] == ("`pytest specs` failed with \"ModuleNotFoundError: No module named "
@@ -397,3 +405,17 @@ def test_a_quote_in_an_answers_code_fence_is_not_a_prompt(tmp_path: Path) -> Non
                    encoding="utf-8")
     said = [e.text for s in parse_day(day) for e in s.events if isinstance(e, UserMessage)]
     assert said == ["first prompt", "second prompt"]
+
+
+def test_a_large_read_is_detected_but_never_stored(db: Database) -> None:
+    """"Reading X whole costs a lot of context" was weak for every judge: however often it recurs,
+    no memory is made of it."""
+    p = _promoter(db)
+    for sid in ("s1", "s2", "s3", "s4"):
+        s = Seq(sid)
+        for i in range(5):
+            s.read(f"small{i}.py", "x" * 100)
+        digest = digest_of(s.read("huge.json", "y" * 15000).end())
+        assert "context_token_spike" in kinds(digest)
+        p.promote(digest)
+    assert [r["content"] for r in _memories(db)] == []

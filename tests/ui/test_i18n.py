@@ -101,5 +101,5 @@ def test_every_kind_of_lesson_the_observer_stores_has_a_name() -> None:
     from desktop.memory.observer.templates import MEMORY_KINDS
     from desktop.ui.labels import LESSON_KINDS
 
-    behavioural = {"parallel_conflict", "context_token_spike"}
+    behavioural = {"parallel_conflict"}
     assert MEMORY_KINDS - behavioural <= set(LESSON_KINDS)

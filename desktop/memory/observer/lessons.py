@@ -373,18 +373,14 @@ def _error_fixed(sp: Scratchpad, command: str, category: str | None, step: int, 
         if not edits:
             continue
         path, summary, edit_event = edits[0]
-        # A test that failed and was fixed in the test itself is about that test: like the session's
-        # own bugs, it is a lesson only when it comes back in another session.
+        # One bug fixed once is history: the code holds its fix now, and the next session learns
+        # nothing from it unless it comes back (of eleven lessons stored from one session, in two
+        # projects, blind judges found one useful and six noise). It waits in the signal counts for
+        # another session (``signals.SIGNAL_SPECS``). A bug comes back only as the same error fixed
+        # in the same file: an error shape as broad as "build failed" fixed elsewhere is another bug.
         own = bool(err.get("own")) or is_test_file(path)
-        # Such a bug comes back only as the same error fixed in the same file: an error shape as
-        # broad as "build failed" fixed elsewhere is another bug (judged a garbled one-off fix).
-        key = f"{ERROR_FIX}:{err['fp']}" + (f"@{path}" if own else "")
-        sp.add_signal(Signal(ERROR_FIX, key, step, [path],
+        sp.add_signal(Signal(ERROR_FIX, f"{ERROR_FIX}:{err['fp']}@{path}", step, [path],
                              {"command": shorten_command(recipe_form(err["cmd"])), "error": err["err"],
                               "file": path, "edit": summary, "events": [err["event"], edit_event, event],
-                              "self_inflicted": own,
-                              # A bug this session made in a file it had edited, then fixed: the
-                              # next session learns nothing from it unless it happens again, so it
-                              # waits in the signal counts for a second session before it is stored.
-                              **({"min_sessions": 2} if own else {})},
+                              "self_inflicted": own},
                              [err["err"]]))

@@ -91,7 +91,8 @@ SIGNAL_SPECS: Final[dict[str, SignalSpec]] = {s.name: s for s in (
     SignalSpec(EXPLICIT, 0.95, (_T.NOTE,), 1),
     SignalSpec(USER_RULE, 0.97, (_T.PREFERENCE,), 1),
     SignalSpec(COMMAND_FIX, 0.93, (_T.GOTCHA,), 1),
-    SignalSpec(ERROR_FIX, 0.92, (_T.ERROR_PATTERN,), 1),
+    # A bug fixed once is history (its fix is in the code); fixed again in another session, a lesson.
+    SignalSpec(ERROR_FIX, 0.92, (_T.ERROR_PATTERN,), 2),
     SignalSpec(RECIPE, 0.9, (_T.WORKFLOW_RECIPE,), 2),
     SignalSpec(STATED_CAUSE, 0.86, (_T.GOTCHA, _T.DECISION), 1),
     SignalSpec(HOOK_BLOCK, 0.95, (_T.GOTCHA,), 1),

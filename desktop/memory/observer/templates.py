@@ -19,7 +19,6 @@ from desktop.memory.observer.signals import (
     CHECK_GAP,
     CHECK_RULE,
     COMMAND_FIX,
-    CONTEXT_TOKEN_SPIKE,
     ERROR_FIX,
     EXPLICIT,
     HOOK_BLOCK,
@@ -106,8 +105,10 @@ def _list(paths: list[str], limit: int = 4) -> str:
 #: noise (bench/memory_quality: 0 useful of 96 before issue 13), so they are never rendered.
 #: The agent's stated root causes are not either: of the 8 a reader labelled (labels.tsv, issue 13's
 #: "after" run) 1 was useful, 5 weak and 2 noise, so they stay out of what is stored (issue 26).
+#: Nor is a large read ("reading X whole costs a lot of context"): 6 of 6 labels weak, in three
+#: rounds, and no hook ever said one; an agent reads a part of a large file by itself.
 MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, EXPLICIT, HOOK_BLOCK,
-                                 PARALLEL_CONFLICT, CONTEXT_TOKEN_SPIKE, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
+                                 PARALLEL_CONFLICT, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
                                  PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE,
                                  REJECTED_FLAG, TOOL_ARGS})
 _RECIPE_DOES: Final = {"test": "run the tests", "lint": "check lint and types", "format": "format the code",
@@ -244,9 +245,6 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         where = f" in {_list(files, 3)}" if files else ""
         return Rendered(T.DECISION if d.get("kind") == "decision" else T.GOTCHA,
                         f"{label}{where}: {d['text'].rstrip('.')}.", files[:4])
-    if k == CONTEXT_TOKEN_SPIKE and files:
-        return Rendered(T.CONTEXT_COST, f"Reading {_q(files[0])} whole costs a lot of context; read the part "
-                        f"you need.", files[:1])
     if k == PARALLEL_CONFLICT and files:
         return Rendered(T.GOTCHA, f"{_q(files[0])} was edited by several parallel sub-agents at once; "
                         f"coordinate changes to it.", files[:1])
