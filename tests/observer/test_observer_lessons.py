@@ -61,8 +61,27 @@ def test_failed_then_near_identical_command_that_worked(db: Database) -> None:
     _promoter(db).promote(digest_of(s.end()))
     text = sorted(r["content"] for r in _memories(db) if r["type"] == "gotcha")
     assert text == ['`pytest` is not found on the PATH here: run it as `source .venv/bin/activate && pytest …`.',
-                    '`ruff check --show-source src` fails here with "error: unexpected argument \'--show-source\' '
-                    'found"; `ruff check src` works.']
+                    '`ruff check` does not take `--show-source` ("error: unexpected argument \'--show-source\' '
+                    'found"): leave it out, the run without it worked.']
+
+
+def test_a_refused_flag_fixed_in_several_sessions_is_one_lesson_whatever_the_arguments(db: Database) -> None:
+    """`git show <commit> --no-stat` in one session and `git show --no-stat HEAD` in another: one lesson
+    about the flag, reinforced (the second retry changed more than the flag: the flag is still what
+    the program refused); a flag that took its place is named."""
+    p = _promoter(db)
+    refused = "fatal: unrecognized argument: --no-stat"
+    p.promote(digest_of(Seq("a").bash("git show 8312232 --no-stat", refused, True).bash("git show 8312232", "ok")
+                        .bash("gh pr diff 88 --stat", "unknown flag: --stat", True)
+                        .bash("gh pr diff 88 --name-only", "a.go").end()))
+    p.promote(digest_of(Seq("b").bash("git show --no-stat HEAD", refused, True)
+                        .bash("git show HEAD --format= -- a.go", "ok").end()))
+    rows = db.reads.conn().execute("SELECT content, provenance_session_ids FROM memories WHERE type = 'gotcha' "
+                                   "ORDER BY content").fetchall()
+    assert [(text, len(json.loads(sessions))) for text, sessions in rows] == [
+        ('`gh pr diff` does not take `--stat` ("unknown flag: --stat"); `--name-only` worked in its place.', 1),
+        ('`git show` does not take `--no-stat` ("fatal: unrecognized argument: --no-stat"): leave it out, the run '
+         'without it worked.', 2)]
 
 
 def test_command_fix_counts_across_sessions_by_its_difference() -> None:

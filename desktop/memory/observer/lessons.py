@@ -310,6 +310,14 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> bool:
     key = f"{COMMAND_FIX}:" + redact_then_cut(f"{' '.join(sorted(removed))}>{' '.join(sorted(added))}", 180)
     data: dict[str, Any] = {"failed": shorten_command(failed), "worked": shorten_command(command),
                             "error": redact_then_cut(err, 160), "events": [fail_event, event]}
+    dropped = rejected_flags.dropped_flag(failed, err, removed)
+    if dropped is not None:
+        # The program refused a flag and the retry worked without it: one lesson about the flag, in
+        # every session whatever the arguments (blind judges read the one-off commands, tied to one
+        # commit or one file, as noise), with the flags that took its place, if any.
+        instead = " ".join(added) if added and all(t.startswith("-") for t in added) else ""
+        data.update({"tool": dropped[0], "flag": dropped[1], "instead": instead})
+        key = f"{COMMAND_FIX}:" + redact_then_cut(f"{dropped[0]}:{dropped[1]}>{instead}", 180)
     trigger = _fix_trigger(failed, removed, err)
     if trigger is not None:
         data["triggers"] = [trigger.as_json()]

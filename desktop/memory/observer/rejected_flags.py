@@ -2,9 +2,9 @@
 
 Agents write options from memory, and the same model remembers the same wrong ones in the next
 session (``gh pr diff --stat``, ``git show --no-stat``). When the fix follows in the session, the
-command-fix lesson (``lessons``) says the failing and the working command. Often it does not: the
-agent drops the idea and does something else, and nothing is learned although the program said
-exactly what was wrong. This learns that case from the failed run alone, which is a real outcome
+command-fix lesson (``lessons``) says the flag and what worked in its place (:func:`dropped_flag`).
+Often it does not: the agent drops the idea and does something else, and nothing is learned although
+the program said exactly what was wrong. This learns that case from the failed run alone, which is a real outcome
 (one session is enough):
 
 * the output names the flag as unknown (``unknown flag: --stat``, ``unrecognized argument:
@@ -65,6 +65,19 @@ def rejected_flag(command: str, output: str) -> tuple[Segment, str] | None:
         if len(long_flags) == 1:
             return segments[0], long_flags[0]
     return None
+
+
+def dropped_flag(failed: str, error: str, removed: list[str]) -> tuple[str, str] | None:
+    """(the program with its subcommand, the flag) when ``failed`` was refused one of its flags and
+    the retry that worked ``removed`` it; None otherwise. The lesson is then the flag, whatever
+    the arguments: ``git show <any commit>`` does not take ``--no-stat``."""
+    found = rejected_flag(failed, error)
+    if found is None:
+        return None
+    seg, flag = found
+    if not any(t == flag or t.startswith(flag + "=") for t in removed):
+        return None
+    return " ".join((seg.program, *seg.words)), flag
 
 
 def on_failure(sp: Scratchpad, command: str, output: str, step: int, event: str) -> None:

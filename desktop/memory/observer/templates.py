@@ -156,10 +156,11 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
                         f"quotes: `{d['written']}` ran as `{d['ran']}` (\"{excerpt(d['error'], 60)}\"). Keep `!` out "
                         f"of quoted arguments{jq} or use a script file.", [], from_tool_output=True)
     if k == REJECTED_FLAG:
+        # The flag, not the one command that was given it (blind judges: a one-off command reads as
+        # noise; the program refuses the flag whatever the arguments).
         sub = f" {d['words']}" if d.get("words") else ""
-        return Rendered(T.GOTCHA, f"`{d['program']}{sub}` does not take `{d['flag']}`: "
-                        f"`{excerpt(d['failed'], 80)}` failed here with \"{excerpt(d['error'], 80)}\".", [],
-                        from_tool_output=True)
+        return Rendered(T.GOTCHA, f"`{d['program']}{sub}` does not take `{d['flag']}`: given it here, it failed "
+                        f"with \"{excerpt(d['error'], 80)}\".", [], from_tool_output=True)
     if k == TOOL_ARGS:
         return Rendered(T.GOTCHA, lesson_text(d), [], from_tool_output=not d.get("declined"))
     if k == ASKED_TESTS:
@@ -186,6 +187,11 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         return Rendered(T.GOTCHA, f"`{d['run']}` on `{d['target']}` needs `{d['flag']}` here: without it, "
                         f"`{d['failed']}` failed with \"{excerpt(d['error'], 120)}\"; with it, the run got past "
                         "that.", [], from_tool_output=True)
+    if k == COMMAND_FIX and d.get("flag"):
+        instead = (f"; `{d['instead']}` worked in its place" if d.get("instead")
+                   else ": leave it out, the run without it worked")
+        return Rendered(T.GOTCHA, f"`{d['tool']}` does not take `{d['flag']}` (\"{excerpt(d['error'], 100)}\")"
+                        f"{instead}.", [], from_tool_output=True)
     if k == COMMAND_FIX:
         return Rendered(T.GOTCHA, f"`{d['failed']}` fails here with \"{excerpt(d['error'], 120)}\"; "
                         f"`{d['worked']}` works.", [], from_tool_output=True)
