@@ -116,6 +116,20 @@ def test_the_whole_rule_is_kept_with_its_reason_not_the_first_generic_sentence()
     assert [v.text for v in kept(u2)] == ["Never load the day-0##.md logs in full. They are extremely large."]
 
 
+@pytest.mark.parametrize(("text", "language"), [
+    ("Could we show the commit message instead? Like there should always be a commit matching the session, for "
+     "auto-commit this is then usually also the prompt.", "en"),
+    ("Est-ce qu'on peut afficher le message du commit ? Genre il faut toujours un commit par session.", "fr"),
+])
+def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, language: str) -> None:
+    """After a question, "Like …", "I mean …", "Genre …" elaborate that question: no rule of its own.
+    A rule after a question that does not go on with it is still one."""
+    assert not [v for v in kept(Utterance(text, "prompt", language)) if v.kind == RULE], judge(
+        Utterance(text, "prompt", language))
+    rule = kept(Utterance("Why did it fail? Never push to main without a review.", "prompt"))
+    assert [v.text for v in rule if v.kind == RULE] == ["Never push to main without a review."]
+
+
 @pytest.mark.parametrize(("text", "is_rule"), [
     ("don't run CI or integration tests, too slow.", True),
     ("we should be using the strong types instead of string wherever we can", True),

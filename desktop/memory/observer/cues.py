@@ -69,6 +69,9 @@ class LanguageCues:
     """Openers of a condition ("if", "when"): a modal inside one ("if you must ...") directs nobody."""
     fact_openers: tuple[str, ...] = ()
     """How a statement about the environment opens ("we use", "the repo is", "there is no")."""
+    elaboration: tuple[str, ...] = ()
+    """Openers that go on with the sentence before ("like", "I mean", "for example"): after a
+    question, what follows is that question's, not a rule of its own."""
 
 
 _EN: Final = LanguageCues(
@@ -76,6 +79,7 @@ _EN: Final = LanguageCues(
     frozenset(["the", "a", "an", "and", "or", "of", "to", "in", "is", "are", "was", "were", "be", "it", "that", "this",
                "with", "for", "on", "you", "we", "i", "not", "but", "do", "does", "can", "should", "would", "have",
                "has", "there", "what", "when", "if"]),
+    elaboration=("like", "i mean", "e.g.", "eg", "for example", "for instance", "as in", "that is"),
     prohibition=("don't", "dont", "do not", "never", "please don't", "please do not", "stop", "avoid",
                  "no more", "you can't", "you cannot", "you must not", "you mustn't", "we don't", "we do not",
                  "we never", "you shouldn't", "you should not", "we shouldn't", "we should not"),
@@ -135,6 +139,7 @@ _FR: Final = LanguageCues(
     "fr",
     frozenset(["le", "la", "les", "un", "une", "des", "et", "ou", "de", "du", "est", "sont", "pas", "que", "qui",
                "dans", "pour", "sur", "avec", "ce", "cette", "il", "nous", "vous", "je", "ne", "en", "au", "aux"]),
+    elaboration=("genre", "je veux dire", "par exemple", "c'est-a-dire", "du genre", "style"),
     prohibition=("ne jamais", "jamais", "n'utilise pas", "ne pas", "ne fais pas", "ne faites pas", "evite",
                  "evitez", "arrete", "arretez", "il ne faut pas", "on ne", "nous ne", "tu ne", "vous ne"),
     obligation=("il faut", "doit", "doivent", "devez", "dois", "devrait", "devraient", "obligatoire", "necessaire",
@@ -171,6 +176,7 @@ _DE: Final = LanguageCues(
     "de",
     frozenset(["der", "die", "das", "und", "oder", "ist", "sind", "nicht", "ein", "eine", "zu", "mit", "fur", "auf",
                "im", "den", "dem", "ich", "wir", "du", "sie", "es", "auch", "aber", "wie", "was", "bitte"]),
+    elaboration=("also", "ich meine", "zum beispiel", "z.b.", "sprich", "quasi"),
     prohibition=("nie", "niemals", "nicht", "kein", "keine", "keinen", "vermeide", "vermeiden", "hor auf",
                  "lass das", "bitte nicht", "auf keinen fall", "du darfst nicht", "wir durfen nicht"),
     obligation=("muss", "mussen", "musst", "sollte", "sollten", "sollst", "soll", "notwendig", "erforderlich",
@@ -207,6 +213,7 @@ _ES: Final = LanguageCues(
     "es",
     frozenset(["el", "la", "los", "las", "un", "una", "y", "o", "de", "del", "es", "son", "no", "que", "en", "para",
                "con", "por", "se", "lo", "yo", "nosotros", "tu", "usted", "pero", "como", "esta", "este"]),
+    elaboration=("o sea", "es decir", "por ejemplo", "tipo", "quiero decir"),
     prohibition=("no uses", "no hagas", "nunca", "jamas", "no se debe", "evita", "evitar", "deja de", "no hay que"),
     obligation=("debe", "deben", "debes", "deberia", "deberias", "hay que", "tiene que", "tienes que",
                 "tenemos que", "necesario", "obligatorio", "asegurate", "requerido", "no se puede"),
@@ -236,6 +243,7 @@ _IT: Final = LanguageCues(
     "it",
     frozenset(["il", "lo", "la", "i", "gli", "le", "un", "una", "e", "o", "di", "del", "della", "che", "non", "in",
                "per", "con", "su", "io", "noi", "tu", "voi", "ma", "come", "questo", "questa", "sono"]),
+    elaboration=("cioe", "per esempio", "ad esempio", "tipo", "voglio dire"),
     prohibition=("non usare", "non fare", "mai", "evita", "evitare", "smetti di", "non si deve", "non devi"),
     obligation=("deve", "devono", "devi", "dobbiamo", "dovrebbe", "dovresti", "bisogna", "occorre", "necessario",
                 "obbligatorio", "assicurati", "richiesto"),
@@ -263,6 +271,7 @@ _PT: Final = LanguageCues(
     "pt",
     frozenset(["o", "a", "os", "as", "um", "uma", "e", "ou", "de", "do", "da", "dos", "das", "que", "nao", "em", "para",
                "com", "por", "se", "eu", "nos", "voce", "mas", "como", "isso", "esta", "este", "sao"]),
+    elaboration=("ou seja", "por exemplo", "tipo", "quer dizer", "quero dizer"),
     prohibition=("nao use", "nao faca", "nunca", "jamais", "evite", "evitar", "pare de", "nao se deve",
                  "nao pode"),
     obligation=("deve", "devem", "deveria", "devemos", "tem que", "temos que", "precisa", "precisamos",
@@ -292,6 +301,7 @@ _NL: Final = LanguageCues(
     "nl",
     frozenset(["de", "het", "een", "en", "of", "van", "in", "is", "zijn", "niet", "dat", "die", "voor", "met", "op",
                "te", "ik", "wij", "we", "je", "jij", "maar", "ook", "wat", "hoe", "dit"]),
+    elaboration=("zoals", "bijvoorbeeld", "ik bedoel", "dus"),
     prohibition=("nooit", "niet", "geen", "vermijd", "stop met", "gebruik geen", "doe niet"),
     obligation=("moet", "moeten", "zou moeten", "zouden moeten", "hoort", "noodzakelijk", "verplicht",
                 "zorg dat", "zorg ervoor", "vereist", "mag niet", "mogen niet"),
@@ -321,6 +331,7 @@ _CS: Final = LanguageCues(
     frozenset(["a", "je", "to", "se", "na", "v", "ze", "do", "tak", "ale", "jak", "mi", "ten", "tam", "neni", "uz",
                "jeste", "by", "aby", "co", "kdyz", "jsi", "jsem", "mas", "muzes", "prosim", "tedy", "taky", "take",
                "jsme", "jen"]),
+    elaboration=("jako", "treba", "napriklad", "tzn", "myslim"),
     prohibition=("nikdy", "nedavej", "nepouzivej", "nedelej", "nemen", "nemaz", "nepis", "nespoustej",
                  "nesmis", "nesmi", "nesmime", "prestan", "vyhni se", "zadne", "zadny"),
     obligation=("musi", "musis", "musime", "mel by", "mela by", "melo by", "meli bychom", "mel bys", "je potreba",
@@ -359,6 +370,7 @@ _PL: Final = LanguageCues(
     "pl",
     frozenset(["i", "w", "na", "z", "ze", "do", "nie", "to", "sie", "jest", "sa", "jak", "ale", "czy", "co", "tak",
                "ja", "my", "ty", "wy", "prosze", "tylko", "juz"]),
+    elaboration=("czyli", "na przyklad", "np.", "typu", "to znaczy"),
     prohibition=("nigdy", "nie uzywaj", "nie rob", "unikaj", "przestan", "nie wolno", "zadnych"),
     obligation=("musi", "musisz", "musimy", "powinien", "powinna", "powinno", "powinnismy", "trzeba",
                 "nalezy", "konieczne", "wymagane", "upewnij sie", "nie wolno"),

@@ -279,6 +279,8 @@ def judge(utterance: Utterance) -> list[Verdict]:
     out = []
     for i, s in enumerate(parts):
         f = features(s, cues, utterance.origin)
+        if i and parts[i - 1].rstrip().endswith("?") and starts_with(cues.elaboration, normalise(s)):
+            f["fragment"] = 1.0  # "Could we show X instead? Like there should always be Y": the question's
         rule, fact = score(f), score(f, FACT_WEIGHTS)
         if rule >= CANDIDATE_THRESHOLD and rule >= fact:
             out.append(Verdict(_with_reason(parts, i, cues), RULE, rule, _fired(f, WEIGHTS)))
