@@ -854,11 +854,24 @@ def test_the_review_habit_is_said_before_the_first_new_test_with_the_users_conce
                                                             "content": "def it_works():\n    pass"},
                                                   ["specs/cli_spec.py"])
     assert [m.id for m in own] == [mid] and "test duplication" in own[0].content
+    found = _mcp_search(project, "the user reviews the tests an agent writes")
+    assert f"#{mid}" in found and "test duplication" in found and "transition test" not in found
+
+
+def _mcp_search(project: Any, query: str) -> str:
+    """What the MCP door's search gives an agent for ``query``."""
+    from desktop.agents.mcp_server import EngramMCP
+
+    mcp = EngramMCP(project)
+    try:
+        return mcp.search_memory(query)
+    finally:
+        mcp.close()
 
 
 def test_the_review_habit_is_not_said_before_a_concern_came_back(project: Any) -> None:
     """Two sessions' remarks about two different tests share no concern: nothing is said, nothing is
-    recorded as warned, from the hooks and from Engram's own agent."""
+    recorded as warned, from the hooks, from Engram's own agent and from the MCP door's search."""
     from desktop.agents.memory_access import StoreMemoryAccess
 
     mid = _review_habit(project, ("can we break up the transition test into smaller ones?",
@@ -870,6 +883,7 @@ def test_the_review_habit_is_not_said_before_a_concern_came_back(project: Any) -
     own = StoreMemoryAccess(project).warnings_for("Write", {"file_path": "pkg/x_test.go",
                                                             "content": write["content"]}, ["pkg/x_test.go"])
     assert mid not in [m.id for m in own]
+    assert f"#{mid}" not in _mcp_search(project, "the user reviews the tests an agent writes")
 
 
 def test_recurring_quotes_are_the_concern_any_language() -> None:
