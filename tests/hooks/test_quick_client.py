@@ -75,6 +75,43 @@ def test_a_warm_service_answers_a_hook_that_imports_almost_nothing(service: dict
     assert not modules & heavy, sorted(modules & heavy)
 
 
+#: The installed hook command's own process (``python -I -S``: no ``site``, as ``engram_hook.py``).
+LEAN_PROBE = """
+import sys
+sys.path.insert(0, sys.argv[2])
+import desktop.agents.hooks.client as client
+real = client.quick_hook
+def spy(argv, stdin):
+    done = real(argv, stdin)
+    with open(sys.argv[1], "w") as f:
+        f.write(("quick " if done else "full ") + " ".join(sorted(sys.modules)))
+    return done
+client.quick_hook = spy
+from desktop.cli.main import run_hook
+sys.exit(run_hook(sys.argv[3:], site_missing=True))
+"""
+
+
+def test_the_installed_hook_command_reads_writes_and_connects_without_json_re_enum_or_socket(
+        service: dict[str, str], tmp_path: Path, data_dir: Path, payments_dir: Path,
+        memories: dict[str, int]) -> None:
+    """Those modules are ~30 ms of a hook process that lives ~50 ms (``lean_json``, ``_socket``)."""
+    seen = tmp_path / "modules.txt"
+    payload = {"session_id": "q-2", "cwd": str(payments_dir), "hook_event_name": "PreToolUse", "tool_name": "Edit",
+               "tool_use_id": "t2", "tool_input": {"file_path": str(payments_dir / "core" / "payments.py"),
+                                                   "old_string": "a", "new_string": "b"}}
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", LEAN_PROBE, str(seen), root, "before-tool",
+                           "--data-dir", str(data_dir)], input=json.dumps(payload), capture_output=True, text=True,
+                          env=service, timeout=60, check=False)
+    assert done.returncode == 0 and done.stderr == ""
+    path, *modules = seen.read_text(encoding="utf-8").split()
+    assert path == "quick" and f"#{memories['gotcha']}" in done.stdout.replace('id=\\"', "#")
+    assert json.loads(done.stdout)["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+    costly = {"json", "re", "enum", "socket", "selectors", "typing", "site"}
+    assert not set(modules) & costly, sorted(set(modules) & costly)
+
+
 def test_a_session_start_is_answered_by_the_service_after_the_last_session_end(
         service: dict[str, str], tmp_path: Path, data_dir: Path, payments_dir: Path,
         memories: dict[str, int]) -> None:

@@ -15,11 +15,11 @@ both paths.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
+from desktop.agents.hooks import lean_json
 from desktop.agents.hooks.peer import peer_pid, peer_uid, private_folder, private_socket
 from desktop.agents.hooks.protocol import (
     BUDGETS,
@@ -36,8 +36,8 @@ from desktop.agents.hooks.protocol import (
 # module-level TYPE_CHECKING as true) and paths are strings here.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import _socket
     import logging
-    import socket
     from pathlib import Path
 
     from desktop.agents.hooks.protocol import HookCall
@@ -122,14 +122,14 @@ def ask(data_dir: str | Path, call: HookCall, token_budget: int | None, *, timeo
         return None
     try:
         sock.settimeout(timeout)
-        sock.sendall(json.dumps({**call.as_json(), "token_budget": token_budget}).encode() + b"\n")
+        sock.sendall(lean_json.dumps({**call.as_json(), "token_budget": token_budget}).encode() + b"\n")
         chunks = []
         while True:
             chunk = sock.recv(65536)
             if not chunk:
                 break
             chunks.append(chunk)
-        reply = json.loads(b"".join(chunks) or b"{}")
+        reply = lean_json.loads(b"".join(chunks) or b"{}")
         return str(reply.get("output") or "")
     except (OSError, ValueError) as exc:
         # It said hello but gave no usable answer: do not repeat the work inline over the budget.
@@ -139,15 +139,17 @@ def ask(data_dir: str | Path, call: HookCall, token_budget: int | None, *, timeo
         sock.close()
 
 
-def _connect(path: str | Path, connect_s: float, probe_s: float) -> socket.socket | None:
+def _connect(path: str | Path, connect_s: float, probe_s: float) -> _socket.socket | None:
     """A connection to a healthy service of this user on ``path``, its hello read; None otherwise.
 
     A listener that does not accept (its backlog full), says no hello in time or says it is stuck
     is replaced (:func:`replace_stuck`).
     """
-    import socket  # ~7 ms: only a hook that finds a service's socket file connects
+    # The C module, not ``socket``: that one builds its enums and loads ``selectors`` (~20 ms of a
+    # hook process); only a hook that finds a service's socket file connects.
+    import _socket
 
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(connect_s)
     try:
         sock.connect(str(path))
@@ -165,7 +167,7 @@ def _connect(path: str | Path, connect_s: float, probe_s: float) -> socket.socke
     return None
 
 
-def healthy(sock: socket.socket, probe: float) -> bool:
+def healthy(sock: _socket.socket, probe: float) -> bool:
     """Whether the service on ``sock`` says hello within ``probe`` seconds and is not stuck."""
     sock.settimeout(max(0.01, probe))
     line = b""
@@ -175,7 +177,7 @@ def healthy(sock: socket.socket, probe: float) -> bool:
             if not chunk:
                 break
             line += chunk
-        hello = json.loads(line or b"{}")
+        hello = lean_json.loads(line or b"{}")
     except (OSError, ValueError):
         return False
     return isinstance(hello, dict) and hello.get("hello") == HELLO and not hello.get("stuck")

@@ -15,7 +15,7 @@ import sys
 
 TYPE_CHECKING = False  # not typing's: the hook client imports this module (see client.py)
 if TYPE_CHECKING:
-    import socket
+    import _socket
     from pathlib import Path
 
 #: ``LOCAL_PEERCRED`` and ``SOL_LOCAL`` from <sys/un.h> (macOS and the BSDs; Python has no names).
@@ -23,9 +23,11 @@ _LOCAL_PEERCRED = 0x001
 _SOL_LOCAL = 0
 
 
-def peer_uid(sock: socket.socket) -> int | None:
+def peer_uid(sock: _socket.socket) -> int | None:
     """The user id of the process at the other end of a connected Unix socket; None if unknown."""
-    import socket  # here, not at the top: a hook that finds no service (answers inline) never connects
+    # here, not at the top: a hook that finds no service (answers inline) never connects; the C module,
+    # not ``socket`` (its enums and ``selectors`` are ~20 ms of a hook process)
+    import _socket as socket
     import struct
 
     if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid_t pid; uid_t uid; gid_t gid;}
@@ -39,9 +41,9 @@ def peer_uid(sock: socket.socket) -> int | None:
     return None
 
 
-def peer_pid(sock: socket.socket) -> int | None:
+def peer_pid(sock: _socket.socket) -> int | None:
     """The process id at the other end (Linux only; None elsewhere)."""
-    import socket
+    import _socket as socket
     import struct
 
     if not hasattr(socket, "SO_PEERCRED"):

@@ -19,7 +19,7 @@ seven canonical events and one :class:`HookCall`. Checked against Claude Code
 
 from __future__ import annotations
 
-import json
+from desktop.agents.hooks import lean_json
 
 # Not ``typing.TYPE_CHECKING``: importing typing is ~15 ms of every hook process (see client.py);
 # mypy reads a module-level TYPE_CHECKING as true all the same.
@@ -133,9 +133,9 @@ def parse(agent: str, event: str, data: bytes | str) -> HookCall:
     if not data.strip():
         raise BadPayload("empty stdin")
     try:
-        raw = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise BadPayload(f"stdin is not JSON ({exc.msg})") from None
+        raw = lean_json.loads(data)
+    except ValueError as exc:
+        raise BadPayload(f"stdin is not JSON ({str(exc).partition(':')[0]})") from None
     return from_dict(agent, canon, raw)
 
 
@@ -186,7 +186,7 @@ def render_output(call: HookCall, text: str) -> str:
     if not text or call.event not in CONTEXT_EVENTS:
         return ""
     if call.agent == "gemini" and call.event == BEFORE_TOOL:
-        return json.dumps({"decision": "deny", "reason": text}, ensure_ascii=False)
+        return lean_json.dumps({"decision": "deny", "reason": text}, ensure_ascii=False)
     native = NATIVE_EVENTS[call.agent].get(call.event, "")
-    return json.dumps({"hookSpecificOutput": {"hookEventName": native, "additionalContext": text}},
+    return lean_json.dumps({"hookSpecificOutput": {"hookEventName": native, "additionalContext": text}},
                       ensure_ascii=False)
