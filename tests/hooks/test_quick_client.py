@@ -14,10 +14,9 @@ import pytest
 
 from desktop.agents.hooks.client import hook_options, quick_hook, socket_path
 
-#: Runs ``engram hook`` as the console script does, and writes which modules the process had
-#: loaded when the lean client returned (the process exits right after, so it is written there).
-PROBE = """
-import sys
+#: Wraps the lean client so that the process writes which modules it had loaded when the client
+#: returned (the process exits right after, so it is written there), to the file named first.
+_SPY = """
 import desktop.agents.hooks.client as client
 real = client.quick_hook
 def spy(argv, stdin):
@@ -26,9 +25,13 @@ def spy(argv, stdin):
         f.write(("quick " if done else "full ") + " ".join(sorted(sys.modules)))
     return done
 client.quick_hook = spy
-from desktop.cli.main import main
-sys.exit(main(sys.argv[2:]))
 """
+#: Runs ``engram hook`` as the console script does.
+PROBE = "import sys\n" + _SPY + "from desktop.cli.main import main\nsys.exit(main(sys.argv[2:]))\n"
+#: Runs the installed hook command's own process (``python -I -S``: no ``site``, as ``engram_hook.py``),
+#: Engram's folder given second.
+LEAN_PROBE = ("import sys\nsys.path.insert(0, sys.argv[2])\n" + _SPY
+              + "from desktop.cli.main import run_hook\nsys.exit(run_hook(sys.argv[3:], site_missing=True))\n")
 
 
 @pytest.fixture
@@ -73,23 +76,6 @@ def test_a_warm_service_answers_a_hook_that_imports_almost_nothing(service: dict
     heavy = {"argparse", "logging", "threading", "typing", "hashlib", "apsw", "sqlite3", "desktop.memory",
              "desktop.settings", "desktop.agents.hooks.runner"}
     assert not modules & heavy, sorted(modules & heavy)
-
-
-#: The installed hook command's own process (``python -I -S``: no ``site``, as ``engram_hook.py``).
-LEAN_PROBE = """
-import sys
-sys.path.insert(0, sys.argv[2])
-import desktop.agents.hooks.client as client
-real = client.quick_hook
-def spy(argv, stdin):
-    done = real(argv, stdin)
-    with open(sys.argv[1], "w") as f:
-        f.write(("quick " if done else "full ") + " ".join(sorted(sys.modules)))
-    return done
-client.quick_hook = spy
-from desktop.cli.main import run_hook
-sys.exit(run_hook(sys.argv[3:], site_missing=True))
-"""
 
 
 def test_the_installed_hook_command_reads_writes_and_connects_without_json_re_enum_or_socket(
