@@ -78,11 +78,12 @@ def already_told(item: NewMemory, told: str) -> bool:
 
 
 def stronger_check_told(signal_key: str, told: str) -> bool:
-    """True when ``signal_key`` is a check gap's (``check_gap:A>B``) and its stronger check ``B`` is a
-    command the instructions ``told`` already give."""
-    kind, _, rest = signal_key.partition(":")
-    stronger = rest.partition(">")[2]
-    return kind == CHECK_GAP and bool(told) and bool(stronger) and _told_command(stronger, told)
+    """True when ``signal_key`` is a check gap's (``check_gap:A>B``) and its stronger check ``B``
+    (``contradictions.advised``) is a command the instructions ``told`` already give."""
+    from desktop.memory.observer.contradictions import advised  # the store's imports: only a matched gap pays
+
+    stronger = advised(signal_key) if signal_key.startswith(f"{CHECK_GAP}:") else ""
+    return bool(told) and bool(stronger) and _told_command(stronger, told)
 
 
 def _told_command(command: str, told: str) -> bool:

@@ -307,17 +307,19 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> bool:
     if _plumbing_free(failed) == _plumbing_free(command):
         return False  # only "2>/dev/null" or "| head" changed: that cannot make the command itself work
     sp.ev.pop("last_fail", None)
-    key = f"{COMMAND_FIX}:" + redact_then_cut(f"{' '.join(sorted(removed))}>{' '.join(sorted(added))}", 180)
     data: dict[str, Any] = {"failed": shorten_command(failed), "worked": shorten_command(command),
                             "error": redact_then_cut(err, 160), "events": [fail_event, event]}
     dropped = rejected_flags.dropped_flag(failed, err, removed)
-    if dropped is not None:
+    if dropped is None:
+        difference = f"{' '.join(sorted(removed))}>{' '.join(sorted(added))}"
+    else:
         # The program refused a flag and the retry worked without it: one lesson about the flag, in
         # every session whatever the arguments (blind judges read the one-off commands, tied to one
         # commit or one file, as noise), with the flags that took its place, if any.
         instead = " ".join(added) if added and all(t.startswith("-") for t in added) else ""
         data.update({"tool": dropped[0], "flag": dropped[1], "instead": instead})
-        key = f"{COMMAND_FIX}:" + redact_then_cut(f"{dropped[0]}:{dropped[1]}>{instead}", 180)
+        difference = f"{dropped[0]}:{dropped[1]}>{instead}"
+    key = f"{COMMAND_FIX}:" + redact_then_cut(difference, 180)
     trigger = _fix_trigger(failed, removed, err)
     if trigger is not None:
         data["triggers"] = [trigger.as_json()]
