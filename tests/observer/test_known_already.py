@@ -64,3 +64,25 @@ def test_each_project_promotes_with_its_own_root(tmp_path: Path) -> None:
         assert proj.observer.promoter.root == root
     finally:
         proj.close()
+
+
+def test_a_huge_instruction_file_is_read_up_to_its_bound_only(tmp_path: Path) -> None:
+    """A hostile repository's CLAUDE.md of 64 MB (sparse: nothing on disk) costs the hook its first
+    256 kB, not the whole file in memory."""
+    import tracemalloc
+
+    from desktop.memory.observer.known_already import MAX_BYTES, instructions
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    with (root / "CLAUDE.md").open("wb") as f:
+        f.write(b"Run `mise run test:ci` before a commit.\n")
+        f.truncate(64 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        told = instructions(root)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "mise run test:ci" in told and len(told) <= MAX_BYTES
+    assert peak < 8 * MAX_BYTES, peak

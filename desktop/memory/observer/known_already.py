@@ -40,7 +40,8 @@ def instructions(root: Path) -> str:
         path = root / name
         try:
             if path.is_file():
-                parts.append(path.read_bytes()[:MAX_BYTES].decode("utf-8", "replace"))
+                with path.open("rb") as f:  # a hostile repository's file may be any size: read the bound only
+                    parts.append(f.read(MAX_BYTES).decode("utf-8", "replace"))
         except OSError:
             continue
     return " ".join(" ".join(parts).split())
