@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from desktop.memory.privacy.lazy_re import LazyPattern, lazy
+from desktop.memory.text.lazy_re import LazyPattern, lazy
 
 
 def test_a_lazy_pattern_compiles_on_first_use_and_matches_as_compiled() -> None:

@@ -38,6 +38,7 @@ from desktop.agents.hooks.protocol import (
     HookCall,
 )
 from desktop.agents.memory_access import StoreMemoryAccess
+from desktop.memory.text.lazy_re import lazy
 from desktop.memory.trust import injectable
 from desktop.memory.types import Memory
 
@@ -54,7 +55,7 @@ PROMPT_SHARE = 0.4          # a prompt's memories get at most this share of the 
 FORMATS = {"claude-code": "xml", "codex": "plain", "gemini": "markdown"}
 # Context the CLI itself prepends to the user's words (Gemini CLI's session context with the
 # folder tree, reminders, earlier hook output): not what the user asked about.
-_CONTEXT_BLOCKS = re.compile(r"<(session_context|system-reminder|hook_context)>.*?</\1>", re.S)
+_CONTEXT_BLOCKS = lazy(r"<(session_context|system-reminder|hook_context)>.*?</\1>", re.S)
 
 
 class HookMemoryAccess(StoreMemoryAccess):

@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any
 from desktop.agents.hooks.protocol import OBSERVER_AGENT, HookCall
 from desktop.memory.observer.capping import cap_text
 from desktop.memory.observer.journal import JournalCall, append, catch_up, drop, observe_call
+from desktop.memory.text.lazy_re import lazy
 
 if TYPE_CHECKING:
     from desktop.memory.project import Project
 
 log = logging.getLogger("engram.hooks")
-_EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.M)
+_EXIT_CODE = lazy(r"^Exit Code: (-?\d+)\s*$", re.M)
 
 
 def tool_files(call: HookCall, root: Path) -> tuple[str, list[str]]:

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import json
 import posixpath
-import re
 from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.observer.command_shape import Command, resolve_dir
 from desktop.memory.store.writer import FnOp, Tx
+from desktop.memory.text.lazy_re import lazy
 
 #: Agents whose shell keeps its folder between commands (Codex and Gemini start a shell per call).
 PERSISTENT_SHELL: Final = frozenset({"claude-code"})
-_RESET: Final = re.compile(r"Shell cwd was reset to (/[^\n]+)")
-_PATHISH: Final = re.compile(r"^\.{0,2}/?[\w@.+-]+(?:/[\w@.+*-]*)+$")
-_CWD: Final = re.compile(r'"cwd":\s*"((?:[^"\\]|\\.)*)"')
+_RESET: Final = lazy(r"Shell cwd was reset to (/[^\n]+)")
+_PATHISH: Final = lazy(r"^\.{0,2}/?[\w@.+-]+(?:/[\w@.+*-]*)+$")
+_CWD: Final = lazy(r'"cwd":\s*"((?:[^"\\]|\\.)*)"')
 #: How much of the transcript's end is read for its last ``cwd``, in turn (a message holding a long
 #: tool output can be large; a few of them fit in the second).
 TRANSCRIPT_TAILS: Final = (16 * 1024, 256 * 1024)

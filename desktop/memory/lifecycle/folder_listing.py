@@ -13,25 +13,25 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.text.file_kinds import is_test_file
+from desktop.memory.text.lazy_re import lazy
 
 MAX_ITEMS: Final = 6
 MAX_ENTRIES: Final = 400
 MAX_NAME: Final = 60
 #: A group of this many files sharing a name prefix is said as one pattern.
 GROUP_AT: Final = 3
-_SPLIT: Final = re.compile(r"[_\-.]")
-_WILD: Final = re.compile(r"[*?\[\]{}]")
+_SPLIT: Final = lazy(r"[_\-.]")
+_WILD: Final = lazy(r"[*?\[\]{}]")
 #: Characters a name must share with the guess to be near it (``s`` of ``strategy.go`` and
 #: ``session.go`` is no likeness).
 MIN_NEAR: Final = 4
-_SAFE: Final = re.compile(r"[`\s]")
+_SAFE: Final = lazy(r"[`\s]")
 
 
 def existing_folder(root: Path, path: str) -> str | None:

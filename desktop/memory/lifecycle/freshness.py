@@ -17,7 +17,6 @@ review of tests is said with the words of it that came back, and not at all befo
 from __future__ import annotations
 
 import posixpath
-import re
 import threading
 from collections.abc import Iterable
 from dataclasses import replace
@@ -25,11 +24,12 @@ from pathlib import Path
 from typing import Final
 
 from desktop.memory.observer.signal_kinds import REVIEWED_TESTS, WRONG_PLACE
+from desktop.memory.text.lazy_re import lazy
 from desktop.memory.types import Memory
 
 MAX_FILES_NOTED: Final = 2
 #: A code span that is a project file path alone: a folder, a name and an extension, no spaces.
-_NAMED_FILE: Final = re.compile(r"`((?:[\w@.+-]+/)+[\w@+-][\w@.+-]*\.[A-Za-z]\w{0,7})`")
+_NAMED_FILE: Final = lazy(r"`((?:[\w@.+-]+/)+[\w@+-][\w@.+-]*\.[A-Za-z]\w{0,7})`")
 _cache: dict[tuple[str, int, int], bytes] = {}
 _lock = threading.Lock()
 

@@ -16,6 +16,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Final
 
+from desktop.memory.text.lazy_re import lazy
+
 #: Programs that only run the command after them (their own options are skipped).
 _WRAPPERS: Final = frozenset({"timeout", "time", "nice", "nohup", "env", "sudo", "command", "exec", "stdbuf",
                               "caffeinate", "xargs", "watch", "ionice", "chronic", "unbuffer"})
@@ -25,10 +27,10 @@ _WRAPPER_VALUE_OPTS: Final = frozenset({"-k", "-s", "-u", "-g", "-n", "-o", "-e"
 _SHELLS: Final = frozenset({"bash", "sh", "zsh", "dash", "fish"})
 _OPERATORS: Final = frozenset({"&&", "||", ";", "|", "&", "|&", ";;", "(", ")", "\n"})
 #: A redirection operator as the lexer splits it (``2>&1`` arrives as ``2``, ``>&``, ``1``).
-_REDIRECT_OP: Final = re.compile(r"^(?:&?>>?|<<?<?|>&|<&|&>>?|>\|)$")
-_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_REDIRECT_OP: Final = lazy(r"^(?:&?>>?|<<?<?|>&|<&|&>>?|>\|)$")
+_ASSIGNMENT: Final = lazy(r"^[A-Za-z_][A-Za-z0-9_]*=")
 #: A subcommand word: lower-case identifier-like (``show``, ``test:ci``, ``pr``), never a path or a number.
-_WORD: Final = re.compile(r"^[a-z][a-z0-9_:-]*$")
+_WORD: Final = lazy(r"^[a-z][a-z0-9_:-]*$")
 MAX_WORDS: Final = 2
 
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
+from desktop.memory.text.lazy_re import lazy
+
 
 @dataclass(frozen=True)
 class LanguageCues:
@@ -397,7 +399,7 @@ _PL: Final = LanguageCues(
 
 LANGUAGES: Final[dict[str, LanguageCues]] = {c.code: c for c in (_EN, _FR, _DE, _ES, _IT, _PT, _NL, _CS, _PL)}
 
-_WORD: Final = re.compile(r"[a-z0-9]+(?:['’-][a-z0-9]+)*")
+_WORD: Final = lazy(r"[a-z0-9]+(?:['’-][a-z0-9]+)*")
 
 
 def normalise(text: str) -> str:

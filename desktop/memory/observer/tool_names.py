@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from desktop.memory.observer.shell import classify_command, command_text
+from desktop.memory.text.lazy_re import lazy
 
 logger = logging.getLogger("engram.observer")
 
@@ -64,7 +65,7 @@ LOCAL_COMMANDS: Final = frozenset({
     "doctor", "editor", "exit", "export", "extensions", "help", "hooks", "ide", "login", "logout", "mcp",
     "memory", "model", "permissions", "privacy", "quit", "release-notes", "resume", "settings", "stats",
     "status", "terminal-setup", "theme", "tools", "upgrade", "usage", "vim"})
-_LOCAL_COMMAND_RE: Final = re.compile(r"^(?:<command-name>)?/([\w-]+)")
+_LOCAL_COMMAND_RE: Final = lazy(r"^(?:<command-name>)?/([\w-]+)")
 
 
 def is_local_command(prompt: str) -> bool:
@@ -74,8 +75,8 @@ def is_local_command(prompt: str) -> bool:
 
 
 _PATH_KEYS: Final = ("file_path", "absolute_path", "notebook_path", "filePath", "filename", "path", "file")
-_URL_RE: Final = re.compile(r"https?://[^\s<>\"')\]]+")
-_PATCH_FILE_RE: Final = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
+_URL_RE: Final = lazy(r"https?://[^\s<>\"')\]]+")
+_PATCH_FILE_RE: Final = lazy(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
 
 
 def canonical_tool(agent: str, raw_tool: str) -> str:
@@ -190,7 +191,7 @@ def _pathmod(cwd: str) -> Any:
     return ntpath if re.match(r"^[A-Za-z]:[\\/]", cwd or "") else posixpath
 
 
-_NOT_A_PATH: Final = re.compile(r'["{}<>|\n]')
+_NOT_A_PATH: Final = lazy(r'["{}<>|\n]')
 
 
 def plausible_file(path: str) -> bool:

@@ -23,6 +23,7 @@ from typing import Final
 
 from desktop.memory.observer.cues import LANGUAGES, detect_language, find, normalise
 from desktop.memory.observer.tool_names import is_local_command
+from desktop.memory.text.lazy_re import lazy
 
 PROMPT, QUEUED, MEMORY_NOTE, CORRECTION = "prompt", "queued", "memory_note", "correction"
 ORIGINS: Final = (PROMPT, QUEUED, MEMORY_NOTE, CORRECTION)
@@ -49,36 +50,36 @@ HARNESS_OPENERS: Final[dict[str, tuple[str, ...]]] = {
         "--- Content from referenced files ---",
     ),
 }
-_HARNESS_RE: Final = re.compile("|".join(re.escape(o) for os_ in HARNESS_OPENERS.values() for o in os_), re.I)
+_HARNESS_RE: Final = lazy("|".join(re.escape(o) for os_ in HARNESS_OPENERS.values() for o in os_), re.I)
 #: "<hook> hook error", "PreToolUse:Bash hook error": a hook's failure pasted or echoed.
-_HOOK_ECHO: Final = re.compile(r"^\s*(?:\w+(?::\w+)? hook (?:error|feedback|blocking)|PreToolUse|PostToolUse|"
+_HOOK_ECHO: Final = lazy(r"^\s*(?:\w+(?::\w+)? hook (?:error|feedback|blocking)|PreToolUse|PostToolUse|"
                                r"UserPromptSubmit|SessionStart)\b", re.I)
 #: What Claude Code writes when the user declines a tool call and says why.
-_REJECTED_SAID: Final = re.compile(r"the user said:\s*\n(?P<said>.+)", re.S)
+_REJECTED_SAID: Final = lazy(r"the user said:\s*\n(?P<said>.+)", re.S)
 #: The result the harness gives a call the user declined, with or without words, in each
 #: CLI's words (Claude Code's, Codex's, Gemini CLI's, Engram's own agent's).
-_DECLINED: Final = re.compile(r"user doesn't want to proceed with this tool use|tool use was rejected|"
+_DECLINED: Final = lazy(r"user doesn't want to proceed with this tool use|tool use was rejected|"
                               r"exec command rejected by user|User did not allow tool call|"
                               r"user did not allow this \w+ call", re.I)
 #: Claude Code's ``#`` shortcut and Gemini CLI's ``/memory add``: the user asks for a note to be kept.
-_MEMORY_NOTE: Final = re.compile(r"^(?:#(?!#)\s*(?P<hash>\S.{3,500})|/memory\s+add\s+(?P<add>\S.{3,2000}))$", re.S)
+_MEMORY_NOTE: Final = lazy(r"^(?:#(?!#)\s*(?P<hash>\S.{3,500})|/memory\s+add\s+(?P<add>\S.{3,2000}))$", re.S)
 
 # -- pasted material ------------------------------------------------------------------------
-_FENCE: Final = re.compile(r"```.*?(?:```|$)", re.S)
+_FENCE: Final = lazy(r"```.*?(?:```|$)", re.S)
 #: Lines a terminal, a log, a diff or a stack trace prints; none are typed as prose.
-_PASTED_LINE: Final = re.compile(
+_PASTED_LINE: Final = lazy(
     r"^\s*(?:[⎿❯⏺│╭╰├└┌┐┘┤┬┴┼─═║✓✗✔✖✘•⨯▶►→⚠❌✅]|\$ |>>>|\.\.\. |at [\w.$<>]+ ?\(|File \"|Traceback|"
     r"(?i:error|warning|panic|fatal|failed|fail|info|debug)(?::|\[)|(?:ERROR|WARN|WARNING|FAIL|PASS|INFO|DEBUG)\s|ok\s+\S+/\S+|"
     r"E {2,}|[-+]{3} |@@ |[+-](?=\S)|={3,}|-{3,}|\d{4}-\d\d-\d\d[ T]\d\d:|\[\d|\w+\.(?:go|py|ts|js|rs|java):\d+|"
     r"#\d+ )")
-_QUOTED_LINE: Final = re.compile(r"^\s*>")
+_QUOTED_LINE: Final = lazy(r"^\s*>")
 #: Machine-written lines: JSON members and objects, log records, git and CI chatter, code.
-_MACHINE_LINE: Final = re.compile(
+_MACHINE_LINE: Final = lazy(
     r"^\s*(?:\"[\w.-]+\"\s*:|[{}\[\]],?\s*$|\{\"|(?:def|func|class|import|from|return|const|let|var|if|for)\b.*[:{(=]\s*$|"
     r"(?:remote|Author|Date|commit|branch|Merge|Running|Step \d+|Session \w+):|\w+ \d+ \d\d:\d\d|"
     r".*\|(?:INFO|WARN|ERROR|DEBUG)\||"
     r"(?:rm|mv|cp|cd|git|go|npm|uv|pip|make|docker|curl|cat|ls|mkdir|export|sudo)\s+(?:\w+\s+)?(?:-\S+|\S*[/.]\S*))")
-_HEADING: Final = re.compile(r"^\s*#{1,6} \S", re.M)
+_HEADING: Final = lazy(r"^\s*#{1,6} \S", re.M)
 #: A paragraph this long with no pronoun of the speaker is someone else's text (a review, a doc).
 PASTED_PARAGRAPH_WORDS: Final = 30
 

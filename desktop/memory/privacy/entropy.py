@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
-from desktop.memory.privacy.lazy_re import lazy
+from desktop.memory.text.lazy_re import lazy
 
 __all__ = ["high_entropy_spans", "looks_random", "shannon_entropy"]
 

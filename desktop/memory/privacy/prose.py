@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from desktop.memory.privacy.lazy_re import lazy
+from desktop.memory.text.lazy_re import lazy
 
 __all__ = ["prose_spans"]
 

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from desktop.memory.privacy.entropy import high_entropy_spans
-from desktop.memory.privacy.lazy_re import lazy
 from desktop.memory.privacy.prose import prose_spans
 from desktop.memory.privacy.triggers import (
     ASSIGN_GATE,
@@ -41,6 +40,7 @@ from desktop.memory.privacy.triggers import (
     non_ascii_gate,
     register,
 )
+from desktop.memory.text.lazy_re import lazy
 
 __all__ = ["SecretFinding", "contains_secret", "redact", "scan"]
 

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from desktop.memory.privacy.lazy_re import lazy
+from desktop.memory.text.lazy_re import lazy
 
 __all__ = ["ASSIGN_GATE", "PROSE_GATE", "Trigger", "ascii_gate", "cased", "folded", "folded_confirmed", "gate_spans",
            "has_token_run", "non_ascii_gate", "register", "token_runs"]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from desktop.memory.store.live import LIVE_SQL
+from desktop.memory.text.lazy_re import lazy
 from desktop.memory.types import Memory, MemoryStatus
 
 JSON_LIST_FIELDS = ("tags", "related_files", "related_modules", "provenance_session_ids",
@@ -20,8 +21,8 @@ _MEMORY_FIELDS = {f.name for f in fields(Memory)}
 # Columns that are not Memory fields are ignored when mapping.
 MEMORY_COLUMNS = [f.name for f in fields(Memory)]
 
-_PUNCT = re.compile(r"[^\w\s]+", re.UNICODE)
-_SPACE = re.compile(r"\s+")
+_PUNCT = lazy(r"[^\w\s]+", re.UNICODE)
+_SPACE = lazy(r"\s+")
 
 
 def fingerprint(content: str) -> str:

@@ -10,6 +10,8 @@ import posixpath
 import re
 from typing import Final
 
+from desktop.memory.text.lazy_re import lazy
+
 #: Files chunked as prose windows; anything else unknown is prose too, this set only documents what
 #: the indexer is expected to feed it.
 PROSE_EXTENSIONS: Final[frozenset[str]] = frozenset(
@@ -19,7 +21,7 @@ PROSE_EXTENSIONS: Final[frozenset[str]] = frozenset(
 NOT_CODE: Final = PROSE_EXTENSIONS | frozenset({".adoc", ".conf", ".lock", ".sum", ".mod", ".csv", ".tsv", ".xml",
                                                 ".svg", ".png", ".jpg", ".jpeg", ".gif", ".ico", ".env",
                                                 ".gitignore", ".log"})
-_TEST_NAME: Final = re.compile(
+_TEST_NAME: Final = lazy(
     r"(^test_.*\.py$)|(_test\.(py|go|rb)$)|(_spec\.(py|rb)$)|(\.(test|spec)\.[cm]?[jt]sx?$)|(Tests?\.java$)"
 )
 #: Folders of tests by convention (``spec``/``specs``: RSpec, pytest-describe).
@@ -42,7 +44,7 @@ def is_code_change(path: str) -> bool:
 #: ``def test_x(`` / ``def it_x(`` (pytest, pytest-describe), ``it("…"`` / ``test(`` (Jest, Mocha,
 #: Vitest, RSpec), ``#[test]`` (Rust), ``@Test`` (JUnit), ``[Fact]`` / ``[Test]`` (.NET), and a Go
 #: subtest ``t.Run("…"``.
-_TEST_CASE: Final = re.compile(
+_TEST_CASE: Final = lazy(
     r"^\s*(?:func\s+(?:\([^)]*\)\s*)?(?:Test|Benchmark|Fuzz)(?![a-z])\w*\s*\(|(?:async\s+)?def\s+(?:test\w*|it_\w+)\s*\(|"
     r"(?:it|test|specify|scenario)(?:\.\w+)?\s*\(?\s*[\"'`]|#\[(?:\w+::)?test\]|@(?:Test|ParameterizedTest)\b|"
     r"\[(?:Fact|Theory|Test|TestMethod)\b|\w+\.Run\(\s*[\"'`])", re.M)

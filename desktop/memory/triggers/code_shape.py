@@ -28,22 +28,23 @@ Nothing here knows a project; of the languages, only their names for nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any, Final
 
+from desktop.memory.text.lazy_re import lazy
+
 MAX_SHAPE: Final = 80
 MAX_LINES: Final = 400
-_STRING: Final = re.compile(r'"(?:[^"\\\n]|\\.)*"|`[^`\n]*`|\'(?:[^\'\\\n]|\\.)*\'')
-_NUMBER: Final = re.compile(r"\b\d[\w.]*\b")
-_NAME: Final = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-_TOKEN: Final = re.compile(r"[A-Za-z_]\w*|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|'(?:[^'\\]|\\.)*'|\d+|[^\sA-Za-z_\d\"'`]+")
+_STRING: Final = lazy(r'"(?:[^"\\\n]|\\.)*"|`[^`\n]*`|\'(?:[^\'\\\n]|\\.)*\'')
+_NUMBER: Final = lazy(r"\b\d[\w.]*\b")
+_NAME: Final = lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_TOKEN: Final = lazy(r"[A-Za-z_]\w*|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|'(?:[^'\\]|\\.)*'|\d+|[^\sA-Za-z_\d\"'`]+")
 #: A line that already carries a suppression annotation: writing it is already the fix.
-_ANNOTATED: Final = re.compile(r"nolint|noqa|type:\s*ignore|pyright:\s*ignore|eslint-disable|@ts-(?:ignore|expect)")
+_ANNOTATED: Final = lazy(r"nolint|noqa|type:\s*ignore|pyright:\s*ignore|eslint-disable|@ts-(?:ignore|expect)")
 _BLANK: Final = "_"
-_WORDS: Final = re.compile(r"[A-Za-z_]\w*")
+_WORDS: Final = lazy(r"[A-Za-z_]\w*")
 #: Where a comment starts at the end of a line (after code and a space), looked for outside strings.
-_COMMENT_START: Final = re.compile(r"\s+(?://|#)")
+_COMMENT_START: Final = lazy(r"\s+(?://|#)")
 #: Between a block header's shape and the line under it, in a paired key.
 PAIR_JOIN: Final = " ⏎ "
 #: The shape of a value assigned from a call on a dotted name (another package's function, an
@@ -52,13 +53,13 @@ RETURNED_AS_IS: Final = f"= w.w({PAIR_JOIN}return … w"
 #: A call's last value dropped into the blank, however many values come before it (``_ = f.Close()``,
 #: ``t, _ = c.Tree()``): one construct for a checker of dropped errors, which the value last returns.
 BLANK_LAST: Final = "… _ = w("
-_BLANK_LAST_SHAPE: Final = re.compile(r"^(?:[w_], )*_ = w\($")
+_BLANK_LAST_SHAPE: Final = lazy(r"^(?:[w_], )*_ = w\($")
 #: An assignment whose value is a call on a dotted name: what it assigns last (``err``).
-_DOTTED_CALL: Final = re.compile(r"^\s*(?:var\s+)?([\w\s,]*?\b(\w+))\s*:?=\s*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(")
+_DOTTED_CALL: Final = lazy(r"^\s*(?:var\s+)?([\w\s,]*?\b(\w+))\s*:?=\s*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(")
 #: A return whose last value is a bare name.
-_RETURNS_NAME: Final = re.compile(r"^\s*return\b(?:.*,)?\s*(\w+)\s*;?\s*$")
+_RETURNS_NAME: Final = lazy(r"^\s*return\b(?:.*,)?\s*(\w+)\s*;?\s*$")
 #: A return whose last value is the language's "nothing" (``nil``, ``null``, ``None``, ``undefined``).
-_RETURNS_NOTHING: Final = re.compile(r"^\s*return\b(?:.*,)?\s*(nil|null|None|undefined)\s*;?\s*$")
+_RETURNS_NOTHING: Final = lazy(r"^\s*return\b(?:.*,)?\s*(nil|null|None|undefined)\s*;?\s*$")
 
 
 def shape(line: str) -> str:
@@ -80,8 +81,8 @@ def same_assignment(key: str) -> str:
 
 
 #: A call of a qualified name (``pkg.Func(``, ``obj.method(``), not preceded by a name or a dot.
-_QUALIFIED_CALL: Final = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\(")
-_RETURN: Final = re.compile(r"^\s*return\b")
+_QUALIFIED_CALL: Final = lazy(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\(")
+_RETURN: Final = lazy(r"^\s*return\b")
 #: The longest line whose calls are read: longer ones are generated or minified, not written by hand,
 #: and a hook reading a megabyte line would spend its budget on it.
 MAX_CALL_LINE: Final = 500

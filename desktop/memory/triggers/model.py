@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import posixpath
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -36,6 +35,7 @@ from typing import Any, Final
 from desktop.memory.observer.command_shape import Command, Segment, parse, resolve_dir
 from desktop.memory.observer.tool_names import OTHER
 from desktop.memory.text.file_kinds import declared_tests, is_test_file
+from desktop.memory.text.lazy_re import lazy
 from desktop.memory.triggers.code_shape import same_assignment, written_calls, written_shapes, written_text
 
 COMMAND, PATH, EDIT, CODE, TOOL = "command", "path", "edit", "code", "tool"
@@ -55,9 +55,9 @@ TEST_FILES: Final = "<tests>"
 BANG_IN_QUOTES: Final = "<!>"
 #: A ``!`` next to whitespace (or ending the text, or before ``=`` and a space): where the harness
 #: puts its backslash.
-EXPOSED_BANG: Final = re.compile(r"(?<!\\)!(?=\s|=\s|$)|(?<=\s)!")
+EXPOSED_BANG: Final = lazy(r"(?<!\\)!(?=\s|=\s|$)|(?<=\s)!")
 #: A command argument that names a path in the project (a folder with a slash, or a file name).
-PATH_ARG: Final = re.compile(r"^\.?[\w@+-][\w@.+-]*(?:/[\w@.+*-]*)+$|^[\w@+-][\w@+-]*\.[A-Za-z]\w{0,7}$")
+PATH_ARG: Final = lazy(r"^\.?[\w@+-][\w@.+-]*(?:/[\w@.+*-]*)+$|^[\w@+-][\w@+-]*\.[A-Za-z]\w{0,7}$")
 
 
 @dataclass(frozen=True, slots=True)

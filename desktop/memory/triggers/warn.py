@@ -9,7 +9,6 @@ measures whether it helps (``engram report``, the Agents tab): counted, never es
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +29,10 @@ from desktop.memory.observer.signal_kinds import (
     TOOL_ARGS,
     WRONG_PLACE,
 )
-from desktop.memory.observer.utterances import declined_call
 from desktop.memory.privacy.boundary import redact_then_cut
 from desktop.memory.stats import wilson_interval
 from desktop.memory.store.writer import FnOp, Tx
+from desktop.memory.text.lazy_re import lazy
 from desktop.memory.triggers.index import candidates
 from desktop.memory.triggers.model import CODE, COMMAND, EDIT, PATH, TOOL, WRITE_TRIGGERS, CallShape, Trigger, matches
 from desktop.memory.types import Memory
@@ -70,10 +69,10 @@ LESSON_SIGNALS: Final = frozenset({COMMAND_FIX, CHECK_RULE, CHECK_GAP, WRONG_PLA
 ADDING_SIGNALS: Final = frozenset({REVIEWED_TESTS})
 #: A checker's rule code at the start of its message ("G104: Errors unhandled"): a linter that
 #: groups many rules under one name (gosec) is matched by the code, not the name.
-_RULE_CODE: Final = re.compile(r'reports `[^`]+`: "([A-Z]{1,5}\d{2,5})\b')
+_RULE_CODE: Final = lazy(r'reports `[^`]+`: "([A-Z]{1,5}\d{2,5})\b')
 #: A checker rule lesson's message, and its literal parts (instance details were made "…" and "N").
-_REPORTED_MESSAGE: Final = re.compile(r'reports `[^`]+`: "(.+?)"(?:;|\.$)')
-_INSTANCE_MARK: Final = re.compile(r"…|\bN\b")
+_REPORTED_MESSAGE: Final = lazy(r'reports `[^`]+`: "(.+?)"(?:;|\.$)')
+_INSTANCE_MARK: Final = lazy(r"…|\bN\b")
 MESSAGE_PART_MIN: Final = 12
 
 
@@ -298,6 +297,10 @@ class Outcomes:
         open_ids = set(self.open_ids(session_id))
         if not open_ids:
             return None
+        # Imported here: the utterance rules (cues in nine languages) cost a hook process that
+        # answers a tool call inline ~10 ms, and only a failure with a warning open needs them.
+        from desktop.memory.observer.utterances import declined_call
+
         declined = declined_call(output)
         refused = self._advice_declined(memories, call, open_ids) if declined else []
         if refused:  # the user said no to what the warning recommended: that, not a failure, is its outcome
