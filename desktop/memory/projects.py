@@ -6,7 +6,6 @@ adds files to it, and so that a read-only checkout can still have memory.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop.digests import sha256
 from desktop.memory.store.errors import CorruptDatabaseError, ReadOnlyLocationError, ValidationError, os_error
 
 log = logging.getLogger("engram.projects")
@@ -79,7 +79,7 @@ class ProjectRegistry:
         root = Path(folder).expanduser().resolve()
         if not root.is_dir():
             raise ValidationError(f"{root} is not a folder.")
-        digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:10]
+        digest = sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:10]
         home = self.data_dir / "projects" / f"{_slug(root.name)}-{digest}"
         return ProjectInfo(root=root, name=root.name or str(root), db_path=home / DB_NAME)
 

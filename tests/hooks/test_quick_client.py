@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -33,6 +33,19 @@ PROBE = "import sys\n" + _SPY + "from desktop.cli.main import main\nsys.exit(mai
 LEAN_PROBE = ("import sys\nsys.path.insert(0, sys.argv[2])\n" + _SPY
               + "from desktop.cli.main import run_hook\nsys.exit(run_hook(sys.argv[3:], site_missing=True))\n")
 
+#: Runs the installed hook command's own process answering inline (no service): the text it
+#: answers, then the modules it had loaded, go to the file named first.
+INLINE_PROBE = ("import sys\nsys.path.insert(0, sys.argv[2])\n"
+                "import desktop.agents.hooks.runner as runner\n"
+                "real = runner.run\n"
+                "def spy(*args, **kwargs):\n"
+                "    out = real(*args, **kwargs)\n"
+                "    with open(sys.argv[1], 'w') as f:\n"
+                "        f.write(out.replace(chr(10), ' ') + chr(10) + ' '.join(sorted(sys.modules)))\n"
+                "    return out\n"
+                "runner.run = spy\n"
+                "from desktop.cli.main import run_hook\nsys.exit(run_hook(sys.argv[3:], site_missing=True))\n")
+
 
 @pytest.fixture
 def service(hook_env: dict[str, str], data_dir: Path) -> Iterator[dict[str, str]]:
@@ -50,7 +63,7 @@ def service(hook_env: dict[str, str], data_dir: Path) -> Iterator[dict[str, str]
         server.wait(10)
 
 
-def _probe(env: dict[str, str], tmp_path: Path, data_dir: Path, event: str, payload: dict[str, object]
+def _probe(env: dict[str, str], tmp_path: Path, data_dir: Path, event: str, payload: Mapping[str, object]
            ) -> tuple[str, set[str], str]:
     seen = tmp_path / "modules.txt"
     done = subprocess.run([sys.executable, "-c", PROBE, str(seen), "hook", event, "--data-dir", str(data_dir)],
@@ -96,6 +109,26 @@ def test_the_installed_hook_command_reads_writes_and_connects_without_json_re_en
     assert json.loads(done.stdout)["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
     costly = {"json", "re", "enum", "socket", "selectors", "typing", "site"}
     assert not set(modules) & costly, sorted(set(modules) & costly)
+
+
+def test_a_hook_answered_inline_loads_neither_openssl_nor_the_utterance_rules(
+        hook_env: dict[str, str], tmp_path: Path, data_dir: Path, payments_dir: Path,
+        memories: dict[str, int]) -> None:
+    """The first tool call of a day waits for the whole runner: OpenSSL (``hashlib``, ``hmac``) and the
+    utterance rules (cues in nine languages) were 15-25 ms of it, for nothing a tool call needs."""
+    seen = tmp_path / "inline.txt"
+    payload = {"session_id": "q-4", "cwd": str(payments_dir), "hook_event_name": "PreToolUse", "tool_name": "Edit",
+               "tool_use_id": "t4", "tool_input": {"file_path": str(payments_dir / "core" / "payments.py"),
+                                                   "old_string": "a", "new_string": "b"}}
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", INLINE_PROBE, str(seen), root, "before-tool",
+                           "--data-dir", str(data_dir)], input=json.dumps(payload), capture_output=True, text=True,
+                          env={**hook_env, "ENGRAM_HOOK_NO_SERVICE": "1"}, timeout=60, check=False)
+    assert done.returncode == 0 and done.stderr == ""
+    said, modules = seen.read_text(encoding="utf-8").split("\n", 1)
+    assert f"#{memories['gotcha']}" in said.replace('id="', "#"), said  # answered, inline
+    costly = {"_hashlib", "hashlib", "hmac", "desktop.memory.observer.utterances", "desktop.memory.observer.cues"}
+    assert not set(modules.split()) & costly, sorted(set(modules.split()) & costly)
 
 
 def test_a_session_start_is_answered_by_the_service_after_the_last_session_end(

@@ -30,8 +30,9 @@ from desktop.agents.hooks.protocol import (
     parse,
     render_output,
 )
+from desktop.digests import sha256
 
-# What this module imports is paid by every hook: typing, pathlib and hashlib would add ~20 ms
+# What this module imports is paid by every hook: typing and pathlib would add ~15 ms
 # to a process that lives ~50 ms, so the names they give are for mypy only (it reads a
 # module-level TYPE_CHECKING as true) and paths are strings here.
 TYPE_CHECKING = False
@@ -42,13 +43,6 @@ if TYPE_CHECKING:
 
     from desktop.agents.hooks.protocol import HookCall
 
-try:  # CPython's own SHA-256 (3.12+: _sha2, 3.11: _sha256): the same digest, no OpenSSL to load
-    from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]
-except ImportError:
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
-    except ImportError:
-        from hashlib import sha256  # type: ignore[assignment,no-redef,unused-ignore]
 
 #: Seconds a client waits for the service's hello before it calls the service hung.
 PROBE_S = float(os.environ.get("ENGRAM_HOOK_PROBE") or 0.5)

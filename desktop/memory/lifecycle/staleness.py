@@ -18,7 +18,6 @@ which includes uncommitted edits), or every anchored file outside git.
 from __future__ import annotations
 
 import enum
-import hashlib
 import json
 import logging
 from collections.abc import Iterable
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from desktop.digests import sha256
 from desktop.memory.store.writer import Tx, WriteOp
 from desktop.memory.types import Memory
 
@@ -82,7 +82,7 @@ def _slice(data: bytes, rng: tuple[int, int] | None) -> bytes:
 
 def anchor_hash(data: bytes, rng: tuple[int, int] | None = None) -> str:
     """SHA-256 of a file's bytes or of a 1-based inclusive line range."""
-    return hashlib.sha256(_slice(data, rng)).hexdigest()
+    return sha256(_slice(data, rng)).hexdigest()
 
 
 def _git(root: Path, *args: str, data: bytes | None = None) -> bytes | None:

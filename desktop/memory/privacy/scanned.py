@@ -25,12 +25,11 @@ proof covers this exact text only), so derived text is always scanned again.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
 import os
 from collections.abc import Iterable, Sequence
 
+from desktop.digests import blake2b, compare_digest
 from desktop.memory.privacy.secrets import redact
 
 log = logging.getLogger("engram.privacy")
@@ -54,7 +53,7 @@ def adopt_key(key: bytes) -> None:
 
 
 def _tag(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), key=_key, digest_size=_TAG_BYTES).digest()
+    return blake2b(text.encode("utf-8", "surrogatepass"), key=_key, digest_size=_TAG_BYTES).digest()
 
 
 def _store_form(text: str) -> str:
@@ -86,7 +85,7 @@ def _mint(text: str) -> Scanned:
 
 def _restore(text: str, tag: bytes) -> str:
     """Unpickle: a ``Scanned`` when the tag checks out, else the plain text (the boundary will scan it)."""
-    if isinstance(tag, bytes) and hmac.compare_digest(tag, _tag(text)):
+    if isinstance(tag, bytes) and compare_digest(tag, _tag(text)):
         return _mint(text)
     global _warned
     if not _warned:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import unicodedata
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from desktop.digests import sha256
 from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.text.lazy_re import lazy
 from desktop.memory.types import Memory, MemoryStatus
@@ -29,7 +29,7 @@ def fingerprint(content: str) -> str:
     """Normalised-content hash: case, spacing, punctuation and Unicode forms don't make a new memory."""
     text = unicodedata.normalize("NFKC", content).casefold()
     text = _SPACE.sub(" ", _PUNCT.sub(" ", text)).strip()
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def row_to_memory(row: dict[str, Any]) -> Memory:
