@@ -74,6 +74,22 @@ def _probe(env: dict[str, str], tmp_path: Path, data_dir: Path, event: str, payl
     return path, set(modules), done.stdout
 
 
+def _installed_hook(probe: str, seen: Path, env: dict[str, str], data_dir: Path, payments_dir: Path,
+                    session_id: str) -> subprocess.CompletedProcess[str]:
+    """Run the installed hook command's own process (``python -I -S``) under ``probe`` before an edit of
+    ``core/payments.py``; the probe writes what it saw to ``seen``."""
+    payload = {"session_id": session_id, "cwd": str(payments_dir), "hook_event_name": "PreToolUse",
+               "tool_name": "Edit", "tool_use_id": session_id,
+               "tool_input": {"file_path": str(payments_dir / "core" / "payments.py"), "old_string": "a",
+                              "new_string": "b"}}
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", probe, str(seen), root, "before-tool",
+                           "--data-dir", str(data_dir)], input=json.dumps(payload), capture_output=True, text=True,
+                          env=env, timeout=60, check=False)
+    assert done.returncode == 0 and done.stderr == ""
+    return done
+
+
 def test_a_warm_service_answers_a_hook_that_imports_almost_nothing(service: dict[str, str], tmp_path: Path,
                                                                    data_dir: Path, payments_dir: Path,
                                                                    memories: dict[str, int]) -> None:
@@ -96,14 +112,7 @@ def test_the_installed_hook_command_reads_writes_and_connects_without_json_re_en
         memories: dict[str, int]) -> None:
     """Those modules are ~30 ms of a hook process that lives ~50 ms (``lean_json``, ``_socket``)."""
     seen = tmp_path / "modules.txt"
-    payload = {"session_id": "q-2", "cwd": str(payments_dir), "hook_event_name": "PreToolUse", "tool_name": "Edit",
-               "tool_use_id": "t2", "tool_input": {"file_path": str(payments_dir / "core" / "payments.py"),
-                                                   "old_string": "a", "new_string": "b"}}
-    root = str(Path(__file__).resolve().parents[2])
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", LEAN_PROBE, str(seen), root, "before-tool",
-                           "--data-dir", str(data_dir)], input=json.dumps(payload), capture_output=True, text=True,
-                          env=service, timeout=60, check=False)
-    assert done.returncode == 0 and done.stderr == ""
+    done = _installed_hook(LEAN_PROBE, seen, service, data_dir, payments_dir, "q-2")
     path, *modules = seen.read_text(encoding="utf-8").split()
     assert path == "quick" and f"#{memories['gotcha']}" in done.stdout.replace('id=\\"', "#")
     assert json.loads(done.stdout)["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
@@ -117,14 +126,7 @@ def test_a_hook_answered_inline_loads_neither_openssl_nor_the_utterance_rules(
     """The first tool call of a day waits for the whole runner: OpenSSL (``hashlib``, ``hmac``) and the
     utterance rules (cues in nine languages) were 15-25 ms of it, for nothing a tool call needs."""
     seen = tmp_path / "inline.txt"
-    payload = {"session_id": "q-4", "cwd": str(payments_dir), "hook_event_name": "PreToolUse", "tool_name": "Edit",
-               "tool_use_id": "t4", "tool_input": {"file_path": str(payments_dir / "core" / "payments.py"),
-                                                   "old_string": "a", "new_string": "b"}}
-    root = str(Path(__file__).resolve().parents[2])
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", INLINE_PROBE, str(seen), root, "before-tool",
-                           "--data-dir", str(data_dir)], input=json.dumps(payload), capture_output=True, text=True,
-                          env={**hook_env, "ENGRAM_HOOK_NO_SERVICE": "1"}, timeout=60, check=False)
-    assert done.returncode == 0 and done.stderr == ""
+    _installed_hook(INLINE_PROBE, seen, {**hook_env, "ENGRAM_HOOK_NO_SERVICE": "1"}, data_dir, payments_dir, "q-4")
     said, modules = seen.read_text(encoding="utf-8").split("\n", 1)
     assert f"#{memories['gotcha']}" in said.replace('id="', "#"), said  # answered, inline
     costly = {"_hashlib", "hashlib", "hmac", "desktop.memory.observer.utterances", "desktop.memory.observer.cues"}
