@@ -18,10 +18,7 @@ from desktop.cli.common import (
     sql_int,
     terminal_safe,
 )
-from desktop.memory.actions import EXPORT_FORMATS
-from desktop.memory.evidence_view import evidence_json
-from desktop.memory.lifecycle.formats import FORMATS as IMPORT_FORMATS
-from desktop.memory.lifecycle.portable import memory_to_record
+from desktop.memory.lifecycle.format_names import EXPORT_FORMATS, IMPORT_FORMATS
 from desktop.memory.store.rows import MemoryQuery
 from desktop.memory.types import MemoryScope, MemoryType
 
@@ -118,6 +115,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_get(args: argparse.Namespace) -> int:
     """engram get."""
+    # Here, not at the top: the record's writer loads the import/export machinery, which every
+    # `engram list` would pay for (issue 16's 250 ms).
+    from desktop.memory.evidence_view import evidence_json
+    from desktop.memory.lifecycle.portable import memory_to_record
+
     with open_project(args, read_only=True) as project:
         memory = project.memories.get(args.id)
         history = project.memories.history(args.id)

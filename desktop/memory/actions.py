@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
+from desktop.memory.lifecycle.format_names import EXPORT_FORMATS
 from desktop.memory.store.errors import ValidationError
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.types import MemorySource, MemoryType
@@ -23,8 +24,6 @@ from desktop.memory.types import MemorySource, MemoryType
 if TYPE_CHECKING:
     from desktop.memory.project import Project
 
-#: Export formats, as every door names them.
-EXPORT_FORMATS: Final = ("json", "markdown", "claude-md", "agents-md")
 #: ``/remember`` is said in the middle of a session, about it: a little surer than the default 0.8.
 REMEMBER_CONFIDENCE: Final = 0.9
 

@@ -146,8 +146,6 @@ def extract_managed_block(text: str) -> str | None:
 # gets an external_id of tool, file and text hash, so importing a file again changes
 # nothing. Imported text is redacted by the store's secret guard (source "imported").
 
-FORMATS = ("json", "jsonl", "markdown", "claude-md", "agents-md", "gemini-md", "claude-memory", "cline", "cursor",
-           "copilot")
 _BULLET = re.compile(r"^( {0,3})(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")

@@ -55,7 +55,7 @@ EMBEDDERS = {"auto": QT_TRANSLATE_NOOP("SettingsDialog", "Automatic (best availa
              "openai": QT_TRANSLATE_NOOP("SettingsDialog", "OpenAI-compatible")}
 LANGUAGES = {"system": QT_TRANSLATE_NOOP("SettingsDialog", "Follow the system"),
              "en": "English", "fr": "Français"}
-# The core's export formats (desktop.memory.actions.EXPORT_FORMATS), as the app names them.
+# The core's export formats (desktop.memory.lifecycle.format_names.EXPORT_FORMATS), as the app names them.
 EXPORTS = {"json": QT_TRANSLATE_NOOP("SettingsDialog", "JSON (everything, re-importable)"),
            "markdown": QT_TRANSLATE_NOOP("SettingsDialog", "Markdown"),
            "claude-md": "CLAUDE.md", "agents-md": "AGENTS.md"}
