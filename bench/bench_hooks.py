@@ -49,7 +49,9 @@ def _env(data: Path, service: bool) -> dict[str, str]:
 
 def _run(cmd: list[str], env: dict[str, str], stdin: str = "") -> tuple[float, str]:
     t = time.perf_counter()
-    done = subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env, check=False)
+    # From this tree's folder: ``python -m`` puts the working folder first on sys.path, so started from
+    # another checkout the service and ``engram list`` would run that checkout's code.
+    done = subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env, check=False, cwd=ROOT)
     return (time.perf_counter() - t) * 1000, done.stdout
 
 
@@ -147,7 +149,7 @@ def main() -> None:
         if service:
             warm = [] if args.warm_search else ["--no-warm-search"]
             server = subprocess.Popen([*exe, "serve", "--data-dir", str(data), "--idle", "600", *warm], env=env,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
             while not socket_path(data).exists():
                 time.sleep(0.05)
             _run([*exe, "hook", "prompt", "--data-dir", str(data)], env, json.dumps(payloads["prompt"](0)))
