@@ -17,10 +17,10 @@ from desktop.memory.text.lazy_re import lazy
 _SELECTOR_OPTS: Final = frozenset({"-k", "-run", "--run", "-t", "--filter", "--grep", "-g", "--testNamePattern",
                                    "--test-name-pattern", "--match", "--pkg", "--lf", "--deselect"})
 _SELECTOR_ARG: Final = lazy(r"^[\w./@-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|swift|spec|test)(?:::\S+)?$|::|"
-                                  r"^Test\w+$|^-run=|^-k=|^--filter=")
+                            r"^Test\w+$|^-run=|^-k=|^--filter=")
 #: Words that name the kind of suite a test command runs (its purpose, besides kind and folder).
 SUITE: Final = lazy(r"(?<![a-z])(integration|e2e|end-to-end|unit|acceptance|smoke|ci|all|race|bench|slow|"
-                          r"fast|coverage|cover|cov)(?![a-z])")
+                    r"fast|coverage|cover|cov)(?![a-z])")
 #: A path argument naming a part of the project (the whole is ``./...``, ``.``, ``./``).
 _PART: Final = lazy(r"^(?!\./\.\.\.$|\.{1,3}/?$)\.?[\w@.-]*/[\w@./-]*$")
 SUITE_NAMES: Final = {"end-to-end": "e2e", "cover": "coverage", "cov": "coverage"}

@@ -53,14 +53,14 @@ HARNESS_OPENERS: Final[dict[str, tuple[str, ...]]] = {
 _HARNESS_RE: Final = lazy("|".join(re.escape(o) for os_ in HARNESS_OPENERS.values() for o in os_), re.I)
 #: "<hook> hook error", "PreToolUse:Bash hook error": a hook's failure pasted or echoed.
 _HOOK_ECHO: Final = lazy(r"^\s*(?:\w+(?::\w+)? hook (?:error|feedback|blocking)|PreToolUse|PostToolUse|"
-                               r"UserPromptSubmit|SessionStart)\b", re.I)
+                         r"UserPromptSubmit|SessionStart)\b", re.I)
 #: What Claude Code writes when the user declines a tool call and says why.
 _REJECTED_SAID: Final = lazy(r"the user said:\s*\n(?P<said>.+)", re.S)
 #: The result the harness gives a call the user declined, with or without words, in each
 #: CLI's words (Claude Code's, Codex's, Gemini CLI's, Engram's own agent's).
 _DECLINED: Final = lazy(r"user doesn't want to proceed with this tool use|tool use was rejected|"
-                              r"exec command rejected by user|User did not allow tool call|"
-                              r"user did not allow this \w+ call", re.I)
+                        r"exec command rejected by user|User did not allow tool call|"
+                        r"user did not allow this \w+ call", re.I)
 #: Claude Code's ``#`` shortcut and Gemini CLI's ``/memory add``: the user asks for a note to be kept.
 _MEMORY_NOTE: Final = lazy(r"^(?:#(?!#)\s*(?P<hash>\S.{3,500})|/memory\s+add\s+(?P<add>\S.{3,2000}))$", re.S)
 

@@ -36,7 +36,7 @@ _COMMON_ENDINGS = (".", "!", "?")
 
 # Provider prefixes whose keys are worth re-assembling when split.
 _PREFIX = lazy(r"(?<![A-Za-z0-9_])(?:AKIA|ASIA|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|sk-ant-|sk-proj-|"
-                     r"sk-|xox[abposr]-|AIza|npm_|sk_live_|rk_live_)")
+               r"sk-|xox[abposr]-|AIza|npm_|sk_live_|rk_live_)")
 _PIECE_SEP = lazy(r"(?:[ \t]*(?:\r?\n|\\n)[ \t]*|[ \t]+|[\"'][ \t]*\+?[ \t]*(?:\r?\n[ \t]*)?[\"'])")
 _JOINED = {
     "aws_access_key": lazy(r"(?:AKIA|ASIA)[A-Z0-9]{16}"),
@@ -50,7 +50,7 @@ _JOINED = {
     "stripe_key": lazy(r"[sr]k_live_[A-Za-z0-9]{24,99}"),
 }
 _PEM_BODY = lazy(r"(?m)^[ \t]*MII[A-Za-z0-9+/]{61}[ \t]*\r?\n(?:[ \t]*[A-Za-z0-9+/]{64}[ \t]*\r?\n){2,}"
-                       r"(?:[ \t]*[A-Za-z0-9+/]{1,64}={0,2}[ \t]*(?:\r?\n|$))?")
+                 r"(?:[ \t]*[A-Za-z0-9+/]{1,64}={0,2}[ \t]*(?:\r?\n|$))?")
 
 
 def _plausible_prose_value(value: str) -> bool:
