@@ -61,8 +61,9 @@ _TRUST_NORM = 1.2  # trust is divided by this so agent-explicit memories keep th
 # A path is looked for from the start of a word only: ``[\w-]+/`` tried at every position of a long
 # word backtracks over the rest of it each time (a pasted 100 kB prompt took 37 s); the strings that
 # match are the same, since a path inside a word is also one from the word's start.
-_IDENTIFIER = re.compile(r"[a-z][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]|(?<![\w-])[\w-]+/[\w.-]+|\w\.(?:py|ts|tsx|js|rs|go|java|kt|"
-                         r"rb|c|h|cpp|hpp|cs|md|json|toml|yaml|yml|sql)\b|::|\(\)|#[A-Za-z_]")
+_IDENTIFIER = re.compile(r"[a-z][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]|(?<![\w-])[\w-]+/[\w.-]+|"
+                         r"\w\.(?:py|ts|tsx|js|rs|go|java|kt|rb|c|h|cpp|hpp|cs|md|json|toml|yaml|yml|sql)\b|"
+                         r"::|\(\)|#[A-Za-z_]")
 _STRUCTURAL = re.compile(r"\b(?:depend\w*|import\w*|call(?:s|ers|ed by)?|impact\w*|used by|uses|"
                          r"who uses|references?|inherit\w*|subclass\w*|neighbou?r\w*)\b", re.IGNORECASE)
 
