@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.memory.observer.known_already import already_told, instructions_seen
+import pytest
+
+from desktop.memory.observer.command_kinds import toolchain_default
+from desktop.memory.observer.known_already import already_told, instructions_seen, runs_unprompted
 from desktop.memory.store.memory_ops import NewMemory
 
 
@@ -86,3 +89,26 @@ def test_a_huge_instruction_file_is_read_up_to_its_bound_only(tmp_path: Path) ->
         tracemalloc.stop()
     assert "mise run test:ci" in told and len(told) <= MAX_BYTES
     assert peak < 8 * MAX_BYTES, peak
+
+
+@pytest.mark.parametrize(("command", "default"), [
+    ("go build ./...", True), ("go build ./cmd/app", True), ("pytest", True), ("pytest -xvs", True),
+    ("cargo test", True), ("npm test", True), ("go vet ./...", True), ("ruff format .", True),
+    # the project's choice: an option, a value, a runner, an environment, a task, a chain
+    ("pytest --spec", False), ("pytest --cov=app", False), ("go test -tags=integration ./...", False),
+    ("go test -race ./...", False), ("uv run pytest", False), ("python -m pytest", False), ("yarn test", False),
+    ("make test", False), ("mise run lint", False), ("npx vitest run", False),
+    ("source .venv/bin/activate && pytest", False), ("git status", False), ("", False)])
+def test_a_toolchain_default_is_the_tool_with_nothing_of_the_projects(command: str, default: bool) -> None:
+    assert toolchain_default(command) is default
+
+
+def test_a_learned_default_from_the_root_runs_unprompted_and_a_persons_recipe_stays() -> None:
+    assert runs_unprompted(recipe("go build ./..."))
+    assert not runs_unprompted(recipe("pytest --spec"))
+    assert not runs_unprompted(recipe("go build ./...", source="user_taught"))  # a person's words stay
+    in_folder = NewMemory(content="Run the tests with `npm test` from `web/`.", type="workflow_recipe",
+                          source="observer_inferred")
+    with_env = NewMemory(content="Run the tests with `pytest` from the project root with `DB_URL` set.",
+                         type="workflow_recipe", source="observer_inferred")
+    assert not runs_unprompted(in_folder) and not runs_unprompted(with_env)

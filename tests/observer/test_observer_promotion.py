@@ -156,12 +156,12 @@ def test_one_write_transaction_and_cross_session_tables(db: Database) -> None:
 def test_workflow_recipe_after_three_successful_sessions(db: Database) -> None:
     p = _promoter(db)
     for i in range(3):
-        s = Seq(f"s{i}").read("a.py").edit("a.py").bash("pytest", "ok").bash("git commit -m x", "ok")
+        s = Seq(f"s{i}").read("a.py").edit("a.py").bash("pytest --spec", "ok").bash("git commit -m x", "ok")
         p.promote(digest_of(s.end("success")))
     assert recipes(db.reads.conn())  # the tool-sequence statistics are kept for the tables...
     texts = [r["content"] for r in _rows(db) if r["type"] == "workflow_recipe"]
     # ...but the recipe a reader gets names the command, never "read → edit → bash" (issue 13)
-    assert texts == ["Run the tests with `pytest` from the project root."]
+    assert texts == ["Run the tests with `pytest --spec` from the project root."]
 
 
 def test_module_threshold_synthesis_runs_but_statistics_are_not_memory_text(db: Database) -> None:

@@ -15,6 +15,8 @@ from desktop.memory.observer.observer import Observer
 from desktop.memory.observer.promotion import Promoter
 from desktop.memory.observer.run_parts import normalised
 from desktop.memory.observer.shell_parse import parse_line, strip_wrappers
+from desktop.memory.observer.signals import RECIPE, Signal
+from desktop.memory.observer.templates import render
 from desktop.memory.store.database import Database
 
 
@@ -121,7 +123,8 @@ def test_a_newer_way_supersedes_the_old_with_history_kept(db: Database) -> None:
 
 def test_two_ways_in_use_both_stay(db: Database) -> None:
     p = Promoter(db, novelty=Novelty(HashingEmbedder()))
-    for i, command in enumerate(["pytest", "pytest -x", "pytest", "pytest -x", "pytest"]):
+    for i, command in enumerate(["pytest --spec", "pytest -x --spec", "pytest --spec", "pytest -x --spec",
+                                 "pytest --spec"]):
         p.promote(digest_of(Seq(f"s{i}", t0=1_700_000_000.0 + 1000 * i).bash(command, "ok").end()))
     assert [d for _, d in _live(db)] == [0, 0]
 
@@ -156,3 +159,30 @@ def test_a_folder_the_shell_was_only_left_in_is_not_part_of_the_recipe(tmp_path:
         obs.observe(ev)
     got = {(r.data["command"], r.data["folder"]) for r in obs.finalize().signals if r.kind == "recipe"}
     assert ("mise run test", "") in got and ("npm test", "web") in got
+
+
+def test_a_toolchain_default_run_from_the_root_is_not_stored_and_the_projects_own_way_is(db: Database) -> None:
+    """`go build ./...` and `pytest -xvs` are what any agent runs unprompted (blind judges, two projects:
+    weak in every round); the same tools with the project's option, setup or folder are its recipes."""
+    p = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    for i in range(2):
+        s = Seq(f"s{i}", t0=1_700_000_000.0 + 1000 * i).bash("go build ./...", "").bash("pytest -xvs", "3 passed")
+        s.bash("go test -tags=integration ./...", "ok").bash("cd web && npm test", "ok")
+        p.promote(digest_of(s.bash("cd .. && source .venv/bin/activate && mypy .", "Success").end()))
+    assert sorted(c for c, d in _live(db) if not d) == [
+        "Check the code with `source .venv/bin/activate && mypy .` from the project root.",
+        "Run the tests with `go test -tags=integration ./...` from the project root.",
+        "Run the tests with `npm test` from `web/`."]
+
+
+@pytest.mark.parametrize(("category", "command", "text"), [
+    ("lint", "mypy .", "Check the code with `mypy .` from the project root."),
+    ("format+lint", "ruff format . && ruff check --fix .",
+     "Format the code, then check it, with `ruff format . && ruff check --fix .` from the project root."),
+    ("install+test", "uv sync && pytest", "Install and set up, then run the tests, with `uv sync && pytest` from the "
+                                          "project root.")])
+def test_a_recipe_says_what_every_tool_of_its_kind_does(category: str, command: str, text: str) -> None:
+    """A type checker and a linter both "check the code" (judges: "check lint and types" was wrong for each)."""
+    sig = Signal(RECIPE, f"recipe:{command}", 1, [], {"category": category, "command": command, "folder": ""}, [])
+    rendered = render(sig)
+    assert rendered is not None and rendered.content == text

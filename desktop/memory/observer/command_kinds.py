@@ -89,3 +89,30 @@ def category(command: str) -> str | None:
         target = m.group(1).lower()
         return next((kind for kind, rx in _TARGET_KINDS if rx.search(target)), None)
     return next((kind for kind, rx in _PROGRAMS if rx.match(command)), None)
+
+
+#: What tells how a project provides its tools (an environment manager, a package manager other than
+#: the ecosystem's default, a task runner): a command that starts with one is the project's own way.
+_PROJECT_WAY: Final = re.compile(r"^(?:uv|uvx|poetry|pipenv|pdm|hatch|python3?|npx|pnpm|yarn|bun|bunx|bundle|"
+                                 r"mise|make|just|task|nix|docker|dotnet|gradlew|\./)\b")
+#: Arguments any run of a toolchain takes: a path or package pattern (``.``, ``./...``, ``./cmd/app``) or
+#: up to three single-letter switches (``-v``, ``-xvs``). A long option or one with a value
+#: (``--spec``, ``-tags=integration``, ``--cov=app``) is the project's choice.
+_BARE_ARGUMENT: Final = re.compile(r"\.{1,2}(?:/[\w.*/-]*)?|[\w.*-]*/[\w.*/-]*|-[A-Za-z]{1,3}")
+
+
+def toolchain_default(command: str) -> bool:
+    """True when ``command`` is the toolchain's own program run the way any agent runs it unprompted
+    (``go build ./...``, ``pytest -xvs``, ``cargo test``): nothing in it is this project's choice.
+
+    A task runner's target (``make test``, ``mise run lint``), a tool run through the project's
+    environment (``uv run pytest``, ``npx vitest``), a setup step, a long option or an option's value
+    make it the project's way."""
+    command = " ".join(command.split())
+    if not command or "&&" in command or ";" in command or _PROJECT_WAY.match(command) or _TASK_RUNNER.match(command):
+        return False
+    kind = category(command)
+    program = next((m for k, rx in _PROGRAMS if k == kind and (m := rx.match(command))), None)
+    if program is None:
+        return False
+    return all(_BARE_ARGUMENT.fullmatch(word) for word in command[program.end():].split())

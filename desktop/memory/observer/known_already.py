@@ -5,8 +5,12 @@ Claude Code reads CLAUDE.md, Codex AGENTS.md, Gemini CLI GEMINI.md (and Cursor i
 every session. A recipe learned from sessions that runs exactly a command those files already
 give tells the next agent nothing it was not told; stored, it only crowds out what it was not
 told. So a learned recipe whose command (each step of it) the instructions already contain is
-not stored. A
-person's own rule is always kept (they said it; they may want it said at the moment it matters).
+not stored. Nor is a recipe that is only the toolchain's default, run from the project root
+(``go build ./...``, ``pytest -xvs``): any agent runs it unprompted. Blind judges labelled all four
+such recipes of two projects weak, in every round ("what any agent would try first"), while
+the same tools with the project's options, setup or folder (``pytest --spec``,
+``source .venv/bin/activate && mypy .``) were useful. A person's own rule is always kept (they
+said it; they may want it said at the moment it matters).
 
 A check gap ("`make test` passing is not enough: `make test-all` also checks …") is kept: it is
 what happened here, and search gives it. But it is not said after the weaker check passed when the
@@ -21,6 +25,7 @@ import re
 from pathlib import Path
 from typing import Final
 
+from desktop.memory.observer.command_kinds import toolchain_default
 from desktop.memory.observer.signal_kinds import CHECK_GAP
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.types import MemorySource, MemoryType
@@ -31,6 +36,8 @@ INSTRUCTION_FILES: Final = ("CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules
 MAX_BYTES: Final = 256 * 1024
 _SPAN: Final = re.compile(r"`([^`\n]{2,200})`")
 _STEPS: Final = re.compile(r"\s*(?:&&|\|\||;)\s*")
+#: A learned recipe's text when it is one command run from the project root, nothing set (``templates``).
+_ROOT_RECIPE: Final = re.compile(r"[^`]* with `([^`]+)` from the project root\.")
 
 
 def instructions(root: Path) -> str:
@@ -76,6 +83,15 @@ def already_told(item: NewMemory, told: str) -> bool:
         return False
     commands = [" ".join(m.group(1).split()) for m in _SPAN.finditer(item.content)]
     return bool(commands) and all(_told_command(c, told) for c in commands)
+
+
+def runs_unprompted(item: NewMemory) -> bool:
+    """True when a learned recipe is one toolchain default run from the project root, nothing set:
+    what any agent runs without being told (``command_kinds.toolchain_default``)."""
+    if item.type != MemoryType.WORKFLOW_RECIPE.value or item.source != MemorySource.OBSERVER_INFERRED.value:
+        return False
+    m = _ROOT_RECIPE.fullmatch(item.content)
+    return m is not None and toolchain_default(m.group(1))
 
 
 def stronger_check_told(signal_key: str, told: str) -> bool:

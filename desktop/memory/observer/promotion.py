@@ -32,7 +32,7 @@ from desktop.memory.observer.contradictions import (
     tool_contradicted,
 )
 from desktop.memory.observer.harness import is_noise
-from desktop.memory.observer.known_already import already_told, instructions_seen
+from desktop.memory.observer.known_already import already_told, instructions_seen, runs_unprompted
 from desktop.memory.observer.observer import SessionDigest
 from desktop.memory.observer.prose_lessons import attach_files
 from desktop.memory.observer.renames import apply_file_ops
@@ -435,7 +435,8 @@ class Promoter:
         items.extend(synth.memories)
         keys.extend("" for _ in synth.memories)
         told = instructions_seen(self.root, digest.cwd)
-        kept = [(it, k) for it, k in zip(items, keys, strict=True) if not is_noise(it) and not already_told(it, told)]
+        kept = [(it, k) for it, k in zip(items, keys, strict=True)
+                if not is_noise(it) and not already_told(it, told) and not runs_unprompted(it)]
         items, keys = [it for it, _ in kept], [k for _, k in kept]
         same_lesson = _same_lesson(conn, items, keys)
         items, keys, reinforced_by_novelty = self._novelty(conn, items, keys)

