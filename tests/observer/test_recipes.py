@@ -121,12 +121,29 @@ def test_a_newer_way_supersedes_the_old_with_history_kept(db: Database) -> None:
     assert why and "newer for the same purpose" in why[0][0]
 
 
-def test_two_ways_in_use_both_stay(db: Database) -> None:
+def _ways(db: Database, commands: list[str]) -> list[tuple[str, int]]:
     p = Promoter(db, novelty=Novelty(HashingEmbedder()))
-    for i, command in enumerate(["pytest --spec", "pytest -x --spec", "pytest --spec", "pytest -x --spec",
-                                 "pytest --spec"]):
+    for i, command in enumerate(commands):
         p.promote(digest_of(Seq(f"s{i}", t0=1_700_000_000.0 + 1000 * i).bash(command, "ok").end()))
-    assert [d for _, d in _live(db)] == [0, 0]
+    return [(c.split("`")[1], d) for c, d in _live(db)]
+
+
+def test_two_ways_in_use_as_often_both_stay(db: Database) -> None:
+    assert _ways(db, ["pytest --spec", "pytest -x --spec", "pytest --spec", "pytest -x --spec"]) == [
+        ("pytest --spec", 0), ("pytest -x --spec", 0)]
+
+
+def test_of_two_ways_in_use_the_one_in_more_sessions_is_the_recipe(db: Database) -> None:
+    """The way that pulls ahead retires the other (history kept); one that trails is never stored."""
+    assert _ways(db, ["pytest --spec", "pytest -x --spec", "pytest --spec", "pytest -x --spec", "pytest --spec"]) == [
+        ("pytest --spec", 0), ("pytest -x --spec", 1)]
+    why = db.reads.conn().execute("SELECT reason FROM audit_log WHERE action = 'supersede'").fetchall()
+    assert why and "used in more sessions" in why[0][0]
+
+
+def test_a_way_that_trails_is_not_stored(db: Database) -> None:
+    assert _ways(db, ["pytest --spec", "pytest --spec", "pytest --spec", "pytest -x --spec", "pytest -x --spec"]) == [
+        ("pytest --spec", 0)]
 
 
 def test_the_integration_suite_is_a_purpose_of_its_own(db: Database) -> None:

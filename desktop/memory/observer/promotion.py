@@ -63,7 +63,7 @@ from desktop.memory.observer.signals import (
     Signal,
     excerpt,
 )
-from desktop.memory.observer.supersede import supersede_recipes
+from desktop.memory.observer.supersede import less_used_ways, supersede_recipes
 from desktop.memory.observer.synthesis import SynthesisPlan, plan_synthesis
 from desktop.memory.observer.templates import Rendered, looks_like_instruction, render
 from desktop.memory.store.live import LIVE_SQL
@@ -438,6 +438,9 @@ class Promoter:
         kept = [(it, k) for it, k in zip(items, keys, strict=True)
                 if not is_noise(it) and not already_told(it, told) and not runs_unprompted(it)]
         items, keys = [it for it, _ in kept], [k for _, k in kept]
+        variant = less_used_ways(conn, items, keys, set(signal_keys))
+        items, keys = [it for it, v in zip(items, variant, strict=True) if not v], \
+            [k for k, v in zip(keys, variant, strict=True) if not v]
         same_lesson = _same_lesson(conn, items, keys)
         items, keys, reinforced_by_novelty = self._novelty(conn, items, keys)
         t2 = time.perf_counter()

@@ -6,9 +6,14 @@ the session that shows the new way promotes a recipe memory for the same *purpos
 one is deprecated, its ``relations`` say ``superseded_by`` the newer (and the newer's say
 ``supersedes`` it), and the audit log records why, so the change can be seen and undone.
 
-A way supersedes another only when it is *newer*: every session that used it began after
-the last session that used the other. Two ways used in turn (``pytest`` and ``pytest -x``)
-both stay; a move (the last ``pip install`` before the first ``uv sync``) retires the old one.
+A way supersedes another when it is *newer*: every session that used it began after the last
+session that used the other; a move (the last ``pip install`` before the first ``uv sync``)
+retires the old one. Of two recipes used in turn for one purpose, the one shown in more sessions
+is the project's way and the other its variant: a developer tells a new colleague one way to run
+the tests, not four. The variant is not stored while the other leads, and a stored way that another
+overtakes is retired the same way, its history kept. Ways shown in as many sessions both stay.
+(BookMinder's sessions gave five live test recipes at once: `pytest --spec`, the same after
+``source .venv/bin/activate``, `pytest --cov=…`, `pytest -xvs` and bare `pytest`.)
 
 Only what the observer learned is retired this way: a recipe a person confirmed, pinned
 or taught stays until a person changes it.
@@ -17,10 +22,16 @@ or taught stays until a person changes it.
 from __future__ import annotations
 
 import json
-from typing import cast
+from typing import Any, Final, cast
 
+from desktop.memory.observer.signal_kinds import RECIPE
+from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.writer import Tx
 from desktop.memory.types import MemorySource
+
+_LIVE_WAYS: Final = ("SELECT id, coalesce(json_extract(metadata, '$.signal_key'), '') FROM memories"
+                     " WHERE deprecated = 0 AND source = ? AND user_verified = 0 AND pinned = 0"
+                     " AND json_extract(metadata, '$.signal') = ? AND json_extract(metadata, '$.purpose') = ?")
 
 
 def _seen(tx: Tx, signal_key: str) -> tuple[str | None, str | None]:
@@ -28,6 +39,29 @@ def _seen(tx: Tx, signal_key: str) -> tuple[str | None, str | None]:
     row = tx.execute("SELECT first_seen, last_seen FROM observer_signal_counts WHERE signal_key = ?",
                      (signal_key,)).fetchall()
     return (str(row[0][0]) if row[0][0] else None, str(row[0][1]) if row[0][1] else None) if row else (None, None)
+
+
+def _sessions(conn: Any, signal_key: str, session_keys: set[str]) -> int:
+    """The sessions that showed a lesson, this one included (its counts are written after promotion)."""
+    row = conn.execute("SELECT session_count FROM observer_signal_counts WHERE signal_key = ?",
+                       (signal_key,)).fetchall()
+    return (int(row[0][0]) if row else 0) + (1 if signal_key in session_keys else 0)
+
+
+def less_used_ways(conn: Any, items: list[NewMemory], keys: list[str], session_keys: set[str]) -> list[bool]:
+    """For each memory about to be stored: True when it is a learned recipe and a live recipe for the
+    same purpose was shown in more sessions (this one counted): that one is the purpose's way, and
+    this one its variant, not stored while the other leads."""
+    out = []
+    for item, key in zip(items, keys, strict=True):
+        goal = str(item.metadata.get("purpose", ""))
+        if not key or not goal or item.metadata.get("signal") != RECIPE:
+            out.append(False)
+            continue
+        mine = _sessions(conn, key, session_keys)
+        rows = conn.execute(_LIVE_WAYS, (MemorySource.OBSERVER_INFERRED.value, RECIPE, goal)).fetchall()
+        out.append(any(str(k) != key and _sessions(conn, str(k), session_keys) > mine for _, k in rows))
+    return out
 
 
 def supersede_recipes(tx: Tx, current: list[tuple[int, str, str, str]], *, session_keys: set[str], started: str
@@ -54,12 +88,16 @@ def supersede_recipes(tx: Tx, current: list[tuple[int, str, str, str]], *, sessi
         retired = []
         for old_id, relations, old_key in rows:
             last = _seen(tx, old_key)[1]
+            why = "newer"
             if old_key in session_keys or (last is not None and last >= first):
-                continue  # both ways in use: neither is the newer
+                # Both ways in use: the one shown in more sessions is the purpose's way.
+                if signal != RECIPE or _sessions(tx, new_key, session_keys) <= _sessions(tx, old_key, session_keys):
+                    continue
+                why = "used in more sessions"
             retired.append(int(old_id))
             old_rel = [*json.loads(relations or "[]"), {"type": "superseded_by", "id": new_id, "at": tx.now}]
             tx.audit("supersede", int(old_id), actor="observer",
-                     reason=f"superseded by #{new_id}: newer for the same purpose ({goal})",
+                     reason=f"superseded by #{new_id}: {why} for the same purpose ({goal})",
                      detail={"superseded_by": new_id, "purpose": goal})
             tx.execute("UPDATE memories SET deprecated = 1, deprecated_at = ?, deprecated_reason = ?, relations = ?,"
                        " updated_at = ? WHERE id = ?",
