@@ -51,7 +51,8 @@ def _sessions(conn: Any, signal_key: str, session_keys: set[str]) -> int:
 def less_used_ways(conn: Any, items: list[NewMemory], keys: list[str], session_keys: set[str]) -> list[bool]:
     """For each memory about to be stored: True when it is a learned recipe and a live recipe for the
     same purpose was shown in more sessions (this one counted): that one is the purpose's way, and
-    this one its variant, not stored while the other leads."""
+    this one its variant, not stored while the other leads. (A stored way cannot trail: the session
+    in which another overtook it retired it, ``supersede_recipes``.)"""
     out = []
     for item, key in zip(items, keys, strict=True):
         goal = str(item.metadata.get("purpose", ""))
@@ -64,51 +65,56 @@ def less_used_ways(conn: Any, items: list[NewMemory], keys: list[str], session_k
     return out
 
 
+def _retire(tx: Tx, old_id: int, new_id: int, why: str, goal: str) -> None:
+    """Deprecate ``old_id`` as superseded by ``new_id`` (both memories' relations say so; audited)."""
+    row = cast(list[tuple[str]], tx.execute("SELECT relations FROM memories WHERE id = ?", (old_id,)).fetchall())
+    old_rel = [*json.loads(row[0][0] or "[]"), {"type": "superseded_by", "id": new_id, "at": tx.now}]
+    tx.audit("supersede", old_id, actor="observer", detail={"superseded_by": new_id, "purpose": goal},
+             reason=f"superseded by #{new_id}: {why} for the same purpose ({goal})")
+    tx.execute("UPDATE memories SET deprecated = 1, deprecated_at = ?, deprecated_reason = ?, relations = ?,"
+               " updated_at = ? WHERE id = ?",
+               (tx.now, f"superseded by #{new_id}", json.dumps(old_rel), tx.now, old_id))
+    row = cast(list[tuple[str]], tx.execute("SELECT relations FROM memories WHERE id = ?", (new_id,)).fetchall())
+    new_rel = [r for r in json.loads(row[0][0] or "[]") if r.get("id") != old_id]
+    new_rel.append({"type": "supersedes", "id": old_id, "at": tx.now})
+    tx.execute("UPDATE memories SET relations = ?, updated_at = ? WHERE id = ?", (json.dumps(new_rel), tx.now, new_id))
+    tx.changed("memory", "updated", [new_id, old_id])
+
+
 def supersede_recipes(tx: Tx, current: list[tuple[int, str, str, str]], *, session_keys: set[str], started: str
                       ) -> list[tuple[int, int]]:
     """Retire, for each (memory id, signal, purpose, signal key) a session (begun at ``started``, its
     lessons ``session_keys``) just stored, the older live memories of that signal and purpose: a
     recipe for the same job, a fact about the same thing (the Go version). Older means that every
-    session that showed the old one began before the first that showed the new one.
+    session that showed the old one began before the first that showed the new one. Of two recipes
+    in use together, the one shown in fewer sessions is retired in favour of the new one.
 
     Runs inside the promotion's transaction, before the session is counted.
     Returns (retired id, successor id) pairs.
     """
     done: list[tuple[int, int]] = []
+    retired: set[int] = set()  # a memory this session retired retires nothing (two ways of one session)
     for new_id, signal, goal, new_key in current:
-        if not goal:
+        if not goal or new_id in retired:
             continue
         first = _seen(tx, new_key)[0] or started
-        rows = cast(list[tuple[int, str, str]], tx.execute(
-            "SELECT id, relations, coalesce(json_extract(metadata, '$.signal_key'), '')"
+        rows = cast(list[tuple[int, str]], tx.execute(
+            "SELECT id, coalesce(json_extract(metadata, '$.signal_key'), '')"
             " FROM memories WHERE deprecated = 0 AND id <> ? AND source = ?"
             " AND user_verified = 0 AND pinned = 0 AND json_extract(metadata, '$.signal') = ?"
             " AND json_extract(metadata, '$.purpose') = ?",
             (new_id, MemorySource.OBSERVER_INFERRED.value, signal, goal)).fetchall())
-        retired = []
-        for old_id, relations, old_key in rows:
+        for old_id, old_key in rows:
             last = _seen(tx, old_key)[1]
-            why = "newer"
-            if old_key in session_keys or (last is not None and last >= first):
-                # Both ways in use: the one shown in more sessions is the purpose's way.
-                if signal != RECIPE or _sessions(tx, new_key, session_keys) <= _sessions(tx, old_key, session_keys):
-                    continue
-                why = "used in more sessions"
-            retired.append(int(old_id))
-            old_rel = [*json.loads(relations or "[]"), {"type": "superseded_by", "id": new_id, "at": tx.now}]
-            tx.audit("supersede", int(old_id), actor="observer",
-                     reason=f"superseded by #{new_id}: {why} for the same purpose ({goal})",
-                     detail={"superseded_by": new_id, "purpose": goal})
-            tx.execute("UPDATE memories SET deprecated = 1, deprecated_at = ?, deprecated_reason = ?, relations = ?,"
-                       " updated_at = ? WHERE id = ?",
-                       (tx.now, f"superseded by #{new_id}", json.dumps(old_rel), tx.now, old_id))
-            row = cast(list[tuple[str]], tx.execute("SELECT relations FROM memories WHERE id = ?",
-                                                    (new_id,)).fetchall())
-            new_rel = [r for r in json.loads(row[0][0] or "[]") if r.get("id") != int(old_id)]
-            new_rel.append({"type": "supersedes", "id": int(old_id), "at": tx.now})
-            tx.execute("UPDATE memories SET relations = ?, updated_at = ? WHERE id = ?",
-                       (json.dumps(new_rel), tx.now, new_id))
-            done.append((int(old_id), new_id))
-        if retired:
-            tx.changed("memory", "updated", [new_id, *retired])
+            if not (old_key in session_keys or (last is not None and last >= first)):
+                _retire(tx, int(old_id), new_id, "newer", goal)
+                done.append((int(old_id), new_id))
+                retired.add(int(old_id))
+                continue
+            if signal != RECIPE:
+                continue  # both in use: neither is the newer
+            if _sessions(tx, new_key, session_keys) > _sessions(tx, old_key, session_keys):
+                _retire(tx, int(old_id), new_id, "used in more sessions", goal)
+                done.append((int(old_id), new_id))
+                retired.add(int(old_id))
     return done
