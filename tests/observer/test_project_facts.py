@@ -13,16 +13,13 @@ def _facts(seq: Seq) -> dict[str, str]:
     return {s.data.get("fact", "user"): s.data["text"] for s in kinds(digest_of(seq.end())).get("project_fact", [])}
 
 
-def test_repository_from_the_remote_a_git_command_printed() -> None:
+def test_what_an_agent_reads_again_in_one_command_is_no_fact() -> None:
+    """The remote `git remote` prints and the shell a missing command shows: one command away, judged
+    weak or noise on every dev project; what the user states about them is kept (below)."""
     s = Seq().bash("git remote -v", "origin\tgit@github.com:acme/payments-api.git (fetch)\n"
                                     "origin\tgit@github.com:acme/payments-api.git (push)")
-    s.bash("gh release list --repo golang/go", "v1.25 https://github.com/golang/go/releases")  # another repo
-    assert _facts(s) == {"repo": "The project's repository is `acme/payments-api` on github.com."}
-
-
-def test_the_agents_shell_from_how_a_missing_command_is_reported() -> None:
-    s = Seq().bash("uv --version", "(eval):1: command not found: uv", True)
-    assert _facts(s) == {"shell": "Claude Code runs its shell commands in zsh here."}
+    s.bash("uv --version", "(eval):1: command not found: uv", True)
+    assert _facts(s) == {}
 
 
 def test_a_required_variable_is_kept_without_its_value() -> None:
@@ -53,18 +50,14 @@ def test_what_the_user_states_about_the_environment_is_kept_at_once(db: Database
     assert rows == [('The user stated: "we\'re using `uv` for the virtualenv, not pip."', 0, "note")]
 
 
-def test_a_command_fact_needs_a_second_session_and_a_newer_one_supersedes(db: Database) -> None:
+def test_a_command_fact_needs_a_second_session(db: Database) -> None:
     p = Promoter(db, novelty=Novelty(HashingEmbedder()))
-    remote = "origin\thttps://github.com/acme/api.git (fetch)"
-    p.promote(digest_of(Seq("a", t0=1e9).bash("git remote -v", remote).end()))
+    missing = "zsh: command not found: docker"
+    p.promote(digest_of(Seq("a", t0=1e9).bash("docker compose up -d", missing, True).end()))
     assert db.reads.conn().execute("SELECT count(*) FROM memories").fetchall() == [(0,)]
-    p.promote(digest_of(Seq("b", t0=1e9 + 100).bash("git remote -v", remote).end()))
-    moved = "origin\thttps://github.com/acme/api-v2.git (fetch)"
-    p.promote(digest_of(Seq("c", t0=1e9 + 200).bash("git remote -v", moved).end()))
-    p.promote(digest_of(Seq("d", t0=1e9 + 300).bash("git remote -v", moved).end()))
-    rows = db.reads.conn().execute("SELECT content, deprecated FROM memories ORDER BY id").fetchall()
-    assert rows == [("The project's repository is `acme/api` on github.com.", 1),
-                    ("The project's repository is `acme/api-v2` on github.com.", 0)]
+    p.promote(digest_of(Seq("b", t0=1e9 + 100).bash("docker compose up -d", missing, True).end()))
+    rows = db.reads.conn().execute("SELECT content FROM memories").fetchall()
+    assert len(rows) == 1 and rows[0][0].startswith("Docker is not available here")
 
 
 def test_the_issues_own_example_of_a_stated_environment() -> None:

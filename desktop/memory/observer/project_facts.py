@@ -1,24 +1,23 @@
-"""Project facts a command's outcome shows: the repository, the shell, versions, what must be set.
+"""Project facts a command's outcome shows: what must be set, and that there is no Docker.
 
-A developer tells a new colleague "the repo is owner/name", "the shell is zsh", "we are on
-Go 1.25", "X must be set (ask for the value)", "there is no Docker here". The sessions show
-the same things in command outcomes, with no one having to say them:
+A developer tells a new colleague "X must be set (ask for the value)" and "there is no Docker
+here". The sessions show both in command outcomes, with no one having to say them:
 
-* the repository: the remote a ``git remote``/``git push``/``gh pr`` command printed (a
-  ``--repo`` flag may name any other repository: it is not read);
-* the shell: how a missing command is reported (``(eval):1: command not found`` is zsh);
 * a required variable: a failure that names an unset environment variable; the fact is
   that it must be set, never its value (values never reach the observer's text: names
   are read from error messages, and every text is redacted before it is stored);
 * Docker missing: ``docker: command not found``, or no daemon to talk to.
 
-Facts read from one output may be incidental (a fork's remote, a one-off shell), so all
-but the explicit "X must be set" need a second session before they are stored.
+Docker's absence read from one output may be incidental (a one-off shell), so it needs a second
+session before it is stored; "X must be set" is stored at once.
 
-What the repository's own files state is not stored: the toolchain a manifest pins (``go.mod``'s
-``go`` line, ``engines.node``) is one read away for any agent. Stored from the manifests an agent
-read, three such facts in two projects were judged weak or noise by both blind judges (round r42:
-"an agent sees it in one step"); versions the user states are kept (``prose_lessons``).
+What an agent reads again in one step is not stored: the toolchain a manifest pins (``go.mod``'s
+``go`` line, ``engines.node``), the repository a ``git remote`` prints, the shell a "command not
+found" shows. Stored from command outcomes and manifests, such facts were judged weak or noise by
+every blind judge on all three dev projects (0 useful of 28 labels over the rounds: 18 weak, 10
+noise; "an agent sees it in one step"), and no hook volunteers them
+(``triggers/warn.read_from_environment``). What the user states about the repository, the shell,
+hosts or versions is kept (``prose_lessons``).
 """
 
 from __future__ import annotations
@@ -31,14 +30,6 @@ from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import PROJECT_FACT, Signal
 from desktop.memory.privacy.secrets import redact
 
-#: Commands whose output names the project's own remote (a ``--repo`` flag may name any other).
-_REMOTE_COMMAND: Final = re.compile(r"^(?:git\s+(?:remote|push|fetch|pull|config\s+--get\s+remote|ls-remote)|"
-                                    r"gh\s+(?:repo\s+view|pr\s+(?:create|view|checks|status))(?!.*\s(?:--repo|-R)\b))")
-_REMOTE: Final = re.compile(r"\b(github\.com|gitlab\.com|bitbucket\.org|codeberg\.org)[:/]([\w.-]+)/([\w.-]+?)"
-                            r"(?:\.git)?(?=[\s/#)\]'\"]|$)")
-_SHELLS: Final = (("zsh", re.compile(r"^\(eval\):\d+: command not found|^zsh:\d*:? ", re.M)),
-                  ("bash", re.compile(r"^(?:/bin/)?bash: (?:line \d+: )?\S+: command not found", re.M)),
-                  ("fish", re.compile(r"^fish: Unknown command", re.M)))
 _UNSET: Final = re.compile(
     r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{3,})\b(?: environment variable| env var)?(?: is)? (?:not set|must be set|"
     r"is required|required but not set|is missing|is empty|is undefined|not defined)\b|"
@@ -51,14 +42,12 @@ _NOT_VARIABLES: Final = frozenset({"HEAD", "PATH", "HOME", "USER", "SHELL", "PWD
                                    "CLI", "GIT", "SSH"})
 _NO_DOCKER: Final = re.compile(r"docker: command not found|command not found: docker|Cannot connect to the Docker "
                                r"daemon|docker daemon is not running", re.I)
-_AGENT_NAMES: Final = {"claude-code": "Claude Code", "codex": "Codex", "gemini-cli": "Gemini CLI",
-                        "engram": "Engram's agent"}
 
 
 def _fact(sp: Scratchpad, fact: str, value: str, text: str, event: str, step: int, *, files: list[str] | None = None,
           required: bool = False, min_sessions: int = 2, subject: str | None = "") -> None:
-    """One fact signal. ``subject``: what the fact is about when it has one value at a time (the Go
-    version, the repository): a newer value supersedes the older memory; None when several hold."""
+    """One fact signal. ``subject``: what the fact is about when it has one value at a time: a newer
+    value supersedes the older memory (``supersede``); None when several hold (required variables)."""
     clean, _ = redact(text)
     data: dict[str, Any] = {"text": clean, "fact": fact, "value": value, "source": "command", "required": required,
                             "min_sessions": min_sessions, "events": [event]}
@@ -72,21 +61,11 @@ def on_command(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:
     command = str(pend.get("command", "")).strip()
     if not command:
         return
+    if not ev.is_error:
+        return
     event = str(pend.get("event", ev.event_key))
     output = ev.output[:4000] + "\n" + ev.output[-4000:] if len(ev.output) > 8000 else ev.output
     last = re.split(r"&&|;|\|\|", command)[-1].strip()
-    if _REMOTE_COMMAND.match(last):
-        m = _REMOTE.search(output)
-        if m:
-            _repo(sp, m.group(1), m.group(2), m.group(3), event, ev.step)
-    for shell, rx in _SHELLS:
-        if rx.search(output[:2000]):  # each agent has its own shell: the fact is the agent's
-            who = _AGENT_NAMES.get(sp.agent, sp.agent)
-            _fact(sp, "shell", f"{sp.agent}:{shell}", f"{who} runs its shell commands in {shell} here.",
-                  event, ev.step, subject=sp.agent)
-            break
-    if not ev.is_error:
-        return
     if _NO_DOCKER.search(output[:2000]):
         _fact(sp, "docker", "absent", "Docker is not available here: `docker` is not installed or its daemon is "
                                       "not running, so services do not run in containers locally.", event, ev.step)
@@ -105,10 +84,3 @@ def _program(command: str) -> str:
     words = [w for w in command.split() if "=" not in w][:3]
     return " ".join(words[:2]) if words else command[:40]
 
-
-def _repo(sp: Scratchpad, host: str, owner: str, name: str, event: str, step: int) -> None:
-    name = name.removesuffix(".git")
-    if not owner or not name or name in (".", ".."):
-        return
-    _fact(sp, "repo", f"{host}/{owner}/{name}", f"The project's repository is `{owner}/{name}` on {host}.",
-          event, step)
