@@ -65,6 +65,18 @@ def test_failed_then_near_identical_command_that_worked(db: Database) -> None:
                     'found"): leave it out, the run without it worked.']
 
 
+def test_a_fix_that_needs_a_home_folder_is_that_machines_not_the_projects(db: Database) -> None:
+    """`source $HOME/.local/bin/env && uvx …` is one shell just after an install (judges: noise, "a
+    home-folder path outside the project"); the project's own venv is a fix of the project."""
+    s = Seq().bash("uvx ruff --version", "zsh: command not found: uvx", True)
+    s.bash("source $HOME/.local/bin/env && uvx ruff --version", "ruff 0.6.0")
+    s.bash("pytest --spec", "bash: pytest: command not found", True)
+    s.bash("source .venv/bin/activate && pytest --spec", "12 passed")
+    _promoter(db).promote(digest_of(s.end()))
+    assert [r["content"] for r in _memories(db) if r["type"] == "gotcha"] == [
+        '`pytest` is not found on the PATH here: run it as `source .venv/bin/activate && pytest …`.']
+
+
 def test_a_refused_flag_fixed_in_several_sessions_is_one_lesson_whatever_the_arguments(db: Database) -> None:
     """`git show <commit> --no-stat` in one session and `git show --no-stat HEAD` in another: one lesson
     about the flag, reinforced (the second retry changed more than the flag: the flag is still what

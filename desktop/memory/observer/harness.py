@@ -124,10 +124,21 @@ _TOOL_SEQUENCE: Final = re.compile(r"\b(?:read|grep|glob|edit|write|bash|other|t
 STATISTICS_AS_TEXT: Final = frozenset({"co_access", "prefetch_pattern", "weekly_synthesis", "workflow_recipe"})
 
 
+#: A home or temporary folder named in a learned command: the shell of one machine at one moment.
+_MACHINE_PATH: Final = re.compile(r"(?<![\w/.-])(?:~/|\$HOME\b|\$\{HOME\}|/Users/|/home/|/tmp/)")
+#: Lessons whose text gives a command to run.
+_COMMAND_LESSONS: Final = frozenset({"command_fix", "error_fix", "recipe", "rejected_flag"})
+
+
 def is_noise(item: NewMemory) -> bool:
     """Memory text that must never be stored, whichever path produced it (issue 13, item 2)."""
     if item.source == MemorySource.OBSERVER_INFERRED.value and item.metadata.get("signal") in STATISTICS_AS_TEXT:
         return True
     if any(outside_project(f) for f in item.related_files):
         return True  # home folders, /tmp logs, another checkout: not this project's knowledge
+    if (item.source == MemorySource.OBSERVER_INFERRED.value and item.metadata.get("signal") in _COMMAND_LESSONS
+            and _MACHINE_PATH.search(item.content)):
+        # "run it as `source $HOME/.local/bin/env && uvx …`": how one machine's shell was set up just
+        # after an install (four blind labels, two rounds: noise, "a home-folder path outside the project").
+        return True
     return bool(_TOOL_SEQUENCE.search(item.content))
