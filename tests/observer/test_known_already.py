@@ -98,7 +98,10 @@ def test_a_huge_instruction_file_is_read_up_to_its_bound_only(tmp_path: Path) ->
     ("pytest --spec", False), ("pytest --cov=app", False), ("go test -tags=integration ./...", False),
     ("go test -race ./...", False), ("uv run pytest", False), ("python -m pytest", False), ("yarn test", False),
     ("make test", False), ("mise run lint", False), ("npx vitest run", False),
-    ("source .venv/bin/activate && pytest", False), ("git status", False), ("", False)])
+    ("source .venv/bin/activate && pytest", False), ("git status", False), ("", False),
+    # not a check of the work, or a switch given a value, or outside the root
+    ("cargo run", False), ("kubectl apply -f k8s/", False), ("go build -o ./bin/app .", False),
+    ("pytest ../sibling", False), ("pytest /abs/tests", False), ("dotnet test", True)])
 def test_a_toolchain_default_is_the_tool_with_nothing_of_the_projects(command: str, default: bool) -> None:
     assert toolchain_default(command) is default
 

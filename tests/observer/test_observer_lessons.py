@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 from obs_helpers import Seq, digest_of, kinds
 
-from desktop.memory.observer.harness import HARNESS_ERRORS, is_harness_error, shorten_command
+from desktop.memory.observer.harness import HARNESS_ERRORS, is_harness_error, is_noise, shorten_command
 from desktop.memory.observer.ingest import Ingestor
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter, build_candidates
 from desktop.memory.observer.prose_lessons import attach_files
 from desktop.memory.store.database import Database
+from desktop.memory.store.memory_ops import NewMemory
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "transcripts"
 
@@ -75,6 +76,16 @@ def test_a_fix_that_needs_a_home_folder_is_that_machines_not_the_projects(db: Da
     _promoter(db).promote(digest_of(s.end()))
     assert [r["content"] for r in _memories(db) if r["type"] == "gotcha"] == [
         '`pytest` is not found on the PATH here: run it as `source .venv/bin/activate && pytest …`.']
+
+
+def test_a_lesson_whose_error_names_a_home_folder_is_kept() -> None:
+    """Only the commands a lesson gives are read for a machine's folders, not the error it quotes."""
+    def lesson(text: str) -> NewMemory:
+        return NewMemory(content=text, type="gotcha", source="observer_inferred", metadata={"signal": "command_fix"})
+    assert not is_noise(lesson('`npm test` failed with "Error: Cannot find module \'/Users/me/proj/src/db\'"; '
+                               '`npm run build && npm test` worked.'))
+    assert is_noise(lesson("`uvx` is not found on the PATH here: run it as `source $HOME/.local/bin/env && uvx …`."))
+    assert is_noise(lesson("`make` fails here; `TMPDIR=/private/tmp/x make` works."))
 
 
 def test_a_refused_flag_fixed_in_several_sessions_is_one_lesson_whatever_the_arguments(db: Database) -> None:

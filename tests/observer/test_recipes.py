@@ -18,6 +18,7 @@ from desktop.memory.observer.shell_parse import parse_line, strip_wrappers
 from desktop.memory.observer.signals import RECIPE, Signal
 from desktop.memory.observer.templates import render
 from desktop.memory.store.database import Database
+from desktop.memory.store.memory_ops import AddMemories, NewMemory
 
 
 def _recipes(seq: Seq) -> list[tuple[str, str]]:
@@ -128,22 +129,43 @@ def _ways(db: Database, commands: list[str]) -> list[tuple[str, int]]:
     return [(c.split("`")[1], d) for c, d in _live(db)]
 
 
-def test_two_ways_in_use_as_often_both_stay(db: Database) -> None:
-    assert _ways(db, ["pytest --spec", "pytest -x --spec", "pytest --spec", "pytest -x --spec"]) == [
-        ("pytest --spec", 0), ("pytest -x --spec", 0)]
+def test_of_ways_used_in_turn_as_often_the_stored_one_stays_and_they_do_not_take_turns(db: Database) -> None:
+    assert _ways(db, ["pytest --spec", "pytest -x --spec"] * 5) == [("pytest --spec", 0)]
 
 
-def test_of_two_ways_in_use_the_one_in_more_sessions_is_the_recipe(db: Database) -> None:
-    """The way that pulls ahead retires the other (history kept); one that trails is never stored."""
-    assert _ways(db, ["pytest --spec", "pytest -x --spec", "pytest --spec", "pytest -x --spec", "pytest --spec"]) == [
-        ("pytest --spec", 0), ("pytest -x --spec", 1)]
+def test_a_way_used_in_turn_is_stored_once_it_leads_and_retires_the_other(db: Database) -> None:
+    assert _ways(db, ["pytest --spec", "pytest -x --spec", "pytest --spec", "pytest -x --spec", "pytest -x --spec",
+                      "pytest -x --spec"]) == [("pytest --spec", 1), ("pytest -x --spec", 0)]
     why = db.reads.conn().execute("SELECT reason FROM audit_log WHERE action = 'supersede'").fetchall()
     assert why and "used in more sessions" in why[0][0]
 
 
 def test_a_way_that_trails_is_not_stored(db: Database) -> None:
-    assert _ways(db, ["pytest --spec", "pytest --spec", "pytest --spec", "pytest -x --spec", "pytest -x --spec"]) == [
+    assert _ways(db, ["pytest --spec", "pytest -x --spec", "pytest --spec", "pytest --spec", "pytest -x --spec"]) == [
         ("pytest --spec", 0)]
+
+
+def test_a_move_retires_the_old_way_however_often_it_was_used(db: Database) -> None:
+    old, new = "pip install -r requirements.txt", "uv sync"
+    assert _ways(db, [old, old, old, new, new]) == [(old, 1), (new, 0)]
+
+
+def test_a_stored_toolchain_default_holds_no_way_back_and_the_projects_way_retires_it(db: Database) -> None:
+    """A database from before such recipes stopped being stored: its `pytest` recipe, shown in more sessions,
+    does not keep the project's `pytest --spec` out."""
+    p = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    for i in range(3):
+        p.promote(digest_of(Seq(f"s{i}", t0=1_700_000_000.0 + 1000 * i).bash("pytest", "ok").end()))
+    db.writer.submit(AddMemories([NewMemory(
+        content="Run the tests with `pytest` from the project root.", type="workflow_recipe",
+        source="observer_inferred", metadata={"signal": "recipe", "purpose": "test@.",
+                                              "signal_key": "recipe:test@.:pytest"})], actor="test")).result(10)
+    for i in range(3, 6):
+        p.promote(digest_of(Seq(f"s{i}", t0=1_700_000_000.0 + 1000 * i).bash("pytest", "ok")
+                            .bash("pytest --spec", "ok").end()))
+    assert [(c.split("`")[1], d) for c, d in _live(db)] == [("pytest", 1), ("pytest --spec", 0)]
+    why = db.reads.conn().execute("SELECT reason FROM audit_log WHERE action = 'supersede'").fetchall()
+    assert why and "not the toolchain's default" in why[0][0]
 
 
 def test_the_integration_suite_is_a_purpose_of_its_own(db: Database) -> None:
@@ -203,3 +225,14 @@ def test_a_recipe_says_what_every_tool_of_its_kind_does(category: str, command: 
     sig = Signal(RECIPE, f"recipe:{command}", 1, [], {"category": category, "command": command, "folder": ""}, [])
     rendered = render(sig)
     assert rendered is not None and rendered.content == text
+
+
+def test_a_grown_transcript_promoted_again_is_not_another_session(db: Database) -> None:
+    """A session learned again with more of its transcript counts once: it does not pull a way ahead."""
+    p = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    for i, command in enumerate(["pytest --spec", "pytest -x --spec", "pytest --spec"]):
+        p.promote(digest_of(Seq(f"s{i}", t0=1_700_000_000.0 + 1000 * i).bash(command, "ok").end()))
+    grown = Seq("s3", t0=1_700_003_000.0).bash("pytest -x --spec", "ok")
+    p.promote(digest_of(grown.end()))
+    p.promote(digest_of(grown.bash("git status", "clean").end()))  # the same session, grown
+    assert [(c.split("`")[1], d) for c, d in _live(db)] == [("pytest --spec", 0)]

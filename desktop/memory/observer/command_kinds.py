@@ -94,25 +94,35 @@ def category(command: str) -> str | None:
 #: What tells how a project provides its tools (an environment manager, a package manager other than
 #: the ecosystem's default, a task runner): a command that starts with one is the project's own way.
 _PROJECT_WAY: Final = re.compile(r"^(?:uv|uvx|poetry|pipenv|pdm|hatch|python3?|npx|pnpm|yarn|bun|bunx|bundle|"
-                                 r"mise|make|just|task|nix|docker|dotnet|gradlew|\./)\b")
-#: Arguments any run of a toolchain takes: a path or package pattern (``.``, ``./...``, ``./cmd/app``) or
-#: up to three single-letter switches (``-v``, ``-xvs``). A long option or one with a value
-#: (``--spec``, ``-tags=integration``, ``--cov=app``) is the project's choice.
-_BARE_ARGUMENT: Final = re.compile(r"\.{1,2}(?:/[\w.*/-]*)?|[\w.*-]*/[\w.*/-]*|-[A-Za-z]{1,3}")
+                                 r"mise|make|just|task|nix|docker|gradlew|\./)\b")
+#: The kinds whose toolchain program an agent runs unprompted to check its work.
+_CHECK_KINDS: Final = frozenset({"test", "lint", "format", "build"})
+#: A path or package pattern under the project root (``.``, ``./...``, ``./cmd/app``, ``tests/``).
+_ROOT_PATH: Final = re.compile(r"\.(?:/[\w.*/-]*)?|[\w*-][\w.*-]*/[\w.*/-]*")
+#: One to three single-letter switches (``-v``, ``-xvs``).
+_SWITCHES: Final = re.compile(r"-[A-Za-z]{1,3}")
 
 
 def toolchain_default(command: str) -> bool:
-    """True when ``command`` is the toolchain's own program run the way any agent runs it unprompted
-    (``go build ./...``, ``pytest -xvs``, ``cargo test``): nothing in it is this project's choice.
+    """True when ``command`` is a test, lint, format or build program of its toolchain run the way any
+    agent runs it unprompted (``go build ./...``, ``pytest -xvs``, ``cargo test``): nothing in it is
+    this project's choice.
 
     A task runner's target (``make test``, ``mise run lint``), a tool run through the project's
-    environment (``uv run pytest``, ``npx vitest``), a setup step, a long option or an option's value
-    make it the project's way."""
+    environment (``uv run pytest``, ``npx vitest``), a chain, a long option, an option's value
+    (``-tags=integration``, ``-o ./bin/app``) or a path outside the root make it the project's way."""
     command = " ".join(command.split())
     if not command or "&&" in command or ";" in command or _PROJECT_WAY.match(command) or _TASK_RUNNER.match(command):
         return False
     kind = category(command)
     program = next((m for k, rx in _PROGRAMS if k == kind and (m := rx.match(command))), None)
-    if program is None:
+    if kind not in _CHECK_KINDS or program is None:
         return False
-    return all(_BARE_ARGUMENT.fullmatch(word) for word in command[program.end():].split())
+    words = command[program.end():].split()
+    for i, word in enumerate(words):
+        if _SWITCHES.fullmatch(word):
+            if i + 1 < len(words) and not words[i + 1].startswith("-"):
+                return False  # a switch and its value (``-o ./bin/app``), or a selection: the project's
+        elif not _ROOT_PATH.fullmatch(word):
+            return False
+    return True

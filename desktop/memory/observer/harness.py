@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
+from desktop.memory.observer.signal_kinds import COMMAND_LESSONS
 from desktop.memory.privacy.secrets import redact
 from desktop.memory.types import MemorySource
 
@@ -124,10 +125,11 @@ _TOOL_SEQUENCE: Final = re.compile(r"\b(?:read|grep|glob|edit|write|bash|other|t
 STATISTICS_AS_TEXT: Final = frozenset({"co_access", "prefetch_pattern", "weekly_synthesis", "workflow_recipe"})
 
 
-#: A home or temporary folder named in a learned command: the shell of one machine at one moment.
-_MACHINE_PATH: Final = re.compile(r"(?<![\w/.-])(?:~/|\$HOME\b|\$\{HOME\}|/Users/|/home/|/tmp/)")
-#: Lessons whose text gives a command to run.
-_COMMAND_LESSONS: Final = frozenset({"command_fix", "error_fix", "recipe", "rejected_flag"})
+#: A home or temporary folder in a command: the shell of one machine at one moment.
+_MACHINE_PATH: Final = re.compile(r"(?<![\w/.-])(?:~(?:/|$)|\$\{?HOME\b|\$\{?TMPDIR\b|/Users/|/home/|/tmp/|"
+                                  r"/private/tmp/|/var/folders/|[A-Za-z]:\\Users\\)")
+#: The commands a lesson's text gives (backticked); its quoted error may name any path.
+_COMMAND_SPAN: Final = re.compile(r"`([^`\n]+)`")
 
 
 def is_noise(item: NewMemory) -> bool:
@@ -136,8 +138,8 @@ def is_noise(item: NewMemory) -> bool:
         return True
     if any(outside_project(f) for f in item.related_files):
         return True  # home folders, /tmp logs, another checkout: not this project's knowledge
-    if (item.source == MemorySource.OBSERVER_INFERRED.value and item.metadata.get("signal") in _COMMAND_LESSONS
-            and _MACHINE_PATH.search(item.content)):
+    if (item.source == MemorySource.OBSERVER_INFERRED.value and item.metadata.get("signal") in COMMAND_LESSONS
+            and any(_MACHINE_PATH.search(m.group(1)) for m in _COMMAND_SPAN.finditer(item.content))):
         # "run it as `source $HOME/.local/bin/env && uvx …`": how one machine's shell was set up just
         # after an install (four blind labels, two rounds: noise, "a home-folder path outside the project").
         return True

@@ -90,7 +90,12 @@ def runs_unprompted(item: NewMemory) -> bool:
     what any agent runs without being told (``command_kinds.toolchain_default``)."""
     if item.type != MemoryType.WORKFLOW_RECIPE.value or item.source != MemorySource.OBSERVER_INFERRED.value:
         return False
-    m = _ROOT_RECIPE.fullmatch(item.content)
+    return unprompted_recipe(item.content)
+
+
+def unprompted_recipe(text: str) -> bool:
+    """True when a recipe's text (``templates``) runs one toolchain default from the project root."""
+    m = _ROOT_RECIPE.fullmatch(text)
     return m is not None and toolchain_default(m.group(1))
 
 

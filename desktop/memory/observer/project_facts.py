@@ -44,16 +44,16 @@ _NO_DOCKER: Final = re.compile(r"docker: command not found|command not found: do
                                r"daemon|docker daemon is not running", re.I)
 
 
-def _fact(sp: Scratchpad, fact: str, value: str, text: str, event: str, step: int, *, files: list[str] | None = None,
+def _fact(sp: Scratchpad, fact: str, value: str, text: str, event: str, step: int, *,
           required: bool = False, min_sessions: int = 2, subject: str | None = "") -> None:
-    """One fact signal. ``subject``: what the fact is about when it has one value at a time: a newer
-    value supersedes the older memory (``supersede``); None when several hold (required variables)."""
+    """One fact signal. ``subject``: None when several facts of the kind hold at once (required
+    variables); otherwise the fact has one value at a time, and a newer one supersedes the older."""
     clean, _ = redact(text)
     data: dict[str, Any] = {"text": clean, "fact": fact, "value": value, "source": "command", "required": required,
                             "min_sessions": min_sessions, "events": [event]}
     if subject is not None:
         data["purpose"] = f"{fact}:{subject}" if subject else fact
-    sp.add_signal(Signal(PROJECT_FACT, f"{PROJECT_FACT}:{fact}:{value}", step, files or [], data, [clean]))
+    sp.add_signal(Signal(PROJECT_FACT, f"{PROJECT_FACT}:{fact}:{value}", step, [], data, [clean]))
 
 
 def on_command(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:

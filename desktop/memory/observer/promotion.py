@@ -313,10 +313,11 @@ class PromoteSession(WriteOp[PromotionResult]):
     def __init__(self, digest: SessionDigest, items: list[NewMemory], keys: list[str], *,
                  signal_keys: list[str], first_time: bool, event_keys: list[str],
                  synthesis: SynthesisPlan | None = None, continued: tuple[str, int] | None = None,
-                 contradicted: list[Contradiction] | None = None) -> None:
+                 counts: dict[str, int], contradicted: list[Contradiction] | None = None) -> None:
         """Validate the memories now (outside the writer thread). ``continued``: (transcript session
         id, shared prints) when this digest is that transcript continuing ``digest.session_id``;
-        ``contradicted``: lessons this session's successful commands proved wrong (retired here)."""
+        ``contradicted``: lessons this session's successful commands proved wrong (retired here);
+        ``counts``: this session's lessons with the sessions that showed them, this one counted."""
         self.digest = digest
         self.continued = continued
         # Evidence links go to memory_evidence, not into the memory's metadata.
@@ -328,6 +329,7 @@ class PromoteSession(WriteOp[PromotionResult]):
         self.add = AddMemories(items, actor="observer", reason=LEARNED_REASON) if items else None
         self.keys = keys
         self.signal_keys = signal_keys
+        self.counts = counts
         self.first_time = first_time
         self.event_keys = event_keys
         self.synthesis = synthesis
@@ -353,7 +355,7 @@ class PromoteSession(WriteOp[PromotionResult]):
                            (r.id, MemorySource.OBSERVER_INFERRED.value, sid))
         supersede_recipes(tx, [(r.id, signal, goal, key) for r, (_, signal), goal, key
                                in zip(results, self.evidence, self.purposes, self.keys, strict=False) if goal],
-                          session_keys={s.key for s in self.digest.signals}, started=xs.ts_iso(self.digest.started_at))
+                          now=self.counts, started=xs.ts_iso(self.digest.started_at))
         created = [p for p, f in self.digest.files.items() if f.get("created")]
         apply_file_ops(tx, list(self.digest.moved), list(self.digest.removed), created)
         xs.apply_session(tx, self.digest, signal_keys=self.signal_keys, first_time=self.first_time)
@@ -438,7 +440,9 @@ class Promoter:
         kept = [(it, k) for it, k in zip(items, keys, strict=True)
                 if not is_noise(it) and not already_told(it, told) and not runs_unprompted(it)]
         items, keys = [it for it, _ in kept], [k for _, k in kept]
-        variant = less_used_ways(conn, items, keys, set(signal_keys))
+        # Each of this session's lessons counted with this session, as ``apply_session`` will count it.
+        now = {k: prior.get(k, 0) + 1 for k in signal_keys}
+        variant = less_used_ways(conn, items, keys, now, xs.ts_iso(digest.started_at))
         items, keys = [it for it, v in zip(items, variant, strict=True) if not v], \
             [k for k, v in zip(keys, variant, strict=True) if not v]
         same_lesson = _same_lesson(conn, items, keys)
@@ -450,7 +454,7 @@ class Promoter:
             declined_contradicted(conn, digest.session_id, digest.declined)
         op = PromoteSession(digest, items, keys, signal_keys=signal_keys if first_time else [],
                             first_time=first_time, event_keys=event_keys or [], synthesis=synth,
-                            continued=continued, contradicted=proved_wrong)
+                            continued=continued, contradicted=proved_wrong, counts=now)
         fut = self.db.writer.submit(op)
         if not wait:
             return fut

@@ -8,12 +8,14 @@ one is deprecated, its ``relations`` say ``superseded_by`` the newer (and the ne
 
 A way supersedes another when it is *newer*: every session that used it began after the last
 session that used the other; a move (the last ``pip install`` before the first ``uv sync``)
-retires the old one. Of two recipes used in turn for one purpose, the one shown in more sessions
-is the project's way and the other its variant: a developer tells a new colleague one way to run
-the tests, not four. The variant is not stored while the other leads, and a stored way that another
-overtakes is retired the same way, its history kept. Ways shown in as many sessions both stay.
+retires the old one, however often the old one was used. Of recipes used in turn for one purpose,
+one is the project's way: a developer tells a new colleague one way to run the tests, not four
 (BookMinder's sessions gave five live test recipes at once: `pytest --spec`, the same after
-``source .venv/bin/activate``, `pytest --cov=…`, `pytest -xvs` and bare `pytest`.)
+``source .venv/bin/activate``, `pytest --cov=…`, `pytest -xvs` and bare `pytest`). A way in use
+beside a stored one is stored only once it was shown in more sessions than each of them, and then
+retires them, their history kept; a tie keeps the stored one, so two ways used as often do not take
+turns. A stored way that is only the toolchain's default (``known_already.unprompted_recipe``, from
+before such recipes stopped being stored) never holds another back, and the project's way retires it.
 
 Only what the observer learned is retired this way: a recipe a person confirmed, pinned
 or taught stays until a person changes it.
@@ -22,46 +24,65 @@ or taught stays until a person changes it.
 from __future__ import annotations
 
 import json
-from typing import Any, Final, cast
+from typing import Any, cast
 
+from desktop.memory.observer.known_already import unprompted_recipe
 from desktop.memory.observer.signal_kinds import RECIPE
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.store.writer import Tx
 from desktop.memory.types import MemorySource
 
-_LIVE_WAYS: Final = ("SELECT id, coalesce(json_extract(metadata, '$.signal_key'), '') FROM memories"
-                     " WHERE deprecated = 0 AND source = ? AND user_verified = 0 AND pinned = 0"
-                     " AND json_extract(metadata, '$.signal') = ? AND json_extract(metadata, '$.purpose') = ?")
 
-
-def _seen(tx: Tx, signal_key: str) -> tuple[str | None, str | None]:
+def _seen(tx: Tx | Any, signal_key: str) -> tuple[str | None, str | None]:
     """When the sessions that showed a lesson began: the first and the last (before this session)."""
     row = tx.execute("SELECT first_seen, last_seen FROM observer_signal_counts WHERE signal_key = ?",
                      (signal_key,)).fetchall()
     return (str(row[0][0]) if row[0][0] else None, str(row[0][1]) if row[0][1] else None) if row else (None, None)
 
 
-def _sessions(conn: Any, signal_key: str, session_keys: set[str]) -> int:
-    """The sessions that showed a lesson, this one included (its counts are written after promotion)."""
+def _sessions(conn: Any, signal_key: str, now: dict[str, int]) -> int:
+    """The sessions that showed a lesson once this one is counted: ``now`` holds this session's keys
+    with their counts (the promoter's, which count a grown transcript or a sub-agent's parent once);
+    another key's count is as stored."""
+    if signal_key in now:
+        return now[signal_key]
     row = conn.execute("SELECT session_count FROM observer_signal_counts WHERE signal_key = ?",
                        (signal_key,)).fetchall()
-    return (int(row[0][0]) if row else 0) + (1 if signal_key in session_keys else 0)
+    return int(row[0][0]) if row else 0
 
 
-def less_used_ways(conn: Any, items: list[NewMemory], keys: list[str], session_keys: set[str]) -> list[bool]:
-    """For each memory about to be stored: True when it is a learned recipe and a live recipe for the
-    same purpose was shown in more sessions (this one counted): that one is the purpose's way, and
-    this one its variant, not stored while the other leads. (A stored way cannot trail: the session
-    in which another overtook it retired it, ``supersede_recipes``.)"""
+def _in_turn(conn: Any, key: str, other: str, now: dict[str, int], started: str) -> bool:
+    """Whether ``other`` was in use while ``key`` was: shown this session, or after ``key`` first was.
+    Otherwise ``key`` is the newer way (a move), and ``other`` goes whatever its count."""
+    last = _seen(conn, other)[1]
+    return other in now or (last is not None and last >= (_seen(conn, key)[0] or started))
+
+
+def _ways(conn: Any, signal: str, goal: str, but: int = 0) -> list[tuple[int, str, str]]:
+    """The live learned memories (id, signal key, text) of one signal and purpose, but ``but``."""
+    return [(int(i), str(k), str(c)) for i, k, c in conn.execute(
+        "SELECT id, coalesce(json_extract(metadata, '$.signal_key'), ''), content FROM memories"
+        " WHERE deprecated = 0 AND id <> ? AND source = ? AND user_verified = 0 AND pinned = 0"
+        " AND json_extract(metadata, '$.signal') = ? AND json_extract(metadata, '$.purpose') = ?",
+        (but, MemorySource.OBSERVER_INFERRED.value, signal, goal)).fetchall()]
+
+
+def less_used_ways(conn: Any, items: list[NewMemory], keys: list[str], now: dict[str, int], started: str
+                   ) -> list[bool]:
+    """For each memory about to be stored: True when it is a learned recipe not stored yet, used in
+    turn with a stored recipe for the same purpose that was shown in as many sessions or more (this
+    one counted): that one stays the purpose's way, and this one is not stored while it does not lead."""
     out = []
     for item, key in zip(items, keys, strict=True):
         goal = str(item.metadata.get("purpose", ""))
         if not key or not goal or item.metadata.get("signal") != RECIPE:
             out.append(False)
             continue
-        mine = _sessions(conn, key, session_keys)
-        rows = conn.execute(_LIVE_WAYS, (MemorySource.OBSERVER_INFERRED.value, RECIPE, goal)).fetchall()
-        out.append(any(str(k) != key and _sessions(conn, str(k), session_keys) > mine for _, k in rows))
+        ways = _ways(conn, RECIPE, goal)
+        mine = _sessions(conn, key, now)
+        out.append(all(k != key for _, k, _ in ways) and any(
+            not unprompted_recipe(text) and _in_turn(conn, key, k, now, started) and _sessions(conn, k, now) >= mine
+            for _, k, text in ways))
     return out
 
 
@@ -81,13 +102,13 @@ def _retire(tx: Tx, old_id: int, new_id: int, why: str, goal: str) -> None:
     tx.changed("memory", "updated", [new_id, old_id])
 
 
-def supersede_recipes(tx: Tx, current: list[tuple[int, str, str, str]], *, session_keys: set[str], started: str
+def supersede_recipes(tx: Tx, current: list[tuple[int, str, str, str]], *, now: dict[str, int], started: str
                       ) -> list[tuple[int, int]]:
     """Retire, for each (memory id, signal, purpose, signal key) a session (begun at ``started``, its
-    lessons ``session_keys``) just stored, the older live memories of that signal and purpose: a
-    recipe for the same job, a fact about the same thing (the Go version). Older means that every
-    session that showed the old one began before the first that showed the new one. Of two recipes
-    in use together, the one shown in fewer sessions is retired in favour of the new one.
+    lessons' counts ``now``) just stored, the other live memories of that signal and purpose it
+    replaces: older ones (every session that showed them began before the first that showed it), and,
+    for a recipe, ways in use beside it that were shown in fewer sessions, or that are only the
+    toolchain's default.
 
     Runs inside the promotion's transaction, before the session is counted.
     Returns (retired id, successor id) pairs.
@@ -97,24 +118,18 @@ def supersede_recipes(tx: Tx, current: list[tuple[int, str, str, str]], *, sessi
     for new_id, signal, goal, new_key in current:
         if not goal or new_id in retired:
             continue
-        first = _seen(tx, new_key)[0] or started
-        rows = cast(list[tuple[int, str]], tx.execute(
-            "SELECT id, coalesce(json_extract(metadata, '$.signal_key'), '')"
-            " FROM memories WHERE deprecated = 0 AND id <> ? AND source = ?"
-            " AND user_verified = 0 AND pinned = 0 AND json_extract(metadata, '$.signal') = ?"
-            " AND json_extract(metadata, '$.purpose') = ?",
-            (new_id, MemorySource.OBSERVER_INFERRED.value, signal, goal)).fetchall())
-        for old_id, old_key in rows:
-            last = _seen(tx, old_key)[1]
-            if not (old_key in session_keys or (last is not None and last >= first)):
-                _retire(tx, int(old_id), new_id, "newer", goal)
-                done.append((int(old_id), new_id))
-                retired.add(int(old_id))
-                continue
-            if signal != RECIPE:
+        for old_id, old_key, text in _ways(tx, signal, goal, new_id):
+            if not _in_turn(tx, new_key, old_key, now, started):
+                why = "newer"
+            elif signal != RECIPE:
                 continue  # both in use: neither is the newer
-            if _sessions(tx, new_key, session_keys) > _sessions(tx, old_key, session_keys):
-                _retire(tx, int(old_id), new_id, "used in more sessions", goal)
-                done.append((int(old_id), new_id))
-                retired.add(int(old_id))
+            elif unprompted_recipe(text):
+                why = "the project's own way, not the toolchain's default"
+            elif _sessions(tx, new_key, now) > _sessions(tx, old_key, now):
+                why = "used in more sessions"
+            else:
+                continue
+            _retire(tx, old_id, new_id, why, goal)
+            done.append((old_id, new_id))
+            retired.add(old_id)
     return done

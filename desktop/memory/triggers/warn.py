@@ -128,8 +128,9 @@ def found_unaided(memory: Memory) -> bool:
 
 
 def read_from_environment(memory: Memory) -> bool:
-    """A fact the observer read from a command's outcome (the repository, the shell, a pinned
-    version): an agent reads it again in one command, and a prompt matches its wording by accident
+    """A fact the observer read from a command's outcome (a missing Docker, a required variable; in a
+    database from before they stopped being learned, the repository, the shell, a pinned version): an
+    agent reads it again in one command, and a prompt matches its wording by accident
     ("The project's repository is …" shares "project" and "repository" with any request), so it is
     not volunteered at a prompt (two blind judge pairs: 11 of 11 such sayings useless); search and
     MCP give it when asked."""
