@@ -22,6 +22,17 @@ def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     return data
 
 
+@pytest.fixture(autouse=True)
+def _hook_process_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts as a hook process of its own: a warm service started in an earlier test of
+    this process (``HookService`` calls ``live.keep_observers_warm``) keeps its observers in a module
+    global, which would send a later test's tool calls to that service's observers instead of the
+    session's journal (seen: ``test_handlers`` after the security tests, in one process)."""
+    from desktop.agents.hooks import live
+
+    monkeypatch.setattr(live, "_warm", None)
+
+
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:  # noqa: F821
     """A fresh project database with its writer running."""
