@@ -135,7 +135,7 @@ AGENT_WORD_SOURCES: Final = frozenset({MemorySource.AGENT_EXPLICIT.value, Memory
 #: it states in prose): repeating them across sessions is the same agent saying it again.
 AGENT_WORD_SIGNALS: Final = frozenset({"explicit", "stated_cause"})
 #: What the observer writes in ``metadata.promoted_on`` when independent evidence promoted a memory
-#: (promotion.STRONG_EVIDENCE): the user said it, a passing run proved it, the user's hook enforces it.
+#: (candidates.STRONG_EVIDENCE): the user said it, a passing run proved it, the user's hook enforces it.
 STRONG_EVIDENCE: Final = frozenset({"user_instruction", "proven_fix", "enforced_by_hook", "command_outcome"})
 USER_RULE_SIGNAL: Final = "user_rule"
 """The observer's signal for an instruction the user typed (observer/signals.py USER_RULE)."""

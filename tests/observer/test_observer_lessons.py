@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from obs_helpers import Seq, digest_of, kinds
 
+from desktop.memory.observer.candidates import build_candidates
 from desktop.memory.observer.harness import HARNESS_ERRORS, is_harness_error, is_noise, shorten_command
 from desktop.memory.observer.ingest import Ingestor
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
-from desktop.memory.observer.promotion import Promoter, build_candidates
+from desktop.memory.observer.promotion import Promoter
 from desktop.memory.observer.prose_lessons import attach_files
 from desktop.memory.store.database import Database
 from desktop.memory.store.memory_ops import NewMemory

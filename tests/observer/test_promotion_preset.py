@@ -20,8 +20,8 @@ from desktop.agents.hooks.handlers import Handlers
 from desktop.agents.hooks.protocol import from_dict
 from desktop.cli.main import main as cli_main
 from desktop.composition import Engram
+from desktop.memory.observer.candidates import build_candidates
 from desktop.memory.observer.novelty import HashingEmbedder
-from desktop.memory.observer.promotion import build_candidates
 from desktop.memory.preferences import PRESET_NAMES, ProjectPrefs
 from desktop.memory.store.errors import ValidationError
 from desktop.memory.store.writer import FnOp

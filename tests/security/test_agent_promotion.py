@@ -166,7 +166,7 @@ def test_item8_a_readme_line_relayed_by_the_agent_never_becomes_an_injected_memo
 def test_item8_the_agents_own_words_are_never_promoted_by_repetition() -> None:
     """The core rule under it: a stated cause or an agent's record, seen in any number of sessions,
     stays a candidate at most at the agents' cap (whatever renders it)."""
-    from desktop.memory.observer.promotion import Candidate, promotion_reason
+    from desktop.memory.observer.candidates import Candidate, promotion_reason
     from desktop.memory.observer.signals import EXPLICIT, STATED_CAUSE, Signal
     from desktop.memory.observer.templates import Rendered
 

@@ -1,12 +1,10 @@
 """Promotion at session end: from a session digest to memories, in one write.
 
-Pipeline (reference design section 5): session-type gate, validation (failed
-sessions only yield dead ends), frequency (each signal class needs its minimum
-number of sessions; a parallel quorum needs one), rendering by template (a
-model's memories come from ``model_synthesis``, when the user chose one), trust
-gate (after a web lookup, or text from tool output that reads like an
-instruction: needs review, confidence x 0.7), scoring, cap; then novelty (cosine > 0.88 to a live memory reinforces it).
-All reads and the single embedding batch happen first; then ONE WriteOp writes
+Pipeline (reference design section 5): the candidates (``candidates``: session-type gate,
+validation, frequency, rendering, trust, scoring, cap; a model's memories come from
+``model_synthesis``, when the user chose one); then what must never be stored, what the agent is
+told already, the recipe a purpose already has (``supersede``), and novelty (cosine > 0.88 to a
+live memory reinforces it). All reads and the single embedding batch happen first; then ONE WriteOp writes
 the memories through AddMemories (same code path, same redaction) together with
 the cross-session tables, so a session's learning is committed atomically.
 """
@@ -23,6 +21,7 @@ from typing import Any, ClassVar, Final
 
 from desktop.memory.observer import cross_session as xs
 from desktop.memory.observer.asked_tests import reword_review
+from desktop.memory.observer.candidates import EXACT_KINDS, build_candidates, error_signals, to_new_memory
 from desktop.memory.observer.contradictions import (
     Contradiction,
     annotation_contradicted,
@@ -34,104 +33,19 @@ from desktop.memory.observer.contradictions import (
 from desktop.memory.observer.harness import is_noise
 from desktop.memory.observer.known_already import already_told, instructions_seen, runs_unprompted
 from desktop.memory.observer.observer import SessionDigest
-from desktop.memory.observer.prose_lessons import attach_files
 from desktop.memory.observer.renames import apply_file_ops
-from desktop.memory.observer.signals import (
-    ASKED_TESTS,
-    CHECK_GAP,
-    CHECK_RULE,
-    CO_ACCESS,
-    COMMAND_FIX,
-    DEAD_END,
-    ERROR_FIX,
-    ERROR_RETRY,
-    EXPLICIT,
-    FILE_ACCESS,
-    HOOK_BLOCK,
-    PROJECT_FACT,
-    RECIPE,
-    REJECTED_FLAG,
-    REPEATED_GREP,
-    REVIEWED_TESTS,
-    SELF_CORRECTION,
-    SEQUENCE,
-    SHELL_ESCAPE,
-    SIGNAL_SPECS,
-    STATED_CAUSE,
-    TOOL_ARGS,
-    USER_RULE,
-    Signal,
-    excerpt,
-)
+from desktop.memory.observer.signals import REVIEWED_TESTS
 from desktop.memory.observer.supersede import less_used_ways, supersede_recipes
 from desktop.memory.observer.synthesis import SynthesisPlan, plan_synthesis
-from desktop.memory.observer.templates import Rendered, looks_like_instruction, render
 from desktop.memory.store.live import LIVE_SQL
 from desktop.memory.store.memory_ops import AddMemories, AddResult, NewMemory
 from desktop.memory.store.writer import Tx, WriteOp
-from desktop.memory.trust import AGENT_MAX_CONFIDENCE, AGENT_WORD_SIGNALS
 from desktop.memory.trust_levels import PromotionPreset, promotion_preset
-from desktop.memory.types import MemoryScope, MemorySource
+from desktop.memory.types import MemorySource
 
 logger = logging.getLogger("engram.observer")
 #: The history reason of a memory the observer added or reinforced (the app words it from this code).
 LEARNED_REASON: Final = "learned from a session"
-
-TAINT_FACTOR: Final = 0.7
-#: Lessons identified by their signal key (a purpose, a fact's value): never folded by text likeness.
-EXACT_KINDS: Final = frozenset({RECIPE, PROJECT_FACT})
-#: Strong evidence promotes at once (issue 13): the user said it, or a passing run proved the fix.
-STRONG_EVIDENCE: Final = {USER_RULE: "user_instruction", ERROR_FIX: "proven_fix", COMMAND_FIX: "proven_fix",
-                           # A checker failed, the flagged file was edited, the checker passed.
-                           CHECK_RULE: "proven_fix", CHECK_GAP: "proven_fix",
-                           # A rule the project's (or the user's) hook enforces in code.
-                           HOOK_BLOCK: "enforced_by_hook",
-                           # The failed run's own output shows the command as the harness rewrote it.
-                           SHELL_ESCAPE: "command_outcome",
-                           # The program said which flag it does not take.
-                           REJECTED_FLAG: "command_outcome",
-                           # The tool refused the call, or the user declined it in their words.
-                           TOOL_ARGS: "command_outcome"}
-
-
-@dataclass(frozen=True)
-class Gate:
-    """How many memories a session type may promote, and from which signal classes."""
-
-    cap: int
-    kinds: frozenset[str] | None  # None: every class
-
-
-SESSION_GATES: Final[dict[str, Gate]] = {
-    "build": Gate(20, None),
-    "insights": Gate(5, frozenset({CO_ACCESS, SELF_CORRECTION, REPEATED_GREP, STATED_CAUSE})),
-    "roadmap": Gate(3, frozenset({EXPLICIT})),
-    "terminal": Gate(3, frozenset({ERROR_RETRY, SEQUENCE, COMMAND_FIX, RECIPE, ERROR_FIX, CHECK_RULE, CHECK_GAP})),
-    "changelog": Gate(0, frozenset()),
-    "spec_creation": Gate(3, frozenset({FILE_ACCESS, REPEATED_GREP})),
-    "pr_review": Gate(8, frozenset({ERROR_RETRY, SELF_CORRECTION, STATED_CAUSE})),
-    # Sessions of installed tools (Claude Code, Codex, Gemini CLI) are not in the
-    # design's pipeline table: treated as unreviewed coding sessions.
-    "interactive": Gate(10, None),
-    "headless": Gate(8, None),
-    "subagent": Gate(5, None),
-    "compaction": Gate(5, None),
-}
-DEFAULT_GATE: Final = Gate(5, None)
-
-
-@dataclass
-class Candidate:
-    """A signal on its way to becoming a memory."""
-
-    signal: Signal
-    rendered: Rendered
-    priority: float
-    confidence: float
-    sessions: int
-    needs_review: bool = False
-    drop_reason: str | None = None
-
 
 @dataclass
 class PromotionResult:
@@ -145,138 +59,6 @@ class PromotionResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     preset: str = ""
     """The promotion preset the session was promoted with."""
-
-
-def users_words(sig: Signal) -> bool:
-    """True for what the user said (a rule, or a fact they stated): it holds whatever the session's
-    outcome, every gate lets it through, and no trust preset asks for more sessions."""
-    return sig.kind in (USER_RULE, ASKED_TESTS, REVIEWED_TESTS) or \
-        (sig.kind == PROJECT_FACT and sig.data.get("source") == "user")
-
-
-def _error_signals(digest: SessionDigest) -> list[Signal]:
-    """Every error of the session as an error_retry signal keyed by fingerprint (counted per session)."""
-    known = {s.key for s in digest.signals}
-    out = []
-    for err in digest.errors:
-        key = f"{ERROR_RETRY}:{err['fingerprint']}"
-        if key not in known:
-            out.append(Signal(ERROR_RETRY, key, err["first_step"], list(err.get("fix_files", [])),
-                              {"fingerprint": err["fingerprint"], "tool": err["tool"]},
-                              [excerpt(err["message"], 120)], tainted=digest.external_step is not None
-                              and err["first_step"] > digest.external_step))
-    return out
-
-
-def build_candidates(digest: SessionDigest, prior: dict[str, int], *, failed: bool,
-                     preset: PromotionPreset | None = None) -> list[Candidate]:
-    """Apply validation, frequency, rendering, trust and scoring; then the gate and its cap (pure).
-
-    ``preset`` (the project's trust settings; balanced when None) shifts the frequency
-    minimum, the score floor and the cap; what the user said is exempt from the first two.
-    """
-    preset = preset or promotion_preset(None)
-    gate = SESSION_GATES.get(digest.session_type, DEFAULT_GATE)
-    errors = {e["fingerprint"]: e for e in digest.errors}
-    out: list[Candidate] = []
-    for sig in [*digest.signals, *_error_signals(digest)]:
-        spec = SIGNAL_SPECS[sig.kind]
-        cand = Candidate(sig, Rendered("note", ""), spec.score, 0.0, prior.get(sig.key, 0) + 1)
-        out.append(cand)
-        # What the user said holds whatever the session's outcome; every gate lets it through.
-        if failed and sig.kind not in (DEAD_END, EXPLICIT) and not users_words(sig):
-            cand.drop_reason = "validation"
-            continue
-        if gate.kinds is not None and sig.kind not in gate.kinds and sig.kind not in (EXPLICIT, DEAD_END) \
-                and not users_words(sig):
-            cand.drop_reason = "gate"
-            continue
-        need = int(sig.data.get("min_sessions", spec.min_sessions))
-        if sig.kind in digest.early and sig.count >= 3:
-            need = 1  # an early-promotion trigger fired: strong evidence within one session
-        if sig.kind != EXPLICIT and not users_words(sig):
-            need = max(1, need + preset.extra_sessions)
-        if cand.sessions < need:
-            cand.drop_reason = "frequency"
-            continue
-        if sig.kind == STATED_CAUSE:
-            # A root cause is attached to its files: files of this project the session touched.
-            sig.files = attach_files(sig.files, digest.files)
-            if not sig.files:
-                cand.drop_reason = "unattached"
-                continue
-        rendered = render(sig, errors.get(sig.data.get("fingerprint", "")))
-        if rendered is None or not rendered.content.strip():
-            cand.drop_reason = "no_template"
-            continue
-        cand.rendered = rendered
-        tainted = sig.tainted or (rendered.from_tool_output and looks_like_instruction(rendered.content))
-        base = 0.85 if sig.kind == EXPLICIT else min(0.9, 0.3 + 0.4 * spec.score + 0.05 * min(cand.sessions - 1, 4))
-        cand.priority = spec.score + (0.05 if sig.kind in digest.early else 0.0)
-        if sig.data.get("quorum"):
-            base = min(0.95, base + 0.1)
-        cand.confidence = base * (TAINT_FACTOR if tainted else 1.0)
-        if sig.kind in AGENT_WORD_SIGNALS:  # the agent's own words: never above the agents' cap
-            cand.confidence = min(cand.confidence, AGENT_MAX_CONFIDENCE)
-        cand.needs_review = tainted
-        if tainted:
-            cand.priority *= TAINT_FACTOR
-        if cand.priority < preset.min_value and sig.kind != EXPLICIT and not users_words(sig):
-            cand.drop_reason = "score"
-    live = sorted((c for c in out if c.drop_reason is None), key=lambda c: (-c.priority, -c.sessions))
-    for c in live[preset.cap(gate.cap):]:
-        c.drop_reason = "cap"
-    return out
-
-
-def to_new_memory(c: Candidate, digest: SessionDigest) -> NewMemory:
-    """The NewMemory for a candidate, with its provenance (session, steps, evidence)."""
-    sig = c.signal
-    explicit = sig.kind == EXPLICIT
-    prov = {"session_id": digest.session_id, "agent": digest.agent, "signal": sig.kind,
-            "steps": [sig.step], "evidence": [excerpt(e, 200) for e in sig.evidence[:3]]}
-    promoted = promotion_reason(c)
-    meta: dict[str, Any] = {"signal": sig.kind, "signal_key": sig.key[:300], "sessions": c.sessions,
-                            "events": [str(e) for e in sig.data.get("events", [])][:8], **_measured(sig.data)}
-    if sig.kind in EXACT_KINDS and sig.data.get("purpose"):
-        meta["purpose"] = str(sig.data["purpose"])
-    if sig.data.get("why"):  # why the scorer kept the user's words: the features that fired, and the score
-        meta["why"] = {"features": list(sig.data["why"])[:12], "score": sig.data.get("score")}
-    if promoted:
-        meta["promoted_on"] = promoted
-    if isinstance(sig.data.get("triggers"), list):
-        meta["triggers"] = sig.data["triggers"][:6]  # what makes the lesson fire (memory_triggers)
-    if sig.data.get("declined"):
-        meta["declined"] = True  # the user's refusal, not the tool's: a call that goes through contradicts nothing
-    return NewMemory(
-        content=c.rendered.content, type=c.rendered.type, confidence=round(c.confidence, 4),
-        tags=["observer", sig.kind], related_files=c.rendered.files[:8],
-        scope=MemoryScope.GLOBAL.value,
-        source=MemorySource.AGENT_EXPLICIT.value if explicit else MemorySource.OBSERVER_INFERRED.value,
-        session_id=digest.session_id, provenance_session_ids=[digest.session_id], provenance=[prov],
-        needs_review=c.needs_review, metadata=meta, candidate=promoted is None)
-
-
-def promotion_reason(c: Candidate) -> str | None:
-    """Why a learned memory may be injected at once, or None: it stays a candidate.
-
-    Strong evidence (a user instruction, a fix a passing run proved) or the same lesson in
-    another session; tainted text (after a web lookup, instruction-like tool output) never,
-    and never the agent's own words (what it recorded, the causes it stated): the same agent
-    saying it again, in any number of sessions, is not evidence.
-    """
-    if c.needs_review or c.signal.kind in AGENT_WORD_SIGNALS:
-        return None
-    # An error the session caused in a file it had already edited, then fixed: proven, but
-    # about its own half-done change. It waits for another session like any other lesson.
-    own = bool(c.signal.data.get("self_inflicted"))
-    if c.signal.kind == PROJECT_FACT:
-        return "user_instruction" if users_words(c.signal) else "command_outcome"
-    if c.signal.kind in STRONG_EVIDENCE and not own:
-        return STRONG_EVIDENCE[c.signal.kind]
-    if c.sessions >= 2:
-        return "reinforced"
-    return None
 
 
 def _same_lesson(conn: Any, items: list[NewMemory], keys: list[str]) -> int:
@@ -298,11 +80,6 @@ def _same_lesson(conn: Any, items: list[NewMemory], keys: list[str]) -> int:
             it.content = found[key]
             hits += 1
     return hits
-
-
-def _measured(data: dict[str, Any]) -> dict[str, int]:
-    """The numbers a signal measured (a step overrun's planned and actual steps), kept for calibration."""
-    return {k: int(data[k]) for k in ("planned", "actual") if isinstance(data.get(k), (int, float))}
 
 
 class PromoteSession(WriteOp[PromotionResult]):
@@ -419,7 +196,7 @@ class Promoter:
         t0 = time.perf_counter()
         conn = self.db.reads.conn()
         first_time = not xs.session_known(conn, digest.session_id)
-        sigs = [*digest.signals, *_error_signals(digest)]
+        sigs = [*digest.signals, *error_signals(digest)]
         signal_keys = [s.key for s in sigs]
         # A sub-agent's lessons are its parent session's evidence, not another session's.
         evidence_id = digest.parent_session_id or digest.session_id
