@@ -25,7 +25,6 @@ import re
 from pathlib import Path
 from typing import Final
 
-from desktop.memory.observer.command_kinds import toolchain_default
 from desktop.memory.observer.signal_kinds import CHECK_GAP
 from desktop.memory.store.memory_ops import NewMemory
 from desktop.memory.types import MemorySource, MemoryType
@@ -95,6 +94,10 @@ def runs_unprompted(item: NewMemory) -> bool:
 
 def unprompted_recipe(text: str) -> bool:
     """True when a recipe's text (``templates``) runs one toolchain default from the project root."""
+    # Only promotion asks this: the prompt hook, which imports this module for ``named_in``, does not
+    # pay for the command classifier's patterns (6-10 ms at import).
+    from desktop.memory.observer.command_kinds import toolchain_default
+
     m = _ROOT_RECIPE.fullmatch(text)
     return m is not None and toolchain_default(m.group(1))
 

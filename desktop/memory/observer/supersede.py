@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from desktop.memory.observer import cross_session as xs
 from desktop.memory.observer.known_already import unprompted_recipe
 from desktop.memory.observer.signal_kinds import RECIPE
 from desktop.memory.store.memory_ops import NewMemory
@@ -46,16 +47,15 @@ def _sessions(conn: Any, signal_key: str, now: dict[str, int]) -> int:
     another key's count is as stored."""
     if signal_key in now:
         return now[signal_key]
-    row = conn.execute("SELECT session_count FROM observer_signal_counts WHERE signal_key = ?",
-                       (signal_key,)).fetchall()
-    return int(row[0][0]) if row else 0
+    return xs.signal_session_counts(conn, [signal_key]).get(signal_key, 0)
 
 
-def _in_turn(conn: Any, key: str, other: str, now: dict[str, int], started: str) -> bool:
-    """Whether ``other`` was in use while ``key`` was: shown this session, or after ``key`` first was.
-    Otherwise ``key`` is the newer way (a move), and ``other`` goes whatever its count."""
+def _in_turn(conn: Any, other: str, since: str, now: dict[str, int]) -> bool:
+    """Whether ``other`` was in use since ``since`` (when the way it is compared with was first
+    shown): shown this session, or after. Otherwise the other way is the newer one (a move), and
+    ``other`` goes whatever its count."""
     last = _seen(conn, other)[1]
-    return other in now or (last is not None and last >= (_seen(conn, key)[0] or started))
+    return other in now or (last is not None and last >= since)
 
 
 def _ways(conn: Any, signal: str, goal: str, but: int = 0) -> list[tuple[int, str, str]]:
@@ -79,10 +79,12 @@ def less_used_ways(conn: Any, items: list[NewMemory], keys: list[str], now: dict
             out.append(False)
             continue
         ways = _ways(conn, RECIPE, goal)
-        mine = _sessions(conn, key, now)
-        out.append(all(k != key for _, k, _ in ways) and any(
-            not unprompted_recipe(text) and _in_turn(conn, key, k, now, started) and _sessions(conn, k, now) >= mine
-            for _, k, text in ways))
+        if any(k == key for _, k, _ in ways):
+            out.append(False)  # stored already: this session reinforces it
+            continue
+        mine, since = _sessions(conn, key, now), _seen(conn, key)[0] or started
+        out.append(any(_in_turn(conn, k, since, now) and _sessions(conn, k, now) >= mine
+                       for _, k, text in ways if not unprompted_recipe(text)))
     return out
 
 
@@ -118,14 +120,15 @@ def supersede_recipes(tx: Tx, current: list[tuple[int, str, str, str]], *, now: 
     for new_id, signal, goal, new_key in current:
         if not goal or new_id in retired:
             continue
+        mine, since = _sessions(tx, new_key, now), _seen(tx, new_key)[0] or started
         for old_id, old_key, text in _ways(tx, signal, goal, new_id):
-            if not _in_turn(tx, new_key, old_key, now, started):
+            if not _in_turn(tx, old_key, since, now):
                 why = "newer"
             elif signal != RECIPE:
                 continue  # both in use: neither is the newer
             elif unprompted_recipe(text):
                 why = "the project's own way, not the toolchain's default"
-            elif _sessions(tx, new_key, now) > _sessions(tx, old_key, now):
+            elif mine > _sessions(tx, old_key, now):
                 why = "used in more sessions"
             else:
                 continue
