@@ -19,6 +19,7 @@ from desktop.memory.observer.signals import RECIPE, Signal
 from desktop.memory.observer.templates import render
 from desktop.memory.store.database import Database
 from desktop.memory.store.memory_ops import AddMemories, NewMemory
+from desktop.memory.store.writer import FnOp
 
 
 def _recipes(seq: Seq) -> list[tuple[str, str]]:
@@ -236,3 +237,15 @@ def test_a_grown_transcript_promoted_again_is_not_another_session(db: Database) 
     p.promote(digest_of(grown.end()))
     p.promote(digest_of(grown.bash("git status", "clean").end()))  # the same session, grown
     assert [(c.split("`")[1], d) for c, d in _live(db)] == [("pytest --spec", 0)]
+
+
+def test_agents_running_another_way_often_never_retire_a_recipe_a_person_confirmed(db: Database) -> None:
+    """What agents run is evidence for what they learned, never against what a person confirmed."""
+    p = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    for i in range(2):
+        p.promote(digest_of(Seq(f"s{i}", t0=1_700_000_000.0 + 1000 * i).bash("pytest --spec", "ok").end()))
+    db.writer.run(FnOp("confirm", lambda tx: tx.execute("UPDATE memories SET user_verified = 1")))
+    for i in range(2, 8):
+        p.promote(digest_of(Seq(f"s{i}", t0=1_700_000_000.0 + 1000 * i).bash("pytest -x --spec", "ok").end()))
+    live = [c.split("`")[1] for c, d in _live(db) if not d]
+    assert "pytest --spec" in live
