@@ -1,4 +1,5 @@
-"""Recipes: how this project is tested, linted, formatted, built, installed, run and deployed.
+"""Recipes: how this project is tested, linted, formatted, built, installed, run and deployed, and how
+its pull requests are opened and reviewed (``review_commands``).
 
 A recipe is (folder, command as it ran successfully, normalised), learned from the
 shell calls of a session:
@@ -29,6 +30,7 @@ from typing import Any, Final
 from desktop.memory.observer.command_kinds import category, shows_failure
 from desktop.memory.observer.events import ToolCall, ToolResult
 from desktop.memory.observer.harness import shorten_command
+from desktop.memory.observer.review_commands import review_kind, review_recipe
 from desktop.memory.observer.run_parts import SUITE, SUITE_NAMES, normalised
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.shell_parse import Segment, is_noise, is_setup, move, parse_line
@@ -94,6 +96,15 @@ def _recipes_of(segments: list[Segment], active: list[str]) -> list[dict[str, An
             continue
         kind = category(seg.text)
         form = normalised(seg.text, kind or "") if kind else None
+        review = None if kind else review_kind(seg.text)
+        if review is not None:
+            # The code host's command works from any folder, whatever was set up for the tools.
+            form = review_recipe(seg.text, review)
+            if form is not None and seg.cwd is not None:
+                found.append({"kind": review, "command": form, "setup": [], "env": [], "masked": seg.masked,
+                              "folder": ""})
+            chained = False
+            continue
         if kind is None or form is None:
             chained = False
             continue
@@ -141,8 +152,8 @@ def on_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:
             continue  # "go test ./... | tail" exits 0 whatever the tests did: the output says they failed
         command = " && ".join([*rec["setup"], rec["command"]])
         text = shorten_command(command, MAX_COMMAND)
-        if text.endswith("…"):
-            continue  # too long to state whole: a cut recipe is not one
+        if text.endswith("…") and text != shorten_command(command, 10 * MAX_COMMAND):
+            continue  # too long to state whole: a cut recipe is not one (a placeholder "…" is no cut)
         if rec["folder"] and not _folder_matters(sp.cwd, rec["folder"], rec["command"]):
             rec = {**rec, "folder": ""}  # the shell happened to be there (a cd for something else)
         goal = purpose(rec["kind"], rec["folder"], rec["command"])

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+from desktop.memory.observer.review_commands import KINDS as REVIEW_KINDS
 from desktop.memory.observer.signals import (
     ASKED_TESTS,
     CHECK_GAP,
@@ -116,7 +117,8 @@ MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, EXPL
 #: wrong for ``mypy .`` and for ruff, which checks no types).
 _RECIPE_DOES: Final = {"test": "run the tests", "lint": "check the code", "format": "format the code",
                        "build": "build", "install": "install and set up", "migrate": "apply migrations",
-                       "deploy": "deploy", "run": "start the app"}
+                       "deploy": "deploy", "run": "start the app", "pull_request": "open pull requests",
+                       "review_reply": "answer a review comment in its own thread"}
 
 
 def _recipe_verb(category: str) -> str:
@@ -133,6 +135,8 @@ def _recipe_verb(category: str) -> str:
 
 def _where(d: dict[str, Any]) -> str:
     parts = []
+    if d.get("category") in REVIEW_KINDS:
+        return ""  # the code host's command: the folder it ran from is not part of it
     if d.get("folder"):
         parts.append(f"from `{d['folder']}/`")
     else:
@@ -251,7 +255,8 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
                         files[:1], from_tool_output=True)
     if k == RECIPE:
         verb = _recipe_verb(str(d.get("category") or "run"))
-        return Rendered(T.WORKFLOW_RECIPE, f"{verb} `{d['command']}` {_where(d)}.", [])
+        where = _where(d)
+        return Rendered(T.WORKFLOW_RECIPE, f"{verb} `{d['command']}`{' ' if where else ''}{where}.", [])
     if k == STATED_CAUSE:
         label = "Decision" if d.get("kind") == "decision" else "Root cause found"
         where = f" in {_list(files, 3)}" if files else ""
