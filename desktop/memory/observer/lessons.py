@@ -28,6 +28,7 @@ from desktop.memory.observer.contradictions import MAX_UNUSED, unused_suppressio
 from desktop.memory.observer.events import ToolCall, ToolResult
 from desktop.memory.observer.harness import outside_project, shorten_command, strip_project_cd
 from desktop.memory.observer.hook_blocks import on_refusal
+from desktop.memory.observer.run_parts import VALUED_SELECTORS
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import (
     COMMAND_FIX,
@@ -89,6 +90,8 @@ _SELECTOR: Final = re.compile(r"^(?:[\w./-]+\.(?:py|ts|js|tsx|rs|go)(?:::[\w:\[\
 
 
 _QUOTED: Final = re.compile(r"\"[^\"]*\"|'[^']*'")
+#: A shell word, its quoted parts whole ("-k 'a or b'" is two words).
+_WORD: Final = re.compile(r"(?:\"[^\"]*\"|'[^']*'|[^\s\"'])+")
 
 
 def command_category(command: str) -> str | None:
@@ -123,8 +126,10 @@ def stable_error(output: str) -> str:
 def recipe_form(command: str) -> str:
     """The command to reuse: no pipe into a pager or grep, no test selectors, file arguments,
     short flags or valued options (they belong to one run, not to the recipe)."""
-    head = command.split(" | ")[0]
-    words = [w for w in head.split() if not _SELECTOR.match(w) and not re.match(r"[A-Z][A-Z0-9_]*=", w)
+    head = _WORD.findall(command.split(" | ")[0])
+    # A selector's value goes with it: "-run 'TestA|TestB'" left as "'TestA|TestB'" reads as a package.
+    head = [w for i, w in enumerate(head) if not (i and head[i - 1] in VALUED_SELECTORS)]
+    words = [w for w in head if not _SELECTOR.match(w) and not re.match(r"[A-Z][A-Z0-9_]*=", w)
              and not (w.startswith("-") and (not w.startswith("--") or "=" in w))]
     return " ".join(words)
 

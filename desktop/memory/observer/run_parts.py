@@ -16,6 +16,8 @@ from desktop.memory.text.lazy_re import lazy
 #: Options whose value picks one run's tests (dropped with their value).
 _SELECTOR_OPTS: Final = frozenset({"-k", "-run", "--run", "-t", "--filter", "--grep", "-g", "--testNamePattern",
                                    "--test-name-pattern", "--match", "--pkg", "--lf", "--deselect"})
+#: Of those, the ones followed by their value as the next word (``-run "TestA|TestB"``).
+VALUED_SELECTORS: Final = _SELECTOR_OPTS - {"--lf"}
 _SELECTOR_ARG: Final = lazy(r"^[\w./@-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|swift|spec|test)(?:::\S+)?$|::|"
                             r"^Test\w+$|^-run=|^-k=|^--filter=")
 #: Words that name the kind of suite a test command runs (its purpose, besides kind and folder).
