@@ -10,6 +10,7 @@ from obs_helpers import Seq, digest_of, kinds
 
 from desktop.memory.observer.candidates import build_candidates
 from desktop.memory.observer.harness import HARNESS_ERRORS, is_harness_error, is_noise, shorten_command
+from desktop.memory.observer.lessons import recipe_form
 from desktop.memory.observer.ingest import Ingestor
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter
@@ -268,7 +269,7 @@ def test_bookminder_harness_errors_and_mutterings_yield_no_memory(tmp_path: Path
             ing.learn_events(s.events)
         assert harness_seen >= 10  # the logs do contain harness errors...
         rows = _memories(db)
-        assert len(rows) >= 20
+        assert len(rows) >= 15  # it learns (18 memories): the checks below are not vacuous
         for r in rows:  # ...and none of them, nor any muttering or tool sequence, is memory text
             text = r["content"]
             assert not is_harness_error(text), text
@@ -415,6 +416,22 @@ def test_a_hooks_refusal_is_the_projects_rule_stated_once(db: Database) -> None:
     assert n == 2  # one memory, reinforced by the second session
 
 
+def test_a_hook_the_session_worked_on_is_its_own_draft_and_teaches_once_another_session_meets_it(
+        db: Database) -> None:
+    """What an agent writes never promotes itself: a hook written (or moved into place) by the session
+    refuses the agent's own test commands, with rules it rewords or drops the same day."""
+    p = _promoter(db)
+    draft = Seq("s1").call("Write", (".claude/check_git.py",), content="import sys")
+    p.promote(digest_of(draft.bash("git add .", REFUSAL, True).end()))
+    moved = Seq("s2").bash("mv ~/.claude/old_guard.py ~/.claude/check_git.py", "")
+    p.promote(digest_of(moved.bash("git add -A", REFUSAL, True).end()))
+    other = Seq("s3").call("Edit", ("src/app.py",), old_string="a", new_string="b")
+    assert not [r for r in _memories(db) if "hook" in r["content"]]
+    p.promote(digest_of(other.bash("git add .", REFUSAL, True).end()))  # a session that left the hook alone
+    rows = [r for r in _memories(db) if "hook" in r["content"]]
+    assert len(rows) == 1 and rows[0]["candidate"] == 0
+
+
 @pytest.mark.parametrize("output", [
     # The hook itself crashed: no rule in that.
     "Bash operation blocked by hook:\n- [python3 .claude/check_git.py]:\n/usr/bin/python3: can't open file "
@@ -462,3 +479,13 @@ def test_a_large_read_is_detected_but_never_stored(db: Database) -> None:
         assert "context_token_spike" in kinds(digest)
         p.promote(digest)
     assert [r["content"] for r in _memories(db)] == []
+
+
+@pytest.mark.parametrize(("command", "form"), [
+    # A selector goes with its value: left alone, the quoted test names read as a package to run.
+    ('go test -v ./pkg/strategy -run "TestA|TestB" 2>&1 | head -80', "go test ./pkg/strategy 2>&1"),
+    ("pytest --lf tests -k 'login or logout'", "pytest --lf tests"),
+    ("go test ./... -run=TestX", "go test ./..."),
+])
+def test_the_command_an_error_fix_quotes_is_the_run_without_its_selection(command: str, form: str) -> None:
+    assert recipe_form(command) == form

@@ -10,6 +10,12 @@ The refusal reaches the observer as a failed tool result, which the harness regi
 (``harness.py``) keeps out of the error and command lessons; this module is the one place
 that reads it, as a ``hook_block`` signal keyed by the hook and the rule's wording, so the
 same refusal in many sessions reinforces one memory.
+
+A hook the session itself wrote, edited, copied or renamed is the agent's own work under test,
+not a rule the project enforces: its refusals there are the agent trying its draft (rules it
+reworded, then removed, the same day). What an agent writes never promotes itself, so such a
+session's refusals by that hook teach nothing; the hook teaches once a session that left it
+alone runs into it.
 """
 
 from __future__ import annotations
@@ -19,9 +25,11 @@ import re
 from typing import Final
 
 from desktop.memory.observer.command_shape import Segment, parse
+from desktop.memory.observer.events import ToolCall
 from desktop.memory.observer.harness import outside_project, shorten_command
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import HOOK_BLOCK, Signal, excerpt
+from desktop.memory.observer.tool_names import BASH, WRITE_TOOLS
 from desktop.memory.privacy.boundary import redacted_key
 from desktop.memory.triggers.model import COMMAND, Trigger
 
@@ -41,6 +49,10 @@ _FOOTER: Final = re.compile(r"\s*\(add .{1,60} to override[^)]*\)\s*$", re.I)
 # A label some hooks put before each rule: the rule is what follows.
 _LABEL: Final = re.compile(r"^(?:System prompt instructs|Reason|Rule):\s*", re.I)
 _SCRIPT: Final = re.compile(r"[\w~./-]+\.(?:py|sh|js|mjs|ts|rb|pl)\b")
+#: Shell programs that put a script where a hook runs it (its new name, and the old one for ``mv``).
+_PLACES: Final = frozenset({"mv", "cp", "ln", "install"})
+_TOUCHED: Final = "hook_scripts_touched"
+MAX_TOUCHED: Final = 32
 
 
 def refusal_rules(output: str) -> tuple[str, list[str]]:
@@ -94,3 +106,29 @@ def on_refusal(sp: Scratchpad, command: str, output: str, step: int, event: str)
                              {"hook": hook, "rule": excerpt(rule, 200), "command": shorten_command(command, 80),
                               "events": [event], "triggers": triggers},
                              [f"{shorten_command(command, 80)} → {excerpt(rule, 160)}"]))
+
+
+def on_call(sp: Scratchpad, ev: ToolCall) -> None:
+    """Note each script the session writes, edits, copies or moves (by file name: a hook runs it
+    from anywhere, ``~/.claude/x.py`` or ``.claude/x.py``)."""
+    paths: list[str] = []
+    if ev.tool in WRITE_TOOLS:
+        paths = [*ev.file_paths, str(ev.args.get("file_path") or "")]
+    elif ev.tool == BASH:
+        for seg in parse(str(ev.args.get("command") or "")).segments:
+            if seg.program in _PLACES:
+                paths.extend(a for a in seg.args if not a.startswith("-"))
+    names = {posixpath.basename(p) for p in paths if p and _SCRIPT.fullmatch(posixpath.basename(p))}
+    if names:
+        touched = sp.ev.setdefault(_TOUCHED, [])
+        touched.extend(n for n in sorted(names) if n not in touched and len(touched) < MAX_TOUCHED)
+
+
+def finalize(sp: Scratchpad) -> None:
+    """Drop the refusals of hooks the session worked on itself: the agent's draft is no evidence."""
+    touched = set(sp.ev.get(_TOUCHED, []))
+    if not touched:
+        return
+    for key, sig in list(sp.signals.items()):
+        if sig.kind == HOOK_BLOCK and posixpath.basename(str(sig.data.get("hook", ""))) in touched:
+            del sp.signals[key]

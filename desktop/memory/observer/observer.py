@@ -16,7 +16,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from desktop.memory.observer import asked_tests, detectors, lessons, prose_lessons, rejected_flags, tool_arguments
+from desktop.memory.observer import (
+    asked_tests,
+    detectors,
+    hook_blocks,
+    lessons,
+    prose_lessons,
+    rejected_flags,
+    tool_arguments,
+)
 from desktop.memory.observer.continuation import MAX_PRINTS, event_print
 from desktop.memory.observer.events import (
     AgentEvent,
@@ -137,6 +145,7 @@ class Observer:
                     prints.append(event_print(event))
             if isinstance(event, ToolCall):
                 detectors.on_tool_call(sp, event)
+                hook_blocks.on_call(sp, event)
             elif isinstance(event, ToolResult):
                 detectors.on_tool_result(sp, event)
             elif isinstance(event, Reasoning):
@@ -201,6 +210,7 @@ class Observer:
         self._finalize_dead_ends()
         self._finalize_time_anomalies()
         rejected_flags.finalize(sp)
+        hook_blocks.finalize(sp)
         files = {p: {"reads": f.reads, "edits": f.edits, "first_step": f.first_step,
                      "last_step": f.last_step, "created": f.created} for p, f in sp.files.items()}
         pairs = [(a, b, int(v[0]), v[1] / v[0], v[2] >= 0.8 * v[0] or v[2] <= 0.2 * v[0])
