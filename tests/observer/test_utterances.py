@@ -161,6 +161,16 @@ def test_rules_beyond_english(text: str) -> None:
     assert verdicts and verdicts[0].kind == RULE, judge(u)
 
 
+def test_a_czech_object_pronoun_points_back_and_a_particle_does_not() -> None:
+    """Czech "to" before an infinitive is "it" ("to prenastavit", reset it: said of something in an earlier
+    sentence); "to je" ("that is") is a particle."""
+    back = user_utterance("je potreba vzdy dle specifikace to prenastavit, aby to ukazovalo do toho theme .config")
+    assert back is not None and back.language == "cs"
+    assert "anaphora" in judge(back)[0].features and not [v for v in kept(back) if v.score >= 2.5]
+    particle = user_utterance("nikdy nemaz soubory v adresari `plans/`, protoze jsou to zalohy")
+    assert particle is not None and "anaphora" not in judge(particle)[0].features
+
+
 @pytest.mark.parametrize("text", ["prosim te, mohl bys tu specifikaci dat do cestiny?",  # a question
                                   "muzes mi dat priklady, moc nechapu"])
 def test_questions_beyond_english_are_not_rules(text: str) -> None:

@@ -65,6 +65,9 @@ class LanguageCues:
     """Copulas and auxiliaries: before "never"/"always" they describe ("is never called"), not direct."""
     anaphora: tuple[str, ...] = ()
     """Pronouns that point back to something said before ("it", "them", "its"): the sentence needs it."""
+    anaphoric_object: str = ""
+    """A pattern for an object pronoun a word list cannot tell from a particle: Czech "to" before an
+    infinitive ("to prenastavit", reset *it*) points back, "to je" ("that is") does not."""
     stative: tuple[str, ...] = ()
     """Verbs of knowing and having: "we don't know" states, it does not forbid."""
     conditional: tuple[str, ...] = ()
@@ -362,6 +365,7 @@ _CS: Final = LanguageCues(
     proposal=("pojd", "pojdme", "zkusme", "co kdyby"),
     auxiliaries=("je", "jsou", "byl", "byla", "bylo", "bude", "ma"),
     anaphora=("ho", "jim", "jej"),
+    anaphoric_object=r"\bto (?:[a-z]+ )?[a-z]{2,}(?:at|it|et|out|ovat|nout)\b",
     stative=("vim", "vime", "mam", "mame", "vidim", "myslim"),
     fact_openers=("jsme na", "pouzivame", "pouzivam", "repo je", "projekt pouziva", "server je", "databaze je",
                   "neni tu", "nemame", "bezi na", "mame"),

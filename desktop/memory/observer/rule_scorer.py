@@ -215,7 +215,8 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         "no_mood": 0.0,
         "too_short": 1.0 if n_words < MIN_WORDS else 0.0,
         "too_long": 1.0 if n_words > MAX_WORDS else 0.0,
-        "anaphora": 1.0 if find(cues.anaphora, clause) else 0.0,
+        "anaphora": 1.0 if find(cues.anaphora, clause) or (
+            cues.anaphoric_object and re.search(cues.anaphoric_object, clause)) else 0.0,
         "past": 1.0 if cues.code == "en" and _PAST.search(norm) else 0.0,
         # "Instead of X, the code should either:" / "Because ...": the rule is in what follows,
         # or in what came before; this part alone is not it.
