@@ -8,7 +8,7 @@ import json
 import pytest
 from obs_helpers import Seq, digest_of, kinds
 
-from desktop.memory.observer.checker_output import annotation, diagnostics, general_message, own_annotation
+from desktop.memory.observer.checker_output import annotation, diagnostics, general_message
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter
 from desktop.memory.observer.signals import Signal
@@ -134,19 +134,6 @@ def test_checker_rule_lesson_fires_before_the_checker_and_before_editing_such_a_
     row = db.reads.conn().execute("SELECT content, candidate FROM memories").fetchall()
     assert len(row) == 1 and row[0][1] == 0  # proven: the checker passed after the annotated edit
     assert "nilerr" in row[0][0] and "//nolint:nilerr // <reason>" in row[0][0]
-
-
-def test_an_annotation_that_silenced_several_rules_is_told_for_the_lessons_own(db: Database) -> None:
-    """`//nolint:gochecknoinits,nilerr` was that one line's; the lesson about nilerr tells nilerr's."""
-    s = Seq().bash("mise run lint 2>&1", GOLANGCI, error=True)
-    s.call("Edit", ("cmd/cli/resume.go",), old_string="return x, nil",
-           new_string="return x, nil //nolint:gochecknoinits,nilerr // ok")
-    s.bash("mise run lint", "0 issues.")
-    [rule] = kinds(digest_of(s.end()))["check_rule"]
-    assert rule.data["annotation"] == "//nolint:nilerr //"
-    assert own_annotation("# noqa: E711, F401", "F401") == "# noqa: F401"
-    assert own_annotation("# type: ignore[attr-defined,misc]", "misc") == "# type: ignore[misc]"
-    assert own_annotation("//nolint:errcheck //", "errcheck") == "//nolint:errcheck //"
 
 
 NILERR = ("Exit code 1\ncmd/cli/debug.go:53:3: error is not nil (line 50) but it returns nil (nilerr)\n"

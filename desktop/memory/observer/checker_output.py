@@ -217,17 +217,6 @@ def annotation(summary: str) -> str:
     return " ".join(m.group(1).split()) if m else ""
 
 
-def own_annotation(note: str, rule: str) -> str:
-    """``note`` naming only ``rule`` where it listed several (``//nolint:gochecknoinits,maintidx //`` for
-    maintidx): the other names were that one line's, and the lesson is about this rule."""
-    m = re.search(r"(?P<head>[:=\[(]\s*)(?P<names>[\w/@.-]+(?:\s*,\s*[\w/@.-]+)+)", note)
-    if m is None:
-        return note
-    names = [n.strip() for n in m.group("names").split(",")]
-    own = next((n for n in names if n.lower() == rule.lower()), None)
-    return note if own is None else f"{note[:m.start('names')]}{own}{note[m.end('names'):]}"
-
-
 def general_message(message: str) -> str:
     """A checker message without its instance details, so it reads the same every time."""
     text = _CODE_TAIL.sub(r"\1", " ".join(message.split()))

@@ -30,14 +30,7 @@ import re
 from pathlib import Path
 from typing import Any, Final
 
-from desktop.memory.observer.checker_output import (
-    MAX_SHAPES,
-    annotation,
-    build_switches,
-    diagnostics,
-    failing_place,
-    own_annotation,
-)
+from desktop.memory.observer.checker_output import MAX_SHAPES, annotation, build_switches, diagnostics, failing_place
 from desktop.memory.observer.command_shape import Command, parse
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, WRONG_PLACE, Signal, excerpt, is_test_file
@@ -318,7 +311,8 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
             continue  # passed without a concrete edit of the flagged file: no fix to tell
         path, summary = edit
         note = annotation(summary)
-        note = own_annotation(note, rule) if note and rule.lower() in note.lower() else ""
+        if not (note and rule.lower() in note.lower()):
+            note = ""
         rewrite = held.get("rewrites", {}).get(rule) if not note else None
         calls = [c for c in (info[2] if len(info) > 2 else []) if is_call(str(c))]
         if not note and not (rewrite and (held.get("pairs", {}).get(rule) or calls)):
