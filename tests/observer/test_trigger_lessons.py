@@ -4,6 +4,7 @@ wrong places, checker gaps and command fixes, on small hand-written sessions."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from obs_helpers import Seq, digest_of, kinds
@@ -305,6 +306,35 @@ def test_wrong_place_then_found_elsewhere() -> None:
     assert Trigger.from_json(places[0].data["triggers"][0]) == Trigger("path", "cmd", path="cmd/cli/commands")
     said = render(places[0])  # the folder beside the guessed one is the place; the file one example of it
     assert said is not None and said.content.endswith("what it looked for was in `cmd/cli/` (`cmd/cli/clean.go`).")
+
+
+def test_a_folder_guessed_where_files_carry_the_name_as_a_prefix_says_so(tmp_path: Path) -> None:
+    """`strategy/manual_commit` looked for as a folder, where `manual_commit_*.go` files hold the code: the
+    lesson names the files' prefix (on disk, two or more), not one of them as where "it" was."""
+    import dataclasses
+
+    from desktop.memory.observer.observer import Observer
+
+    (tmp_path / "cmd" / "strategy").mkdir(parents=True)
+    for name in ("manual_commit_hooks.go", "manual_commit_git.go", "auto_commit.go"):
+        (tmp_path / "cmd" / "strategy" / name).write_text("package strategy\n", encoding="utf-8")
+    s = Seq().call("Grep", (), "No files found", pattern="manual_commit", path=f"{tmp_path}/cmd/strategy/manual_commit")
+    s.call("Glob", (), f"{tmp_path}/cmd/strategy/manual_commit_hooks.go\n", pattern="cmd/strategy/*commit*.go")
+    events = s.end()
+    events[0] = dataclasses.replace(events[0], cwd=str(tmp_path))
+    obs = Observer(events[0].session_id)
+    for ev in events:
+        obs.observe(ev)
+    [place] = [sig for sig in obs.finalize().signals if sig.kind == "wrong_place"]
+    said = render(place)
+    assert said is not None and said.content == ("`cmd/strategy/manual_commit` is no folder: the code under that name "
+                                                 "is in the files `manual_commit_*.go` of `cmd/strategy/`.")
+    (tmp_path / "cmd" / "strategy" / "manual_commit_git.go").unlink()  # one such file: no family to tell
+    obs = Observer(events[0].session_id)
+    for ev in events:
+        obs.observe(ev)
+    [place] = [sig for sig in obs.finalize().signals if sig.kind == "wrong_place"]
+    assert "family" not in place.data
 
 
 def test_a_glob_patterns_folders_are_where_it_looked() -> None:

@@ -218,6 +218,11 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
             return Rendered(T.GOTCHA, f"{_q(path)} does not exist: sessions guessed that name and had to list "
                             f"{_q(found)} to find what it holds.", [])
         near = posixpath.dirname(found)
+        if d.get("family") and near:
+            # The name was guessed as a folder where files carry it as a prefix (blind judges: that
+            # it is "a file prefix rather than a package" was only implied by one example file).
+            return Rendered(T.GOTCHA, f"{_q(path)} is no folder: the code under that name is in the files "
+                            f"`{d['family']}` of {_q(near + '/')}.", [])
         if near and near == posixpath.dirname(path) and "." not in posixpath.basename(path):
             # A folder guessed beside the one that holds it: the place is that folder, the file one
             # example of it (blind judges read "was in start.go" as sending every search there).

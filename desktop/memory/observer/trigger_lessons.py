@@ -188,6 +188,22 @@ def _a_real_place(target: Path) -> bool:
         return False
 
 
+def _name_family(root: str, where: str, found: str) -> str:
+    """``manual_commit_*.go`` when ``where`` (``strategy/manual_commit``), looked for as a folder, is the
+    prefix of files beside it (two or more on disk, ``found`` one of them): the code is split by file
+    name, not by folder. '' when it is not, or when the project is not on this disk."""
+    base, near = posixpath.basename(where), posixpath.dirname(where)
+    ext = posixpath.splitext(found)[1]
+    if not root or not base or "." in base or posixpath.dirname(found) != near or not ext or \
+            not posixpath.basename(found).startswith(base + "_"):
+        return ""
+    try:
+        named = [p for p in itertools.islice((Path(root) / near).glob(f"{base}_*{ext}"), 64) if p.is_file()]
+    except OSError:
+        return ""
+    return f"{base}_*{ext}" if len(named) >= 2 else ""
+
+
 def _wrong_place(sp: Scratchpad, miss: dict[str, Any], found: str, step: int, event: str) -> None:
     path = str(miss["path"])
     missing = bool(miss["missing"])
@@ -208,9 +224,12 @@ def _wrong_place(sp: Scratchpad, miss: dict[str, Any], found: str, step: int, ev
             key = f"{key}>{posixpath.basename(found)}"
     else:
         trig, key = Trigger(PATH, where.split("/", 1)[0], path=where, missing=missing), where
-    sp.add_signal(Signal(WRONG_PLACE, f"{WRONG_PLACE}:{key}", step, [found],
-                         {"path": where, "missing": missing, "what": miss["what"], "found": found,
-                          "triggers": [trig.as_json()], "events": [miss["event"], event]},
+    data = {"path": where, "missing": missing, "what": miss["what"], "found": found,
+            "triggers": [trig.as_json()], "events": [miss["event"], event]}
+    family = _name_family(sp.cwd, where, found)
+    if family:
+        data["family"] = family
+    sp.add_signal(Signal(WRONG_PLACE, f"{WRONG_PLACE}:{key}", step, [found], data,
                          [f"{miss['tool']} {where} for '{excerpt(miss['what'], 40)}': nothing; found {found}"]))
 
 
