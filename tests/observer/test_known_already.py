@@ -32,6 +32,26 @@ def test_a_recipe_the_instructions_give_is_told_already(tmp_path: Path) -> None:
     assert not already_told(recipe("mise run test", source="user_taught"), told)  # a person's words stay
 
 
+def test_a_review_recipe_the_instructions_give_is_told_whatever_its_placeholders(tmp_path: Path) -> None:
+    """One PR's text (``--title …``) and numbers (``<number>``) are the recipe's placeholders, not words
+    the instructions must repeat."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "CLAUDE.md").write_text("Open PRs as drafts (`gh pr create --draft`). Answer review comments in their "
+                                    "thread: `gh api repos/o/r/pulls/{pr}/comments/{id}/replies -f body=...`\n",
+                                    encoding="utf-8")
+    told = instructions_seen(root, None)
+    pr = NewMemory(content="Open pull requests with `gh pr create --draft --title … --body …`.",
+                   type="workflow_recipe", source="observer_inferred")
+    reply = NewMemory(content="Answer a review comment in its own thread with "
+                              "`gh api repos/o/r/pulls/<number>/comments/<id>/replies -f body=…`.",
+                      type="workflow_recipe", source="observer_inferred")
+    labelled = NewMemory(content="Open pull requests with `gh pr create --label ready --title …`.",
+                         type="workflow_recipe", source="observer_inferred")
+    assert already_told(pr, told) and already_told(reply, told)
+    assert not already_told(labelled, told)  # the label is the team's choice, and the text does not give it
+
+
 def test_a_chain_of_told_steps_is_told_and_a_prefix_of_a_told_command_is_not(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()

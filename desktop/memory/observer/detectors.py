@@ -21,7 +21,7 @@ from desktop.memory.observer import (
     shell_escapes,
     shell_strays,
     tool_arguments,
-    trigger_lessons,
+    wrong_places,
 )
 from desktop.memory.observer.events import Reasoning, ToolCall, ToolResult
 from desktop.memory.observer.file_ops import file_operations
@@ -162,7 +162,7 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
         # whether a lesson "this command fails / is refused here" holds (contradictions.py).
         pend["shell"] = redact_then_cut(str(ev.args["command"])[:4000], 1000)
     if tool in (READ, GREP, GLOB):  # where it looks: an empty look then a find elsewhere is a lesson
-        look = trigger_lessons.look_of(tool, ev.args, sp.cwd)
+        look = wrong_places.look_of(tool, ev.args, sp.cwd)
         if look is not None:
             pend["look"] = look
     if tool == READ:
@@ -288,7 +288,7 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
     # Before the harness check: a call the user declined, in their words, is this lesson's evidence.
     tool_arguments.on_result(sp, pend, ev.output, ev.is_error, step, ev.event_key)
     if "look" in pend:  # before the harness check: "File does not exist" is the lesson here
-        trigger_lessons.on_look_result(sp, pend["look"], ev.output, ev.is_error, step, ev.event_key)
+        wrong_places.on_look_result(sp, pend["look"], ev.output, ev.is_error, step, ev.event_key)
     if harness:
         return
     if ev.is_error:

@@ -50,9 +50,12 @@ _FOOTER: Final = re.compile(r"\s*\(add .{1,60} to override[^)]*\)\s*$", re.I)
 _LABEL: Final = re.compile(r"^(?:System prompt instructs|Reason|Rule):\s*", re.I)
 _SCRIPT: Final = re.compile(r"[\w~./-]+\.(?:py|sh|js|mjs|ts|rb|pl)\b")
 #: Shell programs that put a script where a hook runs it (its new name, and the old one for ``mv``).
-_PLACES: Final = frozenset({"mv", "cp", "ln", "install"})
+_PLACES: Final = frozenset({"mv", "cp", "ln", "install", "tee"})
+#: A shell call that may write a script (checked before parsing: most calls do not).
+_SHELL_WRITE: Final = re.compile(r"\b(?:mv|cp|ln|install|tee|sed)\b|>")
+_REDIRECT_TO: Final = re.compile(r">>?\s*([\w~./\\-]+\.(?:py|sh|js|mjs|ts|rb|pl))\b")
 _TOUCHED: Final = "hook_scripts_touched"
-MAX_TOUCHED: Final = 32
+MAX_TOUCHED: Final = 256
 
 
 def refusal_rules(output: str) -> tuple[str, list[str]]:
@@ -108,27 +111,46 @@ def on_refusal(sp: Scratchpad, command: str, output: str, step: int, event: str)
                              [f"{shorten_command(command, 80)} → {excerpt(rule, 160)}"]))
 
 
+def _place(path: str) -> str:
+    """A script's place as a hook names it: its folder's name and its file name (``.claude/guard.py``
+    for ``~/.claude/guard.py``, ``../../.claude/guard.py`` or ``C:\\u\\.claude\\guard.py``)."""
+    parts = [p for p in re.split(r"[\\/]+", path.strip("'\"")) if p and p != "."]
+    return "/".join(parts[-2:])
+
+
 def on_call(sp: Scratchpad, ev: ToolCall) -> None:
-    """Note each script the session writes, edits, copies or moves (by file name: a hook runs it
-    from anywhere, ``~/.claude/x.py`` or ``.claude/x.py``)."""
+    """Note each script the session writes, edits, copies, moves or writes through the shell (a
+    redirection, ``tee``, ``sed -i``), by its place (``_place``): a hook runs it from anywhere."""
     paths: list[str] = []
     if ev.tool in WRITE_TOOLS:
         paths = [*ev.file_paths, str(ev.args.get("file_path") or "")]
     elif ev.tool == BASH:
-        for seg in parse(str(ev.args.get("command") or "")).segments:
-            if seg.program in _PLACES:
+        command = str(ev.args.get("command") or "")
+        if not _SHELL_WRITE.search(command):
+            return  # most calls: no parse on the hot path
+        paths = [m.group(1) for m in _REDIRECT_TO.finditer(command)]
+        for seg in parse(command).segments:
+            if seg.program in _PLACES or (seg.program == "git" and seg.words[:1] == ("mv",)) or (
+                    seg.program == "sed" and any(a.startswith("-i") for a in seg.args)):
                 paths.extend(a for a in seg.args if not a.startswith("-"))
-    names = {posixpath.basename(p) for p in paths if p and _SCRIPT.fullmatch(posixpath.basename(p))}
-    if names:
+    places = {_place(p) for p in paths if p and _SCRIPT.fullmatch(re.split(r"[\\/]", p)[-1])}
+    places = {p for p in places if p}
+    if places:
         touched = sp.ev.setdefault(_TOUCHED, [])
-        touched.extend(n for n in sorted(names) if n not in touched and len(touched) < MAX_TOUCHED)
+        touched.extend(p for p in sorted(places) if p not in touched and len(touched) < MAX_TOUCHED)
 
 
 def finalize(sp: Scratchpad) -> None:
-    """Drop the refusals of hooks the session worked on itself: the agent's draft is no evidence."""
+    """Drop the refusals of hooks the session worked on itself: the agent's draft is no evidence.
+    A hook named with its folder must match the folder's name too (``src/index.js`` edited is not
+    ``.claude/hooks/index.js``); one named bare (``python3 guard.py``) matches by file name."""
     touched = set(sp.ev.get(_TOUCHED, []))
     if not touched:
         return
+    names = {t.rsplit("/", 1)[-1] for t in touched}
     for key, sig in list(sp.signals.items()):
-        if sig.kind == HOOK_BLOCK and posixpath.basename(str(sig.data.get("hook", ""))) in touched:
+        if sig.kind != HOOK_BLOCK:
+            continue
+        hook = _place(str(sig.data.get("hook", "")))
+        if hook in touched or ("/" not in hook and hook in names):
             del sp.signals[key]

@@ -37,6 +37,9 @@ _SPAN: Final = re.compile(r"`([^`\n]{2,200})`")
 _STEPS: Final = re.compile(r"\s*(?:&&|\|\||;)\s*")
 #: A learned recipe's text when it is one command run from the project root, nothing set (``templates``).
 _ROOT_RECIPE: Final = re.compile(r"[^`]* with `([^`]+)` from the project root\.")
+#: A recipe's placeholders for one run's text (``--title …``, ``-f body=…``): not part of what is told.
+_PLACEHOLDER_OPT: Final = re.compile(r"\s(?:-{1,2}[\w-]+(?:\s|=)|[\w-]+=)…(?=\s|$)")
+_SLOT: Final = re.compile(r"<(?:number|id)>")  # re.escape leaves < and > as they are
 
 
 def instructions(root: Path) -> str:
@@ -115,9 +118,14 @@ def _told_command(command: str, told: str) -> bool:
     """Whether each step of ``command`` (``a && b``) appears in ``told`` as a whole command: the
     instructions may give the steps apart ("activate the venv: …", "type-check: …"), and
     ``make test`` is not told by ``make test:ci``."""
-    steps = [" ".join(p.split()) for p in _STEPS.split(command)]
+    steps = [" ".join(_PLACEHOLDER_OPT.sub("", p).split()) for p in _STEPS.split(command)]
     steps = [p for p in steps if p]
-    return bool(steps) and all(re.search(rf"(?<![\w:./-]){re.escape(p)}(?![\w:./-])", told) for p in steps)
+    return bool(steps) and all(re.search(rf"(?<![\w:./-]){_pattern(p)}(?![\w:./-])", told) for p in steps)
+
+
+def _pattern(step: str) -> str:
+    """A step as a pattern: a recipe's ``<number>`` / ``<id>`` stands for any value the text gives."""
+    return _SLOT.sub(r"[^\\s/]+", re.escape(step))
 
 
 def named_in(content: str, text: str) -> bool:

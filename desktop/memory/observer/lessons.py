@@ -28,7 +28,7 @@ from desktop.memory.observer.contradictions import MAX_UNUSED, unused_suppressio
 from desktop.memory.observer.events import ToolCall, ToolResult
 from desktop.memory.observer.harness import outside_project, shorten_command, strip_project_cd
 from desktop.memory.observer.hook_blocks import on_refusal
-from desktop.memory.observer.run_parts import VALUED_SELECTORS
+from desktop.memory.observer.run_parts import recipe_form
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import (
     COMMAND_FIX,
@@ -86,12 +86,9 @@ _STABLE_ERROR: Final = re.compile(
 _NOT_STABLE: Final = re.compile(r"^(?:=+|-+|\.+|Error:?\s*Error|Error:?)\s*$|\.{5,}|test session starts|"
                                 r"^[.sFExX]+\s*\[\s*\d+%\]|"
                                 r"\b(?:Passed|Skipped)\s*$|^\s*✓|AssertionError|^E\s+assert\b", re.I)
-_SELECTOR: Final = re.compile(r"^(?:[\w./-]+\.(?:py|ts|js|tsx|rs|go)(?:::[\w:\[\]-]+)?|::.*)$")
 
 
 _QUOTED: Final = re.compile(r"\"[^\"]*\"|'[^']*'")
-#: A shell word, its quoted parts whole ("-k 'a or b'" is two words).
-_WORD: Final = re.compile(r"(?:\"[^\"]*\"|'[^']*'|[^\s\"'])+")
 
 
 def command_category(command: str) -> str | None:
@@ -121,17 +118,6 @@ def stable_error(output: str) -> str:
             return redact_then_cut(bare, 200)
     core = error_core(output).removeprefix("Error: ").strip()
     return "" if not core or _NOT_STABLE.search(core) or len(core) < 12 else core[:200]
-
-
-def recipe_form(command: str) -> str:
-    """The command to reuse: no pipe into a pager or grep, no test selectors, file arguments,
-    short flags or valued options (they belong to one run, not to the recipe)."""
-    head = _WORD.findall(command.split(" | ")[0])
-    # A selector's value goes with it: "-run 'TestA|TestB'" left as "'TestA|TestB'" reads as a package.
-    head = [w for i, w in enumerate(head) if not (i and head[i - 1] in VALUED_SELECTORS)]
-    words = [w for w in head if not _SELECTOR.match(w) and not re.match(r"[A-Z][A-Z0-9_]*=", w)
-             and not (w.startswith("-") and (not w.startswith("--") or "=" in w))]
-    return " ".join(words)
 
 
 def _tokens(command: str) -> list[str]:

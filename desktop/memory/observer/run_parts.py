@@ -9,6 +9,7 @@ Regular expressions only: the hooks import this on every call.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from desktop.memory.text.lazy_re import lazy
@@ -16,8 +17,12 @@ from desktop.memory.text.lazy_re import lazy
 #: Options whose value picks one run's tests (dropped with their value).
 _SELECTOR_OPTS: Final = frozenset({"-k", "-run", "--run", "-t", "--filter", "--grep", "-g", "--testNamePattern",
                                    "--test-name-pattern", "--match", "--pkg", "--lf", "--deselect"})
-#: Of those, the ones followed by their value as the next word (``-run "TestA|TestB"``).
-VALUED_SELECTORS: Final = _SELECTOR_OPTS - {"--lf"}
+#: Of those, the short ones followed by their value as the next word (``-run "TestA|TestB"``).
+_VALUED_SHORT: Final = frozenset(o for o in _SELECTOR_OPTS if not o.startswith("--"))
+#: A test file or a test id given to a runner (``tests/test_a.py``, ``a_test.go``, ``::test_x``).
+_TEST_FILE: Final = re.compile(r"^(?:[\w./-]+\.(?:py|ts|js|tsx|rs|go)(?:::[\w:\[\]-]+)?|::.*)$")
+#: A shell word, its quoted parts whole ("-k 'a or b'" is two words).
+_WORD: Final = re.compile(r"(?:\"[^\"]*\"|'[^']*'|[^\s\"'])+")
 _SELECTOR_ARG: Final = lazy(r"^[\w./@-]+\.(?:py|ts|tsx|js|jsx|go|rs|rb|java|kt|swift|spec|test)(?:::\S+)?$|::|"
                             r"^Test\w+$|^-run=|^-k=|^--filter=")
 #: Words that name the kind of suite a test command runs (its purpose, besides kind and folder).
@@ -67,3 +72,18 @@ def selects_part(command: str) -> bool:
 def _outside(word: str) -> bool:
     """An absolute path outside the project (``/tmp/x``, ``/dev/null``, ``~/x``)."""
     return word.startswith(("/", "~"))
+
+
+def recipe_form(command: str) -> str:
+    """The command an error-fix lesson quotes: no pipe into a pager or grep, no test selectors, file
+    arguments, short flags or valued options (they belong to one run, not to the recipe)."""
+    # Only the observer asks this: the hooks, which import this module, do not pay for the classifier.
+    from desktop.memory.observer.command_kinds import category
+
+    head = _WORD.findall(command.split(" | ")[0])
+    # A test run's short selector takes its value along ("-run 'A|B'" left as "'A|B'" reads as a package).
+    if category(command) == "test":
+        head = [w for i, w in enumerate(head) if not (i and head[i - 1] in _VALUED_SHORT)]
+    words = [w for w in head if not _TEST_FILE.match(w) and not re.match(r"[A-Z][A-Z0-9_]*=", w)
+             and not (w.startswith("-") and (not w.startswith("--") or "=" in w))]
+    return " ".join(words)

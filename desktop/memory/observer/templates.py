@@ -214,7 +214,7 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         # lesson about the wrong place stays true (the same key reinforces this text).
         gone = "does not exist" if d.get("missing") else "is the wrong place to look"
         path, found = str(d["path"]), str(d["found"])
-        if found.endswith("/"):  # the folder was listed after the guess (``trigger_lessons._guess_listed``)
+        if found.endswith("/"):  # the folder was listed after the guess (``wrong_places._guess_listed``)
             return Rendered(T.GOTCHA, f"{_q(path)} does not exist: sessions guessed that name and had to list "
                             f"{_q(found)} to find what it holds.", [])
         near = posixpath.dirname(found)

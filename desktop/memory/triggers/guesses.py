@@ -6,7 +6,7 @@ useful), since one listing settles each. It is still evidence for one moment: an
 something not on disk in that same place. Then the hook says, live and without storing anything,
 that the place missed before too and what it holds now, read from disk. A wrong place seen again in
 another session (the same path, or the same file found next) becomes a stored lesson
-(``observer/trigger_lessons``) and fires by itself.
+(``observer/wrong_places``) and fires by itself.
 """
 
 from __future__ import annotations
