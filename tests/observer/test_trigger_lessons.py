@@ -329,6 +329,16 @@ def test_a_folder_guessed_where_files_carry_the_name_as_a_prefix_says_so(tmp_pat
     said = render(place)
     assert said is not None and said.content == ("`cmd/strategy/manual_commit` is no folder: the code under that name "
                                                  "is in the files `manual_commit_*.go` of `cmd/strategy/`.")
+    (tmp_path / "cmd" / "strategy" / "manual_commit.go").write_text("package strategy\n", encoding="utf-8")
+    obs = Observer(events[0].session_id)
+    for ev in events:
+        obs.observe(ev)
+    [place] = [sig for sig in obs.finalize().signals if sig.kind == "wrong_place"]
+    said = render(place)  # the file of the bare name, which the prefix's pattern does not match, is named too
+    assert said is not None and said.content == (
+        "`cmd/strategy/manual_commit` is no folder: the code under that name is in `manual_commit.go` and the "
+        "files `manual_commit_*.go` of `cmd/strategy/`.")
+    (tmp_path / "cmd" / "strategy" / "manual_commit.go").unlink()
     (tmp_path / "cmd" / "strategy" / "manual_commit").mkdir()  # a small folder of that name: it is one
     (tmp_path / "cmd" / "strategy" / "manual_commit" / "doc.go").write_text("package x\n", encoding="utf-8")
     obs = Observer(events[0].session_id)

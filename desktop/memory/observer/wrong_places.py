@@ -155,22 +155,24 @@ def _a_real_place(target: Path) -> bool:
         return False
 
 
-def _name_family(root: str, where: str, found: str) -> str:
-    """``manual_commit_*.go`` when ``where`` (``strategy/manual_commit``), looked for as a folder, is the
-    prefix of files beside it (two or more on disk, ``found`` one of them): the code is split by file
-    name, not by folder. '' when it is not, or when the project is not on this disk."""
+def _name_family(root: str, where: str, found: str) -> list[str]:
+    """``["manual_commit.go", "manual_commit_*.go"]`` when ``where`` (``strategy/manual_commit``), looked for
+    as a folder, is the prefix of files beside it (two or more on disk, ``found`` one of them; the file
+    of the bare name first, when there is one): the code is split by file name, not by folder. Empty
+    when it is not, or when the project is not on this disk."""
     base, near = posixpath.basename(where), posixpath.dirname(where)
     ext = posixpath.splitext(found)[1]
     if not root or not base or "." in base or posixpath.dirname(found) != near or not ext or \
             not posixpath.basename(found).startswith(base + "_"):
-        return ""
+        return []
     try:
         if (Path(root) / where).exists():
-            return ""  # a folder of that name is there (a search in it found nothing): it is one
+            return []  # a folder of that name is there (a search in it found nothing): it is one
         named = [p for p in itertools.islice((Path(root) / near).glob(f"{base}_*{ext}"), 64) if p.is_file()]
+        head = [f"{base}{ext}"] if (Path(root) / near / f"{base}{ext}").is_file() else []
     except OSError:
-        return ""
-    return f"{base}_*{ext}" if len(named) >= 2 else ""
+        return []
+    return [*head, f"{base}_*{ext}"] if len(named) >= 2 else []
 
 
 def _wrong_place(sp: Scratchpad, miss: dict[str, Any], found: str, step: int, event: str) -> None:
