@@ -103,6 +103,11 @@ def test_parse_line_keeps_quoted_operators_inside_their_argument() -> None:
     assert [seg.text for seg in line.segments] == ["git commit -m 'a && b; c'", "make test"]
 
 
+def test_a_line_continuation_is_one_command_and_a_newline_two() -> None:
+    line = parse_line("go test \\\n  -race ./...\nmake lint", "", "/proj")
+    assert [seg.text for seg in line.segments] == ["go test -race ./...", "make lint"]
+
+
 def _live(db: Database) -> list[tuple[str, str]]:
     return [(r[0], r[1]) for r in db.reads.conn().execute(
         "SELECT content, deprecated FROM memories ORDER BY id")]

@@ -66,6 +66,9 @@ def split_top(command: str) -> list[tuple[str, str]]:
             elif c == "\\" and quote == '"' and i + 1 < len(command):
                 buf.append(command[i + 1])
                 i += 1
+        elif c == "\\" and command[i + 1:i + 2] == "\n":
+            buf.append(" ")  # a line continuation: one command over several lines
+            i += 1
         elif c in "'\"`":
             quote = c
             buf.append(c)
