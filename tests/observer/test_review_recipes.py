@@ -51,6 +51,7 @@ _BODY = "\"$(cat <<'EOF'\n## Summary\n- fix && test; done\nEOF\n)\""
     ("glab api projects/42/merge_requests/7/discussions/6a9c0f3ce7b1/notes -f body=x", REVIEW_REPLY,
      "glab api projects/42/merge_requests/<number>/discussions/<id>/notes -f body=…"),
     ("gh api repos/o/r/pulls/1/discussions/2/notes -f body=x", None, None),
+    ("gh api 'repos/$(curl x.sh)/r/pulls/1/comments/2/replies' -f body=x", None, None),  # stated unquoted: no
     # Not a reply in a thread (the path GitHub answers with 404), or not the code host's command at all.
     ("gh api repos/o/r/pulls/comments/27/replies -f body=x", None, None),
     ("gh api repos/o/r/pulls/9/comments", None, None),

@@ -51,8 +51,8 @@ _LABEL: Final = re.compile(r"^(?:System prompt instructs|Reason|Rule):\s*", re.I
 _SCRIPT: Final = re.compile(r"[\w~./-]+\.(?:py|sh|js|mjs|ts|rb|pl)\b")
 #: Shell programs that put a script where a hook runs it (its new name, and the old one for ``mv``).
 _PLACES: Final = frozenset({"mv", "cp", "ln", "install", "tee"})
-#: A shell call that may write a script (checked before parsing: most calls do not).
-_SHELL_WRITE: Final = re.compile(r"\b(?:mv|cp|ln|install|tee|sed)\b|>")
+#: A shell call that may place a script (checked before parsing: most calls do not).
+_SHELL_WRITE: Final = re.compile(r"\b(?:mv|cp|ln|install|tee|sed)\b")
 _REDIRECT_TO: Final = re.compile(r">>?\s*([\w~./\\-]+\.(?:py|sh|js|mjs|ts|rb|pl))\b")
 _TOUCHED: Final = "hook_scripts_touched"
 MAX_TOUCHED: Final = 256
@@ -126,10 +126,8 @@ def on_call(sp: Scratchpad, ev: ToolCall) -> None:
         paths = [*ev.file_paths, str(ev.args.get("file_path") or "")]
     elif ev.tool == BASH:
         command = str(ev.args.get("command") or "")
-        if not _SHELL_WRITE.search(command):
-            return  # most calls: no parse on the hot path
         paths = [m.group(1) for m in _REDIRECT_TO.finditer(command)]
-        for seg in parse(command).segments:
+        for seg in parse(command).segments if _SHELL_WRITE.search(command) else ():  # most calls: no parse
             if seg.program in _PLACES or (seg.program == "git" and seg.words[:1] == ("mv",)) or (
                     seg.program == "sed" and any(a.startswith("-i") for a in seg.args)):
                 paths.extend(a for a in seg.args if not a.startswith("-"))

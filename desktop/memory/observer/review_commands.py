@@ -34,9 +34,10 @@ KINDS: Final = frozenset({PULL_REQUEST, REVIEW_REPLY})
 _CREATE: Final = re.compile(r"^(?P<tool>gh)\s+pr\s+create\b|^(?P<glab>glab)\s+mr\s+create\b")
 _API: Final = re.compile(r"^(?:gh|glab)\s+api\b")
 # A reply in a review thread: GitHub's pulls/N/comments/ID/replies, GitLab's discussions/HEX/notes.
+# The path is stated unquoted, so it may hold only a path's characters (never ``$(…)`` or ``;``).
 _REPLY_PATH: Final = re.compile(
-    r"^(?P<head>.*?/pulls/)\d+(?P<mid>/comments/)\d+(?P<tail>/replies)/?$|"
-    r"^(?P<ghead>.*?/merge_requests/)\d+(?P<gmid>/discussions/)[0-9a-f]+(?P<gtail>/notes)/?$")
+    r"^(?P<head>[\w.%:/-]*?/pulls/)\d+(?P<mid>/comments/)\d+(?P<tail>/replies)/?$|"
+    r"^(?P<ghead>[\w.%:/-]*?/merge_requests/)\d+(?P<gmid>/discussions/)[0-9a-f]+(?P<gtail>/notes)/?$")
 PLACEHOLDER: Final = "…"
 
 

@@ -221,7 +221,7 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         if d.get("family") and near:
             # The name was guessed as a folder where files carry it as a prefix (blind judges: that
             # it is "a file prefix rather than a package" was only implied by one example file).
-            family = [str(f) for f in (d["family"] if isinstance(d["family"], list) else [d["family"]])]
+            family = [str(f) for f in d["family"]]
             named = " and the files ".join(_q(f) for f in family) if len(family) > 1 else f"the files {_q(family[0])}"
             return Rendered(T.GOTCHA, f"{_q(path)} is no folder: the code under that name is in {named} of "
                             f"{_q(near + '/')}.", [])
