@@ -82,6 +82,22 @@ def test_a_recipe_the_user_declined_waits_for_review(db: Database) -> None:
     assert db.reads.conn().execute(conn_live).fetchone()[0] == before - 1
 
 
+def test_a_review_recipe_the_user_declined_waits_for_review(db: Database) -> None:
+    """The recipe states one PR's title and body as placeholders; the declined call gives its own."""
+    live = ("SELECT count(*) FROM memories WHERE json_extract(metadata, '$.signal') = 'recipe' "
+            "AND needs_review = 0 AND deprecated = 0")
+    promoter = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    for sid in ("p1", "p2"):
+        promoter.promote(digest_of(Seq(sid).bash(f"gh pr create --draft --title '{sid}' --body 'b'", "https://x/pull/1")
+                                   .end()))
+    assert db.reads.conn().execute(live).fetchone()[0] == 1
+    promoter.promote(digest_of(Seq("p3").bash("gh pr create --title 'ready' --body 'b'", DECLINED, error=True).end()))
+    assert db.reads.conn().execute(live).fetchone()[0] == 1  # not the recipe's way: no verdict on it
+    promoter.promote(digest_of(Seq("p4").bash("gh pr create --draft --title 'x y' --body \"$(cat <<'EOF'\nz\nEOF\n)\"",
+                                              DECLINED, error=True).end()))
+    assert db.reads.conn().execute(live).fetchone()[0] == 0
+
+
 def test_nothing_declined_reads_nothing(db: Database) -> None:
     assert declined_contradicted(db.reads.conn(), "s", []) == []
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.observer.checker_output import annotation
+from desktop.memory.observer.review_commands import review_kind, review_recipe
 from desktop.memory.observer.shell_parse import parse_line
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, COMMAND_FIX, HOOK_BLOCK, RECIPE, TOOL_ARGS
 from desktop.memory.observer.tool_names import OTHER
@@ -189,7 +190,8 @@ def declines_advice(line: str, signal_key: str) -> bool:
     """True when ``line``, a command the user declined, runs what the lesson keyed ``signal_key`` says to
     run: a check gap's stronger check, its words in order whatever targets follow
     (``mise run test:integration 2>&1 | tail`` runs ``mise run test:integration``), or a recipe's
-    command exactly (a declined ``pytest -x tests/slow`` says nothing of the recipe ``pytest``)."""
+    command exactly (a declined ``pytest -x tests/slow`` says nothing of the recipe ``pytest``; a
+    declined ``gh pr create --draft --title x`` is the recipe ``gh pr create --draft --title …``)."""
     wanted = advice_words(signal_key)
     if not wanted:
         return False
@@ -197,7 +199,9 @@ def declines_advice(line: str, signal_key: str) -> bool:
     for seg in parse_line(line, "", "").segments:
         words = seg.text.split()
         if exact:
-            if words == wanted:
+            review = review_kind(seg.text)  # a review recipe states its command with one PR's text taken out
+            form = review_recipe(seg.text, review) if review else None
+            if words == wanted or (form is not None and form.split() == wanted):
                 return True
             continue
         it = iter(words)

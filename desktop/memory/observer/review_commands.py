@@ -31,7 +31,7 @@ from typing import Final
 PULL_REQUEST, REVIEW_REPLY = "pull_request", "review_reply"
 KINDS: Final = frozenset({PULL_REQUEST, REVIEW_REPLY})
 
-_CREATE: Final = re.compile(r"^(?P<tool>gh)\s+pr\s+create\b|^(?P<glab>glab)\s+mr\s+create\b")
+_CREATE: Final = re.compile(r"^(?:gh\s+pr|glab\s+mr)\s+create\b")
 _API: Final = re.compile(r"^(?:gh|glab)\s+api\b")
 # A reply in a review thread: GitHub's pulls/N/comments/ID/replies, GitLab's discussions/HEX/notes.
 # The path is stated unquoted, so it may hold only a path's characters (never ``$(…)`` or ``;``).
