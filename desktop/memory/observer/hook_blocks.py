@@ -131,8 +131,7 @@ def on_call(sp: Scratchpad, ev: ToolCall) -> None:
             if seg.program in _PLACES or (seg.program == "git" and seg.words[:1] == ("mv",)) or (
                     seg.program == "sed" and any(a.startswith("-i") for a in seg.args)):
                 paths.extend(a for a in seg.args if not a.startswith("-"))
-    places = {_place(p) for p in paths if p and _SCRIPT.fullmatch(re.split(r"[\\/]", p)[-1])}
-    places = {p for p in places if p}
+    places = {place for place in map(_place, filter(None, paths)) if _SCRIPT.fullmatch(place.rsplit("/", 1)[-1])}
     if places:
         touched = sp.ev.setdefault(_TOUCHED, [])
         touched.extend(p for p in sorted(places) if p not in touched and len(touched) < MAX_TOUCHED)

@@ -69,7 +69,8 @@ _DEFAULT_BASES: Final = frozenset({"main", "master"})
 #: Options no team chooses but the command needs as it ran (take the text from the commits, the
 #: repository, no prompt): kept in the recipe, never a reason for one.
 _HOW_TO_RUN: Final = frozenset({"--fill", "-f", "--fill-first", "--fill-verbose", "--yes", "-y", "--repo", "-R"})
-#: ``gh api`` options before the path that take a value (the method), and those that shape only the output.
+#: ``gh api`` options that take a value (the method, a header), those that shape only the output, and
+#: ``--input`` (one reply's file), none of them part of the recipe's habit but the method and headers.
 _API_VALUED: Final = frozenset({"-X", "--method", "-H", "--header", "--hostname", "-p", "--preview"})
 _OUTPUT_FLAGS: Final = frozenset({"--silent", "--include", "-i", "--paginate", "--verbose"})
 _OUTPUT_VALUED: Final = frozenset({"--jq", "-q", "--template", "-t", "--cache", "--input"})
