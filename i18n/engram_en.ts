@@ -1183,6 +1183,11 @@
         <source>tool call refused, then one that went through</source>
         <translation>tool call refused, then one that went through</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="103"/>
+        <source>type of the project&apos;s own, mixed up with a plain one</source>
+        <translation>type of the project&apos;s own, mixed up with a plain one</translation>
+    </message>
 </context>
 <context>
     <name>MainWindow</name>

@@ -1183,6 +1183,11 @@
         <source>tool call refused, then one that went through</source>
         <translation>appel d’outil refusé, puis un qui est passé</translation>
     </message>
+    <message>
+        <location filename="../desktop/ui/labels.py" line="103"/>
+        <source>type of the project&apos;s own, mixed up with a plain one</source>
+        <translation>type propre au projet, confondu avec un type simple</translation>
+    </message>
 </context>
 <context>
     <name>MainWindow</name>

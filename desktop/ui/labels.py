@@ -100,6 +100,7 @@ LESSON_KINDS: dict[str, str] = {
     "shell_escape": QT_TRANSLATE_NOOP("LessonKinds", "command rewritten by the agent's shell tool"),
     "rejected_flag": QT_TRANSLATE_NOOP("LessonKinds", "option the program does not take"),
     "tool_args": QT_TRANSLATE_NOOP("LessonKinds", "tool call refused, then one that went through"),
+    "type_clash": QT_TRANSLATE_NOOP("LessonKinds", "type of the project's own, mixed up with a plain one"),
 }
 
 # Retrieval score components, as the "why was this retrieved" view names them.

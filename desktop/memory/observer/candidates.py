@@ -37,6 +37,7 @@ from desktop.memory.observer.signals import (
     SIGNAL_SPECS,
     STATED_CAUSE,
     TOOL_ARGS,
+    TYPE_CLASH,
     USER_RULE,
     Signal,
     excerpt,
@@ -61,7 +62,9 @@ STRONG_EVIDENCE: Final = {USER_RULE: "user_instruction", ERROR_FIX: "proven_fix"
                            # The program said which flag it does not take.
                            REJECTED_FLAG: "command_outcome",
                            # The tool refused the call, or the user declined it in their words.
-                           TOOL_ARGS: "command_outcome"}
+                           TOOL_ARGS: "command_outcome",
+                           # The compiler's own words, in two sessions.
+                           TYPE_CLASH: "command_outcome"}
 
 
 @dataclass(frozen=True)

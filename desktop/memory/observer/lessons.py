@@ -20,7 +20,7 @@ import posixpath
 import re
 from typing import Any, Final
 
-from desktop.memory.observer import missing_flags, rejected_flags, trigger_lessons
+from desktop.memory.observer import missing_flags, rejected_flags, trigger_lessons, type_clashes
 from desktop.memory.observer.command_kinds import category as kind_of
 from desktop.memory.observer.command_kinds import ran_nothing, shows_failure
 from desktop.memory.observer.command_shape import parse
@@ -226,6 +226,8 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
         return
     if ev.is_error:
         rejected_flags.on_failure(sp, command, ev.output, ev.step, event)
+        if category in ("test", "lint", "build"):
+            type_clashes.on_failure(sp, command, ev.output, ev.step, event)
         err = stable_error(ev.output)
         if err:
             sp.ev["last_fail"] = [command, ev.step, err, event]

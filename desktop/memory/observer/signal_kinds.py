@@ -39,6 +39,8 @@ REJECTED_FLAG = "rejected_flag"
 # Issue 25: a tool refused a call, or the user declined it, and a retry with other arguments went
 # through (observer/tool_arguments.py).
 TOOL_ARGS = "tool_args"
+# Issue 26: a type of the project's own mixed up with its plain type, in two sessions (observer/type_clashes.py).
+TYPE_CLASH = "type_clash"
 
 #: Lessons whose text gives a command to run.
 COMMAND_LESSONS = frozenset({COMMAND_FIX, ERROR_FIX, RECIPE, REJECTED_FLAG})

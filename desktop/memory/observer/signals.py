@@ -48,6 +48,7 @@ from desktop.memory.observer.signal_kinds import (
     TEST_ORDER,
     TIME_ANOMALY,
     TOOL_ARGS,
+    TYPE_CLASH,
     USER_RULE,
     WRONG_PLACE,
 )
@@ -111,6 +112,8 @@ SIGNAL_SPECS: Final[dict[str, SignalSpec]] = {s.name: s for s in (
     SignalSpec(REJECTED_FLAG, 0.86, (_T.GOTCHA,), 1),
     # The tool's refusal, or the user's words declining the call: one session.
     SignalSpec(TOOL_ARGS, 0.86, (_T.GOTCHA,), 1),
+    # One session's mix-up is that day's refactoring; the same pair in another session, the project's rule.
+    SignalSpec(TYPE_CLASH, 0.86, (_T.GOTCHA,), 2),
 )}
 # The score a signal needs (0.4 by the design rule) is the promotion preset's ``min_value``:
 # desktop/memory/trust_levels.py.
@@ -123,7 +126,7 @@ EVICTION_ORDER: Final[tuple[str, ...]] = (
 NEVER_EVICTED: Final = frozenset({SELF_CORRECTION, PARALLEL_CONFLICT, EXPLICIT, USER_RULE, COMMAND_FIX,
                                   ERROR_FIX, RECIPE, STATED_CAUSE, HOOK_BLOCK, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
                                   PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY,
-                                  SHELL_ESCAPE, REJECTED_FLAG, TOOL_ARGS})
+                                  SHELL_ESCAPE, REJECTED_FLAG, TOOL_ARGS, TYPE_CLASH})
 
 
 @dataclass(slots=True)

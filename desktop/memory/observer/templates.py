@@ -33,6 +33,7 @@ from desktop.memory.observer.signals import (
     SHELL_STRAY,
     STATED_CAUSE,
     TOOL_ARGS,
+    TYPE_CLASH,
     USER_RULE,
     WRONG_PLACE,
     Signal,
@@ -111,7 +112,7 @@ def _list(paths: list[str], limit: int = 4) -> str:
 MEMORY_KINDS: Final = frozenset({USER_RULE, COMMAND_FIX, ERROR_FIX, RECIPE, EXPLICIT, HOOK_BLOCK,
                                  PARALLEL_CONFLICT, WRONG_PLACE, CHECK_RULE, CHECK_GAP,
                                  PROJECT_FACT, ASKED_TESTS, REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE,
-                                 REJECTED_FLAG, TOOL_ARGS})
+                                 REJECTED_FLAG, TOOL_ARGS, TYPE_CLASH})
 #: What each kind of recipe does, in words true of every tool of the kind: a linter, a type checker
 #: and ``pre-commit`` all "check the code" (blind judges of two rounds marked "check lint and types"
 #: wrong for ``mypy .`` and for ruff, which checks no types).
@@ -171,6 +172,13 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         sub = f" {d['words']}" if d.get("words") else ""
         return Rendered(T.GOTCHA, f"`{d['program']}{sub}` does not take `{d['flag']}`: given it here, it failed "
                         f"with \"{excerpt(d['error'], 80)}\".", [], from_tool_output=True)
+    if k == TYPE_CLASH:
+        # The type, not the one expression the compiler named (a different one each time).
+        return Rendered(T.GOTCHA, f"`{d['type']}` is a type of its own here, not a plain `{d['plain']}`: "
+                        f"`{d['command']}` failed where one was written for the other "
+                        f"(\"{excerpt(d['error'], 140)}\"); "
+                        f"keep such values typed as `{d['type']}`, converting only where a `{d['plain']}` is required.",
+                        [], from_tool_output=True)
     if k == TOOL_ARGS:
         return Rendered(T.GOTCHA, lesson_text(d), [], from_tool_output=not d.get("declined"))
     if k == ASKED_TESTS:
