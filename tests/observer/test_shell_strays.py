@@ -55,3 +55,13 @@ def test_an_error_about_another_path_is_not_the_shells_folder() -> None:
         "cd specs/fixtures && echo hi", "python3: can't open file '.claude/validate.py': [Errno 2] No such file "
         "or directory", error=True)
     assert "shell_stray" not in kinds(digest_of(s.end()))
+
+
+def test_a_shell_search_read_as_a_search_is_quoted_as_it_ran() -> None:
+    """``rg x docs/a.md`` relabelled as a Grep (``observer/shell``) failed from ``docs/``: the lesson
+    quotes the command the agent typed, not "Grep docs/a.md", a call that never ran."""
+    error = "Error: rg: docs/a.md: IO error for operation on docs/a.md: No such file or directory (os error 2)"
+    s = Seq().bash("cd docs && ls", "ok").call("Grep", (), error, True, raw="Bash", command='rg -n "x" docs/a.md',
+                                                pattern="x", path="docs/a.md")
+    found = kinds(digest_of(s.end())).get("shell_stray", [])
+    assert len(found) == 1 and found[0].data["call"] == 'rg -n "x" docs/a.md'

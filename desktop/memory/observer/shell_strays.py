@@ -55,7 +55,8 @@ def on_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any]) -> None:
         named = raw if _root_relative(raw, folder) else ""
     if not named or _tail(named) not in ev.output[:2000]:
         return  # the error is about another path (a hook's script, a file the command opened)
-    call = str(pend.get("command") or f"{pend.get('tool', ev.tool)} {named}")
+    # A shell command read as a search (``rg x docs/a.md``) is quoted as it ran, not as the tool it was read as.
+    call = str(pend.get("command") or pend.get("shell") or f"{pend.get('tool', ev.tool)} {named}")
     data = {"folder": folder, "path": named, "call": redact_then_cut(call, 120),
             "error": excerpt(ev.output.strip().splitlines()[-1] if ev.output.strip() else "", 100),
             "events": [str(pend.get("event", ev.event_key))]}
