@@ -20,7 +20,7 @@ def test_signal_table_matches_design() -> None:
     extra = ("dead_end", "explicit", "user_rule", "command_fix", "recipe", "error_fix", "stated_cause", "hook_block",
              "wrong_place", "check_rule", "check_gap",  # issue 25's lessons with triggers
              "project_fact", "asked_tests", "reviewed_tests", "shell_stray", "shell_escape", "rejected_flag",
-             "tool_args")
+             "tool_args", "type_clash")
     behavioural = {k: v for k, v in SIGNAL_SPECS.items() if k not in extra}
     assert len(behavioural) == 17
     assert behavioural["co_access"].score == 0.91 and behavioural["co_access"].min_sessions == 3

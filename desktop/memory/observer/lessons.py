@@ -222,12 +222,14 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
                                     or ran_nothing(ev.output))
     if ev.is_error or unproven:
         missing_flags.on_failed_run(sp, command, ev.output, ev.step, event)
+        # The compiler's own lines are the evidence, also through a pipe that hid the exit code; a
+        # program that only shows text (``cat build.log``, ``gh run view``) compiled nothing here.
+        if not re.match(trigger_lessons.NOT_CHECKERS, command.lstrip()):
+            type_clashes.on_failure(sp, command, ev.output, ev.step, event)
     if unproven:
         return
     if ev.is_error:
         rejected_flags.on_failure(sp, command, ev.output, ev.step, event)
-        if category in ("test", "lint", "build"):
-            type_clashes.on_failure(sp, command, ev.output, ev.step, event)
         err = stable_error(ev.output)
         if err:
             sp.ev["last_fail"] = [command, ev.step, err, event]

@@ -24,6 +24,7 @@ from desktop.memory.observer import (
     prose_lessons,
     rejected_flags,
     tool_arguments,
+    type_clashes,
 )
 from desktop.memory.observer.continuation import MAX_PRINTS, event_print
 from desktop.memory.observer.events import (
@@ -210,6 +211,7 @@ class Observer:
         self._finalize_dead_ends()
         self._finalize_time_anomalies()
         rejected_flags.finalize(sp)
+        type_clashes.finalize(sp)
         hook_blocks.finalize(sp)
         files = {p: {"reads": f.reads, "edits": f.edits, "first_step": f.first_step,
                      "last_step": f.last_step, "created": f.created} for p, f in sp.files.items()}

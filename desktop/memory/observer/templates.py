@@ -174,11 +174,12 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
                         f"with \"{excerpt(d['error'], 80)}\".", [], from_tool_output=True)
     if k == TYPE_CLASH:
         # The type, not the one expression the compiler named (a different one each time).
-        return Rendered(T.GOTCHA, f"`{d['type']}` is a type of its own here, not a plain `{d['plain']}`: "
+        where = f" (declared in {_q(d['declared'])})" if d.get("declared") else ""
+        return Rendered(T.GOTCHA, f"`{d['type']}`{where} is a type of its own here, not plain `{d['plain']}`: "
                         f"`{d['command']}` failed where one was written for the other "
                         f"(\"{excerpt(d['error'], 140)}\"); "
                         f"keep such values typed as `{d['type']}`, converting only where a `{d['plain']}` is required.",
-                        [], from_tool_output=True)
+                        files[:1], from_tool_output=True)
     if k == TOOL_ARGS:
         return Rendered(T.GOTCHA, lesson_text(d), [], from_tool_output=not d.get("declined"))
     if k == ASKED_TESTS:

@@ -2,22 +2,30 @@
 
 Projects wrap plain values in types of their own (a checkpoint id that is a string underneath, a
 user id that is a number) so that the compiler catches a mix-up. Agents write the plain value where
-the typed one is wanted, and the compiler says so in its own words:
+the typed one is wanted, and the compiler says so in its own words, on a line that starts where the
+compiler puts the place of the error:
 
-* Go: ``cannot use x (variable of type string) as id.CheckpointID value in argument to f``;
-* TypeScript: ``Argument of type 'string' is not assignable to parameter of type 'UserId'``;
-* mypy: ``Argument 1 to "f" has incompatible type "str"; expected "UserId"``;
-* rustc: ``expected `UserId`, found `String```.
+* Go: ``x.go:3:9: cannot use x (variable of type string) as id.CheckpointID value in argument to f``;
+* TypeScript: ``a.ts(4,7): error TS2345: Argument of type 'string' is not assignable to parameter of
+  type 'UserId'``;
+* mypy: ``x.py:9: error: Argument 1 to "f" has incompatible type "str"; expected "UserId"``;
+* rustc, under ``error[E0308]: mismatched types``: ``| ^^^ expected `UserId`, found `String```.
 
-One pair of types, one named and one built in, failing a build in two sessions is what the project
-expects and agents keep missing: the lesson names the type. A mix-up of two named types is one bug
-(its fix is in the code); a pair seen in one session is that day's refactoring. Each session counts
-once, whatever the number of lines the compiler printed (``signals.SIGNAL_SPECS``: two sessions).
+One pair of a named type and a plain one, failing in two sessions, is what the project expects and
+agents keep missing: the lesson names the type, and the file that declares it when the project is on
+this disk (a named type declared nowhere in the project is a library's, and teaches nothing about it).
+A mix-up of two named types is one bug; ``None``, ``null``, ``any`` or ``error`` against a type is
+a missing check or an interface, not a wrapper; one session's pair is that day's refactoring. Each
+session counts once (``signals.SIGNAL_SPECS``: two sessions).
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Final
 
 from desktop.memory.observer.harness import shorten_command
@@ -26,69 +34,151 @@ from desktop.memory.observer.signal_kinds import TYPE_CLASH
 from desktop.memory.observer.signals import Signal, excerpt
 from desktop.memory.privacy.boundary import redact_then_cut
 
-_TYPE: Final = r"[\w.*\[\]]{1,80}"
-#: Each compiler's mix-up line, as (the type given, the type wanted).
+_TYPE: Final = r"[\w.*&\[\]:<>]{1,80}"
+#: Each compiler's mix-up, after the place it prints first: (the language, the place, the words).
+#: ``kind`` is the underlying type Go names ("variable of string type X"): it must be the plain one.
 _CLASHES: Final = (
-    # Go: "variable of string type id.CheckpointID" is the named type over a string.
-    re.compile(rf"cannot use .{{1,120}}? \((?:variable|value|constant) of (?:\w+ )?type (?P<given>{_TYPE})\) "
-               rf"as (?P<wanted>{_TYPE}) value in"),
-    re.compile(rf"mismatched types (?P<given>{_TYPE}) and (?P<wanted>{_TYPE})\)"),
-    re.compile(r"(?:Argument of type|Type) '(?P<given>[^'\n]{1,80}?)' is not assignable to (?:parameter of )?"
-               r"type '(?P<wanted>[^'\n]{1,80}?)'"),
-    re.compile(r"(?:has incompatible type|expression has type) \"(?P<given>[^\"\n]{1,80})\"[;,] "
-               r"(?:expected|variable has type) \"(?P<wanted>[^\"\n]{1,80})\""),
-    re.compile(rf"expected (?:struct |enum |type )?`(?P<wanted>{_TYPE})`, found (?:struct |enum |type )?"
-               rf"`(?P<given>{_TYPE})`"),
+    (".go", r"^\s*[\w./@+-]+\.go:\d+:\d+: ",
+     rf"cannot use .{{1,160}}? \((?:variable|value|constant(?: \S+)?) of (?:(?P<kind>\w+) )?type (?P<given>{_TYPE})\) "
+     rf"as (?P<wanted>{_TYPE}) value in"),
+    (".go", r"^\s*[\w./@+-]+\.go:\d+:\d+: ",
+     rf".{{0,200}}?\(mismatched types (?P<given>{_TYPE}) and (?P<wanted>{_TYPE})\)"),
+    (".ts", r"^\s*[\w./@+-]+\.tsx?(?:\(\d+,\d+\): | ?:\d+:\d+ - )error TS\d+: ",
+     r"(?:Argument of type|Type) '(?P<given>[^'\n]{1,80}?)' is not assignable to (?:parameter of )?"
+     r"type '(?P<wanted>[^'\n]{1,80}?)'"),
+    (".py", r"^\s*[\w./@+-]+\.pyi?:\d+(?::\d+)?: error: ",
+     r".{0,200}?(?:has incompatible type \"(?P<given>[^\"\n]{1,80})\"; expected|"
+     r"expression has type \"(?P<given2>[^\"\n]{1,80})\", variable has type|"
+     r"Incompatible return value type \(got \"(?P<given3>[^\"\n]{1,80})\", expected) \"(?P<wanted>[^\"\n]{1,80})\""),
+    (".rs", r"^\s*(?:\d+\s*)?\|[\s^\-|]*",
+     rf"expected (?:struct |enum |type |reference )?`(?P<wanted>{_TYPE})`, found (?:struct |enum |type |reference )?"
+     rf"`(?P<given>{_TYPE})`"),
 )
-#: The plain types of Go, TypeScript, Python and Rust (and the untyped constants Go names).
+_COMPILED: Final = tuple((lang, re.compile(place), re.compile(place + words)) for lang, place, words in _CLASHES)
+#: Plain types a wrapper type is made of. Not ``None``/``null``/``any``/``error``/``never``: against a
+#: named type those are a missing check, an interface or an inference, never a wrapper.
 _PLAIN: Final = frozenset({
     # Go
     "string", "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr",
-    "float32", "float64", "bool", "byte", "rune", "[]byte", "[]string", "error", "any", "interface{}",
-    "untyped string", "untyped int", "untyped float", "untyped bool", "untyped nil",
+    "float32", "float64", "bool", "byte", "rune", "[]byte",
     # TypeScript
-    "number", "boolean", "bigint", "undefined", "null", "unknown", "object",
+    "number", "boolean", "bigint",
     # Python
-    "str", "float", "bytes", "None",
+    "str", "float", "bytes",
     # Rust
     "String", "&str", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
-    "f32", "f64", "char", "Vec<u8>",
+    "f32", "f64", "char", "&String",
 })
-_NAMED: Final = re.compile(r"^\*?(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*$")
+#: A named type: a capitalised name of two letters or more, qualified or not (``id.CheckpointID``,
+#: ``ids::UserId``); a pointer, a slice or a one-letter type parameter is not a wrapper.
+_NAMED: Final = re.compile(r"^(?:[A-Za-z_]\w*(?:\.|::))*[A-Z]\w+$")
+#: Where each language declares a type of its own (``{name}``: the type's bare name).
+_DECLARATIONS: Final = {
+    ".go": r"^type\s+{name}\b",
+    ".ts": r"^(?:export\s+)?(?:declare\s+)?(?:type|interface|class|enum)\s+{name}\b",
+    ".py": r"^(?:class\s+{name}\b|{name}\s*(?::\s*[\w.\[\]]+\s*)?=\s*(?:typing\.)?NewType\()",
+    ".rs": r"^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:struct|enum|type)\s+{name}\b",
+}
+#: Folders never searched for a declaration: dependencies, builds, caches, hidden ones.
+_SKIP: Final = frozenset({"node_modules", "vendor", "target", "dist", "build", "__pycache__", "venv"})
 _STATE: Final = "type_clashes"
 MAX_PER_SESSION: Final = 3
+MAX_SCANNED: Final = 4000
+MAX_BYTES: Final = 256_000
 
 
-def clash(line: str) -> tuple[str, str] | None:
-    """(the named type, the plain type) when ``line`` is a compiler's mix-up of the two; None otherwise."""
-    for pattern in _CLASHES:
-        m = pattern.search(line)
+def clash(line: str) -> tuple[str, str, str] | None:
+    """(the named type, the plain type, the language's file extension) when ``line`` is a compiler's
+    report of a mix-up of the two at a place in the code; None otherwise."""
+    for lang, place, pattern in _COMPILED:
+        if not place.match(line):
+            continue
+        m = pattern.match(line)
         if m is None:
             continue
-        given, wanted = m.group("given").strip(), m.group("wanted").strip()
+        groups = m.groupdict()
+        given = next(g for g in (groups.get("given"), groups.get("given2"), groups.get("given3")) if g)
+        given, wanted = given.strip(), m.group("wanted").strip()
         plain = [t for t in (given, wanted) if t in _PLAIN]
         named = [t for t in (given, wanted) if t not in _PLAIN and _NAMED.match(t)]
-        if len(plain) == 1 and len(named) == 1:
-            return named[0].lstrip("*"), plain[0]
+        kind = groups.get("kind")
+        if len(plain) == 1 and len(named) == 1 and (not kind or kind == plain[0]):
+            return named[0], plain[0], lang
         return None
     return None
 
 
+def bare(type_name: str) -> str:
+    """The type's own name, whatever qualifies it (Go prints ``CheckpointID`` inside its package)."""
+    return re.split(r"\.|::", type_name)[-1]
+
+
 def on_failure(sp: Scratchpad, command: str, output: str, step: int, event: str) -> None:
-    """A failed build, test or check whose output shows a named type mixed up with its plain one."""
+    """A failed run whose output reports a named type mixed up with its plain one: one signal per pair."""
     seen: list[dict[str, Any]] = sp.ev.setdefault(_STATE, [])
     for line in output[-20000:].splitlines():
         found = clash(line)
         if found is None:
             continue
-        named, plain = found
-        if any(s["type"] == named and s["plain"] == plain for s in seen):
+        named, plain, lang = found
+        if lang == ".rs" and "error[E0308]" not in output:
+            continue  # a label line is rustc's only under its "mismatched types" error
+        if any(bare(s["type"]) == bare(named) and s["plain"] == plain for s in seen):
             continue
         if len(seen) >= MAX_PER_SESSION:
             return
         seen.append({"type": named, "plain": plain})
-        message = re.sub(r"^.*?:\d+(?::\d+)?:\s*", "", line.strip())
-        data = {"type": named, "plain": plain, "command": shorten_command(command),
+        place = next(p for lg, p, _ in _COMPILED if lg == lang and p.match(line))
+        message = place.sub("", line, count=1).strip()
+        data = {"type": named, "plain": plain, "lang": lang, "command": shorten_command(command),
                 "error": redact_then_cut(message, 200), "events": [event]}
-        sp.add_signal(Signal(TYPE_CLASH, f"{TYPE_CLASH}:{named}|{plain}"[:200], step, [], data,
-                             [excerpt(f"{shorten_command(command, 80)} → {message}", 200)]))
+        sp.add_signal(Signal(TYPE_CLASH, f"{TYPE_CLASH}:{bare(named)}|{plain}"[:200], step, [], data,
+                             [excerpt(f"{shorten_command(command, 80)} → {redact_then_cut(message, 200)}", 200)]))
+
+
+def declared_in(root: str, type_name: str, lang: str) -> str | None:
+    """The file (relative to ``root``) that declares ``type_name`` in ``lang`` (``id.CheckpointID``: a
+    ``type CheckpointID`` in a folder named ``id``); "" when the project declares none or two of that
+    name; None when the project is not on this disk. Bounded: at most MAX_SCANNED files are read."""
+    pattern = _DECLARATIONS.get(lang)
+    if not root or pattern is None or not os.path.isdir(root):
+        return None
+    parts = re.split(r"\.|::", type_name)
+    folder = parts[-2] if len(parts) > 1 and lang == ".go" else ""  # Go qualifies by the package's folder
+    declaration = re.compile(pattern.format(name=re.escape(parts[-1])), re.M)
+    found: list[str] = []
+    for path in itertools.islice(_sources(root, lang, folder), MAX_SCANNED):
+        try:
+            if path.stat().st_size > MAX_BYTES or not declaration.search(path.read_text("utf-8", "replace")):
+                continue
+        except OSError:
+            continue
+        found.append(path.relative_to(root).as_posix())
+        if len(found) > 1:
+            return ""  # two types of that name: which one the compiler meant is not known
+    return found[0] if found else ""
+
+
+def _sources(root: str, lang: str, folder: str) -> Iterator[Path]:
+    for here, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.startswith("."))
+        if folder and os.path.basename(here) != folder:
+            continue
+        for f in sorted(files):
+            if f.endswith(lang) or (lang == ".ts" and f.endswith(".tsx")):
+                yield Path(here) / f
+
+
+def finalize(sp: Scratchpad) -> None:
+    """With the project on this disk, name the file that declares each mixed-up type (blind judges:
+    "here" without the package's path), and drop a pair whose named type the project does not
+    declare: a library's type (``time.Duration``, ``Path``) is no convention of this project."""
+    for key, sig in list(sp.signals.items()):
+        if sig.kind != TYPE_CLASH:
+            continue
+        where = declared_in(sp.cwd, str(sig.data["type"]), str(sig.data.get("lang", "")))
+        if where == "":
+            del sp.signals[key]
+        elif where:
+            sig.data["declared"] = where
+            sig.files = [where]

@@ -27,7 +27,6 @@ from desktop.memory.observer.signal_kinds import (
     SHELL_ESCAPE,
     SHELL_STRAY,
     TOOL_ARGS,
-    TYPE_CLASH,
     WRONG_PLACE,
 )
 from desktop.memory.privacy.boundary import redact_then_cut
@@ -62,8 +61,7 @@ BEFORE_ONLY_SIGNALS: Final = frozenset({REJECTED_FLAG, TOOL_ARGS})
 #: knows), never because a prompt shares words with it: at prompts, blind judges found them said
 #: where nothing was about to fail (a test-suite reminder 38 times, a layout lesson 30 times).
 LESSON_SIGNALS: Final = frozenset({COMMAND_FIX, CHECK_RULE, CHECK_GAP, WRONG_PLACE, ERROR_FIX, ASKED_TESTS,
-                                   REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE, REJECTED_FLAG, TOOL_ARGS,
-                                   TYPE_CLASH})
+                                   REVIEWED_TESTS, SHELL_STRAY, SHELL_ESCAPE, REJECTED_FLAG, TOOL_ARGS})
 #: Lessons about the tests an agent writes: said before an edit that declares new test cases, not before
 #: an update of the tests there. Blind judges (rounds 9-14, sessions 0-99) found the user's review quotes
 #: useful where new tests were being written and useless before renames, fixed expectations and moved
