@@ -282,6 +282,10 @@ def test_a_rewrite_needs_the_flagged_line_and_new_words_for_it() -> None:
     assert rewritten_as([old], old.replace("err\n", "err //nolint:wrapcheck\n"), "return nil, err") == ""
     # one name in common is another rule's fix in the same edit (gocritic's ``switch {`` for exhaustive)
     assert rewritten_as(["\tswitch lane.Position {"], "\tswitch {", "switch lane.Position {") == ""
+    # The flagged return split into a call and a wrapped return: both parts, the wrap being the fix.
+    split = "\ts, err := settings.Load()\n\tif err != nil {\n\t\treturn nil, fmt.Errorf(\"loading: %w\", err)\n\t}"
+    assert rewritten_as(["\treturn settings.Load()"], split, "return settings.Load()") == \
+        's, err := settings.Load() … return nil, fmt.Errorf("loading: %w", err)'
 
 
 def test_the_same_rule_in_another_session_reinforces_one_memory(db: Database) -> None:

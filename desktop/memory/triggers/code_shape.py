@@ -279,16 +279,30 @@ def rewritten_as(olds: Iterable[str], new: str, source: str, called: str = "") -
     words = set(_WORDS.findall(want))
     own = called.removeprefix(CALL).rstrip("(").rsplit(".", 1)[-1]
     best, score, named = "", 0, False
+    kept: list[tuple[str, int]] = []
     for line in new.splitlines()[:MAX_LINES]:
         folded = _fold(line)
         if not folded or folded in before or _ANNOTATED.search(folded):
             continue
         common = words & set(_WORDS.findall(folded))
+        kept.append((folded, len(common)))
         if len(common) > score:
             best, score, named = folded, len(common), bool(own) and own in common
     # Two names or more in common: one (``switch``, a variable) matches another rule's fix in the same
     # edit (blind judges: exhaustive "fixed" by gocritic's ``switch {``, goconst by a renamed constant).
-    return best if score >= (2 if named else max(2, len(words) // 2)) else ""
+    if score < (2 if named else max(2, len(words) // 2)):
+        return ""
+    # The flagged statement split in two (``return settings.Load()`` → ``s, err := settings.Load()`` and,
+    # lines later, ``return nil, fmt.Errorf("…: %w", err)``): the line that does what it did comes too
+    # (blind judges: the first line alone "leaves out the wrap that fixed it").
+    head = want.split()[0]
+    if best.split()[0] != head:
+        at = [line for line, _ in kept].index(best)
+        # Within the next few lines, which check what the first one returned (``if err != nil {``).
+        then = [line for line, _ in kept[at + 1:at + 4] if line.split()[0] == head]
+        if then:
+            return f"{best} … {then[0]}"
+    return best
 
 
 def written_shapes(lines: Iterable[str]) -> tuple[str, ...]:
