@@ -141,6 +141,9 @@ def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, lan
     ("let's add a retry to the upload", False),                      # today's step
     ("The RunGitCommand function is never called.", False),         # describes code, directs nobody
     ("you should have gotten the file injected earlier.", False),    # what should have happened here
+    # An identifier that starts with a cue word is a name, not the word (a fixture list pasted as prose).
+    ("never_opened_user - Only has the container - No BKAgentService container - No databases", False),
+    ("must_have_flag is read from the config", False),
 ])
 def test_structural_rule_scorer(text: str, is_rule: bool) -> None:
     verdicts = kept(Utterance(text, "prompt"))

@@ -432,7 +432,7 @@ def detect_language(text: str) -> LanguageCues:
 def _pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     """One regex matching any of ``phrases`` as whole words of normalised text."""
     alts = sorted({re.escape(p) for p in phrases}, key=len, reverse=True)
-    return re.compile(r"(?<![a-z0-9'])(?:" + "|".join(alts) + r")(?![a-z0-9'])")
+    return re.compile(r"(?<![a-z0-9'_])(?:" + "|".join(alts) + r")(?![a-z0-9'_])")
 
 
 def find(phrases: tuple[str, ...], normalised: str) -> list[str]:
