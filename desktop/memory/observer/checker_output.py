@@ -217,6 +217,17 @@ def annotation(summary: str) -> str:
     return " ".join(m.group(1).split()) if m else ""
 
 
+def annotation_of(rule: str, written: str) -> str:
+    """The first annotation naming ``rule`` in ``written`` (an edit's whole new text), or ''. The
+    one-line summary is cut around the first change: a reason after the annotation (``//nolint:gosec
+    // fixed name``) is often cut away, and the lesson then showed it bare."""
+    for m in _ANNOTATION.finditer(written):
+        note = " ".join(m.group(1).split())
+        if rule.lower() in note.lower():
+            return note
+    return ""
+
+
 def general_message(message: str) -> str:
     """A checker message without its instance details, so it reads the same every time."""
     text = _CODE_TAIL.sub(r"\1", " ".join(message.split()))

@@ -25,7 +25,14 @@ import posixpath
 import re
 from typing import Any, Final
 
-from desktop.memory.observer.checker_output import MAX_SHAPES, annotation, build_switches, diagnostics, failing_place
+from desktop.memory.observer.checker_output import (
+    MAX_SHAPES,
+    annotation,
+    annotation_of,
+    build_switches,
+    diagnostics,
+    failing_place,
+)
 from desktop.memory.observer.command_shape import Command, parse
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, Signal, excerpt, is_test_file
@@ -120,8 +127,13 @@ def on_edit(sp: Scratchpad, path: str, summary: str, texts: tuple[str, ...] = ()
             if not file or not same_file(path, file) or not summary:
                 continue
             known = held["edits"].get(rule)
-            if known is None or (rule not in known[1] and rule in summary):
+            # An edit naming the rule (an annotation) wins over one that does not, and a later one over
+            # an earlier: a bare ``//nolint:gosec`` that nolintlint refused, then the same with its reason,
+            # passed as the second (blind judges: the first "would fail lint as written").
+            if known is None or rule in summary:
                 held["edits"][rule] = [path, summary]
+                if rule in summary and texts:
+                    held.setdefault("notes", {})[rule] = annotation_of(rule, texts[-1])
             pairs = held.setdefault("pairs", {}).setdefault(rule, [])
             rewrites = held.setdefault("rewrites", {})
             for source in info[3] if len(info) > 3 else []:
@@ -148,6 +160,9 @@ def _rule_lessons(sp: Scratchpad, held: dict[str, Any], command: str, step: int,
         note = annotation(summary)
         if not (note and rule.lower() in note.lower()):
             note = ""
+        whole = held.get("notes", {}).get(rule, "")
+        if note and whole.startswith(note.rstrip("/ ")):
+            note = whole  # the same annotation, with the reason the summary's window cut away
         rewrite = held.get("rewrites", {}).get(rule) if not note else None
         calls = [c for c in (info[2] if len(info) > 2 else []) if is_call(str(c))]
         if not note and not (rewrite and (held.get("pairs", {}).get(rule) or calls)):
