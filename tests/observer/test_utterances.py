@@ -114,6 +114,12 @@ def test_the_whole_rule_is_kept_with_its_reason_not_the_first_generic_sentence()
     assert [v.text for v in kept(u)] == ["The schema snapshot must never be edited, it is a point-in-time record."]
     u2 = Utterance("Never load the day-0##.md logs in full. They are extremely large.", "prompt")
     assert [v.text for v in kept(u2)] == ["Never load the day-0##.md logs in full. They are extremely large."]
+    # A prohibition opening a short message is completed by what to do instead; a long message is not one rule.
+    # ... and so is a prohibition opening a short message, by what follows about the same thing.
+    short = "Don't fix ruff failures from the hook by hand. Try `ruff check` first? The hook reformats the files."
+    assert [v.text for v in kept(Utterance(short, "prompt"))] == [short]
+    other = "Don't fix ruff failures from the hook by hand. Also the login page is broken, see the logs."
+    assert [v.text for v in kept(Utterance(other, "prompt"))] == ["Don't fix ruff failures from the hook by hand."]
 
 
 @pytest.mark.parametrize(("text", "language"), [

@@ -273,6 +273,37 @@ def _with_reason(parts: list[str], i: int, cues: LanguageCues) -> str:
     return text
 
 
+#: A message this short is one instruction: a prohibition opening it is completed by what follows.
+SHORT_SENTENCES, SHORT_WORDS = 4, 70
+
+
+#: Words too common to tie two sentences to one subject.
+_GLUE: Final = frozenset({"that", "this", "with", "from", "have", "just", "what", "when", "then", "them", "they",
+                          "there", "will", "would", "should", "could", "also", "into", "your", "about", "like",
+                          "some", "been", "were", "want", "make", "sure", "does", "dont", "don't"})
+
+
+def _short(parts: list[str]) -> bool:
+    return 1 < len(parts) <= SHORT_SENTENCES and sum(len(words(p)) for p in parts) <= SHORT_WORDS
+
+
+def _content(sentence: str) -> set[str]:
+    return {w for w in words(sentence) if len(w) >= 4 and w not in _GLUE}
+
+
+def _with_followers(parts: list[str], start: int) -> str:
+    """The first ``start`` sentences and those after them that share a word with what is kept so far."""
+    kept = parts[:start]
+    seen = set().union(*(_content(p) for p in kept))
+    for nxt in parts[start:]:
+        shared = _content(nxt)
+        if not shared & seen:
+            break
+        kept.append(nxt)
+        seen |= shared
+    return " ".join(kept)
+
+
 def judge(utterance: Utterance) -> list[Verdict]:
     """Every sentence of an utterance, judged (in order)."""
     cues = LANGUAGES.get(utterance.language) or LANGUAGES["en"]
@@ -284,7 +315,13 @@ def judge(utterance: Utterance) -> list[Verdict]:
             f["fragment"] = 1.0  # "Could we show X instead? Like there should always be Y": the question's
         rule, fact = score(f), score(f, FACT_WEIGHTS)
         if rule >= CANDIDATE_THRESHOLD and rule >= fact:
-            out.append(Verdict(_with_reason(parts, i, cues), RULE, rule, _fired(f, WEIGHTS)))
+            text = _with_reason(parts, i, cues)
+            if f["prohibition"] and i == 0 and _short(parts):
+                # "Don't X. Try Y? I think just Z." A prohibition that opens a short message is completed by
+                # what follows about the same thing: what to do instead (blind judges: "the actionable half
+                # was dropped"). A sentence that shares no word with it is another subject, and ends it.
+                text = _with_followers(parts, 2 if text != parts[0] else 1)
+            out.append(Verdict(text, RULE, rule, _fired(f, WEIGHTS)))
         elif fact >= FACT_THRESHOLD and f["fact_opener"]:
             out.append(Verdict(s, FACT, fact, _fired(f, FACT_WEIGHTS)))
         else:
