@@ -79,6 +79,29 @@ def test_a_fix_that_needs_a_home_folder_is_that_machines_not_the_projects(db: Da
     assert [r["content"] for r in _memories(db) if r["type"] == "gotcha"] == [
         '`pytest` is not found on the PATH here: run it as `source .venv/bin/activate && pytest …`.']
 
+def test_a_run_that_already_has_the_setup_step_follows_the_lesson(db: Database) -> None:
+    """"`ruff` is not on the PATH: run it as `source .venv/bin/activate && ruff …`" was said before a run
+    that did just that, and a later session running it so (and working) retired it as proven wrong."""
+    from desktop.memory.triggers.model import Trigger, matches, shape_of
+
+    s = Seq("p1").bash("ruff check .", "zsh: command not found: ruff", True)
+    s.bash("source .venv/bin/activate && ruff check .", "All checks passed!")
+    [fix] = kinds(digest_of(s.end()))["command_fix"]
+    trigger = Trigger.from_json(fix.data["triggers"][0])
+    assert trigger is not None
+
+    def fires(command: str) -> bool:
+        return matches(trigger, shape_of("Bash", {"command": command}, []))
+
+    assert fires("ruff check src") and fires("cd app && ruff check .")
+    assert not fires("source .venv/bin/activate && ruff check src")
+    p = _promoter(db)
+    p.promote(digest_of(s.end()))
+    p.promote(digest_of(Seq("p2").bash("source .venv/bin/activate && ruff check src", "All checks passed!").end()))
+    assert [r["content"] for r in _memories(db) if r["type"] == "gotcha"] == [  # not retired
+        '`ruff` is not found on the PATH here: run it as `source .venv/bin/activate && ruff …`.']
+
+
 
 def test_a_lesson_whose_error_names_a_home_folder_is_kept() -> None:
     """Only the commands a lesson gives are read for a machine's folders, not the error it quotes."""

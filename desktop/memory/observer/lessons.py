@@ -15,6 +15,7 @@ handler does bounded work per event.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import posixpath
 import re
@@ -324,6 +325,14 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> bool:
         rest = command[len(" ".join(added)):].split()
         if rest:
             data["program"], data["prefix"] = rest[0], " ".join(added)
+            # One lesson per program: the text names it, and ``ruff`` found once the venv is active
+            # is not ``pytest`` found (one key made the later program reinforce the first one's text).
+            key = f"{COMMAND_FIX}:{rest[0]}:" + redact_then_cut(difference, 160)
+            if trigger is not None:
+                # A run that already has the setup step before it follows the lesson: it neither needs
+                # it said nor proves it wrong by working (``source .venv/bin/activate && ruff check``).
+                setup = tuple(t for t in added if t not in ("&&", ";"))[:6]
+                data["triggers"] = [dataclasses.replace(trigger, unless=setup).as_json()]
     sp.add_signal(Signal(COMMAND_FIX, key, step, [], data,
                          [f"{shorten_command(failed, 80)} → {shorten_command(command, 80)}"]))
     return True

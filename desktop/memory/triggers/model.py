@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -240,6 +241,12 @@ def on_disk(root: Path, path: str) -> bool:
         return True  # unknown: say nothing rather than warn about a look that may succeed
 
 
+def _set_up_before(setup: tuple[str, ...], earlier: Iterable[Segment]) -> bool:
+    """True when a step before the one a trigger is about is the setup it asks for (``source
+    .venv/bin/activate`` before ``ruff``): the call already follows the lesson."""
+    return any(not seg.piped and all(t == seg.program or seg.has(t) for t in setup) for seg in earlier)
+
+
 def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool:
     """True when ``call`` is what ``trigger`` is about (``root``: check ``missing`` paths on disk)."""
     if trigger.kind == COMMAND:
@@ -247,10 +254,12 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
             return False
         if trigger.key == BANG_IN_QUOTES:
             return quoted_bang(call.command, trigger.tokens[0] if trigger.tokens else "")
+        segments = call.command.segments
         return any(seg.program == trigger.key and seg.words[:len(trigger.words)] == trigger.words
                    and all(seg.has(t) for t in trigger.tokens)
-                   and not (trigger.unless and all(seg.has(t) for t in trigger.unless))
-                   for seg in call.command.segments)
+                   and not (trigger.unless and (all(seg.has(t) for t in trigger.unless)
+                                                or _set_up_before(trigger.unless, segments[:i])))
+                   for i, seg in enumerate(segments))
     if trigger.kind == PATH:
         if call.tool not in LOOK_TOOLS and call.tool != "Bash":
             return False
