@@ -102,6 +102,28 @@ def test_a_run_that_already_has_the_setup_step_follows_the_lesson(db: Database) 
         '`ruff` is not found on the PATH here: run it as `source .venv/bin/activate && ruff …`.']
 
 
+def test_only_a_setup_steps_lesson_is_met_by_an_earlier_step() -> None:
+    """A gap's ``unless`` (``go test -tags``) is met by the test run itself, not by another program before it
+    given the same flag; the setup step of a not-on-the-PATH lesson is met by the step before the program."""
+    from desktop.memory.triggers.derive import triggers_of
+    from desktop.memory.triggers.model import SETUP_STEP, Trigger, matches, shape_of
+
+    def fires(trigger: Trigger, command: str) -> bool:
+        return matches(trigger, shape_of("Bash", {"command": command}, []))
+
+    gap = Trigger("command", "go", ("test",), unless=("-tags",))
+    assert fires(gap, "go vet -tags=integration ./... && go test ./...")
+    assert not fires(gap, "go test -tags=integration ./...")
+    setup = Trigger("command", "ruff", ("check",), unless=(SETUP_STEP, "source", ".venv/bin/activate"))
+    assert not fires(setup, "source .venv/bin/activate && ruff check .")
+    assert fires(setup, "echo source .venv/bin/activate && ruff check .") and fires(setup, "ruff check .")
+    # A lesson stored before the setup step was kept in its trigger gets it from its words on re-derivation.
+    [old] = triggers_of("gotcha", "`ruff` is not found on the PATH here: run it as `source .venv/bin/activate && "
+                        "ruff …`.", "observer_inferred",
+                        {"signal": "command_fix", "triggers": [{"kind": "command", "key": "ruff", "words": ["check"]}]})
+    assert old == setup
+
+
 
 def test_a_lesson_whose_error_names_a_home_folder_is_kept() -> None:
     """Only the commands a lesson gives are read for a machine's folders, not the error it quotes."""

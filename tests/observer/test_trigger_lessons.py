@@ -286,6 +286,10 @@ def test_a_rewrite_needs_the_flagged_line_and_new_words_for_it() -> None:
     split = "\ts, err := settings.Load()\n\tif err != nil {\n\t\treturn nil, fmt.Errorf(\"loading: %w\", err)\n\t}"
     assert rewritten_as(["\treturn settings.Load()"], split, "return settings.Load()") == \
         's, err := settings.Load() … return nil, fmt.Errorf("loading: %w", err)'
+    # ... but not a later return that has nothing to do with what it assigned.
+    other = "\trows, err := db.Query(ctx, q)\n\tlog.Print(q)\n\treturn nil, nil"
+    assert rewritten_as(["\treturn db.Query(ctx, q)"], other, "return db.Query(ctx, q)") == \
+        "rows, err := db.Query(ctx, q)"
 
 
 def test_the_same_rule_in_another_session_reinforces_one_memory(db: Database) -> None:
@@ -708,3 +712,21 @@ def test_a_long_line_without_dots_is_read_in_linear_time() -> None:
     # a diagnostic after such a line is still read
     found = diagnostics("x" * 50_000 + "\ncmd/a.go:3:1: error is not nil (line 2) but it returns nil (nilerr)")
     assert list(found) == ["nilerr"]
+
+
+def test_an_annotation_on_a_line_the_edit_left_alone_or_a_comment_naming_the_rule_is_not_the_fix() -> None:
+    from desktop.memory.observer.checker_output import annotation_of
+
+    untouched = "\tdata, _ := os.ReadFile(p) //nolint:gosec,errcheck // legacy\n"
+    new = untouched + "\tf, err := os.Open(name) //nolint:gosec // fixed name"
+    assert annotation_of("gosec", new, untouched) == "//nolint:gosec //"
+    assert annotation_of("gosec", untouched, untouched) == ""
+    flagged = "Exit code 1\ncmd/cli/a.go:3:9: G304: Potential file inclusion via variable (gosec)\n"
+    s = Seq().bash("mise run lint", flagged, error=True)
+    s.call("Edit", ("cmd/cli/a.go",), old_string="\tf, err := os.Open(name)",
+           new_string="\tf, err := os.Open(name) //nolint:gosec // fixed name")
+    s.call("Edit", ("cmd/cli/a.go",), old_string="// Open opens it.", new_string="// Open opens it (gosec: see above).")
+    s.bash("mise run lint", "0 issues.")
+    [rule] = kinds(digest_of(s.end()))["check_rule"]
+    said = render(rule)
+    assert said is not None and said.content.endswith("annotated `//nolint:gosec // <reason>`.")

@@ -131,6 +131,29 @@ def test_the_file_that_declares_the_type_is_named_and_a_library_type_teaches_not
     library = "a.go:1:1: cannot use n (variable of type int64) as time.Duration value in argument to sleep\n"
     digest = _on_disk(Seq().bash("go build ./...", library, error=True).end(), tmp_path)
     assert not [s for s in digest.signals if s.kind == "type_clash"]
+    # A struct, an interface or a class of the project's is no wrapper of the plain type it was mixed with.
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "c.go").write_text("package cfg\ntype Config struct {\n\tPath string\n}\n", encoding="utf-8")
+    (tmp_path / "src" / "user.ts").write_text("export interface User { name: string }\n", encoding="utf-8")
+    assert declared_in(str(tmp_path), "cfg.Config", ".go", "string") == ""
+    assert declared_in(str(tmp_path), "User", ".ts", "string") == ""
+    assert declared_in(str(tmp_path), "UserId", ".ts", "string") == "src/ids.ts"
+    assert declared_in(str(tmp_path), "AccountId", ".py", "str") == "app.py"
+    assert declared_in(str(tmp_path), "id.CheckpointID", ".go", "int") == ""
+    struct = "a.go:1:1: cannot use p (variable of type string) as cfg.Config value in argument to load\n"
+    digest = _on_disk(Seq().bash("go build ./...", struct, error=True).end(), tmp_path)
+    assert not [s for s in digest.signals if s.kind == "type_clash"]
+
+
+def test_a_log_shown_is_no_build_and_languages_are_kept_apart() -> None:
+    for viewer in ("tail -n 100 /tmp/build.log | grep -v warning", "docker compose logs api | tail -40",
+                   "diff old.txt new.txt"):
+        assert "type_clash" not in kinds(digest_of(Seq().bash(viewer, GO, error=True).end())), viewer
+    go = "a.go:1:1: cannot use s (variable of type string) as user.ID value in argument to f\n"
+    ts = "src/a.ts(4,7): error TS2345: Argument of type 'string' is not assignable to parameter of type 'ID'.\n"
+    [a] = kinds(digest_of(Seq().bash("go build ./...", go, error=True).end()))["type_clash"]
+    [b] = kinds(digest_of(Seq().bash("npx tsc --noEmit", ts, error=True).end()))["type_clash"]
+    assert a.key != b.key  # a Go ID and a TypeScript ID are not one type seen twice
 
 
 def test_two_sessions_store_the_type_whatever_its_spelling_one_does_not(db: Database) -> None:

@@ -120,6 +120,11 @@ def test_the_whole_rule_is_kept_with_its_reason_not_the_first_generic_sentence()
     assert [v.text for v in kept(Utterance(short, "prompt"))] == [short]
     other = "Don't fix ruff failures from the hook by hand. Also the login page is broken, see the logs."
     assert [v.text for v in kept(Utterance(other, "prompt"))] == ["Don't fix ruff failures from the hook by hand."]
+    # A rule of its own, a question or a story after it is not part of it, whatever words it shares.
+    for rest in ("Never deploy billing on Fridays.", "Is the billing database still up?",
+                 "lol I broke the billing files yesterday, sorry."):
+        texts = [v.text for v in kept(Utterance(f"Don't touch the billing module. {rest}", "prompt"))]
+        assert "Don't touch the billing module." in texts, (rest, texts)
 
 
 @pytest.mark.parametrize(("text", "language"), [
@@ -149,7 +154,8 @@ def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, lan
     ("you should have gotten the file injected earlier.", False),    # what should have happened here
     # An identifier that starts with a cue word is a name, not the word (a fixture list pasted as prose).
     ("never_opened_user - Only has the container - No BKAgentService container - No databases", False),
-    ("must_have_flag is read from the config", False),
+    ("never_cache_results is read from the config", False),
+    ("You must _never_ push directly to main.", True),                # Markdown's emphasis is the word
 ])
 def test_structural_rule_scorer(text: str, is_rule: bool) -> None:
     verdicts = kept(Utterance(text, "prompt"))

@@ -217,14 +217,19 @@ def annotation(summary: str) -> str:
     return " ".join(m.group(1).split()) if m else ""
 
 
-def annotation_of(rule: str, written: str) -> str:
-    """The first annotation naming ``rule`` in ``written`` (an edit's whole new text), or ''. The
-    one-line summary is cut around the first change: a reason after the annotation (``//nolint:gosec
-    // fixed name``) is often cut away, and the lesson then showed it bare."""
-    for m in _ANNOTATION.finditer(written):
-        note = " ".join(m.group(1).split())
-        if rule.lower() in note.lower():
-            return note
+def annotation_of(rule: str, written: str, old: str = "") -> str:
+    """The first annotation naming ``rule`` on a line ``written`` (an edit's whole new text) changed from
+    ``old``, or ''. The one-line summary is cut around the first change: a reason after the annotation
+    (``//nolint:gosec // fixed name``) is often cut away, and the lesson then showed it bare. A line the
+    edit left as it was (another annotation of the file) is not this fix."""
+    kept = {ln.strip() for ln in old.splitlines()}
+    for line in written.splitlines():
+        if line.strip() in kept:
+            continue
+        for m in _ANNOTATION.finditer(line):
+            note = " ".join(m.group(1).split())
+            if rule.lower() in note.lower():
+                return note
     return ""
 
 

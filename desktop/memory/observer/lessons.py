@@ -41,7 +41,7 @@ from desktop.memory.observer.signals import (
 )
 from desktop.memory.observer.utterances import declined_call, rejection_feedback
 from desktop.memory.privacy.boundary import redact_then_cut
-from desktop.memory.triggers.model import COMMAND, Trigger, replaced_texts
+from desktop.memory.triggers.model import COMMAND, SETUP_STEP, Trigger, replaced_texts
 
 ERROR_FIX_WINDOW: Final = 40
 MAX_SUCCEEDED: Final = 400
@@ -223,10 +223,8 @@ def on_bash_result(sp: Scratchpad, ev: ToolResult, pend: dict[str, Any], *, harn
                                     or ran_nothing(ev.output))
     if ev.is_error or unproven:
         missing_flags.on_failed_run(sp, command, ev.output, ev.step, event)
-        # The compiler's own lines are the evidence, also through a pipe that hid the exit code; a
-        # program that only shows text (``cat build.log``, ``gh run view``) compiled nothing here.
-        if not re.match(trigger_lessons.NOT_CHECKERS, command.lstrip()):
-            type_clashes.on_failure(sp, command, ev.output, ev.step, event)
+        # The compiler's own lines are the evidence, also through a pipe that hid the exit code.
+        type_clashes.on_failure(sp, command, ev.output, ev.step, event)
     if unproven:
         return
     if ev.is_error:
@@ -323,16 +321,17 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> bool:
     # stated once, in the same words every session, so it reinforces instead of repeating.
     if not removed and added and added[-1] in ("&&", ";") and _NOT_FOUND.search(err):
         rest = command[len(" ".join(added)):].split()
-        if rest:
+        ran = parse(" ".join(rest)).main()
+        if rest and ran is not None:
             data["program"], data["prefix"] = rest[0], " ".join(added)
             # One lesson per program: the text names it, and ``ruff`` found once the venv is active
             # is not ``pytest`` found (one key made the later program reinforce the first one's text).
-            key = f"{COMMAND_FIX}:{rest[0]}:" + redact_then_cut(difference, 160)
+            key = f"{COMMAND_FIX}:{ran.program}:" + redact_then_cut(difference, 160)
             if trigger is not None:
                 # A run that already has the setup step before it follows the lesson: it neither needs
                 # it said nor proves it wrong by working (``source .venv/bin/activate && ruff check``).
-                setup = tuple(t for t in added if t not in ("&&", ";"))[:6]
-                data["triggers"] = [dataclasses.replace(trigger, unless=setup).as_json()]
+                setup = tuple(t for t in added if t not in ("&&", ";"))[:5]
+                data["triggers"] = [dataclasses.replace(trigger, unless=(SETUP_STEP, *setup)).as_json()]
     sp.add_signal(Signal(COMMAND_FIX, key, step, [], data,
                          [f"{shorten_command(failed, 80)} → {shorten_command(command, 80)}"]))
     return True

@@ -70,6 +70,7 @@ _ENTITY: Final = re.compile(
     r"\b(?:\d{1,3}\.){3}\d{1,3}\b|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|local|lan|internal|app|"
     r"cloud|sh|ai)\b|https?://\S+|\blocalhost(?::\d+)?\b|:\d{2,5}\b|\bv?\d+\.\d+(?:\.\d+)?\b|"
     r"\b[\w-]+/[\w.-]+\b|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|`[^`\n]{2,80}`", re.I)
+_EMPHASIS: Final = re.compile(r"(?<![\w])_([^_\s][^_\n]*?)_(?![\w])")
 _REF: Final = re.compile(r"\[(?:image|pasted text) #\d+[^\]]*\]", re.I)
 
 
@@ -162,7 +163,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     tense, today-words) only on the clause that carries the mood, so an anaphoric "these"
     in the reason ("..., these are redundant") does not count against the rule.
     """
-    norm = normalise(sentence)
+    norm = _EMPHASIS.sub(r"\1", normalise(sentence))  # "_never_": Markdown's emphasis, the word itself
     n_words = len(words(sentence))
     opener = norm.lstrip(" -*>•\"'`(")
     for p in cues.please:  # "please never ...": the politeness is not the mood
@@ -202,6 +203,9 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         "memory_note": 1.0 if origin == MEMORY_NOTE else 0.0,
         "correction": 1.0 if origin == CORRECTION else 0.0,
         "question": 1.0 if question else 0.0,
+        # Asked by its grammar (an inverted verb, a wh-word), not only by its mark: "Try X first?" directs.
+        "asks": 1.0 if inversion or wh or (sentence.rstrip().endswith("?") and opener.split()[:1] and
+                                           opener.split()[0] in cues.auxiliaries) else 0.0,
         # Demonstratives in the mood's clause; a phrase that compares with the conversation
         # ("like before", "the other one") wherever it is.
         "deixis": float(min(2, _deixis(cues, clause) + len(find(_multiword(cues.deixis), norm))
@@ -291,13 +295,14 @@ def _content(sentence: str) -> set[str]:
     return {w for w in words(sentence) if len(w) >= 4 and w not in _GLUE}
 
 
-def _with_followers(parts: list[str], start: int) -> str:
-    """The first ``start`` sentences and those after them that share a word with what is kept so far."""
+def _with_followers(parts: list[str], start: int, own: list[bool]) -> str:
+    """The first ``start`` sentences and those after them that share a word with what is kept so far,
+    up to one that is not part of it (``own``: a rule of its own, a question, a story)."""
     kept = parts[:start]
     seen = set().union(*(_content(p) for p in kept))
-    for nxt in parts[start:]:
+    for j, nxt in enumerate(parts[start:], start):
         shared = _content(nxt)
-        if not shared & seen:
+        if own[j] or not shared & seen:
             break
         kept.append(nxt)
         seen |= shared
@@ -308,9 +313,10 @@ def judge(utterance: Utterance) -> list[Verdict]:
     """Every sentence of an utterance, judged (in order)."""
     cues = LANGUAGES.get(utterance.language) or LANGUAGES["en"]
     parts = sentences(utterance.text)
+    every = [features(s, cues, utterance.origin) for s in parts]
     out = []
     for i, s in enumerate(parts):
-        f = features(s, cues, utterance.origin)
+        f = every[i]
         if i and parts[i - 1].rstrip().endswith("?") and starts_with(cues.elaboration, normalise(s)):
             f["fragment"] = 1.0  # "Could we show X instead? Like there should always be Y": the question's
         rule, fact = score(f), score(f, FACT_WEIGHTS)
@@ -320,7 +326,9 @@ def judge(utterance: Utterance) -> list[Verdict]:
                 # "Don't X. Try Y? I think just Z." A prohibition that opens a short message is completed by
                 # what follows about the same thing: what to do instead (blind judges: "the actionable half
                 # was dropped"). A sentence that shares no word with it is another subject, and ends it.
-                text = _with_followers(parts, 2 if text != parts[0] else 1)
+                # One that is a rule of its own, asks something, or tells a story is not this rule's.
+                own = [score(g) >= CANDIDATE_THRESHOLD or bool(g["asks"] or g["past"] or g["narrative"]) for g in every]
+                text = _with_followers(parts, 2 if text != parts[0] else 1, own)
             out.append(Verdict(text, RULE, rule, _fired(f, WEIGHTS)))
         elif fact >= FACT_THRESHOLD and f["fact_opener"]:
             out.append(Verdict(s, FACT, fact, _fired(f, FACT_WEIGHTS)))

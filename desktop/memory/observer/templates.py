@@ -251,7 +251,7 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         rewrite = d.get("rewrite")
         if not note and isinstance(rewrite, list) and len(rewrite) == 2:
             # Fixed in code: how the flagged line was written instead is the fix an agent can copy.
-            fix = f"; a fix here wrote `{excerpt(str(rewrite[0]), 60)}` as `{excerpt(str(rewrite[1]), 100)}`"
+            fix = f"; a fix here wrote `{excerpt(str(rewrite[0]), 60)}` as `{excerpt(str(rewrite[1]), 160)}`"
         return Rendered(T.ERROR_PATTERN, f"`{d['command']}` reports `{d['rule']}`: \"{excerpt(d['message'], 140)}\""
                         f"{fix}.", [], from_tool_output=True)
     if k == CHECK_GAP:

@@ -127,13 +127,15 @@ def on_edit(sp: Scratchpad, path: str, summary: str, texts: tuple[str, ...] = ()
             if not file or not same_file(path, file) or not summary:
                 continue
             known = held["edits"].get(rule)
-            # An edit naming the rule (an annotation) wins over one that does not, and a later one over
-            # an earlier: a bare ``//nolint:gosec`` that nolintlint refused, then the same with its reason,
-            # passed as the second (blind judges: the first "would fail lint as written").
-            if known is None or rule in summary:
+            # An edit that annotates the rule wins over one that does not, and a later one over an
+            # earlier: a bare ``//nolint:gosec`` that nolintlint refused, then the same with its reason,
+            # passed as the second (blind judges: the first "would fail lint as written"). Only an
+            # annotation counts, not the rule's name anywhere (a comment that mentions it).
+            annotates = rule.lower() in annotation(summary).lower()
+            if known is None or annotates or (rule not in known[1] and rule in summary):
                 held["edits"][rule] = [path, summary]
-                if rule in summary and texts:
-                    held.setdefault("notes", {})[rule] = annotation_of(rule, texts[-1])
+                if annotates and texts:
+                    held.setdefault("notes", {})[rule] = annotation_of(rule, texts[-1], "\n".join(texts[:-1]))
             pairs = held.setdefault("pairs", {}).setdefault(rule, [])
             rewrites = held.setdefault("rewrites", {})
             for source in info[3] if len(info) > 3 else []:

@@ -21,13 +21,13 @@ session counts once (``signals.SIGNAL_SPECS``: two sessions).
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from desktop.memory.observer.command_shape import parse
 from desktop.memory.observer.harness import shorten_command
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signal_kinds import TYPE_CLASH
@@ -72,18 +72,26 @@ _PLAIN: Final = frozenset({
 #: A named type: a capitalised name of two letters or more, qualified or not (``id.CheckpointID``,
 #: ``ids::UserId``); a pointer, a slice or a one-letter type parameter is not a wrapper.
 _NAMED: Final = re.compile(r"^(?:[A-Za-z_]\w*(?:\.|::))*[A-Z]\w+$")
-#: Where each language declares a type of its own (``{name}``: the type's bare name).
+#: Where each language declares a type of its own (``{name}``: the type's bare name), and what over:
+#: ``under`` is the type it wraps, when the declaration says so in a way that makes it a wrapper.
 _DECLARATIONS: Final = {
-    ".go": r"^type\s+{name}\b",
-    ".ts": r"^(?:export\s+)?(?:declare\s+)?(?:type|interface|class|enum)\s+{name}\b",
-    ".py": r"^(?:class\s+{name}\b|{name}\s*(?::\s*[\w.\[\]]+\s*)?=\s*(?:typing\.)?NewType\()",
-    ".rs": r"^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:struct|enum|type)\s+{name}\b",
+    ".go": r"^type\s+{name}\b(?:\s+(?P<under>[\w.\[\]*]+))?",
+    ".ts": r"^(?:export\s+)?(?:declare\s+)?(?:(?:interface|class|enum)\s+{name}\b|type\s+{name}\s*(?:<[^>\n]*>)?"
+           r"\s*=\s*(?P<under>\w+))",
+    ".py": r"^(?:class\s+{name}\b(?:\((?P<under>[\w.]+)\))?|{name}\s*(?::\s*[\w.\[\]]+\s*)?=\s*(?:typing\.)?"
+           r"NewType\(\s*[\"'][^\"']*[\"']\s*,\s*(?P<under2>[\w.]+)\s*\))",
+    ".rs": r"^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:(?:struct|enum)\s+{name}\b"
+           r"(?:\s*\(\s*(?:pub\s+)?(?P<under>[\w:&<>]+)\s*\))?|type\s+{name}\s*=\s*(?P<under2>[\w:&<>]+))",
 }
 #: Folders never searched for a declaration: dependencies, builds, caches, hidden ones.
 _SKIP: Final = frozenset({"node_modules", "vendor", "target", "dist", "build", "__pycache__", "venv"})
+#: Programs that show, fetch or compare text: a compiler's lines in their output are another run's.
+_VIEWERS: Final = frozenset({"git", "gh", "glab", "echo", "printf", "cat", "bat", "less", "more", "head", "tail",
+                             "grep", "rg", "ls", "which", "find", "diff", "sed", "awk", "jq", "tee", "curl", "wget",
+                             "docker", "kubectl", "journalctl"})
 _STATE: Final = "type_clashes"
-MAX_PER_SESSION: Final = 3
-MAX_SCANNED: Final = 4000
+MAX_PER_SESSION: Final = 6
+MAX_WALKED: Final = 20_000
 MAX_BYTES: Final = 256_000
 
 
@@ -114,7 +122,11 @@ def bare(type_name: str) -> str:
 
 
 def on_failure(sp: Scratchpad, command: str, output: str, step: int, event: str) -> None:
-    """A failed run whose output reports a named type mixed up with its plain one: one signal per pair."""
+    """A failed run whose output reports a named type mixed up with its plain one: one signal per pair.
+    A program that only shows text (``cat build.log``, ``tail``, ``docker logs``) compiled nothing here."""
+    ran = parse(command).main()
+    if ran is None or ran.program in _VIEWERS:
+        return
     seen: list[dict[str, Any]] = sp.ev.setdefault(_STATE, [])
     for line in output[-20000:].splitlines():
         found = clash(line)
@@ -132,14 +144,15 @@ def on_failure(sp: Scratchpad, command: str, output: str, step: int, event: str)
         message = place.sub("", line, count=1).strip()
         data = {"type": named, "plain": plain, "lang": lang, "command": shorten_command(command),
                 "error": redact_then_cut(message, 200), "events": [event]}
-        sp.add_signal(Signal(TYPE_CLASH, f"{TYPE_CLASH}:{bare(named)}|{plain}"[:200], step, [], data,
+        sp.add_signal(Signal(TYPE_CLASH, f"{TYPE_CLASH}:{lang}:{bare(named)}|{plain}"[:200], step, [], data,
                              [excerpt(f"{shorten_command(command, 80)} → {redact_then_cut(message, 200)}", 200)]))
 
 
-def declared_in(root: str, type_name: str, lang: str) -> str | None:
-    """The file (relative to ``root``) that declares ``type_name`` in ``lang`` (``id.CheckpointID``: a
-    ``type CheckpointID`` in a folder named ``id``); "" when the project declares none or two of that
-    name; None when the project is not on this disk. Bounded: at most MAX_SCANNED files are read."""
+def declared_in(root: str, type_name: str, lang: str, plain: str = "") -> str | None:
+    """The file (relative to ``root``) that declares ``type_name`` in ``lang`` over ``plain`` (``type
+    CheckpointID string`` in a folder named ``id`` for ``id.CheckpointID``); "" when the project declares
+    none, two, or one over something else (a struct, an interface: then the mix-up is no wrapper's);
+    None when the project is not on this disk. Bounded: at most MAX_WALKED names are looked at."""
     pattern = _DECLARATIONS.get(lang)
     if not root or pattern is None or not os.path.isdir(root):
         return None
@@ -147,20 +160,36 @@ def declared_in(root: str, type_name: str, lang: str) -> str | None:
     folder = parts[-2] if len(parts) > 1 and lang == ".go" else ""  # Go qualifies by the package's folder
     declaration = re.compile(pattern.format(name=re.escape(parts[-1])), re.M)
     found: list[str] = []
-    for path in itertools.islice(_sources(root, lang, folder), MAX_SCANNED):
+    for path in _sources(root, lang, folder):
         try:
-            if path.stat().st_size > MAX_BYTES or not declaration.search(path.read_text("utf-8", "replace")):
+            if path.stat().st_size > MAX_BYTES:
                 continue
+            m = declaration.search(path.read_text("utf-8", "replace"))
         except OSError:
             continue
+        if m is None:
+            continue
+        under = m.groupdict().get("under") or m.groupdict().get("under2") or ""
+        if plain and _base(under) != _base(plain):
+            return ""  # declared over something else: a struct, an interface, a class of its own
         found.append(path.relative_to(root).as_posix())
         if len(found) > 1:
             return ""  # two types of that name: which one the compiler meant is not known
     return found[0] if found else ""
 
 
+def _base(type_name: str) -> str:
+    """A type's last name, without a module or a reference (``std::string::String``; ``&str`` is a String's)."""
+    name = re.split(r"\.|::", type_name.lstrip("&"))[-1]
+    return "String" if name == "str" else name
+
+
 def _sources(root: str, lang: str, folder: str) -> Iterator[Path]:
+    walked = 0
     for here, dirs, files in os.walk(root):
+        walked += len(dirs) + len(files)
+        if walked > MAX_WALKED:
+            return  # a tree this large is searched no further at a session's end
         dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.startswith("."))
         if folder and os.path.basename(here) != folder:
             continue
@@ -176,7 +205,7 @@ def finalize(sp: Scratchpad) -> None:
     for key, sig in list(sp.signals.items()):
         if sig.kind != TYPE_CLASH:
             continue
-        where = declared_in(sp.cwd, str(sig.data["type"]), str(sig.data.get("lang", "")))
+        where = declared_in(sp.cwd, str(sig.data["type"]), str(sig.data.get("lang", "")), str(sig.data["plain"]))
         if where == "":
             del sp.signals[key]
         elif where:

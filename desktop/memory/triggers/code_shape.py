@@ -43,6 +43,8 @@ _TOKEN: Final = lazy(r"[A-Za-z_]\w*|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|'(?:[^'\\]|\\.)
 _ANNOTATED: Final = lazy(r"nolint|noqa|type:\s*ignore|pyright:\s*ignore|eslint-disable|@ts-(?:ignore|expect)")
 _BLANK: Final = "_"
 _WORDS: Final = lazy(r"[A-Za-z_]\w*")
+#: An assignment (``x, err :=``, ``y =``), not a comparison.
+_ASSIGN: Final = lazy(r":=|(?<![=!<>])=(?!=)")
 #: Where a comment starts at the end of a line (after code and a space), looked for outside strings.
 _COMMENT_START: Final = lazy(r"\s+(?://|#)")
 #: Between a block header's shape and the line under it, in a paired key.
@@ -296,10 +298,13 @@ def rewritten_as(olds: Iterable[str], new: str, source: str, called: str = "") -
     # lines later, ``return nil, fmt.Errorf("…: %w", err)``): the line that does what it did comes too
     # (blind judges: the first line alone "leaves out the wrap that fixed it").
     head = want.split()[0]
-    if best.split()[0] != head:
+    assigned = set(_WORDS.findall(_ASSIGN.split(best, maxsplit=1)[0])) if _ASSIGN.search(best) else set()
+    if best.split()[0] != head and assigned:
         at = [line for line, _ in kept].index(best)
-        # Within the next few lines, which check what the first one returned (``if err != nil {``).
-        then = [line for line, _ in kept[at + 1:at + 4] if line.split()[0] == head]
+        # Within the next few lines (which check what the first one assigned, ``if err != nil {``), the one
+        # that starts like the flagged line and uses what the first one assigned: not any ``return nil, nil``.
+        then = [line for line, _ in kept[at + 1:at + 4]
+                if line.split()[0] == head and assigned & set(_WORDS.findall(line))]
         if then:
             return f"{best} … {then[0]}"
     return best

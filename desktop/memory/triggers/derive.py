@@ -13,13 +13,14 @@ Two sources, both structural:
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 from typing import Any, Final
 
 from desktop.memory.observer.command_shape import parse
-from desktop.memory.observer.signal_kinds import CHECK_RULE
-from desktop.memory.triggers.model import ANY_FILE, COMMAND, EDIT, PATH, Trigger
+from desktop.memory.observer.signal_kinds import CHECK_RULE, COMMAND_FIX
+from desktop.memory.triggers.model import ANY_FILE, COMMAND, EDIT, PATH, SETUP_STEP, Trigger
 
 #: Memory types a person's rule can have (a learned lesson brings explicit triggers instead).
 RULE_TYPES: Final = frozenset({"preference", "requirement", "decision", "gotcha", "note", "pattern"})
@@ -115,15 +116,31 @@ def rule_triggers(content: str) -> list[Trigger]:
     return out
 
 
+#: A lesson that a program needs a setup step first, as ``templates`` words it.
+_SETUP_LESSON: Final = re.compile(r"^`([^`\s]+)` is not found on the PATH here: run it as `(.+?) \1 …`\.$")
+
+
+def _setup_of(content: str) -> tuple[str, ...]:
+    """The setup step a not-on-the-PATH lesson recommends, as a trigger's ``unless`` (``model.SETUP_STEP``)."""
+    m = _SETUP_LESSON.match(content)
+    if m is None:
+        return ()
+    steps = tuple(t for t in m.group(2).split() if t not in ("&&", ";"))[:5]
+    return (SETUP_STEP, *steps) if steps else ()
+
+
 def triggers_of(mtype: str, content: str, source: str, metadata: dict[str, Any]) -> list[Trigger]:
     """Every trigger of one memory (explicit ones first), without duplicates."""
     found: list[Trigger] = []
     explicit = metadata.get("triggers") if isinstance(metadata, dict) else None
     checker_rule = isinstance(metadata, dict) and metadata.get("signal") == CHECK_RULE
+    setup = _setup_of(content) if isinstance(metadata, dict) and metadata.get("signal") == COMMAND_FIX else ()
     for item in explicit if isinstance(explicit, list) else []:
         trig = Trigger.from_json(item)
         if trig is None or (checker_rule and trig.kind == EDIT and not trig.path):
             continue  # a checker's rule fires when the checker runs, not before any edit of a file kind
+        if setup and trig.kind == COMMAND and not trig.unless:
+            trig = dataclasses.replace(trig, unless=setup)  # learned before the setup step was kept
         found.append(trig)
     user_words = source in USER_SOURCES or (isinstance(metadata, dict) and metadata.get("signal") == "user_rule")
     if mtype in RULE_TYPES and user_words:

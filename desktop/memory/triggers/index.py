@@ -20,7 +20,7 @@ from desktop.memory.triggers.model import CODE, CallShape, Trigger
 log = logging.getLogger("engram.triggers")
 
 #: Bumped whenever ``derive`` changes what it finds: the index is rebuilt once on the next open.
-DERIVATION_VERSION: Final = 5
+DERIVATION_VERSION: Final = 6
 _META_KEY: Final = "triggers_version"
 
 

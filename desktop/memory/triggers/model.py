@@ -57,6 +57,9 @@ BANG_IN_QUOTES: Final = "<!>"
 #: A ``!`` next to whitespace (or ending the text, or before ``=`` and a space): where the harness
 #: puts its backslash.
 EXPOSED_BANG: Final = lazy(r"(?<!\\)!(?=\s|=\s|$)|(?<=\s)!")
+#: The first ``unless`` token of a trigger whose recommended form is a setup step run before the program
+#: (``source .venv/bin/activate && ruff``): an earlier step of the call meets it, not the program's own args.
+SETUP_STEP: Final = "<setup>"
 #: A command argument that names a path in the project (a folder with a slash, or a file name).
 PATH_ARG: Final = lazy(r"^\.?[\w@+-][\w@.+-]*(?:/[\w@.+*-]*)+$|^[\w@+-][\w@+-]*\.[A-Za-z]\w{0,7}$")
 
@@ -244,7 +247,8 @@ def on_disk(root: Path, path: str) -> bool:
 def _set_up_before(setup: tuple[str, ...], earlier: Iterable[Segment]) -> bool:
     """True when a step before the one a trigger is about is the setup it asks for (``source
     .venv/bin/activate`` before ``ruff``): the call already follows the lesson."""
-    return any(not seg.piped and all(t == seg.program or seg.has(t) for t in setup) for seg in earlier)
+    return bool(setup) and any(not seg.piped and seg.program == setup[0] and all(seg.has(t) for t in setup[1:])
+                               for seg in earlier)
 
 
 def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool:
@@ -258,7 +262,8 @@ def matches(trigger: Trigger, call: CallShape, root: Path | None = None) -> bool
         return any(seg.program == trigger.key and seg.words[:len(trigger.words)] == trigger.words
                    and all(seg.has(t) for t in trigger.tokens)
                    and not (trigger.unless and (all(seg.has(t) for t in trigger.unless)
-                                                or _set_up_before(trigger.unless, segments[:i])))
+                                                or (trigger.unless[0] == SETUP_STEP
+                                                    and _set_up_before(trigger.unless[1:], segments[:i]))))
                    for i, seg in enumerate(segments))
     if trigger.kind == PATH:
         if call.tool not in LOOK_TOOLS and call.tool != "Bash":
