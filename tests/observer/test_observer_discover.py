@@ -70,3 +70,24 @@ def test_find_transcripts_for_all_agents(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_nothing_found_is_an_empty_list(tmp_path: Path) -> None:
     assert find_transcripts(tmp_path / "nowhere", home=tmp_path / "empty-home") == []
+
+
+def test_a_folder_given_to_ingest_is_read_oldest_session_first(tmp_path: Path) -> None:
+    """Session ids are random: by file name, a later session would be learned first, and what it
+    reinforces or retires would be undone by the earlier one imported after it."""
+    from desktop.memory.observer.discover import expand_transcript_paths, started_at
+
+    def transcript(name: str, when: str) -> Path:
+        path = tmp_path / "t" / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps({"type": "user", "timestamp": when, "message": {"content": "hi"}}) + "\n",
+                        encoding="utf-8")
+        return path
+
+    late = transcript("0aaa.jsonl", "2026-02-11T15:31:21.340Z")
+    early = transcript("ffff.jsonl", "2026-01-03T09:00:00.000Z")
+    undated = tmp_path / "t" / "session-x.json"
+    undated.write_text("{}", encoding="utf-8")
+    assert started_at(early) < started_at(late) and started_at(undated)  # no timestamp: its file time
+    assert expand_transcript_paths([tmp_path / "t"])[:2] == [early, late]
+    assert expand_transcript_paths([late, early]) == [late, early]  # files named one by one: as given

@@ -19,7 +19,9 @@ import logging
 import os
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Final
 
 from desktop.memory import safe_json
 from desktop.memory.observer.gemini import project_hash, project_root_of
@@ -109,15 +111,35 @@ _TRANSCRIPT_PATTERNS = ("*.jsonl", "session-*.json")
 
 
 def expand_transcript_paths(paths: list[Path]) -> list[Path]:
-    """Files as given; each folder replaced by the transcript files under it (sorted, recursively)."""
+    """Files as given; each folder replaced by the transcript files under it (recursively), oldest session
+    first: a later session reinforces or retires what an earlier one taught, so the order is the history's,
+    not the file names' (session ids are random)."""
     out: list[Path] = []
     for path in paths:
         if path.is_dir():
             found = {f for pattern in _TRANSCRIPT_PATTERNS for f in _safe_glob(path, f"**/{pattern}") if f.is_file()}
-            out += sorted(found)
+            out += sorted(found, key=lambda f: (started_at(f), str(f)))
         else:
             out.append(path)
     return out
+
+
+_STARTED: Final = re.compile(r'"(?:timestamp|startTime)"\s*:\s*"(\d{4}-\d\d-\d\dT[^"]{1,40})"')
+_HEAD_BYTES: Final = 65536
+
+
+def started_at(path: Path) -> str:
+    """When a transcript's session started: the first ISO timestamp in its first 64 KB (Claude Code's and
+    Codex's ``timestamp``, Gemini's ``startTime``), or its modification time when it shows none."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(_HEAD_BYTES).decode("utf-8", "replace")
+        m = _STARTED.search(head)
+        if m:
+            return m.group(1)
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat()
+    except OSError:
+        return ""
 
 
 def _gemini_folders(tmp: Path, projects: list[str]) -> list[Path]:
