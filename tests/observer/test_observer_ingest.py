@@ -216,5 +216,6 @@ def test_cli_ingest_takes_a_folder_of_transcripts(tmp_path: Path, capsys: pytest
     args = ["--project", str(project), "--data-dir", str(tmp_path / "data"), "--json"]
     assert cli_main(["ingest", *args, str(folder)]) == 0
     reports = json.loads(capsys.readouterr().out)
-    assert [(Path(r["path"]).name, r["status"]) for r in reports] == [("a.jsonl", "imported"),
-                                                                       ("b.jsonl", "imported")]
+    # Both transcripts, oldest session first (the main session predates synapse's), not by name.
+    assert [(Path(r["path"]).name, r["status"]) for r in reports] == [("b.jsonl", "imported"),
+                                                                       ("a.jsonl", "imported")]
