@@ -171,3 +171,17 @@ def test_two_sessions_store_the_type_whatever_its_spelling_one_does_not(db: Data
     rows = stored()
     assert len(rows) == 1 and rows[0][0] == "gotcha"  # Go names it bare inside its own package
     assert rows[0][1].startswith("`CheckpointID` is a type of its own here, not plain `string`: ")
+
+
+def test_the_declaration_is_the_types_identity(tmp_path: Path) -> None:
+    """Go names a type bare inside its package and qualified elsewhere: one type, one key. Two packages'
+    types of one name are two."""
+    for pkg in ("user", "order"):
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / f"{pkg}.go").write_text(f"package {pkg}\n\ntype ID string\n", encoding="utf-8")
+    lines = ("user/a.go:1:1: cannot use s (variable of type string) as ID value in return statement\n"
+             "api/b.go:2:1: cannot use s (variable of type string) as user.ID value in argument to f\n"
+             "api/c.go:3:1: cannot use s (variable of type string) as order.ID value in argument to g\n")
+    digest = _on_disk(Seq().bash("go build ./...", lines, error=True).end(), tmp_path)
+    keys = sorted(s.key for s in digest.signals if s.kind == "type_clash")
+    assert keys == ["type_clash:order/order.go:ID|string", "type_clash:user/user.go:ID|string"]

@@ -135,7 +135,7 @@ def on_failure(sp: Scratchpad, command: str, output: str, step: int, event: str)
         named, plain, lang = found
         if lang == ".rs" and "error[E0308]" not in output:
             continue  # a label line is rustc's only under its "mismatched types" error
-        if any(bare(s["type"]) == bare(named) and s["plain"] == plain for s in seen):
+        if any(s["type"] == named and s["plain"] == plain for s in seen):
             continue
         if len(seen) >= MAX_PER_SESSION:
             return
@@ -144,7 +144,8 @@ def on_failure(sp: Scratchpad, command: str, output: str, step: int, event: str)
         message = place.sub("", line, count=1).strip()
         data = {"type": named, "plain": plain, "lang": lang, "command": shorten_command(command),
                 "error": redact_then_cut(message, 200), "events": [event]}
-        sp.add_signal(Signal(TYPE_CLASH, f"{TYPE_CLASH}:{lang}:{bare(named)}|{plain}"[:200], step, [], data,
+        # Keyed as spelled until the session's end finds the declaration (``finalize``).
+        sp.add_signal(Signal(TYPE_CLASH, f"{TYPE_CLASH}:{lang}:{named}|{plain}"[:200], step, [], data,
                              [excerpt(f"{shorten_command(command, 80)} → {redact_then_cut(message, 200)}", 200)]))
 
 
@@ -205,9 +206,16 @@ def finalize(sp: Scratchpad) -> None:
     for key, sig in list(sp.signals.items()):
         if sig.kind != TYPE_CLASH:
             continue
-        where = declared_in(sp.cwd, str(sig.data["type"]), str(sig.data.get("lang", "")), str(sig.data["plain"]))
+        named, plain = str(sig.data["type"]), str(sig.data["plain"])
+        where = declared_in(sp.cwd, named, str(sig.data.get("lang", "")), plain)
+        del sp.signals[key]
         if where == "":
-            del sp.signals[key]
-        elif where:
+            continue
+        # The declaration is the type's identity: Go's ``id.CheckpointID`` and, inside its package,
+        # ``CheckpointID`` are one type; ``user.ID`` and ``order.ID`` are two. Without the project on this
+        # disk, the bare name is the best guess at it.
+        if where:
             sig.data["declared"] = where
             sig.files = [where]
+        sig.key = f"{TYPE_CLASH}:{where or sig.data.get('lang', '')}:{bare(named)}|{plain}"[:200]
+        sp.add_signal(sig)
