@@ -214,7 +214,11 @@ def annotation(summary: str) -> str:
     """The suppression annotation an edit added (``//nolint:nilerr //``), or ''."""
     new = summary.split("→", 1)[-1]
     m = _ANNOTATION.search(new)
-    return " ".join(m.group(1).split()) if m else ""
+    return _note(m) if m else ""
+
+
+def _note(m: re.Match[str]) -> str:
+    return " ".join(m.group(1).split())
 
 
 def annotation_of(rule: str, written: str, old: str = "") -> str:
@@ -227,7 +231,7 @@ def annotation_of(rule: str, written: str, old: str = "") -> str:
         if line.strip() in kept:
             continue
         for m in _ANNOTATION.finditer(line):
-            note = " ".join(m.group(1).split())
+            note = _note(m)
             if rule.lower() in note.lower():
                 return note
     return ""

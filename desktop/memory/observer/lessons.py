@@ -322,7 +322,7 @@ def _command_fix(sp: Scratchpad, command: str, step: int, event: str) -> bool:
     if not removed and added and added[-1] in ("&&", ";") and _NOT_FOUND.search(err):
         rest = command[len(" ".join(added)):].split()
         ran = parse(" ".join(rest)).main()
-        if rest and ran is not None:
+        if ran is not None:
             data["program"], data["prefix"] = rest[0], " ".join(added)
             # One lesson per program: the text names it, and ``ruff`` found once the venv is active
             # is not ``pytest`` found (one key made the later program reinforce the first one's text).

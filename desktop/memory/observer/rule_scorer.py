@@ -278,7 +278,8 @@ def _with_reason(parts: list[str], i: int, cues: LanguageCues) -> str:
 
 
 #: A message this short is one instruction: a prohibition opening it is completed by what follows.
-SHORT_SENTENCES, SHORT_WORDS = 4, 70
+SHORT_SENTENCES: Final = 4
+SHORT_WORDS: Final = 70
 
 
 #: Words too common to tie two sentences to one subject.

@@ -55,6 +55,9 @@ _CLASHES: Final = (
      rf"`(?P<given>{_TYPE})`"),
 )
 _COMPILED: Final = tuple((lang, re.compile(place), re.compile(place + words)) for lang, place, words in _CLASHES)
+#: Words every one of those lines has: output without any of them is not read line by line.
+_ANY_CLASH: Final = re.compile(r"cannot use|mismatched types|is not assignable|incompatible (?:type|return)|"
+                               r"expression has type|expected (?:struct |enum |type |reference )?`", re.I)
 #: Plain types a wrapper type is made of. Not ``None``/``null``/``any``/``error``/``never``: against a
 #: named type those are a missing check, an interface or an inference, never a wrapper.
 _PLAIN: Final = frozenset({
@@ -124,11 +127,14 @@ def bare(type_name: str) -> str:
 def on_failure(sp: Scratchpad, command: str, output: str, step: int, event: str) -> None:
     """A failed run whose output reports a named type mixed up with its plain one: one signal per pair.
     A program that only shows text (``cat build.log``, ``tail``, ``docker logs``) compiled nothing here."""
+    tail = output[-20000:]
+    if not _ANY_CLASH.search(tail):
+        return  # nearly every failure: no line to read, no command to parse
     ran = parse(command).main()
     if ran is None or ran.program in _VIEWERS:
         return
     seen: list[dict[str, Any]] = sp.ev.setdefault(_STATE, [])
-    for line in output[-20000:].splitlines():
+    for line in tail.splitlines():
         found = clash(line)
         if found is None:
             continue
@@ -149,11 +155,13 @@ def on_failure(sp: Scratchpad, command: str, output: str, step: int, event: str)
                              [excerpt(f"{shorten_command(command, 80)} → {redact_then_cut(message, 200)}", 200)]))
 
 
-def declared_in(root: str, type_name: str, lang: str, plain: str = "") -> str | None:
+def declared_in(root: str, type_name: str, lang: str, plain: str = "",
+                listing: dict[str, list[Path]] | None = None) -> str | None:
     """The file (relative to ``root``) that declares ``type_name`` in ``lang`` over ``plain`` (``type
     CheckpointID string`` in a folder named ``id`` for ``id.CheckpointID``); "" when the project declares
     none, two, or one over something else (a struct, an interface: then the mix-up is no wrapper's);
-    None when the project is not on this disk. Bounded: at most MAX_WALKED names are looked at."""
+    None when the project is not on this disk. Bounded: at most MAX_WALKED names are looked at.
+    ``listing`` keeps each language's source files between calls (one walk of the tree per session end)."""
     pattern = _DECLARATIONS.get(lang)
     if not root or pattern is None or not os.path.isdir(root):
         return None
@@ -161,7 +169,11 @@ def declared_in(root: str, type_name: str, lang: str, plain: str = "") -> str | 
     folder = parts[-2] if len(parts) > 1 and lang == ".go" else ""  # Go qualifies by the package's folder
     declaration = re.compile(pattern.format(name=re.escape(parts[-1])), re.M)
     found: list[str] = []
-    for path in _sources(root, lang, folder):
+    if listing is None:
+        listing = {}
+    if lang not in listing:
+        listing[lang] = list(_sources(root, lang))
+    for path in (p for p in listing[lang] if not folder or p.parent.name == folder):
         try:
             if path.stat().st_size > MAX_BYTES:
                 continue
@@ -181,19 +193,17 @@ def declared_in(root: str, type_name: str, lang: str, plain: str = "") -> str | 
 
 def _base(type_name: str) -> str:
     """A type's last name, without a module or a reference (``std::string::String``; ``&str`` is a String's)."""
-    name = re.split(r"\.|::", type_name.lstrip("&"))[-1]
+    name = bare(type_name.lstrip("&"))
     return "String" if name == "str" else name
 
 
-def _sources(root: str, lang: str, folder: str) -> Iterator[Path]:
+def _sources(root: str, lang: str) -> Iterator[Path]:
     walked = 0
     for here, dirs, files in os.walk(root):
         walked += len(dirs) + len(files)
         if walked > MAX_WALKED:
             return  # a tree this large is searched no further at a session's end
         dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.startswith("."))
-        if folder and os.path.basename(here) != folder:
-            continue
         for f in sorted(files):
             if f.endswith(lang) or (lang == ".ts" and f.endswith(".tsx")):
                 yield Path(here) / f
@@ -203,11 +213,12 @@ def finalize(sp: Scratchpad) -> None:
     """With the project on this disk, name the file that declares each mixed-up type (blind judges:
     "here" without the package's path), and drop a pair whose named type the project does not
     declare: a library's type (``time.Duration``, ``Path``) is no convention of this project."""
+    listing: dict[str, list[Path]] = {}
     for key, sig in list(sp.signals.items()):
         if sig.kind != TYPE_CLASH:
             continue
         named, plain = str(sig.data["type"]), str(sig.data["plain"])
-        where = declared_in(sp.cwd, named, str(sig.data.get("lang", "")), plain)
+        where = declared_in(sp.cwd, named, str(sig.data.get("lang", "")), plain, listing)
         del sp.signals[key]
         if where == "":
             continue
