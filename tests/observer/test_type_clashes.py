@@ -185,3 +185,14 @@ def test_the_declaration_is_the_types_identity(tmp_path: Path) -> None:
     digest = _on_disk(Seq().bash("go build ./...", lines, error=True).end(), tmp_path)
     keys = sorted(s.key for s in digest.signals if s.kind == "type_clash")
     assert keys == ["type_clash:order/order.go:ID|string", "type_clash:user/user.go:ID|string"]
+
+
+@pytest.mark.parametrize("output", [
+    'app/x.py:12: error: Incompatible return value type (got "str", expected "UserId")  [return-value]\n',
+    "src/a.ts(4,7): error TS2322: Type 'number' is not assignable to type 'Cents'.\n",
+    "error[E0308]: mismatched types\n  |     ^^^^ expected `UserId`, found `String`\n",
+])
+def test_each_compilers_report_reaches_the_lesson_through_a_failed_run(output: str) -> None:
+    """The whole path from a failed run, not only the line reader: the output's first check for compiler
+    words must let every format through (mypy writes "Incompatible" with a capital)."""
+    assert "type_clash" in kinds(digest_of(Seq().bash("make check", "Exit code 1\n" + output, error=True).end()))
