@@ -156,6 +156,22 @@ def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, lan
     ("never_opened_user - Only has the container - No BKAgentService container - No databases", False),
     ("never_cache_results is read from the config", False),
     ("You must _never_ push directly to main.", True),                # Markdown's emphasis is the word
+    # A discourse marker does not hide the mood, and a clause beside the rule that points back at it is its reason.
+    ("oh, please don't amend commits - it breaks the release hooks", True),
+    ("yeah, don't push to main - it deploys straight to production", True),
+    ("don't worry, it's fine", False),                                 # reassurance, not a prohibition
+    ("yeah please fix this", False),                                   # a request, behind its marker
+    ("let's make sure we're using US English everywhere please", True),  # "everywhere": universal
+    # The mood word in capitals is the user's stress; capitals in a description direct nobody.
+    ("DO NOT TOUCH the implementation for exploratory probing.", True),
+    ("Do not touch the implementation for exploratory probing.", False),  # the same, unstressed: a candidate
+    ("The callback is NEVER called twice.", False),
+    # Asked to be remembered, or a choice with its alternative named: a standing rule.
+    ("Remember: API keys go in .env.local, never in .env", True),
+    ("ok so from now on use pnpm, not npm", True),
+    ("Ah I remember now, the issue was that I had uncommitted files locally.", False),
+    ("and remember to use pagination", False),                        # a reminder for this task
+    ("we need to fix the parser before the release, always", False),  # the speaker's own task
 ])
 def test_structural_rule_scorer(text: str, is_rule: bool) -> None:
     verdicts = kept(Utterance(text, "prompt"))
@@ -283,3 +299,11 @@ def test_codex_prompts_are_sources_and_its_init_expansion_is_not(tmp_path: Path)
         "Never commit `dist/`, CI builds it on every push."])
     rules = [s.data["text"] for s in kinds(digest_of(import_codex_rollout(path).events)).get("user_rule", [])]
     assert rules == ["Never commit `dist/`, CI builds it on every push."]
+
+
+def test_a_repeated_word_is_one_piece_of_evidence_of_the_language() -> None:
+    """ "no no no" is three Spanish function words by count; by distinct words, English wins the tie."""
+    utterance = user_utterance("no no no, don't touch the migrations folder, those are generated")
+    assert utterance is not None and utterance.language == "en"
+    verdicts = kept(utterance)
+    assert verdicts and verdicts[0].kind == RULE and "prohibition" in verdicts[0].features

@@ -40,7 +40,7 @@ class LanguageCues:
     deixis: tuple[str, ...]
     """Words that point into the conversation ("this", "here", "now", "again", "above")."""
     one_off: tuple[str, ...]
-    """Words that bind a request to today ("for now", "first", "then", "later", "yet")."""
+    """Words that bind a request to today ("for now", "first", "later", "we need to": the speaker's own task)."""
     question: tuple[str, ...]
     """Words that open a question ("why", "can you", "is it")."""
     self_voice: tuple[str, ...]
@@ -69,11 +69,19 @@ class LanguageCues:
     """A pattern for an object pronoun a word list cannot tell from a particle: Czech "to" before an
     infinitive ("to prenastavit", reset *it*) points back, "to je" ("that is") does not."""
     stative: tuple[str, ...] = ()
-    """Verbs of knowing and having: "we don't know" states, it does not forbid."""
+    """Verbs of knowing, having and feeling: "we don't know", "don't worry" state or reassure; they do not forbid."""
     conditional: tuple[str, ...] = ()
     """Openers of a condition ("if", "when"): a modal inside one ("if you must ...") directs nobody."""
     fact_openers: tuple[str, ...] = ()
     """How a statement about the environment opens ("we use", "the repo is", "there is no")."""
+    memory_openers: tuple[str, ...] = ()
+    """How a sentence asks to be remembered ("remember:", "keep in mind that", "fyi"): what follows is kept."""
+    choice_verbs: tuple[str, ...] = ()
+    """Imperatives that pick among alternatives ("use", "prefer"): with the alternative named ("use X, not
+    Y"), a standing choice."""
+    interjections: tuple[str, ...] = ()
+    """Discourse markers that open a sentence without being its mood ("oh,", "yeah", "and", "also"): a
+    prohibition after one ("oh, please don't ...") is still the sentence's mood."""
     elaboration: tuple[str, ...] = ()
     """Openers that go on with the sentence before ("like", "I mean", "for example"): after a
     question, what follows is that question's, not a rule of its own."""
@@ -93,12 +101,13 @@ _EN: Final = LanguageCues(
                 "are not allowed", "not supposed to", "only ever"),
     universal=("always", "never", "every time", "everytime", "each time", "whenever", "every", "all the time",
                "by default", "in general", "at all times", "any time", "from now on", "in future", "going forward",
-               "wherever", "in this project", "in this repo", "in this codebase", "here we"),
+               "wherever", "everywhere", "in this project", "in this repo", "in this codebase", "here we"),
     deixis=("this", "that", "these", "those", "here", "now", "again", "above", "below", "earlier",
             "previous", "previously", "the last", "the other", "this one", "that one", "like before", "as before"),
     one_off=("for now", "right now", "at the moment", "currently", "today", "tonight", "tomorrow", "yesterday",
              "first", "then", "next", "later", "yet", "anymore", "right away", "for this", "this time",
-             "in this pr", "in this branch", "on this branch", "this session", "so far", "instead now"),
+             "in this pr", "in this branch", "on this branch", "this session", "so far", "instead now",
+             "we need to", "i need to"),
     question=("what", "why", "how", "where", "when", "which", "who", "whose", "can you", "could you",
               "would you", "will you", "can we", "could we", "should we", "shall we", "do you", "do we",
               "does it", "did you", "did we", "is it", "is there", "is this", "are there", "are we", "are you",
@@ -112,6 +121,13 @@ _EN: Final = LanguageCues(
     reason=("because", "since", "so that", "otherwise", "as it", "as they", "due to", "given that", "that's why",
             "the reason", "or else", "it is a", "it's a", "too slow", "too large", "too big"),
     contrast=("instead", "rather than", "instead of", "not", "but"),
+    memory_openers=("remember that", "remember", "keep in mind that", "keep in mind", "bear in mind that",
+                    "bear in mind", "note that", "note to self", "note", "fyi", "for the record",
+                    "for future reference"),
+    choice_verbs=("use", "prefer", "pick", "choose", "stick to", "stick with", "go with", "call", "name", "put",
+                  "keep", "import", "store", "write"),
+    interjections=("oh", "ah", "ok", "okay", "yeah", "yes", "yep", "no", "nope", "hmm", "hm", "well", "so", "and",
+                   "also", "btw", "alright", "sure", "oops", "sorry", "wait", "actually"),
     please=("please", "pls", "kindly"),
     narrative=("should have", "shouldn't have", "must have", "could have", "would have", "never mind", "nevermind",
                "i tried", "i got", "i ran", "i just", "i did", "i had", "i saw", "i noticed", "i made",
@@ -129,7 +145,7 @@ _EN: Final = LanguageCues(
                  "isn't", "wasn't", "but"),
     anaphora=("it", "its", "it's", "them", "they", "their", "those ones", "that one", "this one", "anything",
               "something", "let me know", "show me", "tell me"),
-    stative=("know", "have", "see", "care", "think", "understand", "remember", "get", "seem", "mind", "like",
+    stative=("know", "have", "see", "care", "think", "understand", "remember", "get", "seem", "mind", "like", "worry",
              "need", "really need"),
     fact_openers=("we use", "we are on", "we're on", "we run", "we deploy", "we host", "we have no", "the repo is",
                   "the repository is", "the project uses", "the project is", "this project uses", "the shell is",
@@ -163,6 +179,10 @@ _FR: Final = LanguageCues(
             "je prefere", "je suppose"),
     reason=("parce que", "car", "puisque", "sinon", "afin que", "pour que", "a cause de", "c'est pourquoi"),
     contrast=("plutot que", "au lieu de", "a la place", "mais"),
+    memory_openers=("rappelle-toi que", "rappelle-toi", "retiens que", "retiens", "note que", "n'oublie pas que",
+                    "pour info"),
+    choice_verbs=("utilise", "utilisez", "prends", "prenez", "prefere", "preferez", "garde", "gardez"),
+    interjections=("oh", "ah", "ok", "bon", "alors", "et", "aussi", "oui", "non", "d'accord", "bref"),
     please=("s'il te plait", "s'il vous plait", "stp", "svp", "merci de"),
     narrative=("j'ai essaye", "j'ai eu", "j'ai lance", "tu as", "vous avez", "nous avons eu", "c'etait"),
     project_nouns=("projet", "depot", "code"),
@@ -200,6 +220,9 @@ _DE: Final = LanguageCues(
             "vielleicht", "wahrscheinlich", "ich finde"),
     reason=("weil", "da", "denn", "damit", "sonst", "andernfalls", "deshalb", "deswegen", "wegen"),
     contrast=("stattdessen", "anstatt", "statt", "sondern", "aber"),
+    memory_openers=("merke dir", "denk daran", "denke daran", "beachte", "zur info"),
+    choice_verbs=("verwende", "verwendet", "benutze", "benutzt", "nimm", "nehmt", "bevorzuge"),
+    interjections=("oh", "ah", "ok", "und", "ja", "nein", "naja", "gut"),
     please=("bitte",),
     narrative=("ich habe", "ich hatte", "du hast", "wir haben", "es war", "das war"),
     project_nouns=("projekt", "repo", "repository", "code"),
@@ -236,6 +259,7 @@ _ES: Final = LanguageCues(
             "probablemente", "prefiero"),
     reason=("porque", "ya que", "puesto que", "para que", "sino", "de lo contrario", "debido a", "por eso"),
     contrast=("en lugar de", "en vez de", "sino", "pero"),
+    interjections=("oh", "ah", "ok", "vale", "bueno", "pues", "y", "si", "no"),
     please=("por favor", "porfa"),
     narrative=("intente", "ejecute", "escribiste", "hiciste", "agregaste", "cambiaste", "fue", "era"),
     project_nouns=("proyecto", "repositorio", "codigo"),
@@ -265,6 +289,7 @@ _IT: Final = LanguageCues(
     desire=("voglio", "vorrei", "penso", "credo", "mi chiedo", "forse", "probabilmente", "preferisco"),
     reason=("perche", "poiche", "siccome", "cosi che", "altrimenti", "a causa di", "per questo"),
     contrast=("invece di", "anziche", "piuttosto che", "invece", "ma"),
+    interjections=("oh", "ah", "ok", "allora", "beh", "e", "si", "no"),
     please=("per favore", "per piacere", "ti prego"),
     narrative=("ho provato", "ho eseguito", "hai scritto", "hai fatto", "hai aggiunto", "era", "e stato"),
     project_nouns=("progetto", "repository", "codice"),
@@ -295,6 +320,7 @@ _PT: Final = LanguageCues(
     reason=("porque", "pois", "ja que", "uma vez que", "para que", "senao", "caso contrario", "devido a",
             "por isso"),
     contrast=("em vez de", "ao inves de", "em lugar de", "mas"),
+    interjections=("oh", "ah", "ok", "entao", "bem", "e", "sim", "nao"),
     please=("por favor", "pfv"),
     narrative=("eu tentei", "eu rodei", "voce escreveu", "voce fez", "voce adicionou", "foi", "era"),
     project_nouns=("projeto", "repositorio", "codigo"),
@@ -322,6 +348,7 @@ _NL: Final = LanguageCues(
     desire=("ik wil", "ik zou graag", "ik denk", "ik vind", "ik vraag me af", "misschien", "waarschijnlijk"),
     reason=("omdat", "want", "aangezien", "zodat", "anders", "daarom", "vanwege"),
     contrast=("in plaats van", "maar"),
+    interjections=("oh", "ah", "ok", "nou", "dus", "en", "ja", "nee"),
     please=("alsjeblieft", "alstublieft", "graag"),
     narrative=("ik heb", "ik had", "jij hebt", "je hebt", "we hebben", "het was", "dat was"),
     project_nouns=("project", "repo", "repository", "code"),
@@ -356,6 +383,7 @@ _CS: Final = LanguageCues(
             "prala bych", "rekl bych"),
     reason=("protoze", "jelikoz", "nebot", "aby", "jinak", "kvuli", "proto", "coz"),
     contrast=("misto", "namisto", "ale", "nybrz"),
+    interjections=("oh", "ah", "ok", "tak", "a", "jo", "ano", "ne"),
     please=("prosim", "prosim te", "prosim vas"),
     narrative=("zkusil jsem", "zkusila jsem", "spustil jsem", "udelal jsi", "napsal jsi", "dal jsi"),
     project_nouns=("projekt", "repozitar", "repo", "kod"),
@@ -394,6 +422,7 @@ _PL: Final = LanguageCues(
             "prawdopodobnie", "wole"),
     reason=("bo", "poniewaz", "gdyz", "zeby", "aby", "inaczej", "w przeciwnym razie", "dlatego", "z powodu"),
     contrast=("zamiast", "lecz", "ale"),
+    interjections=("oh", "ah", "ok", "no", "a", "tak", "nie"),
     please=("prosze",),
     narrative=("probowalem", "probowalam", "uruchomilem", "napisales", "zrobiles", "dodales", "bylo", "byl"),
     project_nouns=("projekt", "repozytorium", "repo", "kod"),
@@ -418,11 +447,13 @@ def words(text: str) -> list[str]:
 
 
 def detect_language(text: str) -> LanguageCues:
-    """The language whose function words ``text`` uses most (English on a tie or no evidence)."""
-    tokens = words(text[:3000])
+    """The language with the most distinct function words in ``text`` (English on a tie or no evidence).
+
+    Distinct, because a word said three times ("no no no, don't ...") is one piece of evidence."""
+    tokens = set(words(text[:3000]))
     best, best_hits = _EN, 0
     for cues in LANGUAGES.values():
-        hits = sum(1 for t in tokens if t in cues.function_words)
+        hits = len(tokens & cues.function_words)
         if hits > best_hits:
             best, best_hits = cues, hits
     return best

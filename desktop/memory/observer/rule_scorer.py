@@ -4,9 +4,9 @@ An explainable scorer: each sentence of the user's own words (see ``utterances``
 named structural features, each feature a fixed weight, and the sum is compared with
 a threshold. The features are grammar, not phrases of any corpus:
 
-* **mood**: a prohibition opens the sentence (``don't``, ``never``, ``nikdy``), or a modal
-  of obligation is in it (``must``, ``should``, ``il faut``, ``muss``), or a contrast names
-  the alternative (``instead of``);
+* **mood**: a prohibition opens the sentence (``don't``, ``never``, ``nikdy``; past a discourse marker
+  such as ``oh,`` or ``yeah``), or a modal of obligation is in it (``must``, ``should``, ``il faut``,
+  ``muss``), or a contrast names the alternative (``instead of``);
 * **generality**: a universal adverb (``always``, ``every time``, ``by default``) or the
   project as subject (``in this repo``);
 * **reference to this conversation** (against): demonstratives and deictic adverbs
@@ -14,7 +14,9 @@ a threshold. The features are grammar, not phrases of any corpus:
   (``you wrote``, ``I tried``), today-bound words (``for now``, ``first``, ``later``);
 * **speech act** (against): a question, a wish or an opinion (``I think``, ``I wonder``);
 * **specificity** (for): the sentence names a file, a command, a flag or an identifier;
-* **reason** (for): a causal connective (``because``, ``otherwise``) in it or right after;
+* **reason** (for): a causal connective (``because``, ``otherwise``) in it or right after, or (English) a
+  clause set beside the rule whose subject points back at it ("don't amend - it breaks the hooks");
+* **emphasis** (for): the mood word written in capitals ("NEVER", "DO NOT");
 * **origin**: a memory note is kept whatever its form; a correction typed when declining
   a tool call is a correction by definition.
 
@@ -39,7 +41,7 @@ RULE, FACT = "rule", "fact"
 #: Fixed weights of the features (grammar, set by hand; only the thresholds were chosen on data).
 WEIGHTS: Final[dict[str, float]] = {
     "prohibition": 2.0, "obligation": 1.0, "universal": 1.5, "contrast": 0.5, "concrete": 0.5,
-    "reason": 0.75, "memory_note": 4.0, "correction": 0.5,
+    "reason": 0.75, "emphasis": 0.75, "memory_note": 4.0, "correction": 0.5, "remember": 1.5, "choice": 1.0,
     "question": -4.0, "deixis": -0.75, "one_off": -1.5, "narrative": -1.5, "desire": -2.0,
     "request": -1.0, "change_request": -1.5, "no_mood": -2.0, "too_short": -4.0, "too_long": -1.5,
     "anaphora": -1.0, "past": -1.5, "fragment": -2.0,
@@ -105,9 +107,16 @@ _VERB_MODAL: Final = re.compile(r"sure|ensure|requir|mandator|allowed|supposed|o
                                 r"necessaire|obligatoire|potreba|treba|nutne|pozor")
 
 
+#: A clause set beside the rule whose subject points back at it: "don't amend commits - it breaks the hooks",
+#: "never X; that deletes Y". English grammar (a pronoun, then a finite verb); other languages give their
+#: reasons through connectives (``reason`` cues).
+_EXPLAINED: Final = re.compile(r"(?:\s[-—]+\s|[;:]\s|,\s)(?:it|that|this|they|these|those)"
+                               r"(?:'s|'ll| is| are| will| would| can| (?!is\b|was\b|has\b)[a-z]+s)\b")
+
+
 #: First or second person, then a past tense: the story of this session ("we removed", "you wrote").
 _PAST: Final = re.compile(r"\b(?:i|we|you|he|she|they)\s+(?:\w+ly\s+|just\s+|already\s+)?"
-                          r"(?:\w+ed|was|were|did|had|made|got|said|wrote|ran|went|saw|found|broke|forgot|left|put|"
+                          r"(?:(?!need\b|\w*ceed\b)\w+ed|was|were|did|had|made|got|said|wrote|ran|went|saw|found|broke|forgot|left|put|"
                           r"took|gave|thought|tried)\b")
 
 
@@ -156,6 +165,47 @@ def _directed_universal(cues: LanguageCues, norm: str) -> bool:
     return False
 
 
+def _shouted(sentence: str, cue: str) -> bool:
+    """True when ``cue`` (a normalised mood word) is written in capitals in ``sentence``."""
+    m = re.search(rf"(?<![\w']){re.escape(cue)}(?![\w'])", normalise(sentence))
+    # Case and accent stripping keep the length of plain letters; a cue with accents is read as written.
+    return bool(m) and sentence[m.start():m.end()].isupper() and len(sentence) == len(normalise(sentence))
+
+
+def _names_alternative(cues: LanguageCues, norm: str) -> bool:
+    """True when the sentence names the alternative: "instead of Y", "rather than Y", "X, not Y"."""
+    words_ = tuple(c for c in cues.contrast if " " in c or c in ("instead", "statt", "misto", "zamiast"))
+    return bool(find(words_, norm) or re.search(r", (?:not|nicht|pas|ne|no|nie) \w", norm))
+
+
+def _past_universal(opener: str, cues: LanguageCues) -> str:
+    """The opener past a universal adverb that leads it ("from now on use X" -> "use X")."""
+    lead = starts_with(cues.universal, opener)
+    return opener[len(lead):].lstrip(" ,") if lead else opener
+
+
+def _unphrased(text: str, phrases: tuple[str, ...]) -> str:
+    """``text`` with the multi-word ``phrases`` blanked ("from now on": its "now" points nowhere)."""
+    for p in _multiword(phrases):
+        text = re.sub(rf"(?<![\w']){re.escape(p)}(?![\w'])", " ", text)
+    return text
+
+
+def _without_interjections(opener: str, cues: LanguageCues) -> str:
+    """The sentence's opening past its discourse markers ("oh, yeah, please don't ..." -> "please don't ..."):
+    a marker is not the mood, and the mood is read from how the sentence opens. A marker that begins a cue
+    of its own ("no more ...", "so that ...") stays."""
+    for _ in range(3):
+        if starts_with(cues.prohibition, opener) or starts_with(cues.reason, opener):
+            break
+        marker = starts_with(cues.interjections, opener)
+        rest = opener[len(marker):] if marker else ""
+        if not marker or rest[:1] not in (" ", ",", "!", ".", ":") or not rest.strip(" ,!.:-"):
+            break
+        opener = rest.lstrip(" ,!.:-—")
+    return opener
+
+
 def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]:
     """The structural features of one sentence (name -> strength, 0 when absent).
 
@@ -165,11 +215,15 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     """
     norm = _EMPHASIS.sub(r"\1", normalise(sentence))  # "_never_": Markdown's emphasis, the word itself
     n_words = len(words(sentence))
-    opener = norm.lstrip(" -*>•\"'`(")
+    opener = _without_interjections(norm.lstrip(" -*>•\"'`("), cues)
+    lead = opener  # before its politeness: "yeah please fix X" is a request
     for p in cues.please:  # "please never ...": the politeness is not the mood
         if opener.startswith(p + " ") or opener.startswith(p + ", "):
             opener = opener[len(p):].lstrip(" ,")
             break
+    remember = starts_with(cues.memory_openers, opener)
+    if remember:  # "remember: X", "keep in mind that X": X is what is said, asked to be kept
+        opener = opener[len(remember):].lstrip(" ,:-")
     norm_modal = norm
     if starts_with(cues.conditional, opener) and "," in opener:
         opener = norm_modal = opener.split(",", 1)[1].strip()  # "if you must ..., X": X is the mood
@@ -178,11 +232,14 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
             prohibition == "stop" and not re.match(r"stop \w+ing\b", opener))):
         prohibition = None  # "never mind", "stop for a second": not a prohibition
     if prohibition:
-        rest = opener[len(prohibition):].split()[:2]
+        rest = [w.strip(",.;:!") for w in opener[len(prohibition):].split()[:2]]
         if rest and (rest[0] in cues.stative or (rest[0] in cues.self_voice and cues.code == "en")):
             prohibition = None  # "we don't know", "don't we need ...?": a statement or a question
     modal = find(cues.obligation, norm_modal)
     directed = _directed_universal(cues, norm)
+    # "use X, not Y" / "always use X instead of Y": an imperative that picks, with the alternative named.
+    chooser = _past_universal(opener, cues)
+    choice = bool(starts_with(cues.choice_verbs, chooser) and _names_alternative(cues, norm))
     mood_cue = prohibition or (modal[0] if modal else None) or next(iter(find(cues.universal, norm)), None)
     clause = _clause_at(norm, mood_cue) if mood_cue else norm
     inversion = starts_with(tuple(q for q in cues.question if " " in q or q.endswith("'t")), opener) or (
@@ -190,16 +247,19 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
                                        r"can|could|would|will|is|are) (?:we|you|i|it|they|there)\b", opener))
     wh = starts_with(tuple(q for q in cues.question if " " not in q), opener) and "?" in sentence
     question = sentence.rstrip().endswith("?") or sentence.lstrip().startswith("¿") or bool(inversion or wh)
-    contrast_words = tuple(c for c in cues.contrast if " " in c or c in ("instead", "statt", "misto", "zamiast"))
     f: dict[str, float] = {
         "prohibition": 1.0 if prohibition else 0.0,
         "obligation": 1.0 if modal and not prohibition else 0.0,  # "shouldn't" opening: counted once
         "universal": 1.0 if find(cues.universal, clause) or directed else 0.0,
         # "X, not Y" / "instead of Y": the user names the alternative, a correction's shape.
-        "contrast": 1.0 if find(contrast_words, norm) or re.search(r", (?:not|nicht|pas|ne|no|nie) \w", norm)
-        else 0.0,
+        "contrast": 1.0 if _names_alternative(cues, norm) else 0.0,
+        "remember": 1.0 if remember else 0.0,
+        "choice": 1.0 if choice and not prohibition and not modal else 0.0,
         "concrete": 1.0 if concrete_tokens(sentence) else 0.0,
-        "reason": 1.0 if find(cues.reason, norm) else 0.0,
+        # The mood word written in capitals ("NEVER load", "DO NOT touch"): the user stresses the rule.
+        "emphasis": 1.0 if any(_shouted(sentence, c) for c in (prohibition, *modal, *find(cues.universal, norm)) if c)
+        else 0.0,
+        "reason": 1.0 if find(cues.reason, norm) or ((prohibition or modal) and _EXPLAINED.search(norm)) else 0.0,
         "memory_note": 1.0 if origin == MEMORY_NOTE else 0.0,
         "correction": 1.0 if origin == CORRECTION else 0.0,
         "question": 1.0 if question else 0.0,
@@ -208,12 +268,12 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
                                            opener.split()[0] in cues.auxiliaries) else 0.0,
         # Demonstratives in the mood's clause; a phrase that compares with the conversation
         # ("like before", "the other one") wherever it is.
-        "deixis": float(min(2, _deixis(cues, clause) + len(find(_multiword(cues.deixis), norm))
-                            - len(find(_multiword(cues.deixis), clause)))),
+        "deixis": float(min(2, _deixis(cues, _unphrased(clause, cues.universal))
+                            + len(find(_multiword(cues.deixis), norm)) - len(find(_multiword(cues.deixis), clause)))),
         "one_off": 1.0 if find(cues.one_off, clause) else 0.0,
         "narrative": 1.0 if find(cues.narrative, norm) else 0.0,
         "desire": 1.0 if starts_with(cues.desire, opener) or find(cues.desire, norm[:40]) else 0.0,
-        "request": 1.0 if starts_with(cues.please, norm.lstrip(" -*>•\"'`(")) or starts_with(cues.proposal, opener)
+        "request": 1.0 if starts_with(cues.please, lead) or starts_with(cues.proposal, opener)
         else 0.0,
         "change_request": 0.0,
         "no_mood": 0.0,
@@ -237,9 +297,10 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         f["request"] = f["change_request"] = 0.0  # "please always ...": a standing request is a rule
     # A rule directs someone: a prohibition, a modal, or a universal said to or by the speaker
     # ("always run ...", "we never ..."). "X is never called" describes code; it directs nobody.
-    if not (f["prohibition"] or f["obligation"] or directed or f["memory_note"] or f["correction"]):
+    if not (f["prohibition"] or f["obligation"] or directed or f["memory_note"] or f["correction"] or f["remember"]
+            or f["choice"]):
         f["no_mood"] = 1.0
-        f["universal"] = 0.0
+        f["universal"] = f["emphasis"] = 0.0
     f["entity"] = 1.0 if _ENTITY.search(sentence) else 0.0
     # A fact about the environment is stated, not asked or ordered: "we use X", "the repo is Y",
     # "there is no Docker here" (the "here" of the environment is not the conversation's).
