@@ -167,9 +167,10 @@ def _directed_universal(cues: LanguageCues, norm: str) -> bool:
 
 def _shouted(sentence: str, cue: str) -> bool:
     """True when ``cue`` (a normalised mood word) is written in capitals in ``sentence``."""
-    m = re.search(rf"(?<![\w']){re.escape(cue)}(?![\w'])", normalise(sentence))
-    # Case and accent stripping keep the length of plain letters; a cue with accents is read as written.
-    return bool(m) and sentence[m.start():m.end()].isupper() and len(sentence) == len(normalise(sentence))
+    folded = normalise(sentence)
+    m = re.search(rf"(?<![\w']){re.escape(cue)}(?![\w'])", folded)
+    # Positions carry over only when folding kept the length (no accent was split off).
+    return m is not None and len(sentence) == len(folded) and sentence[m.start():m.end()].isupper()
 
 
 def _names_alternative(cues: LanguageCues, norm: str) -> bool:
