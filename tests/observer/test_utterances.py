@@ -162,9 +162,8 @@ def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, lan
     ("don't worry, it's fine", False),                                 # reassurance, not a prohibition
     ("yeah please fix this", False),                                   # a request, behind its marker
     ("let's make sure we're using US English everywhere please", True),  # "everywhere": universal
-    # The mood word in capitals is the user's stress; capitals in a description direct nobody.
-    ("DO NOT TOUCH the implementation for exploratory probing.", True),
-    ("Do not touch the implementation for exploratory probing.", False),  # the same, unstressed: a candidate
+    # Capitals are not weight: a shouted outburst about one incident is a candidate like its calm twin.
+    ("DO NOT TOUCH the implementation for exploratory probing.", False),
     ("The callback is NEVER called twice.", False),
     # Asked to be remembered, or a choice with its alternative named: a standing rule.
     ("Remember: API keys go in .env.local, never in .env", True),

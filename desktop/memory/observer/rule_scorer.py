@@ -16,7 +16,8 @@ a threshold. The features are grammar, not phrases of any corpus:
 * **specificity** (for): the sentence names a file, a command, a flag or an identifier;
 * **reason** (for): a causal connective (``because``, ``otherwise``) in it or right after, or (English) a
   clause set beside the rule whose subject points back at it ("don't amend - it breaks the hooks");
-* **emphasis** (for): the mood word written in capitals ("NEVER", "DO NOT");
+* capitals are not a feature: blind judges found shouted rules weak (an outburst about one incident,
+  its file and fix left in the transcript), so "DO NOT" weighs what "do not" does;
 * **origin**: a memory note is kept whatever its form; a correction typed when declining
   a tool call is a correction by definition.
 
@@ -41,7 +42,7 @@ RULE, FACT = "rule", "fact"
 #: Fixed weights of the features (grammar, set by hand; only the thresholds were chosen on data).
 WEIGHTS: Final[dict[str, float]] = {
     "prohibition": 2.0, "obligation": 1.0, "universal": 1.5, "contrast": 0.5, "concrete": 0.5,
-    "reason": 0.75, "emphasis": 0.75, "memory_note": 4.0, "correction": 0.5, "remember": 1.5, "choice": 1.0,
+    "reason": 0.75, "memory_note": 4.0, "correction": 0.5, "remember": 1.5, "choice": 1.0,
     "question": -4.0, "deixis": -0.75, "one_off": -1.5, "narrative": -1.5, "desire": -2.0,
     "request": -1.0, "change_request": -1.5, "no_mood": -2.0, "too_short": -4.0, "too_long": -1.5,
     "anaphora": -1.0, "past": -1.5, "fragment": -2.0,
@@ -165,14 +166,6 @@ def _directed_universal(cues: LanguageCues, norm: str) -> bool:
     return False
 
 
-def _shouted(sentence: str, cue: str) -> bool:
-    """True when ``cue`` (a normalised mood word) is written in capitals in ``sentence``."""
-    folded = normalise(sentence)
-    m = re.search(rf"(?<![\w']){re.escape(cue)}(?![\w'])", folded)
-    # Positions carry over only when folding kept the length (no accent was split off).
-    return m is not None and len(sentence) == len(folded) and sentence[m.start():m.end()].isupper()
-
-
 def _names_alternative(cues: LanguageCues, norm: str) -> bool:
     """True when the sentence names the alternative: "instead of Y", "rather than Y", "X, not Y"."""
     words_ = tuple(c for c in cues.contrast if " " in c or c in ("instead", "statt", "misto", "zamiast"))
@@ -257,9 +250,6 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         "remember": 1.0 if remember else 0.0,
         "choice": 1.0 if choice and not prohibition and not modal else 0.0,
         "concrete": 1.0 if concrete_tokens(sentence) else 0.0,
-        # The mood word written in capitals ("NEVER load", "DO NOT touch"): the user stresses the rule.
-        "emphasis": 1.0 if any(_shouted(sentence, c) for c in (prohibition, *modal, *find(cues.universal, norm)) if c)
-        else 0.0,
         "reason": 1.0 if find(cues.reason, norm) or ((prohibition or modal) and _EXPLAINED.search(norm)) else 0.0,
         "memory_note": 1.0 if origin == MEMORY_NOTE else 0.0,
         "correction": 1.0 if origin == CORRECTION else 0.0,
@@ -301,7 +291,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     if not (f["prohibition"] or f["obligation"] or directed or f["memory_note"] or f["correction"] or f["remember"]
             or f["choice"]):
         f["no_mood"] = 1.0
-        f["universal"] = f["emphasis"] = 0.0
+        f["universal"] = 0.0
     f["entity"] = 1.0 if _ENTITY.search(sentence) else 0.0
     # A fact about the environment is stated, not asked or ordered: "we use X", "the repo is Y",
     # "there is no Docker here" (the "here" of the environment is not the conversation's).
