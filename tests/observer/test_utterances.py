@@ -247,6 +247,29 @@ def test_weaker_rule_needs_a_second_session(db: Database) -> None:
     assert rows == [(f'The user\'s instruction (about `.entire/settings.json`): "{rule}"', 0)]
 
 
+@pytest.mark.parametrize(("rule", "insisting", "stands"), [
+    # Czech: "it has to be the latest model 3.1", then "I said 3.1 pro!"
+    ("ano, spust gemini review, akorat je ale potreba, aby to byl posledni model 3.1", "rikal jsem 3.1 pro!", True),
+    ("in this repo we want to commit `.entire/settings.json`", "I told you: settings.json is committed.", True),
+    # Pointing back at something else is not this rule said again.
+    ("in this repo we want to commit `.entire/settings.json`", "I said the tests first!", False),
+])
+def test_a_weaker_rule_the_user_insists_on_stands_in_one_session(db: Database, rule: str, insisting: str,
+                                                                  stands: bool) -> None:
+    """Having to say it again within the session is the repetition a weaker rule waits for."""
+    p = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    p.promote(digest_of(Seq("a").user(rule).user(insisting).end()))
+    stored = db.reads.conn().execute("SELECT content FROM memories WHERE candidate = 0").fetchall()
+    assert bool(stored and rule in stored[0][0]) is stands, stored
+
+
+def test_a_message_does_not_insist_on_itself(db: Database) -> None:
+    p = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    p.promote(digest_of(Seq("a").user("We want to commit `.entire/settings.json` in this repo. "
+                                      "I mentioned that earlier.").end()))
+    assert db.reads.conn().execute("SELECT count(*) FROM memories WHERE candidate = 0").fetchall()[0][0] == 0
+
+
 def test_resumed_transcript_is_the_same_session(db: Database, tmp_path: Path) -> None:
     first = Transcript("aaaa1111-0000-0000-0000-000000000000").user("Fix the parser.")
     for i in range(3):

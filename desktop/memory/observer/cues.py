@@ -79,6 +79,8 @@ class LanguageCues:
     choice_verbs: tuple[str, ...] = ()
     """Imperatives that pick among alternatives ("use", "prefer"): with the alternative named ("use X, not
     Y"), a standing choice."""
+    insistence: tuple[str, ...] = ()
+    """How a user points back at what they already told the agent ("I said", "as I told you"): said again."""
     interjections: tuple[str, ...] = ()
     """Discourse markers that open a sentence without being its mood ("oh,", "yeah", "and", "also"): a
     prohibition after one ("oh, please don't ...") is still the sentence's mood."""
@@ -126,6 +128,8 @@ _EN: Final = LanguageCues(
                     "for future reference"),
     choice_verbs=("use", "prefer", "pick", "choose", "stick to", "stick with", "go with", "call", "name", "put",
                   "keep", "import", "store", "write"),
+    insistence=("i said", "i told you", "as i said", "like i said", "i already said", "i already told you",
+                "i mentioned", "as i mentioned", "i asked you"),
     interjections=("oh", "ah", "ok", "okay", "yeah", "yes", "yep", "no", "nope", "hmm", "hm", "well", "so", "and",
                    "also", "btw", "alright", "sure", "oops", "sorry", "wait", "actually"),
     please=("please", "pls", "kindly"),
@@ -182,6 +186,7 @@ _FR: Final = LanguageCues(
     memory_openers=("rappelle-toi que", "rappelle-toi", "retiens que", "retiens", "note que", "n'oublie pas que",
                     "pour info"),
     choice_verbs=("utilise", "utilisez", "prends", "prenez", "prefere", "preferez", "garde", "gardez"),
+    insistence=("j'ai dit", "je t'ai dit", "je te l'ai dit", "comme je disais", "comme je l'ai dit"),
     interjections=("oh", "ah", "ok", "bon", "alors", "et", "aussi", "oui", "non", "d'accord", "bref"),
     please=("s'il te plait", "s'il vous plait", "stp", "svp", "merci de"),
     narrative=("j'ai essaye", "j'ai eu", "j'ai lance", "tu as", "vous avez", "nous avons eu", "c'etait"),
@@ -222,6 +227,7 @@ _DE: Final = LanguageCues(
     contrast=("stattdessen", "anstatt", "statt", "sondern", "aber"),
     memory_openers=("merke dir", "denk daran", "denke daran", "beachte", "zur info"),
     choice_verbs=("verwende", "verwendet", "benutze", "benutzt", "nimm", "nehmt", "bevorzuge"),
+    insistence=("ich sagte", "ich habe gesagt", "hab ich gesagt", "wie gesagt", "ich hatte gesagt"),
     interjections=("oh", "ah", "ok", "und", "ja", "nein", "naja", "gut"),
     please=("bitte",),
     narrative=("ich habe", "ich hatte", "du hast", "wir haben", "es war", "das war"),
@@ -383,6 +389,7 @@ _CS: Final = LanguageCues(
             "prala bych", "rekl bych"),
     reason=("protoze", "jelikoz", "nebot", "aby", "jinak", "kvuli", "proto", "coz"),
     contrast=("misto", "namisto", "ale", "nybrz"),
+    insistence=("rikal jsem", "uz jsem rikal", "rekl jsem", "jak jsem rikal", "psal jsem", "uz jsem psal"),
     interjections=("oh", "ah", "ok", "tak", "a", "jo", "ano", "ne"),
     please=("prosim", "prosim te", "prosim vas"),
     narrative=("zkusil jsem", "zkusila jsem", "spustil jsem", "udelal jsi", "napsal jsi", "dal jsi"),

@@ -4,7 +4,8 @@
   reason, from any user utterance (a prompt, a message queued while the agent worked, a
   memory note, a correction typed when declining a tool call; never a slash-command
   expansion, hook feedback or pasted text: see ``utterances``), chosen by the explainable
-  scorer of ``rule_scorer``; the same rule in several sessions reinforces one memory;
+  scorer of ``rule_scorer``; the same rule in several sessions reinforces one memory, and a
+  weaker rule the user insists on later in the session ("I said 3.1 pro!") stands at once;
 - ``project_fact`` (from the user): what the user states about the project's hosts,
   services, repository, shell, tools and versions (facts from command outcomes are in
   ``project_facts``);
@@ -21,7 +22,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from desktop.memory.observer.cues import words
+from desktop.memory.observer.cues import LANGUAGES, find, normalise, words
 from desktop.memory.observer.events import Reasoning, UserMessage
 from desktop.memory.observer.harness import outside_project
 from desktop.memory.observer.rule_scorer import RULE, RULE_THRESHOLD, kept
@@ -65,6 +66,7 @@ def on_user(sp: Scratchpad, ev: UserMessage) -> None:
     said = user_utterance(ev.text, ev.origin)
     if said is None:
         return
+    earlier = len(sp.ev.get("weaker_rules", []))
     for verdict in kept(said):
         named = _files_in(_concrete(verdict.text))
         kind = USER_RULE if verdict.kind == RULE else PROJECT_FACT
@@ -78,7 +80,42 @@ def on_user(sp: Scratchpad, ev: UserMessage) -> None:
             data["min_sessions"] = 2
         if kind == PROJECT_FACT:
             data["source"] = "user"
-        sp.add_signal(Signal(kind, f"{kind}:{rule_key(verdict.text)}", ev.step, named[:4], data, [verdict.text]))
+        key = f"{kind}:{rule_key(verdict.text)}"
+        sp.add_signal(Signal(kind, key, ev.step, named[:4], data, [verdict.text]))
+        if data.get("min_sessions"):
+            pending = sp.ev.setdefault("weaker_rules", [])
+            if len(pending) < MAX_WEAKER:
+                pending.append([key, sorted(_salient(verdict.text, said.language))])
+    _insisted(sp, said.text, said.language, earlier)
+
+
+#: Weaker rules of one session remembered for the user's "I said ..." (bounded work per message).
+MAX_WEAKER: Final = 20
+_VERSION: Final = re.compile(r"\d+(?:\.\d+)+")
+
+
+def _salient(text: str, language: str) -> set[str]:
+    """The words that say what a sentence is about: versions and longer words, not function words."""
+    cues = LANGUAGES.get(language) or LANGUAGES["en"]
+    norm = normalise(text)
+    for cue in find(cues.insistence, norm):
+        norm = norm.replace(cue, " ")
+    return {*_VERSION.findall(norm), *(w for w in words(norm) if len(w) >= 4 and w not in cues.function_words)}
+
+
+def _insisted(sp: Scratchpad, text: str, language: str, earlier: int) -> None:
+    """The user points back at a weaker rule said earlier in this session ("I said 3.1 pro!"): having to say
+    it again is the repetition a weaker rule waits for, so it stands without a second session. Only the
+    first ``earlier`` rules count: a message does not insist on itself ("I said before X, but ...")."""
+    cues = LANGUAGES.get(language) or LANGUAGES["en"]
+    if not cues.insistence or not find(cues.insistence, normalise(text)):
+        return
+    about = _salient(text, language)
+    for key, salient in sp.ev.get("weaker_rules", [])[:earlier]:
+        sig = sp.signals.get(key)
+        if sig is not None and about & set(salient):
+            sig.data["min_sessions"] = 1
+            sig.data["insisted"] = text[:200]
 
 
 # -- stated causes and decisions --------------------------------------------------------------
