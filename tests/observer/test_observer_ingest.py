@@ -87,12 +87,14 @@ def test_cli_ingest_and_prefetch_on_real_transcripts(tmp_path: Path, capsys: pyt
     reports = json.loads(capsys.readouterr().out)
     assert [r["status"] for r in reports] == ["imported", "imported"]
     assert sum(r["sessions"] for r in reports) >= 2 and sum(r["new_events"] for r in reports) > 400
-    # These sessions (read-only explorations on other machines) teach nothing yet (what they showed is
-    # counted per signal): not what the manifests they read pin, which the repository states itself,
-    # nor the Czech sentence whose "to" (it) is in the sentence before (noise for four blind judges).
+    # These sessions (read-only explorations on other machines) teach one thing: the rule the user had to
+    # say twice ("it has to be the latest model 3.1", then "rikal jsem 3.1 pro!"). Not what the manifests
+    # they read pin, which the repository states itself, nor the Czech sentence whose "to" (it) is in the
+    # sentence before (noise for four blind judges).
     assert cli_main(["list", *args]) == 0
     stored = sorted(m["content"] for m in json.loads(capsys.readouterr().out)["memories"])
-    assert sum(r["added"] for r in reports) == len(stored) == 0  # what they did teach: the ranking below
+    assert sum(r["added"] for r in reports) == len(stored) == 1
+    assert "posledni model 3.1" in stored[0]
     assert cli_main(["ingest", *args, str(SYNAPSE)]) == 0
     assert json.loads(capsys.readouterr().out)[0]["status"] == "unchanged"
     # The transcripts come from other machines: none of their files is in this empty folder.

@@ -168,6 +168,7 @@ def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, lan
     # Asked to be remembered, or a choice with its alternative named: a standing rule.
     ("Remember: API keys go in .env.local, never in .env", True),
     ("ok so from now on use pnpm, not npm", True),
+    ("Use `pnpm`, never `npm`, in this repo", True),
     ("Ah I remember now, the issue was that I had uncommitted files locally.", False),
     ("and remember to use pagination", False),                        # a reminder for this task
     ("we need to fix the parser before the release, always", False),  # the speaker's own task
@@ -176,6 +177,19 @@ def test_structural_rule_scorer(text: str, is_rule: bool) -> None:
     verdicts = kept(Utterance(text, "prompt"))
     assert bool(verdicts and verdicts[0].kind == RULE and verdicts[0].score >= 2.5) is is_rule, judge(
         Utterance(text, "prompt"))
+
+
+@pytest.mark.parametrize(("text", "weaker"), [
+    # An imperative with the moment it is for: a rule with its trigger, kept once said again.
+    ("when you change the schema, regenerate the types with `make types`", True),
+    ("Before committing, run `make lint`", True),
+    ("if it fails, run it again", False),                 # about this run: "it"
+    ("if the tests pass, the build is green", False),     # a statement, no imperative
+    ("use `uv run pytest` instead of `python -m pytest`", True),  # a choice with its alternative
+])
+def test_weaker_rules(text: str, weaker: bool) -> None:
+    verdicts = [v for v in kept(Utterance(text, "prompt")) if v.kind == RULE]
+    assert bool(verdicts and verdicts[0].score < 2.5) is weaker, judge(Utterance(text, "prompt"))
 
 
 @pytest.mark.parametrize("text", [

@@ -25,7 +25,7 @@ from typing import Final
 from desktop.memory.observer.cues import LANGUAGES, find, normalise, words
 from desktop.memory.observer.events import Reasoning, UserMessage
 from desktop.memory.observer.harness import outside_project
-from desktop.memory.observer.rule_scorer import RULE, RULE_THRESHOLD, kept
+from desktop.memory.observer.rule_scorer import RULE, RULE_THRESHOLD, content_words, kept
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import PROJECT_FACT, STATED_CAUSE, USER_RULE, Signal
 from desktop.memory.observer.taint import tainted_record
@@ -100,7 +100,24 @@ def _salient(text: str, language: str) -> set[str]:
     norm = normalise(text)
     for cue in find(cues.insistence, norm):
         norm = norm.replace(cue, " ")
-    return {*_VERSION.findall(norm), *(w for w in words(norm) if len(w) >= 4 and w not in cues.function_words)}
+    return {*_VERSION.findall(norm), *(w for w in content_words(norm) if w not in cues.function_words)}
+
+
+#: How far after "I said" the user names what they said: "I told you to use gemini for that research".
+INSISTED_WORDS: Final = 6
+
+
+def _insisted_on(text: str, language: str) -> set[str]:
+    """The salient words the user names right after each "I said" (up to the sentence's end): what is
+    insisted on, not the rest of a long message ("... what I told you before?" names nothing)."""
+    cues = LANGUAGES.get(language) or LANGUAGES["en"]
+    norm = normalise(text)
+    out: set[str] = set()
+    for cue in find(cues.insistence, norm):
+        for m in re.finditer(re.escape(cue), norm):
+            span = re.split(r"[.?!]\s", norm[m.end():] + " ", maxsplit=1)[0]
+            out |= _salient(" ".join(span.split()[:INSISTED_WORDS]), language)
+    return out
 
 
 def _insisted(sp: Scratchpad, text: str, language: str, earlier: int) -> None:
@@ -110,7 +127,7 @@ def _insisted(sp: Scratchpad, text: str, language: str, earlier: int) -> None:
     cues = LANGUAGES.get(language) or LANGUAGES["en"]
     if not cues.insistence or not find(cues.insistence, normalise(text)):
         return
-    about = _salient(text, language)
+    about = _insisted_on(text, language)
     for key, salient in sp.ev.get("weaker_rules", [])[:earlier]:
         sig = sp.signals.get(key)
         if sig is not None and about & set(salient):

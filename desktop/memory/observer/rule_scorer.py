@@ -43,6 +43,7 @@ RULE, FACT = "rule", "fact"
 WEIGHTS: Final[dict[str, float]] = {
     "prohibition": 2.0, "obligation": 1.0, "universal": 1.5, "contrast": 0.5, "concrete": 0.5,
     "reason": 0.75, "memory_note": 4.0, "correction": 0.5, "remember": 1.5, "choice": 1.0,
+    "trigger": 1.5,
     "question": -4.0, "deixis": -0.75, "one_off": -1.5, "narrative": -1.5, "desire": -2.0,
     "request": -1.0, "change_request": -1.5, "no_mood": -2.0, "too_short": -4.0, "too_long": -1.5,
     "anaphora": -1.0, "past": -1.5, "fragment": -2.0,
@@ -169,7 +170,18 @@ def _directed_universal(cues: LanguageCues, norm: str) -> bool:
 def _names_alternative(cues: LanguageCues, norm: str) -> bool:
     """True when the sentence names the alternative: "instead of Y", "rather than Y", "X, not Y"."""
     words_ = tuple(c for c in cues.contrast if " " in c or c in ("instead", "statt", "misto", "zamiast"))
-    return bool(find(words_, norm) or re.search(r", (?:not|nicht|pas|ne|no|nie) \w", norm))
+    return bool(find(words_, norm) or re.search(r", (?:not|never|nicht|pas|ne|no|nie) \W?\w", norm))
+
+
+def _imperative(clause: str, cues: LanguageCues) -> bool:
+    """True when ``clause`` opens with a bare verb ("run X", "regenerate Y"): English only, where an
+    imperative has no mark but its place. A pronoun, an article, an auxiliary or an -ing/-ed/-s form
+    opens a statement ("it fails", "the build breaks", "tests pass")."""
+    first = next(iter(clause.split()), "").strip(",.;:!`'\"")
+    if cues.code != "en" or not first.isalpha() or len(first) < 2:
+        return False
+    closed = {*cues.function_words, *cues.self_voice, *cues.auxiliaries, *cues.deixis, *cues.anaphora}
+    return first not in closed and not re.search(r"(?:ing|ed|s)$", first)
 
 
 def _past_universal(opener: str, cues: LanguageCues) -> str:
@@ -219,7 +231,8 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     if remember:  # "remember: X", "keep in mind that X": X is what is said, asked to be kept
         opener = opener[len(remember):].lstrip(" ,:-")
     norm_modal = norm
-    if starts_with(cues.conditional, opener) and "," in opener:
+    conditioned = bool(starts_with(cues.conditional, opener) and "," in opener)
+    if conditioned:
         opener = norm_modal = opener.split(",", 1)[1].strip()  # "if you must ..., X": X is the mood
     prohibition = starts_with(cues.prohibition, opener)
     if prohibition and cues.code == "en" and (opener.startswith(("never mind", "nevermind")) or (
@@ -249,6 +262,8 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         "contrast": 1.0 if _names_alternative(cues, norm) else 0.0,
         "remember": 1.0 if remember else 0.0,
         "choice": 1.0 if choice and not prohibition and not modal else 0.0,
+        # "when you change the schema, regenerate the types": an imperative with the moment it is for.
+        "trigger": 1.0 if conditioned and not prohibition and not modal and _imperative(opener, cues) else 0.0,
         "concrete": 1.0 if concrete_tokens(sentence) else 0.0,
         "reason": 1.0 if find(cues.reason, norm) or ((prohibition or modal) and _EXPLAINED.search(norm)) else 0.0,
         "memory_note": 1.0 if origin == MEMORY_NOTE else 0.0,
@@ -289,7 +304,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     # A rule directs someone: a prohibition, a modal, or a universal said to or by the speaker
     # ("always run ...", "we never ..."). "X is never called" describes code; it directs nobody.
     if not (f["prohibition"] or f["obligation"] or directed or f["memory_note"] or f["correction"] or f["remember"]
-            or f["choice"]):
+            or f["choice"] or f["trigger"]):
         f["no_mood"] = 1.0
         f["universal"] = 0.0
     f["entity"] = 1.0 if _ENTITY.search(sentence) else 0.0
@@ -337,24 +352,26 @@ SHORT_WORDS: Final = 70
 #: Words too common to tie two sentences to one subject.
 _GLUE: Final = frozenset({"that", "this", "with", "from", "have", "just", "what", "when", "then", "them", "they",
                           "there", "will", "would", "should", "could", "also", "into", "your", "about", "like",
-                          "some", "been", "were", "want", "make", "sure", "does", "dont", "don't"})
+                          "some", "been", "were", "want", "make", "sure", "does", "dont", "don't", "before",
+                          "after", "again", "need", "still"})
 
 
 def _short(parts: list[str]) -> bool:
     return 1 < len(parts) <= SHORT_SENTENCES and sum(len(words(p)) for p in parts) <= SHORT_WORDS
 
 
-def _content(sentence: str) -> set[str]:
-    return {w for w in words(sentence) if len(w) >= 4 and w not in _GLUE}
+def content_words(sentence: str) -> set[str]:
+    """The words that tie a sentence to a subject: four letters or more, not glue, not a contraction."""
+    return {w for w in words(sentence) if len(w) >= 4 and w not in _GLUE and "'" not in w}
 
 
 def _with_followers(parts: list[str], start: int, own: list[bool]) -> str:
     """The first ``start`` sentences and those after them that share a word with what is kept so far,
     up to one that is not part of it (``own``: a rule of its own, a question, a story)."""
     kept = parts[:start]
-    seen = set().union(*(_content(p) for p in kept))
+    seen = set().union(*(content_words(p) for p in kept))
     for j, nxt in enumerate(parts[start:], start):
-        shared = _content(nxt)
+        shared = content_words(nxt)
         if own[j] or not shared & seen:
             break
         kept.append(nxt)
