@@ -180,11 +180,9 @@ def test_structural_rule_scorer(text: str, is_rule: bool) -> None:
 
 
 @pytest.mark.parametrize(("text", "weaker"), [
-    # An imperative with the moment it is for: a rule with its trigger, kept once said again.
-    ("when you change the schema, regenerate the types with `make types`", True),
-    ("Before committing, run `make lint`", True),
-    ("if it fails, run it again", False),                 # about this run: "it"
-    ("if the tests pass, the build is green", False),     # a statement, no imperative
+    # An imperative with the moment it is for is not weighed: the one such candidate of the dev corpora
+    # ("before you run `gemini`, talk to me about your plan") was weak for two blind judges (round 44).
+    ("Before committing, run `make lint`", False),
     ("use `uv run pytest` instead of `python -m pytest`", True),  # a choice with its alternative
 ])
 def test_weaker_rules(text: str, weaker: bool) -> None:

@@ -71,8 +71,7 @@ class LanguageCues:
     stative: tuple[str, ...] = ()
     """Verbs of knowing, having and feeling: "we don't know", "don't worry" state or reassure; they do not forbid."""
     conditional: tuple[str, ...] = ()
-    """Openers of a condition or a moment ("if", "when", "before"): a modal inside one ("if you must ...")
-    directs nobody; an imperative after one ("before committing, run X") is a rule with its trigger."""
+    """Openers of a condition ("if", "when"): a modal inside one ("if you must ...") directs nobody."""
     fact_openers: tuple[str, ...] = ()
     """How a statement about the environment opens ("we use", "the repo is", "there is no")."""
     memory_openers: tuple[str, ...] = ()
@@ -158,7 +157,7 @@ _EN: Final = LanguageCues(
                   "the services run", "services run", "it runs on", "we are using",
                   "we're using", "i use", "i'm on", "i am on", "we deploy to", "production is", "staging is", "ci runs",
                   "the ci"),
-    conditional=("if", "when", "unless", "in case", "whenever", "before", "after", "once", "every time"),
+    conditional=("if", "when", "unless", "in case", "whenever"),
 )
 
 _FR: Final = LanguageCues(

@@ -43,7 +43,6 @@ RULE, FACT = "rule", "fact"
 WEIGHTS: Final[dict[str, float]] = {
     "prohibition": 2.0, "obligation": 1.0, "universal": 1.5, "contrast": 0.5, "concrete": 0.5,
     "reason": 0.75, "memory_note": 4.0, "correction": 0.5, "remember": 1.5, "choice": 1.0,
-    "trigger": 1.5,
     "question": -4.0, "deixis": -0.75, "one_off": -1.5, "narrative": -1.5, "desire": -2.0,
     "request": -1.0, "change_request": -1.5, "no_mood": -2.0, "too_short": -4.0, "too_long": -1.5,
     "anaphora": -1.0, "past": -1.5, "fragment": -2.0,
@@ -173,17 +172,6 @@ def _names_alternative(cues: LanguageCues, norm: str) -> bool:
     return bool(find(words_, norm) or re.search(r", (?:not|never|nicht|pas|ne|no|nie) \W?\w", norm))
 
 
-def _imperative(clause: str, cues: LanguageCues) -> bool:
-    """True when ``clause`` opens with a bare verb ("run X", "regenerate Y"): English only, where an
-    imperative has no mark but its place. A pronoun, an article, an auxiliary or an -ing/-ed/-s form
-    opens a statement ("it fails", "the build breaks", "tests pass")."""
-    first = next(iter(clause.split()), "").strip(",.;:!`'\"")
-    if cues.code != "en" or not first.isalpha() or len(first) < 2:
-        return False
-    closed = {*cues.function_words, *cues.self_voice, *cues.auxiliaries, *cues.deixis, *cues.anaphora}
-    return first not in closed and not re.search(r"(?:ing|ed|s)$", first)
-
-
 def _past_universal(opener: str, cues: LanguageCues) -> str:
     """The opener past a universal adverb that leads it ("from now on use X" -> "use X")."""
     lead = starts_with(cues.universal, opener)
@@ -231,8 +219,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     if remember:  # "remember: X", "keep in mind that X": X is what is said, asked to be kept
         opener = opener[len(remember):].lstrip(" ,:-")
     norm_modal = norm
-    conditioned = bool(starts_with(cues.conditional, opener) and "," in opener)
-    if conditioned:
+    if starts_with(cues.conditional, opener) and "," in opener:
         opener = norm_modal = opener.split(",", 1)[1].strip()  # "if you must ..., X": X is the mood
     prohibition = starts_with(cues.prohibition, opener)
     if prohibition and cues.code == "en" and (opener.startswith(("never mind", "nevermind")) or (
@@ -262,8 +249,6 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         "contrast": 1.0 if _names_alternative(cues, norm) else 0.0,
         "remember": 1.0 if remember else 0.0,
         "choice": 1.0 if choice and not prohibition and not modal else 0.0,
-        # "when you change the schema, regenerate the types": an imperative with the moment it is for.
-        "trigger": 1.0 if conditioned and not prohibition and not modal and _imperative(opener, cues) else 0.0,
         "concrete": 1.0 if concrete_tokens(sentence) else 0.0,
         "reason": 1.0 if find(cues.reason, norm) or ((prohibition or modal) and _EXPLAINED.search(norm)) else 0.0,
         "memory_note": 1.0 if origin == MEMORY_NOTE else 0.0,
@@ -304,7 +289,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     # A rule directs someone: a prohibition, a modal, or a universal said to or by the speaker
     # ("always run ...", "we never ..."). "X is never called" describes code; it directs nobody.
     if not (f["prohibition"] or f["obligation"] or directed or f["memory_note"] or f["correction"] or f["remember"]
-            or f["choice"] or f["trigger"]):
+            or f["choice"]):
         f["no_mood"] = 1.0
         f["universal"] = 0.0
     f["entity"] = 1.0 if _ENTITY.search(sentence) else 0.0
