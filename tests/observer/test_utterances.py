@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from obs_helpers import Seq, digest_of, kinds
 from desktop.memory.observer.claude_code import import_claude_code
 from desktop.memory.observer.events import UserMessage
 from desktop.memory.observer.ingest import Ingestor
+from desktop.memory.observer.insistence import insisted_on
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter
 from desktop.memory.observer.rule_scorer import FACT, RULE, judge, kept
@@ -259,12 +261,17 @@ def test_weaker_rule_needs_a_second_session(db: Database) -> None:
     assert rows == [(f'The user\'s instruction (about `.entire/settings.json`): "{rule}"', 0)]
 
 
+SETTINGS_RULE = "in this repo we want to commit `.entire/settings.json`"
+
+
 @pytest.mark.parametrize(("rule", "insisting", "stands"), [
-    # Czech: "it has to be the latest model 3.1", then "I said 3.1 pro!"
+    # Czech: "it has to be the latest model 3.1", then "I said 3.1 pro!" (a version names the rule)
     ("ano, spust gemini review, akorat je ale potreba, aby to byl posledni model 3.1", "rikal jsem 3.1 pro!", True),
-    ("in this repo we want to commit `.entire/settings.json`", "I told you: settings.json is committed.", True),
-    # Pointing back at something else is not this rule said again.
-    ("in this repo we want to commit `.entire/settings.json`", "I said the tests first!", False),
+    ("ano, spust gemini review, akorat je ale potreba, aby to byl posledni model 3.1", "j'ai dit 3.1 pro !", True),
+    (SETTINGS_RULE, "I told you: settings.json is committed.", True),        # two of its words
+    (SETTINGS_RULE, "I said commit the parser fix first!", False),          # one shared word names nothing
+    (SETTINGS_RULE, "I said the tests first!", False),
+    (SETTINGS_RULE, "when I said settings.json I meant the old one, never mind", False),  # a retraction
 ])
 def test_a_weaker_rule_the_user_insists_on_stands_in_one_session(db: Database, rule: str, insisting: str,
                                                                   stands: bool) -> None:
@@ -278,8 +285,26 @@ def test_a_weaker_rule_the_user_insists_on_stands_in_one_session(db: Database, r
 def test_a_message_does_not_insist_on_itself(db: Database) -> None:
     p = Promoter(db, novelty=Novelty(HashingEmbedder()))
     p.promote(digest_of(Seq("a").user("We want to commit `.entire/settings.json` in this repo. "
-                                      "I mentioned that earlier.").end()))
+                                      "I mentioned settings.json earlier.").end()))
     assert db.reads.conn().execute("SELECT count(*) FROM memories WHERE candidate = 0").fetchall()[0][0] == 0
+
+
+def test_insisted_stays_insisted_when_said_again_and_a_declined_calls_veto_stays_about_that_call(
+        db: Database) -> None:
+    p = Promoter(db, novelty=Novelty(HashingEmbedder()))
+    p.promote(digest_of(Seq("a").user(SETTINGS_RULE).user("I told you: settings.json is committed.")
+                        .user(SETTINGS_RULE).end()))
+    assert db.reads.conn().execute("SELECT count(*) FROM memories WHERE candidate = 0").fetchall()[0][0] == 1
+    veto = "don't run CI or integration tests, too slow."
+    p.promote(digest_of(Seq("b").user(veto, CORRECTION).user("I told you: no integration tests, too slow!").end()))
+    assert db.reads.conn().execute("SELECT count(*) FROM memories WHERE candidate = 0").fetchall()[0][0] == 1
+
+
+def test_insistence_reads_a_bounded_part_of_a_huge_message() -> None:
+    huge = "I said 3.1 " * 5000
+    started = time.perf_counter()
+    versions, _ = insisted_on(huge, "en")
+    assert versions == {"3.1"} and time.perf_counter() - started < 0.5
 
 
 def test_resumed_transcript_is_the_same_session(db: Database, tmp_path: Path) -> None:

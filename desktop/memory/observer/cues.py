@@ -83,7 +83,8 @@ class LanguageCues:
     """How a user points back at what they already told the agent ("I said", "as I told you"): said again."""
     interjections: tuple[str, ...] = ()
     """Discourse markers that open a sentence without being its mood ("oh,", "yeah", "and", "also"): a
-    prohibition after one ("oh, please don't ...") is still the sentence's mood."""
+    prohibition after one ("oh, please don't ...") is still the sentence's mood. None that folds onto
+    another word: Spanish "si" (yes, and if), Italian and Portuguese "e" ("è"/"é", is)."""
     elaboration: tuple[str, ...] = ()
     """Openers that go on with the sentence before ("like", "I mean", "for example"): after a
     question, what follows is that question's, not a rule of its own."""
@@ -265,7 +266,8 @@ _ES: Final = LanguageCues(
             "probablemente", "prefiero"),
     reason=("porque", "ya que", "puesto que", "para que", "sino", "de lo contrario", "debido a", "por eso"),
     contrast=("en lugar de", "en vez de", "sino", "pero"),
-    interjections=("oh", "ah", "ok", "vale", "bueno", "pues", "y", "si", "no"),
+    insistence=("te dije", "ya te dije", "como dije", "ya dije", "dije que"),
+    interjections=("oh", "ah", "ok", "vale", "bueno", "pues", "y", "no"),
     please=("por favor", "porfa"),
     narrative=("intente", "ejecute", "escribiste", "hiciste", "agregaste", "cambiaste", "fue", "era"),
     project_nouns=("proyecto", "repositorio", "codigo"),
@@ -295,7 +297,8 @@ _IT: Final = LanguageCues(
     desire=("voglio", "vorrei", "penso", "credo", "mi chiedo", "forse", "probabilmente", "preferisco"),
     reason=("perche", "poiche", "siccome", "cosi che", "altrimenti", "a causa di", "per questo"),
     contrast=("invece di", "anziche", "piuttosto che", "invece", "ma"),
-    interjections=("oh", "ah", "ok", "allora", "beh", "e", "si", "no"),
+    insistence=("ti ho detto", "ho detto", "come ho detto", "te l'ho detto"),
+    interjections=("oh", "ah", "ok", "allora", "beh", "no"),
     please=("per favore", "per piacere", "ti prego"),
     narrative=("ho provato", "ho eseguito", "hai scritto", "hai fatto", "hai aggiunto", "era", "e stato"),
     project_nouns=("progetto", "repository", "codice"),
@@ -326,7 +329,8 @@ _PT: Final = LanguageCues(
     reason=("porque", "pois", "ja que", "uma vez que", "para que", "senao", "caso contrario", "devido a",
             "por isso"),
     contrast=("em vez de", "ao inves de", "em lugar de", "mas"),
-    interjections=("oh", "ah", "ok", "entao", "bem", "e", "sim", "nao"),
+    insistence=("eu disse", "te disse", "como eu disse", "ja disse", "ja te disse"),
+    interjections=("oh", "ah", "ok", "entao", "bem", "sim", "nao"),
     please=("por favor", "pfv"),
     narrative=("eu tentei", "eu rodei", "voce escreveu", "voce fez", "voce adicionou", "foi", "era"),
     project_nouns=("projeto", "repositorio", "codigo"),
@@ -354,6 +358,7 @@ _NL: Final = LanguageCues(
     desire=("ik wil", "ik zou graag", "ik denk", "ik vind", "ik vraag me af", "misschien", "waarschijnlijk"),
     reason=("omdat", "want", "aangezien", "zodat", "anders", "daarom", "vanwege"),
     contrast=("in plaats van", "maar"),
+    insistence=("ik zei", "ik heb gezegd", "zoals ik zei", "ik zei al"),
     interjections=("oh", "ah", "ok", "nou", "dus", "en", "ja", "nee"),
     please=("alsjeblieft", "alstublieft", "graag"),
     narrative=("ik heb", "ik had", "jij hebt", "je hebt", "we hebben", "het was", "dat was"),
@@ -429,6 +434,7 @@ _PL: Final = LanguageCues(
             "prawdopodobnie", "wole"),
     reason=("bo", "poniewaz", "gdyz", "zeby", "aby", "inaczej", "w przeciwnym razie", "dlatego", "z powodu"),
     contrast=("zamiast", "lecz", "ale"),
+    insistence=("mowilem", "mowilam", "powiedzialem", "powiedzialam", "jak mowilem", "juz mowilem"),
     interjections=("oh", "ah", "ok", "no", "a", "tak", "nie"),
     please=("prosze",),
     narrative=("probowalem", "probowalam", "uruchomilem", "napisales", "zrobiles", "dodales", "bylo", "byl"),
@@ -476,6 +482,11 @@ def _pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
 def find(phrases: tuple[str, ...], normalised: str) -> list[str]:
     """Every cue of ``phrases`` present in ``normalised`` text (as whole words)."""
     return _pattern(phrases).findall(normalised) if phrases else []
+
+
+def matches(phrases: tuple[str, ...], normalised: str) -> list[re.Match[str]]:
+    """Where each cue of ``phrases`` occurs in ``normalised`` text (whole words), in order."""
+    return list(_pattern(phrases).finditer(normalised)) if phrases else []
 
 
 def starts_with(phrases: tuple[str, ...], normalised: str) -> str | None:

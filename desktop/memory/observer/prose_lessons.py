@@ -22,10 +22,11 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from desktop.memory.observer.cues import LANGUAGES, find, normalise, words
+from desktop.memory.observer import insistence
+from desktop.memory.observer.cues import words
 from desktop.memory.observer.events import Reasoning, UserMessage
 from desktop.memory.observer.harness import outside_project
-from desktop.memory.observer.rule_scorer import RULE, RULE_THRESHOLD, content_words, kept
+from desktop.memory.observer.rule_scorer import RULE, RULE_THRESHOLD, kept
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import PROJECT_FACT, STATED_CAUSE, USER_RULE, Signal
 from desktop.memory.observer.taint import tainted_record
@@ -66,73 +67,27 @@ def on_user(sp: Scratchpad, ev: UserMessage) -> None:
     said = user_utterance(ev.text, ev.origin)
     if said is None:
         return
-    earlier = len(sp.ev.get("weaker_rules", []))
+    before = insistence.remembered(sp)
     for verdict in kept(said):
         named = _files_in(_concrete(verdict.text))
         kind = USER_RULE if verdict.kind == RULE else PROJECT_FACT
         data: dict[str, object] = {"text": verdict.text, "events": [ev.event_key], "score": verdict.score,
                                    "why": list(verdict.features), "origin": said.origin,
                                    "language": said.language}
-        if kind == USER_RULE and (verdict.score < RULE_THRESHOLD or said.origin == CORRECTION):
+        key = f"{kind}:{rule_key(verdict.text)}"
+        if kind == USER_RULE and (verdict.score < RULE_THRESHOLD or said.origin == CORRECTION) \
+                and not insistence.was_insisted(sp, key):
             # A weaker rule stands only when another session says it again; so does what the user
             # typed when declining one call ("don't run CI, too slow"): it is about that call until
             # said again (blind judges, two rounds: a one-off veto filed as the project's rule).
             data["min_sessions"] = 2
         if kind == PROJECT_FACT:
             data["source"] = "user"
-        key = f"{kind}:{rule_key(verdict.text)}"
         sp.add_signal(Signal(kind, key, ev.step, named[:4], data, [verdict.text]))
-        if data.get("min_sessions"):
-            pending = sp.ev.setdefault("weaker_rules", [])
-            if len(pending) < MAX_WEAKER:
-                pending.append([key, sorted(_salient(verdict.text, said.language))])
-    _insisted(sp, said.text, said.language, earlier)
-
-
-#: Weaker rules of one session remembered for the user's "I said ..." (bounded work per message).
-MAX_WEAKER: Final = 20
-_VERSION: Final = re.compile(r"\d+(?:\.\d+)+")
-
-
-def _salient(text: str, language: str) -> set[str]:
-    """The words that say what a sentence is about: versions and longer words, not function words."""
-    cues = LANGUAGES.get(language) or LANGUAGES["en"]
-    norm = normalise(text)
-    for cue in find(cues.insistence, norm):
-        norm = norm.replace(cue, " ")
-    return {*_VERSION.findall(norm), *(w for w in content_words(norm) if w not in cues.function_words)}
-
-
-#: How far after "I said" the user names what they said: "I told you to use gemini for that research".
-INSISTED_WORDS: Final = 6
-
-
-def _insisted_on(text: str, language: str) -> set[str]:
-    """The salient words the user names right after each "I said" (up to the sentence's end): what is
-    insisted on, not the rest of a long message ("... what I told you before?" names nothing)."""
-    cues = LANGUAGES.get(language) or LANGUAGES["en"]
-    norm = normalise(text)
-    out: set[str] = set()
-    for cue in find(cues.insistence, norm):
-        for m in re.finditer(re.escape(cue), norm):
-            span = re.split(r"[.?!]\s", norm[m.end():] + " ", maxsplit=1)[0]
-            out |= _salient(" ".join(span.split()[:INSISTED_WORDS]), language)
-    return out
-
-
-def _insisted(sp: Scratchpad, text: str, language: str, earlier: int) -> None:
-    """The user points back at a weaker rule said earlier in this session ("I said 3.1 pro!"): having to say
-    it again is the repetition a weaker rule waits for, so it stands without a second session. Only the
-    first ``earlier`` rules count: a message does not insist on itself ("I said before X, but ...")."""
-    cues = LANGUAGES.get(language) or LANGUAGES["en"]
-    if not cues.insistence or not find(cues.insistence, normalise(text)):
-        return
-    about = _insisted_on(text, language)
-    for key, salient in sp.ev.get("weaker_rules", [])[:earlier]:
-        sig = sp.signals.get(key)
-        if sig is not None and about & set(salient):
-            sig.data["min_sessions"] = 1
-            sig.data["insisted"] = text[:200]
+        if data.get("min_sessions") and said.origin != CORRECTION:
+            # A veto typed when declining one call stays about that call, insisted on or not.
+            insistence.remember(sp, key, verdict.text, said.language)
+    insistence.promote(sp, said.text, said.language, before)
 
 
 # -- stated causes and decisions --------------------------------------------------------------

@@ -6,7 +6,8 @@ a threshold. The features are grammar, not phrases of any corpus:
 
 * **mood**: a prohibition opens the sentence (``don't``, ``never``, ``nikdy``; past a discourse marker
   such as ``oh,`` or ``yeah``), or a modal of obligation is in it (``must``, ``should``, ``il faut``,
-  ``muss``), or a contrast names the alternative (``instead of``);
+  ``muss``), or it asks to be remembered (``remember:``, ``keep in mind that``), or an imperative picks
+  among alternatives and names the other (``use X, not Y``); a contrast alone (``instead of``) only adds;
 * **generality**: a universal adverb (``always``, ``every time``, ``by default``) or the
   project as subject (``in this repo``);
 * **reference to this conversation** (against): demonstratives and deictic adverbs
@@ -15,14 +16,17 @@ a threshold. The features are grammar, not phrases of any corpus:
 * **speech act** (against): a question, a wish or an opinion (``I think``, ``I wonder``);
 * **specificity** (for): the sentence names a file, a command, a flag or an identifier;
 * **reason** (for): a causal connective (``because``, ``otherwise``) in it or right after, or (English) a
-  clause set beside the rule whose subject points back at it ("don't amend - it breaks the hooks");
-* capitals are not a feature: blind judges found shouted rules weak (an outburst about one incident,
-  its file and fix left in the transcript), so "DO NOT" weighs what "do not" does;
+  clause set beside the rule by a dash whose subject points back at it ("don't amend - it breaks hooks");
 * **origin**: a memory note is kept whatever its form; a correction typed when declining
   a tool call is a correction by definition.
 
 Repetition across sessions is the last feature, applied at promotion: a sentence scoring
-between :data:`CANDIDATE_THRESHOLD` and :data:`RULE_THRESHOLD` needs a second session.
+between :data:`CANDIDATE_THRESHOLD` and :data:`RULE_THRESHOLD` needs a second session, or the
+user's insisting on it later in the session (``insistence``).
+
+Tried and dropped after blind judging: capitals ("DO NOT" weighs what "do not" does: shouted rules
+were outbursts about one incident) and an imperative with its moment ("before X, do Y": its one
+candidate was a one-off).
 The weights are set by hand from the grammar; the thresholds were chosen on two dev
 projects and reported on the third (``bench/memory_quality.py cv``), never tuned on one.
 Every verdict carries the features that fired, so a stored rule says why it was kept.
@@ -108,11 +112,12 @@ _VERB_MODAL: Final = re.compile(r"sure|ensure|requir|mandator|allowed|supposed|o
                                 r"necessaire|obligatoire|potreba|treba|nutne|pozor")
 
 
-#: A clause set beside the rule whose subject points back at it: "don't amend commits - it breaks the hooks",
-#: "never X; that deletes Y". English grammar (a pronoun, then a finite verb); other languages give their
-#: reasons through connectives (``reason`` cues).
-_EXPLAINED: Final = re.compile(r"(?:\s[-—]+\s|[;:]\s|,\s)(?:it|that|this|they|these|those)"
-                               r"(?:'s|'ll| is| are| will| would| can| (?!is\b|was\b|has\b)[a-z]+s)\b")
+#: A clause set beside the rule by a dash or a semicolon, whose subject points back at it and whose verb
+#: says what it does: "don't amend commits - it breaks the hooks", "never X; that deletes Y". A comma and a
+#: copula make a one-off veto's comment instead ("don't change the test, it's correct"). English grammar;
+#: other languages give their reasons through connectives (``reason`` cues).
+_EXPLAINED: Final = re.compile(r"(?:\s[-—]+\s|;\s)(?:it|that|this|they|these|those) "
+                               r"(?!is\b|was\b|has\b|does\b|needs\b|seems\b|looks\b)[a-z]{3,}s\b")
 
 
 #: First or second person, then a past tense: the story of this session ("we removed", "you wrote").
@@ -250,7 +255,8 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         "remember": 1.0 if remember else 0.0,
         "choice": 1.0 if choice and not prohibition and not modal else 0.0,
         "concrete": 1.0 if concrete_tokens(sentence) else 0.0,
-        "reason": 1.0 if find(cues.reason, norm) or ((prohibition or modal) and _EXPLAINED.search(norm)) else 0.0,
+        "reason": 1.0 if find(cues.reason, norm) or (
+            cues.code == "en" and (prohibition or modal) and _EXPLAINED.search(norm)) else 0.0,
         "memory_note": 1.0 if origin == MEMORY_NOTE else 0.0,
         "correction": 1.0 if origin == CORRECTION else 0.0,
         "question": 1.0 if question else 0.0,
