@@ -75,16 +75,20 @@ class LanguageCues:
     fact_openers: tuple[str, ...] = ()
     """How a statement about the environment opens ("we use", "the repo is", "there is no")."""
     memory_openers: tuple[str, ...] = ()
-    """How a sentence asks to be remembered ("remember:", "keep in mind that", "fyi"): what follows is kept."""
+    """How a sentence asks to be remembered ("remember:", "keep in mind that", "don't forget to"): a reminder,
+    weaker than a prohibition ("fyi" and "note:" introduce information, not an instruction)."""
     choice_verbs: tuple[str, ...] = ()
     """Imperatives that pick among alternatives ("use", "prefer"): with the alternative named ("use X, not
     Y"), a standing choice."""
     insistence: tuple[str, ...] = ()
     """How a user points back at what they already told the agent ("I said", "as I told you"): said again."""
+    replies: tuple[str, ...] = ()
+    """The discourse markers that answer the agent ("yes", "no", "ok"): what follows reacts to one proposal."""
     interjections: tuple[str, ...] = ()
     """Discourse markers that open a sentence without being its mood ("oh,", "yeah", "and", "also"): a
     prohibition after one ("oh, please don't ...") is still the sentence's mood. None that folds onto
-    another word: Spanish "si" (yes, and if), Italian and Portuguese "e" ("è"/"é", is)."""
+    another word: Spanish "si" (yes, and if), Italian and Portuguese "e" ("è"/"é", is); a marker that is also
+    a negation ("no", "nao", "nie") is passed only before punctuation or another marker."""
     elaboration: tuple[str, ...] = ()
     """Openers that go on with the sentence before ("like", "I mean", "for example"): after a
     question, what follows is that question's, not a rule of its own."""
@@ -104,7 +108,7 @@ _EN: Final = LanguageCues(
                 "are not allowed", "not supposed to", "only ever"),
     universal=("always", "never", "every time", "everytime", "each time", "whenever", "every", "all the time",
                "by default", "in general", "at all times", "any time", "from now on", "in future", "going forward",
-               "wherever", "everywhere", "in this project", "in this repo", "in this codebase", "here we"),
+               "wherever", "in this project", "in this repo", "in this codebase", "here we"),
     deixis=("this", "that", "these", "those", "here", "now", "again", "above", "below", "earlier",
             "previous", "previously", "the last", "the other", "this one", "that one", "like before", "as before"),
     one_off=("for now", "right now", "at the moment", "currently", "today", "tonight", "tomorrow", "yesterday",
@@ -125,12 +129,12 @@ _EN: Final = LanguageCues(
             "the reason", "or else", "it is a", "it's a", "too slow", "too large", "too big"),
     contrast=("instead", "rather than", "instead of", "not", "but"),
     memory_openers=("remember that", "remember", "keep in mind that", "keep in mind", "bear in mind that",
-                    "bear in mind", "note that", "note to self", "note", "fyi", "for the record",
-                    "for future reference"),
+                    "bear in mind", "for future reference", "don't forget that", "don't forget", "do not forget"),
     choice_verbs=("use", "prefer", "pick", "choose", "stick to", "stick with", "go with", "call", "name", "put",
                   "keep", "import", "store", "write"),
     insistence=("i said", "i told you", "as i said", "like i said", "i already said", "i already told you",
-                "i mentioned", "as i mentioned", "i asked you"),
+                "i mentioned", "as i mentioned", "i asked you", "i've said", "i've told you", "i have told you"),
+    replies=("yes", "yeah", "yep", "no", "nope", "ok", "okay", "sure", "alright"),
     interjections=("oh", "ah", "ok", "okay", "yeah", "yes", "yep", "no", "nope", "hmm", "hm", "well", "so", "and",
                    "also", "btw", "alright", "sure", "oops", "sorry", "wait", "actually"),
     please=("please", "pls", "kindly"),
@@ -184,10 +188,11 @@ _FR: Final = LanguageCues(
             "je prefere", "je suppose"),
     reason=("parce que", "car", "puisque", "sinon", "afin que", "pour que", "a cause de", "c'est pourquoi"),
     contrast=("plutot que", "au lieu de", "a la place", "mais"),
-    memory_openers=("rappelle-toi que", "rappelle-toi", "retiens que", "retiens", "note que", "n'oublie pas que",
-                    "pour info"),
+    memory_openers=("rappelle-toi que", "rappelle-toi", "retiens que", "retiens", "n'oublie pas que",
+                    "n'oublie pas"),
     choice_verbs=("utilise", "utilisez", "prends", "prenez", "prefere", "preferez", "garde", "gardez"),
-    insistence=("j'ai dit", "je t'ai dit", "je te l'ai dit", "comme je disais", "comme je l'ai dit"),
+    insistence=("j'ai dit", "je t'ai dit", "je vous ai dit", "je te l'ai dit", "comme je disais", "comme je l'ai dit"),
+    replies=("oui", "non", "ok", "d'accord"),
     interjections=("oh", "ah", "ok", "bon", "alors", "et", "aussi", "oui", "non", "d'accord", "bref"),
     please=("s'il te plait", "s'il vous plait", "stp", "svp", "merci de"),
     narrative=("j'ai essaye", "j'ai eu", "j'ai lance", "tu as", "vous avez", "nous avons eu", "c'etait"),
@@ -226,9 +231,11 @@ _DE: Final = LanguageCues(
             "vielleicht", "wahrscheinlich", "ich finde"),
     reason=("weil", "da", "denn", "damit", "sonst", "andernfalls", "deshalb", "deswegen", "wegen"),
     contrast=("stattdessen", "anstatt", "statt", "sondern", "aber"),
-    memory_openers=("merke dir", "denk daran", "denke daran", "beachte", "zur info"),
+    memory_openers=("merke dir", "denk daran", "denke daran", "vergiss nicht"),
     choice_verbs=("verwende", "verwendet", "benutze", "benutzt", "nimm", "nehmt", "bevorzuge"),
-    insistence=("ich sagte", "ich habe gesagt", "hab ich gesagt", "wie gesagt", "ich hatte gesagt"),
+    insistence=("ich sagte", "ich habe gesagt", "ich habe dir gesagt", "hab ich gesagt", "wie gesagt",
+                "ich hatte gesagt"),
+    replies=("ja", "nein", "ok"),
     interjections=("oh", "ah", "ok", "und", "ja", "nein", "naja", "gut"),
     please=("bitte",),
     narrative=("ich habe", "ich hatte", "du hast", "wir haben", "es war", "das war"),
@@ -267,6 +274,7 @@ _ES: Final = LanguageCues(
     reason=("porque", "ya que", "puesto que", "para que", "sino", "de lo contrario", "debido a", "por eso"),
     contrast=("en lugar de", "en vez de", "sino", "pero"),
     insistence=("te dije", "ya te dije", "como dije", "ya dije", "dije que"),
+    replies=("no", "vale", "ok"),
     interjections=("oh", "ah", "ok", "vale", "bueno", "pues", "y", "no"),
     please=("por favor", "porfa"),
     narrative=("intente", "ejecute", "escribiste", "hiciste", "agregaste", "cambiaste", "fue", "era"),
@@ -298,6 +306,7 @@ _IT: Final = LanguageCues(
     reason=("perche", "poiche", "siccome", "cosi che", "altrimenti", "a causa di", "per questo"),
     contrast=("invece di", "anziche", "piuttosto che", "invece", "ma"),
     insistence=("ti ho detto", "ho detto", "come ho detto", "te l'ho detto"),
+    replies=("no", "ok"),
     interjections=("oh", "ah", "ok", "allora", "beh", "no"),
     please=("per favore", "per piacere", "ti prego"),
     narrative=("ho provato", "ho eseguito", "hai scritto", "hai fatto", "hai aggiunto", "era", "e stato"),
@@ -329,7 +338,8 @@ _PT: Final = LanguageCues(
     reason=("porque", "pois", "ja que", "uma vez que", "para que", "senao", "caso contrario", "devido a",
             "por isso"),
     contrast=("em vez de", "ao inves de", "em lugar de", "mas"),
-    insistence=("eu disse", "te disse", "como eu disse", "ja disse", "ja te disse"),
+    insistence=("eu disse", "te disse", "como eu disse", "ja disse", "ja te disse", "eu falei", "ja falei"),
+    replies=("sim", "nao", "ok"),
     interjections=("oh", "ah", "ok", "entao", "bem", "sim", "nao"),
     please=("por favor", "pfv"),
     narrative=("eu tentei", "eu rodei", "voce escreveu", "voce fez", "voce adicionou", "foi", "era"),
@@ -358,7 +368,8 @@ _NL: Final = LanguageCues(
     desire=("ik wil", "ik zou graag", "ik denk", "ik vind", "ik vraag me af", "misschien", "waarschijnlijk"),
     reason=("omdat", "want", "aangezien", "zodat", "anders", "daarom", "vanwege"),
     contrast=("in plaats van", "maar"),
-    insistence=("ik zei", "ik heb gezegd", "zoals ik zei", "ik zei al"),
+    insistence=("ik zei", "ik heb gezegd", "ik heb je gezegd", "zoals ik zei", "ik zei al"),
+    replies=("ja", "nee", "ok"),
     interjections=("oh", "ah", "ok", "nou", "dus", "en", "ja", "nee"),
     please=("alsjeblieft", "alstublieft", "graag"),
     narrative=("ik heb", "ik had", "jij hebt", "je hebt", "we hebben", "het was", "dat was"),
@@ -394,7 +405,9 @@ _CS: Final = LanguageCues(
             "prala bych", "rekl bych"),
     reason=("protoze", "jelikoz", "nebot", "aby", "jinak", "kvuli", "proto", "coz"),
     contrast=("misto", "namisto", "ale", "nybrz"),
-    insistence=("rikal jsem", "uz jsem rikal", "rekl jsem", "jak jsem rikal", "psal jsem", "uz jsem psal"),
+    insistence=("rikal jsem", "rikala jsem", "uz jsem rikal", "uz jsem rikala", "uz jsem ti rikal",
+                "uz jsem ti rikala", "rekl jsem", "rekla jsem", "jak jsem rikal", "psal jsem", "uz jsem psal"),
+    replies=("ano", "ne", "jo", "ok"),
     interjections=("oh", "ah", "ok", "tak", "a", "jo", "ano", "ne"),
     please=("prosim", "prosim te", "prosim vas"),
     narrative=("zkusil jsem", "zkusila jsem", "spustil jsem", "udelal jsi", "napsal jsi", "dal jsi"),
@@ -435,6 +448,7 @@ _PL: Final = LanguageCues(
     reason=("bo", "poniewaz", "gdyz", "zeby", "aby", "inaczej", "w przeciwnym razie", "dlatego", "z powodu"),
     contrast=("zamiast", "lecz", "ale"),
     insistence=("mowilem", "mowilam", "powiedzialem", "powiedzialam", "jak mowilem", "juz mowilem"),
+    replies=("tak", "nie", "no", "ok"),
     interjections=("oh", "ah", "ok", "no", "a", "tak", "nie"),
     please=("prosze",),
     narrative=("probowalem", "probowalam", "uruchomilem", "napisales", "zrobiles", "dodales", "bylo", "byl"),

@@ -4,8 +4,9 @@ A sentence the rule scorer finds rule-like but not strongly so waits for a secon
 (``prose_lessons``). When the user points back at it later in the same session ("I said ...",
 "I told you ...", "rikal jsem ..."), having to say it again is that repetition: the rule stands at
 once. What is insisted on is read from the words right after the cue, and must name the rule: a
-version it names, or two of its salient words. A retraction ("when I said X I meant Y") insists on
-nothing, and a veto typed when declining one call stays about that call.
+version or a code token it names (a file, a path, backticked text), or two of its other salient words.
+A retraction ("when I said X I meant Y", "forget what I said") or a report ("what I told you about X")
+insists on nothing, and a veto typed when declining one call stays about that call.
 
 Bounded work per message: the cues are found once over the first :data:`SCAN_CHARS` characters, at
 most :data:`MAX_CUES` of them are read, and a session remembers its last :data:`MAX_WEAKER` weaker
@@ -18,7 +19,7 @@ import re
 from typing import Final
 
 from desktop.memory.observer.cues import LANGUAGES, matches, normalise
-from desktop.memory.observer.rule_scorer import content_words
+from desktop.memory.observer.rule_scorer import concrete_tokens, content_words
 from desktop.memory.observer.scratchpad import Scratchpad
 
 #: Weaker rules of one session kept for the user's "I said ..." (the latest ones: the likeliest).
@@ -30,14 +31,27 @@ MAX_CUES: Final = 8
 #: Every language's cues: a short "j'ai dit 3.1 pro !" is too short to tell its language reliably.
 INSISTENCE: Final = tuple(sorted({c for cues in LANGUAGES.values() for c in cues.insistence}))
 _VERSION: Final = re.compile(r"\d+(?:\.\d+)+")
-_RETRACTION: Final = re.compile(r"\b(?:i meant|i mean|never ?mind|changed my mind)\b")
+#: What ``concrete_tokens`` reads as one name: backticked text, paths, file names.
+_CODE: Final = re.compile(r"`[^`\n]{2,80}`|(?<![\w.])(?:[\w.-]+/)+[\w.-]+|(?<![\w/])\.?[\w-]+\.[a-z]{1,5}\b")
+_RETRACTION: Final = re.compile(r"\b(?:i meant|i mean|never ?mind|changed my mind|was wrong|after all|"
+                                r"forget (?:what|that)|ignore (?:what|that)|scratch that)\b")
+#: A cue after these words reports a past statement ("what I said about X", "I know I said X"), not insistence.
+_REPORTED: Final = re.compile(r"(?:\bwhat|\bknow|\bforget|\bignore|\bwhen|\bif|\bthat)\s+$")
+
+
+def _names(text: str) -> set[str]:
+    """The code tokens of ``text`` by their last part: `.entire/settings.json` and settings.json are one."""
+    return {t.lower().rstrip("/").rsplit("/", 1)[-1] for t in concrete_tokens(text)}
 
 
 def salient(text: str, language: str) -> set[str]:
-    """What a sentence is about: the versions it names and its content words (not function words)."""
+    """What a sentence is about: the versions and code tokens it names (a file name is one token, not its
+    parts), and its content words (not function words)."""
     cues = LANGUAGES.get(language) or LANGUAGES["en"]
     norm = normalise(text)
-    return {*_VERSION.findall(norm), *(w for w in content_words(norm) if w not in cues.function_words)}
+    named = _names(text)
+    prose = _CODE.sub(" ", norm)
+    return {*_VERSION.findall(norm), *named, *(w for w in content_words(prose) if w not in cues.function_words)}
 
 
 def remembered(sp: Scratchpad) -> set[str]:
@@ -59,29 +73,34 @@ def was_insisted(sp: Scratchpad, key: str) -> bool:
 
 
 def insisted_on(text: str, language: str) -> tuple[set[str], set[str]]:
-    """The versions and the salient words the user names right after each "I said" (up to the sentence's
-    end, at most :data:`INSISTED_WORDS` words); nothing for a retraction."""
+    """What the user names right after each "I said" (up to the sentence's end, at most
+    :data:`INSISTED_WORDS` words): the versions and code tokens, and the other salient words. Nothing for a
+    retraction, or for a cue that reports a past statement ("what I said about X")."""
     norm = normalise(text[:SCAN_CHARS])
     if _RETRACTION.search(norm):
         return set(), set()
-    versions: set[str] = set()
+    named: set[str] = set()
     words: set[str] = set()
     for m in matches(INSISTENCE, norm)[:MAX_CUES]:
-        span = re.split(r"[.?!](?:\s|$)", norm[m.end():m.end() + 300], maxsplit=1)[0]
-        about = salient(" ".join(span.split()[:INSISTED_WORDS]), language)
-        versions |= {w for w in about if _VERSION.fullmatch(w)}
-        words |= about - versions
-    return versions, words
+        if _REPORTED.search(norm[max(0, m.start() - 12):m.start()]):
+            continue
+        span = re.split(r"[.?!](?:\s|$)", text[m.end():m.end() + 300], maxsplit=1)[0]
+        span = " ".join(span.split()[:INSISTED_WORDS])
+        about = salient(span, language)
+        strong = {*_VERSION.findall(normalise(span)), *_names(span)}
+        named |= about & strong
+        words |= about - strong
+    return named, words
 
 
 def promote(sp: Scratchpad, text: str, language: str, before: set[str]) -> None:
     """Let the weaker rules of ``before`` that ``text`` insists on stand without a second session."""
-    versions, words = insisted_on(text, language)
-    if not versions and not words:
+    named, words = insisted_on(text, language)
+    if not named and not words:
         return
     for key, said in sp.ev.get("weaker_rules", []):
         sig = sp.signals.get(key)
-        shared = set(said) & (versions | words)
-        if key in before and sig is not None and (shared & versions or len(shared) >= 2):
+        shared = set(said) & (named | words)
+        if key in before and sig is not None and (shared & named or len(shared) >= 2):
             sig.data["min_sessions"] = 1
             sig.data["insisted"] = text[:200]

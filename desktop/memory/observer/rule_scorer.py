@@ -16,7 +16,9 @@ a threshold. The features are grammar, not phrases of any corpus:
 * **speech act** (against): a question, a wish or an opinion (``I think``, ``I wonder``);
 * **specificity** (for): the sentence names a file, a command, a flag or an identifier;
 * **reason** (for): a causal connective (``because``, ``otherwise``) in it or right after, or (English) a
-  clause set beside the rule by a dash whose subject points back at it ("don't amend - it breaks hooks");
+  clause set beside the rule by a dash or a semicolon whose subject points back at it ("don't amend - it
+  breaks the hooks");
+* **reply** (against): a prohibition that answers the agent ("yeah, don't run it"): a veto of one proposal;
 * **origin**: a memory note is kept whatever its form; a correction typed when declining
   a tool call is a correction by definition.
 
@@ -46,7 +48,7 @@ RULE, FACT = "rule", "fact"
 #: Fixed weights of the features (grammar, set by hand; only the thresholds were chosen on data).
 WEIGHTS: Final[dict[str, float]] = {
     "prohibition": 2.0, "obligation": 1.0, "universal": 1.5, "contrast": 0.5, "concrete": 0.5,
-    "reason": 0.75, "memory_note": 4.0, "correction": 0.5, "remember": 1.5, "choice": 1.0,
+    "reason": 0.75, "memory_note": 4.0, "correction": 0.5, "remember": 1.5, "choice": 1.0, "reply": -0.75,
     "question": -4.0, "deixis": -0.75, "one_off": -1.5, "narrative": -1.5, "desire": -2.0,
     "request": -1.0, "change_request": -1.5, "no_mood": -2.0, "too_short": -4.0, "too_long": -1.5,
     "anaphora": -1.0, "past": -1.5, "fragment": -2.0,
@@ -106,7 +108,7 @@ def concrete_tokens(sentence: str) -> list[str]:
     return [m.group(0).strip("`") for m in _CODEISH.finditer(sentence)]
 
 
-_CLAUSE: Final = re.compile(r"\s*(?:[,;:]|\s--?\s|\s—\s|\(|\))\s*")
+_CLAUSE: Final = re.compile(r"\s*(?:[,;:]|\s--?\s|\s[—–]\s|\(|\))\s*")
 #: Modals that take an infinitive ("should add"); "make sure"/"required" take a clause or nothing.
 _VERB_MODAL: Final = re.compile(r"sure|ensure|requir|mandator|allowed|supposed|only ever|notwendig|erforderlich|"
                                 r"necessaire|obligatoire|potreba|treba|nutne|pozor")
@@ -116,7 +118,7 @@ _VERB_MODAL: Final = re.compile(r"sure|ensure|requir|mandator|allowed|supposed|o
 #: says what it does: "don't amend commits - it breaks the hooks", "never X; that deletes Y". A comma and a
 #: copula make a one-off veto's comment instead ("don't change the test, it's correct"). English grammar;
 #: other languages give their reasons through connectives (``reason`` cues).
-_EXPLAINED: Final = re.compile(r"(?:\s[-—]+\s|;\s)(?:it|that|this|they|these|those) "
+_EXPLAINED: Final = re.compile(r"(?:\s[-—–]+\s|;\s)(?:it|that|this|they|these|those) "
                                r"(?!is\b|was\b|has\b|does\b|needs\b|seems\b|looks\b)[a-z]{3,}s\b")
 
 
@@ -190,10 +192,17 @@ def _unphrased(text: str, phrases: tuple[str, ...]) -> str:
     return text
 
 
-def _without_interjections(opener: str, cues: LanguageCues) -> str:
-    """The sentence's opening past its discourse markers ("oh, yeah, please don't ..." -> "please don't ..."):
-    a marker is not the mood, and the mood is read from how the sentence opens. A marker that begins a cue
-    of its own ("no more ...", "so that ...") stays."""
+#: Markers that are also negations: "no, don't ..." is a marker, "não apague" (don't delete) is not.
+_NEGATING: Final = frozenset({"no", "nope", "non", "nein", "nee", "nao", "ne", "nie"})
+
+
+def _without_interjections(opener: str, cues: LanguageCues) -> tuple[str, bool]:
+    """The sentence's opening past its discourse markers ("oh, yeah, please don't ..." -> "please don't ..."),
+    and whether one of them answered the agent ("yes", "no", "ok": what follows reacts to one proposal).
+    A marker is not the mood, and the mood is read from how the sentence opens. A marker that begins a cue
+    of its own ("no more ...", "so that ...") stays, and a negating one is passed only before punctuation or
+    another marker."""
+    replied = False
     for _ in range(3):
         if starts_with(cues.prohibition, opener) or starts_with(cues.reason, opener):
             break
@@ -201,8 +210,11 @@ def _without_interjections(opener: str, cues: LanguageCues) -> str:
         rest = opener[len(marker):] if marker else ""
         if not marker or rest[:1] not in (" ", ",", "!", ".", ":") or not rest.strip(" ,!.:-"):
             break
-        opener = rest.lstrip(" ,!.:-—")
-    return opener
+        if marker in _NEGATING and rest[:1] == " " and not starts_with(cues.interjections, rest.lstrip()):
+            break
+        replied = replied or marker in cues.replies
+        opener = rest.lstrip(" ,!.:-—–")
+    return opener, replied
 
 
 def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]:
@@ -214,7 +226,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     """
     norm = _EMPHASIS.sub(r"\1", normalise(sentence))  # "_never_": Markdown's emphasis, the word itself
     n_words = len(words(sentence))
-    opener = _without_interjections(norm.lstrip(" -*>•\"'`("), cues)
+    opener, replied = _without_interjections(norm.lstrip(" -*>•\"'`("), cues)
     lead = opener  # before its politeness: "yeah please fix X" is a request
     for p in cues.please:  # "please never ...": the politeness is not the mood
         if opener.startswith(p + " ") or opener.startswith(p + ", "):
@@ -253,6 +265,8 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         # "X, not Y" / "instead of Y": the user names the alternative, a correction's shape.
         "contrast": 1.0 if _names_alternative(cues, norm) else 0.0,
         "remember": 1.0 if remember else 0.0,
+        # "yeah, don't run the migrations": a prohibition answering one proposal, as likely a one-off veto.
+        "reply": 1.0 if replied and prohibition else 0.0,
         "choice": 1.0 if choice and not prohibition and not modal else 0.0,
         "concrete": 1.0 if concrete_tokens(sentence) else 0.0,
         "reason": 1.0 if find(cues.reason, norm) or (
@@ -265,7 +279,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
                                            opener.split()[0] in cues.auxiliaries) else 0.0,
         # Demonstratives in the mood's clause; a phrase that compares with the conversation
         # ("like before", "the other one") wherever it is.
-        "deixis": float(min(2, _deixis(cues, _unphrased(clause, cues.universal))
+        "deixis": float(min(2, _deixis(cues, _unphrased(clause, (*cues.universal, *cues.memory_openers)))
                             + len(find(_multiword(cues.deixis), norm)) - len(find(_multiword(cues.deixis), clause)))),
         "one_off": 1.0 if find(cues.one_off, clause) else 0.0,
         "narrative": 1.0 if find(cues.narrative, norm) else 0.0,
