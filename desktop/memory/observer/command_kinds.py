@@ -11,6 +11,10 @@ from __future__ import annotations
 import re
 from typing import Final
 
+#: Programs that show, fetch or search text, never check the code here (``gh run view`` prints a CI run's
+#: log: its diagnostics are that run's, and viewing another run later proves no fix).
+SHOWS_TEXT: Final = frozenset({"git", "gh", "echo", "cat", "grep", "rg", "ls", "which", "find"})
+
 _TASK_RUNNER: Final = re.compile(
     r"^(?:mise\s+(?:run|r)|make|just|task|npm\s+run|pnpm(?:\s+run)?|yarn(?:\s+run)?|bun\s+run|poe|"
     r"uv\s+run\s+poe|nox\s+-s|tox\s+-e|rake|invoke|hatch\s+run|pdm\s+run|composer)\s+([\w:.-]+)")

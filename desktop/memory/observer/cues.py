@@ -503,6 +503,11 @@ def matches(phrases: tuple[str, ...], normalised: str) -> list[re.Match[str]]:
     return list(_pattern(phrases).finditer(normalised)) if phrases else []
 
 
+def blank(phrases: tuple[str, ...], normalised: str) -> str:
+    """``normalised`` text with every cue of ``phrases`` (whole words) replaced by a space."""
+    return _pattern(phrases).sub(" ", normalised) if phrases else normalised
+
+
 def starts_with(phrases: tuple[str, ...], normalised: str) -> str | None:
     """The cue of ``phrases`` that ``normalised`` text opens with, or None."""
     m = _pattern(phrases).match(normalised.lstrip(" -*>•\"'`("))

@@ -44,14 +44,20 @@ def _names(text: str) -> set[str]:
     return {t.lower().rstrip("/").rsplit("/", 1)[-1] for t in concrete_tokens(text)}
 
 
-def salient(text: str, language: str) -> set[str]:
-    """What a sentence is about: the versions and code tokens it names (a file name is one token, not its
-    parts), and its content words (not function words)."""
+def _about(text: str, language: str) -> tuple[set[str], set[str]]:
+    """What a text is about: the versions and code tokens it names (a file name is one token, not its
+    parts), and its other content words (not function words)."""
     cues = LANGUAGES.get(language) or LANGUAGES["en"]
     norm = normalise(text)
-    named = _names(text)
+    named = {*_VERSION.findall(norm), *_names(text)}
     prose = _CODE.sub(" ", norm)
-    return {*_VERSION.findall(norm), *named, *(w for w in content_words(prose) if w not in cues.function_words)}
+    return named, {w for w in content_words(prose) if w not in cues.function_words} - named
+
+
+def salient(text: str, language: str) -> set[str]:
+    """Everything a sentence is about (``_about``'s names and words together)."""
+    named, words = _about(text, language)
+    return named | words
 
 
 def remembered(sp: Scratchpad) -> set[str]:
@@ -85,11 +91,9 @@ def insisted_on(text: str, language: str) -> tuple[set[str], set[str]]:
         if _REPORTED.search(norm[max(0, m.start() - 12):m.start()]):
             continue
         span = re.split(r"[.?!](?:\s|$)", text[m.end():m.end() + 300], maxsplit=1)[0]
-        span = " ".join(span.split()[:INSISTED_WORDS])
-        about = salient(span, language)
-        strong = {*_VERSION.findall(normalise(span)), *_names(span)}
-        named |= about & strong
-        words |= about - strong
+        names, other = _about(" ".join(span.split()[:INSISTED_WORDS]), language)
+        named |= names
+        words |= other
     return named, words
 
 

@@ -26,12 +26,13 @@ Repetition across sessions is the last feature, applied at promotion: a sentence
 between :data:`CANDIDATE_THRESHOLD` and :data:`RULE_THRESHOLD` needs a second session, or the
 user's insisting on it later in the session (``insistence``).
 
-Tried and dropped after blind judging: capitals ("DO NOT" weighs what "do not" does: shouted rules
-were outbursts about one incident) and an imperative with its moment ("before X, do Y": its one
-candidate was a one-off).
 The weights are set by hand from the grammar; the thresholds were chosen on two dev
 projects and reported on the third (``bench/memory_quality.py cv``), never tuned on one.
 Every verdict carries the features that fired, so a stored rule says why it was kept.
+
+Tried and dropped after blind judging: capitals ("DO NOT" weighs what "do not" does: shouted rules
+were outbursts about one incident) and an imperative with its moment ("before X, do Y": its one
+candidate was a one-off).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from desktop.memory.observer.cues import LANGUAGES, LanguageCues, find, normalise, starts_with, words
+from desktop.memory.observer.cues import LANGUAGES, LanguageCues, blank, find, normalise, starts_with, words
 from desktop.memory.observer.utterances import CORRECTION, MEMORY_NOTE, Utterance
 
 RULE, FACT = "rule", "fact"
@@ -187,9 +188,7 @@ def _past_universal(opener: str, cues: LanguageCues) -> str:
 
 def _unphrased(text: str, phrases: tuple[str, ...]) -> str:
     """``text`` with the multi-word ``phrases`` blanked ("from now on": its "now" points nowhere)."""
-    for p in _multiword(phrases):
-        text = re.sub(rf"(?<![\w']){re.escape(p)}(?![\w'])", " ", text)
-    return text
+    return blank(_multiword(phrases), text)
 
 
 #: Markers that are also negations: "no, don't ..." is a marker, "não apague" (don't delete) is not.

@@ -33,6 +33,7 @@ from desktop.memory.observer.checker_output import (
     diagnostics,
     failing_place,
 )
+from desktop.memory.observer.command_kinds import SHOWS_TEXT
 from desktop.memory.observer.command_shape import Command, parse
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.observer.signals import CHECK_GAP, CHECK_RULE, Signal, excerpt, is_test_file
@@ -41,9 +42,8 @@ from desktop.memory.triggers.code_shape import RETURNED_AS_IS, flagged_origin, f
 from desktop.memory.triggers.model import CODE, COMMAND, TEST_FILES, Trigger
 
 MAX_RULES: Final = 4
-#: Programs that show, fetch or search, never check the code here (``gh run view`` prints a CI
-#: run's log: its diagnostics are that run's, and viewing another run later proves no fix).
-NOT_CHECKERS: Final = r"(?:git|gh|echo|cat|grep|rg|ls|which|find)\b"
+#: A command line that opens with a program of ``command_kinds.SHOWS_TEXT``.
+NOT_CHECKERS: Final = r"(?:" + "|".join(sorted(SHOWS_TEXT)) + r")\b"
 def command_key(command: Command) -> list[str]:
     """The program and subcommand words of a command's last step (``["mise", "run", "lint"]``): in
     ``fmt && lint`` the checker is the one that ran last, the one whose failure ended the chain."""

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from desktop.memory.observer.command_kinds import SHOWS_TEXT
 from desktop.memory.observer.command_shape import parse
 from desktop.memory.observer.harness import shorten_command
 from desktop.memory.observer.scratchpad import Scratchpad
@@ -89,9 +90,8 @@ _DECLARATIONS: Final = {
 #: Folders never searched for a declaration: dependencies, builds, caches, hidden ones.
 _SKIP: Final = frozenset({"node_modules", "vendor", "target", "dist", "build", "__pycache__", "venv"})
 #: Programs that show, fetch or compare text: a compiler's lines in their output are another run's.
-_VIEWERS: Final = frozenset({"git", "gh", "glab", "echo", "printf", "cat", "bat", "less", "more", "head", "tail",
-                             "grep", "rg", "ls", "which", "find", "diff", "sed", "awk", "jq", "tee", "curl", "wget",
-                             "docker", "kubectl", "journalctl"})
+_VIEWERS: Final = SHOWS_TEXT | {"glab", "printf", "bat", "less", "more", "head", "tail", "diff", "sed", "awk", "jq",
+                                "tee", "curl", "wget", "docker", "kubectl", "journalctl"}
 _STATE: Final = "type_clashes"
 MAX_PER_SESSION: Final = 6
 MAX_WALKED: Final = 20_000
