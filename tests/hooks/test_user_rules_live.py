@@ -43,3 +43,18 @@ def test_a_weaker_rule_stands_live_once_the_user_insists(project: Any, tmp_path:
     other = rule.replace("settings.json", "hooks.json")
     _session(h, tmp_path, "w2", other, "I told you: hooks.json is committed!")
     assert _rules(project) == [f'The user\'s instruction (about `.entire/hooks.json`): "{other}"']  # ... or insistence
+
+
+def test_a_rules_object_from_the_commands_that_followed_is_learned_live(project: Any, tmp_path: Path) -> None:
+    """A rule that names no code token gets the versioned value the session then ran (observer/referents.py)."""
+    h = Handlers(project)
+    rule = "reviews must always use the latest model, 3.1"
+    hook(h, "session-start", "v1", source="startup")
+    hook(h, "prompt", "v1", prompt=rule)
+    transcript = Transcript("v1", str(h.root)).user(rule)
+    transcript.bash("gemini -m gemini-3.1-pro-preview -p 'say hello'", "hello")
+    transcript.bash("gemini -m gemini-3.1-pro-preview -p 'review the plan'", "1. the cache is never cleared")
+    hook(h, "session-end", "v1", transcript_path=str(transcript.write(tmp_path)))
+    flush(h.project)
+    assert _rules(project) == [f'The user\'s instruction: "{rule}" The session that heard it then ran '
+                               '`gemini -m gemini-3.1-pro-preview`.']

@@ -182,6 +182,10 @@ def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, lan
     ("Ah I remember now, the issue was that I had uncommitted files locally.", False),
     ("and remember to use pagination", False),                        # a reminder for this task
     ("we need to fix the parser before the release, always", False),  # the speaker's own task
+    # The project named as the scope is general, and the mood is read after it.
+    ("in this codebase we never log secrets", True),
+    ("In this repo, never edit generated files by hand", True),
+    ("in this repo the tests are slow", False),                       # a scope, no mood
 ])
 def test_structural_rule_scorer(text: str, is_rule: bool) -> None:
     verdicts = kept(Utterance(text, "prompt"))
@@ -388,3 +392,14 @@ def test_a_negation_is_a_marker_only_before_punctuation() -> None:
     assert _without_interjections("no, don't push", LANGUAGES["en"]) == ("don't push", True)
     assert _without_interjections("no no no, don't push", LANGUAGES["en"]) == ("don't push", True)
     assert _without_interjections("oh, please don't push", LANGUAGES["en"]) == ("please don't push", False)
+
+
+@pytest.mark.parametrize(("text", "language"), [
+    ("Dans ce projet, ne jamais modifier les fichiers generes a la main", "fr"),
+    ("In diesem Projekt nie die generierten Dateien bearbeiten, sie werden vom Build erzeugt", "de"),
+    ("v tomto projektu nikdy needituj generovane soubory", "cs"),
+])
+def test_a_prohibition_after_the_projects_scope_is_a_rule_in_each_language(text: str, language: str) -> None:
+    """The scope ("in this project, ...") opens the sentence; the prohibition after it is still its mood."""
+    verdicts = kept(Utterance(text, "prompt", language))
+    assert verdicts and verdicts[0].kind == RULE and verdicts[0].score >= 2.5, judge(Utterance(text, "prompt", language))

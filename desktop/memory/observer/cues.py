@@ -57,6 +57,9 @@ class LanguageCues:
     """First/second person + past: telling what happened in this session ("I tried", "you wrote")."""
     project_nouns: tuple[str, ...] = ()
     """Nouns that, after a demonstrative, name the project as a whole ("this repo"): not deixis."""
+    scopes: tuple[str, ...] = ()
+    """How a sentence opens by naming the project as its scope ("in this repo, ..."): general, and not its
+    mood ("in this repo, never edit X": the prohibition follows the scope)."""
     change_verbs: tuple[str, ...] = ()
     """Verbs of a change to make now ("add", "fix", "rename"): after a modal, a task, not a rule."""
     proposal: tuple[str, ...] = ()
@@ -145,6 +148,9 @@ _EN: Final = LanguageCues(
                "we had", "we did", "we added", "we changed", "we made", "we used", "we were", "it was",
                "this was", "that was", "there was"),
     project_nouns=("project", "repo", "repository", "codebase", "code base", "team", "company"),
+    scopes=("in this project", "in this repo", "in this repository", "in this codebase", "in this code base",
+            "in our project", "in our repo", "in our codebase", "for this project", "for this repo",
+            "across the codebase", "throughout the codebase"),
     change_verbs=("add", "update", "change", "fix", "rename", "remove", "delete", "implement", "create", "move",
                   "refactor", "include", "write", "rewrite", "revert", "merge", "modify", "replace", "drop",
                   "extract", "split", "introduce", "build", "do", "make", "try", "look", "check", "review",
@@ -197,6 +203,8 @@ _FR: Final = LanguageCues(
     please=("s'il te plait", "s'il vous plait", "stp", "svp", "merci de"),
     narrative=("j'ai essaye", "j'ai eu", "j'ai lance", "tu as", "vous avez", "nous avons eu", "c'etait"),
     project_nouns=("projet", "depot", "code"),
+    scopes=("dans ce projet", "dans ce depot", "dans ce code", "dans notre projet", "dans notre depot",
+            "pour ce projet"),
     change_verbs=("ajouter", "modifier", "changer", "corriger", "renommer", "supprimer", "implementer", "creer",
                   "deplacer", "mettre a jour", "ecrire", "faire", "verifier", "tester"),
     proposal=("on va", "allons", "et si"),
@@ -240,6 +248,8 @@ _DE: Final = LanguageCues(
     please=("bitte",),
     narrative=("ich habe", "ich hatte", "du hast", "wir haben", "es war", "das war"),
     project_nouns=("projekt", "repo", "repository", "code"),
+    scopes=("in diesem projekt", "in diesem repo", "in diesem repository", "in diesem code", "in unserem projekt",
+            "in unserem repo", "im projekt", "im repo", "fur dieses projekt"),
     change_verbs=("hinzufugen", "andern", "aktualisieren", "beheben", "umbenennen", "entfernen", "loschen",
                   "implementieren", "erstellen", "verschieben", "schreiben", "machen", "prufen", "testen"),
     proposal=("lass uns", "lasst uns", "wie ware es"),
@@ -279,6 +289,7 @@ _ES: Final = LanguageCues(
     please=("por favor", "porfa"),
     narrative=("intente", "ejecute", "escribiste", "hiciste", "agregaste", "cambiaste", "fue", "era"),
     project_nouns=("proyecto", "repositorio", "codigo"),
+    scopes=("en este proyecto", "en este repositorio", "en este codigo", "en nuestro proyecto", "para este proyecto"),
     auxiliaries=("es", "son", "esta", "estan", "fue", "ha", "han", "era"),
     fact_openers=("usamos", "estamos en", "el repo es", "el proyecto usa", "el servidor", "la base de datos", "no hay"),
     conditional=("si", "cuando"),
@@ -311,6 +322,8 @@ _IT: Final = LanguageCues(
     please=("per favore", "per piacere", "ti prego"),
     narrative=("ho provato", "ho eseguito", "hai scritto", "hai fatto", "hai aggiunto", "era", "e stato"),
     project_nouns=("progetto", "repository", "codice"),
+    scopes=("in questo progetto", "in questo repository", "in questo codice", "nel nostro progetto",
+            "per questo progetto"),
     auxiliaries=("e", "sono", "era", "stato", "ha", "hanno"),
     conditional=("se", "quando"),
 )
@@ -344,6 +357,7 @@ _PT: Final = LanguageCues(
     please=("por favor", "pfv"),
     narrative=("eu tentei", "eu rodei", "voce escreveu", "voce fez", "voce adicionou", "foi", "era"),
     project_nouns=("projeto", "repositorio", "codigo"),
+    scopes=("neste projeto", "neste repositorio", "neste codigo", "no nosso projeto", "para este projeto"),
     auxiliaries=("e", "sao", "esta", "estao", "foi", "tem", "era"),
     conditional=("se", "quando"),
 )
@@ -374,6 +388,8 @@ _NL: Final = LanguageCues(
     please=("alsjeblieft", "alstublieft", "graag"),
     narrative=("ik heb", "ik had", "jij hebt", "je hebt", "we hebben", "het was", "dat was"),
     project_nouns=("project", "repo", "repository", "code"),
+    scopes=("in dit project", "in deze repo", "in deze repository", "in deze code", "in ons project",
+            "voor dit project"),
     auxiliaries=("is", "zijn", "was", "waren", "wordt", "werd", "heeft", "hebben"),
     conditional=("als", "wanneer", "indien"),
 )
@@ -412,6 +428,8 @@ _CS: Final = LanguageCues(
     please=("prosim", "prosim te", "prosim vas"),
     narrative=("zkusil jsem", "zkusila jsem", "spustil jsem", "udelal jsi", "napsal jsi", "dal jsi"),
     project_nouns=("projekt", "repozitar", "repo", "kod"),
+    scopes=("v tomto projektu", "v tomhle projektu", "v tomto repozitari", "v tomhle repu", "v nasem projektu",
+            "v tomto kodu", "pro tento projekt"),
     change_verbs=("pridat", "pridej", "zmenit", "zmen", "opravit", "oprav", "prejmenovat", "smazat", "smaz",
                   "vytvorit", "vytvor", "presunout", "napsat", "napis", "udelat", "udelej", "zkontrolovat",
                   "zkontroluj", "otestovat", "spust", "dopln", "predelat"),
@@ -453,6 +471,8 @@ _PL: Final = LanguageCues(
     please=("prosze",),
     narrative=("probowalem", "probowalam", "uruchomilem", "napisales", "zrobiles", "dodales", "bylo", "byl"),
     project_nouns=("projekt", "repozytorium", "repo", "kod"),
+    scopes=("w tym projekcie", "w tym repozytorium", "w tym repo", "w naszym projekcie", "w tym kodzie",
+            "dla tego projektu"),
     auxiliaries=("jest", "sa", "byl", "byla", "bylo", "ma"),
     conditional=("jesli", "jezeli", "gdy", "kiedy"),
 )

@@ -18,6 +18,7 @@ from desktop.memory.observer import (
     project_facts,
     prose_lessons,
     recipes,
+    referents,
     shell_escapes,
     shell_strays,
     tool_arguments,
@@ -173,6 +174,7 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
     elif tool in WRITE_TOOLS:
         for path in files:
             _on_edit(sp, ev, path, step)
+        referents.on_written(sp, ev.args)
     elif tool in (GREP, GLOB):
         pattern = redact_then_cut(" ".join(str(ev.args.get("pattern", "")).split()), 200)
         if pattern:
@@ -297,6 +299,8 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
     _resolve(sp, tool, pend, step)
     if "shell" in pend:
         lessons.note_success(sp, str(pend["shell"]))
+    if tool == BASH and pend.get("command"):
+        referents.on_ran(sp, str(pend["command"]))
     if "file_ops" in pend:  # only a command that succeeded deleted or moved anything
         _apply_file_ops(sp, pend["file_ops"], step)
     if tool in (GREP, GLOB) and pend.get("pattern"):

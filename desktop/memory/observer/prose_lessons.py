@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from desktop.memory.observer import insistence
+from desktop.memory.observer import insistence, referents
 from desktop.memory.observer.cues import words
 from desktop.memory.observer.events import Reasoning, UserMessage
 from desktop.memory.observer.harness import outside_project
@@ -84,6 +84,8 @@ def on_user(sp: Scratchpad, ev: UserMessage) -> None:
         if kind == PROJECT_FACT:
             data["source"] = "user"
         sp.add_signal(Signal(kind, key, ev.step, named[:4], data, [verdict.text]))
+        if kind == USER_RULE:
+            referents.open_rule(sp, key, verdict.text)  # "only one way to get the git author": which?
         if data.get("min_sessions") and said.origin != CORRECTION:
             # A veto typed when declining one call stays about that call, insisted on or not.
             insistence.remember(sp, key, verdict.text, said.language)

@@ -9,7 +9,7 @@ a threshold. The features are grammar, not phrases of any corpus:
   ``muss``), or it asks to be remembered (``remember:``, ``keep in mind that``), or an imperative picks
   among alternatives and names the other (``use X, not Y``); a contrast alone (``instead of``) only adds;
 * **generality**: a universal adverb (``always``, ``every time``, ``by default``) or the
-  project as subject (``in this repo``);
+  project as subject (``in this repo``; when it opens the sentence, the mood is read after it);
 * **reference to this conversation** (against): demonstratives and deictic adverbs
   (``this``, ``here``, ``again``, ``above``), first/second person with a past tense
   (``you wrote``, ``I tried``), today-bound words (``for now``, ``first``, ``later``);
@@ -226,6 +226,9 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     norm = _EMPHASIS.sub(r"\1", normalise(sentence))  # "_never_": Markdown's emphasis, the word itself
     n_words = len(words(sentence))
     opener, replied = _without_interjections(norm.lstrip(" -*>•\"'`("), cues)
+    scope = starts_with(cues.scopes, opener)
+    if scope:  # "in this repo, never edit X": the project as the subject is general; the mood follows it
+        opener = opener[len(scope):].lstrip(" ,:-")
     lead = opener  # before its politeness: "yeah please fix X" is a request
     for p in cues.please:  # "please never ...": the politeness is not the mood
         if opener.startswith(p + " ") or opener.startswith(p + ", "):
@@ -260,7 +263,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     f: dict[str, float] = {
         "prohibition": 1.0 if prohibition else 0.0,
         "obligation": 1.0 if modal and not prohibition else 0.0,  # "shouldn't" opening: counted once
-        "universal": 1.0 if find(cues.universal, clause) or directed else 0.0,
+        "universal": 1.0 if find(cues.universal, clause) or directed or scope else 0.0,
         # "X, not Y" / "instead of Y": the user names the alternative, a correction's shape.
         "contrast": 1.0 if _names_alternative(cues, norm) else 0.0,
         "remember": 1.0 if remember else 0.0,

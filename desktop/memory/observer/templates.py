@@ -155,7 +155,9 @@ def render(sig: Signal, error: dict[str, Any] | None = None) -> Rendered | None:
         return None
     if k == USER_RULE:
         where = f" (about {_list(files, 3)})" if files else ""
-        return Rendered(T.PREFERENCE, f"The user's instruction{where}: \"{d['text']}\"", files[:4])
+        # What the session then wrote or ran for a rule that names nothing itself (referents.py).
+        then = f" The session that heard it then {d['referent']}." if d.get("referent") else ""
+        return Rendered(T.PREFERENCE, f"The user's instruction{where}: \"{d['text']}\"{then}", files[:4])
     if k == SHELL_STRAY:
         return Rendered(T.GOTCHA, f"The agent's shell keeps its folder between commands: after an earlier `cd "
                         f"{d['folder']}`, `{excerpt(d['call'], 80)}` failed (\"{excerpt(d['error'], 80)}\") because "
