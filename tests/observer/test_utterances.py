@@ -186,6 +186,11 @@ def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, lan
     ("in this codebase we never log secrets", True),
     ("In this repo, never edit generated files by hand", True),
     ("in this repo the tests are slow", False),                       # a scope, no mood
+    # A reminder to the agent, behind an apology and the speaker's past of politeness, keeps what it reminds of.
+    ("Sorry for interrupting, but I wanted to remind you to always run the specs before pushing.", True),
+    ("I wanted to keep the one end-to-end test using subprocess.", False),  # a story: what was wanted then
+    ("yes, but please reactivate the Todos that remind you to maintain the TDD discipline", False),
+    ("I don't recall the details, remind me?", False),
 ])
 def test_structural_rule_scorer(text: str, is_rule: bool) -> None:
     verdicts = kept(Utterance(text, "prompt"))
@@ -403,3 +408,11 @@ def test_a_prohibition_after_the_projects_scope_is_a_rule_in_each_language(text:
     """The scope ("in this project, ...") opens the sentence; the prohibition after it is still its mood."""
     verdicts = kept(Utterance(text, "prompt", language))
     assert verdicts and verdicts[0].kind == RULE and verdicts[0].score >= 2.5, judge(Utterance(text, "prompt", language))
+
+
+def test_a_reminder_is_kept_from_its_own_clause() -> None:
+    """The apology before a reminder is not the rule ("Sorry for interrupting, but ...")."""
+    verdicts = kept(Utterance("Sorry for interrupting, go on with your plan, but I wanted to remind you to always "
+                              "run the specs locally before pushing to GitHub.", "prompt"))
+    assert [v.text for v in verdicts] == ["I wanted to remind you to always run the specs locally before pushing "
+                                          "to GitHub."]

@@ -80,6 +80,9 @@ class LanguageCues:
     memory_openers: tuple[str, ...] = ()
     """How a sentence asks to be remembered ("remember:", "keep in mind that", "don't forget to"): a reminder,
     weaker than a prohibition ("fyi" and "note:" introduce information, not an instruction)."""
+    reminders: tuple[str, ...] = ()
+    """A reminder addressed to the agent anywhere in a sentence ("..., but I wanted to remind you to X"): what
+    follows is asked to be kept, like a memory opener's."""
     choice_verbs: tuple[str, ...] = ()
     """Imperatives that pick among alternatives ("use", "prefer"): with the alternative named ("use X, not
     Y"), a standing choice."""
@@ -133,6 +136,7 @@ _EN: Final = LanguageCues(
     contrast=("instead", "rather than", "instead of", "not", "but"),
     memory_openers=("remember that", "remember", "keep in mind that", "keep in mind", "bear in mind that",
                     "bear in mind", "for future reference", "don't forget that", "don't forget", "do not forget"),
+    reminders=("remind you to", "remind you that", "reminding you to", "a reminder to", "a reminder that"),
     choice_verbs=("use", "prefer", "pick", "choose", "stick to", "stick with", "go with", "call", "name", "put",
                   "keep", "import", "store", "write"),
     insistence=("i said", "i told you", "as i said", "like i said", "i already said", "i already told you",
@@ -196,6 +200,7 @@ _FR: Final = LanguageCues(
     contrast=("plutot que", "au lieu de", "a la place", "mais"),
     memory_openers=("rappelle-toi que", "rappelle-toi", "retiens que", "retiens", "n'oublie pas que",
                     "n'oublie pas"),
+    reminders=("te rappeler de", "te rappeler que", "vous rappeler de", "vous rappeler que"),
     choice_verbs=("utilise", "utilisez", "prends", "prenez", "prefere", "preferez", "garde", "gardez"),
     insistence=("j'ai dit", "je t'ai dit", "je vous ai dit", "je te l'ai dit", "comme je disais", "comme je l'ai dit"),
     replies=("oui", "non", "ok", "d'accord"),
@@ -240,6 +245,7 @@ _DE: Final = LanguageCues(
     reason=("weil", "da", "denn", "damit", "sonst", "andernfalls", "deshalb", "deswegen", "wegen"),
     contrast=("stattdessen", "anstatt", "statt", "sondern", "aber"),
     memory_openers=("merke dir", "denk daran", "denke daran", "vergiss nicht"),
+    reminders=("dich daran erinnern", "euch daran erinnern", "sie daran erinnern"),
     choice_verbs=("verwende", "verwendet", "benutze", "benutzt", "nimm", "nehmt", "bevorzuge"),
     insistence=("ich sagte", "ich habe gesagt", "ich habe dir gesagt", "hab ich gesagt", "wie gesagt",
                 "ich hatte gesagt"),

@@ -125,8 +125,10 @@ _EXPLAINED: Final = re.compile(r"(?:\s[-—–]+\s|;\s)(?:it|that|this|they|thes
 
 #: First or second person, then a past tense: the story of this session ("we removed", "you wrote").
 _PAST: Final = re.compile(r"\b(?:i|we|you|he|she|they)\s+(?:\w+ly\s+|just\s+|already\s+)?"
-                          r"(?:(?!need\b|\w*ceed\b)\w+ed|was|were|did|had|made|got|said|wrote|ran|went|saw|found|broke|forgot|left|put|"
-                          r"took|gave|thought|tried)\b")
+                          r"(?:(?!need\b|\w*ceed\b)\w+ed|was|were|did|had|made|got|said|wrote|ran|went|saw|found|broke|"
+                          r"forgot|left|put|took|gave|thought|tried)\b")
+#: The speaker's past of politeness speaks of now: "I wanted to remind you to ..." is no story.
+_POLITE_PAST: Final = re.compile(r"\bi (?:just )?wanted to (?=remind|ask|say|mention|tell|let you know)")
 
 
 def _multiword(phrases: tuple[str, ...]) -> tuple[str, ...]:
@@ -178,6 +180,23 @@ def _names_alternative(cues: LanguageCues, norm: str) -> bool:
     """True when the sentence names the alternative: "instead of Y", "rather than Y", "X, not Y"."""
     words_ = tuple(c for c in cues.contrast if " " in c or c in ("instead", "statt", "misto", "zamiast"))
     return bool(find(words_, norm) or re.search(r", (?:not|never|nicht|pas|ne|no|nie) \W?\w", norm))
+
+
+def _reminder(cues: LanguageCues, text: str) -> re.Match[str] | None:
+    """Where ``text`` reminds the agent of something ("I wanted to remind you to ..."), if it does."""
+    if not cues.reminders:
+        return None
+    return re.search(rf"(?<![\w'])(?:{_alternation(cues.reminders)})(?![\w'])", text)
+
+
+def from_reminder(sentence: str, cues: LanguageCues) -> str:
+    """The sentence from the clause that holds its reminder ("Sorry for interrupting, but I wanted to
+    remind you to X" -> "I wanted to remind you to X"): the apology before it is not the rule."""
+    at = _reminder(cues, sentence.lower())
+    if at is None:
+        return sentence
+    cuts = [m.end() for m in re.finditer(r"[,;:]\s+(?:(?:but|and|so|mais|et|aber|und)\s+)?", sentence[:at.start()])]
+    return sentence[cuts[-1]:] if cuts else sentence
 
 
 def _past_universal(opener: str, cues: LanguageCues) -> str:
@@ -237,6 +256,8 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     remember = starts_with(cues.memory_openers, opener)
     if remember:  # "remember: X", "keep in mind that X": X is what is said, asked to be kept
         opener = opener[len(remember):].lstrip(" ,:-")
+    elif (reminder := _reminder(cues, opener)) is not None:  # "..., but I wanted to remind you to X"
+        remember, opener = reminder.group(0), opener[reminder.end():].lstrip(" ,:-")
     norm_modal = norm
     if starts_with(cues.conditional, opener) and "," in opener:
         opener = norm_modal = opener.split(",", 1)[1].strip()  # "if you must ..., X": X is the mood
@@ -294,7 +315,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         "too_long": 1.0 if n_words > MAX_WORDS else 0.0,
         "anaphora": 1.0 if find(cues.anaphora, clause) or (
             cues.anaphoric_object and re.search(cues.anaphoric_object, clause)) else 0.0,
-        "past": 1.0 if cues.code == "en" and _PAST.search(norm) else 0.0,
+        "past": 1.0 if cues.code == "en" and _PAST.search(_POLITE_PAST.sub("i ", norm)) else 0.0,
         # "Instead of X, the code should either:" / "Because ...": the rule is in what follows,
         # or in what came before; this part alone is not it.
         "fragment": 1.0 if sentence.rstrip().endswith(":") or starts_with(cues.reason, opener)
@@ -399,6 +420,8 @@ def judge(utterance: Utterance) -> list[Verdict]:
         rule, fact = score(f), score(f, FACT_WEIGHTS)
         if rule >= CANDIDATE_THRESHOLD and rule >= fact:
             text = _with_reason(parts, i, cues)
+            if f["remember"]:
+                text = from_reminder(text, cues)
             if f["prohibition"] and i == 0 and _short(parts):
                 # "Don't X. Try Y? I think just Z." A prohibition that opens a short message is completed by
                 # what follows about the same thing: what to do instead (blind judges: "the actionable half
