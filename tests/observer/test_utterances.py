@@ -10,12 +10,13 @@ from cc_records import Transcript
 from obs_helpers import Seq, digest_of, kinds
 
 from desktop.memory.observer.claude_code import import_claude_code
+from desktop.memory.observer.cues import LANGUAGES
 from desktop.memory.observer.events import UserMessage
 from desktop.memory.observer.ingest import Ingestor
 from desktop.memory.observer.insistence import insisted_on
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter
-from desktop.memory.observer.rule_scorer import FACT, RULE, judge, kept
+from desktop.memory.observer.rule_scorer import FACT, RULE, judge, kept, untyped
 from desktop.memory.observer.utterances import (
     CORRECTION,
     MEMORY_NOTE,
@@ -191,6 +192,9 @@ def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, lan
     ("I wanted to keep the one end-to-end test using subprocess.", False),  # a story: what was wanted then
     ("yes, but please reactivate the Todos that remind you to maintain the TDD discipline", False),
     ("I don't recall the details, remind me?", False),
+    # Fast typing swaps two letters of the mood word; the mood is still read.
+    ("You shoudl never push to main directly.", True),
+    ("Nevre push to main directly, it deploys to production", True),
 ])
 def test_structural_rule_scorer(text: str, is_rule: bool) -> None:
     verdicts = kept(Utterance(text, "prompt"))
@@ -407,7 +411,8 @@ def test_a_negation_is_a_marker_only_before_punctuation() -> None:
 def test_a_prohibition_after_the_projects_scope_is_a_rule_in_each_language(text: str, language: str) -> None:
     """The scope ("in this project, ...") opens the sentence; the prohibition after it is still its mood."""
     verdicts = kept(Utterance(text, "prompt", language))
-    assert verdicts and verdicts[0].kind == RULE and verdicts[0].score >= 2.5, judge(Utterance(text, "prompt", language))
+    assert verdicts and verdicts[0].kind == RULE and verdicts[0].score >= 2.5, judge(
+        Utterance(text, "prompt", language))
 
 
 def test_a_reminder_is_kept_from_its_own_clause() -> None:
@@ -416,3 +421,11 @@ def test_a_reminder_is_kept_from_its_own_clause() -> None:
                               "run the specs locally before pushing to GitHub.", "prompt"))
     assert [v.text for v in verdicts] == ["I wanted to remind you to always run the specs locally before pushing "
                                           "to GitHub."]
+
+
+def test_only_swapped_letters_of_a_mood_word_are_put_right() -> None:
+    """A swap of two neighbouring letters of "should", "always", "never" is no other word; a word one
+    letter away ("newer", "shout", "fever") is one, and stays."""
+    en = LANGUAGES["en"]
+    assert untyped("we shoudl alwyas run it, nevre skip it", en) == "we should always run it, never skip it"
+    assert untyped("a newer version, shout, fever, sever", en) == "a newer version, shout, fever, sever"

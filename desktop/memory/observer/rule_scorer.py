@@ -182,6 +182,32 @@ def _names_alternative(cues: LanguageCues, norm: str) -> bool:
     return bool(find(words_, norm) or re.search(r", (?:not|never|nicht|pas|ne|no|nie) \W?\w", norm))
 
 
+_TYPED: dict[str, dict[str, str]] = {}
+
+
+def _swaps(word: str) -> set[str]:
+    """``word`` with two neighbouring letters swapped, every way ("should" -> "shoudl", "sohuld", ...)."""
+    return {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1) if word[i] != word[i + 1]}
+
+
+def _slips(cues: LanguageCues) -> dict[str, str]:
+    """The mood words of a language (a prohibition, a modal, a universal: one word of four letters or more)
+    as fast typing swaps two of their letters ("shoudl", "alwyas"), each mapped to the word."""
+    table = _TYPED.get(cues.code)
+    if table is None:
+        mood = {w for w in (*cues.prohibition, *cues.obligation, *cues.universal) if " " not in w and len(w) >= 4}
+        table = {slip: w for w in mood for slip in _swaps(w) if slip not in mood}
+        _TYPED[cues.code] = table
+    return table
+
+
+def untyped(norm: str, cues: LanguageCues) -> str:
+    """``norm`` with the mood words fast typing misspelled put right ("we shoudl" -> "we should"). Only
+    neighbouring letters swapped: such a slip of these words is no other word."""
+    table = _slips(cues)
+    return re.sub(r"[a-z']{4,}", lambda m: table.get(m.group(0), m.group(0)), norm)
+
+
 def _reminder(cues: LanguageCues, text: str) -> re.Match[str] | None:
     """Where ``text`` reminds the agent of something ("I wanted to remind you to ..."), if it does."""
     if not cues.reminders:
@@ -242,7 +268,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     tense, today-words) only on the clause that carries the mood, so an anaphoric "these"
     in the reason ("..., these are redundant") does not count against the rule.
     """
-    norm = _EMPHASIS.sub(r"\1", normalise(sentence))  # "_never_": Markdown's emphasis, the word itself
+    norm = untyped(_EMPHASIS.sub(r"\1", normalise(sentence)), cues)  # "_never_": emphasis, the word itself
     n_words = len(words(sentence))
     opener, replied = _without_interjections(norm.lstrip(" -*>•\"'`("), cues)
     scope = starts_with(cues.scopes, opener)
