@@ -195,6 +195,12 @@ def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, lan
     # Fast typing swaps two letters of the mood word; the mood is still read.
     ("You shoudl never push to main directly.", True),
     ("Nevre push to main directly, it deploys to production", True),
+    # A modal to the team or the agent, then the progressive: a practice to keep up, not one step.
+    ("you shouldn't be reading the raw logs, use the summary", True),
+    ("We are practising TDD, we should be going outside-in from acceptance test to unit test.", True),
+    ("hmm, we should be seeing the new events come through now", False),  # an expectation
+    ("the tests should be passing now", False),
+    ("we should be going to the release branch next", False),
 ])
 def test_structural_rule_scorer(text: str, is_rule: bool) -> None:
     verdicts = kept(Utterance(text, "prompt"))
@@ -413,6 +419,13 @@ def test_a_prohibition_after_the_projects_scope_is_a_rule_in_each_language(text:
     verdicts = kept(Utterance(text, "prompt", language))
     assert verdicts and verdicts[0].kind == RULE and verdicts[0].score >= 2.5, judge(
         Utterance(text, "prompt", language))
+
+
+def test_a_reminder_after_a_dash_is_kept_from_its_own_clause() -> None:
+    verdicts = kept(Utterance("I have now committed the notes -- but please recall that you should not be reading "
+                              "`logs/` without asking, because the files are huge.", "prompt"))
+    assert [v.text for v in verdicts] == ["please recall that you should not be reading `logs/` without asking, "
+                                          "because the files are huge."]
 
 
 def test_a_reminder_is_kept_from_its_own_clause() -> None:

@@ -48,7 +48,7 @@ RULE, FACT = "rule", "fact"
 
 #: Fixed weights of the features (grammar, set by hand; only the thresholds were chosen on data).
 WEIGHTS: Final[dict[str, float]] = {
-    "prohibition": 2.0, "obligation": 1.0, "universal": 1.5, "contrast": 0.5, "concrete": 0.5,
+    "prohibition": 2.0, "obligation": 1.0, "universal": 1.5, "habitual": 1.5, "contrast": 0.5, "concrete": 0.5,
     "reason": 0.75, "memory_note": 4.0, "correction": 0.5, "remember": 1.5, "choice": 1.0, "reply": -0.75,
     "question": -4.0, "deixis": -0.75, "one_off": -1.5, "narrative": -1.5, "desire": -2.0,
     "request": -1.0, "change_request": -1.5, "no_mood": -2.0, "too_short": -4.0, "too_long": -1.5,
@@ -127,6 +127,12 @@ _EXPLAINED: Final = re.compile(r"(?:\s[-—–]+\s|;\s)(?:it|that|this|they|thes
 _PAST: Final = re.compile(r"\b(?:i|we|you|he|she|they)\s+(?:\w+ly\s+|just\s+|already\s+)?"
                           r"(?:(?!need\b|\w*ceed\b)\w+ed|was|were|did|had|made|got|said|wrote|ran|went|saw|found|broke|"
                           r"forgot|left|put|took|gave|thought|tried)\b")
+#: A modal of obligation said to the team or the agent, then the progressive: a practice to keep up ("we should
+#: be using strong types", "you shouldn't be reading the logs"), not one step. Not an expectation ("we should be
+#: seeing X", "should be getting", "should be going to"). English grammar.
+_HABITUAL: Final = re.compile(r"\b(?:we|you)\s+(?:should|must|ought to|need to|have to)(?:n't|\s+not)?\s+"
+                              r"(?:always\s+|never\s+|really\s+|also\s+|all\s+)?be\s+"
+                              r"(?!(?:see|gett|hear|receiv|expect|do|work|hav)ing\b|going to\b)[a-z]{2,}ing\b")
 #: The speaker's past of politeness speaks of now: "I wanted to remind you to ..." is no story.
 _POLITE_PAST: Final = re.compile(r"\bi (?:just )?wanted to (?=remind|ask|say|mention|tell|let you know)")
 
@@ -221,7 +227,8 @@ def from_reminder(sentence: str, cues: LanguageCues) -> str:
     at = _reminder(cues, sentence.lower())
     if at is None:
         return sentence
-    cuts = [m.end() for m in re.finditer(r"[,;:]\s+(?:(?:but|and|so|mais|et|aber|und)\s+)?", sentence[:at.start()])]
+    cuts = [m.end() for m in re.finditer(r"(?:[,;:]|\s--?|\s[—–])\s+(?:(?:but|and|so|mais|et|aber|und)\s+)?",
+                                         sentence[:at.start()])]
     return sentence[cuts[-1]:] if cuts else sentence
 
 
@@ -311,6 +318,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         "prohibition": 1.0 if prohibition else 0.0,
         "obligation": 1.0 if modal and not prohibition else 0.0,  # "shouldn't" opening: counted once
         "universal": 1.0 if find(cues.universal, clause) or directed or scope else 0.0,
+        "habitual": 1.0 if cues.code == "en" and _HABITUAL.search(norm) else 0.0,
         # "X, not Y" / "instead of Y": the user names the alternative, a correction's shape.
         "contrast": 1.0 if _names_alternative(cues, norm) else 0.0,
         "remember": 1.0 if remember else 0.0,
