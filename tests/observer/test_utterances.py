@@ -442,3 +442,10 @@ def test_only_swapped_letters_of_a_mood_word_are_put_right() -> None:
     en = LANGUAGES["en"]
     assert untyped("we shoudl alwyas run it, nevre skip it", en) == "we should always run it, never skip it"
     assert untyped("a newer version, shout, fever, sever", en) == "a newer version, shout, fever, sever"
+
+
+def test_a_reminder_that_forbids_keeps_what_to_do_instead_and_not_the_apology() -> None:
+    verdicts = kept(Utterance("Sorry to interrupt, but I wanted to remind you to never commit the build folder. "
+                              "Use the release script instead.", "prompt"))
+    assert [v.text for v in verdicts] == ["I wanted to remind you to never commit the build folder. Use the release "
+                                          "script instead."]

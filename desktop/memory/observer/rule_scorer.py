@@ -454,8 +454,6 @@ def judge(utterance: Utterance) -> list[Verdict]:
         rule, fact = score(f), score(f, FACT_WEIGHTS)
         if rule >= CANDIDATE_THRESHOLD and rule >= fact:
             text = _with_reason(parts, i, cues)
-            if f["remember"]:
-                text = from_reminder(text, cues)
             if f["prohibition"] and i == 0 and _short(parts):
                 # "Don't X. Try Y? I think just Z." A prohibition that opens a short message is completed by
                 # what follows about the same thing: what to do instead (blind judges: "the actionable half
@@ -463,6 +461,8 @@ def judge(utterance: Utterance) -> list[Verdict]:
                 # One that is a rule of its own, asks something, or tells a story is not this rule's.
                 own = [score(g) >= CANDIDATE_THRESHOLD or bool(g["asks"] or g["past"] or g["narrative"]) for g in every]
                 text = _with_followers(parts, 2 if text != parts[0] else 1, own)
+            if f["remember"]:
+                text = from_reminder(text, cues)  # "Sorry, but I wanted to remind you to X": from the reminder
             out.append(Verdict(text, RULE, rule, _fired(f, WEIGHTS)))
         elif fact >= FACT_THRESHOLD and f["fact_opener"]:
             out.append(Verdict(s, FACT, fact, _fired(f, FACT_WEIGHTS)))
