@@ -9,6 +9,7 @@ from obs_helpers import Seq, digest_of
 
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter
+from desktop.memory.observer.referents import MAX_NAMES
 from desktop.memory.store.database import Database
 
 AUTHOR_RULE = "there should be only _one_ way for us to get the git author in this codebase"
@@ -93,3 +94,64 @@ def test_a_rule_that_names_its_object_is_left_as_the_user_said_it(db: Database) 
         _edit(s, "hooks.go", "dir, _ := os.Getwd()", "dir, err := paths.RepoRootDir()")
     stored = _stored(db, s)
     assert len(stored) == 1 and "The session that heard it" not in stored[0], stored
+
+
+DECLINED = "The user doesn't want to proceed with this tool use. The tool use was rejected."
+
+
+def test_a_declined_edit_is_the_agents_guess_not_the_rules_object(db: Database) -> None:
+    s = Seq("a").user(AUTHOR_RULE)
+    for _ in range(2):
+        s.call("Edit", ("a.go",), DECLINED, True, old_string="x := 1", new_string="x := GetGitAuthorFromEnv()")
+    assert _stored(db, s) == [f'The user\'s instruction: "{AUTHOR_RULE}"']
+
+
+def test_a_search_and_a_prohibition_name_nothing(db: Database) -> None:
+    searched = Seq("a").user(MODEL_RULE).user("rikal jsem 3.1 pro!")
+    for _ in range(2):
+        searched.bash("grep -rn gemini-3.1-pro-preview scripts/", "scripts/review.sh:3: gemini-3.1-pro-preview")
+    forbidden = "never use the old model 2.5 again, it is far too weak for reviews"
+    prohibited = Seq("b").user(forbidden)
+    for _ in range(2):
+        prohibited.bash("sed -i s/gemini-2.5/gemini-3.1/ scripts/review.sh && ./scripts/review.sh --model 2.5", "ok")
+    _stored(db, searched)
+    stored = _stored(db, prohibited)  # both sessions' memories
+    assert len(stored) == 2 and not any("The session that heard it" in m for m in stored), stored
+
+
+def test_a_command_is_shown_as_it_ran_up_to_the_name(db: Database) -> None:
+    rule = "the tests have to run on python 3.12 from now on"
+    s = Seq("a").user(rule)
+    for _ in range(2):
+        s.bash("uv run --python 3.12 pytest -q", "12 passed")
+    assert _stored(db, s) == [f'The user\'s instruction: "{rule}" The session that heard it then ran '
+                              '`uv run --python 3.12`.']
+
+
+@pytest.mark.timeout(60)  # a hang guard: a backtracking pattern took hours on this input
+def test_a_huge_write_is_read_in_bounded_time(db: Database) -> None:
+    s = Seq("a").user(MODEL_RULE).user("rikal jsem 3.1 pro!")
+    for digits in ("1" * 20_000, "0." * 10_000, "a1" * 10_000):
+        s.call("Write", ("big.txt",), content=digits)
+    stored = _stored(db, s)
+    assert len(stored) == 1 and "The session that heard it" not in stored[0]
+
+
+def test_each_rule_counts_a_bounded_number_of_names(db: Database) -> None:
+    """A rule's first :data:`MAX_NAMES` names are counted; a later one is not, however often it comes."""
+    s = Seq("a").user(AUTHOR_RULE)
+    for i in range(MAX_NAMES):
+        _edit(s, "a.go", "x := 1", f"x := GitAuthor{chr(65 + i)}x()")
+    for _ in range(3):
+        _edit(s, "b.go", "y := 1", "y := GitAuthorLate()")
+    assert _stored(db, s) == [f'The user\'s instruction: "{AUTHOR_RULE}"']
+
+
+def test_only_the_sessions_last_rules_are_followed(db: Database) -> None:
+    s = Seq("a").user(AUTHOR_RULE)
+    for n, topic in enumerate(("cache layer", "retry policy", "release notes", "error pages")):
+        s.user(f"there should be exactly one {topic} in this codebase, owned by the core team {n}")
+    for _ in range(2):
+        _edit(s, "a.go", "x := 1", "x := GetGitAuthorFromRepo(r)")
+    stored = _stored(db, s)
+    assert stored and not any("GetGitAuthorFromRepo" in m for m in stored), stored

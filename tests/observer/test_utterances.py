@@ -201,6 +201,20 @@ def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, lan
     ("hmm, we should be seeing the new events come through now", False),  # an expectation
     ("the tests should be passing now", False),
     ("we should be going to the release branch next", False),
+    ("You should be getting a 200 from the health check", False),     # an expectation (fresh-eyes review)
+    ("You must be running an old version of node", False),           # a guess
+    ("We must be hitting the rate limit again", False),
+    ("The test you should be looking at is test_auth", False),        # a relative clause
+    ("We should be releasing on Friday", False),                      # one date
+    # A scope before a request adds no generality: the request stays one (fresh-eyes review).
+    ("In this repo, please don't run the e2e suite until the staging fix lands", False),
+    ("For this repo, you need to rebase onto develop before I can review", False),
+    # A reminder hedged by a question, a reason or a condition is none; "please recall that" opens one.
+    ("can you add a reminder to always check the logs before deploying?", False),
+    ("Because the bot will remind you to rebase every morning, the branches stay fresh", False),
+    ("Please recall that the public API must stay backwards compatible", True),
+    ("I wanted to remind you that we never force-push shared branches", True),
+    ("Just a friendly reminder to always run the formatter before committing", True),
 ])
 def test_structural_rule_scorer(text: str, is_rule: bool) -> None:
     verdicts = kept(Utterance(text, "prompt"))
@@ -449,3 +463,16 @@ def test_a_reminder_that_forbids_keeps_what_to_do_instead_and_not_the_apology() 
                               "Use the release script instead.", "prompt"))
     assert [v.text for v in verdicts] == ["I wanted to remind you to never commit the build folder. Use the release "
                                           "script instead."]
+
+
+def test_a_reminder_in_the_following_sentence_does_not_cut_the_rule() -> None:
+    """Only the rule's own sentence is cut at its reminder; a reminder in what follows it is that text's."""
+    verdicts = kept(Utterance("Remember, never push to main. Push to a branch, the bot will remind you to rebase "
+                              "it.", "prompt"))
+    assert verdicts[0].text.startswith("Remember, never push to main."), verdicts
+    opened = kept(Utterance("Remember: never push to main, the bot will remind you to rebase a branch.", "prompt"))
+    assert opened[0].text == "Remember: never push to main, the bot will remind you to rebase a branch.", opened
+
+
+def test_the_projects_scope_is_neither_a_today_word_nor_a_pointer() -> None:
+    assert "one_off" not in judge(Utterance("For this project we always use tabs", "prompt"))[0].features

@@ -174,7 +174,7 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
     elif tool in WRITE_TOOLS:
         for path in files:
             _on_edit(sp, ev, path, step)
-        referents.on_written(sp, ev.args)
+        referents.on_edit_call(sp, ev.args, pend)
     elif tool in (GREP, GLOB):
         pattern = redact_then_cut(" ".join(str(ev.args.get("pattern", "")).split()), 200)
         if pattern:
@@ -194,6 +194,7 @@ def on_tool_call(sp: Scratchpad, ev: ToolCall) -> None:
         pend["command"] = redact_then_cut(command[:4000], 1000)  # redact first, then cut
         lessons.on_bash_call(sp, ev, pend)
         recipes.on_call(sp, ev, pend)
+        referents.on_command_call(sp, pend["command"], pend)
         if _RM_OR_MV.search(command):  # cheap pre-check: most commands delete or move nothing
             ops = file_operations(command, sp.cwd)
             if ops:
@@ -299,8 +300,7 @@ def on_tool_result(sp: Scratchpad, ev: ToolResult) -> None:
     _resolve(sp, tool, pend, step)
     if "shell" in pend:
         lessons.note_success(sp, str(pend["shell"]))
-    if tool == BASH and pend.get("command"):
-        referents.on_ran(sp, str(pend["command"]))
+    referents.on_result(sp, pend)  # an edit or a command that went through: what it named counts
     if "file_ops" in pend:  # only a command that succeeded deleted or moved anything
         _apply_file_ops(sp, pend["file_ops"], step)
     if tool in (GREP, GLOB) and pend.get("pattern"):

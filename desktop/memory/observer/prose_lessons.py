@@ -85,7 +85,7 @@ def on_user(sp: Scratchpad, ev: UserMessage) -> None:
             data["source"] = "user"
         sp.add_signal(Signal(kind, key, ev.step, named[:4], data, [verdict.text]))
         if kind == USER_RULE:
-            referents.open_rule(sp, key, verdict.text)  # "only one way to get the git author": which?
+            referents.open_rule(sp, key, verdict.text, verdict.features)  # "one way to get the git author": which?
         if data.get("min_sessions") and said.origin != CORRECTION:
             # A veto typed when declining one call stays about that call, insisted on or not.
             insistence.remember(sp, key, verdict.text, said.language)

@@ -7,14 +7,17 @@ commands. Blind judges called such rules vague for lack of exactly that name, so
 code token of its own gets the one the session gave it, kept beside the user's words.
 
 What counts as the rule's object is grammar, not a list: a name the agent *introduced* after the rule
-(in an edit's new text and not its old text, in a new file, or in a command that succeeded) that spells
-two adjacent words of the rule in their order (``GetGitAuthorFromRepo`` holds "git author"), or that
-carries a version the rule names (``gemini-3.1-pro-preview`` holds "3.1"). It must come back in at least
-:data:`MIN_CALLS` calls within :data:`WINDOW_STEPS` steps and be the clear favourite; otherwise nothing
-is added (a wrong name would mislead more than a missing one).
+(in an edit's new text and not its old text, or in a command, each only once it went through) that
+spells two adjacent words of the rule in their order (``GetGitAuthorFromRepo`` holds "git author"), or
+that carries a version the rule names (``gemini-3.1-pro-preview`` holds "3.1"). It must come back in at
+least :data:`MIN_CALLS` calls within :data:`WINDOW_STEPS` steps and be the clear favourite; otherwise
+nothing is added (a wrong name would mislead more than a missing one). A prohibition is not followed:
+what the agent writes after "never use 2.5" is not what the rule is about. Nor is a command that only
+shows text (``grep -rn gemini-2.5``): a search is no use.
 
 Bounded work: the session's last :data:`MAX_OPEN` rules are followed, each counts at most
-:data:`MAX_NAMES` names, and a call is read to :data:`SCAN_CHARS` characters.
+:data:`MAX_NAMES` names, a call is read to :data:`SCAN_CHARS` characters and gives at most
+:data:`MAX_PER_CALL` names, and every pattern is linear in the text.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import itertools
 import re
 from typing import Any, Final
 
+from desktop.memory.observer.command_kinds import SHOWS_TEXT
 from desktop.memory.observer.cues import LANGUAGES, normalise
 from desktop.memory.observer.rule_scorer import concrete_tokens
 from desktop.memory.observer.scratchpad import Scratchpad
@@ -31,17 +35,25 @@ from desktop.memory.triggers.model import replaced_texts
 
 MAX_OPEN: Final = 4
 MAX_NAMES: Final = 24
+MAX_PER_CALL: Final = 200
 WINDOW_STEPS: Final = 80
 MIN_CALLS: Final = 2
 SCAN_CHARS: Final = 20_000
+#: A shown command: at most this many words of it, up to the name.
+SHOWN_WORDS: Final = 8
 _STATE: Final = "referents"
+_PENDING: Final = "referent_hits"
 
 _WORD: Final = re.compile(r"[a-z0-9]+(?:\.[0-9]+)*")
 _VERSION: Final = re.compile(r"\d+(?:\.\d+)+")
 _IDENT: Final = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,60}\b")
+#: A name-like token that may carry a version (``gemini-3.1-pro-preview``, ``python:3.12``), whole.
+_TOKEN: Final = re.compile(r"(?<![\w.:-])[A-Za-z0-9][\w.:-]{0,59}(?![\w.:-])")
 #: An identifier's words: ``GetGitAuthorFromRepo`` -> get git author from repo; ``git_author`` -> git author.
 _PART: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _SEGMENT: Final = re.compile(r"&&|\|\||[;|\n]")
+#: Programs whose arguments are what they look for or show, not what was done.
+_LOOKERS: Final = SHOWS_TEXT | {"sed", "awk", "head", "tail", "less", "more", "wc", "diff", "jq", "xargs"}
 #: Words that tie nothing to a subject, in any language the cues know.
 _FUNCTION: Final = frozenset(w for cues in LANGUAGES.values() for w in cues.function_words)
 
@@ -60,9 +72,9 @@ def _subject(text: str) -> tuple[list[list[str]], list[str]]:
     return pairs, sorted(set(_VERSION.findall(normalise(text))))
 
 
-def open_rule(sp: Scratchpad, key: str, text: str) -> None:
-    """Follow the session after a rule that names no code token of its own, to find its object."""
-    if concrete_tokens(text):
+def open_rule(sp: Scratchpad, key: str, text: str, features: tuple[str, ...]) -> None:
+    """Follow the session after a rule that names no code token of its own and forbids nothing."""
+    if concrete_tokens(text) or "prohibition" in features:
         return
     pairs, versions = _subject(text)
     if not pairs and not versions:
@@ -81,20 +93,29 @@ def _carries(token: str, versions: list[str]) -> bool:
     return any(re.search(rf"(?<![\d.]){re.escape(v)}(?![\d])", token) for v in versions)
 
 
-def _count(sp: Scratchpad, names: dict[str, str], versioned: dict[str, str]) -> None:
-    """Count, for each followed rule, the names of one call that spell it (``names``: identifier ->
-    how to show it) or carry its version (``versioned``)."""
+def _hits(sp: Scratchpad, names: dict[str, str], versioned: dict[str, str]) -> dict[str, list[str]]:
+    """For each followed rule still in its window, what of one call's names spell it (``names``:
+    identifier -> how to show it) or carry its version (``versioned``)."""
     live = [r for r in sp.ev.get(_STATE, []) if sp.step - r["step"] <= WINDOW_STEPS]
     sp.ev[_STATE] = live
+    out: dict[str, list[str]] = {}
     for rule in live:
         hits = {shown for name, shown in names.items() if _spells(name, rule["pairs"])}
         hits |= {shown for token, shown in versioned.items() if _carries(token, rule["versions"])}
+        if hits:
+            out[rule["key"]] = sorted(hits)[:MAX_NAMES]
+    return out
+
+
+def _count(sp: Scratchpad, hits: dict[str, list[str]]) -> None:
+    """Count one call that went through, and keep each rule's clear favourite on its signal."""
+    for rule in sp.ev.get(_STATE, []):
         seen: dict[str, int] = rule["seen"]
-        for shown in hits:
+        for shown in hits.get(rule["key"], []):
             if shown in seen or len(seen) < MAX_NAMES:
                 seen[shown] = seen.get(shown, 0) + 1
         sig = sp.signals.get(rule["key"])
-        if sig is None:
+        if sig is None or rule["key"] not in hits:
             continue
         best = _favourite(seen)
         if best is None:
@@ -111,31 +132,51 @@ def _favourite(seen: dict[str, int]) -> str | None:
     return ranked[0][0]
 
 
-def on_written(sp: Scratchpad, args: dict[str, Any]) -> None:
-    """An edit or a write: the names its new text introduces (absent from the text it replaces)."""
+def _first(found: list[str], drop: set[str]) -> list[str]:
+    """The distinct items of ``found`` not in ``drop``, in order, at most :data:`MAX_PER_CALL`."""
+    return [t for t in dict.fromkeys(found) if t not in drop][:MAX_PER_CALL]
+
+
+def on_edit_call(sp: Scratchpad, args: dict[str, Any], pend: dict[str, Any]) -> None:
+    """An edit or a write asked for: what its new text introduces (absent from the text it replaces),
+    counted once it went through (``on_result``): a declined edit is the agent's guess, not the object."""
     if not sp.ev.get(_STATE):
         return
     new = written_text(args)[:SCAN_CHARS]
-    old = set(_IDENT.findall(" ".join(replaced_texts(args))[:SCAN_CHARS]))
-    names = {n: f"wrote `{n}`" for n in set(_IDENT.findall(new)) - old}
-    versioned = {t: f"wrote `{t}`" for t in set(re.findall(r"[\w.-]*\d+\.\d+[\w.-]*", new))}
-    _count(sp, names, versioned)
+    old = " ".join(replaced_texts(args))[:SCAN_CHARS]
+    names = {n: f"wrote `{n}`" for n in _first(_IDENT.findall(new), set(_IDENT.findall(old)))}
+    versioned = {t: f"wrote `{t}`" for t in _first([t for t in _TOKEN.findall(new) if _VERSION.search(t)],
+                                                   set(_TOKEN.findall(old)))}
+    hits = _hits(sp, names, versioned)
+    if hits:
+        pend[_PENDING] = hits
 
 
-def on_ran(sp: Scratchpad, command: str) -> None:
-    """A command that succeeded: its words, and a versioned value shown with its program and flag."""
+def on_command_call(sp: Scratchpad, command: str, pend: dict[str, Any]) -> None:
+    """A command asked for: its names, each shown with the words of its command up to it, counted once it
+    succeeded (``on_result``). A command that only looks or shows (``grep``, ``cat``) names nothing."""
     if not sp.ev.get(_STATE):
         return
     names: dict[str, str] = {}
     versioned: dict[str, str] = {}
     for segment in _SEGMENT.split(command[:SCAN_CHARS]):
-        tokens = [t.strip("\"'") for t in segment.split()]
-        if not tokens:
+        tokens = [t.strip("\"'") for t in segment.split()][:MAX_PER_CALL]
+        if not tokens or tokens[0].rsplit("/", 1)[-1] in _LOOKERS:
             continue
-        for i, token in enumerate(tokens):
+        for i, token in enumerate(tokens[1:], 1):
+            upto = tokens[:i + 1]
+            shown = " ".join(upto if len(upto) <= SHOWN_WORDS else [upto[0], "…", *upto[-3:]])
             if _IDENT.fullmatch(token):
-                names[token] = f"ran `{token}`"
-            if _VERSION.search(token) and i:
-                flag = tokens[i - 1] if i > 1 and tokens[i - 1].startswith("-") else ""
-                versioned[token] = "ran `" + " ".join(t for t in (tokens[0], flag, token) if t) + "`"
-    _count(sp, names, versioned)
+                names.setdefault(token, f"ran `{shown}`")
+            if len(token) <= 60 and _VERSION.search(token):
+                versioned.setdefault(token, f"ran `{shown}`")
+    hits = _hits(sp, names, versioned)
+    if hits:
+        pend[_PENDING] = hits
+
+
+def on_result(sp: Scratchpad, pend: dict[str, Any]) -> None:
+    """The call went through (no error, not declined): count what it named."""
+    hits = pend.get(_PENDING)
+    if hits:
+        _count(sp, hits)

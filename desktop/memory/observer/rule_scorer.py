@@ -129,9 +129,10 @@ _PAST: Final = re.compile(r"\b(?:i|we|you|he|she|they)\s+(?:\w+ly\s+|just\s+|alr
                           r"forgot|left|put|took|gave|thought|tried)\b")
 #: A modal of obligation said to the team or the agent, then the progressive: a practice to keep up ("we should
 #: be using strong types", "you shouldn't be reading the logs"), not one step. Not an expectation ("we should be
-#: seeing X", "should be getting", "should be going to"). English grammar.
-_HABITUAL: Final = re.compile(r"\b(?:we|you)\s+(?:should|must|ought to|need to|have to)(?:n't|\s+not)?\s+"
-                              r"(?:always\s+|never\s+|really\s+|also\s+|all\s+)?be\s+"
+#: seeing X", "should be getting", "should be going to"), nor a guess ("you must be running an old node"), nor a
+#: relative clause ("the test you should be looking at"): the subject opens a clause. English grammar.
+_HABITUAL: Final = re.compile(r"(?:^|[,;:]\s*|\b(?:and|but|so)\s+)(?:we|you)\s+(?:should|ought to|need to|have to)"
+                              r"(?:n't|\s+not)?\s+(?:always\s+|never\s+|really\s+|also\s+|all\s+)?be\s+"
                               r"(?!(?:see|gett|hear|receiv|expect|do|work|hav)ing\b|going to\b)[a-z]{2,}ing\b")
 #: The speaker's past of politeness speaks of now: "I wanted to remind you to ..." is no story.
 _POLITE_PAST: Final = re.compile(r"\bi (?:just )?wanted to (?=remind|ask|say|mention|tell|let you know)")
@@ -221,15 +222,22 @@ def _reminder(cues: LanguageCues, text: str) -> re.Match[str] | None:
     return re.search(rf"(?<![\w'])(?:{_alternation(cues.reminders)})(?![\w'])", text)
 
 
-def from_reminder(sentence: str, cues: LanguageCues) -> str:
-    """The sentence from the clause that holds its reminder ("Sorry for interrupting, but I wanted to
-    remind you to X" -> "I wanted to remind you to X"): the apology before it is not the rule."""
+def _preamble(sentence: str, cues: LanguageCues) -> int:
+    """How much of a sentence comes before the clause that holds its reminder ("Sorry for interrupting, but
+    I wanted to remind you to X": the apology), in characters; 0 when none."""
     at = _reminder(cues, sentence.lower())
     if at is None:
-        return sentence
+        return 0
     cuts = [m.end() for m in re.finditer(r"(?:[,;:]|\s--?|\s[—–])\s+(?:(?:but|and|so|mais|et|aber|und)\s+)?",
                                          sentence[:at.start()])]
-    return sentence[cuts[-1]:] if cuts else sentence
+    return cuts[-1] if cuts else 0
+
+
+def _hedged(cues: LanguageCues, before: str, sentence: str) -> bool:
+    """True when what comes before a reminder makes it no instruction: a question ("can you add a reminder
+    to ...?"), a reason or a condition ("because the bot will remind you to ...")."""
+    return sentence.rstrip().endswith("?") or bool(
+        starts_with(cues.question, before) or starts_with(cues.reason, before) or starts_with(cues.conditional, before))
 
 
 def _past_universal(opener: str, cues: LanguageCues) -> str:
@@ -279,18 +287,20 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     n_words = len(words(sentence))
     opener, replied = _without_interjections(norm.lstrip(" -*>•\"'`("), cues)
     scope = starts_with(cues.scopes, opener)
-    if scope:  # "in this repo, never edit X": the project as the subject is general; the mood follows it
-        opener = opener[len(scope):].lstrip(" ,:-")
+    if scope:  # "in this repo, never edit X": the mood follows the scope (which adds no weight of its own:
+        opener = opener[len(scope):].lstrip(" ,:-")  # fresh-eyes review, it made one-off requests rules)
     lead = opener  # before its politeness: "yeah please fix X" is a request
     for p in cues.please:  # "please never ...": the politeness is not the mood
         if opener.startswith(p + " ") or opener.startswith(p + ", "):
             opener = opener[len(p):].lstrip(" ,")
             break
     remember = starts_with(cues.memory_openers, opener)
+    reminded = False
     if remember:  # "remember: X", "keep in mind that X": X is what is said, asked to be kept
         opener = opener[len(remember):].lstrip(" ,:-")
-    elif (reminder := _reminder(cues, opener)) is not None:  # "..., but I wanted to remind you to X"
-        remember, opener = reminder.group(0), opener[reminder.end():].lstrip(" ,:-")
+    elif (reminder := _reminder(cues, opener)) is not None and not _hedged(cues, opener[:reminder.start()], sentence):
+        # "..., but I wanted to remind you to X": X is what is asked to be kept
+        remember, opener, reminded = reminder.group(0), opener[reminder.end():].lstrip(" ,:-"), True
     norm_modal = norm
     if starts_with(cues.conditional, opener) and "," in opener:
         opener = norm_modal = opener.split(",", 1)[1].strip()  # "if you must ..., X": X is the mood
@@ -303,12 +313,16 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         if rest and (rest[0] in cues.stative or (rest[0] in cues.self_voice and cues.code == "en")):
             prohibition = None  # "we don't know", "don't we need ...?": a statement or a question
     modal = find(cues.obligation, norm_modal)
-    directed = _directed_universal(cues, norm)
+    # A scope before a prohibition or a modal adds no generality of its own ("in this repo, please don't run the
+    # e2e suite until ..." is one request); alone, it is what makes "in this repo we want X" a convention.
+    directed = _directed_universal(cues, norm.replace(scope, " ", 1) if scope and (prohibition or modal) else norm)
     # "use X, not Y" / "always use X instead of Y": an imperative that picks, with the alternative named.
     chooser = _past_universal(opener, cues)
     choice = bool(starts_with(cues.choice_verbs, chooser) and _names_alternative(cues, norm))
     mood_cue = prohibition or (modal[0] if modal else None) or next(iter(find(cues.universal, norm)), None)
     clause = _clause_at(norm, mood_cue) if mood_cue else norm
+    if scope:  # "for this project we always ...": the scope's "for this" is no today-word, its "this" no pointer
+        clause = clause.replace(scope, " ", 1)
     inversion = starts_with(tuple(q for q in cues.question if " " in q or q.endswith("'t")), opener) or (
         cues.code == "en" and re.match(r"(?:don't|doesn't|didn't|shouldn't|can't|won't|isn't|aren't|do|does|should|"
                                        r"can|could|would|will|is|are) (?:we|you|i|it|they|there)\b", opener))
@@ -317,11 +331,12 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     f: dict[str, float] = {
         "prohibition": 1.0 if prohibition else 0.0,
         "obligation": 1.0 if modal and not prohibition else 0.0,  # "shouldn't" opening: counted once
-        "universal": 1.0 if find(cues.universal, clause) or directed or scope else 0.0,
-        "habitual": 1.0 if cues.code == "en" and _HABITUAL.search(norm) else 0.0,
+        "universal": 1.0 if find(cues.universal, clause) or directed else 0.0,
+        "habitual": 1.0 if cues.code == "en" and (_HABITUAL.match(opener) or _HABITUAL.search(norm)) else 0.0,
         # "X, not Y" / "instead of Y": the user names the alternative, a correction's shape.
         "contrast": 1.0 if _names_alternative(cues, norm) else 0.0,
         "remember": 1.0 if remember else 0.0,
+        "reminder": 1.0 if reminded else 0.0,  # not weighed: where the kept text starts
         # "yeah, don't run the migrations": a prohibition answering one proposal, as likely a one-off veto.
         "reply": 1.0 if replied and prohibition else 0.0,
         "choice": 1.0 if choice and not prohibition and not modal else 0.0,
@@ -336,7 +351,8 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
                                            opener.split()[0] in cues.auxiliaries) else 0.0,
         # Demonstratives in the mood's clause; a phrase that compares with the conversation
         # ("like before", "the other one") wherever it is.
-        "deixis": float(min(2, _deixis(cues, _unphrased(clause, (*cues.universal, *cues.memory_openers)))
+        "deixis": float(min(2, _deixis(cues, _unphrased(clause, (*cues.universal, *cues.memory_openers,
+                                                                  *cues.reminders)))
                             + len(find(_multiword(cues.deixis), norm)) - len(find(_multiword(cues.deixis), clause)))),
         "one_off": 1.0 if find(cues.one_off, clause) else 0.0,
         "narrative": 1.0 if find(cues.narrative, norm) else 0.0,
@@ -361,8 +377,9 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
                  if w not in ("be", "also", "just", "then", "now", "really")]
         f["change_request"] = 1.0 if after and after[0].strip(",.;:!") in cues.change_verbs else 0.0
     reason_at = min([norm.find(r) for r in find(cues.reason, norm)] or [len(norm)])
-    if f["prohibition"] or (directed and any(norm.find(u) < reason_at for u in find(cues.universal, norm))):
-        f["request"] = f["change_request"] = 0.0  # "please always ...": a standing request is a rule
+    if f["prohibition"] or f["remember"] or (directed and any(norm.find(u) < reason_at
+                                                               for u in find(cues.universal, norm))):
+        f["request"] = f["change_request"] = 0.0  # "please always ...", "please recall that ...": standing
     # A rule directs someone: a prohibition, a modal, or a universal said to or by the speaker
     # ("always run ...", "we never ..."). "X is never called" describes code; it directs nobody.
     if not (f["prohibition"] or f["obligation"] or directed or f["memory_note"] or f["correction"] or f["remember"]
@@ -461,8 +478,8 @@ def judge(utterance: Utterance) -> list[Verdict]:
                 # One that is a rule of its own, asks something, or tells a story is not this rule's.
                 own = [score(g) >= CANDIDATE_THRESHOLD or bool(g["asks"] or g["past"] or g["narrative"]) for g in every]
                 text = _with_followers(parts, 2 if text != parts[0] else 1, own)
-            if f["remember"]:
-                text = from_reminder(text, cues)  # "Sorry, but I wanted to remind you to X": from the reminder
+            if f["reminder"]:  # "Sorry, but I wanted to remind you to X": from the reminder's clause
+                text = text[_preamble(s, cues):]
             out.append(Verdict(text, RULE, rule, _fired(f, WEIGHTS)))
         elif fact >= FACT_THRESHOLD and f["fact_opener"]:
             out.append(Verdict(s, FACT, fact, _fired(f, FACT_WEIGHTS)))
