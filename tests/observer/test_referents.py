@@ -155,3 +155,77 @@ def test_only_the_sessions_last_rules_are_followed(db: Database) -> None:
         _edit(s, "a.go", "x := 1", "x := GetGitAuthorFromRepo(r)")
     stored = _stored(db, s)
     assert stored and not any("GetGitAuthorFromRepo" in m for m in stored), stored
+
+
+def _model_session(*commands: str) -> Seq:
+    s = Seq("a").user(MODEL_RULE).user("rikal jsem 3.1 pro!")
+    for command in commands:
+        s.bash(command, "ok")
+    return s
+
+
+@pytest.mark.parametrize("commands", [
+    # a wrapper runs a look; a tee, a removal and a redirect name files, not what was run
+    ("timeout 30 grep -rn gemini-3.1-pro-preview scripts/",) * 2,
+    ("gemini -p hi | tee reviews/gemini-3.1-pro.log",) * 2,
+    ("rm -rf cache/gemini-3.1-pro-preview",) * 2,
+    ("bash <(curl -s https://example.com/install-3.1.sh) --model 3.1",) * 2,  # built from another command
+    ("rm -rf cache-gemini-3.1-pro-preview",) * 2,                      # a removal, whatever it names
+    ("python3 review.py --out gemini-3.1-pro.log",) * 2,               # a file name
+    ("gemini -p $PROMPT -m gemini-3.1-pro-preview",) * 2,              # shown, it would not be what ran
+])
+def test_what_a_command_looks_at_removes_or_builds_from_is_not_shown(db: Database, commands: tuple[str, ...]) -> None:
+    stored = _stored(db, _model_session(*commands))
+    assert len(stored) == 1 and "The session that heard it" not in stored[0], stored
+
+
+def test_a_wrapped_command_is_shown_from_the_program_it_runs(db: Database) -> None:
+    stored = _stored(db, _model_session(*["timeout 600 gemini -m gemini-3.1-pro-preview -p 'review the plan'"] * 2))
+    assert stored == [f'The user\'s instruction: "{MODEL_RULE}" The session that heard it then ran '
+                      '`gemini -m gemini-3.1-pro-preview`.']
+
+
+def test_a_rule_that_negates_mid_sentence_is_not_followed(db: Database) -> None:
+    rule = "the config loader should never read the env vars directly, the settings object must be the only way"
+    s = Seq("a").user(rule)
+    for _ in range(2):
+        _edit(s, "loader.py", "x = 1", "x = _read_env_vars()")
+    stored = _stored(db, s)
+    assert len(stored) == 1 and "The session that heard it" not in stored[0], stored
+
+
+def test_a_version_already_in_the_replaced_text_is_not_introduced(db: Database) -> None:
+    s = Seq("a").user(MODEL_RULE).user("rikal jsem 3.1 pro!")
+    for flag in ("--yolo", "--sandbox"):
+        _edit(s, "review.sh", 'gemini -m gemini-3.1-pro-preview -p "$P"', f'gemini -m gemini-3.1-pro-preview {flag}')
+    stored = _stored(db, s)
+    assert len(stored) == 1 and "The session that heard it" not in stored[0], stored
+
+
+def test_a_whole_file_written_introduces_nothing_it_can_tell(db: Database) -> None:
+    s = Seq("a").user(AUTHOR_RULE)
+    for _ in range(2):
+        s.call("Write", ("author.go",), content=AUTHOR_FN)
+    assert _stored(db, s) == [f'The user\'s instruction: "{AUTHOR_RULE}"']
+
+
+def test_a_rule_with_a_code_token_of_its_own_is_not_followed(db: Database) -> None:
+    rule = "the git author should always come from `checkpoint.Author`, for every strategy"
+    s = Seq("a").user(rule)
+    for _ in range(2):
+        _edit(s, "a.go", "x := 1", "x := GetGitAuthorFromRepo(r)")
+    stored = _stored(db, s)
+    assert len(stored) == 1 and "The session that heard it" not in stored[0], stored
+
+
+def test_a_quoted_word_is_shown_quoted(db: Database) -> None:
+    stored = _stored(db, _model_session(*["gemini -p 'review the plan' -m gemini-3.1-pro-preview"] * 2))
+    assert stored == [f'The user\'s instruction: "{MODEL_RULE}" The session that heard it then ran '
+                      "`gemini -p 'review the plan' -m gemini-3.1-pro-preview`."]
+
+
+def test_a_command_cut_inside_its_quoted_prompt_is_read_up_to_the_quote(db: Database) -> None:
+    """Recorded commands are cut at a length, often inside a long quoted prompt."""
+    stored = _stored(db, _model_session(*['gemini -m gemini-3.1-pro-preview -p "You are a senior reviewer. Re'] * 2))
+    assert stored == [f'The user\'s instruction: "{MODEL_RULE}" The session that heard it then ran '
+                      '`gemini -m gemini-3.1-pro-preview`.']

@@ -197,7 +197,6 @@ def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, lan
     ("Nevre push to main directly, it deploys to production", True),
     # A modal to the team or the agent, then the progressive: a practice to keep up, not one step.
     ("you shouldn't be reading the raw logs, use the summary", True),
-    ("We are practising TDD, we should be going outside-in from acceptance test to unit test.", True),
     ("hmm, we should be seeing the new events come through now", False),  # an expectation
     ("the tests should be passing now", False),
     ("we should be going to the release branch next", False),
@@ -206,8 +205,8 @@ def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, lan
     ("We must be hitting the rate limit again", False),
     ("The test you should be looking at is test_auth", False),        # a relative clause
     ("We should be releasing on Friday", False),                      # one date
-    # A scope before a request adds no generality: the request stays one (fresh-eyes review).
-    ("In this repo, please don't run the e2e suite until the staging fix lands", False),
+    # The project as the subject is general ("in this repo"); a scope that is no such cue adds nothing.
+    ("In this repo, commits must be signed with your GPG key", True),
     ("For this repo, you need to rebase onto develop before I can review", False),
     # A reminder hedged by a question, a reason or a condition is none; "please recall that" opens one.
     ("can you add a reminder to always check the logs before deploying?", False),
@@ -227,6 +226,9 @@ def test_structural_rule_scorer(text: str, is_rule: bool) -> None:
     # ("before you run `gemini`, talk to me about your plan") was weak for two blind judges (round 44).
     ("Before committing, run `make lint`", False),
     ("use `uv run pytest` instead of `python -m pytest`", True),  # a choice with its alternative
+    # The progressive after a modal is a practice, but also a plan or a prediction: it waits for a second session.
+    ("We are practising TDD, we should be going outside-in from acceptance test to unit test.", True),
+    ("If the migration succeeds, we should be running on Postgres 16", True),
 ])
 def test_weaker_rules(text: str, weaker: bool) -> None:
     verdicts = [v for v in kept(Utterance(text, "prompt")) if v.kind == RULE]
@@ -476,3 +478,14 @@ def test_a_reminder_in_the_following_sentence_does_not_cut_the_rule() -> None:
 
 def test_the_projects_scope_is_neither_a_today_word_nor_a_pointer() -> None:
     assert "one_off" not in judge(Utterance("For this project we always use tabs", "prompt"))[0].features
+
+
+@pytest.mark.parametrize("text", [
+    "we should be going to the office", "You have to be kidding me, the build is red",
+    "we should be seeing green builds",
+    "Reminder emails should be sent 24 hours before the meeting",     # a product's reminder, not the user's
+    "The pre-commit hook should remind you to run prettier",
+])
+def test_expectations_and_features_are_not_even_candidates(text: str) -> None:
+    """Not a rule that waits for a second session either: no practice, no reminder of the user's."""
+    assert not [v for v in kept(Utterance(text, "prompt")) if v.kind == RULE], judge(Utterance(text, "prompt"))

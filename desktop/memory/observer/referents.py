@@ -11,9 +11,11 @@ What counts as the rule's object is grammar, not a list: a name the agent *intro
 spells two adjacent words of the rule in their order (``GetGitAuthorFromRepo`` holds "git author"), or
 that carries a version the rule names (``gemini-3.1-pro-preview`` holds "3.1"). It must come back in at
 least :data:`MIN_CALLS` calls within :data:`WINDOW_STEPS` steps and be the clear favourite; otherwise
-nothing is added (a wrong name would mislead more than a missing one). A prohibition is not followed:
-what the agent writes after "never use 2.5" is not what the rule is about. Nor is a command that only
-shows text (``grep -rn gemini-2.5``): a search is no use.
+nothing is added (a wrong name would mislead more than a missing one). A rule that forbids or negates
+anything is not followed: what the agent writes after "never use 2.5" is not what the rule is about. Nor
+is a command that only looks, shows or removes (``grep -rn gemini-2.5``, ``rm``), a whole file written
+(nothing tells what it introduced), or a file name; and a command is shown only up to its first word that
+expands, substitutes or redirects (``$X``, ``$(…)``, ``<(…)``, ``>``): what is shown is what went through.
 
 Bounded work: the session's last :data:`MAX_OPEN` rules are followed, each counts at most
 :data:`MAX_NAMES` names, a call is read to :data:`SCAN_CHARS` characters and gives at most
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import shlex
 from typing import Any, Final
 
 from desktop.memory.observer.command_kinds import SHOWS_TEXT
@@ -35,6 +38,8 @@ from desktop.memory.triggers.model import replaced_texts
 
 MAX_OPEN: Final = 4
 MAX_NAMES: Final = 24
+#: Of a rule's words: at most this many pairs and versions are followed.
+MAX_PAIRS, MAX_VERSIONS = 24, 4
 MAX_PER_CALL: Final = 200
 WINDOW_STEPS: Final = 80
 MIN_CALLS: Final = 2
@@ -52,8 +57,19 @@ _TOKEN: Final = re.compile(r"(?<![\w.:-])[A-Za-z0-9][\w.:-]{0,59}(?![\w.:-])")
 #: An identifier's words: ``GetGitAuthorFromRepo`` -> get git author from repo; ``git_author`` -> git author.
 _PART: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _SEGMENT: Final = re.compile(r"&&|\|\||[;|\n]")
-#: Programs whose arguments are what they look for or show, not what was done.
-_LOOKERS: Final = SHOWS_TEXT | {"sed", "awk", "head", "tail", "less", "more", "wc", "diff", "jq", "xargs"}
+#: Programs whose arguments are what they look for, show or remove, not what was done.
+_LOOKERS: Final = SHOWS_TEXT | {"sed", "awk", "head", "tail", "less", "more", "wc", "diff", "jq", "tee", "rm", "mv",
+                                "cp", "touch", "mkdir", "chmod", "ln", "kill", "pkill"}
+#: Programs that run another: the program they run is the one that counts.
+_WRAPPERS: Final = frozenset({"timeout", "sudo", "env", "nice", "time", "nohup", "xargs", "command", "exec"})
+#: A word of a command that expands, substitutes or redirects: it and what follows it are not shown.
+_UNSAFE: Final = re.compile(r"[$`<>()\n]")
+_PLAIN: Final = re.compile(r"[\w.:=@+,/-]+")
+#: A file name: a path, or a name with an extension of letters (``gemini-3.1.log``).
+_FILE: Final = re.compile(r".*/.*|.*\.[A-Za-z]{1,8}")
+#: Words that forbid or negate, in any language the cues know: such a rule is not followed.
+_NEGATING: Final = frozenset({"not", "no", "never", "avoid", "without", "instead", "stop", "nothing", "none", "pas",
+                              *(c for cues in LANGUAGES.values() for c in cues.prohibition if " " not in c)})
 #: Words that tie nothing to a subject, in any language the cues know.
 _FUNCTION: Final = frozenset(w for cues in LANGUAGES.values() for w in cues.function_words)
 
@@ -69,12 +85,14 @@ def _subject(text: str) -> tuple[list[list[str]], list[str]]:
     pairs = [[_stem(a), _stem(b)] for a, b in itertools.pairwise(found)
              if len(a) >= 3 and len(b) >= 3 and a not in _FUNCTION and b not in _FUNCTION
              and not a.isdigit() and not b.isdigit() and not _VERSION.fullmatch(a) and not _VERSION.fullmatch(b)]
-    return pairs, sorted(set(_VERSION.findall(normalise(text))))
+    return pairs[:MAX_PAIRS], sorted(set(_VERSION.findall(normalise(text))))[:MAX_VERSIONS]
 
 
 def open_rule(sp: Scratchpad, key: str, text: str, features: tuple[str, ...]) -> None:
-    """Follow the session after a rule that names no code token of its own and forbids nothing."""
-    if concrete_tokens(text) or "prohibition" in features:
+    """Follow the session after a rule that names no code token of its own and forbids or negates nothing
+    ("the loader should never read env vars": what the agent writes next is not the rule's object)."""
+    norm = normalise(text)
+    if concrete_tokens(text) or "prohibition" in features or "n't" in norm or _NEGATING & set(_WORD.findall(norm)):
         return
     pairs, versions = _subject(text)
     if not pairs and not versions:
@@ -90,7 +108,20 @@ def _spells(name: str, pairs: list[list[str]]) -> bool:
 
 
 def _carries(token: str, versions: list[str]) -> bool:
-    return any(re.search(rf"(?<![\d.]){re.escape(v)}(?![\d])", token) for v in versions)
+    return any(_version_at(v).search(token) for v in versions)
+
+
+_AT: dict[str, re.Pattern[str]] = {}
+
+
+def _version_at(version: str) -> re.Pattern[str]:
+    """A version as a whole number in a token ("3.1" in "gemini-3.1-pro", not in "13.10"), compiled once."""
+    pattern = _AT.get(version)
+    if pattern is None:
+        if len(_AT) > 256:
+            _AT.clear()
+        pattern = _AT[version] = re.compile(rf"(?<![\d.]){re.escape(version)}(?![\d])")
+    return pattern
 
 
 def _hits(sp: Scratchpad, names: dict[str, str], versioned: dict[str, str]) -> dict[str, list[str]]:
@@ -140,16 +171,26 @@ def _first(found: list[str], drop: set[str]) -> list[str]:
 def on_edit_call(sp: Scratchpad, args: dict[str, Any], pend: dict[str, Any]) -> None:
     """An edit or a write asked for: what its new text introduces (absent from the text it replaces),
     counted once it went through (``on_result``): a declined edit is the agent's guess, not the object."""
-    if not sp.ev.get(_STATE):
+    old = " ".join(replaced_texts(args))[:SCAN_CHARS]
+    if not sp.ev.get(_STATE) or not old:  # a whole file written: nothing tells what it introduced
         return
     new = written_text(args)[:SCAN_CHARS]
-    old = " ".join(replaced_texts(args))[:SCAN_CHARS]
     names = {n: f"wrote `{n}`" for n in _first(_IDENT.findall(new), set(_IDENT.findall(old)))}
-    versioned = {t: f"wrote `{t}`" for t in _first([t for t in _TOKEN.findall(new) if _VERSION.search(t)],
+    versioned = {t: f"wrote `{t}`" for t in _first([t for t in _TOKEN.findall(new)
+                                                    if _VERSION.search(t) and not _FILE.fullmatch(t)],
                                                    set(_TOKEN.findall(old)))}
     hits = _hits(sp, names, versioned)
     if hits:
         pend[_PENDING] = hits
+
+
+def _words(segment: str) -> list[str]:
+    """A command's words as the shell reads them; past a quote left open (a prompt cut at the recorded
+    length, a ``;`` inside quotes) only the words before it."""
+    try:
+        return shlex.split(segment)[:MAX_PER_CALL]
+    except ValueError:
+        return list(itertools.takewhile(lambda w: not set(w) & {'"', "'"}, segment.split()))[:MAX_PER_CALL]
 
 
 def on_command_call(sp: Scratchpad, command: str, pend: dict[str, Any]) -> None:
@@ -160,16 +201,20 @@ def on_command_call(sp: Scratchpad, command: str, pend: dict[str, Any]) -> None:
     names: dict[str, str] = {}
     versioned: dict[str, str] = {}
     for segment in _SEGMENT.split(command[:SCAN_CHARS]):
-        tokens = [t.strip("\"'") for t in segment.split()][:MAX_PER_CALL]
-        if not tokens or tokens[0].rsplit("/", 1)[-1] in _LOOKERS:
+        words = _words(segment)
+        while words and (words[0] in _WRAPPERS or "=" in words[0] or words[0].isdigit() or words[0].startswith("-")):
+            words = words[1:]  # "timeout 30 grep ...", "env X=1 gemini ...": the program they run
+        if not words or words[0].rsplit("/", 1)[-1] in _LOOKERS or not _PLAIN.fullmatch(words[0]):
             continue
-        for i, token in enumerate(tokens[1:], 1):
-            upto = tokens[:i + 1]
+        for i, word in enumerate(words[1:], 1):
+            if _UNSAFE.search(word):
+                break  # an expansion, a substitution, a redirection: the command shown would not be the one run
+            upto = [shlex.quote(w) for w in words[:i + 1]]
             shown = " ".join(upto if len(upto) <= SHOWN_WORDS else [upto[0], "…", *upto[-3:]])
-            if _IDENT.fullmatch(token):
-                names.setdefault(token, f"ran `{shown}`")
-            if len(token) <= 60 and _VERSION.search(token):
-                versioned.setdefault(token, f"ran `{shown}`")
+            if _IDENT.fullmatch(word):
+                names.setdefault(word, f"ran `{shown}`")
+            if len(word) <= 60 and _PLAIN.fullmatch(word) and _VERSION.search(word) and not _FILE.fullmatch(word):
+                versioned.setdefault(word, f"ran `{shown}`")
     hits = _hits(sp, names, versioned)
     if hits:
         pend[_PENDING] = hits
