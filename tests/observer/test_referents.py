@@ -173,6 +173,15 @@ def _model_session(*commands: str) -> Seq:
     ("rm -rf cache-gemini-3.1-pro-preview",) * 2,                      # a removal, whatever it names
     ("python3 review.py --out gemini-3.1-pro.log",) * 2,               # a file name
     ("gemini -p $PROMPT -m gemini-3.1-pro-preview",) * 2,              # shown, it would not be what ran
+    ("gemini -p hi | tee gemini-3.1-pro-preview",) * 2,                # tee writes what it is given
+    ("python3 review.py out/gemini-3.1-pro-preview",) * 2,             # a path
+    ("(gemini -m gemini-3.1-pro-preview)",) * 2,                       # a subshell
+    ("pgrep -f gemini-3.1-pro-preview",) * 2,
+    ("sudo -u deploy gemini -m gemini-3.1-pro-preview",) * 2,           # a wrapper's options: the program unclear
+    ("gemini -p review-*.md -m gemini-3.1-pro-preview",) * 2,          # a glob the shell expands
+    ('git commit -m "$(cat <<EOF\nSwitch reviews to gemini-3.1-pro-preview\nEOF\n)"',) * 2,  # a heredoc's body
+    ("cat > plan.md <<EOF\ngemini -m gemini-3.1-pro-preview -p review\nEOF",) * 2,
+    ('gemini -p "review the plan:\ncompare with gemini-3.1-pro-preview and report',) * 2,  # a cut prompt's lines
 ])
 def test_what_a_command_looks_at_removes_or_builds_from_is_not_shown(db: Database, commands: tuple[str, ...]) -> None:
     stored = _stored(db, _model_session(*commands))
@@ -227,5 +236,35 @@ def test_a_quoted_word_is_shown_quoted(db: Database) -> None:
 def test_a_command_cut_inside_its_quoted_prompt_is_read_up_to_the_quote(db: Database) -> None:
     """Recorded commands are cut at a length, often inside a long quoted prompt."""
     stored = _stored(db, _model_session(*['gemini -m gemini-3.1-pro-preview -p "You are a senior reviewer. Re'] * 2))
+    assert stored == [f'The user\'s instruction: "{MODEL_RULE}" The session that heard it then ran '
+                      '`gemini -m gemini-3.1-pro-preview`.']
+
+
+def test_assignments_before_the_program_are_not_shown(db: Database) -> None:
+    stored = _stored(db, _model_session(*["GEMINI_CLI_TRUST=1 gemini -m gemini-3.1-pro-preview -p hi"] * 2))
+    assert stored == [f'The user\'s instruction: "{MODEL_RULE}" The session that heard it then ran '
+                      '`gemini -m gemini-3.1-pro-preview`.']
+
+
+def test_a_rule_that_says_not_is_not_followed(db: Database) -> None:
+    rule = "we should always load the settings object, not the env vars"
+    s = Seq("a").user(rule)
+    for _ in range(2):
+        _edit(s, "loader.py", "x = 1", "x = read_env_vars()")
+    stored = _stored(db, s)
+    assert len(stored) == 1 and "The session that heard it" not in stored[0], stored
+
+
+def test_a_rule_follows_its_first_versions_only(db: Database) -> None:
+    rule = "reviews must always use one of the newest models: 2.0, 2.5, 3.0, 3.1 or 3.5"
+    s = Seq("a").user(rule)
+    for _ in range(2):
+        s.bash("gemini -m gemini-3.5-pro -p hi", "ok")
+    stored = _stored(db, s)
+    assert len(stored) == 1 and "The session that heard it" not in stored[0], stored
+
+
+def test_a_line_break_ends_a_command(db: Database) -> None:
+    stored = _stored(db, _model_session(*["cd plans\ngemini -m gemini-3.1-pro-preview -p review"] * 2))
     assert stored == [f'The user\'s instruction: "{MODEL_RULE}" The session that heard it then ran '
                       '`gemini -m gemini-3.1-pro-preview`.']

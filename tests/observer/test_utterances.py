@@ -214,6 +214,11 @@ def test_what_goes_on_with_a_question_is_the_questions_not_a_rule(text: str, lan
     ("Please recall that the public API must stay backwards compatible", True),
     ("I wanted to remind you that we never force-push shared branches", True),
     ("Just a friendly reminder to always run the formatter before committing", True),
+    ("Reminder: never commit .env files", True),                      # the label form
+    ("I'd like to remind you that migrations must be reversible", True),  # the wish frames the reminder
+    ("Never deploy to production on a Friday", True),                 # a weekday is no one-off here
+    ("In this repo, remember to rerun the failing job later", False),  # "later" is read past the scope
+    ("In this repo, we should be running on Postgres 16 once the migration succeeds", False),
 ])
 def test_structural_rule_scorer(text: str, is_rule: bool) -> None:
     verdicts = kept(Utterance(text, "prompt"))
@@ -481,7 +486,7 @@ def test_the_projects_scope_is_neither_a_today_word_nor_a_pointer() -> None:
 
 
 @pytest.mark.parametrize("text", [
-    "we should be going to the office", "You have to be kidding me, the build is red",
+    "we should be going to the office", "You have to be kidding me, the build is red", "you have to be joking",
     "we should be seeing green builds",
     "Reminder emails should be sent 24 hours before the meeting",     # a product's reminder, not the user's
     "The pre-commit hook should remind you to run prettier",
@@ -489,3 +494,9 @@ def test_the_projects_scope_is_neither_a_today_word_nor_a_pointer() -> None:
 def test_expectations_and_features_are_not_even_candidates(text: str) -> None:
     """Not a rule that waits for a second session either: no practice, no reminder of the user's."""
     assert not [v for v in kept(Utterance(text, "prompt")) if v.kind == RULE], judge(Utterance(text, "prompt"))
+
+
+def test_only_an_aside_before_but_is_cut_not_an_exception() -> None:
+    """ "Everyone but X, ..." is an exception, part of the rule; ", but" after a clause sets an aside apart."""
+    text = "Everyone but the on-call engineer, I wanted to remind you to never touch production"
+    assert [v.text for v in kept(Utterance(text, "prompt"))] == [text]

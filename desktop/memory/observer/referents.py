@@ -56,14 +56,16 @@ _IDENT: Final = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,60}\b")
 _TOKEN: Final = re.compile(r"(?<![\w.:-])[A-Za-z0-9][\w.:-]{0,59}(?![\w.:-])")
 #: An identifier's words: ``GetGitAuthorFromRepo`` -> get git author from repo; ``git_author`` -> git author.
 _PART: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_SEGMENT: Final = re.compile(r"&&|\|\||[;|\n]")
+#: Shell operators between simple commands.
+_OPERATORS: Final = frozenset({"&&", "||", ";", "|", "&", "|&", ";;", "\n"})
 #: Programs whose arguments are what they look for, show or remove, not what was done.
 _LOOKERS: Final = SHOWS_TEXT | {"sed", "awk", "head", "tail", "less", "more", "wc", "diff", "jq", "tee", "rm", "mv",
-                                "cp", "touch", "mkdir", "chmod", "ln", "kill", "pkill"}
+                                "cp", "touch", "mkdir", "chmod", "ln", "kill", "pkill", "pgrep"}
 #: Programs that run another: the program they run is the one that counts.
 _WRAPPERS: Final = frozenset({"timeout", "sudo", "env", "nice", "time", "nohup", "xargs", "command", "exec"})
-#: A word of a command that expands, substitutes or redirects: it and what follows it are not shown.
-_UNSAFE: Final = re.compile(r"[$`<>()\n]")
+#: A word the shell would expand (a variable, a substitution, a glob, a brace, a tilde, a comment): it and what
+#: follows it are not shown, since the command shown would not be the one that ran.
+_UNSAFE: Final = re.compile(r"[$`<>()*?\[\]{}~#!\n]")
 _PLAIN: Final = re.compile(r"[\w.:=@+,/-]+")
 #: A file name: a path, or a name with an extension of letters (``gemini-3.1.log``).
 _FILE: Final = re.compile(r".*/.*|.*\.[A-Za-z]{1,8}")
@@ -184,13 +186,38 @@ def on_edit_call(sp: Scratchpad, args: dict[str, Any], pend: dict[str, Any]) -> 
         pend[_PENDING] = hits
 
 
-def _words(segment: str) -> list[str]:
-    """A command's words as the shell reads them; past a quote left open (a prompt cut at the recorded
-    length, a ``;`` inside quotes) only the words before it."""
+def _commands(command: str) -> list[list[str]]:
+    """The simple commands of a command line, each as the shell reads its words. A line break outside quotes
+    ends a command; a heredoc ends the reading (its body is no command); past a quote left open (a prompt cut
+    at the recorded length), only the words before it."""
+    lex = shlex.shlex(command[:SCAN_CHARS], posix=True, punctuation_chars="();<>|&\n")
+    lex.whitespace = " \t\r"
+    lex.whitespace_split = True
+    out: list[list[str]] = [[]]
     try:
-        return shlex.split(segment)[:MAX_PER_CALL]
+        for token in itertools.islice(lex, MAX_PER_CALL):
+            if token.startswith("<<"):
+                break
+            if token in _OPERATORS:
+                out.append([])
+            else:  # a redirection or a subshell stays a word: nothing past it is shown (``_UNSAFE``)
+                out[-1].append(token)
     except ValueError:
-        return list(itertools.takewhile(lambda w: not set(w) & {'"', "'"}, segment.split()))[:MAX_PER_CALL]
+        pass
+    return [words for words in out if words]
+
+
+def _program(words: list[str]) -> list[str]:
+    """The words from the program a command runs: past assignments and a wrapper without options ("timeout 30
+    gemini ...", "env X=1 gemini ..."); none when a wrapper has options (which word is the program is unclear)."""
+    while words and ("=" in words[0] or words[0] in _WRAPPERS):
+        wrapper = words[0] in _WRAPPERS
+        words = words[1:]
+        if wrapper and words and words[0].startswith("-"):
+            return []
+        while wrapper and words and words[0].isdigit():
+            words = words[1:]
+    return words
 
 
 def on_command_call(sp: Scratchpad, command: str, pend: dict[str, Any]) -> None:
@@ -200,15 +227,13 @@ def on_command_call(sp: Scratchpad, command: str, pend: dict[str, Any]) -> None:
         return
     names: dict[str, str] = {}
     versioned: dict[str, str] = {}
-    for segment in _SEGMENT.split(command[:SCAN_CHARS]):
-        words = _words(segment)
-        while words and (words[0] in _WRAPPERS or "=" in words[0] or words[0].isdigit() or words[0].startswith("-")):
-            words = words[1:]  # "timeout 30 grep ...", "env X=1 gemini ...": the program they run
+    for command_words in _commands(command):
+        words = _program(command_words)
         if not words or words[0].rsplit("/", 1)[-1] in _LOOKERS or not _PLAIN.fullmatch(words[0]):
             continue
         for i, word in enumerate(words[1:], 1):
             if _UNSAFE.search(word):
-                break  # an expansion, a substitution, a redirection: the command shown would not be the one run
+                break
             upto = [shlex.quote(w) for w in words[:i + 1]]
             shown = " ".join(upto if len(upto) <= SHOWN_WORDS else [upto[0], "…", *upto[-3:]])
             if _IDENT.fullmatch(word):

@@ -230,8 +230,8 @@ def _preamble(sentence: str, cues: LanguageCues) -> int:
         return 0
     # Only what a "but" sets aside ("Sorry for interrupting, but ..."): a scope before the reminder ("For the
     # payments service, I wanted to remind you ...") is the rule's own (fresh-eyes review).
-    cuts = [m.end() for m in re.finditer(r"(?:[,;:]|\s--?|\s[—–])?\s+(?:but|mais|aber|ale|pero|ma|mas|maar)\s+",
-                                         sentence[:at.start()], re.I)]
+    # After a clause's end only: "Everyone but the on-call engineer, ..." is an exception, not an aside.
+    cuts = [m.end() for m in re.finditer(r"(?:[,;:]|\s--?|\s[—–])\s*(?:but|mais|aber)\s+", sentence[:at.start()], re.I)]
     return cuts[-1] if cuts else 0
 
 
@@ -357,7 +357,9 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
                             + len(find(_multiword(cues.deixis), norm)) - len(find(_multiword(cues.deixis), clause)))),
         "one_off": 1.0 if find(cues.one_off, clause) else 0.0,
         "narrative": 1.0 if find(cues.narrative, norm) else 0.0,
-        "desire": 1.0 if starts_with(cues.desire, opener) or find(cues.desire, norm[:40]) else 0.0,
+        # "I'd like to remind you that ...": the wish frames the reminder, it is not the sentence's.
+        "desire": 1.0 if starts_with(cues.desire, opener) or find(cues.desire, _unphrased(norm, cues.reminders)[:40])
+        else 0.0,
         "request": 1.0 if starts_with(cues.please, lead) or starts_with(cues.proposal, opener)
         else 0.0,
         "change_request": 0.0,
