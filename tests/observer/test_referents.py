@@ -188,21 +188,6 @@ def test_what_a_command_looks_at_removes_or_builds_from_is_not_shown(db: Databas
     assert len(stored) == 1 and "The session that heard it" not in stored[0], stored
 
 
-def test_a_wrapped_command_is_shown_from_the_program_it_runs(db: Database) -> None:
-    stored = _stored(db, _model_session(*["timeout 600 gemini -m gemini-3.1-pro-preview -p 'review the plan'"] * 2))
-    assert stored == [f'The user\'s instruction: "{MODEL_RULE}" The session that heard it then ran '
-                      '`gemini -m gemini-3.1-pro-preview`.']
-
-
-def test_a_rule_that_negates_mid_sentence_is_not_followed(db: Database) -> None:
-    rule = "the config loader should never read the env vars directly, the settings object must be the only way"
-    s = Seq("a").user(rule)
-    for _ in range(2):
-        _edit(s, "loader.py", "x = 1", "x = _read_env_vars()")
-    stored = _stored(db, s)
-    assert len(stored) == 1 and "The session that heard it" not in stored[0], stored
-
-
 def test_a_version_already_in_the_replaced_text_is_not_introduced(db: Database) -> None:
     s = Seq("a").user(MODEL_RULE).user("rikal jsem 3.1 pro!")
     for flag in ("--yolo", "--sandbox"):
@@ -218,43 +203,6 @@ def test_a_whole_file_written_introduces_nothing_it_can_tell(db: Database) -> No
     assert _stored(db, s) == [f'The user\'s instruction: "{AUTHOR_RULE}"']
 
 
-def test_a_rule_with_a_code_token_of_its_own_is_not_followed(db: Database) -> None:
-    rule = "the git author should always come from `checkpoint.Author`, for every strategy"
-    s = Seq("a").user(rule)
-    for _ in range(2):
-        _edit(s, "a.go", "x := 1", "x := GetGitAuthorFromRepo(r)")
-    stored = _stored(db, s)
-    assert len(stored) == 1 and "The session that heard it" not in stored[0], stored
-
-
-def test_a_quoted_word_is_shown_quoted(db: Database) -> None:
-    stored = _stored(db, _model_session(*["gemini -p 'review the plan' -m gemini-3.1-pro-preview"] * 2))
-    assert stored == [f'The user\'s instruction: "{MODEL_RULE}" The session that heard it then ran '
-                      "`gemini -p 'review the plan' -m gemini-3.1-pro-preview`."]
-
-
-def test_a_command_cut_inside_its_quoted_prompt_is_read_up_to_the_quote(db: Database) -> None:
-    """Recorded commands are cut at a length, often inside a long quoted prompt."""
-    stored = _stored(db, _model_session(*['gemini -m gemini-3.1-pro-preview -p "You are a senior reviewer. Re'] * 2))
-    assert stored == [f'The user\'s instruction: "{MODEL_RULE}" The session that heard it then ran '
-                      '`gemini -m gemini-3.1-pro-preview`.']
-
-
-def test_assignments_before_the_program_are_not_shown(db: Database) -> None:
-    stored = _stored(db, _model_session(*["GEMINI_CLI_TRUST=1 gemini -m gemini-3.1-pro-preview -p hi"] * 2))
-    assert stored == [f'The user\'s instruction: "{MODEL_RULE}" The session that heard it then ran '
-                      '`gemini -m gemini-3.1-pro-preview`.']
-
-
-def test_a_rule_that_says_not_is_not_followed(db: Database) -> None:
-    rule = "we should always load the settings object, not the env vars"
-    s = Seq("a").user(rule)
-    for _ in range(2):
-        _edit(s, "loader.py", "x = 1", "x = read_env_vars()")
-    stored = _stored(db, s)
-    assert len(stored) == 1 and "The session that heard it" not in stored[0], stored
-
-
 def test_a_rule_follows_its_first_versions_only(db: Database) -> None:
     rule = "reviews must always use one of the newest models: 2.0, 2.5, 3.0, 3.1 or 3.5"
     s = Seq("a").user(rule)
@@ -264,7 +212,31 @@ def test_a_rule_follows_its_first_versions_only(db: Database) -> None:
     assert len(stored) == 1 and "The session that heard it" not in stored[0], stored
 
 
-def test_a_line_break_ends_a_command(db: Database) -> None:
-    stored = _stored(db, _model_session(*["cd plans\ngemini -m gemini-3.1-pro-preview -p review"] * 2))
-    assert stored == [f'The user\'s instruction: "{MODEL_RULE}" The session that heard it then ran '
-                      '`gemini -m gemini-3.1-pro-preview`.']
+@pytest.mark.parametrize(("rule", "written"), [
+    # negates mid-sentence: what the agent writes next is not what the rule is about
+    ("the config loader should never read the env vars directly, the settings object must be the only way",
+     "x := readEnvVars()"),
+    ("we should always load the settings object, not the env vars", "x := readEnvVars()"),
+    # names a code token of its own
+    ("the git author should always come from `checkpoint.Author`, for every strategy", "x := GetGitAuthorFromRepo(r)"),
+])
+def test_a_rule_that_negates_or_names_its_object_is_not_followed(db: Database, rule: str, written: str) -> None:
+    s = Seq("a").user(rule)
+    for _ in range(2):
+        _edit(s, "a.go", "x := 1", written)
+    stored = _stored(db, s)
+    assert len(stored) == 1 and "The session that heard it" not in stored[0], stored
+
+
+@pytest.mark.parametrize(("command", "shown"), [
+    ("timeout 600 gemini -m gemini-3.1-pro-preview -p 'review the plan'", "gemini -m gemini-3.1-pro-preview"),
+    ("GEMINI_CLI_TRUST=1 gemini -m gemini-3.1-pro-preview -p hi", "gemini -m gemini-3.1-pro-preview"),
+    ("gemini -p 'review the plan' -m gemini-3.1-pro-preview", "gemini -p 'review the plan' -m gemini-3.1-pro-preview"),
+    # recorded commands are cut at a length, often inside a long quoted prompt
+    ('gemini -m gemini-3.1-pro-preview -p "You are a senior reviewer. Re', "gemini -m gemini-3.1-pro-preview"),
+    ("cd plans\ngemini -m gemini-3.1-pro-preview -p review", "gemini -m gemini-3.1-pro-preview"),  # a line ends it
+])
+def test_a_command_is_shown_as_the_shell_ran_it_up_to_the_name(db: Database, command: str, shown: str) -> None:
+    """Through its wrappers and assignments, quoted where it was, up to the name."""
+    assert _stored(db, _model_session(command, command)) == [
+        f'The user\'s instruction: "{MODEL_RULE}" The session that heard it then ran `{shown}`.']
