@@ -16,7 +16,8 @@ from desktop.memory.observer.ingest import Ingestor
 from desktop.memory.observer.insistence import insisted_on
 from desktop.memory.observer.novelty import HashingEmbedder, Novelty
 from desktop.memory.observer.promotion import Promoter
-from desktop.memory.observer.rule_scorer import FACT, RULE, judge, kept, untyped
+from desktop.memory.observer.rule_scorer import FACT, RULE, judge, kept
+from desktop.memory.observer.sentence_shape import untyped, without_interjections
 from desktop.memory.observer.utterances import (
     CORRECTION,
     MEMORY_NOTE,
@@ -421,13 +422,10 @@ def test_a_repeated_word_is_one_piece_of_evidence_of_the_language() -> None:
 
 def test_a_negation_is_a_marker_only_before_punctuation() -> None:
     """"no, don't ..." passes the marker; Portuguese "não apague" (don't delete) keeps its negation."""
-    from desktop.memory.observer.cues import LANGUAGES
-    from desktop.memory.observer.rule_scorer import _without_interjections
-
-    assert _without_interjections("nao apague os arquivos", LANGUAGES["pt"]) == ("nao apague os arquivos", False)
-    assert _without_interjections("no, don't push", LANGUAGES["en"]) == ("don't push", True)
-    assert _without_interjections("no no no, don't push", LANGUAGES["en"]) == ("don't push", True)
-    assert _without_interjections("oh, please don't push", LANGUAGES["en"]) == ("please don't push", False)
+    assert without_interjections("nao apague os arquivos", LANGUAGES["pt"]) == ("nao apague os arquivos", False)
+    assert without_interjections("no, don't push", LANGUAGES["en"]) == ("don't push", True)
+    assert without_interjections("no no no, don't push", LANGUAGES["en"]) == ("don't push", True)
+    assert without_interjections("oh, please don't push", LANGUAGES["en"]) == ("please don't push", False)
 
 
 @pytest.mark.parametrize(("text", "language"), [

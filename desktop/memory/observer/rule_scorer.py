@@ -26,6 +26,9 @@ Repetition across sessions is the last feature, applied at promotion: a sentence
 between :data:`CANDIDATE_THRESHOLD` and :data:`RULE_THRESHOLD` needs a second session, or the
 user's insisting on it later in the session (``insistence``).
 
+How a sentence opens, and the wording beyond its plain mood (typing slips, the speaker's reminders, the
+politeness past, the habitual), are read in ``sentence_shape``.
+
 The weights are set by hand from the grammar; the thresholds were chosen on two dev
 projects and reported on the third (``bench/memory_quality.py cv``), never tuned on one.
 Every verdict carries the features that fired, so a stored rule says why it was kept.
@@ -41,7 +44,24 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from desktop.memory.observer.cues import LANGUAGES, LanguageCues, blank, find, normalise, starts_with, words
+from desktop.memory.observer.cues import LANGUAGES, LanguageCues, find, normalise, starts_with, words
+from desktop.memory.observer.sentence_shape import (
+    HABITUAL,
+    PAST,
+    POLITE_PAST,
+    clause_at,
+    deixis_count,
+    directed_universal,
+    hedged,
+    multiword,
+    names_alternative,
+    past_universal,
+    preamble,
+    reminder_in,
+    unphrased,
+    untyped,
+    without_interjections,
+)
 from desktop.memory.observer.utterances import CORRECTION, MEMORY_NOTE, Utterance
 
 RULE, FACT = "rule", "fact"
@@ -109,7 +129,6 @@ def concrete_tokens(sentence: str) -> list[str]:
     return [m.group(0).strip("`") for m in _CODEISH.finditer(sentence)]
 
 
-_CLAUSE: Final = re.compile(r"\s*(?:[,;:]|\s--?\s|\s[—–]\s|\(|\))\s*")
 #: Modals that take an infinitive ("should add"); "make sure"/"required" take a clause or nothing.
 _VERB_MODAL: Final = re.compile(r"sure|ensure|requir|mandator|allowed|supposed|only ever|notwendig|erforderlich|"
                                 r"necessaire|obligatoire|potreba|treba|nutne|pozor")
@@ -123,159 +142,6 @@ _EXPLAINED: Final = re.compile(r"(?:\s[-—–]+\s|;\s)(?:it|that|this|they|thes
                                r"(?!is\b|was\b|has\b|does\b|needs\b|seems\b|looks\b)[a-z]{3,}s\b")
 
 
-#: First or second person, then a past tense: the story of this session ("we removed", "you wrote").
-_PAST: Final = re.compile(r"\b(?:i|we|you|he|she|they)\s+(?:\w+ly\s+|just\s+|already\s+)?"
-                          r"(?:(?!need\b|\w*ceed\b)\w+ed|was|were|did|had|made|got|said|wrote|ran|went|saw|found|broke|"
-                          r"forgot|left|put|took|gave|thought|tried)\b")
-#: A modal of obligation said to the team or the agent, then the progressive: a practice to keep up ("we should
-#: be using strong types", "you shouldn't be reading the logs"), not one step. Not an expectation ("we should be
-#: seeing X", "should be getting", "should be going to"), nor a guess ("you must be running an old node"), nor a
-#: relative clause ("the test you should be looking at"): the subject opens a clause. English grammar.
-_HABITUAL: Final = re.compile(r"(?:^|[,;:]\s*|\b(?:and|but|so)\s+)(?:we|you)\s+(?:should|ought to|need to|have to)"
-                              r"(?:n't|\s+not)?\s+(?:always\s+|never\s+|really\s+|also\s+|all\s+)?be\s+"
-                              r"(?!(?:see|gett|hear|receiv|expect|do|work|hav|kidd|jok)ing\b|going to\b)[a-z]{2,}ing\b")
-#: The speaker's past of politeness speaks of now: "I wanted to remind you to ..." is no story.
-_POLITE_PAST: Final = re.compile(r"\bi (?:just )?wanted to (?=remind|ask|say|mention|tell|let you know)")
-
-
-def _multiword(phrases: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(p for p in phrases if " " in p)
-
-
-def _alternation(phrases: tuple[str, ...]) -> str:
-    return "|".join(re.escape(p) for p in sorted(set(phrases), key=len, reverse=True))
-
-
-def _clause_at(norm: str, cue: str) -> str:
-    """The clause of ``norm`` around the first occurrence of ``cue`` (commas, dashes, parentheses cut)."""
-    at = norm.find(cue)
-    if at < 0:
-        return norm
-    bounds = [0, *(m.end() for m in _CLAUSE.finditer(norm) if m.end() <= at)]
-    ends = [m.start() for m in _CLAUSE.finditer(norm) if m.start() >= at + len(cue)]
-    return norm[max(bounds):(ends[0] if ends else len(norm))]
-
-
-def _deixis(cues: LanguageCues, clause: str) -> int:
-    """Deictic words that point into the conversation (a demonstrative before a project noun does not)."""
-    hits = find(cues.deixis, clause)
-    if cues.project_nouns:
-        nouns = _alternation(cues.project_nouns)
-        hits = [h for h in hits if not re.search(rf"\b{re.escape(h)} (?:{nouns})\b", clause)]
-    return len(hits)
-
-
-def _directed_universal(cues: LanguageCues, norm: str) -> bool:
-    """A universal adverb that directs ("always run", "we never commit", "to always check"), not one that
-    describes ("is never called", "are always empty", "never worked")."""
-    if not cues.universal:
-        return False
-    aux = set(cues.auxiliaries)
-    tokens = norm.split()
-    for m in re.finditer(rf"(?<![\w'])(?:{_alternation(cues.universal)})(?![\w'])", norm):
-        before = norm[:m.start()].split()[-2:]
-        after = [w for w in norm[m.end():].split()[:3] if not w.endswith("ly")][:1]
-        if any(w.strip(",.;:!") in aux for w in before):
-            continue
-        if cues.code == "en" and after and re.fullmatch(r"\w+(?:ed|en)[,.;:!]*", after[0]):
-            continue  # "never called", "always written": a participle describes
-        return bool(tokens)
-    return False
-
-
-def _names_alternative(cues: LanguageCues, norm: str) -> bool:
-    """True when the sentence names the alternative: "instead of Y", "rather than Y", "X, not Y"."""
-    words_ = tuple(c for c in cues.contrast if " " in c or c in ("instead", "statt", "misto", "zamiast"))
-    return bool(find(words_, norm) or re.search(r", (?:not|never|nicht|pas|ne|no|nie) \W?\w", norm))
-
-
-_TYPED: dict[str, dict[str, str]] = {}
-
-
-def _swaps(word: str) -> set[str]:
-    """``word`` with two neighbouring letters swapped, every way ("should" -> "shoudl", "sohuld", ...)."""
-    return {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1) if word[i] != word[i + 1]}
-
-
-def _slips(cues: LanguageCues) -> dict[str, str]:
-    """The mood words of a language (a prohibition, a modal, a universal: one word of four letters or more)
-    as fast typing swaps two of their letters ("shoudl", "alwyas"), each mapped to the word."""
-    table = _TYPED.get(cues.code)
-    if table is None:
-        mood = {w for w in (*cues.prohibition, *cues.obligation, *cues.universal) if " " not in w and len(w) >= 4}
-        table = {slip: w for w in mood for slip in _swaps(w) if slip not in mood}
-        _TYPED[cues.code] = table
-    return table
-
-
-def untyped(norm: str, cues: LanguageCues) -> str:
-    """``norm`` with the mood words fast typing misspelled put right ("we shoudl" -> "we should"). Only
-    neighbouring letters swapped: such a slip of these words is no other word."""
-    table = _slips(cues)
-    return re.sub(r"[a-z']{4,}", lambda m: table.get(m.group(0), m.group(0)), norm)
-
-
-def _reminder(cues: LanguageCues, text: str) -> re.Match[str] | None:
-    """Where ``text`` reminds the agent of something ("I wanted to remind you to ..."), if it does."""
-    if not cues.reminders:
-        return None
-    return re.search(rf"(?<![\w'])(?:{_alternation(cues.reminders)})(?![\w'])", text)
-
-
-def _preamble(sentence: str, cues: LanguageCues) -> int:
-    """How much of a sentence a "but" sets aside before its reminder ("Sorry for interrupting, but I wanted to
-    remind you to X": the apology), in characters; 0 when none."""
-    at = _reminder(cues, sentence.lower())
-    if at is None:
-        return 0
-    # Only what a "but" sets aside ("Sorry for interrupting, but ..."): a scope before the reminder ("For the
-    # payments service, I wanted to remind you ...") is the rule's own (fresh-eyes review).
-    # After a clause's end only: "Everyone but the on-call engineer, ..." is an exception, not an aside.
-    cuts = [m.end() for m in re.finditer(r"(?:[,;:]|\s--?|\s[—–])\s*(?:but|mais|aber)\s+", sentence[:at.start()], re.I)]
-    return cuts[-1] if cuts else 0
-
-
-def _hedged(cues: LanguageCues, before: str, sentence: str) -> bool:
-    """True when what comes before a reminder makes it no instruction: a question ("can you add a reminder
-    to ...?"), a reason or a condition ("because the bot will remind you to ...")."""
-    return sentence.rstrip().endswith("?") or bool(
-        starts_with(cues.question, before) or starts_with(cues.reason, before) or starts_with(cues.conditional, before))
-
-
-def _past_universal(opener: str, cues: LanguageCues) -> str:
-    """The opener past a universal adverb that leads it ("from now on use X" -> "use X")."""
-    lead = starts_with(cues.universal, opener)
-    return opener[len(lead):].lstrip(" ,") if lead else opener
-
-
-def _unphrased(text: str, phrases: tuple[str, ...]) -> str:
-    """``text`` with the multi-word ``phrases`` blanked ("from now on": its "now" points nowhere)."""
-    return blank(_multiword(phrases), text)
-
-
-#: Markers that are also negations: "no, don't ..." is a marker, "não apague" (don't delete) is not.
-_NEGATING: Final = frozenset({"no", "nope", "non", "nein", "nee", "nao", "ne", "nie"})
-
-
-def _without_interjections(opener: str, cues: LanguageCues) -> tuple[str, bool]:
-    """The sentence's opening past its discourse markers ("oh, yeah, please don't ..." -> "please don't ..."),
-    and whether one of them answered the agent ("yes", "no", "ok": what follows reacts to one proposal).
-    A marker is not the mood, and the mood is read from how the sentence opens. A marker that begins a cue
-    of its own ("no more ...", "so that ...") stays, and a negating one is passed only before punctuation or
-    another marker."""
-    replied = False
-    for _ in range(3):
-        if starts_with(cues.prohibition, opener) or starts_with(cues.reason, opener):
-            break
-        marker = starts_with(cues.interjections, opener)
-        rest = opener[len(marker):] if marker else ""
-        if not marker or rest[:1] not in (" ", ",", "!", ".", ":") or not rest.strip(" ,!.:-"):
-            break
-        if marker in _NEGATING and rest[:1] == " " and not starts_with(cues.interjections, rest.lstrip()):
-            break
-        replied = replied or marker in cues.replies
-        opener = rest.lstrip(" ,!.:-—–")
-    return opener, replied
 
 
 def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]:
@@ -287,7 +153,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     """
     norm = untyped(_EMPHASIS.sub(r"\1", normalise(sentence)), cues)  # "_never_": emphasis, the word itself
     n_words = len(words(sentence))
-    opener, replied = _without_interjections(norm.lstrip(" -*>•\"'`("), cues)
+    opener, replied = without_interjections(norm.lstrip(" -*>•\"'`("), cues)
     scope = starts_with(cues.scopes, opener)
     if scope:  # "in this repo, never edit X": the mood follows the scope (which adds no weight of its own:
         opener = opener[len(scope):].lstrip(" ,:-")  # fresh-eyes review, it made one-off requests rules)
@@ -300,7 +166,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
     reminded = False
     if remember:  # "remember: X", "keep in mind that X": X is what is said, asked to be kept
         opener = opener[len(remember):].lstrip(" ,:-")
-    elif (reminder := _reminder(cues, opener)) is not None and not _hedged(cues, opener[:reminder.start()], sentence):
+    elif (reminder := reminder_in(cues, opener)) is not None and not hedged(cues, opener[:reminder.start()], sentence):
         # "..., but I wanted to remind you to X": X is what is asked to be kept
         remember, opener, reminded = reminder.group(0), opener[reminder.end():].lstrip(" ,:-"), True
     norm_modal = norm
@@ -315,15 +181,15 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         if rest and (rest[0] in cues.stative or (rest[0] in cues.self_voice and cues.code == "en")):
             prohibition = None  # "we don't know", "don't we need ...?": a statement or a question
     modal = find(cues.obligation, norm_modal)
-    directed = _directed_universal(cues, norm)
+    directed = directed_universal(cues, norm)
     # "use X, not Y" / "always use X instead of Y": an imperative that picks, with the alternative named.
-    chooser = _past_universal(opener, cues)
-    choice = bool(starts_with(cues.choice_verbs, chooser) and _names_alternative(cues, norm))
+    chooser = past_universal(opener, cues)
+    choice = bool(starts_with(cues.choice_verbs, chooser) and names_alternative(cues, norm))
     # What binds the rule to today is read past its scope ("in this repo, remember to rerun it later": "later"),
     # and the scope's own "for this" is no today-word, its "this" no pointer.
     body = norm.replace(scope, " ", 1) if scope else norm
     mood_cue = prohibition or (modal[0] if modal else None) or next(iter(find(cues.universal, body)), None)
-    clause = _clause_at(body, mood_cue) if mood_cue else body
+    clause = clause_at(body, mood_cue) if mood_cue else body
     inversion = starts_with(tuple(q for q in cues.question if " " in q or q.endswith("'t")), opener) or (
         cues.code == "en" and re.match(r"(?:don't|doesn't|didn't|shouldn't|can't|won't|isn't|aren't|do|does|should|"
                                        r"can|could|would|will|is|are) (?:we|you|i|it|they|there)\b", opener))
@@ -333,9 +199,9 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         "prohibition": 1.0 if prohibition else 0.0,
         "obligation": 1.0 if modal and not prohibition else 0.0,  # "shouldn't" opening: counted once
         "universal": 1.0 if find(cues.universal, clause) or directed else 0.0,
-        "habitual": 1.0 if cues.code == "en" and (_HABITUAL.match(opener) or _HABITUAL.search(norm)) else 0.0,
+        "habitual": 1.0 if cues.code == "en" and (HABITUAL.match(opener) or HABITUAL.search(norm)) else 0.0,
         # "X, not Y" / "instead of Y": the user names the alternative, a correction's shape.
-        "contrast": 1.0 if _names_alternative(cues, norm) else 0.0,
+        "contrast": 1.0 if names_alternative(cues, norm) else 0.0,
         "remember": 1.0 if remember else 0.0,
         "reminder": 1.0 if reminded else 0.0,  # not weighed: where the kept text starts
         # "yeah, don't run the migrations": a prohibition answering one proposal, as likely a one-off veto.
@@ -352,13 +218,13 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
                                            opener.split()[0] in cues.auxiliaries) else 0.0,
         # Demonstratives in the mood's clause; a phrase that compares with the conversation
         # ("like before", "the other one") wherever it is.
-        "deixis": float(min(2, _deixis(cues, _unphrased(clause, (*cues.universal, *cues.memory_openers,
+        "deixis": float(min(2, deixis_count(cues, unphrased(clause, (*cues.universal, *cues.memory_openers,
                                                                   *cues.reminders)))
-                            + len(find(_multiword(cues.deixis), norm)) - len(find(_multiword(cues.deixis), clause)))),
+                            + len(find(multiword(cues.deixis), norm)) - len(find(multiword(cues.deixis), clause)))),
         "one_off": 1.0 if find(cues.one_off, clause) else 0.0,
         "narrative": 1.0 if find(cues.narrative, norm) else 0.0,
         # "I'd like to remind you that ...": the wish frames the reminder, it is not the sentence's.
-        "desire": 1.0 if starts_with(cues.desire, opener) or find(cues.desire, _unphrased(norm, cues.reminders)[:40])
+        "desire": 1.0 if starts_with(cues.desire, opener) or find(cues.desire, unphrased(norm, cues.reminders)[:40])
         else 0.0,
         "request": 1.0 if starts_with(cues.please, lead) or starts_with(cues.proposal, opener)
         else 0.0,
@@ -368,7 +234,7 @@ def features(sentence: str, cues: LanguageCues, origin: str) -> dict[str, float]
         "too_long": 1.0 if n_words > MAX_WORDS else 0.0,
         "anaphora": 1.0 if find(cues.anaphora, clause) or (
             cues.anaphoric_object and re.search(cues.anaphoric_object, clause)) else 0.0,
-        "past": 1.0 if cues.code == "en" and _PAST.search(_POLITE_PAST.sub("i ", norm)) else 0.0,
+        "past": 1.0 if cues.code == "en" and PAST.search(POLITE_PAST.sub("i ", norm)) else 0.0,
         # "Instead of X, the code should either:" / "Because ...": the rule is in what follows,
         # or in what came before; this part alone is not it.
         "fragment": 1.0 if sentence.rstrip().endswith(":") or starts_with(cues.reason, opener)
@@ -482,7 +348,7 @@ def judge(utterance: Utterance) -> list[Verdict]:
                 own = [score(g) >= CANDIDATE_THRESHOLD or bool(g["asks"] or g["past"] or g["narrative"]) for g in every]
                 text = _with_followers(parts, 2 if text != parts[0] else 1, own)
             if f["reminder"]:  # "Sorry, but I wanted to remind you to X": from the reminder's clause
-                text = text[_preamble(s, cues):]
+                text = text[preamble(s, cues):]
             out.append(Verdict(text, RULE, rule, _fired(f, WEIGHTS)))
         elif fact >= FACT_THRESHOLD and f["fact_opener"]:
             out.append(Verdict(s, FACT, fact, _fired(f, FACT_WEIGHTS)))
