@@ -30,7 +30,8 @@ SCAN_CHARS: Final = 4000
 MAX_CUES: Final = 8
 #: Every language's cues: a short "j'ai dit 3.1 pro !" is too short to tell its language reliably.
 INSISTENCE: Final = tuple(sorted({c for cues in LANGUAGES.values() for c in cues.insistence}))
-_VERSION: Final = re.compile(r"\d+(?:\.\d+)+")
+#: A version: dotted numbers ("3.1", "2.5.0").
+VERSION: Final = re.compile(r"\d+(?:\.\d+)+")
 #: What ``concrete_tokens`` reads as one name: backticked text, paths, file names.
 _CODE: Final = re.compile(r"`[^`\n]{2,80}`|(?<![\w.])(?:[\w.-]+/)+[\w.-]+|(?<![\w/])\.?[\w-]+\.[a-z]{1,5}\b")
 _RETRACTION: Final = re.compile(r"\b(?:i meant|i mean|never ?mind|changed my mind|was wrong|after all|"
@@ -49,7 +50,7 @@ def _about(text: str, language: str) -> tuple[set[str], set[str]]:
     parts), and its other content words (not function words)."""
     cues = LANGUAGES.get(language) or LANGUAGES["en"]
     norm = normalise(text)
-    named = {*_VERSION.findall(norm), *_names(text)}
+    named = {*VERSION.findall(norm), *_names(text)}
     prose = _CODE.sub(" ", norm)
     return named, {w for w in content_words(prose) if w not in cues.function_words} - named
 

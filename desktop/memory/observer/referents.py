@@ -24,6 +24,7 @@ Bounded work: the session's last :data:`MAX_OPEN` rules are followed, each count
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import shlex
@@ -31,6 +32,7 @@ from typing import Any, Final
 
 from desktop.memory.observer.command_kinds import SHOWS_TEXT
 from desktop.memory.observer.cues import LANGUAGES, normalise
+from desktop.memory.observer.insistence import VERSION as _VERSION
 from desktop.memory.observer.rule_scorer import concrete_tokens
 from desktop.memory.observer.scratchpad import Scratchpad
 from desktop.memory.triggers.code_shape import written_text
@@ -50,7 +52,6 @@ _STATE: Final = "referents"
 _PENDING: Final = "referent_hits"
 
 _WORD: Final = re.compile(r"[a-z0-9]+(?:\.[0-9]+)*")
-_VERSION: Final = re.compile(r"\d+(?:\.\d+)+")
 _IDENT: Final = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,60}\b")
 #: A name-like token that may carry a version (``gemini-3.1-pro-preview``, ``python:3.12``), whole.
 _TOKEN: Final = re.compile(r"(?<![\w.:-])[A-Za-z0-9][\w.:-]{0,59}(?![\w.:-])")
@@ -70,7 +71,7 @@ _PLAIN: Final = re.compile(r"[\w.:=@+,/-]+")
 #: A file name: a path, or a name with an extension of letters (``gemini-3.1.log``).
 _FILE: Final = re.compile(r".*/.*|.*\.[A-Za-z]{1,8}")
 #: Words that forbid or negate, in any language the cues know: such a rule is not followed.
-_NEGATING: Final = frozenset({"not", "no", "never", "avoid", "without", "instead", "stop", "nothing", "none", "pas",
+_FORBIDDING: Final = frozenset({"not", "no", "never", "avoid", "without", "instead", "stop", "nothing", "none", "pas",
                               *(c for cues in LANGUAGES.values() for c in cues.prohibition if " " not in c)})
 #: Words that tie nothing to a subject, in any language the cues know.
 _FUNCTION: Final = frozenset(w for cues in LANGUAGES.values() for w in cues.function_words)
@@ -94,7 +95,7 @@ def open_rule(sp: Scratchpad, key: str, text: str, features: tuple[str, ...]) ->
     """Follow the session after a rule that names no code token of its own and forbids or negates nothing
     ("the loader should never read env vars": what the agent writes next is not the rule's object)."""
     norm = normalise(text)
-    if concrete_tokens(text) or "prohibition" in features or "n't" in norm or _NEGATING & set(_WORD.findall(norm)):
+    if concrete_tokens(text) or "prohibition" in features or "n't" in norm or _FORBIDDING & set(_WORD.findall(norm)):
         return
     pairs, versions = _subject(text)
     if not pairs and not versions:
@@ -113,17 +114,10 @@ def _carries(token: str, versions: list[str]) -> bool:
     return any(_version_at(v).search(token) for v in versions)
 
 
-_AT: dict[str, re.Pattern[str]] = {}
-
-
+@functools.lru_cache(maxsize=256)
 def _version_at(version: str) -> re.Pattern[str]:
     """A version as a whole number in a token ("3.1" in "gemini-3.1-pro", not in "13.10"), compiled once."""
-    pattern = _AT.get(version)
-    if pattern is None:
-        if len(_AT) > 256:
-            _AT.clear()
-        pattern = _AT[version] = re.compile(rf"(?<![\d.]){re.escape(version)}(?![\d])")
-    return pattern
+    return re.compile(rf"(?<![\d.]){re.escape(version)}(?![\d])")
 
 
 def _hits(sp: Scratchpad, names: dict[str, str], versioned: dict[str, str]) -> dict[str, list[str]]:
@@ -173,8 +167,10 @@ def _first(found: list[str], drop: set[str]) -> list[str]:
 def on_edit_call(sp: Scratchpad, args: dict[str, Any], pend: dict[str, Any]) -> None:
     """An edit or a write asked for: what its new text introduces (absent from the text it replaces),
     counted once it went through (``on_result``): a declined edit is the agent's guess, not the object."""
+    if not sp.ev.get(_STATE):  # no rule followed: nothing to read (most edits)
+        return
     old = " ".join(replaced_texts(args))[:SCAN_CHARS]
-    if not sp.ev.get(_STATE) or not old:  # a whole file written: nothing tells what it introduced
+    if not old:  # a whole file written: nothing tells what it introduced
         return
     new = written_text(args)[:SCAN_CHARS]
     names = {n: f"wrote `{n}`" for n in _first(_IDENT.findall(new), set(_IDENT.findall(old)))}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from desktop.memory.observer.cues import LanguageCues, blank, find, starts_with
+from desktop.memory.observer.cues import LanguageCues, blank, find, matches, starts_with
 
 _CLAUSE: Final = re.compile(r"\s*(?:[,;:]|\s--?\s|\s[—–]\s|\(|\))\s*")
 
@@ -114,9 +114,8 @@ def untyped(norm: str, cues: LanguageCues) -> str:
 
 def reminder_in(cues: LanguageCues, text: str) -> re.Match[str] | None:
     """Where ``text`` reminds the agent of something ("I wanted to remind you to ..."), if it does."""
-    if not cues.reminders:
-        return None
-    return re.search(rf"(?<![\w'])(?:{alternation(cues.reminders)})(?![\w'])", text)
+    found = matches(cues.reminders, text)  # the cues' compiled alternation, built once per cue tuple
+    return found[0] if found else None
 
 
 def preamble(sentence: str, cues: LanguageCues) -> int:
